@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// SwiftFM has no package dependencies by design: Foundation (FoundationNetworking on Linux) and Dispatch only.
+let package = Package(
+    name: "SwiftFM",
+    platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
+    products: [
+        .library(name: "SwiftFM", targets: ["SwiftFM"]),
+        .library(name: "SwiftFMEmulator", targets: ["SwiftFMEmulator"]),
+        .executable(name: "fm-emulator", targets: ["fm-emulator"]),
+        .executable(name: "fm-examples", targets: ["FMExamples"]),
+        .executable(name: "fm-bench", targets: ["fm-bench"]),
+    ],
+    targets: [
+        // The client library.
+        .target(name: "SwiftFM"),
+        // The FileMaker Data API emulator (never imported by SwiftFM itself).
+        .target(
+            name: "SwiftFMEmulator",
+            resources: [.copy("Resources/demo-schema.json")]
+        ),
+        .executableTarget(name: "fm-emulator", dependencies: ["SwiftFMEmulator"]),
+        .executableTarget(name: "fm-bench", dependencies: ["SwiftFM", "SwiftFMEmulator"]),
+        .executableTarget(
+            name: "FMExamples",
+            dependencies: ["SwiftFM", "SwiftFMEmulator"],
+            path: "Examples/FMExamples"
+        ),
+
+        // Unit tests of the client (no network).
+        .testTarget(name: "SwiftFMTests", dependencies: ["SwiftFM"]),
+        // Raw-HTTP conformance tests of the emulator (URLSession, not the SwiftFM client).
+        .testTarget(name: "SwiftFMEmulatorTests", dependencies: ["SwiftFMEmulator"]),
+        // The client against the emulator on loopback, through the callback and async surfaces.
+        .testTarget(name: "IntegrationTests", dependencies: ["SwiftFM", "SwiftFMEmulator"]),
+        // Legacy call-site corpus, compiled in both language modes.
+        .testTarget(name: "LegacySwift6Tests", dependencies: ["SwiftFM", "SwiftFMEmulator"]),
+        .testTarget(
+            name: "LegacySwift5Tests",
+            dependencies: ["SwiftFM", "SwiftFMEmulator"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+    ]
+)

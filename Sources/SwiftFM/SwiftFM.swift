@@ -1,0 +1,2 @@
+/// SwiftFM: a client for the FileMaker Data API (placeholder module file).
+enum SwiftFMModule {}

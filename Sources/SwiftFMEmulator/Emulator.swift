@@ -1,0 +1,7 @@
+import Foundation
+
+/// The FileMaker Data API emulator (placeholder).
+public final class Emulator: Sendable {
+    /// Creates an emulator.
+    public init() {}
+}
