@@ -76,9 +76,22 @@ struct FindEngine {
             default: return false
             }
         }
+        if c.contains("\\"), !hasUnescapedWildcard(c) {
+            // Escaped symbols: the literal text must start at a word start.
+            var literal = ""
+            var escaped = false
+            for ch in c {
+                if !escaped, ch == "\\" { escaped = true; continue }
+                literal.append(ch)
+                escaped = false
+            }
+            return phraseAtWordStart(literal, in: value.text)
+        }
         let words = criterionWords(c)
         let fieldWords = self.words(value.text)
-        return !words.isEmpty && words.allSatisfy { w in fieldWords.contains { regexMatch(pattern(w), $0, anchoredEnd: false) } }
+        // In number fields a wildcard pattern must cover the whole number (`##` finds 30, not 300).
+        let anchored = type == .number
+        return !words.isEmpty && words.allSatisfy { w in fieldWords.contains { regexMatch(pattern(w), $0, anchoredEnd: anchored) } }
     }
 
     func parseTyped(_ text: String, type: EmulatorSchema.FieldType) -> FMValue? {
@@ -116,6 +129,16 @@ struct FindEngine {
     }
 
     func hasWildcard(_ s: String) -> Bool { s.contains { "*@#\\".contains($0) } }
+
+    func hasUnescapedWildcard(_ s: String) -> Bool {
+        var escaped = false
+        for ch in s {
+            if escaped { escaped = false; continue }
+            if ch == "\\" { escaped = true; continue }
+            if "*@#".contains(ch) { return true }
+        }
+        return false
+    }
 
     /// Words of field text: runs of letters and digits.
     func words(_ text: String) -> [String] {
