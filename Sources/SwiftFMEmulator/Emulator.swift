@@ -112,8 +112,13 @@ public final class Emulator: Sendable {
         server?.stop()
     }
 
-    /// Starts `emulator`, runs `body`, and always stops it.
-    public static func withRunning<T>(_ emulator: Emulator = Emulator(), _ body: (Emulator) async throws -> T) async throws -> T {
+    /// Starts `emulator`, runs `body`, and always stops it (also when `body` throws).
+    /// - Parameters:
+    ///   - emulator: the emulator to run (the demo solution by default).
+    ///   - isolation: the caller's actor, inherited so `body` need not be `Sendable`.
+    ///   - body: the work to do while it listens.
+    public static func withRunning<T>(_ emulator: Emulator = Emulator(), isolation: isolated (any Actor)? = #isolation,
+                                      _ body: (Emulator) async throws -> T) async throws -> T {
         try emulator.start()
         do {
             let result = try await body(emulator)

@@ -99,7 +99,8 @@ extension EmulatorState {
             var rng = SystemRandomNumberGenerator()
             let value = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &rng)) }.joined()
             streamingCookies.insert(value)
-            return HTTPResponse(status: 302, headers: [("Location", request.target),
+            let location = request.header("Host").map { "http://\($0)\(request.target)" } ?? request.target
+            return HTTPResponse(status: 302, headers: [("Location", location),
                                                        ("Set-Cookie", "X-FMS-Session-Key=\(value); Path=/; HttpOnly"),
                                                        ("Content-Type", "text/html")], body: Data())
         }
