@@ -199,6 +199,12 @@ public final class Emulator: Sendable {
     /// Every request received, in arrival order.
     public var requestLog: [RecordedRequest] { core.state.withLock { $0.log } }
 
+    /// How many requests ``requestLog`` keeps (the oldest are dropped first); 100 000 by default.
+    public var maxLoggedRequests: Int {
+        get { core.state.withLock { $0.maxLoggedRequests } }
+        set { core.state.withLock { $0.maxLoggedRequests = max(0, newValue) } }
+    }
+
     /// Empties ``requestLog``.
     public func clearRequestLog() {
         core.state.withLock { $0.log.removeAll() }
@@ -305,8 +311,13 @@ final class EmulatorCore: Sendable {
             }
             s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
                                          headers: request.headers, body: request.body, status: response.status))
-            let line = "\(request.method) \(EmulatorCore.redact(decodedPath)) → \(response.status)"
-            return (response, s.onRequest, line)
+            if s.log.count > s.maxLoggedRequests { s.log.removeFirst(s.log.count - s.maxLoggedRequests) }
+            guard let hook = s.onRequest else { return (response, nil, "") }
+            var line = "\(request.method) \(EmulatorCore.redact(decodedPath)) → \(response.status)"
+            if response.status != 200, let code = (try? JSON.parse(response.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue {
+                line += " (code \(code))"
+            }
+            return (response, hook, line)
         }
         hook?(line)
         return response

@@ -88,8 +88,14 @@ import Testing
         #expect(lines.values.count == 3)
         #expect(lines.values[2] == "DELETE /fmi/data/vLatest/databases/Contacts/sessions/<token> → 200")
         #expect(!lines.values.joined().contains(token))
+        h.send("GET", "\(h.base)/layouts", contentType: nil)
+        #expect(lines.values.last == "GET /fmi/data/vLatest/databases/Contacts/layouts → 401 (code 952)")
         h.emulator.clearRequestLog()
         #expect(h.emulator.requestLog.isEmpty)
+        h.emulator.maxLoggedRequests = 2
+        for _ in 0..<3 { h.send("GET", "/fmi/data/vLatest/productInfo", contentType: nil) }
+        h.send("GET", "/fmi/data/vLatest/databases", contentType: nil)
+        #expect(h.emulator.requestLog.map(\.decodedPath) == ["/fmi/data/vLatest/productInfo", "/fmi/data/vLatest/databases"])
     }
 }
 

@@ -116,6 +116,11 @@ struct LoopbackTests {
             #expect(second.status == 200)
             #expect(second.data == bytes)
             #expect(second.header("Content-Type") == "image/png")
+
+            // A plain URLSession with a cookie store follows the redirect with the cookie.
+            let (followed, response) = try await URLSession(configuration: .ephemeral).data(from: url)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(followed == bytes)
         }
     }
 

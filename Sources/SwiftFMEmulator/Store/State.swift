@@ -61,6 +61,7 @@ struct EmulatorState {
     var streamingCookies: Set<String> = []
     var faults: [PendingFault] = []
     var log: [RecordedRequest] = []
+    var maxLoggedRequests = 100_000
     var scriptClosures: [String: @Sendable (ScriptInvocation) -> ScriptOutcome] = [:]
     var rejectLogins = false
     var clockOffset: TimeInterval = 0
