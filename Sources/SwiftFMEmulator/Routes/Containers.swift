@@ -57,9 +57,7 @@ extension EmulatorState {
     /// E16: `POST …/records/{recordId}/containers/{field}/{repetition}` (multipart, part `upload`).
     mutating func uploadContainer(_ layout: EmulatorSchema.Layout, id: Int, field fieldName: String, repetition: String?,
                                   _ ctx: inout RequestContext) throws -> Reply {
-        guard let table = table(layout.table) else { throw FMError("106") }
-        guard let record = table.records[id] else { throw FMError("101") }
-        guard let field = table.field(fieldName), field.type == .container else { throw FMError("102") }
+        let (field, currentModId) = try containerTarget(layout, id: id, field: fieldName)
         let rep = try repetition.map { text -> Int in
             guard let n = Int(text) else { throw FMError("111") }
             return n
@@ -72,7 +70,7 @@ extension EmulatorState {
             throw FMError("960", "Upload payload must contain a part named 'upload'.")
         }
         let modIdText = ctx.queryValue("modId") ?? parts.first { $0.name == "modId" }.map { String(decoding: $0.data, as: UTF8.self) }
-        if let m = modIdText?.trimmingCharacters(in: .whitespacesAndNewlines), m != String(record.modId) { throw FMError("306") }
+        if let m = modIdText?.trimmingCharacters(in: .whitespacesAndNewlines), m != String(currentModId) { throw FMError("306") }
         let filename = upload.filename ?? "file"
         let ext = filename.contains(".") ? String(filename.split(separator: ".").last ?? "") : ""
         let type = upload.contentType.flatMap { $0.isEmpty || $0 == "application/octet-stream" ? nil : $0 } ?? mimeType(forExtension: ext)
@@ -83,6 +81,14 @@ extension EmulatorState {
         let modId = try editRecord(table: layout.table, id: id, writes: [Write(field: field, repetition: rep, value: .container(ref))],
                                    session: ctx.token, now: ctx.now, bump: true)
         return Reply(response: .object([("modId", .string(String(modId)))]))
+    }
+
+    /// The container field and the record's current modId (without keeping a copy of the table alive).
+    func containerTarget(_ layout: EmulatorSchema.Layout, id: Int, field name: String) throws -> (EmulatorSchema.Field, Int) {
+        guard let table = table(layout.table) else { throw FMError("106") }
+        guard let record = table.records[id] else { throw FMError("101") }
+        guard let field = table.field(name), field.type == .container else { throw FMError("102") }
+        return (field, record.modId)
     }
 
     /// `GET /Streaming_SSL/MainDB/<KEY>.<ext>`: 302 with a session cookie first, then the bytes.

@@ -52,7 +52,7 @@ extension EmulatorState {
                 let hits = all.filter { state.record($0, in: table, matches: request.criteria, engine: engine, session: token) }.map(\.id)
                 if request.omit { found.subtract(hits) } else { found.formUnion(hits) }
             }
-            return all.filter { found.contains($0.id) }
+            return table.order.filter { found.contains($0) }
         }
     }
 

@@ -156,14 +156,15 @@ extension EmulatorState {
         guard let t = table(layout.table) else { throw FMError("106") }
         let sorter = try makeSorter(layout, sortSpec)
         let plan = scriptPlanFromQuery(ctx)
+        let ids = t.order
         return try foundSetReply(layout, options: options, plan: plan, offset: max(offset, 1), limit: limit, sorter: sorter,
-                                 ctx: ctx) { _ in t.orderedRecords }
+                                 ctx: ctx) { _ in ids }
     }
 
     /// Runs the phases of a found-set request: prerequest, action, presort, sort, script, page.
     mutating func foundSetReply(_ layout: EmulatorSchema.Layout, options: OutputOptions, plan: ScriptPlan, offset: Int, limit: Int,
                                 sorter: (([StoredRecord]) -> [StoredRecord])?, ctx: RequestContext,
-                                action: (EmulatorState) throws -> [StoredRecord]) throws -> Reply {
+                                action: (EmulatorState) throws -> [Int]) throws -> Reply {
         var results = ScriptResults()
         if let s = plan.prerequest {
             let count = table(layout.table)?.records.count ?? 0
@@ -173,11 +174,14 @@ extension EmulatorState {
         if let s = plan.presort {
             results.presort = runScript(s.name, param: s.param, phase: "presort", layout: layout, foundCount: found.count, database: schema.database)
         }
-        if let sorter { found = sorter(found) }
+        if let sorter, let t = table(layout.table) {
+            found = sorter(found.compactMap { t.records[$0] }).map(\.id)
+        }
         if let s = plan.after {
             results.after = runScript(s.name, param: s.param, phase: "after", layout: layout, foundCount: found.count, database: schema.database)
         }
-        let page = Array(found.dropFirst(offset - 1).prefix(limit))
+        let records = table(layout.table)?.records ?? [:]
+        let page = found.dropFirst(offset - 1).prefix(limit).compactMap { records[$0] }
         guard !page.isEmpty else { throw FMError("401") }
         let total = table(layout.table)?.records.count ?? 0
         let data = JSON.array(page.map { recordJSON($0, options, ctx) })
@@ -229,6 +233,12 @@ extension EmulatorState {
 
     // MARK: Writing
 
+    /// Resolves `fieldData` for a layout without keeping a copy of its table alive (see copy-on-write).
+    func prepareWrites(_ layout: EmulatorSchema.Layout, input: [(String, JSON)], dateformats: Int) throws -> [Write] {
+        guard let t = table(layout.table) else { throw FMError("106") }
+        return try resolveWrites(table: t, input: input, dateformats: dateformats, restrictTo: layoutFieldSet(layout))
+    }
+
     func layoutFieldSet(_ layout: EmulatorSchema.Layout) -> Set<String> {
         Set(layout.fields.map { $0.name.lowercased() })
     }
@@ -265,7 +275,7 @@ extension EmulatorState {
                 $0.name.caseInsensitiveCompare(portalName) == .orderedSame || $0.table.caseInsensitiveCompare(portalName) == .orderedSame
             }) else { throw FMError("102") }
             guard let rows = rowsJSON.arrayValue else { throw FMError("1708") }
-            guard let child = table(portal.table) else { throw FMError("106") }
+            guard let childSchema = table(portal.table)?.schema else { throw FMError("106") }
             let allowed = Set(portal.fields.map { $0.lowercased() })
             var lastCreated: JSON?
             for row in rows {
@@ -281,7 +291,7 @@ extension EmulatorState {
                     var name = k
                     if let r = k.range(of: "::") {
                         let prefix = k[..<r.lowerBound]
-                        guard prefix.caseInsensitiveCompare(child.schema.name) == .orderedSame
+                        guard prefix.caseInsensitiveCompare(childSchema.name) == .orderedSame
                                 || prefix.caseInsensitiveCompare(portal.name) == .orderedSame else { throw FMError("102") }
                         name = String(k[r.upperBound...])
                     }
@@ -290,26 +300,35 @@ extension EmulatorState {
                 if let ridText = recordIdText {
                     guard let rid = Int(ridText), let existing = table(portal.table)?.records[rid] else { throw FMError("101") }
                     if let m = modIdText, m != String(existing.modId) { throw FMError("306") }
-                    let writes = try resolveWrites(table: child, input: fields, dateformats: 0, restrictTo: allowed)
+                    let writes = try portalWrites(portal, fields, allowed: allowed)
                     _ = try editRecord(table: portal.table, id: rid, writes: writes, session: ctx.token, now: ctx.now, bump: !writes.isEmpty)
                 } else {
-                    guard let parentTable = table(layout.table), let parent = parentTable.records[parentId] else { throw FMError("101") }
                     var input = fields
-                    for m in portal.match {
-                        guard let lf = parentTable.field(m.local) else { continue }
-                        let v = value(of: lf, table: parentTable.schema.name, record: parent, session: ctx.token)
-                        input.removeAll { $0.0.caseInsensitiveCompare(m.related) == .orderedSame }
-                        input.append((m.related, .string(v.text)))
+                    for (related, v) in try matchValues(portal, layout: layout, parentId: parentId, session: ctx.token) {
+                        input.removeAll { $0.0.caseInsensitiveCompare(related) == .orderedSame }
+                        input.append((related, .string(v.text)))
                     }
-                    let writes = try resolveWrites(table: child, input: fields, dateformats: 0, restrictTo: allowed)
-                    _ = writes
+                    _ = try portalWrites(portal, fields, allowed: allowed)
                     let id = try createRecord(table: portal.table, input: input, session: ctx.token, dateformats: 0, now: ctx.now, restrictTo: nil)
-                    lastCreated = .object([("tableName", .string(child.schema.name)), ("recordId", .string(String(id))), ("modId", .string("0"))])
+                    lastCreated = .object([("tableName", .string(childSchema.name)), ("recordId", .string(String(id))), ("modId", .string("0"))])
                 }
             }
             if let lastCreated { info.append(lastCreated) }
         }
         return info
+    }
+
+    func portalWrites(_ portal: EmulatorSchema.Portal, _ fields: [(String, JSON)], allowed: Set<String>) throws -> [Write] {
+        guard let child = table(portal.table) else { throw FMError("106") }
+        return try resolveWrites(table: child, input: fields, dateformats: 0, restrictTo: allowed)
+    }
+
+    /// The related-side match field values a new portal row gets from its parent.
+    func matchValues(_ portal: EmulatorSchema.Portal, layout: EmulatorSchema.Layout, parentId: Int, session: String?) throws -> [(String, FMValue)] {
+        guard let parentTable = table(layout.table), let parent = parentTable.records[parentId] else { throw FMError("101") }
+        return portal.match.compactMap { m in
+            parentTable.field(m.local).map { (m.related, value(of: $0, table: parentTable.schema.name, record: parent, session: session)) }
+        }
     }
 
     /// Deletes related records named `Portal.recordId` or `Table.recordId`.
@@ -368,16 +387,16 @@ extension EmulatorState {
             results.prerequest = runScript(s.name, param: s.param, phase: "prerequest", layout: layout,
                                            foundCount: table(layout.table)?.records.count ?? 0, database: schema.database)
         }
-        guard let t = table(layout.table), let record = t.records[id] else { throw FMError("101") }
+        guard let currentModId = table(layout.table)?.records[id]?.modId else { throw FMError("101") }
         if let m = ctx.body["modId"] {
             guard let text = m.scalarText else { throw FMError("1708") }
-            guard text == String(record.modId) else { throw FMError("306") }
+            guard text == String(currentModId) else { throw FMError("306") }
         }
         let snapshot: EmulatorState? = (ctx.body["portalData"] != nil || !deletes.isEmpty) ? self : nil
         let modId: Int
         let info: [JSON]
         do {
-            let writes = try resolveWrites(table: t, input: fields, dateformats: df, restrictTo: layoutFieldSet(layout))
+            let writes = try prepareWrites(layout, input: fields, dateformats: df)
             modId = try editRecord(table: layout.table, id: id, writes: writes, session: ctx.token, now: ctx.now,
                                    bump: writes.contains { !$0.field.global })
             try deleteRelated(layout, deletes)

@@ -11,6 +11,17 @@ struct FindEngine {
     /// Today's date, for `//`.
     var today: FMDate
     var dateformats: Int
+    /// Compiled patterns, shared by the copies of one engine (one find request).
+    private let cache = RegexCache()
+
+    init(today: FMDate, dateformats: Int) {
+        self.today = today
+        self.dateformats = dateformats
+    }
+
+    final class RegexCache {
+        var patterns: [String: NSRegularExpression] = [:]
+    }
 
     /// Whether `value` of a field of `type` matches `criterion`. `isDuplicate` answers `!`.
     func matches(_ criterion: String, _ value: FMValue, type: EmulatorSchema.FieldType, isDuplicate: () -> Bool) -> Bool {
@@ -55,7 +66,7 @@ struct FindEngine {
         if c.hasPrefix("=") {
             let words = criterionWords(String(c.dropFirst()))
             let fieldWords = self.words(value.text)
-            return !words.isEmpty && words.allSatisfy { w in fieldWords.contains { regexMatch(pattern(w), $0, anchoredEnd: true) } }
+            return !words.isEmpty && words.allSatisfy { w in fieldWords.contains { wordMatches(w, $0, anchoredEnd: true) } }
         }
         if c.hasPrefix("*\""), c.hasSuffix("\""), c.count >= 3 {
             let phrase = String(c.dropFirst(2).dropLast())
@@ -91,7 +102,7 @@ struct FindEngine {
         let fieldWords = self.words(value.text)
         // In number fields a wildcard pattern must cover the whole number (`##` finds 30, not 300).
         let anchored = type == .number
-        return !words.isEmpty && words.allSatisfy { w in fieldWords.contains { regexMatch(pattern(w), $0, anchoredEnd: anchored) } }
+        return !words.isEmpty && words.allSatisfy { w in fieldWords.contains { wordMatches(w, $0, anchoredEnd: anchored) } }
     }
 
     func parseTyped(_ text: String, type: EmulatorSchema.FieldType) -> FMValue? {
@@ -183,9 +194,24 @@ struct FindEngine {
 
     func regexMatch(_ pattern: String, _ text: String, anchoredEnd: Bool) -> Bool {
         let full = anchoredEnd ? pattern + "$" : pattern
-        guard let re = try? NSRegularExpression(pattern: full, options: [.caseInsensitive, .dotMatchesLineSeparators]) else { return false }
+        let re: NSRegularExpression
+        if let cached = cache.patterns[full] {
+            re = cached
+        } else {
+            guard let compiled = try? NSRegularExpression(pattern: full, options: [.caseInsensitive, .dotMatchesLineSeparators]) else { return false }
+            cache.patterns[full] = compiled
+            re = compiled
+        }
         let folded = text.folding(options: [.diacriticInsensitive], locale: nil)
         return re.firstMatch(in: folded, range: NSRange(folded.startIndex..., in: folded)) != nil
+    }
+
+    /// Case- and diacritic-insensitive comparison of one criterion word with one field word.
+    func wordMatches(_ criterionWord: String, _ fieldWord: String, anchoredEnd: Bool) -> Bool {
+        if hasWildcard(criterionWord) { return regexMatch(pattern(criterionWord), fieldWord, anchoredEnd: anchoredEnd) }
+        let c = criterionWord.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+        let f = fieldWord.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+        return anchoredEnd ? f == c : f.hasPrefix(c)
     }
 
     func phraseAtWordStart(_ phrase: String, in text: String) -> Bool {

@@ -155,10 +155,10 @@ struct EmulatorState {
     /// Creates a record; returns its id.
     mutating func createRecord(table name: String, input: [(String, JSON)], session: String?, dateformats: Int,
                                now: Date, restrictTo allowed: Set<String>?) throws -> Int {
-        guard let existing = tables[name.lowercased()] else { throw FMError("106") }
-        let writes = try resolveWrites(table: existing, input: input, dateformats: dateformats, restrictTo: allowed)
+        // Take the table out of the dictionary while mutating it, so its records are not copied (copy-on-write).
         guard var table = tables.removeValue(forKey: name.lowercased()) else { throw FMError("106") }
         defer { tables[name.lowercased()] = table }
+        let writes = try resolveWrites(table: table, input: input, dateformats: dateformats, restrictTo: allowed)
         var record = StoredRecord(id: table.nextId, modId: 0, values: [:])
         applyAutoEnter(&record, table: &table, now: now, creating: true)
         for w in writes {
