@@ -16,6 +16,11 @@ import Testing
         #expect(artists.fields.contains { $0.repetitions > 1 })
         #expect(schema.layouts.first { $0.name == "Artists" }?.portals.first?.name == "albums")
         #expect(!(schema.layouts.first { $0.name == "Artists" }?.valueLists.isEmpty ?? true))
+        // The embedded copy used by `Emulator()` is the resource file, byte for byte (bar the final newline).
+        let url = try #require(Bundle.module.url(forResource: "demo-schema", withExtension: "json"))
+        let fileText = try String(contentsOf: url, encoding: .utf8)
+        #expect(fileText.trimmingCharacters(in: .newlines) == EmulatorSchema.demoSchemaText.trimmingCharacters(in: .newlines))
+        #expect(EmulatorSchema.demo.layouts.count == schema.layouts.count)
         // Every seed record is accepted.
         _ = try Emulator(schemaJSON: try Data(contentsOf: try #require(Bundle.module.url(forResource: "demo-schema", withExtension: "json"))))
     }
