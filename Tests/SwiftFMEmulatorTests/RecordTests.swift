@@ -204,6 +204,19 @@ import Testing
         #expect(badPortal.code == "1708")
     }
 
+    @Test func v1TableViewReturnsOnlyTheFirstPortalRow() throws {
+        let json = contactsSchemaJSON.replacingOccurrences(of: #""Slim": { "table": "Contacts", "fields": ["name"] }"#,
+            with: #""Slim": { "table": "Contacts", "fields": ["name"], "view": "table", "portals": { "notes": { "table": "Notes", "match": { "serial": "contact_id" }, "fields": ["note"] } } }"#)
+        #expect(json != contactsSchemaJSON)
+        let h = try Harness(schemaJSON: json)
+        try h.login()
+        let v1 = h.send("GET", "/fmi/data/v1/databases/Contacts/layouts/Slim/records/1", contentType: nil)
+        #expect(v1.data.first?["portalData"]?["notes"]?.arrayValue?.count == 1)
+        #expect(v1.data.first?["portalDataInfo"]?.arrayValue?.first?["foundCount"] == .number(3))
+        let v2 = h.send("GET", "/fmi/data/v2/databases/Contacts/layouts/Slim/records/1", contentType: nil)
+        #expect(v2.data.first?["portalData"]?["notes"]?.arrayValue?.count == 3)
+    }
+
     @Test func globalsArePerSessionAndShowInFieldData() throws {
         let h = try Harness()
         try h.login()

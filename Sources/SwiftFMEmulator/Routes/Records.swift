@@ -91,7 +91,9 @@ extension EmulatorState {
         for p in options.portals {
             guard let rt = self.table(p.table) else { continue }
             let rows = related(p, of: record, parentTable: table, session: ctx.token)
-            let range = options.ranges[p.name.lowercased()] ?? (1, 50)
+            var range = options.ranges[p.name.lowercased()] ?? (1, 50)
+            // v1 quirk: a layout in Table View returns only the first related row.
+            if options.layout.tableView, ctx.version.lowercased() == "v1" { range = (1, min(range.limit, 1)) }
             let page = rows.dropFirst(range.offset - 1).prefix(range.limit)
             var rowJSON: [JSON] = []
             for row in page {

@@ -149,14 +149,18 @@ public struct EmulatorSchema: Sendable {
         public var portals: [Portal]
         /// The value lists reported by layout metadata.
         public var valueLists: [ValueList]
+        /// The layout is in Table View: Data API **v1** then returns only the first row of each portal.
+        public var tableView: Bool
 
         /// Creates a layout.
-        public init(_ name: String, table: String, fields: [LayoutField], portals: [Portal] = [], valueLists: [ValueList] = []) {
+        public init(_ name: String, table: String, fields: [LayoutField], portals: [Portal] = [], valueLists: [ValueList] = [],
+                    tableView: Bool = false) {
             self.name = name
             self.table = table
             self.fields = fields
             self.portals = portals
             self.valueLists = valueLists
+            self.tableView = tableView
         }
     }
 
@@ -403,7 +407,8 @@ extension EmulatorSchema {
                         valueLists.append(ValueList(vlName, values: items))
                     }
                 }
-                layouts.append(Layout(name, table: table, fields: fields, portals: portals, valueLists: valueLists))
+                let tableView = def["view"]?.stringValue?.lowercased() == "table"
+                layouts.append(Layout(name, table: table, fields: fields, portals: portals, valueLists: valueLists, tableView: tableView))
             }
         }
 
