@@ -1,0 +1,47 @@
+import Foundation
+
+extension DataAPI {
+    /// Uploads a local file into a container field (MIME type given or inferred).
+    /// - Throws: ``FMError`` (`-1009` for an unreadable file).
+    @discardableResult
+    public func uploadContainer(layout: String, recordId: Int, field: String, repetition: Int = 1, fileURL: URL,
+                                fileName: String? = nil, mimeType: String? = nil) async throws -> FMEditResult {
+        try await bridge(Endpoints.uploadContainer(layout: layout, recordId: recordId, field: field, repetition: repetition,
+                                                   fileURL: fileURL, fileName: fileName, mimeType: mimeType))
+    }
+
+    /// Uploads bytes into a container field (MIME type given or inferred).
+    /// - Throws: ``FMError``.
+    @discardableResult
+    public func uploadContainer(layout: String, recordId: Int, field: String, repetition: Int = 1, data: Data,
+                                fileName: String, mimeType: String? = nil) async throws -> FMEditResult {
+        try await bridge(Endpoints.uploadContainer(layout: layout, recordId: recordId, field: field, repetition: repetition,
+                                                   data: data, fileName: fileName, mimeType: mimeType))
+    }
+
+    /// Downloads a container's content, following the streaming redirect with its cookie.
+    /// - Throws: ``FMError``; task cancellation cancels the current hop.
+    public func downloadContainer(url: URL) async throws -> Data {
+        var next = url
+        var cookie: String?
+        for _ in 0...Endpoints.maxContainerRedirects {
+            switch try await bridge(Endpoints.containerHop(url: next, cookie: cookie)) {
+            case .data(let data):
+                return data
+            case .redirect(let location, let nextCookie):
+                next = location
+                cookie = nextCookie
+            }
+        }
+        throw FMError.malformed("too many redirects downloading a container", status: nil)
+    }
+
+    /// Downloads a container's content into a local file (replaced atomically).
+    /// - Returns: `fileURL`.
+    /// - Throws: ``FMError`` (`-1009` when the file cannot be written).
+    @discardableResult
+    public func downloadContainer(url: URL, to fileURL: URL) async throws -> URL {
+        let data = try await downloadContainer(url: url)
+        return try Self.write(data, to: fileURL).get()
+    }
+}
