@@ -56,7 +56,7 @@ extension DataAPI {
     /// - Parameters:
     ///   - url: the container URL.
     ///   - completion: the bytes or `nil`, and the code.
-    /// - Returns: a handle that cancels the first request (later hops are not covered by it).
+    /// - Returns: a handle that cancels the download, whichever hop is in flight.
     @discardableResult
     public func downloadContainer(url: URL, completion: @escaping (Data?, String) -> Void) -> FMRequest {
         followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects) { result in
@@ -70,7 +70,7 @@ extension DataAPI {
     ///   - url: the container URL.
     ///   - fileURL: where to write the bytes.
     ///   - completion: `fileURL` or `nil`, and the code (`-1009` when the file cannot be written).
-    /// - Returns: a handle that cancels the first request.
+    /// - Returns: a handle that cancels the download.
     @discardableResult
     public func downloadContainer(url: URL, to fileURL: URL, completion: @escaping (URL?, String) -> Void) -> FMRequest {
         followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects) { result in
@@ -79,10 +79,13 @@ extension DataAPI {
         }
     }
 
-    /// Follows a container URL hop by hop; `completion` runs once, on the callback queue.
-    func followContainer(url: URL, cookie: String?, hopsLeft: Int,
+    /// Follows a container URL hop by hop under one cancel handle; `completion` runs once, on the callback queue.
+    func followContainer(url: URL, cookie: String?, hopsLeft: Int, request: FMRequest? = nil,
                          completion: @escaping (Result<Data, FMError>) -> Void) -> FMRequest {
-        perform(Endpoints.containerHop(url: url, cookie: cookie)) { [self] result in
+        let handle = request ?? FMRequest()
+        let statuses = Endpoints.containerHopStatuses
+        return perform(Endpoints.containerHop(url: url, cookie: cookie), acceptingStatus: { statuses.contains($0) },
+                       attachingTo: handle) { [self] result in
             switch result {
             case .success(.data(let data)):
                 completion(.success(data))
@@ -91,7 +94,7 @@ extension DataAPI {
                     completion(.failure(.malformed("too many redirects downloading a container", status: nil)))
                     return
                 }
-                _ = followContainer(url: next, cookie: nextCookie, hopsLeft: hopsLeft - 1, completion: completion)
+                _ = followContainer(url: next, cookie: nextCookie, hopsLeft: hopsLeft - 1, request: handle, completion: completion)
             case .failure(let error):
                 completion(.failure(error))
             }

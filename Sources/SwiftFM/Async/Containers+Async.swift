@@ -20,20 +20,11 @@ extension DataAPI {
     }
 
     /// Downloads a container's content, following the streaming redirect with its cookie.
-    /// - Throws: ``FMError``; task cancellation cancels the current hop.
+    /// - Throws: ``FMError``; task cancellation cancels whichever hop is in flight.
     public func downloadContainer(url: URL) async throws -> Data {
-        var next = url
-        var cookie: String?
-        for _ in 0...Endpoints.maxContainerRedirects {
-            switch try await bridge(Endpoints.containerHop(url: next, cookie: cookie)) {
-            case .data(let data):
-                return data
-            case .redirect(let location, let nextCookie):
-                next = location
-                cookie = nextCookie
-            }
+        try await bridge { completion in
+            followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, completion: completion)
         }
-        throw FMError.malformed("too many redirects downloading a container", status: nil)
     }
 
     /// Downloads a container's content into a local file (replaced atomically).

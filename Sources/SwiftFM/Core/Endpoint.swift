@@ -67,9 +67,6 @@ struct Endpoint<Value>: Sendable {
     var decode: @Sendable (Response) throws -> Value
     /// Extra request headers, sent as given (the container download sends `Cookie` on its second hop).
     var headers: [String: String] = [:]
-    /// HTTP statuses besides 200 whose answers go to ``decode`` instead of the error path
-    /// (the container download handles its `302` redirect itself).
-    var decodedStatuses: Set<Int> = []
 
     init(
         _ method: Method,

@@ -288,7 +288,8 @@ enum Endpoints {
     }
 
     /// One `GET` of a container's streaming URL, without `Authorization`. A `302` is decoded (not an
-    /// error): the caller follows `Location` itself, sending back the cookies of `Set-Cookie`.
+    /// error) when performed with ``containerHopStatuses``: the caller follows `Location` itself, sending
+    /// back the cookies of `Set-Cookie` in the `Cookie` header of the next hop.
     static func containerHop(url: URL, cookie: String? = nil) -> Endpoint<ContainerHop> {
         var endpoint = Endpoint<ContainerHop>(.get, .absolute(url), [], auth: .none) { response in
             switch response.status {
@@ -305,9 +306,11 @@ enum Endpoints {
             }
         }
         if let cookie, !cookie.isEmpty { endpoint.headers["Cookie"] = cookie }
-        endpoint.decodedStatuses = [301, 302, 303, 307, 308]
         return endpoint
     }
+
+    /// The statuses a container hop decodes (send it with `perform(_:acceptingStatus:attachingTo:completion:)`).
+    static let containerHopStatuses: Set<Int> = [200, 301, 302, 303, 307, 308]
 
     /// The most redirects a container download follows.
     static let maxContainerRedirects = 5
