@@ -26,7 +26,7 @@ enum JSONPayload {
             return .failure(.invalidArgument("The payload is not JSON-serialisable"))
         }
         do {
-            return .success(try JSONSerialization.data(withJSONObject: clean, options: [.sortedKeys]))
+            return .success(try JSONSerialization.data(withJSONObject: clean, options: [.sortedKeys, .withoutEscapingSlashes]))
         } catch {
             return .failure(FMError(code: FMError.ClientCode.invalidArgument,
                                     message: "The payload is not JSON-serialisable",
@@ -37,7 +37,7 @@ enum JSONPayload {
     /// Serialises a small JSON value used inside a query string (`_sort`, `portal`): sorted keys, no spaces.
     static func queryString(_ value: Any) -> String {
         guard JSONSerialization.isValidJSONObject(value),
-              let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]),
+              let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes]),
               let text = String(data: data, encoding: .utf8) else { return "[]" }
         return text
     }
