@@ -49,7 +49,7 @@ struct Person: Decodable, Equatable, Sendable {
         #expect(info == FMProductInfo(name: "FileMaker Data API Engine", buildDate: "07/05/2019", version: "18.0.2.217",
                                       dateFormat: "MM/dd/yyyy", timeFormat: "HH:mm:ss", timeStampFormat: "MM/dd/yyyy HH:mm:ss"))
         let newer = try decoded(Endpoints.productInfo(), Canned.productInfoNew)
-        #expect(newer.buildDate == nil && newer.version == nil && newer.dateFormat == "MM/dd/yyyy")
+        #expect(newer.buildDate == "" && newer.version == "" && newer.dateFormat == "MM/dd/yyyy")
     }
 
     @Test func databases() throws {
@@ -63,6 +63,8 @@ struct Person: Decodable, Equatable, Sendable {
         #expect(layouts[1].isFolder && layouts[1].children.count == 2)
         #expect(layouts[1].children[1].children == [FMLayoutEntry(name: "Deep")])
         #expect(layouts.flatMap(\.layoutNames) == ["Contacts", "Packages", "Deep"])
+        #expect(layouts.flatMap { $0.isFolder ? $0.folderLayoutNames : [$0.name] } == ["Contacts", "Packages", "Deep"])
+        #expect(layouts[0].folderLayoutNames.isEmpty)
     }
 
     @Test func scriptsWithFoldersAndSeparators() throws {
@@ -70,6 +72,7 @@ struct Person: Decodable, Equatable, Sendable {
         #expect(scripts[0] == FMScriptEntry(name: "GotoFirst"))
         #expect(scripts[1].isFolder && scripts[1].children[1].isSeparator)
         #expect(scripts.flatMap(\.scriptNames) == ["GotoFirst", "script1"])
+        #expect(scripts[1].folderScriptNames == ["script1"])
         #expect(try decoded(Endpoints.scripts(), #"{"response":{"scripts":[]},\#(Canned.ok)}"#).isEmpty)
     }
 
