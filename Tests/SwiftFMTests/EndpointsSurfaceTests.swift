@@ -169,3 +169,19 @@ import Testing
         #expect(recorder.wait().first.map { $0.0 == nil && $0.1 == "-1006" } == true)
     }
 }
+
+@Suite struct EndpointsDatabasesAuthTests {
+    @Test func databasesSendsBasicWhenCredentialsAreConfigured() async throws {
+        let harness = Harness { _ in .json(200, Canned.databases) }
+        #expect(try await harness.api.databases().map(\.name) == ["Contacts", "Sales"])
+        #expect(harness.stub.requests.last?.header("Authorization") == "Basic \(basicValue("admin", "s3cret-pass"))")
+    }
+
+    @Test func databasesWithoutCredentialsSendsNoAuthorization() async throws {
+        let harness = Harness(configuration: FMConfiguration(host: "fms.example.com", database: "Contacts", credentials: nil)) { _ in
+            .json(200, Canned.databases)
+        }
+        #expect(try await harness.api.databases().count == 2)
+        #expect(harness.stub.requests.last?.header("Authorization") == nil)
+    }
+}
