@@ -143,6 +143,20 @@ struct Person: Decodable, Equatable, Sendable {
         #expect(records[1].portalData["Contact"] == [])
     }
 
+    @Test func typedPortalRows() throws {
+        struct Contact: Decodable, Equatable {
+            var recordId: String
+            var summary: String
+            enum CodingKeys: String, CodingKey { case recordId, summary = "contact_to::summary" }
+        }
+        let set = try decoded(Endpoints.getRecords(as: Person.self, layout: "L"), Canned.foundSet)
+        let rows = try #require(set.records.first?.portalData["Contact"])
+        #expect(try rows.map { try $0.decode(Contact.self) } == [Contact(recordId: "1", summary: "Telephone"), Contact(recordId: "2", summary: "Mail")])
+        #expect(rows[0]["contact_to::id"]?.intValue == 1)
+        struct Wrong: Decodable { var missing: String }
+        do { _ = try rows[0].decode(Wrong.self); Issue.record("expected a throw") } catch let error as FMError { #expect(error.code == "-1007") }
+    }
+
     @Test func typedStraightFromBytes() throws {
         let set = try decoded(Endpoints.getRecords(as: Person.self, layout: "L"), Canned.foundSet)
         #expect(set.records.count == 2 && set.records[1].fieldData.name == "Ann")
