@@ -142,8 +142,10 @@ struct EngineTests {
 
     @Test func cancelWhileWaitingForLoginDoesNotSendTheCall() {
         let gate = DispatchSemaphore(value: 0)
+        let loginStarted = Recorder<Void>()
         let harness = Harness { request in
             if isLogin(request) {
+                loginStarted.record(())
                 gate.wait()
                 return .json(200, Bodies.login())
             }
@@ -152,12 +154,8 @@ struct EngineTests {
         let recorder = Recorder<Outcome>(expecting: 2, queueKey: Harness.key)
         // The first call starts the login (blocked in the stub on another thread); the second waits for it.
         DispatchQueue.global().async { harness.api.perform(TestEndpoints.records()) { recorder.record($0) } }
-        let waiting = Recorder<Void>()
-        DispatchQueue.global().async {
-            while !harness.api.session.withLock({ $0.isLoggingIn }) { usleep(100) }
-            waiting.record(())
-        }
-        waiting.wait()
+        loginStarted.wait()
+        #expect(harness.api.session.withLock { $0.isLoggingIn })
         let request = harness.api.perform(TestEndpoints.records()) { recorder.record($0) }
         request.cancel()
         gate.signal()
