@@ -59,9 +59,11 @@ extension DataAPI {
             let duration = String(format: "%.1f ms", milliseconds)
             switch result {
             case .success(let (response, body)):
-                let code = response.statusCode == 200 ? "" : " code \(Envelope.error(status: response.statusCode, body: body).code)"
-                logger.log(response.statusCode == 200 ? .info : .error,
-                           "← \(line) \(response.statusCode)\(code) \(body.count) bytes \(duration)")
+                if logger.isEnabled {
+                    let status = response.statusCode
+                    let code = status == 200 ? "" : " code \(Envelope.error(status: status, body: body).code)"
+                    logger.log(status == 200 ? .info : .error, "← \(line) \(status)\(code) \(body.count) bytes \(duration)")
+                }
                 completion(.success((response, body)))
             case .failure(let error):
                 let mapped = FMError.fromTransport(error)
