@@ -94,7 +94,7 @@ extension DataAPI {
             return delivery.handle
         }
         let task = sendLogin(encoded: encodedCredentials) { [self] result in
-            guard !delivery.isFinished else { return }
+            // A token that arrived is adopted even if the caller cancelled meanwhile: the session exists.
             delivery.finish(result.map { token in (token, adoptToken(token)) })
         }
         if let task { delivery.attach(task) }

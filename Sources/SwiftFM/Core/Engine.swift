@@ -62,12 +62,12 @@ extension DataAPI {
                 if logger.isEnabled {
                     let status = response.statusCode
                     let code = status == 200 ? "" : " code \(Envelope.error(status: status, body: body).code)"
-                    logger.log(status == 200 ? .info : .error, "← \(line) \(status)\(code) \(body.count) bytes \(duration)")
+                    logger.log(status == 200 ? .info : .warning, "← \(line) \(status)\(code) \(body.count) bytes \(duration)")
                 }
                 completion(.success((response, body)))
             case .failure(let error):
                 let mapped = FMError.fromTransport(error)
-                logger.log(.error, "← \(line) failed \(mapped.code) \(duration)")
+                logger.log(mapped.code == FMError.ClientCode.cancelled ? .info : .error, "← \(line) failed \(mapped.code) \(duration)")
                 completion(.failure(mapped))
             }
         }
