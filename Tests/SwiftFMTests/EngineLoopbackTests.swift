@@ -35,38 +35,59 @@ final class LoopbackServer: @unchecked Sendable {
 
     var heads: [String] { lock.withLock { _heads } }
 
+    private var stopped = false
+
     func stop() {
+        let clients = lock.withLock { () -> [Int32] in
+            stopped = true
+            return held
+        }
         shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
-        for client in lock.withLock({ held }) { close(client) }
+        for client in clients { close(client) }
+        // The listening descriptor is closed by the accept thread once it has left accept(), so its number
+        // cannot be reused by another server while this thread might still call accept() on it.
     }
 
     private func acceptLoop() {
+        defer { close(fd) }
         while true {
             let client = accept(fd, nil, nil)
-            guard client >= 0 else { return }
-            var data = Data()
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let n = read(client, &buffer, buffer.count)
-                guard n > 0 else { break }
-                data.append(contentsOf: buffer[0..<n])
-                if let end = data.range(of: Data("\r\n\r\n".utf8)) {
-                    let head = String(decoding: data[..<end.lowerBound], as: UTF8.self)
-                    let length = head.split(separator: "\r\n")
-                        .first { $0.lowercased().hasPrefix("content-length:") }
-                        .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
-                    if data.count - end.upperBound >= length { break }
-                }
+            guard client >= 0, !lock.withLock({ stopped }) else {
+                if client >= 0 { close(client) }
+                return
             }
-            let head = String(decoding: data, as: UTF8.self).components(separatedBy: "\r\n\r\n")[0]
-            lock.withLock { _heads.append(head) }
-            if let answer = respond(head) {
-                _ = answer.utf8CString.withUnsafeBufferPointer { write(client, $0.baseAddress, $0.count - 1) }
-                close(client)
-            } else {
-                lock.withLock { held.append(client) }
+            let thread = Thread { [self] in serve(client) }
+            thread.start()
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(client, &buffer, buffer.count)
+            guard n > 0 else { break }
+            data.append(contentsOf: buffer[0..<n])
+            if let end = data.range(of: Data("\r\n\r\n".utf8)) {
+                let head = String(decoding: data[..<end.lowerBound], as: UTF8.self)
+                let length = head.split(separator: "\r\n")
+                    .first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                if data.count - end.upperBound >= length { break }
             }
+        }
+        let head = String(decoding: data, as: UTF8.self).components(separatedBy: "\r\n\r\n")[0]
+        lock.withLock { _heads.append(head) }
+        if let answer = respond(head) {
+            _ = answer.utf8CString.withUnsafeBufferPointer { write(client, $0.baseAddress, $0.count - 1) }
+            close(client)
+        } else {
+            let closeNow = lock.withLock { () -> Bool in
+                if stopped { return true }
+                held.append(client)
+                return false
+            }
+            if closeNow { close(client) }
         }
     }
 

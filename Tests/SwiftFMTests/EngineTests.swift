@@ -258,10 +258,10 @@ struct EngineTests {
 
 @Suite("Engine over the real URLSession transport")
 struct EngineURLSessionTests {
-    /// A loopback port nothing listens on: bind, read the port, close.
-    func closedPort() -> Int {
+    /// A loopback port nothing listens on: bound (so no other test gets it) but not listening.
+    /// The caller closes the returned descriptor when done.
+    func closedPort() -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -273,14 +273,16 @@ struct EngineURLSessionTests {
         _ = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     @Test func connectionRefusedIsMinus1003OnTheCallbackQueue() {
+        let (fd, port) = closedPort()
+        defer { close(fd) }
         let queue = DispatchQueue(label: "refused.callbacks")
         queue.setSpecific(key: Harness.key, value: "callbacks")
         let api = DataAPI(
-            configuration: FMConfiguration(host: "http://127.0.0.1:\(closedPort())", database: "Contacts", username: "u", password: "p", timeout: 10),
+            configuration: FMConfiguration(host: "http://127.0.0.1:\(port)", database: "Contacts", username: "u", password: "p", timeout: 10),
             callbackQueue: queue
         )
         let recorder = Recorder<(String?, String)>(queueKey: Harness.key)
