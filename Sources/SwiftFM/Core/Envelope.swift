@@ -113,7 +113,8 @@ enum Envelope {
         let code: String
         if let text = first["code"] as? String {
             code = text
-        } else if let number = first["code"] as? NSNumber, let integer = Int(exactly: number.doubleValue) {
+        } else if let number = first["code"] as? NSNumber, String(cString: number.objCType) != "c", // not a JSON boolean
+                  let integer = Int(exactly: number.doubleValue) {
             code = String(integer)
         } else {
             return .failure(.malformed("messages[0].code is missing or not a string", status: nil))
