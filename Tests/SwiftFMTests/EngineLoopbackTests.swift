@@ -126,6 +126,11 @@ struct EngineLoopbackTests {
         #expect(heads.first?.contains("Authorization: Basic YWRtaW46cHc=") == true)
         #expect(heads.last?.hasPrefix("GET /fmi/data/vLatest/databases/My%20DB/layouts/a%2Fb%3Fc%23d/records HTTP/1.1") == true)
         #expect(heads.last?.contains("Authorization: Bearer tok") == true)
+        // Dot segments are not collapsed on the way (neither by Foundation nor by libcurl).
+        let dots = Recorder<Result<String, FMError>>(queueKey: Harness.key)
+        api.perform(TestEndpoints.records("..")) { dots.record($0) }
+        #expect(dots.wait().first?.testValue == "hi")
+        #expect(server.heads.last?.hasPrefix("GET /fmi/data/vLatest/databases/My%20DB/layouts/%2E%2E/records HTTP/1.1") == true)
     }
 
     @Test func redirectsAreNotFollowed() {
