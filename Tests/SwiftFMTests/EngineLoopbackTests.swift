@@ -17,9 +17,12 @@ final class LoopbackServer: @unchecked Sendable {
 
     init(respond: @escaping @Sendable (String) -> String?) {
         self.respond = respond
-        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let socketFD = socket(AF_INET, streamSocketType, 0)
         var yes: Int32 = 1
         setsockopt(socketFD, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        #if !canImport(Glibc)
+        setsockopt(socketFD, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
+        #endif
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -79,7 +82,7 @@ final class LoopbackServer: @unchecked Sendable {
         let head = String(decoding: data, as: UTF8.self).components(separatedBy: "\r\n\r\n")[0]
         lock.withLock { _heads.append(head) }
         if let answer = respond(head) {
-            _ = answer.utf8CString.withUnsafeBufferPointer { write(client, $0.baseAddress, $0.count - 1) }
+            _ = answer.utf8CString.withUnsafeBufferPointer { send(client, $0.baseAddress, $0.count - 1, noSignal) }
             close(client)
         } else {
             let closeNow = lock.withLock { () -> Bool in
@@ -97,6 +100,16 @@ final class LoopbackServer: @unchecked Sendable {
         return text + "\r\n" + body
     }
 }
+
+#if canImport(Glibc)
+/// `SOCK_STREAM` as `socket()` takes it (an enum on Glibc, an `Int32` on Darwin).
+let streamSocketType = Int32(SOCK_STREAM.rawValue)
+/// Never raise SIGPIPE when a client went away.
+let noSignal = Int32(MSG_NOSIGNAL)
+#else
+let streamSocketType = SOCK_STREAM
+let noSignal: Int32 = 0
+#endif
 
 @Suite("Engine over loopback HTTP (real URLSession)")
 struct EngineLoopbackTests {
@@ -126,6 +139,11 @@ struct EngineLoopbackTests {
         #expect(heads.first?.contains("Authorization: Basic YWRtaW46cHc=") == true)
         #expect(heads.last?.hasPrefix("GET /fmi/data/vLatest/databases/My%20DB/layouts/a%2Fb%3Fc%23d/records HTTP/1.1") == true)
         #expect(heads.last?.contains("Authorization: Bearer tok") == true)
+        // Dot segments are not collapsed on the way (neither by Foundation nor by libcurl).
+        let dots = Recorder<Result<String, FMError>>(queueKey: Harness.key)
+        api.perform(TestEndpoints.records("..")) { dots.record($0) }
+        #expect(dots.wait().first?.testValue == "hi")
+        #expect(server.heads.last?.hasPrefix("GET /fmi/data/vLatest/databases/My%20DB/layouts/%2E%2E/records HTTP/1.1") == true)
     }
 
     @Test func redirectsAreNotFollowed() {

@@ -261,7 +261,7 @@ struct EngineURLSessionTests {
     /// A loopback port nothing listens on: bound (so no other test gets it) but not listening.
     /// The caller closes the returned descriptor when done.
     func closedPort() -> (fd: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, streamSocketType, 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")

@@ -65,7 +65,10 @@ struct RequestBuilderTests {
         ("顧客", "%E9%A1%A7%E5%AE%A2"),
         ("🙂", "%F0%9F%99%82"),
         ("safe-_.~AZaz09", "safe-_.~AZaz09"),
-        ("..", ".."),
+        ("..", "%2E%2E"),
+        (".", "%2E"),
+        ("...", "%2E%2E%2E"),
+        ("a..b", "a..b"),
     ])
     func segmentsArePercentEncoded(raw: String, encoded: String) throws {
         let request = try build(endpoint(["layouts", raw, "records"]))

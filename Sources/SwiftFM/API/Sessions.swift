@@ -113,20 +113,14 @@ extension DataAPI {
         } else {
             token = resetSession() ?? stored
         }
-        guard let token else {
-            let delivery = OneShot(queue: callbackQueue, completion: completion)
-            delivery.finish(.success(true))
-            return delivery.handle
-        }
+        guard let token else { return complete(.success(true), completion) }
         return perform(SessionEndpoints.logout(token: token), completion: completion)
     }
 
     @discardableResult
     func validateSessionResult(token explicit: String?, completion: @escaping (Result<Bool, FMError>) -> Void) -> FMRequest {
         guard let token = explicit ?? currentToken else {
-            let delivery = OneShot(queue: callbackQueue, completion: completion)
-            delivery.finish(.failure(FMError(code: FMError.ClientCode.noToken, message: "There is no session token to validate")))
-            return delivery.handle
+            return complete(.failure(FMError(code: FMError.ClientCode.noToken, message: "There is no session token to validate")), completion)
         }
         return perform(SessionEndpoints.validate(token: token), completion: completion)
     }

@@ -23,6 +23,14 @@ extension DataAPI {
         return delivery.handle
     }
 
+    /// Completes at once with `result` (on ``callbackQueue``, like every other path) and returns the handle.
+    @discardableResult
+    func complete<Value>(_ result: Result<Value, FMError>, _ completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
+        let delivery = OneShot(queue: callbackQueue, completion: completion)
+        delivery.finish(result)
+        return delivery.handle
+    }
+
     /// The `Authorization` value for configured Basic credentials, or `-1001`.
     func basicAuthorization(_ encoded: String? = nil) -> Result<String, FMError> {
         if let encoded = encoded?.trimmingCharacters(in: .whitespacesAndNewlines), !encoded.isEmpty {
