@@ -1,60 +1,358 @@
 import Foundation
 
-// TEMPORARY (emu-http branch only): a stand-in for the FileMaker-logic helper's `Emulator`, with the
-// public names `fm-emulator` uses, wired to `HTTPServer` with a trivial handler. The lead keeps the
-// real Emulator.swift from the emu-fm branch when merging.
+/// A FileMaker Data API emulator: an in-memory FileMaker solution answering the Data API over HTTP
+/// on loopback, so test suites run without a FileMaker Server.
+///
+/// ```swift
+/// try await Emulator.withRunning { emulator in
+///     let base = emulator.baseURL!   // http://127.0.0.1:PORT
+///     // log in at base/fmi/data/vLatest/databases/Music/sessions with admin/admin …
+/// }
+/// ```
+///
+/// Behaviour follows `shared/dataapi/WIRE.md` (its EMULATOR DEFAULTs where the real server is
+/// uncertain); solutions are described by schema files (`shared/dataapi/SCHEMA.md`) or
+/// ``EmulatorSchema`` values. All methods are thread-safe.
+public final class Emulator: Sendable {
+    let core: EmulatorCore
 
-/// The FileMaker Data API emulator (temporary stand-in on the HTTP branch).
-public final class Emulator: @unchecked Sendable {
-    private let lock = NSLock()
-    private var server: HTTPServer?
-    private var hook: (@Sendable (String) -> Void)?
+    /// The database name, e.g. `"Music"` for the built-in demo.
+    public let database: String
 
-    /// Creates an emulator serving the built-in demo schema.
-    public init() {}
+    /// Creates an emulator serving the built-in demo solution (database `Music`).
+    public convenience init() {
+        self.init(schema: EmulatorSchema.demo)
+    }
 
-    /// Creates an emulator serving the solution described by a schema file.
-    /// - Throws: when the file cannot be read or is not a JSON object.
-    public init(schemaFile: URL) throws {
-        let data = try Data(contentsOf: schemaFile)
-        guard try JSONSerialization.jsonObject(with: data) is [String: Any] else {
-            throw CocoaError(.fileReadCorruptFile)
+    /// Creates an emulator serving `schema`.
+    ///
+    /// Seed records that the schema's own rules reject are skipped; use ``init(schemaJSON:)`` or
+    /// ``EmulatorSchema/validate()`` to be told about them.
+    /// - Parameters:
+    ///   - schema: the solution.
+    ///   - now: the clock (``advanceClock(by:)`` adds to it); defaults to the system clock.
+    public init(schema: EmulatorSchema, now: @escaping @Sendable () -> Date = { Date() }) {
+        let start = now()
+        let state: EmulatorState
+        if let checked = try? EmulatorState(schema: schema, now: start) {
+            state = checked
+        } else {
+            var unseeded = schema
+            unseeded.records = [:]
+            state = (try? EmulatorState(schema: unseeded, now: start)) ?? EmulatorState(empty: unseeded)
         }
+        core = EmulatorCore(state: state, clock: now)
+        database = schema.database
     }
 
-    /// Called with one line per request when set.
-    public var onRequest: (@Sendable (String) -> Void)? {
-        get { lock.lock(); defer { lock.unlock() }; return hook }
-        set { lock.lock(); hook = newValue; lock.unlock() }
+    /// Creates an emulator from a validated schema, throwing on any problem (including seed records).
+    init(checkedSchema schema: EmulatorSchema, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        try schema.validate()
+        core = EmulatorCore(state: try EmulatorState(schema: schema, now: now()), clock: now)
+        database = schema.database
     }
 
-    /// Starts listening and returns the base URL.
+    /// Creates an emulator from a schema file.
+    /// - Throws: ``EmulatorSchemaError`` when the file is unreadable, malformed or inconsistent.
+    public convenience init(schemaFile: URL) throws {
+        try self.init(checkedSchema: try EmulatorSchema.load(from: schemaFile))
+    }
+
+    /// Creates an emulator from the JSON text of a schema file.
+    /// - Throws: ``EmulatorSchemaError`` when the text is malformed or inconsistent.
+    public convenience init(schemaJSON: Data) throws {
+        try self.init(checkedSchema: try EmulatorSchema(jsonData: schemaJSON))
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The request handler (pure request → response), for tests that skip sockets.
+    public var handler: any HTTPHandler { EmulatorHandler(core: core) }
+
+    // MARK: Running
+
+    /// Starts listening; returns the base URL (`http://127.0.0.1:PORT`). Calling it again while
+    /// running returns the current URL.
+    /// - Parameters:
+    ///   - host: the address to bind (loopback by default).
+    ///   - port: the port, or 0 for any free port.
+    @discardableResult
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> URL {
-        let server = HTTPServer(handler: StandInHandler(emulator: self))
+        if let url = baseURL { return url }
+        let server = HTTPServer(handler: EmulatorHandler(core: core))
         let bound = try server.start(host: host, port: port)
-        lock.lock()
-        self.server = server
-        lock.unlock()
-        guard let url = URL(string: "http://\(host):\(bound)") else { throw CocoaError(.fileReadInvalidFileName) }
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        guard let url = URL(string: "http://\(hostPart):\(bound)") else {
+            server.stop()
+            throw EmulatorSchemaError("cannot form a URL for host \(host)")
+        }
+        core.state.withLock {
+            $0.server = server
+            $0.port = bound
+            $0.baseURL = url
+        }
         return url
     }
 
-    /// Stops listening.
+    /// The base URL while running, else `nil`.
+    public var baseURL: URL? { core.state.withLock { $0.baseURL } }
+
+    /// Stops listening and invalidates every token, like a server restart. Idempotent.
     public func stop() {
-        lock.lock()
-        let s = server
-        server = nil
-        lock.unlock()
-        s?.stop()
+        let server: HTTPServer? = core.state.withLock { s in
+            let server = s.server
+            s.server = nil
+            s.port = nil
+            s.baseURL = nil
+            if server != nil { s.sessions.removeAll() }
+            return server
+        }
+        server?.stop()
+    }
+
+    /// Starts `emulator`, runs `body`, and always stops it (also when `body` throws).
+    /// - Parameters:
+    ///   - emulator: the emulator to run (the demo solution by default).
+    ///   - isolation: the caller's actor, inherited so `body` need not be `Sendable`.
+    ///   - body: the work to do while it listens.
+    public static func withRunning<T>(_ emulator: Emulator = Emulator(), isolation: isolated (any Actor)? = #isolation,
+                                      _ body: (Emulator) async throws -> T) async throws -> T {
+        try emulator.start()
+        do {
+            let result = try await body(emulator)
+            emulator.stop()
+            return result
+        } catch {
+            emulator.stop()
+            throw error
+        }
+    }
+
+    /// A hook called once per request with a one-line summary (tokens redacted). Set it before
+    /// ``start(host:port:)``; it is called outside the emulator's lock.
+    public var onRequest: (@Sendable (String) -> Void)? {
+        get { core.state.withLock { $0.onRequest } }
+        set { core.state.withLock { $0.onRequest = newValue } }
+    }
+
+    // MARK: Clock
+
+    /// Moves the emulator's clock forward (session expiry, `//` finds, auto-entered timestamps).
+    public func advanceClock(by seconds: TimeInterval) {
+        core.state.withLock { $0.clockOffset += seconds }
+    }
+
+    /// The emulator's current time.
+    public var now: Date { core.state.withLock { core.clock().addingTimeInterval($0.clockOffset) } }
+
+    // MARK: Sessions
+
+    /// Invalidates one token (the next call with it answers 401/952).
+    public func expireToken(_ token: String) {
+        core.state.withLock { _ = $0.sessions.removeValue(forKey: token) }
+    }
+
+    /// Invalidates every token.
+    public func expireAllTokens() {
+        core.state.withLock { $0.sessions.removeAll() }
+    }
+
+    /// The number of sessions that have not expired.
+    public var activeSessionCount: Int {
+        core.state.withLock { s in
+            let now = core.clock().addingTimeInterval(s.clockOffset)
+            return s.sessions.values.filter { !s.isExpired($0, now: now) }.count
+        }
+    }
+
+    /// The tokens of sessions that have not expired.
+    public var activeTokens: [String] {
+        core.state.withLock { s in
+            let now = core.clock().addingTimeInterval(s.clockOffset)
+            return s.sessions.values.filter { !s.isExpired($0, now: now) }.map(\.token).sorted()
+        }
+    }
+
+    /// When `true`, every login answers 401 with code 212.
+    public func rejectLogins(_ reject: Bool) {
+        core.state.withLock { $0.rejectLogins = reject }
+    }
+
+    // MARK: Faults
+
+    /// Queues a fault for the next `count` requests whose percent-decoded path contains `matching`
+    /// (any request when `nil`). Faults are consumed in the order queued.
+    public func inject(_ fault: EmulatorFault, count: Int = 1, matching: String? = nil) {
+        guard count > 0 else { return }
+        core.state.withLock { $0.faults.append(PendingFault(fault: fault, remaining: count, matching: matching)) }
+    }
+
+    /// Drops every queued fault.
+    public func clearFaults() {
+        core.state.withLock { $0.faults.removeAll() }
+    }
+
+    // MARK: Observation
+
+    /// Every request received, in arrival order.
+    public var requestLog: [RecordedRequest] { core.state.withLock { $0.log } }
+
+    /// How many requests ``requestLog`` keeps (the oldest are dropped first); 100 000 by default.
+    public var maxLoggedRequests: Int {
+        get { core.state.withLock { $0.maxLoggedRequests } }
+        set { core.state.withLock { $0.maxLoggedRequests = max(0, newValue) } }
+    }
+
+    /// Empties ``requestLog``.
+    public func clearRequestLog() {
+        core.state.withLock { $0.log.removeAll() }
+    }
+
+    // MARK: Scripts
+
+    /// Registers (or replaces) a script by name; it takes precedence over a schema script of the same
+    /// name. The closure runs while the emulator handles the request, under its lock: it must not call
+    /// back into this emulator.
+    public func registerScript(_ name: String, _ body: @escaping @Sendable (ScriptInvocation) -> ScriptOutcome) {
+        core.state.withLock { $0.scriptClosures[name.lowercased()] = body }
+    }
+
+    // MARK: Direct data access
+
+    /// A snapshot of a table's records in creation order. Each dictionary has `"recordId"` and
+    /// `"modId"` (strings) and one key per field (`name(n)` for repetitions after the first):
+    /// numbers as `Int` when integral, else `Double`; empty values as `""`; dates, times and
+    /// timestamps as `MM/dd/yyyy`, `HH:mm:ss`, `MM/dd/yyyy HH:mm:ss`; containers as the file name.
+    /// Global fields are per session and not included. Unknown table → `[]`.
+    public func records(inTable table: String) -> [[String: Any]] {
+        core.state.withLock { s in
+            guard let t = s.table(table) else { return [] }
+            return t.orderedRecords.map { r in
+                var out: [String: Any] = ["recordId": String(r.id), "modId": String(r.modId)]
+                for f in t.schema.fields where !f.global {
+                    for rep in 1...f.repetitions {
+                        out[rep == 1 ? f.name : "\(f.name)(\(rep))"] = r.value(f, repetition: rep).plain
+                    }
+                }
+                return out
+            }
+        }
+    }
+
+    /// Adds a record to a table without HTTP (auto-enter and validation apply; any field of the table
+    /// may be set). Values are given as text or numbers, like `fieldData`.
+    /// - Returns: the new record's id.
+    /// - Throws: ``EmulatorSchemaError`` naming the FileMaker error code when the record is rejected.
+    @discardableResult
+    public func addRecord(toTable table: String, _ fields: [String: String]) throws -> Int {
+        try core.state.withLock { s in
+            let now = core.clock().addingTimeInterval(s.clockOffset)
+            do {
+                return try s.createRecord(table: table, input: fields.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) },
+                                          session: nil, dateformats: 0, now: now, restrictTo: nil)
+            } catch let e as FMError {
+                throw EmulatorSchemaError("record rejected with FileMaker error \(e.code): \(e.message)")
+            }
+        }
+    }
+
+    /// The number of records in a table (0 for an unknown table).
+    public func recordCount(inTable table: String) -> Int {
+        core.state.withLock { $0.table(table)?.records.count ?? 0 }
     }
 }
 
-private struct StandInHandler: HTTPHandler {
-    let emulator: Emulator
+/// The shared state and the clock behind an ``Emulator``.
+final class EmulatorCore: Sendable {
+    let state: Locked<EmulatorState>
+    let clock: @Sendable () -> Date
+
+    init(state: EmulatorState, clock: @escaping @Sendable () -> Date) {
+        self.state = Locked(state)
+        self.clock = clock
+    }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        emulator.onRequest?("\(request.method) \(request.target)")
-        let body = Data(#"{"messages":[{"code":"0","message":"OK"}],"response":{}}"#.utf8)
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: body)
+        let decodedPath = request.rawPath.split(separator: "/", omittingEmptySubsequences: false)
+            .map { decodePathSegment($0) ?? String($0) }.joined(separator: "/")
+        let (response, hook, line) = state.withLock { s -> (HTTPResponse, (@Sendable (String) -> Void)?, String) in
+            let now = clock().addingTimeInterval(s.clockOffset)
+            let fault = s.takeFault(for: decodedPath)
+            var response: HTTPResponse
+            switch fault {
+            case let .fileMakerError(code, status, message)?:
+                response = s.errorResponse(FMError(code, message, status: status))
+            case .html502?:
+                response = HTTPResponse(status: 502, headers: [("Content-Type", "text/html")],
+                                        body: Data("<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>".utf8))
+            case .expireSession?:
+                if let auth = request.header("Authorization"), auth.lowercased().hasPrefix("bearer ") {
+                    s.sessions[String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces)] = nil
+                }
+                let segments = decodedPath.split(separator: "/")
+                if segments.count >= 2, segments[segments.count - 2].lowercased() == "sessions" {
+                    s.sessions[String(segments[segments.count - 1])] = nil
+                }
+                response = s.route(request, now: now)
+            case let .delay(seconds)?:
+                response = s.route(request, now: now)
+                response.delay = seconds
+            case .closeMidBody?:
+                response = s.route(request, now: now)
+                response.delivery = .closeMidBody
+            case .truncatedJSON?:
+                let full = s.route(request, now: now)
+                let cut = max(1, full.body.count / 2)
+                response = HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(full.body.prefix(cut)))
+            case nil:
+                response = s.route(request, now: now)
+            }
+            s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
+                                         headers: request.headers, body: request.body, status: response.status))
+            if s.log.count > s.maxLoggedRequests { s.log.removeFirst(s.log.count - s.maxLoggedRequests) }
+            guard let hook = s.onRequest else { return (response, nil, "") }
+            var line = "\(request.method) \(EmulatorCore.redact(decodedPath)) → \(response.status)"
+            if response.status != 200, let code = (try? JSON.parse(response.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue {
+                line += " (code \(code))"
+            }
+            return (response, hook, line)
+        }
+        hook?(line)
+        return response
+    }
+
+    /// Replaces path segments that look like tokens.
+    static func redact(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false).map { seg in
+            seg.count == 52 && seg.allSatisfy(\.isHexDigit) ? "<token>" : String(seg)
+        }.joined(separator: "/")
+    }
+}
+
+/// The ``HTTPHandler`` of an emulator.
+struct EmulatorHandler: HTTPHandler {
+    let core: EmulatorCore
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse { core.handle(request) }
+}
+
+extension EmulatorState {
+    /// An empty state (no tables) for a schema that cannot even be instantiated unseeded.
+    init(empty schema: EmulatorSchema) {
+        var s = schema
+        s.records = [:]
+        self.schema = s
+        for t in s.tables { tables[t.name.lowercased()] = TableState(schema: t) }
+    }
+
+    /// Consumes one matching queued fault.
+    mutating func takeFault(for decodedPath: String) -> EmulatorFault? {
+        guard let i = faults.firstIndex(where: { $0.matching.map { decodedPath.contains($0) } ?? true }) else { return nil }
+        let fault = faults[i].fault
+        faults[i].remaining -= 1
+        if faults[i].remaining <= 0 { faults.remove(at: i) }
+        return fault
     }
 }

@@ -1,0 +1,117 @@
+import Foundation
+
+/// One part of a `multipart/form-data` body.
+struct FormPart {
+    var name: String
+    var filename: String?
+    var contentType: String?
+    var data: Data
+}
+
+/// A small `multipart/form-data` reader for container uploads (RFC 7578).
+enum FormDataReader {
+    static func parse(body: Data, contentType: String) -> [FormPart]? {
+        guard let boundaryParam = contentType.split(separator: ";").dropFirst()
+            .map({ $0.trimmingCharacters(in: .whitespaces) })
+            .first(where: { $0.lowercased().hasPrefix("boundary=") }) else { return nil }
+        var boundary = String(boundaryParam.dropFirst("boundary=".count))
+        if boundary.hasPrefix("\""), boundary.hasSuffix("\""), boundary.count >= 2 { boundary = String(boundary.dropFirst().dropLast()) }
+        guard !boundary.isEmpty else { return nil }
+        let delimiter = Data("--\(boundary)".utf8)
+        let bytes = body
+        var parts: [FormPart] = []
+        guard var cursor = bytes.range(of: delimiter)?.upperBound else { return nil }
+        while true {
+            // After a delimiter: "--" ends, otherwise CRLF then headers.
+            if bytes[cursor...].starts(with: Data("--".utf8)) { break }
+            if bytes[cursor...].starts(with: Data("\r\n".utf8)) { cursor += 2 }
+            guard let headerEnd = bytes.range(of: Data("\r\n\r\n".utf8), in: cursor..<bytes.endIndex) else { return nil }
+            let headerText = String(decoding: bytes[cursor..<headerEnd.lowerBound], as: UTF8.self)
+            let contentStart = headerEnd.upperBound
+            guard let next = bytes.range(of: Data("\r\n--\(boundary)".utf8), in: contentStart..<bytes.endIndex) else { return nil }
+            var part = FormPart(name: "", filename: nil, contentType: nil, data: Data(bytes[contentStart..<next.lowerBound]))
+            for line in headerText.components(separatedBy: "\r\n") {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+                let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                if name == "content-type" { part.contentType = value }
+                if name == "content-disposition" {
+                    for param in value.split(separator: ";").dropFirst() {
+                        let kv = param.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                        guard kv.count == 2 else { continue }
+                        var v = kv[1]
+                        if v.hasPrefix("\""), v.hasSuffix("\""), v.count >= 2 { v = String(v.dropFirst().dropLast()) }
+                        if kv[0].lowercased() == "name" { part.name = v }
+                        if kv[0].lowercased() == "filename" { part.filename = v }
+                    }
+                }
+            }
+            parts.append(part)
+            cursor = next.upperBound
+        }
+        return parts
+    }
+}
+
+extension EmulatorState {
+    /// E16: `POST …/records/{recordId}/containers/{field}/{repetition}` (multipart, part `upload`).
+    mutating func uploadContainer(_ layout: EmulatorSchema.Layout, id: Int, field fieldName: String, repetition: String?,
+                                  _ ctx: inout RequestContext) throws -> Reply {
+        let (field, currentModId) = try containerTarget(layout, id: id, field: fieldName)
+        let rep = try repetition.map { text -> Int in
+            guard let n = Int(text) else { throw FMError("111") }
+            return n
+        } ?? 1
+        guard rep >= 1, rep <= field.repetitions else { throw FMError("111") }
+        guard let parts = FormDataReader.parse(body: ctx.request.body, contentType: ctx.request.header("Content-Type") ?? "") else {
+            throw FMError("960", "Upload payload must contain a part named 'upload'.")
+        }
+        guard let upload = parts.first(where: { $0.name == "upload" }) else {
+            throw FMError("960", "Upload payload must contain a part named 'upload'.")
+        }
+        let modIdText = ctx.queryValue("modId") ?? parts.first { $0.name == "modId" }.map { String(decoding: $0.data, as: UTF8.self) }
+        if let m = modIdText?.trimmingCharacters(in: .whitespacesAndNewlines), m != String(currentModId) { throw FMError("306") }
+        let filename = upload.filename ?? "file"
+        let ext = filename.contains(".") ? String(filename.split(separator: ".").last ?? "") : ""
+        let type = upload.contentType.flatMap { $0.isEmpty || $0 == "application/octet-stream" ? nil : $0 } ?? mimeType(forExtension: ext)
+        var rng = SystemRandomNumberGenerator()
+        let key = (0..<32).map { _ in String(format: "%02X", UInt8.random(in: 0...255, using: &rng)) }.joined()
+        blobs[key] = Blob(data: upload.data, contentType: type, filename: filename)
+        let ref = ContainerRef(key: key, filename: filename, contentType: type, fileExtension: ext)
+        let modId = try editRecord(table: layout.table, id: id, writes: [Write(field: field, repetition: rep, value: .container(ref))],
+                                   session: ctx.token, now: ctx.now, bump: true)
+        return Reply(response: .object([("modId", .string(String(modId)))]))
+    }
+
+    /// The container field and the record's current modId (without keeping a copy of the table alive).
+    func containerTarget(_ layout: EmulatorSchema.Layout, id: Int, field name: String) throws -> (EmulatorSchema.Field, Int) {
+        guard let table = table(layout.table) else { throw FMError("106") }
+        guard let record = table.records[id] else { throw FMError("101") }
+        guard let field = table.field(name), field.type == .container else { throw FMError("102") }
+        return (field, record.modId)
+    }
+
+    /// `GET /Streaming_SSL/MainDB/<KEY>.<ext>`: 302 with a session cookie first, then the bytes.
+    mutating func streamContainer(_ request: HTTPRequest, name: String) -> HTTPResponse {
+        let key = name.split(separator: ".").first.map(String.init) ?? name
+        guard let blob = blobs[key] else {
+            return HTTPResponse(status: 404, headers: [("Content-Type", "text/html")], body: Data("<html><body>Not Found</body></html>".utf8))
+        }
+        let cookies = (request.header("Cookie") ?? "").split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        let hasCookie = cookies.contains { c in
+            c.hasPrefix("X-FMS-Session-Key=") && streamingCookies.contains(String(c.dropFirst("X-FMS-Session-Key=".count)))
+        }
+        guard hasCookie else {
+            var rng = SystemRandomNumberGenerator()
+            let value = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &rng)) }.joined()
+            streamingCookies.insert(value)
+            let location = request.header("Host").map { "http://\($0)\(request.target)" } ?? request.target
+            return HTTPResponse(status: 302, headers: [("Location", location),
+                                                       ("Set-Cookie", "X-FMS-Session-Key=\(value); Path=/; HttpOnly"),
+                                                       ("Content-Type", "text/html")], body: Data())
+        }
+        let body = request.method == "HEAD" ? Data() : blob.data
+        return HTTPResponse(status: 200, headers: [("Content-Type", blob.contentType),
+                                                   ("Content-Disposition", "inline; filename=\"\(blob.filename)\"")], body: body)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+extension EmulatorState {
+    /// One criterion of a find request, resolved to a field of the layout's table or of a portal's table.
+    struct Criterion {
+        var field: EmulatorSchema.Field
+        var portal: EmulatorSchema.Portal?
+        var text: String
+    }
+
+    /// E15: `POST …/layouts/{layout}/_find`.
+    mutating func find(_ layout: EmulatorSchema.Layout, _ ctx: inout RequestContext) throws -> Reply {
+        guard let queryJSON = ctx.body["query"] else { throw FMError("958") }
+        guard let requests = queryJSON.arrayValue ?? (queryJSON.objectPairs != nil ? [queryJSON] : nil) else { throw FMError("1708") }
+        guard let table = table(layout.table) else { throw FMError("106") }
+        var parsed: [(omit: Bool, criteria: [Criterion])] = []
+        for request in requests {
+            guard let pairs = request.objectPairs else { throw FMError("1708") }
+            var omit = false
+            var criteria: [Criterion] = []
+            for (key, value) in pairs {
+                if key.caseInsensitiveCompare("omit") == .orderedSame {
+                    omit = value.scalarText.map { ["true", "1"].contains($0.lowercased()) } ?? false
+                    continue
+                }
+                if value.isNull { throw FMError("1708") }
+                guard let text = value.scalarText else { throw FMError("1708") }
+                criteria.append(try resolveCriterion(key, text: text, layout: layout, table: table))
+            }
+            parsed.append((omit, criteria.filter { !$0.text.trimmingCharacters(in: .whitespaces).isEmpty }))
+        }
+        guard parsed.contains(where: { !$0.criteria.isEmpty }) else { throw FMError("400") }
+
+        let options = try outputOptions(layout, ctx, fromBody: true)
+        let offset = try intParameter(ctx.body["offset"]) ?? 1
+        let limit = try intParameter(ctx.body["limit"]) ?? 100
+        guard offset >= 0, limit >= 1 else { throw FMError("1708") }
+        var sortSpec: [JSON] = []
+        if let sort = ctx.body["sort"] {
+            if let a = sort.arrayValue { sortSpec = a } else if sort.objectPairs != nil { sortSpec = [sort] } else { throw FMError("1708") }
+        }
+        let sorter = try makeSorter(layout, sortSpec)
+        let plan = scriptPlanFromBody(ctx)
+        let engine = FindEngine(today: FMDate(ctx.now), dateformats: try intParameter(ctx.body["dateformats"]) ?? 0)
+        let token = ctx.token
+        return try foundSetReply(layout, options: options, plan: plan, offset: max(offset, 1), limit: limit, sorter: sorter, ctx: ctx) { state in
+            guard let table = state.table(layout.table) else { return [] }
+            let all = table.orderedRecords
+            var found = Set<Int>()
+            for (index, request) in parsed.enumerated() where !request.criteria.isEmpty {
+                if index == 0, request.omit { found = Set(all.map(\.id)) }
+                let hits = all.filter { state.record($0, in: table, matches: request.criteria, engine: engine, session: token) }.map(\.id)
+                if request.omit { found.subtract(hits) } else { found.formUnion(hits) }
+            }
+            return table.order.filter { found.contains($0) }
+        }
+    }
+
+    func resolveCriterion(_ key: String, text: String, layout: EmulatorSchema.Layout, table: TableState) throws -> Criterion {
+        let (base, _) = splitRepetition(key)
+        if let r = base.range(of: "::") {
+            let prefix = String(base[..<r.lowerBound]), name = String(base[r.upperBound...])
+            if prefix.caseInsensitiveCompare(table.schema.name) == .orderedSame {
+                return try resolveCriterion(name, text: text, layout: layout, table: table)
+            }
+            guard let portal = layout.portals.first(where: {
+                $0.table.caseInsensitiveCompare(prefix) == .orderedSame || $0.name.caseInsensitiveCompare(prefix) == .orderedSame
+            }), portal.fields.contains(where: { $0.caseInsensitiveCompare(name) == .orderedSame }),
+                  let field = self.table(portal.table)?.field(name) else { throw FMError("102") }
+            return Criterion(field: field, portal: portal, text: text)
+        }
+        guard layout.fields.contains(where: { $0.name.caseInsensitiveCompare(base) == .orderedSame }),
+              let field = table.field(base) else { throw FMError("102") }
+        return Criterion(field: field, portal: nil, text: text)
+    }
+
+    /// Whether a record satisfies every criterion of one find request.
+    func record(_ record: StoredRecord, in table: TableState, matches criteria: [Criterion], engine: FindEngine, session: String?) -> Bool {
+        criteria.allSatisfy { c in
+            if let portal = c.portal {
+                guard let child = self.table(portal.table) else { return false }
+                return related(portal, of: record, parentTable: table, session: session).contains { row in
+                    fieldMatches(c, row, table: child, engine: engine, session: session)
+                }
+            }
+            return fieldMatches(c, record, table: table, engine: engine, session: session)
+        }
+    }
+
+    private func fieldMatches(_ c: Criterion, _ record: StoredRecord, table: TableState, engine: FindEngine, session: String?) -> Bool {
+        (1...c.field.repetitions).contains { rep in
+            let v = value(of: c.field, table: table.schema.name, record: record, repetition: rep, session: session)
+            return engine.matches(c.text, v, type: c.field.type) {
+                let key = v.text.lowercased()
+                return table.records.values.filter { $0.value(c.field, repetition: rep).text.lowercased() == key }.count > 1
+            }
+        }
+    }
+}

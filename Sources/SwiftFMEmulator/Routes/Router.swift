@@ -1,0 +1,295 @@
+import Foundation
+
+/// A successful answer of a route: the `response` object plus extra headers.
+struct Reply {
+    var response: JSON
+    var headers: [(name: String, value: String)] = []
+}
+
+/// One request being handled, with its decoded path and query and the session it authenticated.
+struct RequestContext {
+    let request: HTTPRequest
+    /// Percent-decoded path segments after `/fmi/data/{version}`.
+    let path: [String]
+    let version: String
+    /// Decoded query pairs in order (`+` is a space in query strings).
+    let query: [(String, String)]
+    let now: Date
+    /// The token of the authenticated session, once authenticated.
+    var token: String?
+    /// The database spelling used in the path, after stripping `.fmp12`.
+    var database: String = ""
+    /// The parsed JSON body (an object; `{}` when empty).
+    var body: JSON = .object([])
+
+    /// The `Host` to put in container URLs.
+    var host: String { request.header("Host") ?? "127.0.0.1" }
+
+    func queryValue(_ name: String) -> String? {
+        query.first { $0.0 == name }?.1 ?? query.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+    }
+}
+
+/// Percent-decodes one path segment exactly once (`+` stays a plus); `nil` when malformed.
+func decodePathSegment(_ raw: Substring) -> String? {
+    String(raw).removingPercentEncoding
+}
+
+/// Decodes a query string into ordered pairs (`+` is a space, then percent-decoding).
+func decodeQuery(_ raw: String?) -> [(String, String)] {
+    guard let raw, !raw.isEmpty else { return [] }
+    return raw.split(separator: "&").map { item in
+        let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        func dec(_ s: Substring) -> String {
+            let plus = s.replacingOccurrences(of: "+", with: " ")
+            return plus.removingPercentEncoding ?? plus
+        }
+        return (dec(parts[0]), parts.count > 1 ? dec(parts[1]) : "")
+    }
+}
+
+/// The media type of a `Content-Type` value, lower-cased, without parameters.
+func mediaType(_ value: String?) -> String? {
+    guard let value else { return nil }
+    return value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+}
+
+/// The routes of the Data API, as (pattern, allowed methods).
+enum Route {
+    case productInfo, databases, validateSession
+    case login, logout
+    case layouts, layoutMetadata, scripts, globals
+    case records, record, find, container, runScript
+    case streaming
+
+    /// Matches decoded segments after the version; `*` in a pattern is a name.
+    static func match(_ path: [String]) -> (Route, [String])? {
+        let lower = path.map { $0.lowercased() }
+        func names(_ idx: [Int]) -> [String] { idx.map { path[$0] } }
+        switch lower.count {
+        case 1:
+            switch lower[0] {
+            case "productinfo": return (.productInfo, [])
+            case "databases": return (.databases, [])
+            case "validatesession": return (.validateSession, [])
+            default: return nil
+            }
+        case 3 where lower[0] == "databases":
+            switch lower[2] {
+            case "sessions": return (.login, names([1]))
+            case "layouts": return (.layouts, names([1]))
+            case "scripts": return (.scripts, names([1]))
+            case "globals": return (.globals, names([1]))
+            default: return nil
+            }
+        case 4 where lower[0] == "databases":
+            if lower[2] == "sessions" { return (.logout, names([1, 3])) }
+            if lower[2] == "layouts" { return (.layoutMetadata, names([1, 3])) }
+            return nil
+        case 5 where lower[0] == "databases" && lower[2] == "layouts":
+            if lower[4] == "records" { return (.records, names([1, 3])) }
+            if lower[4] == "_find" { return (.find, names([1, 3])) }
+            return nil
+        case 6 where lower[0] == "databases" && lower[2] == "layouts":
+            if lower[4] == "records" { return (.record, names([1, 3, 5])) }
+            if lower[4] == "script" { return (.runScript, names([1, 3, 5])) }
+            return nil
+        case 8 where lower[0] == "databases" && lower[2] == "layouts" && lower[4] == "records" && lower[6] == "containers":
+            return (.container, names([1, 3, 5, 7]))
+        case 9 where lower[0] == "databases" && lower[2] == "layouts" && lower[4] == "records" && lower[6] == "containers":
+            return (.container, names([1, 3, 5, 7, 8]))
+        default:
+            return nil
+        }
+    }
+
+    var methods: [String] {
+        switch self {
+        case .productInfo, .databases, .validateSession, .layouts, .layoutMetadata, .scripts, .runScript, .streaming: return ["GET"]
+        case .login, .find, .container: return ["POST"]
+        case .logout: return ["DELETE"]
+        case .globals: return ["PATCH"]
+        case .records: return ["GET", "POST"]
+        case .record: return ["GET", "PATCH", "DELETE", "POST"]
+        }
+    }
+}
+
+extension EmulatorState {
+    /// Answers one request (the lock is held by the caller).
+    mutating func route(_ request: HTTPRequest, now: Date) -> HTTPResponse {
+        let rawSegments = request.rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        var segments: [String] = []
+        for raw in rawSegments {
+            guard let s = decodePathSegment(raw) else { return errorResponse(FMError("404", "Not Found", status: 404)) }
+            segments.append(s)
+        }
+        if segments.last == "", segments.count > 1 { segments.removeLast() }
+
+        if segments.count == 3, segments[0] == "Streaming_SSL" || segments[0] == "Streaming" {
+            guard request.method == "GET" || request.method == "HEAD" else {
+                return errorResponse(FMError("1704", status: 405))
+            }
+            return streamContainer(request, name: segments[2])
+        }
+
+        guard segments.count >= 4, segments[0].lowercased() == "fmi", segments[1].lowercased() == "data",
+              ["v1", "v2", "vlatest"].contains(segments[2].lowercased()) else {
+            return errorResponse(FMError("404", "Not Found", status: 404))
+        }
+        let rest = Array(segments[3...])
+        guard let (route, names) = Route.match(rest) else {
+            return errorResponse(FMError("404", "Not Found", status: 404))
+        }
+        guard route.methods.contains(request.method) else {
+            return errorResponse(FMError("1704", status: 405))
+        }
+        var ctx = RequestContext(request: request, path: rest, version: segments[2], query: decodeQuery(request.rawQuery), now: now)
+        do {
+            let reply = try dispatch(route, names: names, ctx: &ctx)
+            var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
+            headers += reply.headers
+            let body = JSON.object([("response", reply.response), ("messages", .array([.object([("code", .string("0")), ("message", .string("OK"))])]))])
+            return HTTPResponse(status: 200, headers: headers, body: body.data)
+        } catch let e as FMError {
+            return errorResponse(e)
+        } catch {
+            return errorResponse(FMError("-1"))
+        }
+    }
+
+    func errorResponse(_ e: FMError) -> HTTPResponse {
+        let body = JSON.object([("messages", .array([.object([("code", .string(e.code)), ("message", .string(e.message))])])),
+                                ("response", .object([]))])
+        return HTTPResponse(status: e.status, headers: [("Content-Type", "application/json")], body: body.data)
+    }
+
+    private mutating func dispatch(_ route: Route, names: [String], ctx: inout RequestContext) throws -> Reply {
+        let method = ctx.request.method
+        switch route {
+        case .productInfo: return productInfo()
+        case .databases: return databaseList()
+        case .validateSession: return try validateSession(&ctx)
+        case .login:
+            try requireJSONContentType(ctx, required: false)
+            try openDatabase(names[0], &ctx)
+            try parseBody(&ctx)
+            return try login(&ctx)
+        case .logout:
+            try openDatabase(names[0], &ctx)
+            return try logout(token: names[1], &ctx)
+        case .layouts:
+            try openSession(names[0], &ctx)
+            return layoutList()
+        case .scripts:
+            try openSession(names[0], &ctx)
+            return scriptList()
+        case .globals:
+            try requireJSONContentType(ctx, required: true)
+            try openSession(names[0], &ctx)
+            try parseBody(&ctx)
+            return try setGlobals(&ctx)
+        case .layoutMetadata:
+            try openSession(names[0], &ctx)
+            return try layoutMetadata(try findLayout(names[1]), &ctx)
+        case .records:
+            if method == "POST" { try requireJSONContentType(ctx, required: true) }
+            try openSession(names[0], &ctx)
+            let layout = try findLayout(names[1])
+            if method == "POST" {
+                try parseBody(&ctx)
+                return try createRecord(layout, &ctx)
+            }
+            return try getRange(layout, &ctx)
+        case .record:
+            if method == "PATCH" { try requireJSONContentType(ctx, required: true) }
+            if method == "POST" { try requireJSONContentType(ctx, required: false) }
+            try openSession(names[0], &ctx)
+            let layout = try findLayout(names[1])
+            let id = try recordId(names[2])
+            switch method {
+            case "GET": return try getRecord(layout, id: id, &ctx)
+            case "PATCH": try parseBody(&ctx); return try editRecord(layout, id: id, &ctx)
+            case "DELETE": return try deleteRecord(layout, id: id, &ctx)
+            default: try parseBody(&ctx); return try duplicateRecord(layout, id: id, &ctx)
+            }
+        case .find:
+            try requireJSONContentType(ctx, required: true)
+            try openSession(names[0], &ctx)
+            let layout = try findLayout(names[1])
+            try parseBody(&ctx)
+            return try find(layout, &ctx)
+        case .container:
+            guard mediaType(ctx.request.header("Content-Type")) == "multipart/form-data" else {
+                throw FMError("415", "Unsupported Media Type", status: 415)
+            }
+            try openSession(names[0], &ctx)
+            let layout = try findLayout(names[1])
+            let id = try recordId(names[2])
+            return try uploadContainer(layout, id: id, field: names[3], repetition: names.count > 4 ? names[4] : nil, &ctx)
+        case .runScript:
+            try openSession(names[0], &ctx)
+            let layout = try findLayout(names[1])
+            return try runScriptRoute(layout, name: names[2], &ctx)
+        case .streaming:
+            throw FMError("404", "Not Found", status: 404)
+        }
+    }
+
+    // MARK: Common steps
+
+    func requireJSONContentType(_ ctx: RequestContext, required: Bool) throws {
+        let type = mediaType(ctx.request.header("Content-Type"))
+        if let type {
+            guard type == "application/json" else { throw FMError("415", "Unsupported Media Type", status: 415) }
+        } else if required || !ctx.request.body.isEmpty {
+            throw FMError("415", "Unsupported Media Type", status: 415)
+        }
+    }
+
+    func parseBody(_ ctx: inout RequestContext) throws {
+        let trimmed = ctx.request.body.filter { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        guard !trimmed.isEmpty else { ctx.body = .object([]); return }
+        guard let json = try? JSON.parse(ctx.request.body), json.objectPairs != nil else { throw FMError("1708") }
+        ctx.body = json
+    }
+
+    /// Checks the database segment (strips `.fmp12`); 802 when unknown.
+    func openDatabase(_ segment: String, _ ctx: inout RequestContext) throws {
+        var name = segment
+        if name.lowercased().hasSuffix(".fmp12") { name = String(name.dropLast(6)) }
+        guard name.caseInsensitiveCompare(schema.database) == .orderedSame else { throw FMError("802") }
+        ctx.database = name
+    }
+
+    /// Checks the database, then the Bearer token (bound to the database spelling); slides its expiry.
+    mutating func openSession(_ segment: String, _ ctx: inout RequestContext) throws {
+        try openDatabase(segment, &ctx)
+        let token = try bearerToken(ctx, missingMessage: nil)
+        guard var session = sessions[token], !isExpired(session, now: ctx.now), session.database == ctx.database else {
+            throw FMError("952")
+        }
+        session.lastUsed = ctx.now
+        sessions[token] = session
+        ctx.token = token
+    }
+
+    func bearerToken(_ ctx: RequestContext, missingMessage: String?) throws -> String {
+        guard let auth = ctx.request.header("Authorization")?.trimmingCharacters(in: .whitespaces), !auth.isEmpty else {
+            throw FMError("10", missingMessage)
+        }
+        let parts = auth.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw FMError("952") }
+        return parts[1].trimmingCharacters(in: .whitespaces)
+    }
+
+    func findLayout(_ name: String) throws -> EmulatorSchema.Layout {
+        guard let layout = layout(name) else { throw FMError("105") }
+        return layout
+    }
+
+    func recordId(_ segment: String) throws -> Int {
+        guard let id = Int(segment), id >= 1 else { throw FMError("101") }
+        return id
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// The scripts a request asked for: name and optional parameter per phase.
+struct ScriptPlan {
+    var prerequest: (name: String, param: String?)?
+    var presort: (name: String, param: String?)?
+    var after: (name: String, param: String?)?
+
+    /// Reads `script`, `script.param`, `script.prerequest`, … through `value`.
+    init(_ value: (String) -> String?) {
+        if let n = value("script.prerequest") { prerequest = (n, value("script.prerequest.param")) }
+        if let n = value("script.presort") { presort = (n, value("script.presort.param")) }
+        if let n = value("script") { after = (n, value("script.param")) }
+    }
+}
+
+/// Collected outcomes, written into `response` in the order of WIRE.md §8.
+struct ScriptResults {
+    var prerequest: ScriptOutcome?
+    var presort: ScriptOutcome?
+    var after: ScriptOutcome?
+
+    var pairs: [(String, JSON)] {
+        var out: [(String, JSON)] = []
+        for (suffix, outcome) in [(".prerequest", prerequest), (".presort", presort), ("", after)] {
+            guard let outcome else { continue }
+            if let r = outcome.result { out.append(("scriptResult" + suffix, .string(r))) }
+            out.append(("scriptError" + suffix, .string(outcome.error)))
+        }
+        return out
+    }
+}
+
+extension EmulatorState {
+    /// Runs a script by name (registered closures first, then schema scripts); unknown → error 104.
+    func runScript(_ name: String, param: String?, phase: String, layout: EmulatorSchema.Layout,
+                   foundCount: Int, database: String) -> ScriptOutcome {
+        let invocation = ScriptInvocation(name: name, parameter: param, layout: layout.name, database: database,
+                                          phase: phase, foundCount: foundCount)
+        if let closure = scriptClosures[name.lowercased()] {
+            return closure(invocation)
+        }
+        guard let s = script(name) else { return .error("104") }
+        var result: String?
+        switch s.returns {
+        case .parameter?: result = param ?? ""
+        case .foundCount?:
+            if let l = s.layout.flatMap({ self.layout($0) }), let t = table(l.table) {
+                result = String(t.records.count)
+            } else {
+                result = String(foundCount)
+            }
+        case let .literal(text)?: result = text
+        case nil: result = nil
+        }
+        return ScriptOutcome(result: result, error: s.error)
+    }
+
+    /// Script keys from the query string (GET, DELETE).
+    func scriptPlanFromQuery(_ ctx: RequestContext) -> ScriptPlan {
+        ScriptPlan { key in ctx.query.first { $0.0 == key }?.1 }
+    }
+
+    /// Script keys from a JSON body.
+    func scriptPlanFromBody(_ ctx: RequestContext) -> ScriptPlan {
+        ScriptPlan { key in ctx.body[key]?.scalarText }
+    }
+
+    /// E18: `GET /databases/{db}/layouts/{layout}/script/{script}`.
+    func runScriptRoute(_ layout: EmulatorSchema.Layout, name: String, _ ctx: inout RequestContext) throws -> Reply {
+        guard scriptClosures[name.lowercased()] != nil || script(name) != nil else { throw FMError("104") }
+        let count = table(layout.table)?.records.count ?? 0
+        let outcome = runScript(name, param: ctx.queryValue("script.param"), phase: "run", layout: layout,
+                                foundCount: count, database: schema.database)
+        var pairs: [(String, JSON)] = []
+        if let r = outcome.result { pairs.append(("scriptResult", .string(r))) }
+        pairs.append(("scriptError", .string(outcome.error)))
+        return Reply(response: .object(pairs))
+    }
+}

@@ -1,0 +1,297 @@
+import Foundation
+
+/// An order-preserving JSON value used for request bodies, schema files and responses.
+///
+/// Foundation's `JSONSerialization` loses key order and blurs numbers and booleans on Linux; the
+/// emulator needs both (layout order in schema files, `null` detection in `fieldData`), so it
+/// parses and writes JSON itself.
+enum JSON: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSON])
+    case object([(String, JSON)])
+
+    static func == (lhs: JSON, rhs: JSON) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case let (.bool(a), .bool(b)): return a == b
+        case let (.number(a), .number(b)): return a == b
+        case let (.string(a), .string(b)): return a == b
+        case let (.array(a), .array(b)): return a == b
+        case let (.object(a), .object(b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    /// The value for `key` in an object (exact key), or `nil`.
+    subscript(key: String) -> JSON? {
+        guard case let .object(pairs) = self else { return nil }
+        return pairs.first { $0.0 == key }?.1
+    }
+
+    /// The value for `key` in an object, compared case-insensitively.
+    func value(forCaseInsensitiveKey key: String) -> JSON? {
+        guard case let .object(pairs) = self else { return nil }
+        return pairs.first { $0.0.caseInsensitiveCompare(key) == .orderedSame }?.1
+    }
+
+    var objectPairs: [(String, JSON)]? { if case let .object(p) = self { return p }; return nil }
+    var arrayValue: [JSON]? { if case let .array(a) = self { return a }; return nil }
+    var stringValue: String? { if case let .string(s) = self { return s }; return nil }
+    var boolValue: Bool? { if case let .bool(b) = self { return b }; return nil }
+    var isNull: Bool { if case .null = self { return true }; return false }
+
+    /// A scalar rendered as FileMaker would read it from a request: strings as-is, numbers without
+    /// a trailing `.0`, booleans as `1`/`0`. `nil` for null, arrays and objects.
+    var scalarText: String? {
+        switch self {
+        case let .string(s): return s
+        case let .number(n): return JSON.format(number: n)
+        case let .bool(b): return b ? "1" : "0"
+        default: return nil
+        }
+    }
+
+    // MARK: Writing
+
+    /// Serialises the value compactly.
+    func serialized() -> String {
+        var out = ""
+        write(into: &out)
+        return out
+    }
+
+    /// The UTF-8 bytes of ``serialized()``.
+    var data: Data { Data(serialized().utf8) }
+
+    private func write(into out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case let .bool(b): out += b ? "true" : "false"
+        case let .number(n): out += JSON.format(number: n)
+        case let .string(s): JSON.writeString(s, into: &out)
+        case let .array(items):
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                item.write(into: &out)
+            }
+            out += "]"
+        case let .object(pairs):
+            out += "{"
+            for (i, pair) in pairs.enumerated() {
+                if i > 0 { out += "," }
+                JSON.writeString(pair.0, into: &out)
+                out += ":"
+                pair.1.write(into: &out)
+            }
+            out += "}"
+        }
+    }
+
+    /// Formats a number the way FileMaker shows stored numbers: integers without a fraction.
+    static func format(number n: Double) -> String {
+        guard n.isFinite else { return "0" }
+        if n == n.rounded(), abs(n) < 1e15 {
+            return String(Int64(n))
+        }
+        return "\(n)"
+    }
+
+    private static func writeString(_ s: String, into out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    out += String(format: "\\u%04x", scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+
+    // MARK: Parsing
+
+    /// An error in a JSON text, with the byte offset where it was found.
+    struct ParseError: Error, CustomStringConvertible {
+        let offset: Int
+        let reason: String
+        var description: String { "invalid JSON at byte \(offset): \(reason)" }
+    }
+
+    /// Parses a complete JSON text.
+    static func parse(_ data: Data) throws -> JSON {
+        var parser = Parser(bytes: [UInt8](data))
+        parser.skipSpace()
+        let value = try parser.parseValue(depth: 0)
+        parser.skipSpace()
+        guard parser.index == parser.bytes.count else { throw parser.error("trailing characters") }
+        return value
+    }
+
+    private struct Parser {
+        let bytes: [UInt8]
+        var index = 0
+
+        init(bytes: [UInt8]) {
+            self.bytes = bytes
+            // Skip a UTF-8 byte order mark.
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+        }
+
+        func error(_ reason: String) -> ParseError { ParseError(offset: index, reason: reason) }
+
+        mutating func skipSpace() {
+            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        }
+
+        mutating func parseValue(depth: Int) throws -> JSON {
+            guard depth < 200 else { throw error("nesting too deep") }
+            guard index < bytes.count else { throw error("unexpected end") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"): return try parseObject(depth: depth)
+            case UInt8(ascii: "["): return try parseArray(depth: depth)
+            case UInt8(ascii: "\""): return .string(try parseString())
+            case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+            case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+            case UInt8(ascii: "n"): try expect("null"); return .null
+            default: return try parseNumber()
+            }
+        }
+
+        mutating func expect(_ word: String) throws {
+            let w = Array(word.utf8)
+            guard index + w.count <= bytes.count, Array(bytes[index..<index + w.count]) == w else {
+                throw error("expected \(word)")
+            }
+            index += w.count
+        }
+
+        mutating func parseObject(depth: Int) throws -> JSON {
+            index += 1
+            var pairs: [(String, JSON)] = []
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(pairs) }
+            while true {
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a key") }
+                let key = try parseString()
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+                index += 1
+                skipSpace()
+                let value = try parseValue(depth: depth + 1)
+                pairs.append((key, value))
+                skipSpace()
+                guard index < bytes.count else { throw error("unexpected end in object") }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(pairs) }
+                throw error("expected ',' or '}'")
+            }
+        }
+
+        mutating func parseArray(depth: Int) throws -> JSON {
+            index += 1
+            var items: [JSON] = []
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            while true {
+                skipSpace()
+                items.append(try parseValue(depth: depth + 1))
+                skipSpace()
+                guard index < bytes.count else { throw error("unexpected end in array") }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+                throw error("expected ',' or ']'")
+            }
+        }
+
+        mutating func parseHex4() throws -> UInt32 {
+            guard index + 4 <= bytes.count else { throw error("bad \\u escape") }
+            var v: UInt32 = 0
+            for _ in 0..<4 {
+                let c = bytes[index]
+                let d: UInt32
+                switch c {
+                case 0x30...0x39: d = UInt32(c - 0x30)
+                case 0x41...0x46: d = UInt32(c - 0x41 + 10)
+                case 0x61...0x66: d = UInt32(c - 0x61 + 10)
+                default: throw error("bad hex digit")
+                }
+                v = v * 16 + d
+                index += 1
+            }
+            return v
+        }
+
+        mutating func parseString() throws -> String {
+            index += 1
+            var buffer: [UInt8] = []
+            while true {
+                guard index < bytes.count else { throw error("unterminated string") }
+                let c = bytes[index]
+                if c == UInt8(ascii: "\"") { index += 1; break }
+                if c < 0x20 { throw error("control character in string") }
+                if c == UInt8(ascii: "\\") {
+                    index += 1
+                    guard index < bytes.count else { throw error("bad escape") }
+                    let e = bytes[index]
+                    index += 1
+                    switch e {
+                    case UInt8(ascii: "\""): buffer.append(0x22)
+                    case UInt8(ascii: "\\"): buffer.append(0x5C)
+                    case UInt8(ascii: "/"): buffer.append(0x2F)
+                    case UInt8(ascii: "b"): buffer.append(0x08)
+                    case UInt8(ascii: "f"): buffer.append(0x0C)
+                    case UInt8(ascii: "n"): buffer.append(0x0A)
+                    case UInt8(ascii: "r"): buffer.append(0x0D)
+                    case UInt8(ascii: "t"): buffer.append(0x09)
+                    case UInt8(ascii: "u"):
+                        var code = try parseHex4()
+                        if (0xD800...0xDBFF).contains(code) {
+                            guard index + 6 <= bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                                  bytes[index + 1] == UInt8(ascii: "u") else { throw error("lone surrogate") }
+                            index += 2
+                            let low = try parseHex4()
+                            guard (0xDC00...0xDFFF).contains(low) else { throw error("bad surrogate pair") }
+                            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        }
+                        guard let scalar = Unicode.Scalar(code) else { throw error("bad code point") }
+                        buffer.append(contentsOf: Array(String(Character(scalar)).utf8))
+                    default: throw error("bad escape")
+                    }
+                } else {
+                    buffer.append(c)
+                    index += 1
+                }
+            }
+            guard let s = String(validating: buffer, as: UTF8.self) else { throw error("invalid UTF-8") }
+            return s
+        }
+
+        mutating func parseNumber() throws -> JSON {
+            let start = index
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+            while index < bytes.count, (0x30...0x39).contains(bytes[index]) || [0x2E, 0x65, 0x45, 0x2B, 0x2D].contains(bytes[index]) {
+                index += 1
+            }
+            guard index > start, let text = String(bytes: bytes[start..<index], encoding: .utf8),
+                  let value = Double(text), text.first != "+" else {
+                index = start
+                throw error("unexpected character")
+            }
+            return .number(value)
+        }
+    }
+}

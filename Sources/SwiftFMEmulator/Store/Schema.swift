@@ -1,0 +1,604 @@
+import Foundation
+
+/// A FileMaker-like solution for the emulator: one database with tables, layouts, portals, value
+/// lists, scripts, accounts and seed records.
+///
+/// Build one in code, or load a schema file (see `shared/dataapi/SCHEMA.md`) with
+/// ``EmulatorSchema/load(from:)`` or ``EmulatorSchema/init(jsonData:)``.
+public struct EmulatorSchema: Sendable {
+    /// The type of a field, as FileMaker reports it in layout metadata (`result`).
+    public enum FieldType: String, Sendable, CaseIterable {
+        /// Text.
+        case text
+        /// Number: written back as a JSON number.
+        case number
+        /// Date: `MM/dd/yyyy` on the wire by default.
+        case date
+        /// Time of day or duration: `HH:mm:ss`.
+        case time
+        /// Timestamp: `MM/dd/yyyy HH:mm:ss` by default.
+        case timestamp
+        /// Container: read back as a streaming URL.
+        case container
+    }
+
+    /// An auto-enter option of a field.
+    public enum AutoEnter: Sendable, Equatable {
+        /// A serial number per table: `start`, `start + 1`, … (also on duplicate).
+        case serial(start: Int)
+        /// The creation date.
+        case creationDate
+        /// The creation timestamp.
+        case creationTimestamp
+        /// The modification timestamp (refreshed on every edit).
+        case modificationTimestamp
+        /// A constant value.
+        case value(String)
+    }
+
+    /// A field of a table.
+    public struct Field: Sendable {
+        /// The field name.
+        public var name: String
+        /// The field type.
+        public var type: FieldType
+        /// The auto-enter option, if any.
+        public var autoEnter: AutoEnter?
+        /// Validation "not empty": an empty value is error 509.
+        public var notEmpty: Bool
+        /// Validation "unique": a duplicate value is error 504.
+        public var unique: Bool
+        /// Validation "maximum number of characters" (0 = unlimited): longer is error 511.
+        public var maxCharacters: Int
+        /// The number of repetitions (1 = not repeating).
+        public var repetitions: Int
+        /// A global field: one value per session, set with `PATCH …/globals`.
+        public var global: Bool
+
+        /// Creates a field.
+        public init(_ name: String, _ type: FieldType, autoEnter: AutoEnter? = nil, notEmpty: Bool = false,
+                    unique: Bool = false, maxCharacters: Int = 0, repetitions: Int = 1, global: Bool = false) {
+            self.name = name
+            self.type = type
+            self.autoEnter = autoEnter
+            self.notEmpty = notEmpty
+            self.unique = unique
+            self.maxCharacters = maxCharacters
+            self.repetitions = max(1, repetitions)
+            self.global = global
+        }
+    }
+
+    /// A table; its table occurrence has the same name.
+    public struct Table: Sendable {
+        /// The table (and table occurrence) name.
+        public var name: String
+        /// The fields, in definition order.
+        public var fields: [Field]
+
+        /// Creates a table.
+        public init(_ name: String, fields: [Field]) {
+            self.name = name
+            self.fields = fields
+        }
+    }
+
+    /// A field placed on a layout.
+    public struct LayoutField: Sendable, ExpressibleByStringLiteral {
+        /// The field name (of the layout's table).
+        public var name: String
+        /// The value list attached to the field, if any.
+        public var valueList: String?
+        /// The control style reported as `displayType` (default `editText`).
+        public var displayType: String?
+
+        /// Creates a layout field.
+        public init(_ name: String, valueList: String? = nil, displayType: String? = nil) {
+            self.name = name
+            self.valueList = valueList
+            self.displayType = displayType
+        }
+
+        /// Creates a layout field from its name.
+        public init(stringLiteral value: String) { self.init(value) }
+    }
+
+    /// A portal on a layout, showing the records of a related table.
+    public struct Portal: Sendable {
+        /// The portal's object name (key of `portalData`).
+        public var name: String
+        /// The related table (its table occurrence has the same name; rows are keyed `Table::field`).
+        public var table: String
+        /// Match fields: this layout's table field → the related table's field (all pairs must be equal).
+        public var match: [(local: String, related: String)]
+        /// The related fields shown in the portal.
+        public var fields: [String]
+
+        /// Creates a portal.
+        public init(_ name: String, table: String, match: [(local: String, related: String)], fields: [String]) {
+            self.name = name
+            self.table = table
+            self.match = match
+            self.fields = fields
+        }
+    }
+
+    /// A custom value list.
+    public struct ValueList: Sendable {
+        /// The value list name.
+        public var name: String
+        /// Its values, in order.
+        public var values: [String]
+
+        /// Creates a value list.
+        public init(_ name: String, values: [String]) {
+            self.name = name
+            self.values = values
+        }
+    }
+
+    /// A layout.
+    public struct Layout: Sendable {
+        /// The layout name (any characters, including space and `/`).
+        public var name: String
+        /// The table (occurrence) the layout shows.
+        public var table: String
+        /// The fields on the layout, in order.
+        public var fields: [LayoutField]
+        /// The portals on the layout.
+        public var portals: [Portal]
+        /// The value lists reported by layout metadata.
+        public var valueLists: [ValueList]
+
+        /// Creates a layout.
+        public init(_ name: String, table: String, fields: [LayoutField], portals: [Portal] = [], valueLists: [ValueList] = []) {
+            self.name = name
+            self.table = table
+            self.fields = fields
+            self.portals = portals
+            self.valueLists = valueLists
+        }
+    }
+
+    /// A layout or script folder: its items are names of layouts/scripts or of other folders
+    /// (`"-"` is a separator in script folders).
+    public struct Folder: Sendable {
+        /// The folder name.
+        public var name: String
+        /// The names inside, in order.
+        public var items: [String]
+
+        /// Creates a folder.
+        public init(_ name: String, items: [String]) {
+            self.name = name
+            self.items = items
+        }
+    }
+
+    /// What a schema script returns.
+    public enum ScriptReturn: Sendable, Equatable {
+        /// `scriptResult` = the script parameter.
+        case parameter
+        /// `scriptResult` = the found count (of the script's `layout` table if set, else of the request's found set).
+        case foundCount
+        /// `scriptResult` = this text.
+        case literal(String)
+    }
+
+    /// A script defined in the schema (Swift closures can be registered with ``Emulator/registerScript(_:_:)``).
+    public struct Script: Sendable {
+        /// The script name.
+        public var name: String
+        /// What the script returns, or `nil` for no `scriptResult`.
+        public var returns: ScriptReturn?
+        /// The `scriptError` it ends with (`"0"` by default).
+        public var error: String
+        /// A layout the script works on (used by ``ScriptReturn/foundCount``).
+        public var layout: String?
+
+        /// Creates a script.
+        public init(_ name: String, returns: ScriptReturn? = nil, error: String = "0", layout: String? = nil) {
+            self.name = name
+            self.returns = returns
+            self.error = error
+            self.layout = layout
+        }
+    }
+
+    /// An account that may log in.
+    public struct Account: Sendable {
+        /// The account name (compared case-insensitively, like FileMaker).
+        public var username: String
+        /// The password (case-sensitive).
+        public var password: String
+
+        /// Creates an account.
+        public init(username: String, password: String) {
+            self.username = username
+            self.password = password
+        }
+    }
+
+    /// Server limits.
+    public struct Limits: Sendable {
+        /// Active sessions allowed at once; the next login answers 956.
+        public var maxSessions: Int
+        /// Idle seconds after which a token expires (sliding on every call).
+        public var sessionIdleSeconds: TimeInterval
+
+        /// Creates limits (defaults: 100 sessions, 900 s).
+        public init(maxSessions: Int = 100, sessionIdleSeconds: TimeInterval = 900) {
+            self.maxSessions = maxSessions
+            self.sessionIdleSeconds = sessionIdleSeconds
+        }
+    }
+
+    /// The database name (served at `/fmi/data/{v}/databases/{database}`).
+    public var database: String
+    /// Accounts that may log in.
+    public var accounts: [Account]
+    /// Tables.
+    public var tables: [Table]
+    /// Layouts.
+    public var layouts: [Layout]
+    /// Layout folders.
+    public var layoutFolders: [Folder]
+    /// Listing order of top-level layouts and folders by name; `nil` = layouts then folders.
+    public var layoutOrder: [String]?
+    /// Scripts.
+    public var scripts: [Script]
+    /// Script folders.
+    public var scriptFolders: [Folder]
+    /// Listing order of top-level scripts and folders; `nil` = scripts then folders.
+    public var scriptOrder: [String]?
+    /// Seed records per table: field name (or `name(n)` for a repetition) → value as text
+    /// (numbers as digits, dates `MM/dd/yyyy`, times `HH:mm:ss`, timestamps `MM/dd/yyyy HH:mm:ss`).
+    public var records: [String: [[String: String]]]
+    /// Limits.
+    public var limits: Limits
+
+    /// Creates a schema.
+    public init(database: String, accounts: [Account] = [Account(username: "admin", password: "admin")],
+                tables: [Table], layouts: [Layout], layoutFolders: [Folder] = [], layoutOrder: [String]? = nil,
+                scripts: [Script] = [], scriptFolders: [Folder] = [], scriptOrder: [String]? = nil,
+                records: [String: [[String: String]]] = [:], limits: Limits = Limits()) {
+        self.database = database
+        self.accounts = accounts
+        self.tables = tables
+        self.layouts = layouts
+        self.layoutFolders = layoutFolders
+        self.layoutOrder = layoutOrder
+        self.scripts = scripts
+        self.scriptFolders = scriptFolders
+        self.scriptOrder = scriptOrder
+        self.records = records
+        self.limits = limits
+    }
+}
+
+/// A problem in a schema: a malformed file or an inconsistent definition.
+public struct EmulatorSchemaError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong, naming the offending key.
+    public let message: String
+
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+
+    /// The message.
+    public var description: String { "invalid emulator schema: \(message)" }
+}
+
+// MARK: - Loading
+
+extension EmulatorSchema {
+    /// Loads a schema file.
+    /// - Throws: ``EmulatorSchemaError`` when the file cannot be read, is not JSON, or is inconsistent.
+    public static func load(from url: URL) throws -> EmulatorSchema {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw EmulatorSchemaError("cannot read \(url.path): \(error.localizedDescription)")
+        }
+        return try EmulatorSchema(jsonData: data)
+    }
+
+    /// Parses a schema from the JSON text of a schema file.
+    /// - Throws: ``EmulatorSchemaError`` when the text is not JSON or the schema is inconsistent.
+    public init(jsonData: Data) throws {
+        let root: JSON
+        do { root = try JSON.parse(jsonData) } catch {
+            throw EmulatorSchemaError("\(error)")
+        }
+        guard root.objectPairs != nil else { throw EmulatorSchemaError("the top level must be an object") }
+
+        guard let database = root["database"]?.stringValue, !database.isEmpty else {
+            throw EmulatorSchemaError("\"database\" must be a non-empty string")
+        }
+        var accounts: [Account] = []
+        if let list = root["accounts"] {
+            guard let items = list.arrayValue else { throw EmulatorSchemaError("\"accounts\" must be an array") }
+            for (i, item) in items.enumerated() {
+                guard let u = item["username"]?.stringValue, let p = item["password"]?.stringValue else {
+                    throw EmulatorSchemaError("accounts[\(i)] needs string \"username\" and \"password\"")
+                }
+                accounts.append(Account(username: u, password: p))
+            }
+        } else {
+            accounts = [Account(username: "admin", password: "admin")]
+        }
+
+        var tables: [Table] = []
+        guard let tablePairs = root["tables"]?.objectPairs else { throw EmulatorSchemaError("\"tables\" must be an object") }
+        for (tableName, tableJSON) in tablePairs {
+            guard let fieldPairs = tableJSON["fields"]?.objectPairs else {
+                throw EmulatorSchemaError("tables.\(tableName).fields must be an object")
+            }
+            var fields: [Field] = []
+            for (fieldName, def) in fieldPairs {
+                fields.append(try Self.parseField(fieldName, def, where: "tables.\(tableName).fields.\(fieldName)"))
+            }
+            tables.append(Table(tableName, fields: fields))
+        }
+
+        var layouts: [Layout] = []
+        var layoutFolders: [Folder] = []
+        var layoutOrder: [String] = []
+        if let layoutJSON = root["layouts"] {
+            guard let pairs = layoutJSON.objectPairs else { throw EmulatorSchemaError("\"layouts\" must be an object") }
+            for (name, def) in pairs {
+                layoutOrder.append(name)
+                let place = "layouts.\(name)"
+                if def["folder"]?.boolValue == true {
+                    guard let items = def["layouts"]?.arrayValue?.compactMap(\.stringValue) else {
+                        throw EmulatorSchemaError("\(place).layouts must be an array of names")
+                    }
+                    layoutFolders.append(Folder(name, items: items))
+                    continue
+                }
+                guard let table = def["table"]?.stringValue else { throw EmulatorSchemaError("\(place).table must be a string") }
+                var fields: [LayoutField] = []
+                if let list = def["fields"] {
+                    guard let items = list.arrayValue else { throw EmulatorSchemaError("\(place).fields must be an array") }
+                    for item in items {
+                        if let s = item.stringValue {
+                            fields.append(LayoutField(s))
+                        } else if let n = item["name"]?.stringValue {
+                            fields.append(LayoutField(n, valueList: item["valueList"]?.stringValue,
+                                                      displayType: item["displayType"]?.stringValue))
+                        } else {
+                            throw EmulatorSchemaError("\(place).fields entries must be names or {\"name\":…}")
+                        }
+                    }
+                } else if let t = tables.first(where: { $0.name == table }) {
+                    fields = t.fields.map { LayoutField($0.name) }
+                }
+                var portals: [Portal] = []
+                if let portalPairs = def["portals"]?.objectPairs {
+                    for (portalName, p) in portalPairs {
+                        guard let pTable = p["table"]?.stringValue else {
+                            throw EmulatorSchemaError("\(place).portals.\(portalName).table must be a string")
+                        }
+                        guard let matchPairs = p["match"]?.objectPairs, !matchPairs.isEmpty else {
+                            throw EmulatorSchemaError("\(place).portals.\(portalName).match must be a non-empty object")
+                        }
+                        var match: [(local: String, related: String)] = []
+                        for (l, r) in matchPairs {
+                            guard let rs = r.stringValue else {
+                                throw EmulatorSchemaError("\(place).portals.\(portalName).match.\(l) must be a field name")
+                            }
+                            match.append((local: l, related: rs))
+                        }
+                        let pFields = p["fields"]?.arrayValue?.compactMap(\.stringValue)
+                            ?? tables.first(where: { $0.name == pTable })?.fields.map(\.name) ?? []
+                        portals.append(Portal(portalName, table: pTable, match: match, fields: pFields))
+                    }
+                } else if def["portals"] != nil {
+                    throw EmulatorSchemaError("\(place).portals must be an object")
+                }
+                var valueLists: [ValueList] = []
+                if let vl = def["valueLists"]?.objectPairs {
+                    for (vlName, values) in vl {
+                        guard let items = values.arrayValue?.compactMap(\.scalarText) else {
+                            throw EmulatorSchemaError("\(place).valueLists.\(vlName) must be an array")
+                        }
+                        valueLists.append(ValueList(vlName, values: items))
+                    }
+                }
+                layouts.append(Layout(name, table: table, fields: fields, portals: portals, valueLists: valueLists))
+            }
+        }
+
+        var scripts: [Script] = []
+        var scriptFolders: [Folder] = []
+        var scriptOrder: [String] = []
+        if let scriptJSON = root["scripts"] {
+            guard let pairs = scriptJSON.objectPairs else { throw EmulatorSchemaError("\"scripts\" must be an object") }
+            for (name, def) in pairs {
+                scriptOrder.append(name)
+                if def["folder"]?.boolValue == true {
+                    guard let items = def["scripts"]?.arrayValue?.compactMap(\.stringValue) else {
+                        throw EmulatorSchemaError("scripts.\(name).scripts must be an array of names")
+                    }
+                    scriptFolders.append(Folder(name, items: items))
+                    continue
+                }
+                var returns: ScriptReturn?
+                if let r = def["returns"] {
+                    switch r.scalarText {
+                    case "parameter"?: returns = .parameter
+                    case "foundCount"?: returns = .foundCount
+                    case let text?: returns = .literal(text)
+                    case nil: throw EmulatorSchemaError("scripts.\(name).returns must be a string")
+                    }
+                }
+                let error = def["error"]?.scalarText ?? "0"
+                scripts.append(Script(name, returns: returns, error: error, layout: def["layout"]?.stringValue))
+            }
+        }
+
+        var records: [String: [[String: String]]] = [:]
+        if let recordJSON = root["records"] {
+            guard let pairs = recordJSON.objectPairs else { throw EmulatorSchemaError("\"records\" must be an object") }
+            for (table, list) in pairs {
+                guard let items = list.arrayValue else { throw EmulatorSchemaError("records.\(table) must be an array") }
+                var rows: [[String: String]] = []
+                for (i, item) in items.enumerated() {
+                    guard let fieldPairs = item.objectPairs else {
+                        throw EmulatorSchemaError("records.\(table)[\(i)] must be an object")
+                    }
+                    var row: [String: String] = [:]
+                    for (k, v) in fieldPairs {
+                        guard let text = v.scalarText else {
+                            throw EmulatorSchemaError("records.\(table)[\(i)].\(k) must be a string, number or boolean")
+                        }
+                        row[k] = text
+                    }
+                    rows.append(row)
+                }
+                records[table] = rows
+            }
+        }
+
+        var limits = Limits()
+        if let l = root["limits"] {
+            if case let .number(n)? = l["maxSessions"] { limits.maxSessions = Int(n) }
+            if case let .number(n)? = l["sessionIdleSeconds"] { limits.sessionIdleSeconds = n }
+        }
+
+        self.init(database: database, accounts: accounts, tables: tables, layouts: layouts,
+                  layoutFolders: layoutFolders, layoutOrder: layoutOrder, scripts: scripts,
+                  scriptFolders: scriptFolders, scriptOrder: scriptOrder, records: records, limits: limits)
+        try validate()
+    }
+
+    private static func parseField(_ name: String, _ def: JSON, where place: String) throws -> Field {
+        if let typeName = def.stringValue {
+            guard let type = FieldType(rawValue: typeName) else {
+                throw EmulatorSchemaError("\(place): unknown type \"\(typeName)\" (use \(FieldType.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            return Field(name, type)
+        }
+        guard def.objectPairs != nil else { throw EmulatorSchemaError("\(place) must be a type name or an object") }
+        guard let typeName = def["type"]?.stringValue, let type = FieldType(rawValue: typeName) else {
+            throw EmulatorSchemaError("\(place).type must be one of \(FieldType.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        var autoEnter: AutoEnter?
+        if let ae = def["autoEnter"] {
+            switch ae.stringValue {
+            case "serial"?:
+                var start = 1
+                if case let .number(n)? = def["serialStart"] { start = Int(n) }
+                autoEnter = .serial(start: start)
+            case "creationDate"?: autoEnter = .creationDate
+            case "creationTimestamp"?: autoEnter = .creationTimestamp
+            case "modificationTimestamp"?: autoEnter = .modificationTimestamp
+            default:
+                if let v = ae["value"]?.scalarText {
+                    autoEnter = .value(v)
+                } else {
+                    throw EmulatorSchemaError("\(place).autoEnter must be serial, creationDate, creationTimestamp, modificationTimestamp or {\"value\":…}")
+                }
+            }
+        }
+        var repetitions = 1
+        if case let .number(n)? = def["repetitions"] {
+            guard n >= 1, n <= 32000 else { throw EmulatorSchemaError("\(place).repetitions must be between 1 and 32000") }
+            repetitions = Int(n)
+        }
+        var maxChars = 0
+        if case let .number(n)? = def["maxCharacters"] { maxChars = max(0, Int(n)) }
+        return Field(name, type, autoEnter: autoEnter, notEmpty: def["notEmpty"]?.boolValue ?? false,
+                     unique: def["unique"]?.boolValue ?? false, maxCharacters: maxChars,
+                     repetitions: repetitions, global: def["global"]?.boolValue ?? false)
+    }
+
+    /// Checks that every reference in the schema resolves.
+    /// - Throws: ``EmulatorSchemaError`` naming the first broken reference.
+    public func validate() throws {
+        func table(_ name: String) -> Table? { tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame } }
+        guard !database.isEmpty else { throw EmulatorSchemaError("the database name is empty") }
+        var seen = Set<String>()
+        for t in tables {
+            guard seen.insert(t.name.lowercased()).inserted else { throw EmulatorSchemaError("table \(t.name) is defined twice") }
+            var fieldNames = Set<String>()
+            for f in t.fields {
+                guard fieldNames.insert(f.name.lowercased()).inserted else {
+                    throw EmulatorSchemaError("field \(t.name)::\(f.name) is defined twice")
+                }
+                guard !f.name.contains("::"), !f.name.isEmpty else { throw EmulatorSchemaError("bad field name \"\(f.name)\" in \(t.name)") }
+            }
+        }
+        var layoutNames = Set<String>()
+        for l in layouts {
+            guard layoutNames.insert(l.name.lowercased()).inserted else { throw EmulatorSchemaError("layout \(l.name) is defined twice") }
+            guard let t = table(l.table) else { throw EmulatorSchemaError("layout \(l.name): unknown table \(l.table)") }
+            for f in l.fields where !t.fields.contains(where: { $0.name.caseInsensitiveCompare(f.name) == .orderedSame }) {
+                throw EmulatorSchemaError("layout \(l.name): table \(t.name) has no field \(f.name)")
+            }
+            for f in l.fields {
+                if let vl = f.valueList, !l.valueLists.contains(where: { $0.name == vl }) {
+                    throw EmulatorSchemaError("layout \(l.name): field \(f.name) uses unknown value list \(vl)")
+                }
+            }
+            for p in l.portals {
+                guard let rt = table(p.table) else { throw EmulatorSchemaError("layout \(l.name), portal \(p.name): unknown table \(p.table)") }
+                for m in p.match {
+                    guard t.fields.contains(where: { $0.name.caseInsensitiveCompare(m.local) == .orderedSame }) else {
+                        throw EmulatorSchemaError("layout \(l.name), portal \(p.name): table \(t.name) has no match field \(m.local)")
+                    }
+                    guard rt.fields.contains(where: { $0.name.caseInsensitiveCompare(m.related) == .orderedSame }) else {
+                        throw EmulatorSchemaError("layout \(l.name), portal \(p.name): table \(rt.name) has no match field \(m.related)")
+                    }
+                }
+                for f in p.fields where !rt.fields.contains(where: { $0.name.caseInsensitiveCompare(f) == .orderedSame }) {
+                    throw EmulatorSchemaError("layout \(l.name), portal \(p.name): table \(rt.name) has no field \(f)")
+                }
+            }
+        }
+        for folder in layoutFolders {
+            guard layoutNames.insert(folder.name.lowercased()).inserted else {
+                throw EmulatorSchemaError("layout folder \(folder.name) clashes with another layout or folder")
+            }
+        }
+        for folder in layoutFolders {
+            for item in folder.items where !layoutNames.contains(item.lowercased()) {
+                throw EmulatorSchemaError("layout folder \(folder.name): unknown layout \(item)")
+            }
+        }
+        var scriptNames = Set<String>()
+        for s in scripts {
+            guard scriptNames.insert(s.name.lowercased()).inserted else { throw EmulatorSchemaError("script \(s.name) is defined twice") }
+            if let l = s.layout, !layouts.contains(where: { $0.name.caseInsensitiveCompare(l) == .orderedSame }) {
+                throw EmulatorSchemaError("script \(s.name): unknown layout \(l)")
+            }
+        }
+        for folder in scriptFolders { scriptNames.insert(folder.name.lowercased()) }
+        for folder in scriptFolders {
+            for item in folder.items where item != "-" && !scriptNames.contains(item.lowercased()) {
+                throw EmulatorSchemaError("script folder \(folder.name): unknown script \(item)")
+            }
+        }
+        for (tableName, rows) in records {
+            guard let t = table(tableName) else { throw EmulatorSchemaError("records: unknown table \(tableName)") }
+            for (i, row) in rows.enumerated() {
+                for key in row.keys {
+                    let (base, _) = splitRepetition(key)
+                    guard t.fields.contains(where: { $0.name.caseInsensitiveCompare(base) == .orderedSame }) else {
+                        throw EmulatorSchemaError("records.\(tableName)[\(i)]: table \(t.name) has no field \(key)")
+                    }
+                }
+            }
+        }
+        guard limits.maxSessions >= 1 else { throw EmulatorSchemaError("limits.maxSessions must be at least 1") }
+        guard limits.sessionIdleSeconds > 0 else { throw EmulatorSchemaError("limits.sessionIdleSeconds must be positive") }
+    }
+}
+
+/// Splits `name(3)` into (`name`, 3); a name without a repetition suffix gives repetition 1.
+/// Returns repetition 0 for a malformed suffix such as `name(x)` or `name(0)`.
+func splitRepetition(_ key: String) -> (String, Int) {
+    guard key.hasSuffix(")"), let open = key.lastIndex(of: "(") else { return (key, 1) }
+    let base = String(key[..<open])
+    let digits = key[key.index(after: open)..<key.index(before: key.endIndex)]
+    guard let n = Int(digits), n >= 1 else { return (base, 0) }
+    return (base, n)
+}

@@ -1,0 +1,322 @@
+import Foundation
+
+/// One stored record: field values by lower-cased field name, one entry per repetition.
+struct StoredRecord: Sendable {
+    var id: Int
+    var modId: Int
+    var values: [String: [FMValue]]
+
+    func value(_ field: EmulatorSchema.Field, repetition: Int = 1) -> FMValue {
+        guard let reps = values[field.name.lowercased()], repetition >= 1, repetition <= reps.count else { return .empty }
+        return reps[repetition - 1]
+    }
+
+    mutating func set(_ field: EmulatorSchema.Field, repetition: Int, _ value: FMValue) {
+        var reps = values[field.name.lowercased()] ?? Array(repeating: .empty, count: field.repetitions)
+        if reps.count < field.repetitions { reps += Array(repeating: .empty, count: field.repetitions - reps.count) }
+        reps[repetition - 1] = value
+        values[field.name.lowercased()] = reps
+    }
+}
+
+/// A table's records in creation order, with its counters.
+struct TableState: Sendable {
+    let schema: EmulatorSchema.Table
+    var records: [Int: StoredRecord] = [:]
+    var order: [Int] = []
+    var nextId = 1
+    var serials: [String: Int] = [:]
+
+    func field(_ name: String) -> EmulatorSchema.Field? {
+        schema.fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    var orderedRecords: [StoredRecord] { order.compactMap { records[$0] } }
+}
+
+/// A Data API session.
+struct Session: Sendable {
+    var token: String
+    /// The database segment used at login (after stripping `.fmp12`): the token is bound to it.
+    var database: String
+    var account: String
+    var lastUsed: Date
+    /// Global field values, keyed `table::field` lower-cased, one entry per repetition.
+    var globals: [String: [FMValue]] = [:]
+}
+
+/// A stored container's bytes.
+struct Blob: Sendable {
+    var data: Data
+    var contentType: String
+    var filename: String
+}
+
+/// Everything the emulator knows, guarded by one lock.
+struct EmulatorState {
+    var schema: EmulatorSchema
+    var tables: [String: TableState] = [:]
+    var sessions: [String: Session] = [:]
+    var blobs: [String: Blob] = [:]
+    var streamingCookies: Set<String> = []
+    var faults: [PendingFault] = []
+    var log: [RecordedRequest] = []
+    var maxLoggedRequests = 100_000
+    var scriptClosures: [String: @Sendable (ScriptInvocation) -> ScriptOutcome] = [:]
+    var rejectLogins = false
+    var clockOffset: TimeInterval = 0
+    var onRequest: (@Sendable (String) -> Void)?
+    var server: HTTPServer?
+    var port: UInt16?
+    var baseURL: URL?
+
+    init(schema: EmulatorSchema, now: Date) throws {
+        self.schema = schema
+        for t in schema.tables {
+            tables[t.name.lowercased()] = TableState(schema: t)
+        }
+        for t in schema.tables {
+            for row in schema.records[t.name] ?? schema.records.first(where: { $0.key.lowercased() == t.name.lowercased() })?.value ?? [] {
+                var fields: [(String, JSON)] = []
+                for (k, v) in row.sorted(by: { $0.key < $1.key }) { fields.append((k, .string(v))) }
+                do {
+                    _ = try createRecord(table: t.name, input: fields, session: nil, dateformats: 0, now: now, restrictTo: nil)
+                } catch let e as FMError {
+                    throw EmulatorSchemaError("seed record of \(t.name) rejected: \(e.code) \(e.message)")
+                }
+            }
+        }
+    }
+
+    // MARK: Lookup
+
+    func layout(_ name: String) -> EmulatorSchema.Layout? {
+        schema.layouts.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            ?? schema.layouts.first { $0.name == name }
+    }
+
+    func table(_ name: String) -> TableState? { tables[name.lowercased()] }
+
+    func script(_ name: String) -> EmulatorSchema.Script? {
+        schema.scripts.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    // MARK: Writing values
+
+    /// A resolved write target: a field (and repetition) of the table, or a related field.
+    struct Write {
+        var field: EmulatorSchema.Field
+        var repetition: Int
+        var value: FMValue
+    }
+
+    /// Resolves `fieldData` pairs for `table` into typed writes; `allowed` restricts to layout fields.
+    func resolveWrites(table: TableState, input: [(String, JSON)], dateformats: Int,
+                       restrictTo allowed: Set<String>?) throws -> [Write] {
+        var writes: [Write] = []
+        for (key, json) in input {
+            var (base, rep) = splitRepetition(key)
+            if let r = base.range(of: "::") {
+                let prefix = String(base[..<r.lowerBound])
+                guard prefix.caseInsensitiveCompare(table.schema.name) == .orderedSame else { throw FMError("102") }
+                base = String(base[r.upperBound...])
+            }
+            guard let field = table.field(base) else { throw FMError("102") }
+            if let allowed, !allowed.contains(field.name.lowercased()) { throw FMError("102") }
+            guard rep >= 1 else { throw FMError("102") }
+            guard rep <= field.repetitions else { throw FMError("111") }
+            if json.isNull { throw FMError("1708") }
+            guard let text = json.scalarText else { throw FMError("1708") }
+            let value = try FMValue.parseOrThrow(text, field: field, dateformats: dateformats)
+            writes.append(Write(field: field, repetition: rep, value: value))
+        }
+        return writes
+    }
+
+    /// Checks validation options of `fields` on `record`.
+    func validate(_ record: StoredRecord, in table: TableState, fields: [EmulatorSchema.Field]) throws {
+        for field in fields where !field.global {
+            let v = record.value(field)
+            if field.notEmpty, v.isEmpty { throw FMError("509") }
+            if field.maxCharacters > 0 {
+                for rep in 1...field.repetitions where record.value(field, repetition: rep).text.count > field.maxCharacters {
+                    throw FMError("511")
+                }
+            }
+            if field.unique, !v.isEmpty {
+                let clash = table.records.values.contains {
+                    $0.id != record.id && $0.value(field).text.caseInsensitiveCompare(v.text) == .orderedSame
+                }
+                if clash { throw FMError("504") }
+            }
+        }
+    }
+
+    /// Creates a record; returns its id.
+    mutating func createRecord(table name: String, input: [(String, JSON)], session: String?, dateformats: Int,
+                               now: Date, restrictTo allowed: Set<String>?) throws -> Int {
+        // Take the table out of the dictionary while mutating it, so its records are not copied (copy-on-write).
+        guard var table = tables.removeValue(forKey: name.lowercased()) else { throw FMError("106") }
+        defer { tables[name.lowercased()] = table }
+        let writes = try resolveWrites(table: table, input: input, dateformats: dateformats, restrictTo: allowed)
+        var record = StoredRecord(id: table.nextId, modId: 0, values: [:])
+        applyAutoEnter(&record, table: &table, now: now, creating: true)
+        for w in writes {
+            if w.field.global {
+                setGlobal(table: table.schema.name, field: w.field, repetition: w.repetition, value: w.value, session: session)
+            } else {
+                record.set(w.field, repetition: w.repetition, w.value)
+            }
+        }
+        try validate(record, in: table, fields: table.schema.fields)
+        table.nextId += 1
+        table.records[record.id] = record
+        table.order.append(record.id)
+        return record.id
+    }
+
+    mutating func applyAutoEnter(_ record: inout StoredRecord, table: inout TableState, now: Date, creating: Bool) {
+        for field in table.schema.fields {
+            guard let ae = field.autoEnter else { continue }
+            switch ae {
+            case let .serial(start):
+                guard creating else { continue }
+                let next = table.serials[field.name.lowercased()] ?? start
+                table.serials[field.name.lowercased()] = next + 1
+                record.set(field, repetition: 1, field.type == .number ? .number(Double(next)) : .text(String(next)))
+            case .creationDate:
+                if creating { record.set(field, repetition: 1, .date(FMDate(now))) }
+            case .creationTimestamp:
+                if creating { record.set(field, repetition: 1, FMValue.timestamp(of: now)) }
+            case .modificationTimestamp:
+                record.set(field, repetition: 1, FMValue.timestamp(of: now))
+            case let .value(text):
+                if creating, let v = FMValue.parse(text, as: field.type, dateformats: 0) { record.set(field, repetition: 1, v) }
+            }
+        }
+    }
+
+    /// Edits a record with typed writes; bumps modId when `bump` is true.
+    mutating func editRecord(table name: String, id: Int, writes: [Write], session: String?, now: Date, bump: Bool) throws -> Int {
+        guard tables[name.lowercased()]?.records[id] != nil, var table = tables.removeValue(forKey: name.lowercased()),
+              var record = table.records[id] else { throw FMError("101") }
+        defer { tables[name.lowercased()] = table }
+        for w in writes {
+            if w.field.global {
+                setGlobal(table: table.schema.name, field: w.field, repetition: w.repetition, value: w.value, session: session)
+            } else {
+                record.set(w.field, repetition: w.repetition, w.value)
+            }
+        }
+        try validate(record, in: table, fields: writes.map(\.field))
+        if bump {
+            record.modId += 1
+            for field in table.schema.fields where field.autoEnter == .modificationTimestamp {
+                record.set(field, repetition: 1, FMValue.timestamp(of: now))
+            }
+        }
+        table.records[id] = record
+        return record.modId
+    }
+
+    mutating func deleteRecord(table name: String, id: Int) throws {
+        guard tables[name.lowercased()]?.records[id] != nil, var table = tables.removeValue(forKey: name.lowercased()) else {
+            throw FMError("101")
+        }
+        defer { tables[name.lowercased()] = table }
+        table.records[id] = nil
+        if let i = table.order.firstIndex(of: id) { table.order.remove(at: i) }
+    }
+
+    mutating func duplicateRecord(table name: String, id: Int, now: Date) throws -> Int {
+        guard tables[name.lowercased()]?.records[id] != nil, var table = tables.removeValue(forKey: name.lowercased()),
+              let source = table.records[id] else { throw FMError("101") }
+        defer { tables[name.lowercased()] = table }
+        var copy = source
+        copy.id = table.nextId
+        copy.modId = 0
+        applyAutoEnter(&copy, table: &table, now: now, creating: true)
+        table.nextId += 1
+        table.records[copy.id] = copy
+        table.order.append(copy.id)
+        return copy.id
+    }
+
+    // MARK: Globals
+
+    static func globalKey(table: String, field: String) -> String { "\(table.lowercased())::\(field.lowercased())" }
+
+    mutating func setGlobal(table: String, field: EmulatorSchema.Field, repetition: Int, value: FMValue, session: String?) {
+        guard let session, var s = sessions[session] else { return }
+        let key = EmulatorState.globalKey(table: table, field: field.name)
+        var reps = s.globals[key] ?? Array(repeating: .empty, count: field.repetitions)
+        if reps.count < field.repetitions { reps += Array(repeating: .empty, count: field.repetitions - reps.count) }
+        reps[repetition - 1] = value
+        s.globals[key] = reps
+        sessions[session] = s
+    }
+
+    /// The value of `field` for `record`, reading globals from the session.
+    func value(of field: EmulatorSchema.Field, table: String, record: StoredRecord, repetition: Int = 1, session: String?) -> FMValue {
+        if field.global {
+            guard let session, let reps = sessions[session]?.globals[EmulatorState.globalKey(table: table, field: field.name)],
+                  repetition <= reps.count else { return .empty }
+            return reps[repetition - 1]
+        }
+        return record.value(field, repetition: repetition)
+    }
+
+    // MARK: Portals
+
+    /// The related records of `portal` for `record`, in creation order.
+    func related(_ portal: EmulatorSchema.Portal, of record: StoredRecord, parentTable: TableState, session: String?) -> [StoredRecord] {
+        guard let child = table(portal.table) else { return [] }
+        var keys: [(EmulatorSchema.Field, FMValue)] = []
+        for m in portal.match {
+            guard let lf = parentTable.field(m.local), let rf = child.field(m.related) else { return [] }
+            let v = value(of: lf, table: parentTable.schema.name, record: record, session: session)
+            if v.isEmpty { return [] }
+            keys.append((rf, v))
+        }
+        return child.orderedRecords.filter { row in
+            keys.allSatisfy { rf, v in
+                let rv = value(of: rf, table: child.schema.name, record: row, session: session)
+                return !rv.isEmpty && FMValue.compare(rv, v) == .orderedSame
+            }
+        }
+    }
+
+    // MARK: Sessions
+
+    func isExpired(_ s: Session, now: Date) -> Bool {
+        now.timeIntervalSince(s.lastUsed) >= schema.limits.sessionIdleSeconds
+    }
+
+    mutating func purgeExpired(now: Date) {
+        for (token, s) in sessions where isExpired(s, now: now) {
+            sessions[token] = nil
+        }
+    }
+}
+
+extension FMValue {
+    static func timestamp(of date: Date) -> FMValue {
+        let d = FMDate(date)
+        let secs = Int(date.timeIntervalSince1970) - d.ordinal * 86400
+        return .timestamp(d, max(0, min(86399, secs)))
+    }
+
+    /// Parses request text for `field`, throwing FileMaker's validation code when it does not parse.
+    static func parseOrThrow(_ text: String, field: EmulatorSchema.Field, dateformats: Int) throws -> FMValue {
+        if field.type == .container {
+            if text.isEmpty { return .empty }
+            throw FMError("201")
+        }
+        if let v = FMValue.parse(text, as: field.type, dateformats: dateformats) { return v }
+        switch field.type {
+        case .time: throw FMError("501")
+        case .number: throw FMError("502")
+        default: throw FMError("500")
+        }
+    }
+}

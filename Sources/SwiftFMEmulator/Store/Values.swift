@@ -1,0 +1,220 @@
+import Foundation
+
+/// A calendar date without a time zone.
+struct FMDate: Hashable, Comparable, Sendable {
+    var year: Int
+    var month: Int
+    var day: Int
+
+    static func < (a: FMDate, b: FMDate) -> Bool { a.ordinal < b.ordinal }
+
+    /// Days since 1970-01-01 (proleptic Gregorian).
+    var ordinal: Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146097 + doe - 719468
+    }
+
+    static func isValid(year: Int, month: Int, day: Int) -> Bool {
+        guard (1...4000).contains(year), (1...12).contains(month), day >= 1 else { return false }
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        return day <= days
+    }
+
+    /// The UTC calendar date of `date`.
+    init(_ date: Date) {
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = TimeZone(identifier: "UTC") ?? cal.timeZone
+        let c = cal.dateComponents([.year, .month, .day], from: date)
+        self.init(year: c.year ?? 1970, month: c.month ?? 1, day: c.day ?? 1)
+    }
+
+    init(year: Int, month: Int, day: Int) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    func formatted(_ dateformats: Int) -> String {
+        dateformats == 2
+            ? pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
+            : pad(month, 2) + "/" + pad(day, 2) + "/" + pad(year, 4)
+    }
+}
+
+/// A stored container: the bytes live in the store under `key`.
+struct ContainerRef: Hashable, Sendable {
+    var key: String
+    var filename: String
+    var contentType: String
+    /// The file extension used in the streaming URL (may be empty).
+    var fileExtension: String
+}
+
+/// A typed field value as the emulator stores it.
+enum FMValue: Hashable, Sendable {
+    case empty
+    case text(String)
+    case number(Double)
+    case date(FMDate)
+    /// Seconds (may exceed one day: FileMaker times are durations too).
+    case time(Int)
+    case timestamp(FMDate, Int)
+    case container(ContainerRef)
+
+    var isEmpty: Bool { if case .empty = self { return true }; return false }
+
+    /// The value as FileMaker text (US formats), used for word matching and uniqueness.
+    var text: String {
+        switch self {
+        case .empty: return ""
+        case let .text(s): return s
+        case let .number(n): return JSON.format(number: n)
+        case let .date(d): return d.formatted(0)
+        case let .time(t): return FMValue.formatTime(t)
+        case let .timestamp(d, t): return d.formatted(0) + " " + FMValue.formatTime(t)
+        case let .container(c): return c.filename
+        }
+    }
+
+    static func formatTime(_ seconds: Int) -> String {
+        let s = abs(seconds)
+        return (seconds < 0 ? "-" : "") + pad(s / 3600, 2) + ":" + pad((s / 60) % 60, 2) + ":" + pad(s % 60, 2)
+    }
+
+    /// The JSON written in `fieldData` for this value.
+    func json(dateformats: Int, containerURL: (ContainerRef) -> String) -> JSON {
+        switch self {
+        case .empty: return .string("")
+        case let .text(s): return .string(s)
+        case let .number(n): return .number(n)
+        case let .date(d): return .string(d.formatted(dateformats))
+        case let .time(t): return .string(FMValue.formatTime(t))
+        case let .timestamp(d, t): return .string(d.formatted(dateformats) + (dateformats == 2 ? "T" : " ") + FMValue.formatTime(t))
+        case let .container(c): return .string(containerURL(c))
+        }
+    }
+
+    /// A plain Swift value for ``Emulator/records(inTable:)``.
+    var plain: Any {
+        switch self {
+        case let .number(n):
+            if n == n.rounded(), abs(n) < 1e15 { return Int(n) }
+            return n
+        default: return text
+        }
+    }
+
+    // MARK: Parsing request values
+
+    /// Converts request text to a value of `type`; `nil` when it does not parse.
+    static func parse(_ raw: String, as type: EmulatorSchema.FieldType, dateformats: Int) -> FMValue? {
+        let s = raw.trimmingCharacters(in: .whitespaces)
+        if s.isEmpty { return .empty }
+        switch type {
+        case .text: return .text(raw)
+        case .number:
+            if let n = Double(s), n.isFinite { return .number(n) }
+            return nil
+        case .date:
+            return parseDate(s, dateformats: dateformats).map { .date($0) }
+        case .time:
+            return parseTime(s).map { .time($0) }
+        case .timestamp:
+            return parseTimestamp(s, dateformats: dateformats).map { .timestamp($0.0, $0.1) }
+        case .container:
+            return nil
+        }
+    }
+
+    static func parseDate(_ s: String, dateformats: Int) -> FMDate? {
+        if dateformats == 2 {
+            let parts = s.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0].count == 4, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+                  FMDate.isValid(year: y, month: m, day: d) else { return nil }
+            return FMDate(year: y, month: m, day: d)
+        }
+        let parts = s.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, (1...2).contains(parts[0].count), (1...2).contains(parts[1].count), parts[2].count == 4,
+              let m = Int(parts[0]), let d = Int(parts[1]), let y = Int(parts[2]),
+              FMDate.isValid(year: y, month: m, day: d) else { return nil }
+        return FMDate(year: y, month: m, day: d)
+    }
+
+    static func parseTime(_ input: String) -> Int? {
+        var s = input.uppercased()
+        var meridiem: String?
+        for suffix in ["AM", "PM"] where s.hasSuffix(suffix) {
+            meridiem = suffix
+            s = String(s.dropLast(2)).trimmingCharacters(in: .whitespaces)
+        }
+        let parts = s.split(separator: ":", omittingEmptySubsequences: false)
+        guard (2...3).contains(parts.count), let h = Int(parts[0]), h >= 0, let m = Int(parts[1]), (0..<60).contains(m) else { return nil }
+        var sec = 0
+        if parts.count == 3 {
+            guard let v = Double(parts[2]), v >= 0, v < 60 else { return nil }
+            sec = Int(v)
+        }
+        var hour = h
+        if let meridiem {
+            guard (1...12).contains(h) else { return nil }
+            hour = h % 12 + (meridiem == "PM" ? 12 : 0)
+        }
+        return hour * 3600 + m * 60 + sec
+    }
+
+    static func parseTimestamp(_ s: String, dateformats: Int) -> (FMDate, Int)? {
+        let separators: [Character] = dateformats == 2 ? ["T", " "] : [" "]
+        guard let i = s.firstIndex(where: { separators.contains($0) }) else {
+            return parseDate(s, dateformats: dateformats).map { ($0, 0) }
+        }
+        guard let d = parseDate(String(s[..<i]), dateformats: dateformats),
+              let t = parseTime(String(s[s.index(after: i)...]).trimmingCharacters(in: .whitespaces)), t < 86400 else { return nil }
+        return (d, t)
+    }
+
+    // MARK: Ordering
+
+    /// FileMaker-like ordering: empty first, then by type (numbers numerically, text case-insensitively).
+    static func compare(_ a: FMValue, _ b: FMValue) -> ComparisonResult {
+        switch (a, b) {
+        case (.empty, .empty): return .orderedSame
+        case (.empty, _): return .orderedAscending
+        case (_, .empty): return .orderedDescending
+        case let (.number(x), .number(y)): return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
+        case let (.date(x), .date(y)): return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
+        case let (.time(x), .time(y)): return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
+        case let (.timestamp(dx, tx), .timestamp(dy, ty)):
+            let x = dx.ordinal * 86400 + tx, y = dy.ordinal * 86400 + ty
+            return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
+        default:
+            return a.text.compare(b.text, options: [.caseInsensitive, .diacriticInsensitive])
+        }
+    }
+}
+
+/// `n` in decimal, left-padded with zeros to `width` digits (faster than `String(format:)` on Linux).
+func pad(_ n: Int, _ width: Int) -> String {
+    let digits = String(n)
+    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+}
+
+/// Guesses a MIME type from a file extension.
+func mimeType(forExtension ext: String) -> String {
+    switch ext.lowercased() {
+    case "png": return "image/png"
+    case "jpg", "jpeg": return "image/jpeg"
+    case "gif": return "image/gif"
+    case "pdf": return "application/pdf"
+    case "txt": return "text/plain"
+    case "json": return "application/json"
+    case "mp3": return "audio/mpeg"
+    case "mp4": return "video/mp4"
+    default: return "application/octet-stream"
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+@testable import SwiftFMEmulator
+
+/// The §15 notation's solution: DB `Contacts`, layout `Contacts`, portal `notes` on TO `Notes`,
+/// layout `My Layout/Odd`.
+let contactsSchemaJSON = #"""
+{
+  "database": "Contacts",
+  "accounts": [ { "username": "admin", "password": "admin" } ],
+  "tables": {
+    "Contacts": {
+      "fields": {
+        "id":        "number",
+        "serial":    { "type": "number", "autoEnter": "serial" },
+        "name":      "text",
+        "drink":     "text",
+        "date":      "date",
+        "time":      "time",
+        "stamp":     "timestamp",
+        "portrait":  "container",
+        "phones":    { "type": "text", "repetitions": 3 },
+        "required":  { "type": "text", "autoEnter": { "value": "x" }, "notEmpty": true },
+        "g_note_id": { "type": "number", "global": true },
+        "secret":    "text"
+      }
+    },
+    "Notes": {
+      "fields": { "contact_id": "number", "note": "text" }
+    }
+  },
+  "layouts": {
+    "Contacts": {
+      "table": "Contacts",
+      "fields": ["id", "serial", "name", { "name": "drink", "valueList": "Drinks" }, "date", "time", "stamp", "portrait", "phones", "required", "g_note_id"],
+      "portals": { "notes": { "table": "Notes", "match": { "serial": "contact_id" }, "fields": ["note"] } },
+      "valueLists": { "Drinks": ["Tea", "Coffee", "Water"] }
+    },
+    "Slim": { "table": "Contacts", "fields": ["name"] },
+    "My Layout/Odd": { "table": "Contacts", "fields": ["name"] },
+    "NotesList": { "table": "Notes", "fields": ["contact_id", "note"] },
+    "Folder A": { "folder": true, "layouts": ["Slim", "Folder B"] },
+    "Folder B": { "folder": true, "layouts": ["NotesList"] }
+  },
+  "scripts": {
+    "Echo": { "returns": "parameter" },
+    "Fail": { "error": "3" },
+    "Count": { "returns": "foundCount" },
+    "Tools": { "folder": true, "scripts": ["Fail", "-", "Count"] }
+  },
+  "records": {
+    "Contacts": [
+      { "id": 1, "name": "John Doe", "drink": "Coffee", "date": "01/15/2020" },
+      { "id": 2, "name": "John Smith", "drink": "Tea", "date": "02/22/2022" },
+      { "id": 3, "name": "Joe Example", "drink": "Water", "date": "12/31/2021" },
+      { "id": 4, "name": "David", "drink": "Tea", "date": "" }
+    ],
+    "Notes": [
+      { "contact_id": 1, "note": "first note" },
+      { "contact_id": 1, "note": "second note" },
+      { "contact_id": 1, "note": "third note" },
+      { "contact_id": 2, "note": "only note" }
+    ]
+  },
+  "limits": { "maxSessions": 5, "sessionIdleSeconds": 900 }
+}
+"""#
+
+/// One answer, parsed with the emulator's order-preserving JSON reader (exact JSON types).
+struct Answer {
+    var status: Int
+    var headers: [(name: String, value: String)]
+    var body: Data
+    var json: JSON?
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+    var code: String? { json?["messages"]?.arrayValue?.first?["code"]?.stringValue }
+    var message: String? { json?["messages"]?.arrayValue?.first?["message"]?.stringValue }
+    var response: JSON { json?["response"] ?? .null }
+    var data: [JSON] { response["data"]?.arrayValue ?? [] }
+    var isEmptyResponse: Bool { response == .object([]) }
+}
+
+/// Calls an emulator's handler directly (no sockets).
+final class Harness {
+    let emulator: Emulator
+    var token = ""
+    let db: String
+
+    init(schemaJSON: String = contactsSchemaJSON, db: String = "Contacts") throws {
+        emulator = try Emulator(schemaJSON: Data(schemaJSON.utf8))
+        self.db = db
+    }
+
+    init(emulator: Emulator, db: String) {
+        self.emulator = emulator
+        self.db = db
+    }
+
+    var base: String { "/fmi/data/vLatest/databases/\(db)" }
+
+    @discardableResult
+    func send(_ method: String, _ target: String, body: String? = nil, bearer: Bool = true,
+              contentType: String? = "application/json", headers extra: [(name: String, value: String)] = []) -> Answer {
+        var headers: [(name: String, value: String)] = [("Host", "127.0.0.1:3000")]
+        if bearer, !token.isEmpty { headers.append(("Authorization", "Bearer \(token)")) }
+        if let contentType, body != nil || method == "POST" || method == "PATCH" { headers.append(("Content-Type", contentType)) }
+        headers += extra
+        let request = HTTPRequest(method: method, target: target, headers: headers, body: Data((body ?? "").utf8))
+        let r = emulator.handler.handle(request)
+        return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
+    }
+
+    func loginRequest(user: String = "admin", password: String = "admin", db: String? = nil, body: String? = "{}",
+                      contentType: String? = "application/json") -> Answer {
+        let basic = Data("\(user):\(password)".utf8).base64EncodedString()
+        var headers: [(name: String, value: String)] = [("Host", "127.0.0.1:3000"), ("Authorization", "Basic \(basic)")]
+        if let contentType { headers.append(("Content-Type", contentType)) }
+        let request = HTTPRequest(method: "POST", target: "/fmi/data/vLatest/databases/\(db ?? self.db)/sessions",
+                                  headers: headers, body: Data((body ?? "").utf8))
+        let r = emulator.handler.handle(request)
+        return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
+    }
+
+    @discardableResult
+    func login() throws -> String {
+        let a = loginRequest()
+        try #require(a.status == 200)
+        token = try #require(a.response["token"]?.stringValue)
+        return token
+    }
+
+    /// Creates a record on layout `Contacts` and returns its id.
+    func create(_ fieldData: String, layout: String = "Contacts") throws -> String {
+        let a = send("POST", "\(base)/layouts/\(layout)/records", body: #"{"fieldData":\#(fieldData)}"#)
+        try #require(a.status == 200, "create failed: \(String(decoding: a.body, as: UTF8.self))")
+        return try #require(a.response["recordId"]?.stringValue)
+    }
+}
+
+func percentEncoded(_ s: String) -> String {
+    s.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~")) ?? s
+}
+
+extension JSON {
+    var numberValue: Double? { if case let .number(n) = self { return n }; return nil }
+    var isString: Bool { stringValue != nil }
+    var isBool: Bool { boolValue != nil }
+    var isNumber: Bool { numberValue != nil }
+}
