@@ -1,0 +1,41 @@
+import Foundation
+import SwiftFM
+import SwiftFMEmulator
+
+/// Prints one line of what an example did (one unbuffered write, so output order is kept across queues).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Where the examples run: a real server from the environment, or the embedded emulator.
+struct ExampleTarget: Sendable {
+    var configuration: FMConfiguration
+    /// The layout the examples work on.
+    var layout: String?
+    /// `true` against the emulator: the examples may create, edit and delete records.
+    var writable: Bool
+    /// The embedded emulator, when no server was configured.
+    var emulator: Emulator?
+
+    var summary: String {
+        emulator == nil
+            ? "FileMaker Server at \(configuration.host), database \(configuration.database) (read-only)"
+            : "embedded emulator at \(configuration.host), database \(configuration.database)"
+    }
+
+    static func fromEnvironment() throws -> ExampleTarget {
+        let env = ProcessInfo.processInfo.environment
+        if let host = env["FM_HOST"], let database = env["FM_DATABASE"],
+           let user = env["FM_USER"], let password = env["FM_PASSWORD"] {
+            return ExampleTarget(
+                configuration: FMConfiguration(host: host, database: database, username: user, password: password),
+                layout: env["FM_LAYOUT"], writable: false, emulator: nil)
+        }
+        let emulator = Emulator()
+        let url = try emulator.start(host: "127.0.0.1", port: 0)
+        return ExampleTarget(
+            configuration: FMConfiguration(host: url.absoluteString, database: emulator.database,
+                                           username: "admin", password: "admin"),
+            layout: "Artists", writable: true, emulator: emulator)
+    }
+}

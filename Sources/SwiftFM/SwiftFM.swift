@@ -1,2 +1,0 @@
-/// SwiftFM: a client for the FileMaker Data API (placeholder module file).
-enum SwiftFMModule {}
