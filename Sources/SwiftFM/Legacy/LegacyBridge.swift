@@ -1,0 +1,279 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// How every legacy call reaches the core: one `Endpoint` per Data API call, sent through
+// `DataAPI.perform` (request building, percent-encoding, transport, envelope and error mapping,
+// the callback queue), then projected onto the tuple shapes of each era. The legacy layer has no
+// HTTP code of its own.
+
+/// A successful answer as the originals read it: the raw `response` object and the first message.
+struct LegacyJSON: @unchecked Sendable {
+    var response: [String: Any]
+    var code: String
+    var message: String
+}
+
+/// What every legacy completion is projected from: the `response` object (empty on failure),
+/// the code (`"0"`, the FileMaker code, or a client-side code) and the message.
+struct LegacyOutcome {
+    var response: [String: Any]
+    var code: String
+    var message: String
+
+    var isSuccess: Bool { code == "0" }
+    /// `response.data`, the raw records.
+    var records: [[String: Any]]? { isSuccess ? response["data"] as? [[String: Any]] : nil }
+
+    init(_ result: Result<LegacyJSON, FMError>) {
+        switch result {
+        case .success(let json):
+            self.response = json.response
+            self.code = json.code
+            self.message = json.message
+        case .failure(let error):
+            self.response = [:]
+            self.code = error.code
+            self.message = error.message
+        }
+    }
+}
+
+/// The Data API calls the legacy surfaces make.
+enum LegacyCall {
+    case login(encodedAuth: String)
+    case logout(token: String)
+    case validate
+    case create(layout: String, payload: [String: Any])
+    case duplicate(layout: String, recordId: Int)
+    case getRecords(layout: String, offset: Int?, limit: Int?, extra: [URLQueryItem])
+    case getRecord(layout: String, recordId: Int)
+    case find(layout: String, payload: [String: Any])
+    case edit(layout: String, recordId: Int, payload: [String: Any], modId: Int?)
+    case delete(layout: String, recordId: Int)
+    case globals(payload: [String: Any])
+    case productInfo
+    case databases
+    case layouts
+    case layoutMetadata(layout: String)
+    case scripts
+    case runScript(layout: String, script: String, parameter: String?)
+    case upload(layout: String, recordId: Int, field: String, fileName: String, mimeType: String, data: Data)
+
+    /// Host-scoped calls work with a host and no database.
+    var needsDatabase: Bool {
+        switch self {
+        case .validate, .productInfo, .databases: return false
+        default: return true
+        }
+    }
+
+    /// The endpoint, authenticated with the caller's own token (never the managed session).
+    func endpoint(token: String) -> Endpoint<LegacyJSON> {
+        let decode = LegacyCall.decodeEnvelope
+        let bearer = Endpoint<LegacyJSON>.Auth.token(token)
+        switch self {
+        case .login(let auth):
+            return Endpoint(.post, .database, ["sessions"], body: .json(Data("{}".utf8)), auth: .basic(encoded: auth), decode: decode)
+        case .logout(let token):
+            return Endpoint(.delete, .database, ["sessions", token], auth: .none, decode: decode)
+        case .validate:
+            return Endpoint(.get, .host, ["validateSession"], auth: bearer, decode: decode)
+        case .create(let layout, let payload):
+            return LegacyCall.json(.post, ["layouts", layout, "records"], payload, bearer)
+        case .duplicate(let layout, let id):
+            return Endpoint(.post, .database, ["layouts", layout, "records", String(id)], body: .json(Data("{}".utf8)), auth: bearer, decode: decode)
+        case .getRecords(let layout, let offset, let limit, let extra):
+            var query: [URLQueryItem] = []
+            if let offset { query.append(URLQueryItem(name: "_offset", value: String(offset))) }
+            if let limit { query.append(URLQueryItem(name: "_limit", value: String(limit))) }
+            return Endpoint(.get, .database, ["layouts", layout, "records"], query: query + extra, auth: bearer, decode: decode)
+        case .getRecord(let layout, let id):
+            return Endpoint(.get, .database, ["layouts", layout, "records", String(id)], auth: bearer, decode: decode)
+        case .find(let layout, let payload):
+            return LegacyCall.json(.post, ["layouts", layout, "_find"], payload, bearer)
+        case .edit(let layout, let id, let payload, let modId):
+            var body = payload
+            if let modId { body["modId"] = String(modId) }
+            return LegacyCall.json(.patch, ["layouts", layout, "records", String(id)], body, bearer)
+        case .delete(let layout, let id):
+            return Endpoint(.delete, .database, ["layouts", layout, "records", String(id)], auth: bearer, decode: decode)
+        case .globals(let payload):
+            return LegacyCall.json(.patch, ["globals"], payload, bearer)
+        case .productInfo:
+            return Endpoint(.get, .host, ["productInfo"], auth: .none, decode: decode)
+        case .databases:
+            return Endpoint(.get, .host, ["databases"], auth: .none, decode: decode)
+        case .layouts:
+            return Endpoint(.get, .database, ["layouts"], auth: bearer, decode: decode)
+        case .layoutMetadata(let layout):
+            return Endpoint(.get, .database, ["layouts", layout], auth: bearer, decode: decode)
+        case .scripts:
+            return Endpoint(.get, .database, ["scripts"], auth: bearer, decode: decode)
+        case .runScript(let layout, let script, let parameter):
+            let query = parameter.map { [URLQueryItem(name: "script.param", value: $0)] } ?? []
+            return Endpoint(.get, .database, ["layouts", layout, "script", script], query: query, auth: bearer, decode: decode)
+        case .upload(let layout, let id, let field, let fileName, let mimeType, let data):
+            let boundary = "SwiftFM-" + UUID().uuidString
+            let body = LegacyCall.multipart(boundary: boundary, fileName: fileName, mimeType: mimeType, data: data)
+            return Endpoint(
+                .post, .database, ["layouts", layout, "records", String(id), "containers", field, "1"],
+                body: .multipart(body, boundary: boundary), auth: bearer, decode: decode)
+        }
+    }
+
+    private static func json(
+        _ method: Endpoint<LegacyJSON>.Method, _ segments: [String], _ payload: [String: Any],
+        _ auth: Endpoint<LegacyJSON>.Auth
+    ) -> Endpoint<LegacyJSON> {
+        guard JSONSerialization.isValidJSONObject(payload),
+              let body = try? JSONSerialization.data(withJSONObject: payload)
+        else {
+            return Endpoint(
+                method, .database, segments, auth: auth,
+                invalid: .invalidArgument("The payload cannot be serialised as JSON"), decode: decodeEnvelope)
+        }
+        return Endpoint(method, .database, segments, body: .json(body), auth: auth, decode: decodeEnvelope)
+    }
+
+    /// One `upload` part, as FileMaker expects.
+    static func multipart(boundary: String, fileName: String, mimeType: String, data: Data) -> Data {
+        let safeName = fileName.replacingOccurrences(of: "\"", with: "%22")
+            .replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "")
+        var body = Data()
+        body.append(Data("--\(boundary)\r\n".utf8))
+        body.append(Data("Content-Disposition: form-data; name=\"upload\"; filename=\"\(safeName)\"\r\n".utf8))
+        body.append(Data("Content-Type: \(mimeType)\r\n\r\n".utf8))
+        body.append(data)
+        body.append(Data("\r\n--\(boundary)--\r\n".utf8))
+        return body
+    }
+
+    /// Reads a 200 answer the way the originals did: raw `JSONSerialization`, `response` and `messages[0]`.
+    @Sendable static func decodeEnvelope(_ answer: Endpoint<LegacyJSON>.Response) throws -> LegacyJSON {
+        guard let object = try? JSONSerialization.jsonObject(with: answer.body) else {
+            throw FMError.notJSON(status: answer.status)
+        }
+        guard let json = object as? [String: Any] else {
+            throw FMError.malformed("the body is not a JSON object", status: answer.status)
+        }
+        let first = (json["messages"] as? [[String: Any]])?.first
+        return LegacyJSON(
+            response: json["response"] as? [String: Any] ?? [:],
+            code: first?["code"] as? String ?? "0",
+            message: first?["message"] as? String ?? "OK")
+    }
+}
+
+// MARK: - Sending
+
+extension DataAPI {
+    /// Sends one legacy call and delivers its outcome exactly once, on a library queue (never main).
+    ///
+    /// The configuration comes from ``legacyDefaults`` in the order `era` prefers; a missing
+    /// configuration completes with `-1001` (the originals silently never called back). After a
+    /// successful call made with the token in `fm-token`, `fm-token-expiry` slides to now + 900 s.
+    static func legacySend(
+        _ call: LegacyCall, era: LegacyEra, token: String = "",
+        completion: @escaping (LegacyOutcome) -> Void
+    ) {
+        switch LegacyEnvironment.resolve(era, needsDatabase: call.needsDatabase) {
+        case .failure(let error):
+            let box = UncheckedBox(completion)
+            LegacyState.shared.queue.async { box.value(LegacyOutcome(.failure(error))) }
+        case .success(let target):
+            let service = LegacyState.shared.service(for: target)
+            service.perform(call.endpoint(token: token)) { result in
+                let outcome = LegacyOutcome(result)
+                if outcome.isSuccess { LegacyEnvironment.slideExpiry(ifCurrent: token) }
+                completion(outcome)
+            }
+        }
+    }
+
+    // Projections shared by the era files. Each delivers the richest shape; the overloads narrow it.
+
+    /// `(code, message)`.
+    static func legacyStatus(
+        _ call: LegacyCall, era: LegacyEra, token: String, completion: @escaping (String, String) -> Void
+    ) {
+        legacySend(call, era: era, token: token) { completion($0.code, $0.message) }
+    }
+
+    /// `(records?, code, message)`: `response.data`, nil on any failure (find's "no records" is `nil` and `"401"`).
+    static func legacyRecords(
+        _ call: LegacyCall, era: LegacyEra, token: String,
+        completion: @escaping ([[String: Any]]?, String, String) -> Void
+    ) {
+        legacySend(call, era: era, token: token) { outcome in
+            guard outcome.isSuccess else { return completion(nil, outcome.code, outcome.message) }
+            guard let records = outcome.records else {
+                let error = FMError.malformed("response.data is missing", status: 200)
+                return completion(nil, error.code, error.message)
+            }
+            completion(records, outcome.code, outcome.message)
+        }
+    }
+
+    /// `(record?, code, message)`: the first record; an empty answer is `nil` and `-1008` (the originals crashed).
+    static func legacyRecord(
+        _ call: LegacyCall, era: LegacyEra, token: String,
+        completion: @escaping ([String: Any]?, String, String) -> Void
+    ) {
+        legacyRecords(call, era: era, token: token) { records, code, message in
+            guard let records else { return completion(nil, code, message) }
+            guard let first = records.first else {
+                return completion(nil, FMError.emptyResult.code, FMError.emptyResult.message)
+            }
+            completion(first, code, message)
+        }
+    }
+
+    /// `(recordId?, code, message)` of a create or duplicate, read from `response.recordId`.
+    static func legacyRecordId(
+        _ call: LegacyCall, era: LegacyEra, token: String,
+        completion: @escaping (String?, String, String) -> Void
+    ) {
+        legacySend(call, era: era, token: token) { outcome in
+            guard outcome.isSuccess else { return completion(nil, outcome.code, outcome.message) }
+            guard let recordId = LegacyEnvironment.string(outcome.response["recordId"]) else {
+                let error = FMError.malformed("response.recordId is missing", status: 200)
+                return completion(nil, error.code, error.message)
+            }
+            completion(recordId, outcome.code, outcome.message)
+        }
+    }
+
+    /// `(token?, expiry?, code, message)` of a login with base64 `user:pass`; writes `fm-token` and
+    /// `fm-token-expiry` on success, as `refreshToken` always did.
+    static func legacyLogin(
+        auth: String, era: LegacyEra, completion: @escaping (String?, Date?, String, String) -> Void
+    ) {
+        legacySend(.login(encodedAuth: auth), era: era) { outcome in
+            guard outcome.isSuccess else { return completion(nil, nil, outcome.code, outcome.message) }
+            guard let token = outcome.response["token"] as? String, !token.isEmpty else {
+                return completion(nil, nil, FMError.noToken.code, FMError.noToken.message)
+            }
+            let expiry = LegacyEnvironment.storeToken(token)
+            completion(token, expiry, outcome.code, outcome.message)
+        }
+    }
+
+    /// `(code, message)` of a logout; clears `fm-token` (and writes `0` to `fm-token-expiry`) on success.
+    static func legacyLogout(token: String, era: LegacyEra, completion: @escaping (String, String) -> Void) {
+        legacySend(.logout(token: token), era: era) { outcome in
+            if outcome.isSuccess { LegacyEnvironment.clearToken() }
+            completion(outcome.code, outcome.message)
+        }
+    }
+}
+
+extension LegacyEnvironment {
+    /// A record id or modId as the originals delivered it: a String (numbers are accepted too).
+    static func string(_ value: Any?) -> String? {
+        if let text = value as? String { return text }
+        if let number = value as? NSNumber { return number.stringValue }
+        return nil
+    }
+}
