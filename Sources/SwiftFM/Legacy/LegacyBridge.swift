@@ -178,17 +178,21 @@ extension DataAPI {
         _ call: LegacyCall, era: LegacyEra, token: String = "",
         completion: @escaping (LegacyOutcome) -> Void
     ) {
-        switch LegacyEnvironment.resolve(era, needsDatabase: call.needsDatabase) {
-        case .failure(let error):
-            let box = UncheckedBox(completion)
-            LegacyState.shared.queue.async { box.value(LegacyOutcome(.failure(error))) }
-        case .success(let target):
-            let service = LegacyState.shared.service(for: target)
-            service.perform(call.endpoint(token: token)) { result in
-                let outcome = LegacyOutcome(result)
+        // The configuration in force now stays in force for the completion (and the calls it makes).
+        let scope = UncheckedBox(LegacyEnvironment.defaults)
+        let deliver: (LegacyOutcome) -> Void = { outcome in
+            LegacyScope.$defaults.withValue(scope) {
                 if outcome.isSuccess { LegacyEnvironment.slideExpiry(ifCurrent: token) }
                 completion(outcome)
             }
+        }
+        switch LegacyEnvironment.resolve(era, needsDatabase: call.needsDatabase) {
+        case .failure(let error):
+            let box = UncheckedBox(deliver)
+            LegacyState.shared.queue.async { box.value(LegacyOutcome(.failure(error))) }
+        case .success(let target):
+            let service = LegacyState.shared.service(for: target)
+            service.perform(call.endpoint(token: token)) { result in deliver(LegacyOutcome(result)) }
         }
     }
 

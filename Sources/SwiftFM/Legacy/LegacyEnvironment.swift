@@ -88,10 +88,33 @@ extension DataAPI {
     }
 }
 
+extension DataAPI {
+    /// Runs `body` with `defaults` as the legacy configuration for every legacy call it makes, and for
+    /// the calls made from those calls' completions, without touching ``legacyDefaults``.
+    ///
+    /// For test suites and daemons that talk to several servers at once; the scope follows each
+    /// call into its completion, so nested legacy calls (refresh, then fetch) keep the same configuration.
+    public static func withLegacyDefaults<R>(_ defaults: UserDefaults, _ body: () throws -> R) rethrows -> R {
+        try LegacyScope.$defaults.withValue(UncheckedBox(defaults), operation: body)
+    }
+
+    /// The async form of ``withLegacyDefaults(_:_:)``.
+    nonisolated(nonsending)
+    public static func withLegacyDefaults<R>(_ defaults: UserDefaults, _ body: () async throws -> R) async rethrows -> R {
+        try await LegacyScope.$defaults.withValue(UncheckedBox(defaults), operation: body)
+    }
+}
+
+/// The scoped legacy configuration (task-local; bound around each legacy completion too).
+enum LegacyScope {
+    @TaskLocal static var defaults: UncheckedBox<UserDefaults>?
+}
+
 // MARK: - Resolution
 
 enum LegacyEnvironment {
-    static var defaults: UserDefaults { LegacyState.shared.defaults }
+    /// The scoped `UserDefaults` when there is one, otherwise ``DataAPI/legacyDefaults``.
+    static var defaults: UserDefaults { LegacyScope.defaults?.value ?? LegacyState.shared.defaults }
 
     /// Resolves the configuration from the UserDefaults keys, in the order `era` prefers.
     /// `needsDatabase: false` is for host-scoped calls (validateSession, productInfo, databases).
