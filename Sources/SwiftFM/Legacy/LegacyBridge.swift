@@ -226,12 +226,18 @@ extension DataAPI {
         completion: @escaping ([String: Any]?, String, String) -> Void
     ) {
         legacyRecords(call, era: era, token: token) { records, code, message in
-            guard let records else { return completion(nil, code, message) }
-            guard let first = records.first else {
-                return completion(nil, FMError.emptyResult.code, FMError.emptyResult.message)
-            }
-            completion(first, code, message)
+            let (record, code, message) = firstRecord(records, code, message)
+            completion(record, code, message)
         }
+    }
+
+    /// The first record of a one-record answer; an empty `data` array is `-1008` (the originals crashed on `records[0]`).
+    static func firstRecord(
+        _ records: [[String: Any]]?, _ code: String, _ message: String
+    ) -> ([String: Any]?, String, String) {
+        guard let records else { return (nil, code, message) }
+        guard let first = records.first else { return (nil, FMError.emptyResult.code, FMError.emptyResult.message) }
+        return (first, code, message)
     }
 
     /// `(recordId?, code, message)` of a create or duplicate, read from `response.recordId`.
