@@ -74,7 +74,7 @@ final class SyncDaemon {
             // getRecords(token:layout:limit:) → ([[String: Any]]?, String)
             let limited = wait { done in
                 DataAPI.getRecords(token: token, layout: "Artists", limit: 1) { records, code in
-                    guard let records = records else { return done(([], code)) }
+                    guard let records = records else { return done(([String](), code)) }
                     done((names(records), code))
                 }
             }
@@ -103,8 +103,8 @@ final class SyncDaemon {
             // getRecordWith(id:) → ([String: Any]?, String) and the unlabelled E15 spelling.
             let byId = wait { done in
                 DataAPI.getRecordWith(id: 2, token: token, layout: "Artists", completion: { record, code in
-                    guard let record = record else { return done(nil) }
-                    done(field(record, "name"))
+                    guard let record = record else { return done("none: \(code)") }
+                    done(field(record, "name") ?? "")
                 })
             }
             #expect(byId == "Geoff")
@@ -136,7 +136,7 @@ final class SyncDaemon {
             // E13–E18 instance createRecord, optional and non-optional bodies.
             let instance = wait { done in
                 DataAPI().createRecord(token: token, layout: "Artists", payload: ["fieldData": ["name": "Instance"]]) { recordId, code in
-                    guard let recordId = recordId else { return done(nil) }
+                    guard let recordId = recordId else { return done("none: \(code)") }
                     done(recordId)
                 }
             }

@@ -101,7 +101,7 @@ extension DataAPI {
 
             let created = wait { done in
                 DataAPI.createRecord(token: token, layout: layout, payload: ["fieldData": ["name": "Geoff II", "city": "Dallas"]]) { recordId, code, message in
-                    guard let recordId = recordId else { return done((nil, message)) }
+                    guard let recordId = recordId else { return done(("", message)) }
                     done((recordId, message))
                 }
             }

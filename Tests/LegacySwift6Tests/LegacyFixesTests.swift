@@ -73,15 +73,16 @@ import Testing
         }
     }
 
-    @Test func injectedStandardDefaultsReplacement() throws {
-        // DataAPI.legacyDefaults is the process-wide setting (default .standard), read as apps read .standard.
+    @Test func processWideDefaultsInjection() throws {
+        // DataAPI.legacyDefaults is the process-wide setting (default .standard); every other corpus
+        // test scopes its own suite with withLegacyDefaults, so swapping the global here is safe.
         #expect(DataAPI.legacyDefaults === UserDefaults.standard)
         let server = try LegacyServer(.dbPath)
-        let code: String? = DataAPI.withLegacyDefaults(server.defaults) {
-            wait { done in DataAPI.refreshToken(for: LegacyServer.auth) { _, _, code in done(code) } }
-        }
+        DataAPI.legacyDefaults = server.defaults
+        defer { DataAPI.legacyDefaults = .standard }
+        let code = wait { done in DataAPI.refreshToken(for: LegacyServer.auth) { _, _, code in done(code) } }
         #expect(code == "0")
         #expect(server.defaults.string(forKey: "fm-token") != nil)
-        #expect(UserDefaults.standard.string(forKey: "fm-token") != server.defaults.string(forKey: "fm-token"))
+        #expect(DataAPI.isActiveToken())
     }
 }

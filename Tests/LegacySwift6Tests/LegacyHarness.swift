@@ -83,7 +83,7 @@ final class LegacyServer: @unchecked Sendable {
     }
 
     /// Runs `body` with this server's defaults as the legacy configuration.
-    func run<R>(_ body: () throws -> R) rethrows -> R {
+    func run<R>(_ body: () throws -> R) throws -> R {
         try DataAPI.withLegacyDefaults(defaults, body)
     }
 
