@@ -1,0 +1,146 @@
+import Foundation
+
+// The session surface: explicit login/logout/validate, and the legacy explicit-token model
+// (`isActiveToken()` / `refreshToken(...)`). Every data call logs in by itself when it needs to.
+
+extension DataAPI {
+    /// Logs in now (joining a login already in flight), stores the token and returns it.
+    ///
+    /// Completes with `(token, "0")`, or `(nil, code)` — `"212"` for wrong credentials, a client code otherwise.
+    @discardableResult
+    public func login(completion: @escaping (String?, String) -> Void) -> FMRequest {
+        loginResult { completion(try? $0.get(), $0.fmCode) }
+    }
+
+    /// Logs out the current session (`DELETE …/sessions/{token}`), clearing the token store first.
+    ///
+    /// Completes with `(true, "0")`, also when there was no session; `(false, code)` when the server refused
+    /// (for example `"952"` for a token it had already closed) — the store is cleared in every case.
+    @discardableResult
+    public func logout(completion: @escaping (Bool, String) -> Void) -> FMRequest {
+        logoutResult(token: nil) { completion((try? $0.get()) ?? false, $0.fmCode) }
+    }
+
+    /// Logs out the session of `token`; clears the token store when it is the current token.
+    @discardableResult
+    public func logout(token: String, completion: @escaping (Bool, String) -> Void) -> FMRequest {
+        logoutResult(token: token) { completion((try? $0.get()) ?? false, $0.fmCode) }
+    }
+
+    /// Asks the server whether the current token is valid (`GET /validateSession`); never logs in.
+    ///
+    /// `(true, "0")` when valid; `(false, "952")` when the server rejected it (the token is then forgotten);
+    /// `(false, "-1010")` when there is no current token.
+    @discardableResult
+    public func validateSession(completion: @escaping (Bool, String) -> Void) -> FMRequest {
+        validateSessionResult(token: nil) { completion((try? $0.get()) ?? false, $0.fmCode) }
+    }
+
+    /// Asks the server whether `token` is valid (`GET /validateSession` with `Bearer token`).
+    @discardableResult
+    public func validateSession(token: String, completion: @escaping (Bool, String) -> Void) -> FMRequest {
+        validateSessionResult(token: token) { completion((try? $0.get()) ?? false, $0.fmCode) }
+    }
+
+    /// `true` when a token is held whose local expiry (15 minutes after its last use) is in the future,
+    /// by the injected clock — in memory or in the token store.
+    public func isActiveToken() -> Bool { activeStoredToken() != nil }
+
+    /// Logs in with the configured credentials and returns the new token and its expiry (now + 15 minutes);
+    /// the token becomes the current one and is written to the token store.
+    @discardableResult
+    public func refreshToken(completion: @escaping (String?, Date?, String) -> Void) -> FMRequest {
+        refreshTokenResult(encodedCredentials: nil) { completion($0.value?.token, $0.value?.expiry, $0.fmCode) }
+    }
+
+    /// Logs in with a ready base64 `user:pass` value (the legacy `fm-auth`) and returns the token and its
+    /// expiry (now + 15 minutes); the token becomes the current one and is written to the token store.
+    @discardableResult
+    public func refreshToken(encodedCredentials: String, completion: @escaping (String?, Date?, String) -> Void) -> FMRequest {
+        refreshTokenResult(encodedCredentials: encodedCredentials) { completion($0.value?.token, $0.value?.expiry, $0.fmCode) }
+    }
+
+    /// The current session token, when the local clock says it is valid.
+    public var currentToken: String? { activeStoredToken()?.token }
+
+    /// The local expiry of ``currentToken``.
+    public var tokenExpiry: Date? { activeStoredToken()?.expiry }
+}
+
+// MARK: - Result-based twins (used by the callback methods above and by the async overlay)
+
+extension DataAPI {
+    @discardableResult
+    func loginResult(completion: @escaping (Result<String, FMError>) -> Void) -> FMRequest {
+        let delivery = OneShot(queue: callbackQueue, completion: completion)
+        withSessionToken(force: true) { delivery.finish($0) }
+        return delivery.handle
+    }
+
+    @discardableResult
+    func refreshTokenResult(
+        encodedCredentials: String?,
+        completion: @escaping (Result<(token: String, expiry: Date), FMError>) -> Void
+    ) -> FMRequest {
+        let delivery = OneShot(queue: callbackQueue, completion: completion)
+        guard let encodedCredentials else {
+            withSessionToken(force: true) { [self] result in
+                delivery.finish(result.map { token in
+                    let held = session.withLock { $0.validToken(now: .distantPast) }
+                    let expiry = held?.token == token ? held?.expiry : nil
+                    return (token, expiry ?? now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime))
+                })
+            }
+            return delivery.handle
+        }
+        let task = sendLogin(encoded: encodedCredentials) { [self] result in
+            guard !delivery.isFinished else { return }
+            delivery.finish(result.map { token in (token, adoptToken(token)) })
+        }
+        if let task { delivery.attach(task) }
+        return delivery.handle
+    }
+
+    @discardableResult
+    func logoutResult(token explicit: String?, completion: @escaping (Result<Bool, FMError>) -> Void) -> FMRequest {
+        // Forget the token before the DELETE goes out, so no concurrent call picks it up again.
+        let token: String?
+        let stored = tokenStore.load()?.token
+        if let explicit {
+            let isCurrent = session.withLock { $0.validToken(now: .distantPast)?.token == explicit }
+            if isCurrent || stored == explicit { _ = resetSession() }
+            token = explicit
+        } else {
+            token = resetSession() ?? stored
+        }
+        guard let token else {
+            let delivery = OneShot(queue: callbackQueue, completion: completion)
+            delivery.finish(.success(true))
+            return delivery.handle
+        }
+        return perform(SessionEndpoints.logout(token: token), completion: completion)
+    }
+
+    @discardableResult
+    func validateSessionResult(token explicit: String?, completion: @escaping (Result<Bool, FMError>) -> Void) -> FMRequest {
+        guard let token = explicit ?? currentToken else {
+            let delivery = OneShot(queue: callbackQueue, completion: completion)
+            delivery.finish(.failure(FMError(code: FMError.ClientCode.noToken, message: "There is no session token to validate")))
+            return delivery.handle
+        }
+        return perform(SessionEndpoints.validate(token: token), completion: completion)
+    }
+}
+
+extension Result where Failure == FMError {
+    /// `"0"` on success, else the error's code (the legacy tuples' second element).
+    var fmCode: String {
+        switch self {
+        case .success: "0"
+        case .failure(let error): error.code
+        }
+    }
+
+    /// The value on success, else `nil`.
+    var value: Success? { try? get() }
+}

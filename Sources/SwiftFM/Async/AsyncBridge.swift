@@ -1,0 +1,89 @@
+import Foundation
+
+/// Holds the request of one bridged call so task cancellation can reach it, whichever comes first.
+private final class CancelLatch: Sendable {
+    private struct State {
+        var cancelled = false
+        var request: FMRequest?
+    }
+    private let state = Locked(State())
+
+    func set(_ request: FMRequest) {
+        let cancelled = state.withLock { state -> Bool in
+            state.request = request
+            return state.cancelled
+        }
+        if cancelled { request.cancel() }
+    }
+
+    func cancel() {
+        let request = state.withLock { state -> FMRequest? in
+            state.cancelled = true
+            return state.request
+        }
+        request?.cancel()
+    }
+}
+
+extension DataAPI {
+    /// The one async bridge: sends `endpoint` through the engine and returns its value or throws ``FMError``.
+    ///
+    /// Task cancellation cancels the request (its transport task) and the call throws `"-1005"`; the
+    /// continuation is resumed exactly once because the engine completes exactly once.
+    func bridge<Value>(_ endpoint: Endpoint<Value>) async throws -> Value {
+        try await bridge { completion in perform(endpoint, completion: completion) }
+    }
+
+    /// The bridge for operations that are not a single endpoint: `start` begins the callback operation and
+    /// returns its handle.
+    func bridge<Value>(_ start: (@escaping (Result<Value, FMError>) -> Void) -> FMRequest) async throws -> Value {
+        let latch = CancelLatch()
+        let box: UncheckedBox<Value> = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedBox<Value>, Error>) in
+                let request = start { result in
+                    switch result {
+                    case .success(let value): continuation.resume(returning: UncheckedBox(value))
+                    case .failure(let error): continuation.resume(throwing: error)
+                    }
+                }
+                latch.set(request)
+            }
+        } onCancel: {
+            latch.cancel()
+        }
+        return box.value
+    }
+}
+
+// MARK: - Async sessions
+
+extension DataAPI {
+    /// Logs in now (joining a login in flight), stores the token and returns it. Throws ``FMError``.
+    @discardableResult
+    public func login() async throws -> String {
+        try await bridge { loginResult(completion: $0) }
+    }
+
+    /// Logs out the current session; the token store is cleared whatever the server answers. Throws
+    /// ``FMError`` when the server refused (for example `"952"`).
+    public func logout() async throws {
+        _ = try await bridge { logoutResult(token: nil, completion: $0) }
+    }
+
+    /// `true` when the server accepts the current token, `false` when it rejects it (952, the token is then
+    /// forgotten) or there is none (-1010). Other failures throw ``FMError``.
+    public func validateSession() async throws -> Bool {
+        do {
+            return try await bridge { validateSessionResult(token: nil, completion: $0) }
+        } catch let error as FMError where error.code == "952" || error.code == FMError.ClientCode.noToken {
+            return false
+        }
+    }
+
+    /// Logs in with the configured credentials; returns the new token and its expiry (now + 15 minutes).
+    @discardableResult
+    public func refreshToken() async throws -> (token: String, expiry: Date) {
+        let pair = try await bridge { refreshTokenResult(encodedCredentials: nil, completion: $0) }
+        return pair
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// A cancel handle returned by every callback method.
+///
+/// Cancelling is idempotent and thread-safe; the completion is still called exactly once, with
+/// ``FMError/ClientCode/cancelled`` (`"-1005"`) unless the answer had already been delivered.
+public final class FMRequest: Sendable, CustomStringConvertible {
+    private struct State {
+        var cancelled = false
+        var handler: (@Sendable () -> Void)?
+    }
+    private let state = Locked(State())
+
+    init() {}
+
+    /// Cancels the request: the transport task is cancelled and the completion runs with `"-1005"`,
+    /// unless it already ran (or was already scheduled). Calling it again does nothing.
+    public func cancel() {
+        let handler: (@Sendable () -> Void)? = state.withLock { state in
+            guard !state.cancelled else { return nil }
+            state.cancelled = true
+            defer { state.handler = nil }
+            return state.handler
+        }
+        handler?()
+    }
+
+    /// `true` once ``cancel()`` was called.
+    public var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// `"FMRequest(cancelled: …)"`.
+    public var description: String { "FMRequest(cancelled: \(isCancelled))" }
+
+    /// Sets what ``cancel()`` does (replacing the previous action). When the handle is already cancelled the
+    /// action runs at once. Composite operations (a download following a redirect) set one action per step.
+    func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            if state.cancelled { return true }
+            state.handler = handler
+            return false
+        }
+        if runNow { handler() }
+    }
+}
+
+/// The delivery side of one call: calls the caller's completion exactly once, on the callback queue, and
+/// remembers the transport task so a cancel can stop it.
+final class OneShot<Value>: @unchecked Sendable {
+    // @unchecked: every mutable field is behind `state`'s lock; the completion is only called once, on `queue`.
+    private struct State {
+        var completion: ((Result<Value, FMError>) -> Void)?
+        var task: TransportTask?
+    }
+    private let state: Locked<State>
+    private let queue: DispatchQueue
+    let handle: FMRequest
+
+    init(queue: DispatchQueue, handle: FMRequest = FMRequest(), completion: @escaping (Result<Value, FMError>) -> Void) {
+        self.queue = queue
+        self.handle = handle
+        self.state = Locked(State(completion: completion))
+        handle.onCancel { [weak self] in self?.cancel() }
+    }
+
+    /// `true` once the result was handed to the queue (or the call was cancelled).
+    var isFinished: Bool { state.withLock { $0.completion == nil } }
+
+    /// Delivers `result` unless something was delivered already. Returns whether this call delivered.
+    @discardableResult
+    func finish(_ result: Result<Value, FMError>) -> Bool {
+        let completion = state.withLock { state -> ((Result<Value, FMError>) -> Void)? in
+            defer { state.completion = nil; state.task = nil }
+            return state.completion
+        }
+        guard let completion else { return false }
+        let box = UncheckedBox((completion, result))
+        queue.async { box.value.0(box.value.1) }
+        return true
+    }
+
+    /// Records the task in flight; cancels it at once when the call already finished.
+    func attach(_ task: TransportTask) {
+        let finished = state.withLock { state -> Bool in
+            if state.completion == nil { return true }
+            state.task = task
+            return false
+        }
+        if finished { task.cancel() }
+    }
+
+    /// Cancel: deliver -1005 (if nothing was delivered yet), then stop the transport task.
+    func cancel() {
+        let task = state.withLock { $0.task }
+        finish(.failure(.cancelled))
+        task?.cancel()
+    }
+}
+
+/// Carries a non-`Sendable` value (a caller's completion, a raw JSON dictionary) across queues.
+///
+/// Completions of the legacy and callback surfaces are deliberately not `@Sendable` (old callers capture
+/// view controllers and daemon objects); the library guarantees it calls each one exactly once, on one queue.
+struct UncheckedBox<T>: @unchecked Sendable {
+    var value: T
+    init(_ value: T) { self.value = value }
+}

@@ -1,0 +1,156 @@
+import Foundation
+
+/// One entry of the `messages` array of a Data API answer.
+struct FMMessage: Decodable, Sendable, Equatable {
+    var code: String
+    var message: String
+
+    private enum CodingKeys: String, CodingKey { case code, message }
+
+    init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        // FileMaker sends strings; tolerate a number rather than failing the whole answer.
+        if let text = try? container.decode(String.self, forKey: .code) {
+            code = text
+        } else {
+            code = String(try container.decode(Int.self, forKey: .code))
+        }
+        message = (try? container.decodeIfPresent(String.self, forKey: .message)) ?? ""
+    }
+}
+
+/// The Data API envelope `{"response": …, "messages": […]}` decoded in one `JSONDecoder` pass.
+struct FMEnvelope<Response: Decodable>: Decodable {
+    var messages: [FMMessage]
+    var response: Response
+}
+
+/// Reading Data API envelopes: errors for non-200 answers, and helpers for the decoders of 200 answers.
+enum Envelope {
+    /// The error for a non-200 answer: FileMaker's code and message from `messages[0]`, `-1006` when the
+    /// body is not JSON (an HTML page from a proxy), `-1007` when it is JSON of the wrong shape or truncated.
+    static func error(status: Int, body: Data) -> FMError {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
+        } catch {
+            return looksLikeJSON(body)
+                ? .malformed("truncated or invalid JSON", status: status)
+                : .notJSON(status: status)
+        }
+        guard let dictionary = object as? [String: Any] else {
+            return .malformed("the body is not a JSON object", status: status)
+        }
+        switch firstMessage(in: dictionary) {
+        case .success(let message):
+            return FMError(code: message.code, message: message.message, httpStatus: status)
+        case .failure(let error):
+            return FMError(code: error.code, message: error.message, httpStatus: status)
+        }
+    }
+
+    /// Parses a 200 body once with `JSONSerialization` and returns its `response` object.
+    ///
+    /// Throws `-1006` for a non-JSON body, `-1007` for a body without `messages` or `response`, and
+    /// FileMaker's error when `messages[0].code` is not `"0"`.
+    static func response(from body: Data, status: Int = 200) throws(FMError) -> [String: Any] {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: body, options: [])
+        } catch {
+            throw looksLikeJSON(body) ? .malformed("truncated or invalid JSON", status: status) : .notJSON(status: status)
+        }
+        guard let dictionary = object as? [String: Any] else {
+            throw .malformed("the body is not a JSON object", status: status)
+        }
+        let message: FMMessage
+        switch firstMessage(in: dictionary) {
+        case .success(let first): message = first
+        case .failure(let error): throw error
+        }
+        guard message.code == "0" else {
+            throw FMError(code: message.code, message: message.message, httpStatus: status)
+        }
+        guard let response = dictionary["response"] as? [String: Any] else {
+            throw .malformed("no response object", status: status)
+        }
+        return response
+    }
+
+    /// Decodes a 200 body as `FMEnvelope<R>` with one `JSONDecoder` pass and returns its `response`.
+    ///
+    /// Throws `-1006` for a non-JSON body, `-1007` for a shape that does not match `R`, and FileMaker's
+    /// error when `messages[0].code` is not `"0"`.
+    static func decode<R: Decodable>(_ type: R.Type, from body: Data, status: Int = 200, decoder: JSONDecoder = JSONDecoder()) throws(FMError) -> R {
+        do {
+            let envelope = try decoder.decode(FMEnvelope<R>.self, from: body)
+            if let first = envelope.messages.first, first.code != "0" {
+                throw FMError(code: first.code, message: first.message, httpStatus: status)
+            }
+            return envelope.response
+        } catch let error as FMError {
+            throw error
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            throw looksLikeJSON(body) ? .malformed("truncated or invalid JSON", status: status) : .notJSON(status: status)
+        } catch {
+            throw .malformed(describe(error), status: status)
+        }
+    }
+
+    /// `messages[0]` of an envelope, or `-1007`.
+    private static func firstMessage(in dictionary: [String: Any]) -> Result<FMMessage, FMError> {
+        guard let messages = dictionary["messages"] as? [Any] else {
+            return .failure(.malformed("no messages array", status: nil))
+        }
+        guard let first = messages.first as? [String: Any] else {
+            return .failure(.malformed("empty messages array", status: nil))
+        }
+        let code: String
+        if let text = first["code"] as? String {
+            code = text
+        } else if let number = first["code"] as? NSNumber, String(cString: number.objCType) != "c", // not a JSON boolean
+                  let integer = Int(exactly: number.doubleValue) {
+            code = String(integer)
+        } else {
+            return .failure(.malformed("messages[0].code is missing or not a string", status: nil))
+        }
+        return .success(FMMessage(code: code, message: first["message"] as? String ?? ""))
+    }
+
+    /// `true` when the first non-blank byte opens a JSON object or array (a truncated body rather than HTML).
+    static func looksLikeJSON(_ body: Data) -> Bool {
+        for byte in body {
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF: continue // whitespace and a UTF-8 BOM
+            case UInt8(ascii: "{"), UInt8(ascii: "["): return true
+            default: return false
+            }
+        }
+        return false
+    }
+
+    /// A short description of a decoding error: the key path and what went wrong, no values.
+    static func describe(_ error: Error) -> String {
+        guard let decoding = error as? DecodingError else { return String(describing: error) }
+        func path(_ keys: [CodingKey]) -> String {
+            keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
+        switch decoding {
+        case .keyNotFound(let key, let context):
+            return "missing key \(path(context.codingPath + [key]))"
+        case .typeMismatch(let type, let context):
+            return "wrong type at \(path(context.codingPath)) (expected \(type))"
+        case .valueNotFound(let type, let context):
+            return "null at \(path(context.codingPath)) (expected \(type))"
+        case .dataCorrupted(let context):
+            return "corrupted data at \(path(context.codingPath))"
+        @unknown default:
+            return "decoding failed"
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// One line of SwiftFM's diagnostic log, handed to the ``DataAPI`` logging hook.
+///
+/// Messages never contain the password, the Basic value or a session token: URLs are reduced to their
+/// path (tokens in a logout path are replaced by `<token>`) and header values are never logged.
+public struct FMLogEvent: Sendable, CustomStringConvertible {
+    /// The severity of an event.
+    public enum Level: Int, Sendable, Comparable, CustomStringConvertible {
+        /// Per-request detail.
+        case debug
+        /// Normal operation: one line per request and per answer.
+        case info
+        /// Something was retried or recovered (a re-login after 952).
+        case warning
+        /// A call failed.
+        case error
+
+        /// Orders levels by severity.
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+
+        /// The level's name.
+        public var description: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .warning: "warning"
+            case .error: "error"
+            }
+        }
+    }
+
+    /// The severity.
+    public var level: Level
+    /// The redacted message.
+    public var message: String
+
+    /// Creates an event.
+    public init(level: Level, message: String) {
+        self.level = level
+        self.message = message
+    }
+
+    /// `"[level] message"`.
+    public var description: String { "[\(level)] \(message)" }
+}
+
+/// The logging hook type of ``DataAPI``: called synchronously on whatever queue produced the event.
+public typealias FMLogHandler = @Sendable (FMLogEvent) -> Void
+
+/// Redaction helpers shared by logging and `description`s.
+enum Redaction {
+    static let placeholder = "<redacted>"
+
+    /// The path (and no query) of `url`, with the token segment of a session path replaced.
+    static func path(of url: URL?) -> String {
+        guard let url else { return "<no url>" }
+        let raw = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
+        var parts = raw.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        // …/sessions/{token} (logout) carries the token in the path.
+        for index in parts.indices.dropLast() where parts[index].lowercased() == "sessions" {
+            parts[index + 1] = "<token>"
+        }
+        let query = url.query.map { _ in "?…" } ?? ""
+        return parts.joined(separator: "/") + query
+    }
+
+    /// Removes every occurrence of each secret from `text`.
+    static func scrub(_ text: String, secrets: [String]) -> String {
+        var result = text
+        for secret in secrets where secret.count >= 4 {
+            result = result.replacingOccurrences(of: secret, with: placeholder)
+        }
+        return result
+    }
+}
+
+/// Emits events to an optional hook, scrubbing known secrets as a second line of defence.
+struct Logger: Sendable {
+    let handler: FMLogHandler?
+    let secrets: @Sendable () -> [String]
+
+    var isEnabled: Bool { handler != nil }
+
+    func log(_ level: FMLogEvent.Level, _ message: @autoclosure () -> String) {
+        guard let handler else { return }
+        handler(FMLogEvent(level: level, message: Redaction.scrub(message(), secrets: secrets())))
+    }
+}

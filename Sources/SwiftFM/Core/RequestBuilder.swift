@@ -1,0 +1,110 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Turns an ``Endpoint`` into a `URLRequest`: the only place that knows URL layout, encoding and headers.
+enum RequestBuilder {
+    /// RFC 3986 unreserved characters: the only bytes left as they are in a path segment or a query value.
+    private static let unreserved: Set<UInt8> = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~".utf8))
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// Percent-encodes every byte of the UTF-8 form of `text` except `A-Z a-z 0-9 - _ . ~`.
+    ///
+    /// Used for path segments and for query names and values: `/`, `?`, `#`, `%`, `+`, `&`, `=`, space and
+    /// non-ASCII characters are all encoded, so no name can reach another path or add a parameter.
+    static func encode(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if unreserved.contains(byte) {
+                bytes.append(byte)
+            } else {
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hexDigits[Int(byte >> 4)])
+                bytes.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `name=value&…`, every name and value encoded with ``encode(_:)``; a `nil` value gives `name` alone.
+    static func query(_ items: [URLQueryItem]) -> String {
+        items.map { item in
+            item.value.map { "\(encode(item.name))=\(encode($0))" } ?? encode(item.name)
+        }.joined(separator: "&")
+    }
+
+    /// Builds the request for `endpoint`, with `authorization` as the complete `Authorization` value
+    /// (`"Basic …"`, `"Bearer …"`) or `nil` for none.
+    static func request<Value>(
+        for endpoint: Endpoint<Value>,
+        configuration: FMConfiguration,
+        authorization: String?
+    ) -> Result<URLRequest, FMError> {
+        let url: URL
+        switch Self.url(for: endpoint, configuration: configuration) {
+        case .success(let built): url = built
+        case .failure(let error): return .failure(error)
+        }
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: configuration.timeout)
+        request.httpMethod = endpoint.method.rawValue
+        request.httpShouldHandleCookies = false
+        if let authorization {
+            request.setValue(authorization, forHTTPHeaderField: "Authorization")
+        }
+        switch endpoint.body {
+        case .none:
+            break
+        case .json(let data):
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = data
+        case .multipart(let data, let boundary):
+            request.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
+            request.httpBody = data
+        }
+        return .success(request)
+    }
+
+    /// The URL of `endpoint`: `{base}/fmi/data/{version}[/databases/{db}]/{segments…}?{query}`.
+    static func url<Value>(for endpoint: Endpoint<Value>, configuration: FMConfiguration) -> Result<URL, FMError> {
+        var components: URLComponents
+        switch endpoint.scope {
+        case .absolute(let absolute):
+            guard let parsed = URLComponents(url: absolute, resolvingAgainstBaseURL: true),
+                  let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https", parsed.host != nil
+            else { return .failure(.invalidArgument("Not an http(s) URL: \(Redaction.path(of: absolute))")) }
+            components = parsed
+            if !endpoint.query.isEmpty {
+                let extra = query(endpoint.query)
+                components.percentEncodedQuery = components.percentEncodedQuery.map { $0 + "&" + extra } ?? extra
+            }
+        case .host, .database:
+            let base: URLComponents
+            switch configuration.resolvedBase() {
+            case .success(let resolved): base = resolved
+            case .failure(let error): return .failure(error)
+            }
+            var path = base.percentEncodedPath
+            while path.hasSuffix("/") { path.removeLast() }
+            path += "/fmi/data/" + configuration.version.rawValue
+            if case .database = endpoint.scope {
+                guard !configuration.database.isEmpty else {
+                    return .failure(.invalidConfiguration("No database is configured"))
+                }
+                path += "/databases/" + encode(configuration.database)
+            }
+            for segment in endpoint.segments {
+                path += "/" + encode(segment)
+            }
+            components = base
+            components.percentEncodedPath = path
+            components.percentEncodedQuery = endpoint.query.isEmpty ? nil : query(endpoint.query)
+            components.fragment = nil
+        }
+        guard let url = components.url else {
+            return .failure(.invalidConfiguration("Cannot build a URL for host \(configuration.host)"))
+        }
+        return .success(url)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// The three session endpoints (E3 login, E4 logout, E5 validate), described once.
+enum SessionEndpoints {
+    /// `POST …/databases/{db}/sessions` with Basic auth and the body `{}` or `{"fmDataSource":[…]}`.
+    /// Decodes the token from `response.token`, else from the `X-FM-Data-Access-Token` header; none → `-1010`.
+    static func login(encoded: String? = nil, dataSources: [FMDataSource]) -> Endpoint<String> {
+        var invalid: FMError?
+        let body: Data
+        do {
+            body = try loginBody(dataSources)
+        } catch {
+            body = Data()
+            invalid = .invalidArgument("The fmDataSource list cannot be encoded")
+        }
+        return Endpoint(.post, .database, ["sessions"], body: .json(body), auth: .basic(encoded: encoded), invalid: invalid) { response in
+            if let token = try? Envelope.response(from: response.body, status: response.status)["token"] as? String, !token.isEmpty {
+                return token
+            }
+            if let token = header("X-FM-Data-Access-Token", in: response.headers), !token.isEmpty {
+                return token
+            }
+            // Report a FileMaker error or an unreadable body as such; a well-formed answer without a token is -1010.
+            _ = try Envelope.response(from: response.body, status: response.status)
+            throw FMError.noToken
+        }
+    }
+
+    /// The login body: `{}`, or `{"fmDataSource":[{"database":…,"password":…,"username":…}]}` (keys sorted).
+    static func loginBody(_ dataSources: [FMDataSource]) throws -> Data {
+        guard !dataSources.isEmpty else { return Data("{}".utf8) }
+        let list = dataSources.map { ["database": $0.database, "username": $0.username, "password": $0.password] }
+        return try JSONSerialization.data(withJSONObject: ["fmDataSource": list], options: [.sortedKeys, .withoutEscapingSlashes])
+    }
+
+    /// `DELETE …/databases/{db}/sessions/{token}`: no Authorization header, no body.
+    static func logout(token: String) -> Endpoint<Bool> {
+        Endpoint(.delete, .database, ["sessions", token], auth: .none) { response in
+            _ = try Envelope.response(from: response.body, status: response.status)
+            return true
+        }
+    }
+
+    /// `GET /fmi/data/{version}/validateSession` with `Bearer token`.
+    static func validate(token: String) -> Endpoint<Bool> {
+        Endpoint(.get, .host, ["validateSession"], auth: .token(token)) { response in
+            _ = try Envelope.response(from: response.body, status: response.status)
+            return true
+        }
+    }
+
+    /// A header value by case-insensitive name.
+    static func header(_ name: String, in headers: [String: String]) -> String? {
+        let lowered = name.lowercased()
+        return headers.first { $0.key.lowercased() == lowered }?.value
+    }
+}

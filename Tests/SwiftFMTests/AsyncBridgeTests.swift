@@ -1,0 +1,100 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import SwiftFM
+
+@Suite("Async bridge")
+struct AsyncBridgeTests {
+    @Test func returnsTheValue() async throws {
+        let h = Harness { request in isLogin(request) ? .json(200, Bodies.login()) : .json(200, Bodies.value("async")) }
+        #expect(try await h.api.bridge(TestEndpoints.records()) == "async")
+    }
+
+    @Test func throwsFMError() async {
+        let h = Harness { request in isLogin(request) ? .json(200, Bodies.login()) : .json(500, Bodies.noRecords) }
+        await #expect(throws: FMError(code: "401", message: "No records match the request", httpStatus: 500)) {
+            try await h.api.bridge(TestEndpoints.records())
+        }
+    }
+
+    @Test func nonSendableValuesCrossTheBridge() async throws {
+        let h = Harness { _ in .json(200, Bodies.value("raw")) }
+        let endpoint = Endpoint<[String: Any]>(.get, .host, ["productInfo"], auth: .none) { response in
+            try Envelope.response(from: response.body)
+        }
+        let response = try await h.api.bridge(endpoint)
+        #expect(response["value"] as? String == "raw")
+    }
+
+    @Test func taskCancellationCancelsTheRequestAndThrowsMinus1005() async throws {
+        let held = Recorder<Void>()
+        let h = Harness(store: FMMemoryTokenStore(FMStoredToken(token: "t", expiry: .distantFuture))) { _ in
+            held.record(())
+            return .hold
+        }
+        let task = Task { try await h.api.bridge(TestEndpoints.records()) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                held.wait()
+                continuation.resume()
+            }
+        }
+        task.cancel()
+        let result = await task.result
+        #expect((result.error as? FMError)?.code == "-1005")
+        #expect(h.stub.tasks.count == 1)
+        #expect(h.stub.tasks.first?.isCancelled == true)
+    }
+
+    @Test func alreadyCancelledTaskThrowsMinus1005WithoutWaiting() async {
+        let h = Harness(store: FMMemoryTokenStore(FMStoredToken(token: "t", expiry: .distantFuture))) { _ in .hold }
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await h.api.bridge(TestEndpoints.records())
+        }
+        let result = await task.result
+        #expect((result.error as? FMError)?.code == "-1005")
+        #expect(h.stub.tasks.allSatisfy { $0.isCancelled })
+    }
+
+    @Test func manyConcurrentCallsResumeExactlyOnce() async throws {
+        let h = Harness { request in isLogin(request) ? .json(200, Bodies.login()) : .json(200, Bodies.value("v")) }
+        let values = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<100 { group.addTask { try await h.api.bridge(TestEndpoints.records()) } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(values.count == 100)
+        #expect(h.stub.count("POST", "/sessions") == 1)
+    }
+
+    @Test func asyncSessions() async throws {
+        let h = Harness { request in
+            if isLogin(request) { return .json(200, Bodies.login("async-token")) }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return request.header("Authorization") == "Bearer async-token" ? .json(200, Bodies.ok) : .json(401, Bodies.expired)
+        }
+        #expect(try await h.api.validateSession() == false) // no token yet
+        #expect(try await h.api.login() == "async-token")
+        #expect(try await h.api.validateSession() == true)
+        let refreshed = try await h.api.refreshToken()
+        #expect(refreshed.token == "async-token")
+        #expect(refreshed.expiry == h.clock.now + 900)
+        try await h.api.logout()
+        #expect(h.api.currentToken == nil)
+        #expect(try await h.api.validateSession() == false)
+    }
+
+    @Test func asyncLoginFailureThrows() async {
+        let h = Harness { _ in .json(401, Bodies.badLogin) }
+        await #expect { try await h.api.login() } throws: { ($0 as? FMError)?.code == "212" }
+    }
+}
+
+extension Result {
+    var error: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+@testable import SwiftFM
+
+@Suite("Envelope decoding")
+struct EngineEnvelopeTests {
+    func error(_ status: Int, _ text: String) -> FMError { Envelope.error(status: status, body: Data(text.utf8)) }
+
+    @Test func expiredToken() {
+        let e = error(401, Bodies.expired)
+        #expect(e.code == "952")
+        #expect(e.message == "Invalid FileMaker Data API token (*)")
+        #expect(e.httpStatus == 401)
+    }
+
+    @Test func fileMakerErrorWithHTTP500() {
+        let e = error(500, Bodies.noRecords)
+        #expect(e == FMError(code: "401", message: "No records match the request", httpStatus: 500))
+    }
+
+    @Test func htmlFromAProxyIsNotJSON() {
+        let e = error(502, "<html><body><h1>502 Bad Gateway</h1></body></html>")
+        #expect(e.code == "-1006")
+        #expect(e.httpStatus == 502)
+        #expect(error(415, "").code == "-1006")
+    }
+
+    @Test(arguments: [
+        #"{"messages":[{"code":"952","mess"#,          // truncated
+        #"{"response":{}}"#,                            // no messages
+        #"{"messages":[],"response":{}}"#,              // empty messages
+        #"{"messages":"952","response":{}}"#,           // wrong type
+        #"{"messages":[{"code":true}],"response":{}}"#, // wrong code type
+        #"[1,2,3]"#,                                    // not an object
+        #"  [{"#,                                       // truncated array
+    ])
+    func illShapedJSONIsMinus1007(text: String) {
+        let e = error(500, text)
+        #expect(e.code == "-1007")
+        #expect(e.httpStatus == 500)
+    }
+
+    @Test func numericCodeIsTolerated() {
+        #expect(error(500, #"{"messages":[{"code":105,"message":"Layout is missing"}]}"#).code == "105")
+    }
+
+    @Test func responseHelper() throws {
+        let response = try Envelope.response(from: Data(Bodies.login("abc").utf8))
+        #expect(response["token"] as? String == "abc")
+        #expect(throws: FMError.notJSON(status: 200)) { try Envelope.response(from: Data("<html>".utf8)) }
+        #expect { try Envelope.response(from: Data(#"{"messages":[{"code":"0"}]}"#.utf8)) } throws: { ($0 as? FMError)?.code == "-1007" }
+        #expect { try Envelope.response(from: Data(#"{"response":{}}"#.utf8)) } throws: { ($0 as? FMError)?.code == "-1007" }
+        #expect { try Envelope.response(from: Data(#"{"response":{},"messages":[{"code":"8"#.utf8)) } throws: { ($0 as? FMError)?.code == "-1007" }
+        #expect { try Envelope.response(from: Data(#"{"response":{},"messages":[{"code":"401","message":"x"}]}"#.utf8)) } throws: { ($0 as? FMError)?.code == "401" }
+    }
+
+    struct Token: Decodable { var token: String }
+    struct Counted: Decodable { var dataInfo: Info; struct Info: Decodable { var foundCount: Int } }
+
+    @Test func typedEnvelope() throws {
+        #expect(try Envelope.decode(Token.self, from: Data(Bodies.login("xyz").utf8)).token == "xyz")
+        let wrongType = Data(#"{"response":{"dataInfo":{"foundCount":"3"}},"messages":[{"code":"0","message":"OK"}]}"#.utf8)
+        #expect { try Envelope.decode(Counted.self, from: wrongType) } throws: { error in
+            let e = error as? FMError
+            return e?.code == "-1007" && (e?.message.contains("dataInfo.foundCount") ?? false)
+        }
+        #expect { try Envelope.decode(Counted.self, from: Data(Bodies.ok.utf8)) } throws: { ($0 as? FMError)?.code == "-1007" }
+        #expect { try Envelope.decode(Token.self, from: Data("Bad Gateway".utf8)) } throws: { ($0 as? FMError)?.code == "-1006" }
+        #expect { try Envelope.decode(Token.self, from: Data(#"{"response":{"tok"#.utf8)) } throws: { ($0 as? FMError)?.code == "-1007" }
+    }
+}

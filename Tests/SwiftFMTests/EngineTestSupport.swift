@@ -1,0 +1,219 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import SwiftFM
+
+/// A canned answer of the stub transport.
+enum StubAnswer: Sendable {
+    case json(Int, String, headers: [String: String] = [:])
+    case body(Int, Data, contentType: String)
+    case failure(URLError.Code)
+    /// Never answers until the task is cancelled (then fails with URLError.cancelled).
+    case hold
+}
+
+/// A transport that fails the test when a request arrives that the test did not stub.
+final class StubTransport: Transport, @unchecked Sendable {
+    typealias Handler = @Sendable (URLRequest) -> StubAnswer?
+
+    private let lock = NSLock()
+    private var handler: Handler?
+    private var _requests: [URLRequest] = []
+    private var _tasks: [StubTask] = []
+    private var _unexpected: [String] = []
+    private let sourceLocation: SourceLocation
+
+    init(_ handler: Handler? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+        self.handler = handler
+        self.sourceLocation = sourceLocation
+    }
+
+    var requests: [URLRequest] { lock.withLock { _requests } }
+    var tasks: [StubTask] { lock.withLock { _tasks } }
+    var unexpected: [String] { lock.withLock { _unexpected } }
+    func requests(matching fragment: String) -> [URLRequest] {
+        requests.filter { ($0.url?.absoluteString ?? "").contains(fragment) }
+    }
+    func count(_ method: String, _ pathSuffix: String) -> Int {
+        requests.filter { $0.httpMethod == method && ($0.url?.path ?? "").hasSuffix(pathSuffix) }.count
+    }
+
+    func send(
+        _ request: URLRequest,
+        completion: @escaping @Sendable (Result<(HTTPURLResponse, Data), Error>) -> Void
+    ) -> TransportTask {
+        let task = StubTask(completion: completion)
+        let handler = lock.withLock { () -> Handler? in
+            _requests.append(request)
+            _tasks.append(task)
+            return self.handler
+        }
+        guard let answer = handler?(request) else {
+            let text = "\(request.httpMethod ?? "?") \(request.url?.absoluteString ?? "?")"
+            lock.withLock { _unexpected.append(text) }
+            Issue.record("Unexpected request: \(text)", sourceLocation: sourceLocation)
+            task.complete(.failure(URLError(.unsupportedURL)))
+            return task
+        }
+        let url = request.url ?? URL(string: "http://invalid")!
+        switch answer {
+        case .hold:
+            break
+        case .failure(let code):
+            DispatchQueue.global().async { task.complete(.failure(URLError(code))) }
+        case .json(let status, let text, let headers):
+            var all = headers
+            all["Content-Type"] = "application/json"
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: all)!
+            DispatchQueue.global().async { task.complete(.success((response, Data(text.utf8)))) }
+        case .body(let status, let data, let contentType):
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": contentType])!
+            DispatchQueue.global().async { task.complete(.success((response, data))) }
+        }
+        return task
+    }
+}
+
+final class StubTask: TransportTask, @unchecked Sendable {
+    private let lock = NSLock()
+    private var completion: (@Sendable (Result<(HTTPURLResponse, Data), Error>) -> Void)?
+    private var _cancelled = false
+
+    init(completion: @escaping @Sendable (Result<(HTTPURLResponse, Data), Error>) -> Void) {
+        self.completion = completion
+    }
+
+    var isCancelled: Bool { lock.withLock { _cancelled } }
+
+    func complete(_ result: Result<(HTTPURLResponse, Data), Error>) {
+        let completion = lock.withLock { () -> (@Sendable (Result<(HTTPURLResponse, Data), Error>) -> Void)? in
+            defer { self.completion = nil }
+            return self.completion
+        }
+        completion?(result)
+    }
+
+    func cancel() {
+        lock.withLock { _cancelled = true }
+        DispatchQueue.global().async { self.complete(.failure(URLError(.cancelled))) }
+    }
+}
+
+/// A clock the test moves by hand.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Date
+    init(_ start: Date = Date(timeIntervalSince1970: 1_700_000_000)) { current = start }
+    var now: Date { lock.withLock { current } }
+    func advance(_ seconds: TimeInterval) { lock.withLock { current = current.addingTimeInterval(seconds) } }
+}
+
+/// Records completions; `wait()` blocks until the expected number arrived (no sleeps).
+final class Recorder<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _values: [T] = []
+    private var _offQueue = 0
+    private let expected: Int
+    private let group = DispatchGroup()
+    private let key: DispatchSpecificKey<String>?
+
+    init(expecting count: Int = 1, queueKey: DispatchSpecificKey<String>? = nil) {
+        expected = count
+        key = queueKey
+        for _ in 0..<count { group.enter() }
+    }
+
+    func record(_ value: T) {
+        let leave = lock.withLock { () -> Bool in
+            if let key, DispatchQueue.getSpecific(key: key) != "callbacks" { _offQueue += 1 }
+            _values.append(value)
+            return _values.count <= expected
+        }
+        if leave { group.leave() }
+    }
+
+    @discardableResult
+    func wait(sourceLocation: SourceLocation = #_sourceLocation) -> [T] {
+        let result = group.wait(timeout: .now() + 20)
+        #expect(result == .success, "timed out waiting for completions", sourceLocation: sourceLocation)
+        return values
+    }
+
+    var values: [T] { lock.withLock { _values } }
+    var offQueue: Int { lock.withLock { _offQueue } }
+}
+
+/// A DataAPI over a stub, with a marked callback queue and a test clock.
+struct Harness {
+    static let key = DispatchSpecificKey<String>()
+    let api: DataAPI
+    let stub: StubTransport
+    let clock: TestClock
+    let store: FMTokenStore
+    let logs: Recorder<FMLogEvent>
+    let queue: DispatchQueue
+
+    init(
+        configuration: FMConfiguration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass"),
+        store: FMTokenStore = FMMemoryTokenStore(),
+        clock: TestClock = TestClock(),
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ handler: StubTransport.Handler? = nil
+    ) {
+        let queue = DispatchQueue(label: "test.callbacks")
+        queue.setSpecific(key: Harness.key, value: "callbacks")
+        let logs = Recorder<FMLogEvent>(expecting: 0)
+        self.queue = queue
+        self.logs = logs
+        self.clock = clock
+        self.store = store
+        stub = StubTransport(handler, sourceLocation: sourceLocation)
+        api = DataAPI(
+            configuration: configuration, transport: stub, callbackQueue: queue, tokenStore: store,
+            logger: { logs.record($0) }, now: { clock.now }
+        )
+    }
+
+    /// Waits until everything already queued on the callback queue has run.
+    func drain() { queue.sync {} }
+}
+
+/// Canned bodies.
+enum Bodies {
+    static let token = "0123456789abcdef0123456789abcdef0123456789abcdef0123"
+    static func login(_ token: String = Bodies.token) -> String {
+        #"{"response":{"token":"\#(token)"},"messages":[{"code":"0","message":"OK"}]}"#
+    }
+    static let ok = #"{"response":{},"messages":[{"code":"0","message":"OK"}]}"#
+    static let expired = #"{"messages":[{"code":"952","message":"Invalid FileMaker Data API token (*)"}],"response":{}}"#
+    static let badLogin = #"{"messages":[{"code":"212","message":"Invalid user account and/or password; please try again"}],"response":{}}"#
+    static let noRecords = #"{"messages":[{"code":"401","message":"No records match the request"}],"response":{}}"#
+    static func value(_ text: String) -> String {
+        #"{"response":{"value":"\#(text)"},"messages":[{"code":"0","message":"OK"}]}"#
+    }
+}
+
+/// Endpoints for engine tests.
+enum TestEndpoints {
+    /// GET …/layouts/{layout}/records, session auth, returns `response.value` or "".
+    static func records(_ layout: String = "Contacts", auth: Endpoint<String>.Auth = .session) -> Endpoint<String> {
+        Endpoint(.get, .database, ["layouts", layout, "records"], auth: auth) { response in
+            let object = try Envelope.response(from: response.body, status: response.status)
+            return object["value"] as? String ?? ""
+        }
+    }
+}
+
+extension URLRequest {
+    func header(_ name: String) -> String? { value(forHTTPHeaderField: name) }
+}
+
+func isLogin(_ request: URLRequest) -> Bool {
+    request.httpMethod == "POST" && (request.url?.path ?? "").hasSuffix("/sessions")
+}
+
+func basicValue(_ user: String, _ password: String) -> String {
+    Data("\(user):\(password)".utf8).base64EncodedString()
+}

@@ -1,0 +1,257 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import SwiftFM
+
+@Suite("Engine: completions, errors, cancel, redaction")
+struct EngineTests {
+    typealias Outcome = Result<String, FMError>
+
+    /// Runs `endpoint` once and returns the single outcome, checking it arrived once and on the callback queue.
+    func run(_ harness: Harness, _ endpoint: Endpoint<String>, sourceLocation: SourceLocation = #_sourceLocation) -> Outcome? {
+        let recorder = Recorder<Outcome>(queueKey: Harness.key)
+        harness.api.perform(endpoint) { recorder.record($0) }
+        let values = recorder.wait(sourceLocation: sourceLocation)
+        harness.drain()
+        #expect(recorder.values.count == 1, sourceLocation: sourceLocation)
+        #expect(recorder.offQueue == 0, "completion ran off the callback queue", sourceLocation: sourceLocation)
+        return values.first
+    }
+
+    func loggedIn(_ answer: @escaping @Sendable (URLRequest) -> StubAnswer?) -> Harness {
+        Harness { request in isLogin(request) ? .json(200, Bodies.login()) : answer(request) }
+    }
+
+    @Test func successDecodesOnTheCallbackQueue() {
+        let harness = loggedIn { _ in .json(200, Bodies.value("hello")) }
+        #expect(run(harness, TestEndpoints.records())?.value == "hello")
+    }
+
+    @Test(arguments: [
+        (StubAnswer.failure(.cannotConnectToHost), "-1003"),
+        (StubAnswer.failure(.networkConnectionLost), "-1003"),
+        (StubAnswer.failure(.timedOut), "-1004"),
+        (StubAnswer.failure(.cancelled), "-1005"),
+        (StubAnswer.body(502, Data("<html>Bad Gateway</html>".utf8), contentType: "text/html"), "-1006"),
+        (StubAnswer.body(200, Data("<html>maintenance</html>".utf8), contentType: "text/html"), "-1006"),
+        (StubAnswer.json(500, #"{"messages":[{"code":"105","mess"#), "-1007"),
+        (StubAnswer.json(200, #"{"response":{"value":"x"},"mess"#), "-1007"),
+        (StubAnswer.json(200, #"{"response":{"value":"x"}}"#), "-1007"),
+        (StubAnswer.json(500, #"{"response":{}}"#), "-1007"),
+        (StubAnswer.json(500, Bodies.noRecords), "401"),
+        (StubAnswer.json(400, #"{"messages":[{"code":"1708","message":"Parameter value is invalid"}],"response":{}}"#), "1708"),
+    ])
+    func everyFailureCompletesOnce(answer: StubAnswer, code: String) {
+        let harness = loggedIn { _ in answer }
+        let outcome = run(harness, TestEndpoints.records())
+        #expect(outcome?.failureCode == code)
+    }
+
+    @Test func decoderErrorsThatAreNotFMErrorBecomeMinus1007() {
+        struct Odd: Error {}
+        let harness = loggedIn { _ in .json(200, Bodies.ok) }
+        let endpoint = Endpoint<String>(.get, .database, ["x"]) { _ in throw Odd() }
+        #expect(run(harness, endpoint)?.failureCode == "-1007")
+    }
+
+    @Test func invalidEndpointIsReportedWithoutSending() {
+        let harness = Harness()
+        var endpoint = TestEndpoints.records()
+        endpoint.invalid = .invalidArgument("null in fieldData")
+        #expect(run(harness, endpoint)?.failureCode == "-1002")
+        #expect(harness.stub.requests.isEmpty)
+    }
+
+    @Test(arguments: ["", "not a url://", "ftp://host"])
+    func invalidConfigurationIsReportedThroughTheCompletion(host: String) {
+        let harness = Harness(configuration: FMConfiguration(host: host, database: "Contacts", username: "a", password: "b"))
+        #expect(run(harness, TestEndpoints.records())?.failureCode == "-1001")
+        #expect(harness.stub.requests.isEmpty)
+    }
+
+    @Test func missingCredentialsAreMinus1001() {
+        let harness = Harness(configuration: FMConfiguration(host: "h", database: "Contacts", credentials: nil))
+        #expect(run(harness, TestEndpoints.records())?.failureCode == "-1001")
+        #expect(run(harness, TestEndpoints.records(auth: .basic(encoded: nil)))?.failureCode == "-1001")
+        #expect(harness.stub.requests.isEmpty)
+    }
+
+    @Test func basicAuthUsesConfiguredOrGivenCredentials() {
+        let harness = Harness { _ in .json(200, Bodies.value("ok")) }
+        _ = run(harness, TestEndpoints.records(auth: .basic(encoded: nil)))
+        _ = run(harness, TestEndpoints.records(auth: .basic(encoded: "ZW5jb2RlZA==")))
+        _ = run(harness, TestEndpoints.records(auth: .none))
+        let headers = harness.stub.requests.map { $0.header("Authorization") }
+        #expect(headers == ["Basic \(basicValue("admin", "s3cret-pass"))", "Basic ZW5jb2RlZA==", nil])
+    }
+
+    @Test func explicitTokenNeverLogsInNorReplays() {
+        let harness = Harness { _ in .json(401, Bodies.expired) }
+        #expect(run(harness, TestEndpoints.records(auth: .token("mine")))?.failureCode == "952")
+        #expect(harness.stub.requests.count == 1)
+        #expect(harness.stub.requests.first?.header("Authorization") == "Bearer mine")
+    }
+
+    @Test func cancelBeforeTheAnswerCompletesOnceWithMinus1005() {
+        let harness = loggedIn { _ in .hold }
+        let recorder = Recorder<Outcome>(queueKey: Harness.key)
+        let request = harness.api.perform(TestEndpoints.records()) { recorder.record($0) }
+        // Wait until the data request is held by the transport.
+        let login = Recorder<Void>()
+        harness.api.callbackQueue.async { login.record(()) }
+        login.wait()
+        let concurrent = DispatchGroup()
+        for _ in 0..<8 {
+            DispatchQueue.global().async(group: concurrent) { request.cancel() }
+        }
+        request.cancel()
+        concurrent.wait()
+        recorder.wait()
+        harness.drain()
+        #expect(recorder.values.count == 1)
+        #expect(recorder.values.first?.failureCode == "-1005")
+        #expect(recorder.offQueue == 0)
+        #expect(request.isCancelled)
+    }
+
+    @Test func cancelAfterDeliveryChangesNothing() {
+        let harness = loggedIn { _ in .json(200, Bodies.value("done")) }
+        let recorder = Recorder<Outcome>(queueKey: Harness.key)
+        let request = harness.api.perform(TestEndpoints.records()) { recorder.record($0) }
+        recorder.wait()
+        request.cancel()
+        request.cancel()
+        harness.drain()
+        #expect(recorder.values.count == 1)
+        #expect(recorder.values.first?.value == "done")
+    }
+
+    @Test func cancelWhileHeldCancelsTheTransportTask() throws {
+        let harness = Harness(store: FMMemoryTokenStore(FMStoredToken(token: "t", expiry: .distantFuture))) { _ in .hold }
+        let recorder = Recorder<Outcome>(queueKey: Harness.key)
+        let request = harness.api.perform(TestEndpoints.records()) { recorder.record($0) }
+        let task = try #require(harness.stub.tasks.first)
+        #expect(!task.isCancelled)
+        request.cancel()
+        recorder.wait()
+        #expect(task.isCancelled)
+        #expect(recorder.values.first?.failureCode == "-1005")
+    }
+
+    @Test func cancelWhileWaitingForLoginDoesNotSendTheCall() {
+        let gate = DispatchSemaphore(value: 0)
+        let loginStarted = Recorder<Void>()
+        let harness = Harness { request in
+            if isLogin(request) {
+                loginStarted.record(())
+                gate.wait()
+                return .json(200, Bodies.login())
+            }
+            return .json(200, Bodies.value("late"))
+        }
+        let recorder = Recorder<Outcome>(expecting: 2, queueKey: Harness.key)
+        // The first call starts the login (blocked in the stub on another thread); the second waits for it.
+        DispatchQueue.global().async { harness.api.perform(TestEndpoints.records()) { recorder.record($0) } }
+        loginStarted.wait()
+        #expect(harness.api.session.withLock { $0.isLoggingIn })
+        let request = harness.api.perform(TestEndpoints.records()) { recorder.record($0) }
+        request.cancel()
+        gate.signal()
+        let outcomes = recorder.wait()
+        harness.drain()
+        #expect(outcomes.count == 2)
+        #expect(outcomes.filter { $0.failureCode == "-1005" }.count == 1)
+        #expect(outcomes.filter { $0.value == "late" }.count == 1)
+        #expect(harness.stub.count("GET", "/records") == 1)
+    }
+
+    @Test func defaultCallbackQueueIsNotMain() {
+        let api = DataAPI(configuration: FMConfiguration(host: "h", database: "d", username: "u", password: "p"), transport: StubTransport())
+        #expect(api.callbackQueue !== DispatchQueue.main)
+        #expect(api.callbackQueue.label.hasPrefix("SwiftFM"))
+    }
+
+    @Test func logsAreRedacted() {
+        let harness = Harness(configuration: FMConfiguration(
+            host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass",
+            dataSources: [FMDataSource(database: "Other", username: "u2", password: "other-secret")]
+        )) { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return .json(401, Bodies.expired)
+        }
+        _ = run(harness, TestEndpoints.records())
+        let logout = Recorder<Result<Bool, FMError>>()
+        harness.api.logoutResult(token: Bodies.token) { logout.record($0) }
+        logout.wait()
+        let lines = harness.logs.values.map(\.message)
+        #expect(!lines.isEmpty)
+        for line in lines {
+            for secret in ["s3cret-pass", "other-secret", basicValue("admin", "s3cret-pass"), Bodies.token] {
+                #expect(!line.contains(secret), "log line leaks a secret: \(line)")
+            }
+        }
+        #expect(lines.contains { $0.contains("POST /fmi/data/vLatest/databases/Contacts/sessions 200") })
+        #expect(lines.contains { $0.contains("DELETE /fmi/data/vLatest/databases/Contacts/sessions/<token>") })
+        #expect(lines.contains { $0.contains("401 code 952") })
+    }
+
+    @Test func descriptionsAreRedacted() {
+        let configuration = FMConfiguration(host: "h", database: "d", credentials: .basic(username: "admin", password: "s3cret-pass"),
+                                            dataSources: [FMDataSource(database: "o", username: "u", password: "other-secret")])
+        let encoded = FMCredentials.encoded("YWRtaW46czNjcmV0")
+        let stored = FMStoredToken(token: Bodies.token, expiry: Date())
+        let api = DataAPI(configuration: configuration, transport: StubTransport())
+        let texts = [
+            String(describing: configuration), String(reflecting: configuration),
+            String(describing: configuration.credentials!), String(describing: encoded), String(reflecting: encoded),
+            String(describing: stored), String(reflecting: stored), String(describing: api),
+            String(describing: configuration.dataSources[0]),
+        ]
+        for text in texts {
+            for secret in ["s3cret-pass", "other-secret", "YWRtaW46czNjcmV0", Bodies.token, basicValue("admin", "s3cret-pass")] {
+                #expect(!text.contains(secret), "\(text)")
+            }
+        }
+        #expect(String(describing: configuration).contains("admin"))
+    }
+
+    @Test func credentialsEncoding() {
+        #expect(FMCredentials.basic(username: "admin", password: "pässwörd:x").encodedValue == basicValue("admin", "pässwörd:x"))
+        #expect(FMCredentials.basic(username: "", password: "x").encodedValue == nil)
+        #expect(FMCredentials.encoded("  abc= \n").encodedValue == "abc=")
+        #expect(FMCredentials.encoded("").encodedValue == nil)
+        #expect(FMConfiguration(host: "fms.example.com", database: "d", credentials: nil).baseURL?.absoluteString == "https://fms.example.com")
+        #expect(FMConfiguration(host: "", database: "d", credentials: nil).baseURL == nil)
+    }
+
+    @Test func transportErrorMapping() {
+        #expect(FMError.fromTransport(URLError(.timedOut)).code == "-1004")
+        #expect(FMError.fromTransport(URLError(.cancelled)).code == "-1005")
+        #expect(FMError.fromTransport(URLError(.cannotFindHost)).code == "-1003")
+        #expect(FMError.fromTransport(CocoaError(.fileReadUnknown)).code == "-1003")
+    }
+
+    @Test func acceptedStatusesReachTheDecoder() {
+        let harness = Harness { _ in .json(302, "", headers: ["Location": "https://x/y", "Set-Cookie": "c=1"]) }
+        let endpoint = Endpoint<String>(.get, .absolute(URL(string: "https://fms.example.com/Streaming/x.jpg")!), [], auth: .none) { response in
+            "\(response.status) \(SessionEndpoints.header("location", in: response.headers) ?? "-")"
+        }
+        let recorder = Recorder<Outcome>(queueKey: Harness.key)
+        harness.api.perform(endpoint, acceptingStatus: { $0 == 200 || $0 == 302 }, attachingTo: nil) { recorder.record($0) }
+        #expect(recorder.wait().first?.value == "302 https://x/y")
+    }
+
+    @Test func attachingToAnExistingHandle() {
+        let harness = Harness { _ in .hold }
+        let handle = FMRequest()
+        handle.cancel()
+        let recorder = Recorder<Outcome>(queueKey: Harness.key)
+        let returned = harness.api.perform(TestEndpoints.records(auth: .none), acceptingStatus: { $0 == 200 }, attachingTo: handle) { recorder.record($0) }
+        #expect(returned === handle)
+        #expect(recorder.wait().first?.failureCode == "-1005")
+        #expect(harness.stub.requests.isEmpty || harness.stub.tasks.allSatisfy(\.isCancelled))
+    }
+}
