@@ -65,6 +65,8 @@ struct Endpoint<Value>: Sendable {
     var invalid: FMError?
     /// Decodes a successful (HTTP 200) answer; throws ``FMError`` for an unexpected shape.
     var decode: @Sendable (Response) throws -> Value
+    /// Extra request headers, sent as given (the container download sends `Cookie` on its second hop).
+    var headers: [String: String] = [:]
 
     init(
         _ method: Method,

@@ -1,0 +1,113 @@
+import Foundation
+
+extension DataAPI {
+    /// Uploads a file into a container field (`POST …/records/{recordId}/containers/{field}/{repetition}`,
+    /// multipart part `upload`).
+    ///
+    /// The MIME type is `mimeType` when given, else inferred from the content (PNG, JPEG, GIF, PDF, TIFF,
+    /// BMP, WebP, HEIC, MP4/QuickTime, MP3, WAV, ZIP, …), else from the file name's extension, else
+    /// `application/octet-stream`. An unreadable file completes with `-1009` without sending anything.
+    ///
+    /// - Parameters:
+    ///   - layout: the layout name.
+    ///   - recordId: the record id.
+    ///   - field: the container field name.
+    ///   - repetition: the repetition, 1-based.
+    ///   - fileURL: the local file to upload.
+    ///   - fileName: the name FileMaker stores (default: the URL's last path component).
+    ///   - mimeType: the part's `Content-Type` (default: inferred).
+    ///   - completion: the edit result (``FMEditResult/modId`` is `""` when the server sends none) or `nil`, and the code.
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func uploadContainer(layout: String, recordId: Int, field: String, repetition: Int = 1, fileURL: URL,
+                                fileName: String? = nil, mimeType: String? = nil,
+                                completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+        let endpoint = Endpoints.uploadContainer(layout: layout, recordId: recordId, field: field, repetition: repetition,
+                                                 fileURL: fileURL, fileName: fileName, mimeType: mimeType)
+        return perform(endpoint) { completion($0.value, $0.code) }
+    }
+
+    /// Uploads bytes into a container field; see ``uploadContainer(layout:recordId:field:repetition:fileURL:fileName:mimeType:completion:)``.
+    ///
+    /// - Parameters:
+    ///   - layout: the layout name.
+    ///   - recordId: the record id.
+    ///   - field: the container field name.
+    ///   - repetition: the repetition, 1-based.
+    ///   - data: the file's bytes.
+    ///   - fileName: the name FileMaker stores (its extension also helps infer the MIME type).
+    ///   - mimeType: the part's `Content-Type` (default: inferred).
+    ///   - completion: the edit result or `nil`, and the code.
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func uploadContainer(layout: String, recordId: Int, field: String, repetition: Int = 1, data: Data,
+                                fileName: String, mimeType: String? = nil,
+                                completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+        let endpoint = Endpoints.uploadContainer(layout: layout, recordId: recordId, field: field, repetition: repetition,
+                                                 data: data, fileName: fileName, mimeType: mimeType)
+        return perform(endpoint) { completion($0.value, $0.code) }
+    }
+
+    /// Downloads a container's content from its streaming URL (the value of the container field).
+    ///
+    /// The server usually answers the first `GET` with `302` and a streaming-session cookie; SwiftFM
+    /// follows `Location` itself (up to 5 redirects), sending the cookies back. No `Authorization` is sent.
+    ///
+    /// - Parameters:
+    ///   - url: the container URL.
+    ///   - completion: the bytes or `nil`, and the code.
+    /// - Returns: a handle that cancels the download, whichever hop is in flight.
+    @discardableResult
+    public func downloadContainer(url: URL, completion: @escaping (Data?, String) -> Void) -> FMRequest {
+        followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects) { result in
+            completion(result.value, result.code)
+        }
+    }
+
+    /// Downloads a container's content into a local file (replaced atomically).
+    ///
+    /// - Parameters:
+    ///   - url: the container URL.
+    ///   - fileURL: where to write the bytes.
+    ///   - completion: `fileURL` or `nil`, and the code (`-1009` when the file cannot be written).
+    /// - Returns: a handle that cancels the download.
+    @discardableResult
+    public func downloadContainer(url: URL, to fileURL: URL, completion: @escaping (URL?, String) -> Void) -> FMRequest {
+        followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects) { result in
+            let written = result.flatMap { data in Self.write(data, to: fileURL) }
+            completion(written.value, written.code)
+        }
+    }
+
+    /// Follows a container URL hop by hop under one cancel handle; `completion` runs once, on the callback queue.
+    func followContainer(url: URL, cookie: String?, hopsLeft: Int, request: FMRequest? = nil,
+                         completion: @escaping (Result<Data, FMError>) -> Void) -> FMRequest {
+        let handle = request ?? FMRequest()
+        let statuses = Endpoints.containerHopStatuses
+        return perform(Endpoints.containerHop(url: url, cookie: cookie), acceptingStatus: { statuses.contains($0) },
+                       attachingTo: handle) { [self] result in
+            switch result {
+            case .success(.data(let data)):
+                completion(.success(data))
+            case .success(.redirect(let next, let nextCookie)):
+                guard hopsLeft > 0 else {
+                    completion(.failure(.malformed("too many redirects downloading a container", status: nil)))
+                    return
+                }
+                _ = followContainer(url: next, cookie: nextCookie, hopsLeft: hopsLeft - 1, request: handle, completion: completion)
+            case .failure(let error):
+                completion(.failure(error))
+            }
+        }
+    }
+
+    static func write(_ data: Data, to fileURL: URL) -> Result<URL, FMError> {
+        do {
+            try data.write(to: fileURL, options: .atomic)
+            return .success(fileURL)
+        } catch {
+            return .failure(FMError(code: FMError.ClientCode.fileError, message: "Cannot write \(fileURL.path)",
+                                    underlying: String(describing: error)))
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+extension DataAPI {
+    /// Performs a find (`POST …/layouts/{layout}/_find`).
+    ///
+    /// "No records match the request" (FileMaker 401) completes with an **empty** found set
+    /// (``FMFoundSet/empty``, not `nil`) and the code `"401"`.
+    ///
+    /// - Parameters:
+    ///   - layout: the layout name.
+    ///   - request: the find requests (and/or/omit), sort, window, portals, response layout, scripts, date format.
+    ///   - completion: the found set (empty for 401) or `nil`, and the code.
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func find(layout: String, request: FMFindRequest,
+                     completion: @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
+        perform(Endpoints.find(layout: layout, request: request)) { result in
+            let pair = result.noMatchAsEmpty(.empty)
+            completion(pair.0, pair.1)
+        }
+    }
+
+    /// Performs a find with a raw body as old callers build it (`["query": [[…], […]]]`), sent as given.
+    ///
+    /// - Parameters:
+    ///   - layout: the layout name.
+    ///   - payload: the whole request body.
+    ///   - completion: the found set (empty for 401) or `nil`, and the code.
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func find(layout: String, payload: [String: Any],
+                     completion: @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
+        perform(Endpoints.find(layout: layout, payload: payload)) { result in
+            let pair = result.noMatchAsEmpty(.empty)
+            completion(pair.0, pair.1)
+        }
+    }
+
+    /// Performs a find and decodes the records into `T`, with one `JSONDecoder` pass over the answer.
+    ///
+    /// - Parameters:
+    ///   - type: the `Decodable` type of each record's `fieldData`.
+    ///   - layout: the layout name.
+    ///   - request: the find.
+    ///   - completion: the typed found set (empty for 401) or `nil`, and the code.
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func find<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, request: FMFindRequest,
+                                   completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+        perform(Endpoints.find(as: type, layout: layout, request: request)) { result in
+            let pair = result.noMatchAsEmpty(.empty)
+            completion(pair.0, pair.1)
+        }
+    }
+}
+
+extension Result where Failure == FMError {
+    /// The `(value?, code)` pair, with FileMaker's 401 ("No records match") turned into `(empty, "401")`.
+    func noMatchAsEmpty(_ empty: Success) -> (Success?, String) {
+        if case .failure(let error) = self, error.isNoRecordsMatch { return (empty, error.code) }
+        return legacyPair
+    }
+}

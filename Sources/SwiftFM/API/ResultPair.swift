@@ -1,0 +1,21 @@
+import Foundation
+
+extension Result where Failure == FMError {
+    // `value` (the value on success, `nil` on failure) is defined next to `fmCode` in API/Sessions.swift.
+
+    /// `"0"` on success, else the FileMaker or client code of the error.
+    var code: String {
+        switch self {
+        case .success: return "0"
+        case .failure(let error): return error.code
+        }
+    }
+
+    /// The `(value?, code)` pair the callback surfaces complete with.
+    var legacyPair: (Success?, String) { (value, code) }
+}
+
+extension FMError {
+    /// `true` for FileMaker's "No records match the request" (401), which finds report as an empty found set.
+    var isNoRecordsMatch: Bool { code == "401" }
+}

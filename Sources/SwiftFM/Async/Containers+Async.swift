@@ -1,0 +1,38 @@
+import Foundation
+
+extension DataAPI {
+    /// Uploads a local file into a container field (MIME type given or inferred).
+    /// - Throws: ``FMError`` (`-1009` for an unreadable file).
+    @discardableResult
+    public func uploadContainer(layout: String, recordId: Int, field: String, repetition: Int = 1, fileURL: URL,
+                                fileName: String? = nil, mimeType: String? = nil) async throws -> FMEditResult {
+        try await bridge(Endpoints.uploadContainer(layout: layout, recordId: recordId, field: field, repetition: repetition,
+                                                   fileURL: fileURL, fileName: fileName, mimeType: mimeType))
+    }
+
+    /// Uploads bytes into a container field (MIME type given or inferred).
+    /// - Throws: ``FMError``.
+    @discardableResult
+    public func uploadContainer(layout: String, recordId: Int, field: String, repetition: Int = 1, data: Data,
+                                fileName: String, mimeType: String? = nil) async throws -> FMEditResult {
+        try await bridge(Endpoints.uploadContainer(layout: layout, recordId: recordId, field: field, repetition: repetition,
+                                                   data: data, fileName: fileName, mimeType: mimeType))
+    }
+
+    /// Downloads a container's content, following the streaming redirect with its cookie.
+    /// - Throws: ``FMError``; task cancellation cancels whichever hop is in flight.
+    public func downloadContainer(url: URL) async throws -> Data {
+        try await bridge { completion in
+            followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, completion: completion)
+        }
+    }
+
+    /// Downloads a container's content into a local file (replaced atomically).
+    /// - Returns: `fileURL`.
+    /// - Throws: ``FMError`` (`-1009` when the file cannot be written).
+    @discardableResult
+    public func downloadContainer(url: URL, to fileURL: URL) async throws -> URL {
+        let data = try await downloadContainer(url: url)
+        return try Self.write(data, to: fileURL).get()
+    }
+}

@@ -1,0 +1,375 @@
+import Foundation
+
+/// Information about a found set (`dataInfo`): the table, the counts, and how many records came back.
+public struct FMDataInfo: Sendable, Hashable, Codable {
+    /// The database name.
+    public var database: String
+    /// The layout name.
+    public var layout: String
+    /// The layout's table occurrence.
+    public var table: String
+    /// The number of records in the table.
+    public var totalRecordCount: Int
+    /// The number of records in the found set (the whole table for a range request).
+    public var foundCount: Int
+    /// The number of records in this answer.
+    public var returnedCount: Int
+
+    /// Creates a data info value.
+    public init(database: String, layout: String, table: String, totalRecordCount: Int, foundCount: Int, returnedCount: Int) {
+        self.database = database
+        self.layout = layout
+        self.table = table
+        self.totalRecordCount = totalRecordCount
+        self.foundCount = foundCount
+        self.returnedCount = returnedCount
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case database, layout, table, totalRecordCount, foundCount, returnedCount
+    }
+
+    /// Decodes `dataInfo`; counts may be numbers or digit strings, missing names are `""`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        database = try container.lenientString(.database) ?? ""
+        layout = try container.lenientString(.layout) ?? ""
+        table = try container.lenientString(.table) ?? ""
+        totalRecordCount = try container.lenientInt(.totalRecordCount) ?? 0
+        foundCount = try container.lenientInt(.foundCount) ?? 0
+        returnedCount = try container.lenientInt(.returnedCount) ?? 0
+    }
+
+    init(raw: [String: Any]) {
+        database = RawJSON.string(raw["database"]) ?? ""
+        layout = RawJSON.string(raw["layout"]) ?? ""
+        table = RawJSON.string(raw["table"]) ?? ""
+        totalRecordCount = RawJSON.int(raw["totalRecordCount"]) ?? 0
+        foundCount = RawJSON.int(raw["foundCount"]) ?? 0
+        returnedCount = RawJSON.int(raw["returnedCount"]) ?? 0
+    }
+}
+
+/// Information about one returned portal (`portalDataInfo`).
+public struct FMPortalDataInfo: Sendable, Hashable, Codable {
+    /// The portal's object name, when it has one.
+    public var portalObjectName: String?
+    /// The database of the related table.
+    public var database: String
+    /// The related table occurrence.
+    public var table: String
+    /// The number of related records.
+    public var foundCount: Int
+    /// The number of rows returned.
+    public var returnedCount: Int
+
+    /// Creates a portal data info value.
+    public init(portalObjectName: String?, database: String, table: String, foundCount: Int, returnedCount: Int) {
+        self.portalObjectName = portalObjectName
+        self.database = database
+        self.table = table
+        self.foundCount = foundCount
+        self.returnedCount = returnedCount
+    }
+
+    /// The key of this portal in `portalData`: the object name, or the table occurrence name.
+    public var portalName: String { portalObjectName ?? table }
+
+    enum CodingKeys: String, CodingKey {
+        case portalObjectName, database, table, foundCount, returnedCount
+    }
+
+    /// Decodes `portalDataInfo[i]`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        portalObjectName = try container.lenientString(.portalObjectName)
+        database = try container.lenientString(.database) ?? ""
+        table = try container.lenientString(.table) ?? ""
+        foundCount = try container.lenientInt(.foundCount) ?? 0
+        returnedCount = try container.lenientInt(.returnedCount) ?? 0
+    }
+}
+
+/// One related record of a portal: its ids and its fields (keyed `TO::field`).
+public struct FMPortalRow: Sendable, Hashable, Decodable {
+    /// The related record's id.
+    public var recordId: String
+    /// The related record's modification id (absent on FileMaker Server 17).
+    public var modId: String?
+    /// The related fields, keyed as FileMaker sends them (`TO::field`).
+    public var fields: [String: FMFieldValue]
+
+    /// Creates a portal row.
+    public init(recordId: String, modId: String?, fields: [String: FMFieldValue]) {
+        self.recordId = recordId
+        self.modId = modId
+        self.fields = fields
+    }
+
+    /// The related record id as an integer.
+    public var recordID: Int? { Int(recordId) }
+
+    /// The value of a related field.
+    public subscript(field: String) -> FMFieldValue? { fields[field] }
+
+    /// Decodes a portal row: `recordId`, `modId` and every other key as a field.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        guard let id = try container.lenientString(AnyCodingKey("recordId")) else {
+            throw DecodingError.keyNotFound(AnyCodingKey("recordId"), .init(codingPath: container.codingPath, debugDescription: "portal row without recordId"))
+        }
+        recordId = id
+        modId = try container.lenientString(AnyCodingKey("modId"))
+        var fields: [String: FMFieldValue] = [:]
+        for key in container.allKeys where key.stringValue != "recordId" && key.stringValue != "modId" {
+            fields[key.stringValue] = try container.decode(FMFieldValue.self, forKey: key)
+        }
+        self.fields = fields
+    }
+}
+
+/// One record decoded into the caller's `Decodable` field type.
+///
+/// ```swift
+/// struct Contact: Decodable { var name: String; var id: Int }
+/// let records = try foundSet.decode(Contact.self)   // [FMRecord<Contact>]
+/// ```
+public struct FMRecord<Fields: Decodable>: Decodable {
+    /// The record id (a string of digits on the wire).
+    public var recordId: String
+    /// The modification id; send it back with an edit to detect concurrent changes (306).
+    public var modId: String
+    /// The fields of the layout, decoded.
+    public var fieldData: Fields
+    /// The portals, keyed by portal object name (or table occurrence name); `[:]` when none.
+    public var portalData: [String: [FMPortalRow]]
+    /// Information about each returned portal (FileMaker Server 18+).
+    public var portalDataInfo: [FMPortalDataInfo]?
+
+    /// Creates a record.
+    public init(recordId: String, modId: String, fieldData: Fields,
+                portalData: [String: [FMPortalRow]] = [:], portalDataInfo: [FMPortalDataInfo]? = nil) {
+        self.recordId = recordId
+        self.modId = modId
+        self.fieldData = fieldData
+        self.portalData = portalData
+        self.portalDataInfo = portalDataInfo
+    }
+
+    /// The record id as an integer.
+    public var recordID: Int? { Int(recordId) }
+
+    enum CodingKeys: String, CodingKey {
+        case recordId, modId, fieldData, portalData, portalDataInfo
+    }
+
+    /// Decodes a record of `response.data`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        guard let id = try container.lenientString(.recordId) else {
+            throw DecodingError.keyNotFound(CodingKeys.recordId, .init(codingPath: container.codingPath, debugDescription: "record without recordId"))
+        }
+        recordId = id
+        modId = try container.lenientString(.modId) ?? ""
+        fieldData = try container.decode(Fields.self, forKey: .fieldData)
+        portalData = try container.decodeIfPresent([String: [FMPortalRow]].self, forKey: .portalData) ?? [:]
+        portalDataInfo = try container.decodeIfPresent([FMPortalDataInfo].self, forKey: .portalDataInfo)
+    }
+}
+
+extension FMRecord: Sendable where Fields: Sendable {}
+extension FMRecord: Equatable where Fields: Equatable {}
+extension FMRecord: Hashable where Fields: Hashable {}
+
+/// A found set in the shape old callers use: raw `[[String: Any]]` records, plus `dataInfo`, script
+/// results and the response bytes for typed decoding.
+///
+/// The raw records come from one `JSONSerialization` parse of the answer; ``decode(_:)`` makes one
+/// `JSONDecoder` pass over ``rawResponse``. Nothing re-serialises `response.data`.
+///
+/// `@unchecked Sendable`: the raw records are `JSONSerialization` output (immutable Foundation values
+/// behind `Any`) stored in `let`s and never mutated after creation.
+public struct FMFoundSet: @unchecked Sendable {
+    /// The records as `JSONSerialization` returned them: each has `fieldData`, `portalData`,
+    /// `recordId` (String), `modId` (String) and, on FileMaker Server 18+, `portalDataInfo`.
+    public let records: [[String: Any]]
+    /// Information about the found set; `nil` on FileMaker Server 17 and for an empty result (401).
+    public let dataInfo: FMDataInfo?
+    /// The results of the scripts that ran with the request.
+    public let scripts: FMScriptResults
+    /// The body of the answer (empty for the synthesised empty found set of a 401).
+    public let rawResponse: Data
+
+    /// Creates a found set.
+    public init(records: [[String: Any]], dataInfo: FMDataInfo?, scripts: FMScriptResults = .none, rawResponse: Data = Data()) {
+        self.records = records
+        self.dataInfo = dataInfo
+        self.scripts = scripts
+        self.rawResponse = rawResponse
+    }
+
+    /// The empty found set reported with code `"401"` ("No records match the request").
+    public static let empty = FMFoundSet(records: [], dataInfo: nil)
+
+    /// The number of records returned.
+    public var count: Int { records.count }
+    /// `true` when no record was returned.
+    public var isEmpty: Bool { records.isEmpty }
+    /// The first record, if any (what the legacy single-record calls return).
+    public var first: [String: Any]? { records.first }
+
+    /// Decodes every record's `fieldData` into `T`, with one `JSONDecoder` pass over ``rawResponse``.
+    ///
+    /// - Throws: ``FMError`` with code `-1007` when the records do not have the shape of `T`.
+    public func decode<T: Decodable>(_ type: T.Type) throws -> [FMRecord<T>] {
+        try typed(type).records
+    }
+
+    /// Decodes the whole found set into `T` (records, `dataInfo`, scripts) with one `JSONDecoder` pass.
+    ///
+    /// - Throws: ``FMError`` with code `-1007` when the records do not have the shape of `T`.
+    public func typed<T: Decodable>(_ type: T.Type) throws -> FMTypedFoundSet<T> {
+        if rawResponse.isEmpty {
+            return FMTypedFoundSet(records: [], dataInfo: dataInfo, scripts: scripts)
+        }
+        return try JSONPayload.decodeResponse(FMTypedFoundSet<T>.self, from: rawResponse, status: 200)
+    }
+
+    /// Parses a found-set answer (`response.data`, `response.dataInfo`, script keys) with one `JSONSerialization` pass.
+    init(parsing body: Data, status: Int) throws(FMError) {
+        let response = try JSONPayload.responseObject(body, status: status)
+        guard let data = response["data"] as? [Any] else {
+            throw FMError.malformed("no \"data\" array in the found set", status: status)
+        }
+        var records: [[String: Any]] = []
+        records.reserveCapacity(data.count)
+        for element in data {
+            guard let record = element as? [String: Any] else {
+                throw FMError.malformed("a record of \"data\" is not an object", status: status)
+            }
+            records.append(record)
+        }
+        self.records = records
+        self.dataInfo = (response["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:))
+        self.scripts = FMScriptResults(raw: response)
+        self.rawResponse = body
+    }
+}
+
+/// A found set decoded straight from the response bytes into `FMRecord<T>` values.
+public struct FMTypedFoundSet<T: Decodable>: Decodable {
+    /// The records.
+    public var records: [FMRecord<T>]
+    /// Information about the found set; `nil` on FileMaker Server 17 and for an empty result (401).
+    public var dataInfo: FMDataInfo?
+    /// The results of the scripts that ran with the request.
+    public var scripts: FMScriptResults
+
+    /// Creates a typed found set.
+    public init(records: [FMRecord<T>], dataInfo: FMDataInfo?, scripts: FMScriptResults = .none) {
+        self.records = records
+        self.dataInfo = dataInfo
+        self.scripts = scripts
+    }
+
+    /// An empty found set (the value reported with code `"401"`).
+    public static var empty: FMTypedFoundSet<T> { FMTypedFoundSet(records: [], dataInfo: nil) }
+
+    enum CodingKeys: String, CodingKey {
+        case data, dataInfo
+    }
+
+    /// Decodes a `response` object: `data`, `dataInfo` and the script keys.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        records = try container.decode([FMRecord<T>].self, forKey: .data)
+        dataInfo = try container.decodeIfPresent(FMDataInfo.self, forKey: .dataInfo)
+        scripts = try FMScriptResults(from: decoder)
+    }
+}
+
+extension FMTypedFoundSet: Sendable where T: Sendable {}
+extension FMTypedFoundSet: Equatable where T: Equatable {}
+
+/// The answer of a create or duplicate: the new record's ids and script results.
+public struct FMRecordReference: Sendable, Hashable, Decodable {
+    /// The new record's id (a string of digits).
+    public var recordId: String
+    /// The new record's modification id (`"0"`).
+    public var modId: String
+    /// The results of the scripts that ran with the request.
+    public var scripts: FMScriptResults
+
+    /// Creates a record reference.
+    public init(recordId: String, modId: String, scripts: FMScriptResults = .none) {
+        self.recordId = recordId
+        self.modId = modId
+        self.scripts = scripts
+    }
+
+    /// The record id as an integer (what legacy `Int` APIs take).
+    public var recordID: Int? { Int(recordId) }
+
+    /// Decodes `{"recordId": …, "modId": …}` plus script keys.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        guard let id = try container.lenientString(AnyCodingKey("recordId")) else {
+            throw DecodingError.keyNotFound(AnyCodingKey("recordId"), .init(codingPath: [], debugDescription: "no recordId in the answer"))
+        }
+        recordId = id
+        modId = try container.lenientString(AnyCodingKey("modId")) ?? "0"
+        scripts = try FMScriptResults(from: decoder)
+    }
+}
+
+/// A related record created by an edit (`newPortalRecordInfo`).
+public struct FMNewPortalRecord: Sendable, Hashable, Codable {
+    /// The related table occurrence.
+    public var tableName: String
+    /// The new related record's id.
+    public var recordId: String
+    /// The new related record's modification id.
+    public var modId: String
+
+    /// Creates a new-portal-record value.
+    public init(tableName: String, recordId: String, modId: String) {
+        self.tableName = tableName
+        self.recordId = recordId
+        self.modId = modId
+    }
+
+    enum CodingKeys: String, CodingKey { case tableName, recordId, modId }
+
+    /// Decodes an entry of `newPortalRecordInfo`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        tableName = try container.lenientString(.tableName) ?? ""
+        recordId = try container.lenientString(.recordId) ?? ""
+        modId = try container.lenientString(.modId) ?? "0"
+    }
+}
+
+/// The answer of an edit or a container upload.
+public struct FMEditResult: Sendable, Hashable, Decodable {
+    /// The record's new modification id; `""` when the server sent none (container uploads on FileMaker Server 19).
+    public var modId: String
+    /// The related records created through `portalData` (FileMaker Server 18+; one entry per portal).
+    public var newPortalRecordInfo: [FMNewPortalRecord]
+    /// The results of the scripts that ran with the request.
+    public var scripts: FMScriptResults
+
+    /// Creates an edit result.
+    public init(modId: String, newPortalRecordInfo: [FMNewPortalRecord] = [], scripts: FMScriptResults = .none) {
+        self.modId = modId
+        self.newPortalRecordInfo = newPortalRecordInfo
+        self.scripts = scripts
+    }
+
+    /// Decodes `{"modId": …, "newPortalRecordInfo": […]}` plus script keys.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        modId = try container.lenientString(AnyCodingKey("modId")) ?? ""
+        newPortalRecordInfo = try container.decodeIfPresent([FMNewPortalRecord].self, forKey: AnyCodingKey("newPortalRecordInfo")) ?? []
+        scripts = try FMScriptResults(from: decoder)
+    }
+}
