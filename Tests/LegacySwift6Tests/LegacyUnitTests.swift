@@ -54,11 +54,4 @@ import Testing
         guard case .token(let token) = endpoint.auth else { Issue.record("not the caller's token"); return }
         #expect(token == "t")
     }
-
-    @Test func mimeSniffing() {
-        #expect(LegacyMIME.sniff(Data([0x89, 0x50, 0x4E, 0x47, 0, 0])) == "image/png")
-        #expect(LegacyMIME.sniff(Data([0xFF, 0xD8, 0xFF, 0xE0])) == "image/jpeg")
-        #expect(LegacyMIME.sniff(Data("%PDF-1.4".utf8)) == "application/pdf")
-        #expect(LegacyMIME.sniff(Data([1, 2, 3])) == "application/octet-stream")
-    }
 }

@@ -3,10 +3,11 @@ import Foundation
 import FoundationNetworking
 #endif
 
-// How every legacy call reaches the core: one `Endpoint` per Data API call, sent through
-// `DataAPI.perform` (request building, percent-encoding, transport, envelope and error mapping,
-// the callback queue), then projected onto the tuple shapes of each era. The legacy layer has no
-// HTTP code of its own.
+// How every legacy call reaches the core: the core's own `Endpoint` for the Data API call
+// (`Endpoints` / `SessionEndpoints`), with the caller's token, sent through `DataAPI.perform`
+// (request building, percent-encoding, transport, envelope and error mapping, the callback queue),
+// read as raw JSON and projected onto the tuple shapes of each era. The legacy layer has no HTTP
+// code and no endpoint descriptions of its own.
 
 /// A successful answer as the originals read it: the raw `response` object and the first message.
 struct LegacyJSON: @unchecked Sendable {
@@ -40,6 +41,8 @@ struct LegacyOutcome {
     }
 }
 
+typealias LegacyAuth = Endpoint<LegacyJSON>.Auth
+
 /// The Data API calls the legacy surfaces make.
 enum LegacyCall {
     case login(encodedAuth: String)
@@ -59,7 +62,8 @@ enum LegacyCall {
     case layoutMetadata(layout: String)
     case scripts
     case runScript(layout: String, script: String, parameter: String?)
-    case upload(layout: String, recordId: Int, field: String, fileName: String, mimeType: String, data: Data)
+    /// `mimeType` nil: inferred by the core (content signature, then extension).
+    case upload(layout: String, recordId: Int, field: String, fileName: String, mimeType: String?, data: Data)
 
     /// Host-scoped calls work with a host and no database.
     var needsDatabase: Bool {
@@ -69,85 +73,90 @@ enum LegacyCall {
         }
     }
 
-    /// The endpoint, authenticated with the caller's own token (never the managed session).
+    /// The endpoint: the core's description of the call (`Endpoints`, `SessionEndpoints`: path, query,
+    /// body, argument checks), authenticated with the caller's own token (never the managed session),
+    /// and read as raw JSON, as the originals read it.
     func endpoint(token: String) -> Endpoint<LegacyJSON> {
-        let decode = LegacyCall.decodeEnvelope
-        let bearer = Endpoint<LegacyJSON>.Auth.token(token)
+        let bearer = LegacyAuth.token(token)
         switch self {
         case .login(let auth):
-            return Endpoint(.post, .database, ["sessions"], body: .json(Data("{}".utf8)), auth: .basic(encoded: auth), decode: decode)
+            return LegacyCall.raw(SessionEndpoints.login(encoded: auth, dataSources: []))
         case .logout(let token):
-            return Endpoint(.delete, .database, ["sessions", token], auth: .none, decode: decode)
+            return LegacyCall.raw(SessionEndpoints.logout(token: token))
         case .validate:
-            return Endpoint(.get, .host, ["validateSession"], auth: bearer, decode: decode)
+            return LegacyCall.raw(SessionEndpoints.validate(token: token))
         case .create(let layout, let payload):
-            return LegacyCall.json(.post, ["layouts", layout, "records"], payload, bearer)
+            return LegacyCall.raw(Endpoints.createRecord(layout: layout, payload: payload), auth: bearer)
         case .duplicate(let layout, let id):
-            return Endpoint(.post, .database, ["layouts", layout, "records", String(id)], body: .json(Data("{}".utf8)), auth: bearer, decode: decode)
+            return LegacyCall.raw(Endpoints.duplicateRecord(layout: layout, recordId: id), auth: bearer)
         case .getRecords(let layout, let offset, let limit, let extra):
-            var query: [URLQueryItem] = []
-            if let offset { query.append(URLQueryItem(name: "_offset", value: String(offset))) }
-            if let limit { query.append(URLQueryItem(name: "_limit", value: String(limit))) }
-            return Endpoint(.get, .database, ["layouts", layout, "records"], query: query + extra, auth: bearer, decode: decode)
+            var endpoint = LegacyCall.raw(Endpoints.getRecords(layout: layout, offset: offset, limit: limit), auth: bearer)
+            endpoint.query += extra
+            return endpoint
         case .getRecord(let layout, let id):
-            return Endpoint(.get, .database, ["layouts", layout, "records", String(id)], auth: bearer, decode: decode)
+            return LegacyCall.raw(Endpoints.getRecord(layout: layout, recordId: id), auth: bearer)
         case .find(let layout, let payload):
-            return LegacyCall.json(.post, ["layouts", layout, "_find"], payload, bearer)
+            return LegacyCall.raw(Endpoints.find(layout: layout, payload: payload), auth: bearer)
         case .edit(let layout, let id, let payload, let modId):
-            var body = payload
-            if let modId { body["modId"] = String(modId) }
-            return LegacyCall.json(.patch, ["layouts", layout, "records", String(id)], body, bearer)
+            return LegacyCall.raw(Endpoints.editRecord(layout: layout, recordId: id, payload: payload, modId: modId), auth: bearer)
         case .delete(let layout, let id):
-            return Endpoint(.delete, .database, ["layouts", layout, "records", String(id)], auth: bearer, decode: decode)
+            return LegacyCall.raw(Endpoints.deleteRecord(layout: layout, recordId: id), auth: bearer)
         case .globals(let payload):
-            return LegacyCall.json(.patch, ["globals"], payload, bearer)
+            // Old callers pass the whole body, `["globalFields": [...]]`; the factory takes the fields.
+            let fields = payload["globalFields"] as? [String: Any] ?? [:]
+            return LegacyCall.raw(Endpoints.setGlobals(fields), auth: bearer)
         case .productInfo:
-            return Endpoint(.get, .host, ["productInfo"], auth: .none, decode: decode)
+            return LegacyCall.raw(Endpoints.productInfo())
         case .databases:
-            return Endpoint(.get, .host, ["databases"], auth: .none, decode: decode)
+            // SwiftFM 2.x sent no credentials; send `fm-auth` when there is one (servers that filter databases need it).
+            let auth = LegacyEnvironment.defaults.string(forKey: LegacyKey.auth).flatMap { $0.isEmpty ? nil : $0 }
+            return LegacyCall.raw(Endpoints.databases(), auth: auth.map { LegacyAuth.basic(encoded: $0) } ?? LegacyAuth.none)
         case .layouts:
-            return Endpoint(.get, .database, ["layouts"], auth: bearer, decode: decode)
+            return LegacyCall.raw(Endpoints.layouts(), auth: bearer)
         case .layoutMetadata(let layout):
-            return Endpoint(.get, .database, ["layouts", layout], auth: bearer, decode: decode)
+            return LegacyCall.raw(Endpoints.layoutMetadata(layout: layout), auth: bearer)
         case .scripts:
-            return Endpoint(.get, .database, ["scripts"], auth: bearer, decode: decode)
+            return LegacyCall.raw(Endpoints.scripts(), auth: bearer)
         case .runScript(let layout, let script, let parameter):
-            let query = parameter.map { [URLQueryItem(name: "script.param", value: $0)] } ?? []
-            return Endpoint(.get, .database, ["layouts", layout, "script", script], query: query, auth: bearer, decode: decode)
+            return LegacyCall.raw(Endpoints.runScript(layout: layout, script: script, parameter: parameter), auth: bearer)
         case .upload(let layout, let id, let field, let fileName, let mimeType, let data):
-            let boundary = "SwiftFM-" + UUID().uuidString
-            let body = LegacyCall.multipart(boundary: boundary, fileName: fileName, mimeType: mimeType, data: data)
-            return Endpoint(
-                .post, .database, ["layouts", layout, "records", String(id), "containers", field, "1"],
-                body: .multipart(body, boundary: boundary), auth: bearer, decode: decode)
+            return LegacyCall.raw(
+                Endpoints.uploadContainer(layout: layout, recordId: id, field: field, data: data, fileName: fileName, mimeType: mimeType),
+                auth: bearer)
         }
     }
 
-    private static func json(
-        _ method: Endpoint<LegacyJSON>.Method, _ segments: [String], _ payload: [String: Any],
-        _ auth: Endpoint<LegacyJSON>.Auth
-    ) -> Endpoint<LegacyJSON> {
-        guard JSONSerialization.isValidJSONObject(payload),
-              let body = try? JSONSerialization.data(withJSONObject: payload)
-        else {
-            return Endpoint(
-                method, .database, segments, auth: auth,
-                invalid: .invalidArgument("The payload cannot be serialised as JSON"), decode: decodeEnvelope)
+    /// The same request as `endpoint`, decoded as raw JSON (and with `auth` instead, when given).
+    static func raw<V>(_ endpoint: Endpoint<V>, auth: LegacyAuth? = nil) -> Endpoint<LegacyJSON> {
+        let method = Endpoint<LegacyJSON>.Method(rawValue: endpoint.method.rawValue) ?? .get
+        let scope: Endpoint<LegacyJSON>.Scope
+        switch endpoint.scope {
+        case .host: scope = .host
+        case .database: scope = .database
+        case .absolute(let url): scope = .absolute(url)
         }
-        return Endpoint(method, .database, segments, body: .json(body), auth: auth, decode: decodeEnvelope)
-    }
-
-    /// One `upload` part, as FileMaker expects.
-    static func multipart(boundary: String, fileName: String, mimeType: String, data: Data) -> Data {
-        let safeName = fileName.replacingOccurrences(of: "\"", with: "%22")
-            .replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "")
-        var body = Data()
-        body.append(Data("--\(boundary)\r\n".utf8))
-        body.append(Data("Content-Disposition: form-data; name=\"upload\"; filename=\"\(safeName)\"\r\n".utf8))
-        body.append(Data("Content-Type: \(mimeType)\r\n\r\n".utf8))
-        body.append(data)
-        body.append(Data("\r\n--\(boundary)--\r\n".utf8))
-        return body
+        let body: Endpoint<LegacyJSON>.Body
+        switch endpoint.body {
+        case .none: body = .none
+        case .json(let data): body = .json(data)
+        case .multipart(let data, let boundary): body = .multipart(data, boundary: boundary)
+        }
+        let resolvedAuth: LegacyAuth
+        if let auth {
+            resolvedAuth = auth
+        } else {
+            switch endpoint.auth {
+            case .none: resolvedAuth = .none
+            case .basic(let encoded): resolvedAuth = .basic(encoded: encoded)
+            case .session: resolvedAuth = .session
+            case .token(let token): resolvedAuth = .token(token)
+            }
+        }
+        var result = Endpoint<LegacyJSON>(
+            method, scope, endpoint.segments, query: endpoint.query, body: body, auth: resolvedAuth,
+            invalid: endpoint.invalid, decode: LegacyCall.decodeEnvelope)
+        result.headers = endpoint.headers
+        return result
     }
 
     /// Reads a 200 answer the way the originals did: raw `JSONSerialization`, `response` and `messages[0]`.

@@ -72,8 +72,8 @@ final class LegacyState: @unchecked Sendable {
     /// Legacy calls pass their own token (`Endpoint.Auth.token`) or their own base64 credentials
     /// (`.basic(encoded:)`), so the service is configured with the server and database only.
     private static func makeService(_ target: LegacyTarget) -> DataAPI {
-        // WIRING: replaced by the engine's configuration initialiser when stream core lands.
-        DataAPI()
+        DataAPI(configuration: FMConfiguration(
+            host: target.server.absoluteString, database: target.database ?? "", credentials: nil, version: target.version))
     }
 }
 

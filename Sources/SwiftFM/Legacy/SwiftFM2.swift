@@ -131,13 +131,13 @@ open class SwiftFM {
     }
 
     /// SwiftFM 2.x: uploads the file at `filePath` into a container field; returns the file name.
-    /// `inferType` sniffs the MIME type from the bytes, otherwise `application/octet-stream`.
+    /// `inferType` infers the MIME type (from the bytes, then the extension), otherwise `application/octet-stream`.
     open class func setContainer(
         recordId: Int, layout: String, container: String, filePath: URL, inferType: Bool, token: String
     ) async -> String? {
         guard let data = try? Data(contentsOf: filePath) else { return nil }
         let fileName = filePath.lastPathComponent
-        let mimeType = inferType ? LegacyMIME.sniff(data) : "application/octet-stream"
+        let mimeType: String? = inferType ? nil : "application/octet-stream"
         let call = LegacyCall.upload(
             layout: layout, recordId: recordId, field: container, fileName: fileName, mimeType: mimeType, data: data)
         return await legacyAsync(call, token: token) { $0.isSuccess ? fileName : nil }
@@ -198,29 +198,5 @@ extension SwiftFM {
     static func jsonText(_ value: Any) -> String {
         guard let data = try? JSONSerialization.data(withJSONObject: value) else { return "[]" }
         return String(decoding: data, as: UTF8.self)
-    }
-}
-
-/// The MIME types `setContainer(…, inferType: true)` recognises from a file's first bytes.
-enum LegacyMIME {
-    static func sniff(_ data: Data) -> String {
-        let bytes = [UInt8](data.prefix(12))
-        func starts(_ prefix: [UInt8]) -> Bool { bytes.count >= prefix.count && Array(bytes.prefix(prefix.count)) == prefix }
-        if starts([0x89, 0x50, 0x4E, 0x47]) { return "image/png" }
-        if starts([0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
-        if starts([0x47, 0x49, 0x46, 0x38]) { return "image/gif" }
-        if starts([0x25, 0x50, 0x44, 0x46]) { return "application/pdf" }
-        if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { return "image/tiff" }
-        if bytes.count >= 12, starts([0x52, 0x49, 0x46, 0x46]), Array(bytes[8..<12]) == [0x57, 0x45, 0x42, 0x50] {
-            return "image/webp"
-        }
-        if bytes.count >= 12, Array(bytes[4..<8]) == [0x66, 0x74, 0x79, 0x70] {
-            let brand = String(decoding: bytes[8..<12], as: UTF8.self)
-            if brand.hasPrefix("heic") || brand.hasPrefix("heix") || brand.hasPrefix("mif1") { return "image/heic" }
-            if brand.hasPrefix("qt") { return "video/quicktime" }
-            return "video/mp4"
-        }
-        if starts([0x50, 0x4B, 0x03, 0x04]) { return "application/zip" }
-        return "application/octet-stream"
     }
 }
