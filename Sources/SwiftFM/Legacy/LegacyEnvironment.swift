@@ -105,6 +105,24 @@ extension DataAPI {
     }
 }
 
+extension DataAPI {
+    /// 2019 (E11–E18, `DataAPI().createRecord(…)`): a service configured from the legacy UserDefaults keys:
+    /// `fm-db-path` (or `fm-host` + `fm-db`) and `fm-auth`. Without them, its calls complete with `-1001`.
+    public convenience init() {
+        let defaults = LegacyEnvironment.defaults
+        let auth = defaults.string(forKey: LegacyKey.auth).flatMap { $0.isEmpty ? nil : $0 }
+        let credentials = auth.map { FMCredentials.encoded($0) }
+        switch LegacyEnvironment.resolve(.dbPath) {
+        case .success(let target):
+            self.init(configuration: FMConfiguration(
+                host: target.server.absoluteString, database: target.database ?? "",
+                credentials: credentials, version: target.version))
+        case .failure:
+            self.init(configuration: FMConfiguration(host: "", database: "", credentials: credentials))
+        }
+    }
+}
+
 /// The scoped legacy configuration (task-local; bound around each legacy completion too).
 enum LegacyScope {
     @TaskLocal static var defaults: UncheckedBox<UserDefaults>?
