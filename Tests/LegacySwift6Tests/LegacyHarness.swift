@@ -1,6 +1,15 @@
 import Foundation
 import SwiftFMEmulator
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A client that closes a connection the emulator is still writing to must not kill the test process.
+private let sigpipeIgnored: Bool = {
+    signal(SIGPIPE, SIG_IGN)
+    return true
+}()
 
 /// The solution every corpus test runs against (SCHEMA.md), independent of the emulator's demo.
 enum LegacySchema {
@@ -63,6 +72,7 @@ final class LegacyServer: @unchecked Sendable {
     static let auth = Data("admin:admin".utf8).base64EncodedString()
 
     init(_ style: Style) throws {
+        _ = sigpipeIgnored
         emulator = try Emulator(schemaJSON: Data(LegacySchema.json.utf8))
         url = try emulator.start()
         suiteName = "SwiftFM.LegacyTests.\(UUID().uuidString)"

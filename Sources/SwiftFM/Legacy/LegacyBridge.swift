@@ -159,19 +159,11 @@ enum LegacyCall {
         return result
     }
 
-    /// Reads a 200 answer the way the originals did: raw `JSONSerialization`, `response` and `messages[0]`.
+    /// Reads a 200 answer as the originals did, as raw `JSONSerialization` objects, through the core's
+    /// envelope parser (`-1006` not JSON, `-1007` truncated or ill-shaped, FileMaker's code when not `"0"`).
     @Sendable static func decodeEnvelope(_ answer: Endpoint<LegacyJSON>.Response) throws -> LegacyJSON {
-        guard let object = try? JSONSerialization.jsonObject(with: answer.body) else {
-            throw FMError.notJSON(status: answer.status)
-        }
-        guard let json = object as? [String: Any] else {
-            throw FMError.malformed("the body is not a JSON object", status: answer.status)
-        }
-        let first = (json["messages"] as? [[String: Any]])?.first
-        return LegacyJSON(
-            response: json["response"] as? [String: Any] ?? [:],
-            code: first?["code"] as? String ?? "0",
-            message: first?["message"] as? String ?? "OK")
+        let response = try Envelope.response(from: answer.body, status: answer.status)
+        return LegacyJSON(response: response, code: "0", message: "OK")
     }
 }
 
