@@ -205,4 +205,28 @@ final class SyncDaemon {
             #expect(after == "952")
         }
     }
+
+    @Test func wildcardBodiesAndSharedSession() throws {
+        let server = try LegacyServer(.dbPath)
+        try server.run {
+            let token = try server.login()
+            let refreshed = wait { done in DataAPI.refreshToken(for: LegacyServer.auth) { _, _, _ in done(true) } }
+            #expect(refreshed == true)
+            let found = wait { done in DataAPI.findRequest(token: token, layout: "Artists", payload: ["query": [["name": "Brian"]]]) { _, _ in done(true) } }
+            #expect(found == true)
+            let created = wait { done in DataAPI.createRecord(token: token, layout: "Artists", payload: ["fieldData": ["name": "W"]]) { _, _ in done(true) } }
+            #expect(created == true)
+            let instance = wait { done in DataAPI().createRecord(token: token, layout: "Artists", payload: ["fieldData": ["name": "V"]]) { _, _ in done(true) } }
+            #expect(instance == true)
+            // `DataAPI()` keeps its managed session in fm-token, so the modern API reuses the legacy login.
+            let current = try #require(server.defaults.string(forKey: "fm-token"))
+            let service = DataAPI()
+            #expect(service.currentToken == current)
+            let logins = server.requests("POST", "/sessions").count
+            let count = wait { done in service.getRecords(layout: "Artists") { found, code in done((found?.records.count, code)) } }
+            #expect(count?.0 == 5)
+            #expect(count?.1 == "0")
+            #expect(server.requests("POST", "/sessions").count == logins)
+        }
+    }
 }

@@ -108,18 +108,23 @@ extension DataAPI {
 extension DataAPI {
     /// 2019 (E11–E18, `DataAPI().createRecord(…)`): a service configured from the legacy UserDefaults keys:
     /// `fm-db-path` (or `fm-host` + `fm-db`) and `fm-auth`. Without them, its calls complete with `-1001`.
+    ///
+    /// Its managed session is kept in `fm-token` / `fm-token-expiry` of the same `UserDefaults`, so it
+    /// shares the token with the class functions and `isActiveToken()`.
     public convenience init() {
         let defaults = LegacyEnvironment.defaults
         let auth = defaults.string(forKey: LegacyKey.auth).flatMap { $0.isEmpty ? nil : $0 }
         let credentials = auth.map { FMCredentials.encoded($0) }
+        let configuration: FMConfiguration
         switch LegacyEnvironment.resolve(.dbPath) {
         case .success(let target):
-            self.init(configuration: FMConfiguration(
+            configuration = FMConfiguration(
                 host: target.server.absoluteString, database: target.database ?? "",
-                credentials: credentials, version: target.version))
+                credentials: credentials, version: target.version)
         case .failure:
-            self.init(configuration: FMConfiguration(host: "", database: "", credentials: credentials))
+            configuration = FMConfiguration(host: "", database: "", credentials: credentials)
         }
+        self.init(configuration: configuration, tokenStore: FMUserDefaultsTokenStore(defaults: defaults))
     }
 }
 
