@@ -72,7 +72,8 @@ public struct FMDataSource: Sendable, Equatable, CustomStringConvertible, Custom
 /// reported as `"-1001"` through the completion of the first call that needs it.
 public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// A bare host (`fms.example.com`, `fms.example.com:8443`, meaning `https://`) or a URL string
-    /// (`http://127.0.0.1:3000`, `https://proxy.example.com/prefix`).
+    /// (`http://127.0.0.1:3000`, `https://proxy.example.com/prefix`). Anything from `/fmi/data` on is
+    /// ignored, so a legacy `https://host/fmi/data/v1/databases/db` value resolves to `https://host`.
     public var host: String
     /// The database (file) name, without `.fmp12`.
     public var database: String
@@ -152,9 +153,15 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
               let hostName = components.host, !hostName.isEmpty,
               components.user == nil, components.password == nil
         else {
-            return .failure(.invalidConfiguration("Invalid host: \(Redaction.scrub(trimmed, secrets: []))"))
+            // Never echo user info (`user:password@`) into an error message.
+            let shown = trimmed.contains("@") ? "<host with user info>" : trimmed
+            return .failure(.invalidConfiguration("Invalid host: \(shown)"))
         }
         components.scheme = scheme
+        // A legacy `fm-db-path`-style value (`https://host/fmi/data/v1/databases/db`): keep only what precedes /fmi/data.
+        if let range = components.percentEncodedPath.range(of: "/fmi/data", options: .caseInsensitive) {
+            components.percentEncodedPath = String(components.percentEncodedPath[..<range.lowerBound])
+        }
         components.query = nil
         components.fragment = nil
         return .success(components)

@@ -1,1 +1,134 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Foundation
 import SwiftFMEmulator
+
+// fm-emulator: serves the FileMaker Data API emulator on a local port until SIGINT or SIGTERM.
+
+let usage = """
+    usage: fm-emulator [--host HOST] [--port N] [--schema FILE] [--verbose] [--help]
+
+      --host HOST     address to listen on (default 127.0.0.1; localhost means 127.0.0.1)
+      --port N        port to listen on, 0 for any free port (default 3000)
+      --schema FILE   a schema file (see SCHEMA.md); default: the built-in demo solution
+      --verbose       log one line per request to stderr
+      --help          show this help
+
+    Prints one line `listening on http://HOST:PORT` once ready; stops on SIGINT or SIGTERM.
+
+    """
+
+func writeStderr(_ text: String) {
+    FileHandle.standardError.write(Data(text.utf8))
+}
+
+/// Unbuffered: each call is one write(2) to stdout, so a reading process sees the line at once.
+func writeStdout(_ text: String) {
+    FileHandle.standardOutput.write(Data(text.utf8))
+}
+
+struct Options {
+    var host = "127.0.0.1"
+    var port: UInt16 = 3000
+    var schema: String?
+    var verbose = false
+}
+
+func parseArguments(_ arguments: [String]) -> Options? {
+    var options = Options()
+    var i = 0
+    func value(_ name: String) -> String? {
+        guard i + 1 < arguments.count else {
+            writeStderr("fm-emulator: \(name) needs a value\n")
+            return nil
+        }
+        i += 1
+        return arguments[i]
+    }
+    while i < arguments.count {
+        var argument = arguments[i]
+        var inlineValue: String?
+        if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
+            inlineValue = String(argument[argument.index(after: eq)...])
+            argument = String(argument[..<eq])
+        }
+        switch argument {
+        case "--help", "-h":
+            writeStdout(usage)
+            exit(0)
+        case "--verbose", "-v":
+            options.verbose = true
+        case "--host":
+            guard let v = inlineValue ?? value(argument), !v.isEmpty else { return nil }
+            options.host = v
+        case "--port", "-p":
+            guard let v = inlineValue ?? value(argument) else { return nil }
+            guard let p = UInt16(v) else {
+                writeStderr("fm-emulator: invalid port \(v)\n")
+                return nil
+            }
+            options.port = p
+        case "--schema":
+            guard let v = inlineValue ?? value(argument), !v.isEmpty else { return nil }
+            options.schema = v
+        default:
+            writeStderr("fm-emulator: unknown argument \(arguments[i])\n")
+            return nil
+        }
+        i += 1
+    }
+    return options
+}
+
+signal(SIGPIPE, SIG_IGN)
+
+guard let options = parseArguments(Array(CommandLine.arguments.dropFirst())) else {
+    writeStderr(usage)
+    exit(2)
+}
+
+let emulator: Emulator
+if let schema = options.schema {
+    do {
+        emulator = try Emulator(schemaFile: URL(fileURLWithPath: schema))
+    } catch {
+        writeStderr("fm-emulator: cannot load schema \(schema): \(error)\n")
+        exit(1)
+    }
+} else {
+    emulator = Emulator()
+}
+
+if options.verbose {
+    emulator.onRequest = { line in writeStderr(line.hasSuffix("\n") ? line : line + "\n") }
+}
+
+// Handle SIGINT/SIGTERM on the main queue (top-level code is main-actor isolated; dispatchMain
+// below runs that queue) instead of the default "die now".
+signal(SIGINT, SIG_IGN)
+signal(SIGTERM, SIG_IGN)
+let signalSources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+    let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+    source.setEventHandler {
+        emulator.stop()
+        exit(0)
+    }
+    source.resume()
+    return source
+}
+
+do {
+    let url = try emulator.start(host: options.host, port: options.port)
+    writeStdout("listening on \(url.absoluteString)\n")
+} catch {
+    writeStderr("fm-emulator: \(error)\n")
+    exit(1)
+}
+
+withExtendedLifetime(signalSources) {
+    dispatchMain()
+}

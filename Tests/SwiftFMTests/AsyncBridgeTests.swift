@@ -43,7 +43,7 @@ struct AsyncBridgeTests {
         }
         task.cancel()
         let result = await task.result
-        #expect((result.error as? FMError)?.code == "-1005")
+        #expect((result.testError as? FMError)?.code == "-1005")
         #expect(h.stub.tasks.count == 1)
         #expect(h.stub.tasks.first?.isCancelled == true)
     }
@@ -55,7 +55,7 @@ struct AsyncBridgeTests {
             return try await h.api.bridge(TestEndpoints.records())
         }
         let result = await task.result
-        #expect((result.error as? FMError)?.code == "-1005")
+        #expect((result.testError as? FMError)?.code == "-1005")
         #expect(h.stub.tasks.allSatisfy { $0.isCancelled })
     }
 
@@ -89,12 +89,5 @@ struct AsyncBridgeTests {
     @Test func asyncLoginFailureThrows() async {
         let h = Harness { _ in .json(401, Bodies.badLogin) }
         await #expect { try await h.api.login() } throws: { ($0 as? FMError)?.code == "212" }
-    }
-}
-
-extension Result {
-    var error: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
     }
 }

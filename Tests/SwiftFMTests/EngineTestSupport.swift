@@ -217,3 +217,18 @@ func isLogin(_ request: URLRequest) -> Bool {
 func basicValue(_ user: String, _ password: String) -> String {
     Data("\(user):\(password)".utf8).base64EncodedString()
 }
+
+extension Result {
+    /// The value on success (test helper; named to avoid clashing with helpers of other streams).
+    var testValue: Success? { try? get() }
+    /// The error on failure.
+    var testError: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+extension Result where Failure == FMError {
+    /// The FileMaker or client code on failure.
+    var testFailureCode: String? { testError?.code }
+}

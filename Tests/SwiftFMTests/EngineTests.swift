@@ -26,7 +26,7 @@ struct EngineTests {
 
     @Test func successDecodesOnTheCallbackQueue() {
         let harness = loggedIn { _ in .json(200, Bodies.value("hello")) }
-        #expect(run(harness, TestEndpoints.records())?.value == "hello")
+        #expect(run(harness, TestEndpoints.records())?.testValue == "hello")
     }
 
     @Test(arguments: [
@@ -46,35 +46,35 @@ struct EngineTests {
     func everyFailureCompletesOnce(answer: StubAnswer, code: String) {
         let harness = loggedIn { _ in answer }
         let outcome = run(harness, TestEndpoints.records())
-        #expect(outcome?.failureCode == code)
+        #expect(outcome?.testFailureCode == code)
     }
 
     @Test func decoderErrorsThatAreNotFMErrorBecomeMinus1007() {
         struct Odd: Error {}
         let harness = loggedIn { _ in .json(200, Bodies.ok) }
         let endpoint = Endpoint<String>(.get, .database, ["x"]) { _ in throw Odd() }
-        #expect(run(harness, endpoint)?.failureCode == "-1007")
+        #expect(run(harness, endpoint)?.testFailureCode == "-1007")
     }
 
     @Test func invalidEndpointIsReportedWithoutSending() {
         let harness = Harness()
         var endpoint = TestEndpoints.records()
         endpoint.invalid = .invalidArgument("null in fieldData")
-        #expect(run(harness, endpoint)?.failureCode == "-1002")
+        #expect(run(harness, endpoint)?.testFailureCode == "-1002")
         #expect(harness.stub.requests.isEmpty)
     }
 
     @Test(arguments: ["", "not a url://", "ftp://host"])
     func invalidConfigurationIsReportedThroughTheCompletion(host: String) {
         let harness = Harness(configuration: FMConfiguration(host: host, database: "Contacts", username: "a", password: "b"))
-        #expect(run(harness, TestEndpoints.records())?.failureCode == "-1001")
+        #expect(run(harness, TestEndpoints.records())?.testFailureCode == "-1001")
         #expect(harness.stub.requests.isEmpty)
     }
 
     @Test func missingCredentialsAreMinus1001() {
         let harness = Harness(configuration: FMConfiguration(host: "h", database: "Contacts", credentials: nil))
-        #expect(run(harness, TestEndpoints.records())?.failureCode == "-1001")
-        #expect(run(harness, TestEndpoints.records(auth: .basic(encoded: nil)))?.failureCode == "-1001")
+        #expect(run(harness, TestEndpoints.records())?.testFailureCode == "-1001")
+        #expect(run(harness, TestEndpoints.records(auth: .basic(encoded: nil)))?.testFailureCode == "-1001")
         #expect(harness.stub.requests.isEmpty)
     }
 
@@ -89,7 +89,7 @@ struct EngineTests {
 
     @Test func explicitTokenNeverLogsInNorReplays() {
         let harness = Harness { _ in .json(401, Bodies.expired) }
-        #expect(run(harness, TestEndpoints.records(auth: .token("mine")))?.failureCode == "952")
+        #expect(run(harness, TestEndpoints.records(auth: .token("mine")))?.testFailureCode == "952")
         #expect(harness.stub.requests.count == 1)
         #expect(harness.stub.requests.first?.header("Authorization") == "Bearer mine")
     }
@@ -111,7 +111,7 @@ struct EngineTests {
         recorder.wait()
         harness.drain()
         #expect(recorder.values.count == 1)
-        #expect(recorder.values.first?.failureCode == "-1005")
+        #expect(recorder.values.first?.testFailureCode == "-1005")
         #expect(recorder.offQueue == 0)
         #expect(request.isCancelled)
     }
@@ -125,7 +125,7 @@ struct EngineTests {
         request.cancel()
         harness.drain()
         #expect(recorder.values.count == 1)
-        #expect(recorder.values.first?.value == "done")
+        #expect(recorder.values.first?.testValue == "done")
     }
 
     @Test func cancelWhileHeldCancelsTheTransportTask() throws {
@@ -137,7 +137,7 @@ struct EngineTests {
         request.cancel()
         recorder.wait()
         #expect(task.isCancelled)
-        #expect(recorder.values.first?.failureCode == "-1005")
+        #expect(recorder.values.first?.testFailureCode == "-1005")
     }
 
     @Test func cancelWhileWaitingForLoginDoesNotSendTheCall() {
@@ -162,8 +162,8 @@ struct EngineTests {
         let outcomes = recorder.wait()
         harness.drain()
         #expect(outcomes.count == 2)
-        #expect(outcomes.filter { $0.failureCode == "-1005" }.count == 1)
-        #expect(outcomes.filter { $0.value == "late" }.count == 1)
+        #expect(outcomes.filter { $0.testFailureCode == "-1005" }.count == 1)
+        #expect(outcomes.filter { $0.testValue == "late" }.count == 1)
         #expect(harness.stub.count("GET", "/records") == 1)
     }
 
@@ -241,7 +241,7 @@ struct EngineTests {
         }
         let recorder = Recorder<Outcome>(queueKey: Harness.key)
         harness.api.perform(endpoint, acceptingStatus: { $0 == 200 || $0 == 302 }, attachingTo: nil) { recorder.record($0) }
-        #expect(recorder.wait().first?.value == "302 https://x/y")
+        #expect(recorder.wait().first?.testValue == "302 https://x/y")
     }
 
     @Test func attachingToAnExistingHandle() {
@@ -251,7 +251,69 @@ struct EngineTests {
         let recorder = Recorder<Outcome>(queueKey: Harness.key)
         let returned = harness.api.perform(TestEndpoints.records(auth: .none), acceptingStatus: { $0 == 200 }, attachingTo: handle) { recorder.record($0) }
         #expect(returned === handle)
-        #expect(recorder.wait().first?.failureCode == "-1005")
+        #expect(recorder.wait().first?.testFailureCode == "-1005")
         #expect(harness.stub.requests.isEmpty || harness.stub.tasks.allSatisfy(\.isCancelled))
+    }
+}
+
+@Suite("Engine over the real URLSession transport")
+struct EngineURLSessionTests {
+    /// A loopback port nothing listens on: bound (so no other test gets it) but not listening.
+    /// The caller closes the returned descriptor when done.
+    func closedPort() -> (fd: Int32, port: Int) {
+        let fd = socket(AF_INET, streamSocketType, 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    @Test func connectionRefusedIsMinus1003OnTheCallbackQueue() {
+        let (fd, port) = closedPort()
+        defer { close(fd) }
+        let queue = DispatchQueue(label: "refused.callbacks")
+        queue.setSpecific(key: Harness.key, value: "callbacks")
+        let api = DataAPI(
+            configuration: FMConfiguration(host: "http://127.0.0.1:\(port)", database: "Contacts", username: "u", password: "p", timeout: 10),
+            callbackQueue: queue
+        )
+        let recorder = Recorder<(String?, String)>(queueKey: Harness.key)
+        api.login { recorder.record(($0, $1)) }
+        let outcome = recorder.wait().first
+        #expect(outcome?.0 == nil)
+        #expect(outcome?.1 == "-1003")
+        #expect(recorder.offQueue == 0)
+    }
+
+    @Test func nsErrorsOfTheURLDomainAreMapped() {
+        #expect(FMError.fromTransport(NSError(domain: NSURLErrorDomain, code: URLError.timedOut.rawValue)).code == "-1004")
+        #expect(FMError.fromTransport(NSError(domain: NSURLErrorDomain, code: URLError.cancelled.rawValue)).code == "-1005")
+        #expect(FMError.fromTransport(NSError(domain: NSURLErrorDomain, code: URLError.cannotConnectToHost.rawValue)).code == "-1003")
+    }
+
+    @Test func legacyDatabasePathAsHost() throws {
+        let configuration = FMConfiguration(host: "https://fms.example.com/fmi/data/v1/databases/Contacts", database: "Contacts", credentials: nil, version: .v1)
+        let endpoint = Endpoint<Void>(.get, .database, ["layouts"]) { _ in }
+        let url = try RequestBuilder.url(for: endpoint, configuration: configuration).get()
+        #expect(url.absoluteString == "https://fms.example.com/fmi/data/v1/databases/Contacts/layouts")
+    }
+
+    @Test func hostWithUserInfoIsNotEchoed() {
+        let configuration = FMConfiguration(host: "https://admin:hunter2@fms.example.com", database: "d", credentials: nil)
+        let endpoint = Endpoint<Void>(.get, .database, ["layouts"]) { _ in }
+        guard case .failure(let error) = RequestBuilder.url(for: endpoint, configuration: configuration) else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(error.code == "-1001")
+        #expect(!error.description.contains("hunter2"))
     }
 }

@@ -44,15 +44,15 @@ struct RequestBuilderTests {
         var configuration = self.configuration
         configuration.host = host
         let result = RequestBuilder.request(for: endpoint(["layouts"]), configuration: configuration, authorization: nil)
-        #expect(result.failureCode == "-1001")
+        #expect(result.testFailureCode == "-1001")
     }
 
     @Test func missingDatabaseIsMinus1001() {
         var configuration = self.configuration
         configuration.database = ""
-        #expect(RequestBuilder.request(for: endpoint(["layouts"]), configuration: configuration, authorization: nil).failureCode == "-1001")
+        #expect(RequestBuilder.request(for: endpoint(["layouts"]), configuration: configuration, authorization: nil).testFailureCode == "-1001")
         // Host-level endpoints do not need a database.
-        #expect(RequestBuilder.request(for: endpoint(["productInfo"], scope: .host), configuration: configuration, authorization: nil).failureCode == nil)
+        #expect(RequestBuilder.request(for: endpoint(["productInfo"], scope: .host), configuration: configuration, authorization: nil).testFailureCode == nil)
     }
 
     @Test(arguments: [
@@ -65,7 +65,10 @@ struct RequestBuilderTests {
         ("顧客", "%E9%A1%A7%E5%AE%A2"),
         ("🙂", "%F0%9F%99%82"),
         ("safe-_.~AZaz09", "safe-_.~AZaz09"),
-        ("..", ".."),
+        ("..", "%2E%2E"),
+        (".", "%2E"),
+        ("...", "%2E%2E%2E"),
+        ("a..b", "a..b"),
     ])
     func segmentsArePercentEncoded(raw: String, encoded: String) throws {
         let request = try build(endpoint(["layouts", raw, "records"]))
@@ -172,18 +175,11 @@ struct RequestBuilderTests {
         let request = try build(Endpoint<Void>(.get, .absolute(url), ["ignored"], query: [URLQueryItem(name: "a", value: "b c")], auth: .none) { _ in })
         #expect(request.url?.absoluteString == "https://fms.example.com/Streaming_SSL/MainDB/ABC.jpg?RCType=EmbeddedRCFileProcessor&a=b%20c")
         let bad = URL(string: "file:///etc/passwd")!
-        #expect(RequestBuilder.request(for: Endpoint<Void>(.get, .absolute(bad), []) { _ in }, configuration: configuration, authorization: nil).failureCode == "-1002")
+        #expect(RequestBuilder.request(for: Endpoint<Void>(.get, .absolute(bad), []) { _ in }, configuration: configuration, authorization: nil).testFailureCode == "-1002")
     }
 
     @Test func encodeHelper() {
         #expect(RequestBuilder.encode("a b/c?d#e%f+g") == "a%20b%2Fc%3Fd%23e%25f%2Bg")
         #expect(RequestBuilder.encode("") == "")
-    }
-}
-
-extension Result where Failure == FMError {
-    var failureCode: String? {
-        if case .failure(let error) = self { return error.code }
-        return nil
     }
 }

@@ -47,8 +47,8 @@ struct SessionTests {
     @Test func logsInOnceThenReusesTheToken() throws {
         let server = Server()
         let h = harness(server)
-        #expect(call(h)?.value == "ok")
-        #expect(call(h)?.value == "ok")
+        #expect(call(h)?.testValue == "ok")
+        #expect(call(h)?.testValue == "ok")
         #expect(h.stub.count("POST", "/sessions") == 1)
         let login = try #require(h.stub.requests.first)
         #expect(login.header("Authorization") == "Basic \(basicValue("admin", "s3cret-pass"))")
@@ -79,9 +79,9 @@ struct SessionTests {
         let server = Server()
         server.data = { _ in .json(500, Bodies.noRecords) }
         let h = harness(server)
-        #expect(call(h)?.failureCode == "401")
+        #expect(call(h)?.testFailureCode == "401")
         h.clock.advance(600)
-        #expect(call(h)?.failureCode == "401")
+        #expect(call(h)?.testFailureCode == "401")
         #expect(h.api.tokenExpiry == h.clock.now + 900)
     }
 
@@ -92,7 +92,7 @@ struct SessionTests {
         }
         let h = harness(server, store: FMMemoryTokenStore(FMStoredToken(token: "tok-1", expiry: .distantFuture)))
         server.loginAnswer = { n in .json(200, Bodies.login("tok-\(n + 1)")) }
-        #expect(call(h)?.value == "replayed")
+        #expect(call(h)?.testValue == "replayed")
         #expect(h.stub.count("POST", "/sessions") == 1)
         #expect(bearers(h) == ["Bearer tok-1", "Bearer tok-2"])
         #expect(h.api.currentToken == "tok-2")
@@ -104,7 +104,7 @@ struct SessionTests {
         server.data = { _ in .json(401, Bodies.expired) }
         let h = harness(server)
         let outcome = call(h)
-        #expect(outcome?.failureCode == "952")
+        #expect(outcome?.testFailureCode == "952")
         if case .failure(let error) = outcome { #expect(error.httpStatus == 401) }
         #expect(h.stub.count("POST", "/sessions") == 2) // the first login, then one re-login
         #expect(bearers(h) == ["Bearer tok-1", "Bearer tok-2"])
@@ -119,7 +119,7 @@ struct SessionTests {
                 : .json(200, Bodies.value("ok"))
         }
         let h = harness(server)
-        #expect(call(h)?.value == "ok")
+        #expect(call(h)?.testValue == "ok")
         #expect(h.stub.count("POST", "/sessions") == 2)
     }
 
@@ -135,7 +135,7 @@ struct SessionTests {
         let outcomes = recorder.wait()
         h.drain()
         #expect(outcomes.count == count)
-        #expect(outcomes.allSatisfy { $0.value == "ok" })
+        #expect(outcomes.allSatisfy { $0.testValue == "ok" })
         #expect(recorder.offQueue == 0)
         #expect(h.stub.count("POST", "/sessions") == 1)
         #expect(Set(bearers(h)) == ["Bearer tok-1"])
@@ -157,7 +157,7 @@ struct SessionTests {
         let outcomes = recorder.wait()
         h.drain()
         #expect(outcomes.count == count)
-        #expect(outcomes.allSatisfy { $0.value == "ok" })
+        #expect(outcomes.allSatisfy { $0.testValue == "ok" })
         // A 952 for tok-1 arriving after the re-login does not invalidate tok-2: one login in all.
         #expect(h.stub.count("POST", "/sessions") == 1)
         #expect(bearers(h).filter { $0 == "Bearer tok-2" }.count == count)
@@ -184,7 +184,7 @@ struct SessionTests {
         let outcomes = recorder.wait()
         h.drain()
         #expect(outcomes.count == count)
-        #expect(outcomes.allSatisfy { $0.failureCode == "212" })
+        #expect(outcomes.allSatisfy { $0.testFailureCode == "212" })
         #expect(h.stub.count("POST", "/sessions") == 1)
         #expect(h.stub.requests.count == 1) // no data call went out
         #expect(!h.api.isActiveToken())
@@ -196,8 +196,8 @@ struct SessionTests {
             n == 1 ? .json(200, Bodies.ok) : .json(200, Bodies.ok, headers: ["X-FM-Data-Access-Token": "from-header"])
         }
         let h = harness(server)
-        #expect(call(h)?.failureCode == "-1010")
-        #expect(call(h)?.value == "ok")
+        #expect(call(h)?.testFailureCode == "-1010")
+        #expect(call(h)?.testValue == "ok")
         #expect(bearers(h) == ["Bearer from-header"])
     }
 

@@ -9,7 +9,7 @@ extension DataAPI {
     /// Completes with `(token, "0")`, or `(nil, code)` — `"212"` for wrong credentials, a client code otherwise.
     @discardableResult
     public func login(completion: @escaping (String?, String) -> Void) -> FMRequest {
-        loginResult { completion(try? $0.get(), $0.fmCode) }
+        loginResult { completion(try? $0.get(), $0.sessionTupleCode) }
     }
 
     /// Logs out the current session (`DELETE …/sessions/{token}`), clearing the token store first.
@@ -18,13 +18,13 @@ extension DataAPI {
     /// (for example `"952"` for a token it had already closed) — the store is cleared in every case.
     @discardableResult
     public func logout(completion: @escaping (Bool, String) -> Void) -> FMRequest {
-        logoutResult(token: nil) { completion((try? $0.get()) ?? false, $0.fmCode) }
+        logoutResult(token: nil) { completion((try? $0.get()) ?? false, $0.sessionTupleCode) }
     }
 
     /// Logs out the session of `token`; clears the token store when it is the current token.
     @discardableResult
     public func logout(token: String, completion: @escaping (Bool, String) -> Void) -> FMRequest {
-        logoutResult(token: token) { completion((try? $0.get()) ?? false, $0.fmCode) }
+        logoutResult(token: token) { completion((try? $0.get()) ?? false, $0.sessionTupleCode) }
     }
 
     /// Asks the server whether the current token is valid (`GET /validateSession`); never logs in.
@@ -33,13 +33,13 @@ extension DataAPI {
     /// `(false, "-1010")` when there is no current token.
     @discardableResult
     public func validateSession(completion: @escaping (Bool, String) -> Void) -> FMRequest {
-        validateSessionResult(token: nil) { completion((try? $0.get()) ?? false, $0.fmCode) }
+        validateSessionResult(token: nil) { completion((try? $0.get()) ?? false, $0.sessionTupleCode) }
     }
 
     /// Asks the server whether `token` is valid (`GET /validateSession` with `Bearer token`).
     @discardableResult
     public func validateSession(token: String, completion: @escaping (Bool, String) -> Void) -> FMRequest {
-        validateSessionResult(token: token) { completion((try? $0.get()) ?? false, $0.fmCode) }
+        validateSessionResult(token: token) { completion((try? $0.get()) ?? false, $0.sessionTupleCode) }
     }
 
     /// `true` when a token is held whose local expiry (15 minutes after its last use) is in the future,
@@ -50,14 +50,14 @@ extension DataAPI {
     /// the token becomes the current one and is written to the token store.
     @discardableResult
     public func refreshToken(completion: @escaping (String?, Date?, String) -> Void) -> FMRequest {
-        refreshTokenResult(encodedCredentials: nil) { completion($0.value?.token, $0.value?.expiry, $0.fmCode) }
+        refreshTokenResult(encodedCredentials: nil) { completion($0.sessionTupleValue?.token, $0.sessionTupleValue?.expiry, $0.sessionTupleCode) }
     }
 
     /// Logs in with a ready base64 `user:pass` value (the legacy `fm-auth`) and returns the token and its
     /// expiry (now + 15 minutes); the token becomes the current one and is written to the token store.
     @discardableResult
     public func refreshToken(encodedCredentials: String, completion: @escaping (String?, Date?, String) -> Void) -> FMRequest {
-        refreshTokenResult(encodedCredentials: encodedCredentials) { completion($0.value?.token, $0.value?.expiry, $0.fmCode) }
+        refreshTokenResult(encodedCredentials: encodedCredentials) { completion($0.sessionTupleValue?.token, $0.sessionTupleValue?.expiry, $0.sessionTupleCode) }
     }
 
     /// The current session token, when the local clock says it is valid.
@@ -94,7 +94,7 @@ extension DataAPI {
             return delivery.handle
         }
         let task = sendLogin(encoded: encodedCredentials) { [self] result in
-            guard !delivery.isFinished else { return }
+            // A token that arrived is adopted even if the caller cancelled meanwhile: the session exists.
             delivery.finish(result.map { token in (token, adoptToken(token)) })
         }
         if let task { delivery.attach(task) }
@@ -133,8 +133,8 @@ extension DataAPI {
 }
 
 extension Result where Failure == FMError {
-    /// `"0"` on success, else the error's code (the legacy tuples' second element).
-    var fmCode: String {
+    /// `"0"` on success, else the error's code (the second element of the legacy tuples).
+    fileprivate var sessionTupleCode: String {
         switch self {
         case .success: "0"
         case .failure(let error): error.code
@@ -142,5 +142,5 @@ extension Result where Failure == FMError {
     }
 
     /// The value on success, else `nil`.
-    var value: Success? { try? get() }
+    fileprivate var sessionTupleValue: Success? { try? get() }
 }

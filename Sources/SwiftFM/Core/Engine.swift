@@ -59,13 +59,15 @@ extension DataAPI {
             let duration = String(format: "%.1f ms", milliseconds)
             switch result {
             case .success(let (response, body)):
-                let code = response.statusCode == 200 ? "" : " code \(Envelope.error(status: response.statusCode, body: body).code)"
-                logger.log(response.statusCode == 200 ? .info : .error,
-                           "← \(line) \(response.statusCode)\(code) \(body.count) bytes \(duration)")
+                if logger.isEnabled {
+                    let status = response.statusCode
+                    let code = status == 200 ? "" : " code \(Envelope.error(status: status, body: body).code)"
+                    logger.log(status == 200 ? .info : .warning, "← \(line) \(status)\(code) \(body.count) bytes \(duration)")
+                }
                 completion(.success((response, body)))
             case .failure(let error):
                 let mapped = FMError.fromTransport(error)
-                logger.log(.error, "← \(line) failed \(mapped.code) \(duration)")
+                logger.log(mapped.code == FMError.ClientCode.cancelled ? .info : .error, "← \(line) failed \(mapped.code) \(duration)")
                 completion(.failure(mapped))
             }
         }

@@ -28,6 +28,15 @@ enum RequestBuilder {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// A path segment: ``encode(_:)``, and a segment made only of dots (`.`, `..`) fully encoded (`%2E%2E`) so
+    /// no URL normaliser (Foundation, libcurl, a proxy) can treat it as "this/parent directory".
+    static func encodeSegment(_ segment: String) -> String {
+        if !segment.isEmpty, segment.allSatisfy({ $0 == "." }) {
+            return String(repeating: "%2E", count: segment.count)
+        }
+        return encode(segment)
+    }
+
     /// `name=value&…`, every name and value encoded with ``encode(_:)``; a `nil` value gives `name` alone.
     static func query(_ items: [URLQueryItem]) -> String {
         items.map { item in
@@ -92,10 +101,10 @@ enum RequestBuilder {
                 guard !configuration.database.isEmpty else {
                     return .failure(.invalidConfiguration("No database is configured"))
                 }
-                path += "/databases/" + encode(configuration.database)
+                path += "/databases/" + encodeSegment(configuration.database)
             }
             for segment in endpoint.segments {
-                path += "/" + encode(segment)
+                path += "/" + encodeSegment(segment)
             }
             components = base
             components.percentEncodedPath = path

@@ -79,13 +79,18 @@ extension FMError {
     /// Maps a transport failure: timeout → -1004, cancelled → -1005, anything else → -1003.
     static func fromTransport(_ error: Error) -> FMError {
         if let fm = error as? FMError { return fm }
+        let code: Int
         if let url = error as? URLError {
-            switch url.code {
-            case .timedOut: return .timeout
-            case .cancelled: return .cancelled
-            default: return .transport("URLError \(url.code.rawValue): \(url.localizedDescription)")
-            }
+            code = url.code.rawValue
+        } else {
+            let ns = error as NSError
+            guard ns.domain == NSURLErrorDomain else { return .transport(String(describing: error)) }
+            code = ns.code
         }
-        return .transport(String(describing: error))
+        switch code {
+        case URLError.Code.timedOut.rawValue: return .timeout
+        case URLError.Code.cancelled.rawValue: return .cancelled
+        default: return .transport("URLError \(code): \((error as NSError).localizedDescription)")
+        }
     }
 }

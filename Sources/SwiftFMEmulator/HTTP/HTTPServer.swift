@@ -1,12 +1,309 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 
-/// A minimal HTTP/1.1 server over POSIX sockets (placeholder: implemented by the HTTP layer work).
+/// Why an ``HTTPServer`` could not start listening.
+public struct HTTPServerError: Error, CustomStringConvertible, LocalizedError, Sendable, Equatable {
+    /// A readable explanation, e.g. `cannot bind 127.0.0.1:3000: Address already in use`.
+    public let message: String
+    /// The POSIX `errno` behind the failure, if there was one (`EADDRINUSE` for a port in use).
+    public let code: Int32?
+
+    /// Creates an error.
+    public init(message: String, code: Int32? = nil) {
+        self.message = message
+        self.code = code
+    }
+
+    /// Whether the failure was a port already in use.
+    public var isAddressInUse: Bool { code == EADDRINUSE }
+
+    /// The ``message``.
+    public var description: String { message }
+
+    /// The ``message``, for `localizedDescription`.
+    public var errorDescription: String? { message }
+}
+
+/// A small HTTP/1.1 server over POSIX sockets, with no dependencies beyond Foundation and Dispatch.
+///
+/// One thread accepts connections; each connection is served by its own thread with blocking I/O, so
+/// a slow or delayed response never holds up another connection, and requests on one connection are
+/// answered in order. The ``HTTPHandler`` is called on the connection threads, possibly concurrently.
+/// Every response is written with one write of one buffer, and accepted sockets use `TCP_NODELAY`.
+///
+/// ```swift
+/// let server = HTTPServer(handler: MyHandler())
+/// let port = try server.start()          // 127.0.0.1, a free port
+/// defer { server.stop() }
+/// ```
 public final class HTTPServer: Sendable {
     /// The handler that answers every request.
     public let handler: any HTTPHandler
+    /// The largest accepted request line plus header block, in bytes; larger heads get `431`.
+    public let maxHeaderBytes: Int
+    /// The largest accepted request body, in bytes; larger bodies get `413`.
+    public let maxBodyBytes: Int
+
+    private let state = HTTPServerLockedState()
 
     /// Creates a server that is not yet listening.
-    public init(handler: any HTTPHandler) {
+    ///
+    /// - Parameters:
+    ///   - handler: answers every request.
+    ///   - maxHeaderBytes: limit for the request line and headers (default 64 KiB).
+    ///   - maxBodyBytes: limit for a request body (default 64 MiB).
+    public init(handler: any HTTPHandler, maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int = 64 * 1024 * 1024) {
         self.handler = handler
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The bound port while the server is listening, otherwise `nil`.
+    public var port: UInt16? {
+        state.withLock { $0.run?.port }
+    }
+
+    /// Binds `host:port`, starts accepting connections and returns the bound port.
+    ///
+    /// - Parameters:
+    ///   - host: a numeric IPv4/IPv6 address or a host name; `localhost` means `127.0.0.1`.
+    ///   - port: the port, or 0 for any free port.
+    /// - Returns: the port actually bound.
+    /// - Throws: ``HTTPServerError`` when the address cannot be resolved, bound (e.g. the port is in
+    ///   use) or listened on, or when the server is already running.
+    @discardableResult
+    public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> UInt16 {
+        guard let address = HTTPSocket.resolve(host: host, port: port) else {
+            throw HTTPServerError(message: "cannot resolve host \(host)")
+        }
+        let fd = socket(address.family, HTTPSocket.streamType, 0)
+        guard fd >= 0 else {
+            let e = errno
+            throw HTTPServerError(message: "cannot create socket: \(HTTPSocket.errorText(e))", code: e)
+        }
+        HTTPSocket.setCloseOnExec(fd)
+        HTTPSocket.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+        if address.bind(to: fd) != 0 {
+            let e = errno
+            HTTPSocket.closeFD(fd)
+            throw HTTPServerError(message: "cannot bind \(host):\(port): \(HTTPSocket.errorText(e))", code: e)
+        }
+        if listen(fd, 1024) != 0 {
+            let e = errno
+            HTTPSocket.closeFD(fd)
+            throw HTTPServerError(message: "cannot listen on \(host):\(port): \(HTTPSocket.errorText(e))", code: e)
+        }
+        guard let bound = HTTPSocketAddress.boundPort(of: fd) else {
+            let e = errno
+            HTTPSocket.closeFD(fd)
+            throw HTTPServerError(message: "cannot read the bound port: \(HTTPSocket.errorText(e))", code: e)
+        }
+        var pipeFDs: [Int32] = [-1, -1]
+        guard pipe(&pipeFDs) == 0 else {
+            let e = errno
+            HTTPSocket.closeFD(fd)
+            throw HTTPServerError(message: "cannot create a wake-up pipe: \(HTTPSocket.errorText(e))", code: e)
+        }
+        HTTPSocket.setCloseOnExec(pipeFDs[0])
+        HTTPSocket.setCloseOnExec(pipeFDs[1])
+
+        let run = HTTPServerRun(
+            listenFD: fd, wakeRead: pipeFDs[0], wakeWrite: pipeFDs[1], port: bound,
+            handler: handler,
+            limits: HTTPParserLimits(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
+        )
+        let alreadyRunning = state.withLock { s -> Bool in
+            if s.run != nil { return true }
+            s.run = run
+            return false
+        }
+        if alreadyRunning {
+            run.closeDescriptorsUnstarted()
+            throw HTTPServerError(message: "the server is already running")
+        }
+        let thread = Thread { run.acceptLoop() }
+        thread.name = "HTTPServer.accept.\(bound)"
+        thread.start()
+        return bound
+    }
+
+    /// Stops listening and closes every open connection. Returns once the listening socket is
+    /// closed (the port is free again) and the connection threads have finished, or after a short
+    /// grace period if a handler is still busy. Idempotent and safe from any thread, including a
+    /// handler.
+    public func stop() {
+        let run = state.withLock { s -> HTTPServerRun? in
+            let r = s.run
+            s.run = nil
+            return r
+        }
+        run?.stop()
+    }
+}
+
+/// The server's mutable state behind a lock.
+final class HTTPServerLockedState: @unchecked Sendable {
+    struct Value {
+        var run: HTTPServerRun?
+    }
+
+    private let lock = NSLock()
+    private var value = Value()
+
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
+/// One start…stop cycle of a server: the listening socket, its accept thread and its connections.
+final class HTTPServerRun: @unchecked Sendable {
+    let listenFD: Int32
+    let wakeRead: Int32
+    let wakeWrite: Int32
+    let port: UInt16
+    let handler: any HTTPHandler
+    let limits: HTTPParserLimits
+
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var stopping = false
+    private var acceptFinished = false
+    private var connections: [Int: Int32] = [:]
+    private var nextConnectionID = 0
+
+    init(listenFD: Int32, wakeRead: Int32, wakeWrite: Int32, port: UInt16, handler: any HTTPHandler,
+         limits: HTTPParserLimits) {
+        self.listenFD = listenFD
+        self.wakeRead = wakeRead
+        self.wakeWrite = wakeWrite
+        self.port = port
+        self.handler = handler
+        self.limits = limits
+    }
+
+    /// Closes the descriptors of a run whose accept thread never started.
+    func closeDescriptorsUnstarted() {
+        HTTPSocket.closeFD(listenFD)
+        HTTPSocket.closeFD(wakeRead)
+        HTTPSocket.closeFD(wakeWrite)
+    }
+
+    var isStopping: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return stopping
+    }
+
+    /// Accepts until stopped, one thread per connection.
+    func acceptLoop() {
+        defer {
+            HTTPSocket.closeFD(listenFD)
+            HTTPSocket.closeFD(wakeRead)
+            condition.lock()
+            acceptFinished = true
+            condition.broadcast()
+            condition.unlock()
+        }
+        var fds = [
+            pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+        ]
+        while true {
+            fds[0].revents = 0
+            fds[1].revents = 0
+            let rc = poll(&fds, 2, -1)
+            if rc < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            if fds[1].revents != 0 || isStopping { return }
+            guard fds[0].revents != 0 else { continue }
+            let fd = HTTPSocket.acceptConnection(listenFD)
+            if fd < 0 {
+                let e = errno
+                if e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM {
+                    // Out of descriptors: back off briefly instead of spinning.
+                    usleep(10_000)
+                }
+                continue
+            }
+            HTTPSocket.configureAccepted(fd)
+            condition.lock()
+            if stopping {
+                condition.unlock()
+                HTTPSocket.closeFD(fd)
+                return
+            }
+            let id = nextConnectionID
+            nextConnectionID += 1
+            connections[id] = fd
+            condition.unlock()
+
+            let connection = HTTPConnection(fd: fd, run: self)
+            let thread = Thread {
+                connection.serve()
+                self.connectionEnded(id: id, fd: fd)
+            }
+            thread.name = "HTTPServer.connection.\(id)"
+            thread.start()
+        }
+    }
+
+    private func connectionEnded(id: Int, fd: Int32) {
+        condition.lock()
+        connections[id] = nil
+        // Close under the lock: `stop()` never shuts down a descriptor number that was reused.
+        HTTPSocket.closeFD(fd)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits `seconds`, returning early with `false` if the server stops meanwhile.
+    func waitDelay(_ seconds: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while !stopping {
+            if !condition.wait(until: deadline) { return !stopping }
+        }
+        return false
+    }
+
+    func stop() {
+        condition.lock()
+        if stopping {
+            condition.unlock()
+            return
+        }
+        stopping = true
+        for fd in connections.values { HTTPSocket.shutdownBoth(fd) }
+        condition.broadcast()
+        condition.unlock()
+
+        // Wake the accept thread; it closes the listening socket on its way out.
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+
+        let onConnectionThread = Thread.current.name?.hasPrefix("HTTPServer.connection.") == true
+        condition.lock()
+        while !acceptFinished { condition.wait() }
+        if !onConnectionThread {
+            let deadline = Date(timeIntervalSinceNow: 2)
+            while !connections.isEmpty {
+                if !condition.wait(until: deadline) { break }
+            }
+        }
+        condition.unlock()
+        HTTPSocket.closeFD(wakeWrite)
     }
 }

@@ -1,0 +1,144 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Serves one accepted connection on its own thread: read, parse, call the handler, write, repeat.
+final class HTTPConnection: @unchecked Sendable {
+    private let fd: Int32
+    private let run: HTTPServerRun
+
+    init(fd: Int32, run: HTTPServerRun) {
+        self.fd = fd
+        self.run = run
+    }
+
+    func serve() {
+        var parser = HTTPRequestParser(limits: run.limits)
+        let scratchSize = 64 * 1024
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: scratchSize, alignment: 16)
+        defer { scratch.deallocate() }
+
+        while true {
+            while let event = parser.next() {
+                switch event {
+                case .sendContinue:
+                    guard HTTPSocket.writeAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
+
+                case let .failure(status, message):
+                    var response = HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                                                body: Data((message + "\n").utf8))
+                    response.delivery = .normal
+                    let bytes = HTTPResponseWriter.serialize(response, isHead: false, keepAlive: false)
+                    if HTTPSocket.writeAll(fd, bytes) { lingeringClose() }
+                    return
+
+                case let .request(request, keepAlive):
+                    let response = run.handler.handle(request)
+                    if response.delay > 0 {
+                        guard run.waitDelay(response.delay) else { return }
+                    }
+                    let close = !keepAlive || response.delivery == .closeMidBody
+                        || HTTPResponseWriter.asksToClose(response) || run.isStopping
+                    let isHead = request.method == "HEAD"
+                    if response.delivery == .closeMidBody {
+                        let bytes = HTTPResponseWriter.serialize(response, isHead: isHead, keepAlive: false,
+                                                                 bodyPrefix: response.body.count / 2)
+                        _ = HTTPSocket.writeAll(fd, bytes)
+                        HTTPSocket.shutdownWrite(fd)
+                        return
+                    }
+                    let bytes = HTTPResponseWriter.serialize(response, isHead: isHead, keepAlive: !close)
+                    guard HTTPSocket.writeAll(fd, bytes) else { return }
+                    if close {
+                        lingeringClose()
+                        return
+                    }
+                }
+            }
+            let n = HTTPSocket.readSome(fd, into: scratch)
+            if n <= 0 { return }
+            parser.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
+        }
+    }
+
+    /// Sends FIN, then reads and discards what the client still sends for a moment, so that unread
+    /// request bytes do not turn the close into a reset that could destroy the response in flight.
+    private func lingeringClose() {
+        HTTPSocket.shutdownWrite(fd)
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var sink = [UInt8](repeating: 0, count: 16 * 1024)
+        var total = 0
+        let deadline = Date(timeIntervalSinceNow: 2)
+        while total < 4 * 1024 * 1024, Date() < deadline {
+            let n = sink.withUnsafeMutableBytes { HTTPSocket.readSome(fd, into: $0) }
+            if n <= 0 { return }
+            total += n
+        }
+    }
+}
+
+/// Serialises responses into one buffer.
+enum HTTPResponseWriter {
+    /// Whether the handler asked for `Connection: close`.
+    static func asksToClose(_ response: HTTPResponse) -> Bool {
+        response.headers.contains {
+            $0.name.caseInsensitiveCompare("Connection") == .orderedSame && $0.value.lowercased().contains("close")
+        }
+    }
+
+    /// Status line, headers (the handler's, minus framing headers, plus `Content-Length`,
+    /// `Connection` and `Date`), blank line and body (or its first `bodyPrefix` bytes), as one buffer.
+    static func serialize(_ response: HTTPResponse, isHead: Bool, keepAlive: Bool, bodyPrefix: Int? = nil) -> [UInt8] {
+        let status = response.status
+        let bodyAllowed = !(status < 200 || status == 204 || status == 304)
+        let bodyCount = bodyAllowed && !isHead ? (bodyPrefix ?? response.body.count) : 0
+
+        var head = "HTTP/1.1 \(status) \(response.reasonPhrase)\r\n"
+        var hasDate = false
+        for (name, value) in response.headers {
+            let lower = name.lowercased()
+            if lower == "content-length" || lower == "connection" || lower == "transfer-encoding" { continue }
+            if lower == "date" { hasDate = true }
+            // Never let a header value break the framing.
+            let safeValue = value.contains(where: { $0 == "\r" || $0 == "\n" })
+                ? value.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")
+                : value
+            head += "\(name): \(safeValue)\r\n"
+        }
+        if bodyAllowed {
+            head += "Content-Length: \(response.body.count)\r\n"
+        }
+        head += keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n"
+        if !hasDate { head += "Date: \(httpDate())\r\n" }
+        head += "\r\n"
+
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(head.utf8.count + bodyCount)
+        bytes.append(contentsOf: head.utf8)
+        if bodyCount > 0 {
+            response.body.withUnsafeBytes { raw in
+                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0..<bodyCount]))
+            }
+        }
+        return bytes
+    }
+
+    private static let dayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// The current time as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    static func httpDate() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        let day = dayNames[Int(parts.tm_wday) % 7]
+        let month = monthNames[Int(parts.tm_mon) % 12]
+        return "\(day), \(two(parts.tm_mday)) \(month) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}

@@ -1,0 +1,222 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+// Thin, internal wrappers over the POSIX socket calls the HTTP layer needs, so the rest of the
+// code reads the same on Linux (Glibc) and Apple platforms (Darwin).
+
+enum HTTPSocket {
+    #if canImport(Glibc)
+    static let streamType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+    static let sendFlags = Int32(MSG_NOSIGNAL)
+    #else
+    static let streamType = SOCK_STREAM
+    static let sendFlags: Int32 = 0
+    #endif
+
+    /// The current `errno` as a readable message.
+    static func errorText(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+
+    /// Marks `fd` close-on-exec (Darwin has no `SOCK_CLOEXEC`).
+    static func setCloseOnExec(_ fd: Int32) {
+        let flags = fcntl(fd, F_GETFD)
+        if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+    }
+
+    /// Sets an integer socket option, ignoring failure (all options set here are optimisations).
+    static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
+        var v = value
+        _ = setsockopt(fd, level, name, &v, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Options for an accepted connection: no Nagle delay, no SIGPIPE on Darwin.
+    static func configureAccepted(_ fd: Int32) {
+        setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        #if canImport(Darwin)
+        setOption(fd, SOL_SOCKET, SO_NOSIGPIPE, 1)
+        #endif
+    }
+
+    /// Accepts one connection; returns the descriptor or -1 with `errno` set.
+    static func acceptConnection(_ listenFD: Int32) -> Int32 {
+        // accept4 is not visible through Glibc's module map; mark close-on-exec right after.
+        let fd = accept(listenFD, nil, nil)
+        if fd >= 0 { setCloseOnExec(fd) }
+        return fd
+    }
+
+    /// Writes all of `bytes`, retrying partial writes, `EINTR` and `EAGAIN`. Returns `false` when
+    /// the peer went away or the socket failed.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard var base = bytes.baseAddress else { return true }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let n = send(fd, base, remaining, sendFlags)
+            if n > 0 {
+                remaining -= n
+                base += n
+                continue
+            }
+            if n < 0 {
+                let e = errno
+                if e == EINTR { continue }
+                if e == EAGAIN || e == EWOULDBLOCK {
+                    var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    _ = poll(&p, 1, 1000)
+                    continue
+                }
+            }
+            return false
+        }
+        return true
+    }
+
+    /// Writes all of `bytes` (see ``writeAll(_:_:)-(Int32,UnsafeRawBufferPointer)``).
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { writeAll(fd, $0) }
+    }
+
+    /// Reads what is available (blocking until something is) into `buffer`. Returns the count,
+    /// 0 at end of stream, or -1 on an error other than `EINTR`.
+    static func readSome(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        while true {
+            let n = recv(fd, buffer.baseAddress, buffer.count, 0)
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            return -1
+        }
+    }
+
+    /// Shuts both directions of `fd` down, waking any thread blocked on it.
+    static func shutdownBoth(_ fd: Int32) {
+        #if canImport(Glibc)
+        _ = shutdown(fd, Int32(SHUT_RDWR))
+        #else
+        _ = shutdown(fd, SHUT_RDWR)
+        #endif
+    }
+
+    /// Shuts the sending direction of `fd` down (a FIN to the peer).
+    static func shutdownWrite(_ fd: Int32) {
+        #if canImport(Glibc)
+        _ = shutdown(fd, Int32(SHUT_WR))
+        #else
+        _ = shutdown(fd, SHUT_WR)
+        #endif
+    }
+
+    /// Closes `fd`, ignoring errors.
+    static func closeFD(_ fd: Int32) {
+        _ = close(fd)
+    }
+
+    /// Resolves `host` to an IPv4 or IPv6 socket address (numeric addresses, `localhost`, or a name
+    /// resolved through `getaddrinfo`, IPv4 preferred).
+    static func resolve(host: String, port: UInt16) -> HTTPSocketAddress? {
+        var name = host
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        if name.isEmpty || name.lowercased() == "localhost" { name = "127.0.0.1" }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, name, &v4) == 1 {
+            var sa = sockaddr_in()
+            #if canImport(Darwin)
+            sa.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+            #endif
+            sa.sin_family = sa_family_t(AF_INET)
+            sa.sin_port = port.bigEndian
+            sa.sin_addr = v4
+            return .v4(sa)
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, name, &v6) == 1 {
+            var sa = sockaddr_in6()
+            #if canImport(Darwin)
+            sa.sin6_len = UInt8(MemoryLayout<sockaddr_in6>.size)
+            #endif
+            sa.sin6_family = sa_family_t(AF_INET6)
+            sa.sin6_port = port.bigEndian
+            sa.sin6_addr = v6
+            return .v6(sa)
+        }
+        var hints = addrinfo()
+        hints.ai_family = AF_INET
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var result: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(name, nil, &hints, &result) == 0, let first = result else { return nil }
+        defer { freeaddrinfo(result) }
+        guard let addr = first.pointee.ai_addr, first.pointee.ai_family == AF_INET else { return nil }
+        var sa = addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee }
+        sa.sin_port = port.bigEndian
+        return .v4(sa)
+    }
+}
+
+/// A resolved socket address to bind.
+enum HTTPSocketAddress {
+    case v4(sockaddr_in)
+    case v6(sockaddr_in6)
+
+    var family: Int32 {
+        switch self {
+        case .v4: return AF_INET
+        case .v6: return AF_INET6
+        }
+    }
+
+    /// Calls `bind` with this address.
+    func bind(to fd: Int32) -> Int32 {
+        switch self {
+        case .v4(var sa):
+            return withUnsafePointer(to: &sa) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    #if canImport(Glibc)
+                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    #else
+                    Darwin.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    #endif
+                }
+            }
+        case .v6(var sa):
+            return withUnsafePointer(to: &sa) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    #if canImport(Glibc)
+                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                    #else
+                    Darwin.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                    #endif
+                }
+            }
+        }
+    }
+
+    /// The port a bound socket actually got (for port 0).
+    static func boundPort(of fd: Int32) -> UInt16? {
+        var storage = sockaddr_storage()
+        var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        guard rc == 0 else { return nil }
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+            }
+        case AF_INET6:
+            return withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+            }
+        default:
+            return nil
+        }
+    }
+}
