@@ -137,6 +137,23 @@ func isNoBody<V>(_ endpoint: Endpoint<V>) -> Bool {
         ] as [String: Any]))
     }
 
+    struct Band: Encodable {
+        var name: String
+        var city: String?
+        var members: Int
+    }
+
+    @Test func typedWritesEncodeFields() {
+        let create = Endpoints.createRecord(layout: "L", fields: Band(name: "B", city: nil, members: 3), options: FMWriteOptions(dateFormat: .us))
+        #expect(canonicalBody(create) == canonical(["fieldData": ["name": "B", "members": 3], "dateformats": 0] as [String: Any]))
+        let edit = Endpoints.editRecord(layout: "L", recordId: 2, fields: ["city": "Austin"], modId: "4")
+        #expect(edit.method == .patch && edit.segments == ["layouts", "L", "records", "2"])
+        #expect(canonicalBody(edit) == canonical(["fieldData": ["city": "Austin"], "modId": "4"] as [String: Any]))
+        #expect(Endpoints.createRecord(layout: "L", fields: ["a": Double.nan]).invalid?.code == "-1002")
+        #expect(Endpoints.createRecord(layout: "L", fields: [1, 2]).invalid?.code == "-1002")
+        #expect(Endpoints.editRecord(layout: "L", recordId: 1, fields: ["a": Optional<String>.none]).invalid?.code == "-1002")
+    }
+
     @Test func createRecordRawPayloadIsSentAsGiven() {
         let endpoint = Endpoints.createRecord(layout: "L", payload: ["fieldData": ["a": 1.5], "script": "X"])
         #expect(canonicalBody(endpoint) == canonical(["fieldData": ["a": 1.5], "script": "X"] as [String: Any]))

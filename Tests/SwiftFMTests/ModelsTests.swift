@@ -133,6 +133,8 @@ import Testing
         #expect(FMSort.descending("a").order.wireValue == "descend")
         #expect(FMSort(field: "a", order: .valueList("VL")).order.wireValue == "VL")
         #expect(FMSort(field: "a") == .ascending("a"))
+        #expect(FMSort("a") == .ascending("a"))
+        #expect(FMSort("a", order: .descend) == .descending("a"))
     }
 
     @Test func scriptCallsAndOptions() {

@@ -10,13 +10,16 @@ extension DataAPI {
         perform(Endpoints.productInfo()) { completion($0.value, $0.code) }
     }
 
-    /// Lists the hosted databases (`GET /databases`, with the configured Basic credentials).
+    /// Lists the hosted databases (`GET /databases`).
+    ///
+    /// Sends the configured Basic credentials when there are some (a server that filters databases
+    /// requires them), and no `Authorization` otherwise.
     ///
     /// - Parameter completion: the databases or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func databases(completion: @escaping ([FMDatabase]?, String) -> Void) -> FMRequest {
-        perform(Endpoints.databases()) { completion($0.value, $0.code) }
+        perform(Endpoints.databases(auth: databasesAuth)) { completion($0.value, $0.code) }
     }
 
     /// Lists the layouts of the database, with their folders (`GET …/layouts`).
@@ -48,5 +51,10 @@ extension DataAPI {
     @discardableResult
     public func scripts(completion: @escaping ([FMScriptEntry]?, String) -> Void) -> FMRequest {
         perform(Endpoints.scripts()) { completion($0.value, $0.code) }
+    }
+
+    /// Basic with the configured credentials when there are some, else none.
+    var databasesAuth: Endpoint<[FMDatabase]>.Auth {
+        configuration.credentials == nil ? .none : .basic(encoded: nil)
     }
 }

@@ -23,6 +23,27 @@ extension DataAPI {
         }
     }
 
+    /// Creates a record whose `fieldData` is encoded from an `Encodable` value (a struct of field names).
+    ///
+    /// `nil` properties are left out (FileMaker rejects `null`); send `""` to leave a field empty. Dates
+    /// should be strings in the `dateformats` format (the default `JSONEncoder` date strategy is not one).
+    ///
+    /// - Parameters:
+    ///   - layout: the layout name.
+    ///   - fields: the fields, encoded with `JSONEncoder`; must encode as a JSON object.
+    ///   - portalData: portal name → rows of related fields to create.
+    ///   - options: scripts, `dateformats`, entry/prohibit modes.
+    ///   - completion: the new record's ids or `nil`, and the code (`"-1002"` when `fields` cannot be encoded).
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func createRecord<F: Encodable>(layout: String, fields: F, portalData: [String: [[String: Any]]]? = nil,
+                                           options: FMWriteOptions = .init(),
+                                           completion: @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
+        perform(Endpoints.createRecord(layout: layout, fields: fields, portalData: portalData, options: options)) {
+            completion($0.value, $0.code)
+        }
+    }
+
     /// Creates a record from a raw body as old callers build it (`["fieldData": …]`), sent as given.
     ///
     /// - Parameters:
@@ -127,6 +148,29 @@ extension DataAPI {
                            deleteRelated: [String] = [], options: FMWriteOptions = .init(),
                            completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         let endpoint = Endpoints.editRecord(layout: layout, recordId: recordId, fieldData: fieldData, portalData: portalData,
+                                            modId: modId, deleteRelated: deleteRelated, options: options)
+        return perform(endpoint) { completion($0.value, $0.code) }
+    }
+
+    /// Edits a record with `fieldData` encoded from an `Encodable` value; see
+    /// ``editRecord(layout:recordId:fieldData:portalData:modId:deleteRelated:options:completion:)``.
+    ///
+    /// - Parameters:
+    ///   - layout: the layout name.
+    ///   - recordId: the record id.
+    ///   - fields: the fields to change, encoded with `JSONEncoder`; `nil` properties are left out.
+    ///   - portalData: portal rows to edit or create.
+    ///   - modId: when given, sent so FileMaker answers `"306"` if the record changed since.
+    ///   - deleteRelated: related records to delete, each `"<portal or TO>.<recordId>"`.
+    ///   - options: scripts, `dateformats`, entry/prohibit modes.
+    ///   - completion: the edit result or `nil`, and the code.
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func editRecord<F: Encodable>(layout: String, recordId: Int, fields: F,
+                                         portalData: [String: [[String: Any]]]? = nil, modId: String? = nil,
+                                         deleteRelated: [String] = [], options: FMWriteOptions = .init(),
+                                         completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+        let endpoint = Endpoints.editRecord(layout: layout, recordId: recordId, fields: fields, portalData: portalData,
                                             modId: modId, deleteRelated: deleteRelated, options: options)
         return perform(endpoint) { completion($0.value, $0.code) }
     }

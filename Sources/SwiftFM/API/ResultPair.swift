@@ -1,7 +1,11 @@
 import Foundation
 
 extension Result where Failure == FMError {
-    // `value` (the value on success, `nil` on failure) is defined next to `fmCode` in API/Sessions.swift.
+    /// The value on success, `nil` on failure.
+    var value: Success? {
+        if case .success(let value) = self { return value }
+        return nil
+    }
 
     /// `"0"` on success, else the FileMaker or client code of the error.
     var code: String {

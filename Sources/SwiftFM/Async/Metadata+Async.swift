@@ -7,10 +7,10 @@ extension DataAPI {
         try await bridge(Endpoints.productInfo())
     }
 
-    /// Lists the hosted databases.
+    /// Lists the hosted databases (with the configured Basic credentials when there are some).
     /// - Throws: ``FMError``.
     public func databases() async throws -> [FMDatabase] {
-        try await bridge(Endpoints.databases())
+        try await bridge(Endpoints.databases(auth: databasesAuth))
     }
 
     /// Lists the layouts of the database, with their folders.

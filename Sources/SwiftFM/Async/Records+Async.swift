@@ -9,6 +9,14 @@ extension DataAPI {
         try await bridge(Endpoints.createRecord(layout: layout, fieldData: fieldData, portalData: portalData, options: options))
     }
 
+    /// Creates a record whose `fieldData` is encoded from an `Encodable` value.
+    /// - Throws: ``FMError`` (`-1002` when `fields` cannot be encoded).
+    @discardableResult
+    public func createRecord<F: Encodable>(layout: String, fields: F, portalData: [String: [[String: Any]]]? = nil,
+                                           options: FMWriteOptions = .init()) async throws -> FMRecordReference {
+        try await bridge(Endpoints.createRecord(layout: layout, fields: fields, portalData: portalData, options: options))
+    }
+
     /// Creates a record from a raw body (`["fieldData": …]`).
     /// - Throws: ``FMError``.
     @discardableResult
@@ -50,6 +58,16 @@ extension DataAPI {
                            portalData: [String: [[String: Any]]]? = nil, modId: String? = nil,
                            deleteRelated: [String] = [], options: FMWriteOptions = .init()) async throws -> FMEditResult {
         try await bridge(Endpoints.editRecord(layout: layout, recordId: recordId, fieldData: fieldData, portalData: portalData,
+                                              modId: modId, deleteRelated: deleteRelated, options: options))
+    }
+
+    /// Edits a record with `fieldData` encoded from an `Encodable` value.
+    /// - Throws: ``FMError``.
+    @discardableResult
+    public func editRecord<F: Encodable>(layout: String, recordId: Int, fields: F,
+                                         portalData: [String: [[String: Any]]]? = nil, modId: String? = nil,
+                                         deleteRelated: [String] = [], options: FMWriteOptions = .init()) async throws -> FMEditResult {
+        try await bridge(Endpoints.editRecord(layout: layout, recordId: recordId, fields: fields, portalData: portalData,
                                               modId: modId, deleteRelated: deleteRelated, options: options))
     }
 

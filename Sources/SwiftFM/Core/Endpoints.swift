@@ -61,6 +61,15 @@ enum Endpoints {
         return createRecord(layout: layout, payload: payload, validate: options.scripts.validationError)
     }
 
+    /// E9 with `fieldData` encoded from an `Encodable` value.
+    static func createRecord<F: Encodable>(layout: String, fields: F, portalData: [String: [[String: Any]]]? = nil,
+                                           options: FMWriteOptions = .init()) -> Endpoint<FMRecordReference> {
+        switch JSONPayload.object(fields) {
+        case .success(let fieldData): return createRecord(layout: layout, fieldData: fieldData, portalData: portalData, options: options)
+        case .failure(let error): return failing(.post, error)
+        }
+    }
+
     /// E9 with a raw body as old callers build it (`["fieldData": …]`), sent as given.
     static func createRecord(layout: String, payload: [String: Any]) -> Endpoint<FMRecordReference> {
         createRecord(layout: layout, payload: payload, validate: nil)
@@ -131,6 +140,19 @@ enum Endpoints {
         if let modId { payload["modId"] = modId }
         add(options, to: &payload)
         return editRecord(layout: layout, recordId: recordId, payload: payload, validate: options.scripts.validationError)
+    }
+
+    /// E12 with `fieldData` encoded from an `Encodable` value.
+    static func editRecord<F: Encodable>(layout: String, recordId: Int, fields: F,
+                                         portalData: [String: [[String: Any]]]? = nil, modId: String? = nil,
+                                         deleteRelated: [String] = [], options: FMWriteOptions = .init()) -> Endpoint<FMEditResult> {
+        switch JSONPayload.object(fields) {
+        case .success(let fieldData):
+            return editRecord(layout: layout, recordId: recordId, fieldData: fieldData, portalData: portalData,
+                              modId: modId, deleteRelated: deleteRelated, options: options)
+        case .failure(let error):
+            return failing(.patch, error)
+        }
     }
 
     /// E12 with a raw body as old callers build it; `modId`, when given, is added to the body as a string.

@@ -34,6 +34,24 @@ enum JSONPayload {
         }
     }
 
+    /// Encodes an `Encodable` value into a JSON object (the `fieldData` of the typed writes), or `-1002`.
+    ///
+    /// `nil` properties are left out by synthesised `Encodable` conformances; a value that encodes an
+    /// explicit `null`, a non-finite number or something other than an object gives `-1002`.
+    static func object<E: Encodable>(_ value: E) -> Result<[String: Any], FMError> {
+        let data: Data
+        do {
+            data = try JSONEncoder().encode(value)
+        } catch {
+            return .failure(FMError(code: FMError.ClientCode.invalidArgument, message: "The fields cannot be encoded as JSON",
+                                    underlying: String(describing: error)))
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            return .failure(.invalidArgument("The fields must encode as a JSON object (a struct or a dictionary)"))
+        }
+        return .success(object)
+    }
+
     /// Serialises a small JSON value used inside a query string (`_sort`, `portal`): sorted keys, no spaces.
     static func queryString(_ value: Any) -> String {
         guard JSONSerialization.isValidJSONObject(value),

@@ -4,10 +4,10 @@ import Foundation
 public struct FMProductInfo: Sendable, Hashable, Decodable {
     /// The product name (`"FileMaker Data API Engine"`).
     public var name: String
-    /// The build date, when the server sends it (older servers).
-    public var buildDate: String?
-    /// The version, when the server sends it (older servers).
-    public var version: String?
+    /// The build date (`"07/05/2019"`); `""` when the server omits it (newest servers do).
+    public var buildDate: String
+    /// The version (`"18.0.2.217"`); `""` when the server omits it (newest servers do).
+    public var version: String
     /// The date format of format 0 (`MM/dd/yyyy`).
     public var dateFormat: String
     /// The time format (`HH:mm:ss`).
@@ -16,7 +16,7 @@ public struct FMProductInfo: Sendable, Hashable, Decodable {
     public var timeStampFormat: String
 
     /// Creates a product info value.
-    public init(name: String, buildDate: String? = nil, version: String? = nil,
+    public init(name: String, buildDate: String = "", version: String = "",
                 dateFormat: String, timeFormat: String, timeStampFormat: String) {
         self.name = name
         self.buildDate = buildDate
@@ -30,12 +30,12 @@ public struct FMProductInfo: Sendable, Hashable, Decodable {
         case name, buildDate, version, dateFormat, timeFormat, timeStampFormat
     }
 
-    /// Decodes `productInfo`; missing formats are `""`.
+    /// Decodes `productInfo`; missing keys other than `name` are `""`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
-        buildDate = try container.lenientString(.buildDate)
-        version = try container.lenientString(.version)
+        buildDate = try container.lenientString(.buildDate) ?? ""
+        version = try container.lenientString(.version) ?? ""
         dateFormat = try container.lenientString(.dateFormat) ?? ""
         timeFormat = try container.lenientString(.timeFormat) ?? ""
         timeStampFormat = try container.lenientString(.timeStampFormat) ?? ""
@@ -79,6 +79,12 @@ public struct FMLayoutEntry: Sendable, Hashable, Decodable {
         isFolder ? children.flatMap(\.layoutNames) : [name]
     }
 
+    /// For a folder, the names of every layout inside it, nested folders included (depth first);
+    /// empty for a layout. `entries.flatMap { $0.isFolder ? $0.folderLayoutNames : [$0.name] }` lists all layouts.
+    public var folderLayoutNames: [String] {
+        isFolder ? children.flatMap(\.layoutNames) : []
+    }
+
     enum CodingKeys: String, CodingKey { case name, table, isFolder, folderLayoutNames }
 
     /// Decodes a layout or a folder.
@@ -116,6 +122,12 @@ public struct FMScriptEntry: Sendable, Hashable, Decodable {
     public var scriptNames: [String] {
         if isFolder { return children.flatMap(\.scriptNames) }
         return isSeparator ? [] : [name]
+    }
+
+    /// For a folder, the names of every script inside it, nested folders included, separators excluded;
+    /// empty for a script.
+    public var folderScriptNames: [String] {
+        isFolder ? children.flatMap(\.scriptNames) : []
     }
 
     enum CodingKeys: String, CodingKey { case name, isFolder, folderScriptNames }

@@ -112,6 +112,21 @@ public struct FMPortalRow: Sendable, Hashable, Decodable {
     /// The value of a related field.
     public subscript(field: String) -> FMFieldValue? { fields[field] }
 
+    /// Decodes the row's fields (keyed `TO::field`, plus `recordId` and `modId`) into `T`.
+    ///
+    /// - Throws: ``FMError`` with code `-1007` when the fields do not have the shape of `T`.
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        var object = fields
+        object["recordId"] = .string(recordId)
+        if let modId { object["modId"] = .string(modId) }
+        do {
+            return try JSONDecoder().decode(T.self, from: JSONEncoder().encode(object))
+        } catch {
+            throw FMError(code: FMError.ClientCode.malformedResponse, message: "Unexpected response: cannot read a portal row as \(T.self)",
+                          underlying: String(describing: error))
+        }
+    }
+
     /// Decodes a portal row: `recordId`, `modId` and every other key as a field.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)

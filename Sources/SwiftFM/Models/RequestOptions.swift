@@ -42,6 +42,11 @@ public struct FMSort: Sendable, Hashable {
         self.order = order
     }
 
+    /// Creates a sort criterion: `FMSort("name")`, `FMSort("name", order: .descend)`.
+    public init(_ field: String, order: Order = .ascend) {
+        self.init(field: field, order: order)
+    }
+
     /// An ascending criterion.
     public static func ascending(_ field: String) -> FMSort { FMSort(field: field, order: .ascend) }
     /// A descending criterion.
