@@ -130,10 +130,7 @@ import Testing
         #expect(requests.count == 2)
         #expect(requests.allSatisfy { $0.header("Authorization") == nil })
         #expect(requests.last?.url?.absoluteString == "https://fms.example.com/Streaming_SSL/MainDB/ABC.png?RCType=EmbeddedRCFileProcessor&Redirect=1")
-        // The request builder (stream core) must copy `Endpoint.headers` onto the request.
-        withKnownIssue("RequestBuilder does not send Endpoint.headers yet", isIntermittent: true) {
-            #expect(requests.last?.header("Cookie") == "X-FMS-Session-Key=k1")
-        }
+        #expect(requests.last?.header("Cookie") == "X-FMS-Session-Key=k1", "the session cookie goes back with the redirected request")
 
         let asyncData = try await harness.api.downloadContainer(url: Self.containerURL)
         #expect(asyncData == Data([7, 8, 9]))

@@ -59,6 +59,9 @@ enum RequestBuilder {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: configuration.timeout)
         request.httpMethod = endpoint.method.rawValue
         request.httpShouldHandleCookies = false
+        for (name, value) in endpoint.headers {   // e.g. the container-download cookie
+            request.setValue(value, forHTTPHeaderField: name)
+        }
         if let authorization {
             request.setValue(authorization, forHTTPHeaderField: "Authorization")
         }
