@@ -80,7 +80,14 @@ enum LegacyCall {
         let bearer = LegacyAuth.token(token)
         switch self {
         case .login(let auth):
-            return LegacyCall.raw(SessionEndpoints.login(encoded: auth, dataSources: []))
+            // The core reads the token from `response.token`, else from `X-FM-Data-Access-Token`.
+            let login = SessionEndpoints.login(encoded: auth, dataSources: [])
+            var endpoint = LegacyCall.raw(login)
+            endpoint.decode = { answer in
+                let token = try login.decode(.init(status: answer.status, headers: answer.headers, body: answer.body))
+                return LegacyJSON(response: ["token": token], code: "0", message: "OK")
+            }
+            return endpoint
         case .logout(let token):
             return LegacyCall.raw(SessionEndpoints.logout(token: token))
         case .validate:
