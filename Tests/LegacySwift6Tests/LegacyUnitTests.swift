@@ -17,12 +17,15 @@ import Testing
         let bare = try #require(LegacyEnvironment.parseDatabasePath("my.server.com/fmi/data/v2/databases/Music"))
         #expect(bare.server.absoluteString == "https://my.server.com")
         #expect(LegacyEnvironment.parseDatabasePath("https://my.server.com/somewhere") == nil)
+        let proxied = try #require(LegacyEnvironment.parseDatabasePath("https://proxy.example.com/fm/fmi/data/v1/databases/Music"))
+        #expect(proxied.server.absoluteString == "https://proxy.example.com/fm")
     }
 
     @Test func hostParsing() {
         #expect(LegacyEnvironment.parseHost("my.server.com")?.absoluteString == "https://my.server.com")
         #expect(LegacyEnvironment.parseHost("my.server.com:8443")?.absoluteString == "https://my.server.com:8443")
         #expect(LegacyEnvironment.parseHost("http://127.0.0.1:8080/")?.absoluteString == "http://127.0.0.1:8080")
+        #expect(LegacyEnvironment.parseHost("proxy.example.com/fm/")?.absoluteString == "https://proxy.example.com/fm")
         #expect(LegacyEnvironment.parseHost("") == nil)
         #expect(LegacyEnvironment.parseHost("ftp://x") == nil)
     }

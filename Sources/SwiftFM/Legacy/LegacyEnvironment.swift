@@ -33,7 +33,7 @@ enum LegacyEra: Sendable {
 
 /// A resolved legacy configuration: where the Data API lives.
 struct LegacyTarget: Hashable, Sendable {
-    /// Scheme, host and port only (`https://my.server.com`, `http://127.0.0.1:8080`).
+    /// Scheme, host, port and an optional path prefix (`https://my.server.com`, `http://127.0.0.1:8080`).
     var server: URL
     /// The `{version}` path segment.
     var version: FMAPIVersion
@@ -163,10 +163,11 @@ enum LegacyEnvironment {
     static func parseDatabasePath(_ path: String) -> LegacyTarget? {
         let trimmed = path.trimmingCharacters(in: .whitespacesAndNewlines)
         let withScheme = trimmed.contains("://") ? trimmed : "https://" + trimmed
-        guard let url = URL(string: withScheme), let server = serverURL(of: url) else { return nil }
+        guard let url = URL(string: withScheme) else { return nil }
         let parts = url.pathComponents.filter { $0 != "/" }
         guard let fmi = parts.firstIndex(of: "fmi"), parts.count > fmi + 2, parts[fmi + 1] == "data",
-              let version = FMAPIVersion(rawValue: parts[fmi + 2])
+              let version = FMAPIVersion(rawValue: parts[fmi + 2]),
+              let server = serverURL(of: url, prefix: Array(parts[..<fmi]))
         else { return nil }
         var database: String?
         if parts.count > fmi + 4, parts[fmi + 3] == "databases" {
@@ -175,17 +176,19 @@ enum LegacyEnvironment {
         return LegacyTarget(server: server, version: version, database: database)
     }
 
-    /// A bare host (`my.server.com`, `my.server.com:8443`) means https; an explicit scheme is honoured.
+    /// A bare host (`my.server.com`, `my.server.com:8443`) means https; an explicit scheme is honoured,
+    /// and so is a path prefix (`https://proxy.example.com/filemaker`), which the originals interpolated too.
     static func parseHost(_ host: String) -> URL? {
         var trimmed = host.trimmingCharacters(in: .whitespacesAndNewlines)
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
         guard !trimmed.isEmpty else { return nil }
         let withScheme = trimmed.contains("://") ? trimmed : "https://" + trimmed
         guard let url = URL(string: withScheme) else { return nil }
-        return serverURL(of: url)
+        return serverURL(of: url, prefix: url.pathComponents.filter { $0 != "/" })
     }
 
-    private static func serverURL(of url: URL) -> URL? {
+    /// Scheme, host, port and a path prefix (the part of the path before `/fmi/data/…`).
+    private static func serverURL(of url: URL, prefix: [String]) -> URL? {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = url.host, !host.isEmpty
         else { return nil }
@@ -193,6 +196,7 @@ enum LegacyEnvironment {
         components.scheme = scheme
         components.host = host
         components.port = url.port
+        if !prefix.isEmpty { components.path = "/" + prefix.joined(separator: "/") }
         return components.url
     }
 
