@@ -157,6 +157,19 @@ struct HTTPServerRawTests {
         }
     }
 
+    @Test("Absolute-form targets are reduced to origin form; encoded targets stay raw")
+    func targets() throws {
+        try withHTTPServerSync { _, port in
+            let client = try HTTPRawClient(port: port)
+            try client.send("GET http://127.0.0.1:\(port)/fmi/data/v1/a%20b?x=%2F HTTP/1.1\r\n\r\n"
+                + "GET HTTP://h?q=1 HTTP/1.1\r\n\r\n"
+                + "GET /fmi/data/v1/databases/My%2FDB/layouts/%C3%A9?_limit=1 HTTP/1.1\r\n\r\n")
+            #expect(try client.readResponse().echo().target == "/fmi/data/v1/a%20b?x=%2F")
+            #expect(try client.readResponse().echo().target == "/?q=1")
+            #expect(try client.readResponse().echo().target == "/fmi/data/v1/databases/My%2FDB/layouts/%C3%A9?_limit=1")
+        }
+    }
+
     @Test("Header names are kept in order and looked up case-insensitively")
     func headers() throws {
         try withHTTPServerSync { _, port in

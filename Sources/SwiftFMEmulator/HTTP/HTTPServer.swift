@@ -79,8 +79,12 @@ public final class HTTPServer: Sendable {
     /// - Returns: the port actually bound.
     /// - Throws: ``HTTPServerError`` when the address cannot be resolved, bound (e.g. the port is in
     ///   use) or listened on, or when the server is already running.
+    ///
+    /// Socket writes never raise `SIGPIPE` (`MSG_NOSIGNAL` / `SO_NOSIGPIPE`); as a second line of
+    /// defence the first start also sets `SIGPIPE` to ignored for the process, as servers do.
     @discardableResult
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> UInt16 {
+        _ = HTTPServer.ignoreSIGPIPE
         guard let address = HTTPSocket.resolve(host: host, port: port) else {
             throw HTTPServerError(message: "cannot resolve host \(host)")
         }
@@ -90,6 +94,9 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError(message: "cannot create socket: \(HTTPSocket.errorText(e))", code: e)
         }
         HTTPSocket.setCloseOnExec(fd)
+        // Non-blocking, so a connection that vanishes between poll and accept cannot park the
+        // accept thread where stop() cannot wake it.
+        HTTPSocket.setNonBlocking(fd, true)
         HTTPSocket.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
         if address.bind(to: fd) != 0 {
             let e = errno
@@ -134,6 +141,11 @@ public final class HTTPServer: Sendable {
         thread.start()
         return bound
     }
+
+    private static let ignoreSIGPIPE: Bool = {
+        signal(SIGPIPE, SIG_IGN)
+        return true
+    }()
 
     /// Stops listening and closes every open connection. Returns once the listening socket is
     /// closed (the port is free again) and the connection threads have finished, or after a short
@@ -208,7 +220,6 @@ final class HTTPServerRun: @unchecked Sendable {
     func acceptLoop() {
         defer {
             HTTPSocket.closeFD(listenFD)
-            HTTPSocket.closeFD(wakeRead)
             condition.lock()
             acceptFinished = true
             condition.broadcast()
@@ -304,6 +315,8 @@ final class HTTPServerRun: @unchecked Sendable {
             }
         }
         condition.unlock()
+        // Both ends are closed only now: writing to a pipe whose read end is closed raises SIGPIPE.
+        HTTPSocket.closeFD(wakeRead)
         HTTPSocket.closeFD(wakeWrite)
     }
 }
