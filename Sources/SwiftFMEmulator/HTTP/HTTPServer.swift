@@ -152,10 +152,14 @@ public final class HTTPServer: Sendable {
     /// grace period if a handler is still busy. Idempotent and safe from any thread, including a
     /// handler.
     public func stop() {
+        // A concurrent second caller gets the run being stopped too, and waits for it to finish.
         let run = state.withLock { s -> HTTPServerRun? in
-            let r = s.run
-            s.run = nil
-            return r
+            if let r = s.run {
+                s.run = nil
+                s.lastRun = r
+                return r
+            }
+            return s.lastRun
         }
         run?.stop()
     }
@@ -164,7 +168,10 @@ public final class HTTPServer: Sendable {
 /// The server's mutable state behind a lock.
 final class HTTPServerLockedState: @unchecked Sendable {
     struct Value {
+        /// The listening run, if any.
         var run: HTTPServerRun?
+        /// The run most recently stopped (or being stopped).
+        var lastRun: HTTPServerRun?
     }
 
     private let lock = NSLock()
@@ -293,6 +300,8 @@ final class HTTPServerRun: @unchecked Sendable {
     func stop() {
         condition.lock()
         if stopping {
+            // Another caller is stopping this run: return once the listening socket is closed.
+            while !acceptFinished { condition.wait() }
             condition.unlock()
             return
         }
