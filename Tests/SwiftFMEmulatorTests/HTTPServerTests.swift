@@ -354,7 +354,7 @@ struct HTTPServerRawTests {
         }
         #expect(server.port == nil)
 
-        let selfStopping = SelfStoppingHandler()
+        let selfStopping = HTTPSelfStoppingHandler()
         let stoppable = HTTPServer(handler: selfStopping)
         selfStopping.server.set(stoppable)
         let port = try stoppable.start()
@@ -394,7 +394,7 @@ struct HTTPServerRawTests {
     @Test("Random garbage never crashes the server")
     func garbage() throws {
         try withHTTPServerSync(maxHeaderBytes: 4096) { _, port in
-            var generator = SplitMix64(seed: 42)
+            var generator = HTTPSplitMix64(seed: 42)
             for round in 0..<40 {
                 let client = try HTTPRawClient(port: port)
                 var bytes = (0..<(64 + round * 50)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
@@ -430,7 +430,7 @@ struct HTTPServerRawTests {
 }
 
 /// A handler that stops its own server from inside `handle`.
-final class SelfStoppingHandler: HTTPHandler {
+final class HTTPSelfStoppingHandler: HTTPHandler {
     final class Box: @unchecked Sendable {
         private let lock = NSLock()
         private var server: HTTPServer?
@@ -446,7 +446,7 @@ final class SelfStoppingHandler: HTTPHandler {
 }
 
 /// A small deterministic random generator for the garbage test.
-struct SplitMix64 {
+struct HTTPSplitMix64 {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
