@@ -317,11 +317,11 @@ final class HTTPServerRun: @unchecked Sendable {
         let onConnectionThread = Thread.current.name?.hasPrefix("HTTPServer.connection.") == true
         condition.lock()
         while !acceptFinished { condition.wait() }
-        if !onConnectionThread {
-            let deadline = Date(timeIntervalSinceNow: 2)
-            while !connections.isEmpty {
-                if !condition.wait(until: deadline) { break }
-            }
+        // Wait for the connection threads to finish (a handler calling stop() does not wait for its
+        // own connection), but not forever if a handler is stuck.
+        let deadline = Date(timeIntervalSinceNow: 2)
+        while connections.count > (onConnectionThread ? 1 : 0) {
+            if !condition.wait(until: deadline) { break }
         }
         condition.unlock()
         // Both ends are closed only now: writing to a pipe whose read end is closed raises SIGPIPE.
