@@ -35,7 +35,11 @@ public final class Emulator: @unchecked Sendable {
         lock.lock()
         self.server = server
         lock.unlock()
-        guard let url = URL(string: "http://\(host):\(bound)") else { throw CocoaError(.fileReadInvalidFileName) }
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        guard let url = URL(string: "http://\(hostPart):\(bound)") else {
+            server.stop()
+            throw CocoaError(.fileReadInvalidFileName)
+        }
         return url
     }
 
