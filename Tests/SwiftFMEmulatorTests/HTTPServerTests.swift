@@ -343,6 +343,13 @@ struct HTTPServerRawTests {
         try client.send("GET /again HTTP/1.1\r\n\r\n")
         #expect(try client.readResponse().echo().target == "/again")
         again.stop()
+
+        // The first server object can be started again too.
+        let restarted = try server.start()
+        defer { server.stop() }
+        let third = try HTTPRawClient(port: restarted)
+        try third.send("GET /restarted HTTP/1.1\r\n\r\n")
+        #expect(try third.readResponse().echo().target == "/restarted")
     }
 
     @Test("stop() is safe from several threads at once and from inside a handler")
