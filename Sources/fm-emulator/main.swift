@@ -13,7 +13,7 @@ let usage = """
     usage: fm-emulator [--host HOST] [--port N] [--schema FILE] [--verbose] [--help]
 
       --host HOST     address to listen on (default 127.0.0.1; localhost means 127.0.0.1)
-      --port N        port to listen on, 0 for any free port (default 3000)
+      --port N        port to listen on (default 0: any free port, printed on start)
       --schema FILE   a schema file (see SCHEMA.md); default: the built-in demo solution
       --verbose       log one line per request to stderr
       --help          show this help
@@ -33,7 +33,7 @@ func writeStdout(_ text: String) {
 
 struct Options {
     var host = "127.0.0.1"
-    var port: UInt16 = 3000
+    var port: UInt16 = 0
     var schema: String?
     var verbose = false
 }

@@ -59,7 +59,8 @@ struct AsyncSurfaceTests {
             let bytes = Data("%PDF-1.4 tiny".utf8)
             _ = try await api.uploadContainer(layout: "Bands", recordId: 2, field: "photo", data: bytes, fileName: "t.pdf")
             let record = try await api.getRecord(layout: "Bands", recordId: 2)
-            let url = try #require(((record.records.first?["fieldData"] as? [String: Any])?["photo"] as? String).flatMap(URL.init(string:)))
+            let photo = (record.records.first?["fieldData"] as? [String: Any])?["photo"] as? String
+            let url = try #require(photo.flatMap { URL(string: $0) })
             #expect(try await api.downloadContainer(url: url) == bytes)
         }
     }

@@ -6,7 +6,7 @@ import Darwin
 import Foundation
 
 /// Serves one accepted connection on its own thread: read, parse, call the handler, write, repeat.
-final class HTTPConnection: @unchecked Sendable {
+final class HTTPConnection: Sendable {
     private let fd: Int32
     private let run: HTTPServerRun
 
@@ -28,9 +28,8 @@ final class HTTPConnection: @unchecked Sendable {
                     guard HTTPSocket.writeAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
 
                 case let .failure(status, message):
-                    var response = HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                    let response = HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
                                                 body: Data((message + "\n").utf8))
-                    response.delivery = .normal
                     let bytes = HTTPResponseWriter.serialize(response, isHead: false, keepAlive: false)
                     if HTTPSocket.writeAll(fd, bytes) { lingeringClose() }
                     return
@@ -46,8 +45,7 @@ final class HTTPConnection: @unchecked Sendable {
                     if response.delivery == .closeMidBody {
                         let bytes = HTTPResponseWriter.serialize(response, isHead: isHead, keepAlive: false,
                                                                  bodyPrefix: response.body.count / 2)
-                        _ = HTTPSocket.writeAll(fd, bytes)
-                        HTTPSocket.shutdownWrite(fd)
+                        if HTTPSocket.writeAll(fd, bytes) { lingeringClose() }
                         return
                     }
                     let bytes = HTTPResponseWriter.serialize(response, isHead: isHead, keepAlive: !close)

@@ -71,18 +71,28 @@ public struct HTTPResponse: Sendable {
     /// The standard reason phrase for ``status``.
     public var reasonPhrase: String {
         switch status {
+        case 100: return "Continue"
         case 200: return "OK"
+        case 201: return "Created"
+        case 204: return "No Content"
         case 302: return "Found"
+        case 304: return "Not Modified"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
         case 403: return "Forbidden"
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
         case 413: return "Payload Too Large"
+        case 408: return "Request Timeout"
+        case 411: return "Length Required"
         case 415: return "Unsupported Media Type"
+        case 417: return "Expectation Failed"
+        case 431: return "Request Header Fields Too Large"
         case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
         case 502: return "Bad Gateway"
         case 503: return "Service Unavailable"
+        case 505: return "HTTP Version Not Supported"
         default: return "Status \(status)"
         }
     }

@@ -274,7 +274,7 @@ struct HTTPRequestParser {
 
         var keepAlive = minor == 1 ? !connectionTokens.contains("close") : connectionTokens.contains("keep-alive")
         let method = String(decoding: methodBytes, as: UTF8.self)
-        let target = String(decoding: targetBytes, as: UTF8.self)
+        let target = Self.originForm(String(decoding: targetBytes, as: UTF8.self))
 
         if !transferEncoding.isEmpty {
             guard transferEncoding == ["chunked"] else {
@@ -378,6 +378,19 @@ struct HTTPRequestParser {
         while i < end, buffer[i] == 0x20 || buffer[i] == 0x09 { i += 1 }
         if i < end && buffer[i] != 0x3B { return nil }
         return size
+    }
+
+    /// Turns an absolute-form target (`http://host:port/path?q`) into origin form (`/path?q`).
+    private static func originForm(_ target: String) -> String {
+        guard !target.hasPrefix("/") else { return target }
+        let lower = target.lowercased()
+        for scheme in ["http://", "https://"] where lower.hasPrefix(scheme) {
+            let rest = target.dropFirst(scheme.count)
+            guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+            let tail = String(rest[slash...])
+            return tail.hasPrefix("?") ? "/" + tail : tail
+        }
+        return target
     }
 
     private static func tokens(_ value: String) -> [String] {

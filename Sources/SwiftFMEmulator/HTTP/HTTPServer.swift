@@ -79,8 +79,12 @@ public final class HTTPServer: Sendable {
     /// - Returns: the port actually bound.
     /// - Throws: ``HTTPServerError`` when the address cannot be resolved, bound (e.g. the port is in
     ///   use) or listened on, or when the server is already running.
+    ///
+    /// Socket writes never raise `SIGPIPE` (`MSG_NOSIGNAL` / `SO_NOSIGPIPE`); as a second line of
+    /// defence the first start also sets `SIGPIPE` to ignored for the process, as servers do.
     @discardableResult
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> UInt16 {
+        _ = HTTPServer.ignoreSIGPIPE
         guard let address = HTTPSocket.resolve(host: host, port: port) else {
             throw HTTPServerError(message: "cannot resolve host \(host)")
         }
@@ -90,6 +94,9 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError(message: "cannot create socket: \(HTTPSocket.errorText(e))", code: e)
         }
         HTTPSocket.setCloseOnExec(fd)
+        // Non-blocking, so a connection that vanishes between poll and accept cannot park the
+        // accept thread where stop() cannot wake it.
+        HTTPSocket.setNonBlocking(fd, true)
         HTTPSocket.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
         if address.bind(to: fd) != 0 {
             let e = errno
@@ -135,15 +142,24 @@ public final class HTTPServer: Sendable {
         return bound
     }
 
+    private static let ignoreSIGPIPE: Bool = {
+        signal(SIGPIPE, SIG_IGN)
+        return true
+    }()
+
     /// Stops listening and closes every open connection. Returns once the listening socket is
     /// closed (the port is free again) and the connection threads have finished, or after a short
     /// grace period if a handler is still busy. Idempotent and safe from any thread, including a
     /// handler.
     public func stop() {
+        // A concurrent second caller gets the run being stopped too, and waits for it to finish.
         let run = state.withLock { s -> HTTPServerRun? in
-            let r = s.run
-            s.run = nil
-            return r
+            if let r = s.run {
+                s.run = nil
+                s.lastRun = r
+                return r
+            }
+            return s.lastRun
         }
         run?.stop()
     }
@@ -152,7 +168,10 @@ public final class HTTPServer: Sendable {
 /// The server's mutable state behind a lock.
 final class HTTPServerLockedState: @unchecked Sendable {
     struct Value {
+        /// The listening run, if any.
         var run: HTTPServerRun?
+        /// The run most recently stopped (or being stopped).
+        var lastRun: HTTPServerRun?
     }
 
     private let lock = NSLock()
@@ -208,7 +227,6 @@ final class HTTPServerRun: @unchecked Sendable {
     func acceptLoop() {
         defer {
             HTTPSocket.closeFD(listenFD)
-            HTTPSocket.closeFD(wakeRead)
             condition.lock()
             acceptFinished = true
             condition.broadcast()
@@ -282,6 +300,8 @@ final class HTTPServerRun: @unchecked Sendable {
     func stop() {
         condition.lock()
         if stopping {
+            // Another caller is stopping this run: return once the listening socket is closed.
+            while !acceptFinished { condition.wait() }
             condition.unlock()
             return
         }
@@ -297,13 +317,15 @@ final class HTTPServerRun: @unchecked Sendable {
         let onConnectionThread = Thread.current.name?.hasPrefix("HTTPServer.connection.") == true
         condition.lock()
         while !acceptFinished { condition.wait() }
-        if !onConnectionThread {
-            let deadline = Date(timeIntervalSinceNow: 2)
-            while !connections.isEmpty {
-                if !condition.wait(until: deadline) { break }
-            }
+        // Wait for the connection threads to finish (a handler calling stop() does not wait for its
+        // own connection), but not forever if a handler is stuck.
+        let deadline = Date(timeIntervalSinceNow: 2)
+        while connections.count > (onConnectionThread ? 1 : 0) {
+            if !condition.wait(until: deadline) { break }
         }
         condition.unlock()
+        // Both ends are closed only now: writing to a pipe whose read end is closed raises SIGPIPE.
+        HTTPSocket.closeFD(wakeRead)
         HTTPSocket.closeFD(wakeWrite)
     }
 }

@@ -42,11 +42,23 @@ enum HTTPSocket {
         #endif
     }
 
-    /// Accepts one connection; returns the descriptor or -1 with `errno` set.
+    /// Sets or clears `O_NONBLOCK`.
+    static func setNonBlocking(_ fd: Int32, _ on: Bool) {
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0 else { return }
+        _ = fcntl(fd, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK)
+    }
+
+    /// Accepts one connection from a non-blocking listener; returns a blocking, close-on-exec
+    /// descriptor, or -1 with `errno` set (`EAGAIN` when the queue is empty).
     static func acceptConnection(_ listenFD: Int32) -> Int32 {
         // accept4 is not visible through Glibc's module map; mark close-on-exec right after.
         let fd = accept(listenFD, nil, nil)
-        if fd >= 0 { setCloseOnExec(fd) }
+        if fd >= 0 {
+            setCloseOnExec(fd)
+            // BSD sockets inherit O_NONBLOCK from the listener; connections use blocking I/O.
+            setNonBlocking(fd, false)
+        }
         return fd
     }
 

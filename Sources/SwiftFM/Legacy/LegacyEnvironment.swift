@@ -1,0 +1,236 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// The configuration of the legacy surfaces (the DataAPI.swift eras 2018–2020 and SwiftFM 2.x):
+// the UserDefaults keys old apps set, how a base URL is resolved from them, the injectable
+// `UserDefaults` instance, and one cached `DataAPI` per resolved configuration.
+
+/// The UserDefaults keys of the legacy surfaces, exactly as the originals spelled them.
+enum LegacyKey {
+    /// `https://<host>/fmi/data/v1/databases/<db>` (DataAPI.swift 2018–2019). Written by the app.
+    static let dbPath = "fm-db-path"
+    /// base64 of `user:pass`. Written by the app; read by SwiftFM 2.x `newSession()`.
+    static let auth = "fm-auth"
+    /// The session token. Written by `refreshToken` / `newSession`, cleared by `deleteToken` / `deleteSession`.
+    static let token = "fm-token"
+    /// A `Date` (now + 900 s) written with the token; `deleteToken` writes the Int `0`.
+    static let tokenExpiry = "fm-token-expiry"
+    /// A bare host (`my.server.com` → `https://my.server.com`) or an explicit `http://host:port`.
+    static let host = "fm-host"
+    /// The database name (DataAPI.swift 2020, SwiftFM 2.x).
+    static let database = "fm-db"
+}
+
+/// Which keys a legacy call reads first.
+enum LegacyEra: Sendable {
+    /// DataAPI.swift 2018–2019: `fm-db-path` first, then `fm-host` + `fm-db`.
+    case dbPath
+    /// DataAPI.swift 2020 and SwiftFM 2.x: `fm-host` + `fm-db` first, then `fm-db-path`.
+    case hostAndDatabase
+}
+
+/// A resolved legacy configuration: where the Data API lives.
+struct LegacyTarget: Hashable, Sendable {
+    /// Scheme, host, port and an optional path prefix (`https://my.server.com`, `http://127.0.0.1:8080`).
+    var server: URL
+    /// The `{version}` path segment.
+    var version: FMAPIVersion
+    /// The database, or `nil` when only host-scoped calls are possible.
+    var database: String?
+}
+
+/// The mutable state of the legacy layer: the injected `UserDefaults` and the cached services.
+final class LegacyState: @unchecked Sendable {
+    static let shared = LegacyState()
+
+    private let lock = NSLock()
+    private var _defaults: UserDefaults = .standard
+    private var services: [LegacyTarget: DataAPI] = [:]
+
+    /// The queue for completions that fail before any service exists (missing configuration).
+    let queue = DispatchQueue(label: "SwiftFM.legacy")
+
+    var defaults: UserDefaults {
+        get { lock.lock(); defer { lock.unlock() }; return _defaults }
+        set { lock.lock(); _defaults = newValue; lock.unlock() }
+    }
+
+    /// The service for `target`, created once and then reused (its URLSession and queue are shared).
+    func service(for target: LegacyTarget) -> DataAPI {
+        lock.lock()
+        defer { lock.unlock() }
+        if let existing = services[target] { return existing }
+        let made = LegacyState.makeService(target)
+        services[target] = made
+        return made
+    }
+
+    /// Builds the `DataAPI` the legacy calls of one configuration go through.
+    ///
+    /// Legacy calls pass their own token (`Endpoint.Auth.token`) or their own base64 credentials
+    /// (`.basic(encoded:)`), so the service is configured with the server and database only.
+    private static func makeService(_ target: LegacyTarget) -> DataAPI {
+        DataAPI(configuration: FMConfiguration(
+            host: target.server.absoluteString, database: target.database ?? "", credentials: nil, version: target.version))
+    }
+}
+
+extension DataAPI {
+    /// The `UserDefaults` the legacy surfaces (`DataAPI`'s class functions and `SwiftFM`) read and write.
+    ///
+    /// Defaults to `.standard`, as the originals did. Tests and daemons inject a suite
+    /// (`UserDefaults(suiteName:)`) so they don't share state by accident.
+    public static var legacyDefaults: UserDefaults {
+        get { LegacyState.shared.defaults }
+        set { LegacyState.shared.defaults = newValue }
+    }
+}
+
+extension DataAPI {
+    /// Runs `body` with `defaults` as the legacy configuration for every legacy call it makes, and for
+    /// the calls made from those calls' completions, without touching ``legacyDefaults``.
+    ///
+    /// For test suites and daemons that talk to several servers at once; the scope follows each
+    /// call into its completion, so nested legacy calls (refresh, then fetch) keep the same configuration.
+    public static func withLegacyDefaults<R>(_ defaults: UserDefaults, _ body: () throws -> R) rethrows -> R {
+        try LegacyScope.$defaults.withValue(UncheckedBox(defaults), operation: body)
+    }
+
+    /// The async form of ``withLegacyDefaults(_:_:)``.
+    nonisolated(nonsending)
+    public static func withLegacyDefaults<R>(_ defaults: UserDefaults, _ body: () async throws -> R) async rethrows -> R {
+        try await LegacyScope.$defaults.withValue(UncheckedBox(defaults), operation: body)
+    }
+}
+
+extension DataAPI {
+    /// 2019 (E11–E18, `DataAPI().createRecord(…)`): a service configured from the legacy UserDefaults keys:
+    /// `fm-db-path` (or `fm-host` + `fm-db`) and `fm-auth`. Without them, its calls complete with `-1001`.
+    ///
+    /// Its managed session is kept in `fm-token` / `fm-token-expiry` of the same `UserDefaults`, so it
+    /// shares the token with the class functions and `isActiveToken()`.
+    public convenience init() {
+        let defaults = LegacyEnvironment.defaults
+        let auth = defaults.string(forKey: LegacyKey.auth).flatMap { $0.isEmpty ? nil : $0 }
+        let credentials = auth.map { FMCredentials.encoded($0) }
+        let configuration: FMConfiguration
+        switch LegacyEnvironment.resolve(.dbPath) {
+        case .success(let target):
+            configuration = FMConfiguration(
+                host: target.server.absoluteString, database: target.database ?? "",
+                credentials: credentials, version: target.version)
+        case .failure:
+            configuration = FMConfiguration(host: "", database: "", credentials: credentials)
+        }
+        self.init(configuration: configuration, tokenStore: FMUserDefaultsTokenStore(defaults: defaults))
+    }
+}
+
+/// The scoped legacy configuration (task-local; bound around each legacy completion too).
+enum LegacyScope {
+    @TaskLocal static var defaults: UncheckedBox<UserDefaults>?
+}
+
+// MARK: - Resolution
+
+enum LegacyEnvironment {
+    /// The scoped `UserDefaults` when there is one, otherwise ``DataAPI/legacyDefaults``.
+    static var defaults: UserDefaults { LegacyScope.defaults?.value ?? LegacyState.shared.defaults }
+
+    /// Resolves the configuration from the UserDefaults keys, in the order `era` prefers.
+    /// `needsDatabase: false` is for host-scoped calls (validateSession, productInfo, databases).
+    static func resolve(_ era: LegacyEra, needsDatabase: Bool = true) -> Result<LegacyTarget, FMError> {
+        let defaults = self.defaults
+        let fromPath = defaults.string(forKey: LegacyKey.dbPath).flatMap(parseDatabasePath)
+        let fromHost = defaults.string(forKey: LegacyKey.host).flatMap { host -> LegacyTarget? in
+            guard let server = parseHost(host) else { return nil }
+            let db = defaults.string(forKey: LegacyKey.database).flatMap { $0.isEmpty ? nil : $0 }
+            return LegacyTarget(server: server, version: .vLatest, database: db)
+        }
+        let ordered = era == .dbPath ? [fromPath, fromHost] : [fromHost, fromPath]
+        let candidates = ordered.compactMap { $0 }
+        if let complete = candidates.first(where: { $0.database != nil }) { return .success(complete) }
+        if !needsDatabase, let hostOnly = candidates.first { return .success(hostOnly) }
+        let wanted = era == .dbPath
+            ? "\(LegacyKey.dbPath) (or \(LegacyKey.host) and \(LegacyKey.database))"
+            : "\(LegacyKey.host) and \(LegacyKey.database) (or \(LegacyKey.dbPath))"
+        return .failure(.invalidConfiguration("Missing or invalid UserDefaults configuration: set \(wanted)"))
+    }
+
+    /// `https://host[:port]/fmi/data/{v1|v2|vLatest}/databases/{db}` → target. A missing scheme means https.
+    static func parseDatabasePath(_ path: String) -> LegacyTarget? {
+        let trimmed = path.trimmingCharacters(in: .whitespacesAndNewlines)
+        let withScheme = trimmed.contains("://") ? trimmed : "https://" + trimmed
+        guard let url = URL(string: withScheme) else { return nil }
+        let parts = url.pathComponents.filter { $0 != "/" }
+        guard let fmi = parts.firstIndex(of: "fmi"), parts.count > fmi + 2, parts[fmi + 1] == "data",
+              let version = FMAPIVersion(rawValue: parts[fmi + 2]),
+              let server = serverURL(of: url, prefix: Array(parts[..<fmi]))
+        else { return nil }
+        var database: String?
+        if parts.count > fmi + 4, parts[fmi + 3] == "databases" {
+            database = parts[fmi + 4]
+        }
+        return LegacyTarget(server: server, version: version, database: database)
+    }
+
+    /// A bare host (`my.server.com`, `my.server.com:8443`) means https; an explicit scheme is honoured,
+    /// and so is a path prefix (`https://proxy.example.com/filemaker`), which the originals interpolated too.
+    static func parseHost(_ host: String) -> URL? {
+        var trimmed = host.trimmingCharacters(in: .whitespacesAndNewlines)
+        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        guard !trimmed.isEmpty else { return nil }
+        let withScheme = trimmed.contains("://") ? trimmed : "https://" + trimmed
+        guard let url = URL(string: withScheme) else { return nil }
+        return serverURL(of: url, prefix: url.pathComponents.filter { $0 != "/" })
+    }
+
+    /// Scheme, host, port and a path prefix (the part of the path before `/fmi/data/…`).
+    private static func serverURL(of url: URL, prefix: [String]) -> URL? {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty
+        else { return nil }
+        var components = URLComponents()
+        components.scheme = scheme
+        components.host = host
+        components.port = url.port
+        if !prefix.isEmpty { components.path = "/" + prefix.joined(separator: "/") }
+        return components.url
+    }
+
+    // MARK: Token keys
+
+    /// Writes `fm-token` and `fm-token-expiry` (now + 900 s) as `refreshToken` always did.
+    static func storeToken(_ token: String) -> Date {
+        let expiry = Date(timeIntervalSinceNow: 900)
+        let defaults = self.defaults
+        defaults.set(token, forKey: LegacyKey.token)
+        defaults.set(expiry, forKey: LegacyKey.tokenExpiry)
+        return expiry
+    }
+
+    /// Clears `fm-token` and writes the Int `0` to `fm-token-expiry`, as `deleteToken` did (2019).
+    static func clearToken() {
+        let defaults = self.defaults
+        defaults.removeObject(forKey: LegacyKey.token)
+        defaults.set(0, forKey: LegacyKey.tokenExpiry)
+    }
+
+    /// After a successful explicit-token call: FileMaker slid the token's life, so slide
+    /// `fm-token-expiry` too, when the token used is the one in `fm-token`.
+    static func slideExpiry(ifCurrent token: String) {
+        let defaults = self.defaults
+        guard !token.isEmpty, defaults.string(forKey: LegacyKey.token) == token else { return }
+        defaults.set(Date(timeIntervalSinceNow: 900), forKey: LegacyKey.tokenExpiry)
+    }
+
+    /// `isActiveToken()` of 2018–2019: a token in `fm-token` and a `Date` in `fm-token-expiry` in the future.
+    static func isActiveToken() -> Bool {
+        let defaults = self.defaults
+        guard defaults.string(forKey: LegacyKey.token) != nil else { return false }
+        let expiry = defaults.object(forKey: LegacyKey.tokenExpiry) as? Date ?? Date(timeIntervalSince1970: 0)
+        return expiry > Date()
+    }
+}

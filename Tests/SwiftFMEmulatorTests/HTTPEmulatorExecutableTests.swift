@@ -1,0 +1,129 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import SwiftFMEmulator
+
+/// The built `fm-emulator` next to the test bundle, if the build produced it (`swift build` builds it;
+/// `swift test` alone may not).
+let fmEmulatorExecutable: URL? = {
+    var directory = (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("fm-emulator")
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        directory = directory.deletingLastPathComponent()
+    }
+    return nil
+}()
+
+/// A running `fm-emulator` process with its output captured.
+final class HTTPEmulatorProcess: @unchecked Sendable {
+    let process = Process()
+    let stdout = Pipe()
+    let stderr = Pipe()
+
+    init(_ arguments: [String]) throws {
+        guard let executable = fmEmulatorExecutable else { throw HTTPTestError(description: "fm-emulator not built") }
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+    }
+
+    /// The first stdout line, or nil if the process ends (or 30 s pass) without one.
+    func firstLine() -> String? {
+        let result = HTTPOrderLog()
+        let done = DispatchSemaphore(value: 0)
+        let handle = stdout.fileHandleForReading
+        Thread.detachNewThread {
+            var bytes = Data()
+            while !bytes.contains(0x0A) {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                bytes.append(chunk)
+            }
+            if let newline = bytes.firstIndex(of: 0x0A) {
+                result.append(String(decoding: bytes[..<newline], as: UTF8.self))
+            }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 30) == .success else { return nil }
+        return result.entries.first
+    }
+
+    /// Waits (at most 30 s) for the process to end and returns its status, killing it on timeout.
+    func waitForExit() -> Int32? {
+        let done = DispatchSemaphore(value: 0)
+        let process = self.process
+        Thread.detachNewThread {
+            process.waitUntilExit()
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 30) == .success else {
+            process.terminate()
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    var standardErrorText: String {
+        String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+}
+
+@Suite("HTTP fm-emulator executable", .enabled(if: fmEmulatorExecutable != nil, "fm-emulator is not built"))
+struct HTTPEmulatorExecutableTests {
+    @Test("Prints one listening line, serves, and exits 0 on SIGTERM and SIGINT", arguments: [SIGTERM, SIGINT])
+    func servesUntilSignal(signalNumber: Int32) async throws {
+        let emulator = try HTTPEmulatorProcess(["--port", "0", "--verbose"])
+        guard let line = emulator.firstLine() else {
+            emulator.process.terminate()
+            Issue.record("no listening line")
+            return
+        }
+        #expect(line.hasPrefix("listening on http://127.0.0.1:"))
+        let base = String(line.dropFirst("listening on ".count))
+        let url = try #require(URL(string: base + "/fmi/data/vLatest/productInfo"))
+        let session = makeHTTPTestSession()
+        defer { session.finishTasksAndInvalidate() }
+        let (_, response) = try await session.data(from: url)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+
+        kill(emulator.process.processIdentifier, signalNumber)
+        #expect(emulator.waitForExit() == 0)
+        #expect(emulator.standardErrorText.contains("/fmi/data/vLatest/productInfo"))
+    }
+
+    @Test("Bad arguments print usage and exit 2", arguments: [["--bogus"], ["--port"], ["--port", "70000"], ["--port", "x"]])
+    func badArguments(arguments: [String]) throws {
+        let emulator = try HTTPEmulatorProcess(arguments)
+        #expect(emulator.waitForExit() == 2)
+        #expect(emulator.standardErrorText.contains("usage: fm-emulator"))
+    }
+
+    @Test("--help prints usage and exits 0")
+    func help() throws {
+        let emulator = try HTTPEmulatorProcess(["--help"])
+        #expect(emulator.waitForExit() == 0)
+        let out = String(decoding: emulator.stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(out.contains("usage: fm-emulator"))
+    }
+
+    @Test("An unreadable schema exits 1 with a message")
+    func badSchema() throws {
+        let emulator = try HTTPEmulatorProcess(["--schema", "/nonexistent/schema.json"])
+        #expect(emulator.waitForExit() == 1)
+        #expect(emulator.standardErrorText.contains("schema"))
+    }
+
+    @Test("A port in use exits 1 with a message")
+    func portInUse() throws {
+        try withHTTPServerSync { _, port in
+            let emulator = try HTTPEmulatorProcess(["--port", "\(port)"])
+            #expect(emulator.waitForExit() == 1)
+            #expect(emulator.standardErrorText.contains("\(port)"))
+        }
+    }
+}
