@@ -71,6 +71,9 @@ import Testing
         #expect(error(#"{"database":"D","tables":{"T":{"fields":{"a":"text"}}},"scripts":{"S":{"layout":"Nope"}}}"#).contains("unknown layout Nope"))
         #expect(error(#"{"database":"D","tables":{"T":{"fields":{"a":"text"}}},"limits":{"maxSessions":0}}"#).contains("maxSessions"))
         #expect(error(#"{"database":"D","tables":{"T":{"fields":{"a":{"type":"text","repetitions":0}}}}}"#).contains("repetitions"))
+        #expect(error(#"{"database":"D","tables":{"T":{"fields":{"a":"text"}}},"limits":{"maxSessions":1e400}}"#).contains("maxSessions"))
+        #expect(error(#"{"database":"D","tables":{"T":{"fields":{"a":{"type":"text","maxCharacters":1e300}}}}}"#).contains("maxCharacters"))
+        #expect(error(#"{"database":"D","tables":{"T":{"fields":{"a":{"type":"number","autoEnter":"serial","serialStart":1.5}}}}}"#).contains("serialStart"))
         #expect(error(#"{"database":"D","tables":{"T":{"fields":{"a":"text"}}}}"#) == "no error")
     }
 

@@ -49,7 +49,7 @@ enum JSON: Sendable, Equatable {
     var scalarText: String? {
         switch self {
         case let .string(s): return s
-        case let .number(n): return JSON.format(number: n)
+        case let .number(n): return n.isFinite ? JSON.format(number: n) : String(n)
         case let .bool(b): return b ? "1" : "0"
         default: return nil
         }

@@ -465,8 +465,14 @@ extension EmulatorSchema {
 
         var limits = Limits()
         if let l = root["limits"] {
-            if case let .number(n)? = l["maxSessions"] { limits.maxSessions = Int(n) }
-            if case let .number(n)? = l["sessionIdleSeconds"] { limits.sessionIdleSeconds = n }
+            if case let .number(n)? = l["maxSessions"] {
+                guard let v = clampedInt(n) else { throw EmulatorSchemaError("limits.maxSessions must be a whole number") }
+                limits.maxSessions = v
+            }
+            if case let .number(n)? = l["sessionIdleSeconds"] {
+                guard n.isFinite else { throw EmulatorSchemaError("limits.sessionIdleSeconds must be a finite number") }
+                limits.sessionIdleSeconds = n
+            }
         }
 
         self.init(database: database, accounts: accounts, tables: tables, layouts: layouts,
@@ -491,7 +497,12 @@ extension EmulatorSchema {
             switch ae.stringValue {
             case "serial"?:
                 var start = 1
-                if case let .number(n)? = def["serialStart"] { start = Int(n) }
+                if case let .number(n)? = def["serialStart"] {
+                    guard let v = clampedInt(n), abs(v) < 1_000_000_000_000 else {
+                        throw EmulatorSchemaError("\(place).serialStart must be a whole number")
+                    }
+                    start = v
+                }
                 autoEnter = .serial(start: start)
             case "creationDate"?: autoEnter = .creationDate
             case "creationTimestamp"?: autoEnter = .creationTimestamp
@@ -510,7 +521,10 @@ extension EmulatorSchema {
             repetitions = Int(n)
         }
         var maxChars = 0
-        if case let .number(n)? = def["maxCharacters"] { maxChars = max(0, Int(n)) }
+        if case let .number(n)? = def["maxCharacters"] {
+            guard let v = clampedInt(n) else { throw EmulatorSchemaError("\(place).maxCharacters must be a whole number") }
+            maxChars = max(0, v)
+        }
         return Field(name, type, autoEnter: autoEnter, notEmpty: def["notEmpty"]?.boolValue ?? false,
                      unique: def["unique"]?.boolValue ?? false, maxCharacters: maxChars,
                      repetitions: repetitions, global: def["global"]?.boolValue ?? false)
@@ -596,6 +610,12 @@ extension EmulatorSchema {
         guard limits.maxSessions >= 1 else { throw EmulatorSchemaError("limits.maxSessions must be at least 1") }
         guard limits.sessionIdleSeconds > 0 else { throw EmulatorSchemaError("limits.sessionIdleSeconds must be positive") }
     }
+}
+
+/// `n` as an `Int` when it is a whole number in a safe range, else `nil` (never traps).
+func clampedInt(_ n: Double) -> Int? {
+    guard n.isFinite, n == n.rounded(), abs(n) < 9e15 else { return nil }
+    return Int(n)
 }
 
 /// Splits `name(3)` into (`name`, 3); a name without a repetition suffix gives repetition 1.

@@ -302,7 +302,9 @@ struct EmulatorState {
 extension FMValue {
     static func timestamp(of date: Date) -> FMValue {
         let d = FMDate(date)
-        let secs = Int(date.timeIntervalSince1970) - d.ordinal * 86400
+        let seconds = date.timeIntervalSince1970
+        guard seconds.isFinite, abs(seconds) < 1e14 else { return .timestamp(d, 0) }
+        let secs = Int(seconds) - d.ordinal * 86400
         return .timestamp(d, max(0, min(86399, secs)))
     }
 

@@ -154,7 +154,8 @@ enum FMValue: Hashable, Sendable {
             s = String(s.dropLast(2)).trimmingCharacters(in: .whitespaces)
         }
         let parts = s.split(separator: ":", omittingEmptySubsequences: false)
-        guard (2...3).contains(parts.count), let h = Int(parts[0]), h >= 0, let m = Int(parts[1]), (0..<60).contains(m) else { return nil }
+        guard (2...3).contains(parts.count), let h = Int(parts[0]), (0..<10_000_000).contains(h),
+              let m = Int(parts[1]), (0..<60).contains(m) else { return nil }
         var sec = 0
         if parts.count == 3 {
             guard let v = Double(parts[2]), v >= 0, v < 60 else { return nil }
