@@ -22,8 +22,11 @@ struct RequestContext {
     /// The parsed JSON body (an object; `{}` when empty).
     var body: JSON = .object([])
 
+    /// The host of the listening socket, used when a request has no `Host` header.
+    var fallbackHost = "127.0.0.1"
+
     /// The `Host` to put in container URLs.
-    var host: String { request.header("Host") ?? "127.0.0.1" }
+    var host: String { request.header("Host") ?? fallbackHost }
 
     func queryValue(_ name: String) -> String? {
         query.first { $0.0 == name }?.1 ?? query.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
@@ -145,6 +148,7 @@ extension EmulatorState {
             return errorResponse(FMError("1704", status: 405))
         }
         var ctx = RequestContext(request: request, path: rest, version: segments[2], query: decodeQuery(request.rawQuery), now: now)
+        if let base = baseURL, let host = base.host { ctx.fallbackHost = base.port.map { "\(host):\($0)" } ?? host }
         do {
             let reply = try dispatch(route, names: names, ctx: &ctx)
             var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
