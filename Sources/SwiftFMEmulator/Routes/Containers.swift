@@ -1,58 +1,5 @@
 import Foundation
 
-/// One part of a `multipart/form-data` body.
-struct FormPart {
-    var name: String
-    var filename: String?
-    var contentType: String?
-    var data: Data
-}
-
-/// A small `multipart/form-data` reader for container uploads (RFC 7578).
-enum FormDataReader {
-    static func parse(body: Data, contentType: String) -> [FormPart]? {
-        guard let boundaryParam = contentType.split(separator: ";").dropFirst()
-            .map({ $0.trimmingCharacters(in: .whitespaces) })
-            .first(where: { $0.lowercased().hasPrefix("boundary=") }) else { return nil }
-        var boundary = String(boundaryParam.dropFirst("boundary=".count))
-        if boundary.hasPrefix("\""), boundary.hasSuffix("\""), boundary.count >= 2 { boundary = String(boundary.dropFirst().dropLast()) }
-        guard !boundary.isEmpty else { return nil }
-        let delimiter = Data("--\(boundary)".utf8)
-        let bytes = body
-        var parts: [FormPart] = []
-        guard var cursor = bytes.range(of: delimiter)?.upperBound else { return nil }
-        while true {
-            // After a delimiter: "--" ends, otherwise CRLF then headers.
-            if bytes[cursor...].starts(with: Data("--".utf8)) { break }
-            if bytes[cursor...].starts(with: Data("\r\n".utf8)) { cursor += 2 }
-            guard let headerEnd = bytes.range(of: Data("\r\n\r\n".utf8), in: cursor..<bytes.endIndex) else { return nil }
-            let headerText = String(decoding: bytes[cursor..<headerEnd.lowerBound], as: UTF8.self)
-            let contentStart = headerEnd.upperBound
-            guard let next = bytes.range(of: Data("\r\n--\(boundary)".utf8), in: contentStart..<bytes.endIndex) else { return nil }
-            var part = FormPart(name: "", filename: nil, contentType: nil, data: Data(bytes[contentStart..<next.lowerBound]))
-            for line in headerText.components(separatedBy: "\r\n") {
-                guard let colon = line.firstIndex(of: ":") else { continue }
-                let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-                let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-                if name == "content-type" { part.contentType = value }
-                if name == "content-disposition" {
-                    for param in value.split(separator: ";").dropFirst() {
-                        let kv = param.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                        guard kv.count == 2 else { continue }
-                        var v = kv[1]
-                        if v.hasPrefix("\""), v.hasSuffix("\""), v.count >= 2 { v = String(v.dropFirst().dropLast()) }
-                        if kv[0].lowercased() == "name" { part.name = v }
-                        if kv[0].lowercased() == "filename" { part.filename = v }
-                    }
-                }
-            }
-            parts.append(part)
-            cursor = next.upperBound
-        }
-        return parts
-    }
-}
-
 extension EmulatorState {
     /// E16: `POST …/records/{recordId}/containers/{field}/{repetition}` (multipart, part `upload`).
     mutating func uploadContainer(_ layout: EmulatorSchema.Layout, id: Int, field fieldName: String, repetition: String?,
@@ -63,7 +10,7 @@ extension EmulatorState {
             return n
         } ?? 1
         guard rep >= 1, rep <= field.repetitions else { throw FMError("111") }
-        guard let parts = FormDataReader.parse(body: ctx.request.body, contentType: ctx.request.header("Content-Type") ?? "") else {
+        guard let parts = try? MultipartFormData.parse(body: ctx.request.body, contentType: ctx.request.header("Content-Type") ?? "") else {
             throw FMError("960", "Upload payload must contain a part named 'upload'.")
         }
         guard let upload = parts.first(where: { $0.name == "upload" }) else {
