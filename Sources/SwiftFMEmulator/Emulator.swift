@@ -197,7 +197,7 @@ public final class Emulator: Sendable {
     // MARK: Observation
 
     /// Every request received, in arrival order.
-    public var requestLog: [RecordedRequest] { core.state.withLock { $0.log } }
+    public var requestLog: [RecordedRequest] { core.state.withLock { Array($0.log.suffix($0.maxLoggedRequests)) } }
 
     /// How many requests ``requestLog`` keeps (the oldest are dropped first); 100 000 by default.
     public var maxLoggedRequests: Int {
@@ -311,7 +311,10 @@ final class EmulatorCore: Sendable {
             }
             s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
                                          headers: request.headers, body: request.body, status: response.status))
-            if s.log.count > s.maxLoggedRequests { s.log.removeFirst(s.log.count - s.maxLoggedRequests) }
+            // Trim in batches so that a full log costs amortised O(1) per request.
+            if s.log.count > s.maxLoggedRequests + max(64, s.maxLoggedRequests / 4) {
+                s.log.removeFirst(s.log.count - s.maxLoggedRequests)
+            }
             guard let hook = s.onRequest else { return (response, nil, "") }
             var line = "\(request.method) \(EmulatorCore.redact(decodedPath)) → \(response.status)"
             if response.status != 200, let code = (try? JSON.parse(response.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue {
