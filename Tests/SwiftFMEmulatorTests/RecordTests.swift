@@ -233,6 +233,19 @@ import Testing
         #expect(h.send("PATCH", "\(h.base)/globals", body: #"{"globalFields":{"g_note_id":"abc"}}"#).code == "502")
     }
 
+    @Test func globalsDriveRelationships() throws {
+        let json = contactsSchemaJSON.replacingOccurrences(of: #""NotesList": { "table": "Notes", "fields": ["contact_id", "note"] }"#,
+            with: #""NotesList": { "table": "Notes", "fields": ["contact_id", "note"] }, "ByGlobal": { "table": "Contacts", "fields": ["name"], "portals": { "picked": { "table": "Notes", "match": { "g_note_id": "contact_id" }, "fields": ["note"] } } }"#)
+        #expect(json != contactsSchemaJSON)
+        let h = try Harness(schemaJSON: json)
+        try h.login()
+        let before = h.send("GET", "\(h.base)/layouts/ByGlobal/records/4", contentType: nil)
+        #expect(before.data.first?["portalData"]?["picked"]?.arrayValue?.isEmpty == true)
+        #expect(h.send("PATCH", "\(h.base)/globals", body: #"{"globalFields":{"Contacts::g_note_id":2}}"#).status == 200)
+        let after = h.send("GET", "\(h.base)/layouts/ByGlobal/records/4", contentType: nil)
+        #expect(after.data.first?["portalData"]?["picked"]?.arrayValue?.compactMap { $0["Notes::note"]?.stringValue } == ["only note"])
+    }
+
     @Test func directDataAccess() throws {
         let h = try Harness()
         let id = try h.emulator.addRecord(toTable: "Contacts", ["name": "Direct", "id": "9", "phones(2)": "p2"])

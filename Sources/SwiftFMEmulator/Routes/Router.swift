@@ -35,7 +35,7 @@ struct RequestContext {
 
 /// Percent-decodes one path segment exactly once (`+` stays a plus); `nil` when malformed.
 func decodePathSegment(_ raw: Substring) -> String? {
-    String(raw).removingPercentEncoding
+    raw.contains("%") ? String(raw).removingPercentEncoding : String(raw)
 }
 
 /// Decodes a query string into ordered pairs (`+` is a space, then percent-decoding).
@@ -49,6 +49,13 @@ func decodeQuery(_ raw: String?) -> [(String, String)] {
         }
         return (dec(parts[0]), parts.count > 1 ? dec(parts[1]) : "")
     }
+}
+
+/// `s` without leading and trailing spaces and tabs (cheaper than Foundation's trimming on Linux).
+func trimSpaces(_ s: String) -> String {
+    let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+    guard let first = s.firstIndex(where: { !isSpace($0) }), let last = s.lastIndex(where: { !isSpace($0) }) else { return "" }
+    return String(s[first...last])
 }
 
 /// The media type of a `Content-Type` value, lower-cased, without parameters.
@@ -279,12 +286,12 @@ extension EmulatorState {
     }
 
     func bearerToken(_ ctx: RequestContext, missingMessage: String?) throws -> String {
-        guard let auth = ctx.request.header("Authorization")?.trimmingCharacters(in: .whitespaces), !auth.isEmpty else {
+        guard let auth = ctx.request.header("Authorization").map(trimSpaces), !auth.isEmpty else {
             throw FMError("10", missingMessage)
         }
         let parts = auth.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw FMError("952") }
-        return parts[1].trimmingCharacters(in: .whitespaces)
+        return trimSpaces(String(parts[1]))
     }
 
     func findLayout(_ name: String) throws -> EmulatorSchema.Layout {

@@ -59,37 +59,61 @@ enum JSON: Sendable, Equatable {
 
     /// Serialises the value compactly.
     func serialized() -> String {
-        var out = ""
+        String(decoding: bytes(), as: UTF8.self)
+    }
+
+    /// The UTF-8 bytes of ``serialized()``.
+    var data: Data { Data(bytes()) }
+
+    private func bytes() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(into: &out)
         return out
     }
 
-    /// The UTF-8 bytes of ``serialized()``.
-    var data: Data { Data(serialized().utf8) }
-
-    private func write(into out: inout String) {
+    private func write(into out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case let .bool(b): out += b ? "true" : "false"
-        case let .number(n): out += JSON.format(number: n)
+        case .null: out.append(contentsOf: "null".utf8)
+        case let .bool(b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case let .number(n): out.append(contentsOf: JSON.format(number: n).utf8)
         case let .string(s): JSON.writeString(s, into: &out)
         case let .array(items):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 item.write(into: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case let .object(pairs):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (i, pair) in pairs.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 JSON.writeString(pair.0, into: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 pair.1.write(into: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case 0x22: out.append(0x5C); out.append(0x22)
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
     }
 
     /// Formats a number the way FileMaker shows stored numbers: integers without a fraction.
@@ -99,26 +123,6 @@ enum JSON: Sendable, Equatable {
             return String(Int64(n))
         }
         return "\(n)"
-    }
-
-    private static func writeString(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
     }
 
     // MARK: Parsing

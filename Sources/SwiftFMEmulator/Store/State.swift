@@ -22,13 +22,22 @@ struct StoredRecord: Sendable {
 /// A table's records in creation order, with its counters.
 struct TableState: Sendable {
     let schema: EmulatorSchema.Table
+    /// Field position by lower-cased name (FileMaker names are case-insensitive).
+    let fieldIndex: [String: Int]
     var records: [Int: StoredRecord] = [:]
     var order: [Int] = []
     var nextId = 1
     var serials: [String: Int] = [:]
 
+    init(schema: EmulatorSchema.Table) {
+        self.schema = schema
+        var index: [String: Int] = [:]
+        for (i, f) in schema.fields.enumerated() where index[f.name.lowercased()] == nil { index[f.name.lowercased()] = i }
+        fieldIndex = index
+    }
+
     func field(_ name: String) -> EmulatorSchema.Field? {
-        schema.fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        fieldIndex[name.lowercased()].map { schema.fields[$0] }
     }
 
     var orderedRecords: [StoredRecord] { order.compactMap { records[$0] } }
@@ -91,8 +100,9 @@ struct EmulatorState {
     // MARK: Lookup
 
     func layout(_ name: String) -> EmulatorSchema.Layout? {
-        schema.layouts.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
-            ?? schema.layouts.first { $0.name == name }
+        if let exact = schema.layouts.first(where: { $0.name == name }) { return exact }
+        let lower = name.lowercased()
+        return schema.layouts.first { $0.name.lowercased() == lower }
     }
 
     func table(_ name: String) -> TableState? { tables[name.lowercased()] }
