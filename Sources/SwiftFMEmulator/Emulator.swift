@@ -13,6 +13,23 @@ import Foundation
 /// Behaviour follows `shared/dataapi/WIRE.md` (its EMULATOR DEFAULTs where the real server is
 /// uncertain); solutions are described by schema files (`shared/dataapi/SCHEMA.md`) or
 /// ``EmulatorSchema`` values. All methods are thread-safe.
+///
+/// Choices made where the real server's behaviour is not documented:
+/// - Layout, script and field names match case-insensitively; the database name too, but a token
+///   only works with the exact database spelling (after dropping `.fmp12`) used at login (else 952).
+/// - Parameter errors (1708, 958, 960) answer HTTP 400; wrong verbs 405 with code 1704; unknown
+///   paths 404 with code `"404"`; a wrong `Content-Type` 415 with code `"415"`.
+/// - An empty range or an offset past the end answers 500/401, like a find without matches.
+/// - `validateSession` answers `{"isSessionInUse":false}`; an empty login body counts as `{}`;
+///   logging out an unknown token answers 401/952; the session cap is 500/956.
+/// - ISO dates are accepted only with `dateformats: 2`; ISO timestamps are written with a `T`;
+///   `dateformats: 1` is the same as 0. A non-numeric value for a number field is error 502.
+/// - Container uploads answer `{"modId":…}`; the repetition defaults to 1; `modId` may come as a
+///   query parameter or a multipart part. Streaming URLs are `http://` with the request's `Host`.
+/// - Unknown scripts are top-level 104 on the run-script endpoint, `scriptError` 104 elsewhere.
+/// - Portal writes accept the portal name or the table occurrence name, and `recordId`/`modId`
+///   plain or `TO::`-prefixed; `newPortalRecordInfo` lists the last row created per portal, also on create.
+/// - Stopping the emulator invalidates every token, like a server restart.
 public final class Emulator: Sendable {
     let core: EmulatorCore
 
