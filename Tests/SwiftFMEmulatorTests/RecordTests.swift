@@ -233,6 +233,27 @@ import Testing
         #expect(h.send("PATCH", "\(h.base)/globals", body: #"{"globalFields":{"g_note_id":"abc"}}"#).code == "502")
     }
 
+    @Test func relatedFieldsOnTheLayout() throws {
+        let json = contactsSchemaJSON.replacingOccurrences(of: #""Slim": { "table": "Contacts", "fields": ["name"] }"#,
+            with: #""Slim": { "table": "Contacts", "fields": ["name", "Notes::note"], "portals": { "notes": { "table": "Notes", "match": { "serial": "contact_id" }, "fields": ["note"] } } }"#)
+        #expect(json != contactsSchemaJSON)
+        let h = try Harness(schemaJSON: json)
+        try h.login()
+        let a = h.send("GET", "\(h.base)/layouts/Slim/records/1", contentType: nil)
+        #expect(a.data.first?["fieldData"]?.objectPairs?.map(\.0) == ["name", "Notes::note"])
+        #expect(a.data.first?["fieldData"]?["Notes::note"]?.stringValue == "first note")
+        let none = h.send("GET", "\(h.base)/layouts/Slim/records/3", contentType: nil)
+        #expect(none.data.first?["fieldData"]?["Notes::note"]?.stringValue == "")
+        let meta = h.send("GET", "\(h.base)/layouts/Slim", contentType: nil)
+        #expect(meta.response["fieldMetaData"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["name", "Notes::note"])
+        #expect(h.send("POST", "\(h.base)/layouts/Slim/_find", body: #"{"query":[{"Notes::note":"only"}]}"#).data.count == 1)
+        #expect(h.send("PATCH", "\(h.base)/layouts/Slim/records/1", body: #"{"fieldData":{"Notes::note":"x"}}"#).code == "201")
+        #expect(h.send("POST", "\(h.base)/layouts/Slim/records", body: #"{"fieldData":{"Notes::note":"x"}}"#).code == "201")
+        let bad = contactsSchemaJSON.replacingOccurrences(of: #""Slim": { "table": "Contacts", "fields": ["name"] }"#,
+            with: #""Slim": { "table": "Contacts", "fields": ["name", "Notes::note"] }"#)
+        #expect(throws: EmulatorSchemaError.self) { try Emulator(schemaJSON: Data(bad.utf8)) }
+    }
+
     @Test func globalsDriveRelationships() throws {
         let json = contactsSchemaJSON.replacingOccurrences(of: #""NotesList": { "table": "Notes", "fields": ["contact_id", "note"] }"#,
             with: #""NotesList": { "table": "Notes", "fields": ["contact_id", "note"] }, "ByGlobal": { "table": "Contacts", "fields": ["name"], "portals": { "picked": { "table": "Notes", "match": { "g_note_id": "contact_id" }, "fields": ["note"] } } }"#)

@@ -63,6 +63,9 @@ extension EmulatorState {
             if prefix.caseInsensitiveCompare(table.schema.name) == .orderedSame {
                 return try resolveCriterion(name, text: text, layout: layout, table: table)
             }
+            if let (portal, _, field) = relatedLayoutField(layout, base) {
+                return Criterion(field: field, portal: portal, text: text)
+            }
             guard let portal = layout.portals.first(where: {
                 $0.table.caseInsensitiveCompare(prefix) == .orderedSame || $0.name.caseInsensitiveCompare(prefix) == .orderedSame
             }), portal.fields.contains(where: { $0.caseInsensitiveCompare(name) == .orderedSame }),

@@ -61,6 +61,10 @@ extension EmulatorState {
         }
         var fieldMeta: [JSON] = []
         for lf in layout.fields {
+            if let (_, rt, f) = relatedLayoutField(layout, lf.name) {
+                fieldMeta.append(EmulatorState.fieldMetadata(f, name: "\(rt.schema.name)::\(f.name)", layoutField: lf))
+                continue
+            }
             guard let f = table.field(lf.name) else { continue }
             fieldMeta.append(EmulatorState.fieldMetadata(f, name: f.name, layoutField: lf))
         }

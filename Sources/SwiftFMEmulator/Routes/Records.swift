@@ -80,6 +80,12 @@ extension EmulatorState {
         let urlFor: (ContainerRef) -> String = { self.containerURL($0, host: ctx.host) }
         var fieldData: [(String, JSON)] = []
         for lf in options.layout.fields {
+            if let (portal, rt, f) = relatedLayoutField(options.layout, lf.name) {
+                let first = related(portal, of: record, parentTable: table, session: ctx.token).first
+                let v = first.map { value(of: f, table: rt.schema.name, record: $0, session: ctx.token) } ?? .empty
+                fieldData.append(("\(rt.schema.name)::\(f.name)", v.json(dateformats: options.dateformats, containerURL: urlFor)))
+                continue
+            }
             guard let f = table.field(lf.name) else { continue }
             for rep in 1...f.repetitions {
                 let v = value(of: f, table: table.schema.name, record: record, repetition: rep, session: ctx.token)
@@ -235,8 +241,23 @@ extension EmulatorState {
 
     // MARK: Writing
 
+    /// A `Table::field` entry of a layout's fields, resolved through the portal to that table; `nil` when
+    /// `name` is not such an entry.
+    func relatedLayoutField(_ layout: EmulatorSchema.Layout, _ name: String) -> (EmulatorSchema.Portal, TableState, EmulatorSchema.Field)? {
+        guard let r = name.range(of: "::"), layout.fields.contains(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        let to = String(name[..<r.lowerBound]), fieldName = String(name[r.upperBound...])
+        guard to.lowercased() != layout.table.lowercased(),
+              let portal = layout.portals.first(where: { $0.table.lowercased() == to.lowercased() }),
+              let rt = table(portal.table), let f = rt.field(fieldName) else { return nil }
+        return (portal, rt, f)
+    }
+
     /// Resolves `fieldData` for a layout without keeping a copy of its table alive (see copy-on-write).
     func prepareWrites(_ layout: EmulatorSchema.Layout, input: [(String, JSON)], dateformats: Int) throws -> [Write] {
+        for (key, _) in input where relatedLayoutField(layout, splitRepetition(key).0) != nil {
+            // Related fields on the layout are shown, not written, by the emulator (use portalData).
+            throw FMError("201")
+        }
         guard let t = table(layout.table) else { throw FMError("106") }
         return try resolveWrites(table: t, input: input, dateformats: dateformats, restrictTo: layoutFieldSet(layout))
     }
@@ -361,6 +382,7 @@ extension EmulatorState {
         let id: Int
         let info: [JSON]
         do {
+            _ = try prepareWrites(layout, input: fields, dateformats: df)
             id = try createRecord(table: layout.table, input: fields, session: ctx.token, dateformats: df, now: ctx.now,
                                   restrictTo: layoutFieldSet(layout))
             info = try applyPortalData(layout, parentId: id, ctx)

@@ -85,7 +85,8 @@ public struct EmulatorSchema: Sendable {
 
     /// A field placed on a layout.
     public struct LayoutField: Sendable, ExpressibleByStringLiteral {
-        /// The field name (of the layout's table).
+        /// The field name: a field of the layout's table, or `Table::field` for a related field shown
+        /// through the relationship of one of the layout's portals (the first related record; read-only here).
         public var name: String
         /// The value list attached to the field, if any.
         public var valueList: String?
@@ -550,8 +551,19 @@ extension EmulatorSchema {
         for l in layouts {
             guard layoutNames.insert(l.name.lowercased()).inserted else { throw EmulatorSchemaError("layout \(l.name) is defined twice") }
             guard let t = table(l.table) else { throw EmulatorSchemaError("layout \(l.name): unknown table \(l.table)") }
-            for f in l.fields where !t.fields.contains(where: { $0.name.caseInsensitiveCompare(f.name) == .orderedSame }) {
-                throw EmulatorSchemaError("layout \(l.name): table \(t.name) has no field \(f.name)")
+            for f in l.fields {
+                if let r = f.name.range(of: "::") {
+                    // A related field: shown through a portal's relationship (first related record).
+                    let to = String(f.name[..<r.lowerBound]), name = String(f.name[r.upperBound...])
+                    guard let p = l.portals.first(where: { $0.table.caseInsensitiveCompare(to) == .orderedSame }),
+                          let rt = table(p.table), rt.fields.contains(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+                        throw EmulatorSchemaError("layout \(l.name): related field \(f.name) needs a portal to \(to) and a field \(name) there")
+                    }
+                    continue
+                }
+                guard t.fields.contains(where: { $0.name.caseInsensitiveCompare(f.name) == .orderedSame }) else {
+                    throw EmulatorSchemaError("layout \(l.name): table \(t.name) has no field \(f.name)")
+                }
             }
             for f in l.fields {
                 if let vl = f.valueList, !l.valueLists.contains(where: { $0.name == vl }) {
