@@ -6,8 +6,14 @@
 //    same emulator (loopback, keep-alive), both sequential. Target: within 10 %.
 // 2. Found-set decoding: SwiftFM's one pass over the response bytes against the SwiftFM 2.x way
 //    (JSONSerialization, re-serialise `response.data`, then JSONDecoder).
-// 3. The emulator alone: get-record round trips per second over raw URLSession.
+// 3. The emulator alone: get-record round trips over raw keep-alive sockets (no URLSession), one
+//    connection and eight concurrent ones.
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import SwiftFM
 import SwiftFMEmulator
 #if canImport(FoundationNetworking)
@@ -60,7 +66,6 @@ for _ in 0..<5 {   // interleaved rounds, so drift hits both sides alike
 let raw = rawTimes.sorted()[2], client = apiTimes.sorted()[2]
 say(String(format: "per-call: raw URLSession %.1f µs, DataAPI.getRecord %.1f µs, ratio %.3f (target ≤ 1.10)",
              raw / Double(iterations) * 1e6, client / Double(iterations) * 1e6, client / raw))
-say(String(format: "emulator: %.0f get-record requests/s over one keep-alive connection", Double(iterations) / raw))
 
 // Decoding a large found set.
 var rows: [[String: Any]] = []
@@ -87,3 +92,61 @@ for _ in 0..<5 {
 let ours = oursTimes.sorted()[2], old = oldTimes.sorted()[2]
 say(String(format: "decode 5000 records: one pass %.1f ms, 2.x re-serialising %.1f ms, ratio %.3f",
              ours / 10 * 1e3, old / 10 * 1e3, ours / old))
+
+// The emulator alone, over raw sockets: one keep-alive connection, then eight concurrent ones.
+let rawRequest = Array("GET /fmi/data/vLatest/databases/\(emulator.database)/layouts/\(layout)/records/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8)
+let port = UInt16(base.port ?? 0)
+
+/// Sends `count` get-record requests on one keep-alive connection; returns how many got a 200.
+func hammer(count: Int) -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return 0 }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { return 0 }
+    var yes: Int32 = 1
+    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+    var ok = 0
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    var pending: [UInt8] = []
+    for _ in 0..<count {
+        guard send(fd, rawRequest, rawRequest.count, Int32(MSG_NOSIGNAL)) == rawRequest.count else { return ok }
+        // Read one response: headers, then Content-Length bytes.
+        while true {
+            if let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
+                let head = String(decoding: pending[..<end.lowerBound], as: UTF8.self)
+                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                if pending.count >= end.upperBound + length {
+                    if head.hasPrefix("HTTP/1.1 200") { ok += 1 }
+                    pending.removeFirst(end.upperBound + length)
+                    break
+                }
+            }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { return ok }
+            pending.append(contentsOf: buffer[0..<n])
+        }
+    }
+    return ok
+}
+
+_ = hammer(count: 200)   // warm up
+let single = await seconds { _ = hammer(count: iterations) }
+let perConnection = iterations
+final class Tally: @unchecked Sendable { let lock = NSLock(); var ok = 0 }
+let tally = Tally()
+let concurrent = await seconds {
+    DispatchQueue.concurrentPerform(iterations: 8) { _ in
+        let ok = hammer(count: perConnection)
+        tally.lock.lock(); tally.ok += ok; tally.lock.unlock()
+    }
+}
+say(String(format: "emulator, raw sockets: %.1f µs per get-record on one keep-alive connection (%.0f/s); 8 connections: %.0f requests/s (%d/%d answered 200)",
+             single / Double(iterations) * 1e6, Double(iterations) / single, Double(8 * perConnection) / concurrent, tally.ok, 8 * perConnection))

@@ -63,7 +63,7 @@ extension FMError {
         public static let emptyResult = "-1008"
         /// A local file could not be read or written (container upload or download).
         public static let fileError = "-1009"
-        /// A login succeeded on the wire but returned no token.
+        /// A login succeeded on the wire but returned no token, or a call needs a token and none exists.
         public static let noToken = "-1010"
     }
 
