@@ -2,10 +2,11 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// The conformance pairs of WIRE.md §15, against the handler directly.
+/// The conformance pairs of WIRE.md §15, each run twice: against the handler directly, and over real
+/// HTTP with URLSession (not the SwiftFM client) against the emulator listening on loopback.
 @Suite struct ConformancePairsTests {
-    @Test func pair01ProductInfo() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair01ProductInfo(_ via: Via) throws {
+        let h = try Harness(via: via)
         let a = h.send("GET", "/fmi/data/vLatest/productInfo", bearer: false, contentType: nil)
         #expect(a.status == 200)
         #expect(a.code == "0")
@@ -18,16 +19,16 @@ import Testing
         #expect(a.header("Content-Type") == "application/json")
     }
 
-    @Test func pair02Databases() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair02Databases(_ via: Via) throws {
+        let h = try Harness(via: via)
         let a = h.send("GET", "/fmi/data/vLatest/databases", bearer: false, contentType: nil)
         #expect(a.status == 200)
         #expect(a.code == "0")
         #expect(a.response["databases"]?.arrayValue?.first?["name"]?.stringValue == "Contacts")
     }
 
-    @Test func pair03Login() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair03Login(_ via: Via) throws {
+        let h = try Harness(via: via)
         let a = h.loginRequest()
         #expect(a.status == 200)
         #expect(a.code == "0")
@@ -37,29 +38,29 @@ import Testing
         #expect(a.response["token"]?.stringValue == header)
     }
 
-    @Test func pair04WrongPassword() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair04WrongPassword(_ via: Via) throws {
+        let h = try Harness(via: via)
         let a = h.loginRequest(password: "wrong")
         #expect(a.status == 401)
         #expect(a.code == "212")
         #expect(a.isEmptyResponse)
     }
 
-    @Test func pair05NoAuthorization() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair05NoAuthorization(_ via: Via) throws {
+        let h = try Harness(via: via)
         let a = h.send("POST", "\(h.base)/sessions", body: "{}", bearer: false)
         #expect(a.status == 401)
         #expect(a.code == "10")
         #expect(a.isEmptyResponse)
     }
 
-    @Test func pair06WrongContentType() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair06WrongContentType(_ via: Via) throws {
+        let h = try Harness(via: via)
         #expect(h.loginRequest(contentType: "text/plain").status == 415)
     }
 
-    @Test func pair07Layouts() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair07Layouts(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("GET", "\(h.base)/layouts")
         #expect(a.status == 200)
@@ -75,8 +76,8 @@ import Testing
         #expect(layouts.first?["table"]?.stringValue == "Contacts")
     }
 
-    @Test func pair08LayoutMetadata() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair08LayoutMetadata(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("GET", "\(h.base)/layouts/Contacts")
         #expect(a.status == 200)
@@ -100,8 +101,8 @@ import Testing
         #expect(lists.first?["values"]?.arrayValue?.first?["value"]?.stringValue == "Tea")
     }
 
-    @Test func pair09And10CreateThenGet() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair09And10CreateThenGet(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("POST", "\(h.base)/layouts/Contacts/records", body: #"{"fieldData":{"name":"Ann","id":7,"date":"02/22/2022"}}"#)
         #expect(a.status == 200)
@@ -123,8 +124,8 @@ import Testing
         #expect(g.response["dataInfo"]?["totalRecordCount"] == .number(5))
     }
 
-    @Test func pair11EditAndStaleModId() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair11EditAndStaleModId(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let id = try h.create(#"{"name":"Ann"}"#)
         let a = h.send("PATCH", "\(h.base)/layouts/Contacts/records/\(id)", body: #"{"fieldData":{"drink":"Tea"},"modId":"0"}"#)
@@ -136,8 +137,8 @@ import Testing
         #expect(b.isEmptyResponse)
     }
 
-    @Test func pair12NullValue() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair12NullValue(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let id = try h.create(#"{"name":"Ann"}"#)
         let a = h.send("PATCH", "\(h.base)/layouts/Contacts/records/\(id)", body: #"{"fieldData":{"name":null}}"#)
@@ -146,16 +147,16 @@ import Testing
         #expect(a.message == "Parameter value is invalid")
     }
 
-    @Test func pair13UnknownField() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair13UnknownField(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("POST", "\(h.base)/layouts/Contacts/records", body: #"{"fieldData":{"nope":"x"}}"#)
         #expect(a.status == 500)
         #expect(a.code == "102")
     }
 
-    @Test func pair14UnknownLayout() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair14UnknownLayout(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("GET", "\(h.base)/layouts/NoSuchLayout/records", contentType: nil)
         #expect(a.status == 500)
@@ -163,16 +164,16 @@ import Testing
         #expect(a.message == "Layout is missing")
     }
 
-    @Test func pair15UnknownRecord() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair15UnknownRecord(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("GET", "\(h.base)/layouts/Contacts/records/999999", contentType: nil)
         #expect(a.status == 500)
         #expect(a.code == "101")
     }
 
-    @Test func pair16RangeSortedDescending() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair16RangeSortedDescending(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("GET", "\(h.base)/layouts/Contacts/records?_offset=2&_limit=1&_sort=%5B%7B%22fieldName%22%3A%22name%22%2C%22sortOrder%22%3A%22descend%22%7D%5D", contentType: nil)
         #expect(a.status == 200)
@@ -181,8 +182,8 @@ import Testing
         #expect(a.data.first?["fieldData"]?["name"]?.stringValue == "John Doe")
     }
 
-    @Test func pair17FindWithOmit() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair17FindWithOmit(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("POST", "\(h.base)/layouts/Contacts/_find",
                        body: #"{"query":[{"name":"John"},{"name":"Joe"},{"name":"John Doe","omit":"true"}]}"#)
@@ -191,8 +192,8 @@ import Testing
         #expect(names == ["Joe Example", "John Smith"])
     }
 
-    @Test func pair18FindNoMatch() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair18FindNoMatch(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("POST", "\(h.base)/layouts/Contacts/_find", body: #"{"query":[{"name":"==Nobody Here"}]}"#)
         #expect(a.status == 500)
@@ -201,16 +202,16 @@ import Testing
         #expect(a.isEmptyResponse)
     }
 
-    @Test func pair19EmptyCriteria() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair19EmptyCriteria(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("POST", "\(h.base)/layouts/Contacts/_find", body: #"{"query":[{}]}"#)
         #expect(a.status != 200)
         #expect(a.code == "400")
     }
 
-    @Test func pair20PortalLimit() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair20PortalLimit(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("GET", "\(h.base)/layouts/Contacts/records/1?portal=%5B%22notes%22%5D&_limit.notes=1", contentType: nil)
         #expect(a.status == 200)
@@ -227,8 +228,8 @@ import Testing
         #expect(info["table"]?.stringValue == "Notes")
     }
 
-    @Test func pair21PortalCreateAndDeleteRelated() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair21PortalCreateAndDeleteRelated(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("PATCH", "\(h.base)/layouts/Contacts/records/2", body: #"{"fieldData":{},"portalData":{"notes":[{"Notes::note":"hi"}]}}"#)
         #expect(a.status == 200)
@@ -257,8 +258,8 @@ import Testing
         #expect(after.data.first?["portalData"]?["notes"]?.arrayValue?.count == 1)
     }
 
-    @Test func pair22Scripts() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair22Scripts(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("GET", "\(h.base)/layouts/Contacts/script/Echo?script.param=abc", contentType: nil)
         #expect(a.status == 200)
@@ -271,8 +272,8 @@ import Testing
         #expect(f.data.count == 2)
     }
 
-    @Test func pair23Globals() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair23Globals(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let a = h.send("PATCH", "\(h.base)/globals", body: #"{"globalFields":{"Contacts::g_note_id":"1"}}"#)
         #expect(a.status == 200)
@@ -280,8 +281,8 @@ import Testing
         #expect(a.isEmptyResponse)
     }
 
-    @Test func pair24ContainerUploadAndDownload() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair24ContainerUploadAndDownload(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         let bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3, 0, 255])
         let up = upload(h, path: "\(h.base)/layouts/Contacts/records/1/containers/portrait/1", part: "upload", filename: "a.png", data: bytes)
@@ -293,9 +294,9 @@ import Testing
         let url = try #require(g.data.first?["fieldData"]?["portrait"]?.stringValue)
         let regex = try NSRegularExpression(pattern: #"^https?://.+/Streaming_SSL/MainDB/[0-9A-F]+(\.\w+)?\?RCType=EmbeddedRCFileProcessor$"#)
         #expect(regex.firstMatch(in: url, range: NSRange(url.startIndex..., in: url)) != nil, "\(url)")
-        #expect(url.hasPrefix("http://127.0.0.1:3000/"))
+        #expect(url.hasPrefix(h.origin + "/"))
 
-        let target = String(url.dropFirst("http://127.0.0.1:3000".count))
+        let target = String(url.dropFirst(h.origin.count))
         let first = h.send("GET", target, bearer: false, contentType: nil)
         #expect(first.status == 302)
         #expect(first.header("Location") == url)
@@ -310,8 +311,8 @@ import Testing
         #expect(wrong.code == "960")
     }
 
-    @Test func pair25TokenLifecycle() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair25TokenLifecycle(_ via: Via) throws {
+        let h = try Harness(via: via)
         let token = try h.login()
         let out = h.send("DELETE", "\(h.base)/sessions/\(token)", bearer: false, contentType: nil)
         #expect(out.status == 200)
@@ -335,8 +336,8 @@ import Testing
         #expect(expired.code == "952")
     }
 
-    @Test func pair26Encoding() throws {
-        let h = try Harness()
+    @Test(arguments: Via.allCases) func pair26Encoding(_ via: Via) throws {
+        let h = try Harness(via: via)
         try h.login()
         #expect(h.send("GET", "\(h.base)/layouts/My%20Layout%2FOdd/records", contentType: nil).status == 200)
         let plus = h.send("GET", "\(h.base)/layouts/My+Layout%2FOdd/records", contentType: nil)
@@ -354,6 +355,6 @@ func upload(_ h: Harness, path: String, part: String, filename: String, data: Da
     let request = HTTPRequest(method: "POST", target: path,
                               headers: [("Host", "127.0.0.1:3000"), ("Authorization", "Bearer \(h.token)"),
                                         ("Content-Type", "multipart/form-data; boundary=\(boundary)")], body: body)
-    let r = h.emulator.handler.handle(request)
+    let r = h.exchange(request)
     return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
 }

@@ -224,7 +224,7 @@ import Testing
         try h.login()
         #expect(h.send("PATCH", "\(h.base)/globals", body: #"{"globalFields":{"g_note_id":42}}"#).status == 200)
         #expect(field(h.send("GET", "\(h.base)/layouts/Contacts/records/1", contentType: nil), "g_note_id") == .number(42))
-        let other = Harness(emulator: h.emulator, db: "Contacts")
+        let other = try Harness(emulator: h.emulator, db: "Contacts")
         try other.login()
         #expect(field(other.send("GET", "\(other.base)/layouts/Contacts/records/1", contentType: nil), "g_note_id")?.stringValue == "")
         #expect(h.send("PATCH", "\(h.base)/globals", body: #"{"globalFields":{"Contacts::name":"x"}}"#).code == "102")

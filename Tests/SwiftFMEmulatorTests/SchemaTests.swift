@@ -28,7 +28,7 @@ import Testing
     @Test func demoEmulatorServesMusic() throws {
         let emulator = Emulator()
         #expect(emulator.database == "Music")
-        let h = Harness(emulator: emulator, db: "Music")
+        let h = try Harness(emulator: emulator, db: "Music")
         try h.login()
         let layouts = h.send("GET", "\(h.base)/layouts", contentType: nil)
         let reports = layouts.response["layouts"]?.arrayValue?.first { $0["name"]?.stringValue == "Reports" }
@@ -96,7 +96,7 @@ import Testing
             records: ["People": [["name": "Ann"]]])
         let fixed = Date(timeIntervalSince1970: 1_700_000_000) // 11/14/2023
         let emulator = Emulator(schema: schema, now: { fixed })
-        let h = Harness(emulator: emulator, db: "Code")
+        let h = try Harness(emulator: emulator, db: "Code")
         try h.login()
         let a = h.send("GET", "\(h.base)/layouts/People/records/1", contentType: nil)
         #expect(a.data.first?["fieldData"]?["id"] == .number(100))

@@ -6,7 +6,7 @@ import Testing
     @Test func tokenIsBoundToTheDatabaseSpelling() throws {
         let h = try Harness()
         try h.login()
-        let other = Harness(emulator: h.emulator, db: "contacts")
+        let other = try Harness(emulator: h.emulator, db: "contacts")
         other.token = h.token
         let a = other.send("GET", "\(other.base)/layouts", contentType: nil)
         #expect(a.status == 401)

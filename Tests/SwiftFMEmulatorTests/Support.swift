@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 @testable import SwiftFMEmulator
 
@@ -83,20 +86,82 @@ struct Answer {
     var isEmptyResponse: Bool { response == .object([]) }
 }
 
-/// Calls an emulator's handler directly (no sockets).
+/// How a ``Harness`` reaches the emulator.
+enum Via: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// Calls the emulator's handler directly: no sockets.
+    case handler
+    /// Real HTTP over loopback with URLSession (not the SwiftFM client), redirects not followed.
+    case http
+
+    var testDescription: String { rawValue }
+}
+
+/// Sends requests to an emulator, either through its handler or over real HTTP (see ``Via``).
 final class Harness {
     let emulator: Emulator
     var token = ""
     let db: String
+    let via: Via
+    /// `scheme://host:port` requests go to: the `Host` header in handler mode, the listening address over HTTP.
+    let origin: String
+    private let session: URLSession?
 
-    init(schemaJSON: String = contactsSchemaJSON, db: String = "Contacts") throws {
-        emulator = try Emulator(schemaJSON: Data(schemaJSON.utf8))
-        self.db = db
+    convenience init(schemaJSON: String = contactsSchemaJSON, db: String = "Contacts", via: Via = .handler) throws {
+        try self.init(emulator: Emulator(schemaJSON: Data(schemaJSON.utf8)), db: db, via: via)
     }
 
-    init(emulator: Emulator, db: String) {
+    init(emulator: Emulator, db: String, via: Via = .handler) throws {
         self.emulator = emulator
         self.db = db
+        self.via = via
+        switch via {
+        case .handler:
+            origin = "http://127.0.0.1:3000"
+            session = nil
+        case .http:
+            origin = try emulator.start().absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+            session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
+        }
+    }
+
+    deinit {
+        // Only a harness that started the server stops it (stopping invalidates every token).
+        if let session {
+            session.invalidateAndCancel()
+            emulator.stop()
+        }
+    }
+
+    /// Sends one request the harness's way and returns the emulator's answer.
+    func exchange(_ request: HTTPRequest) -> HTTPResponse {
+        guard let session else { return emulator.handler.handle(request) }
+        guard let url = URL(string: origin + request.target) else {
+            Issue.record("cannot build a URL from \(request.target)")
+            return HTTPResponse(status: 0)
+        }
+        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 30)
+        urlRequest.httpMethod = request.method
+        urlRequest.httpShouldHandleCookies = false
+        for (name, value) in request.headers where name.caseInsensitiveCompare("Host") != .orderedSame {
+            urlRequest.setValue(value, forHTTPHeaderField: name)
+        }
+        if !request.body.isEmpty { urlRequest.httpBody = request.body }
+        let answer = LockedAnswer()
+        let done = DispatchSemaphore(value: 0)
+        session.dataTask(with: urlRequest) { data, response, error in
+            if let http = response as? HTTPURLResponse {
+                let headers = http.allHeaderFields.compactMap { key, value -> (name: String, value: String)? in
+                    guard let name = key as? String, let value = value as? String else { return nil }
+                    return (name, value)
+                }
+                answer.set(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data()))
+            } else {
+                Issue.record("no HTTP answer for \(request.method) \(request.target): \(String(describing: error))")
+            }
+            done.signal()
+        }.resume()
+        if done.wait(timeout: .now() + 60) == .timedOut { Issue.record("no answer within 60 s (hang guard)") }
+        return answer.value ?? HTTPResponse(status: 0)
     }
 
     var base: String { "/fmi/data/vLatest/databases/\(db)" }
@@ -109,7 +174,7 @@ final class Harness {
         if let contentType, body != nil || method == "POST" || method == "PATCH" { headers.append(("Content-Type", contentType)) }
         headers += extra
         let request = HTTPRequest(method: method, target: target, headers: headers, body: Data((body ?? "").utf8))
-        let r = emulator.handler.handle(request)
+        let r = exchange(request)
         return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
     }
 
@@ -120,7 +185,7 @@ final class Harness {
         if let contentType { headers.append(("Content-Type", contentType)) }
         let request = HTTPRequest(method: "POST", target: "/fmi/data/vLatest/databases/\(db ?? self.db)/sessions",
                                   headers: headers, body: Data((body ?? "").utf8))
-        let r = emulator.handler.handle(request)
+        let r = exchange(request)
         return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
     }
 
@@ -149,4 +214,20 @@ extension JSON {
     var isString: Bool { stringValue != nil }
     var isBool: Bool { boolValue != nil }
     var isNumber: Bool { numberValue != nil }
+}
+
+/// Leaves redirects to the test (the container download must see the 302 and its cookie).
+final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        completionHandler(nil)
+    }
+}
+
+/// The answer handed from URLSession's queue to the waiting test.
+final class LockedAnswer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: HTTPResponse?
+    func set(_ response: HTTPResponse) { lock.lock(); stored = response; lock.unlock() }
+    var value: HTTPResponse? { lock.lock(); defer { lock.unlock() }; return stored }
 }
