@@ -135,16 +135,10 @@ extension EmulatorState {
         let plan = scriptPlanFromQuery(ctx)
         var results = ScriptResults()
         guard let t = table(layout.table) else { throw FMError("106") }
-        if let s = plan.prerequest {
-            results.prerequest = runScript(s.name, param: s.param, phase: "prerequest", layout: layout, foundCount: t.records.count, database: schema.database)
-        }
+        runPhase(.prerequest, of: plan, layout: layout, foundCount: t.records.count, into: &results)
         guard let record = table(layout.table)?.records[id] else { throw FMError("101") }
-        if let s = plan.presort {
-            results.presort = runScript(s.name, param: s.param, phase: "presort", layout: layout, foundCount: 1, database: schema.database)
-        }
-        if let s = plan.after {
-            results.after = runScript(s.name, param: s.param, phase: "after", layout: layout, foundCount: 1, database: schema.database)
-        }
+        runPhase(.presort, of: plan, layout: layout, foundCount: 1, into: &results)
+        runPhase(.after, of: plan, layout: layout, foundCount: 1, into: &results)
         let total = table(layout.table)?.records.count ?? 0
         let data = JSON.array([recordJSON(record, options, ctx)])
         return Reply(response: .object(results.pairs + [("dataInfo", dataInfo(options, total: total, found: 1, returned: 1)), ("data", data)]))
@@ -174,20 +168,13 @@ extension EmulatorState {
                                 sorter: (([StoredRecord]) -> [StoredRecord])?, ctx: RequestContext,
                                 action: (EmulatorState) throws -> [Int]) throws -> Reply {
         var results = ScriptResults()
-        if let s = plan.prerequest {
-            let count = table(layout.table)?.records.count ?? 0
-            results.prerequest = runScript(s.name, param: s.param, phase: "prerequest", layout: layout, foundCount: count, database: schema.database)
-        }
+        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
         var found = try action(self)
-        if let s = plan.presort {
-            results.presort = runScript(s.name, param: s.param, phase: "presort", layout: layout, foundCount: found.count, database: schema.database)
-        }
+        runPhase(.presort, of: plan, layout: layout, foundCount: found.count, into: &results)
         if let sorter, let t = table(layout.table) {
             found = sorter(found.compactMap { t.records[$0] }).map(\.id)
         }
-        if let s = plan.after {
-            results.after = runScript(s.name, param: s.param, phase: "after", layout: layout, foundCount: found.count, database: schema.database)
-        }
+        runPhase(.after, of: plan, layout: layout, foundCount: found.count, into: &results)
         let records = table(layout.table)?.records ?? [:]
         let page = found.dropFirst(offset - 1).prefix(limit).compactMap { records[$0] }
         guard !page.isEmpty else { throw FMError("401") }
@@ -374,10 +361,7 @@ extension EmulatorState {
         let df = try intParameter(ctx.body["dateformats"]) ?? 0
         let plan = scriptPlanFromBody(ctx)
         var results = ScriptResults()
-        if let s = plan.prerequest {
-            results.prerequest = runScript(s.name, param: s.param, phase: "prerequest", layout: layout,
-                                           foundCount: table(layout.table)?.records.count ?? 0, database: schema.database)
-        }
+        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
         let snapshot: EmulatorState? = ctx.body["portalData"] != nil ? self : nil
         let id: Int
         let info: [JSON]
@@ -390,12 +374,8 @@ extension EmulatorState {
             if let snapshot { self = snapshot }
             throw error
         }
-        if let s = plan.presort {
-            results.presort = runScript(s.name, param: s.param, phase: "presort", layout: layout, foundCount: 1, database: schema.database)
-        }
-        if let s = plan.after {
-            results.after = runScript(s.name, param: s.param, phase: "after", layout: layout, foundCount: 1, database: schema.database)
-        }
+        runPhase(.presort, of: plan, layout: layout, foundCount: 1, into: &results)
+        runPhase(.after, of: plan, layout: layout, foundCount: 1, into: &results)
         var pairs: [(String, JSON)] = [("recordId", .string(String(id))), ("modId", .string("0"))]
         if !info.isEmpty { pairs.append(("newPortalRecordInfo", .array(info))) }
         return Reply(response: .object(pairs + results.pairs))
@@ -407,10 +387,7 @@ extension EmulatorState {
         let df = try intParameter(ctx.body["dateformats"]) ?? 0
         let plan = scriptPlanFromBody(ctx)
         var results = ScriptResults()
-        if let s = plan.prerequest {
-            results.prerequest = runScript(s.name, param: s.param, phase: "prerequest", layout: layout,
-                                           foundCount: table(layout.table)?.records.count ?? 0, database: schema.database)
-        }
+        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
         guard let currentModId = table(layout.table)?.records[id]?.modId else { throw FMError("101") }
         if let m = ctx.body["modId"] {
             guard let text = m.scalarText else { throw FMError("1708") }
@@ -429,12 +406,8 @@ extension EmulatorState {
             if let snapshot { self = snapshot }
             throw error
         }
-        if let s = plan.presort {
-            results.presort = runScript(s.name, param: s.param, phase: "presort", layout: layout, foundCount: 1, database: schema.database)
-        }
-        if let s = plan.after {
-            results.after = runScript(s.name, param: s.param, phase: "after", layout: layout, foundCount: 1, database: schema.database)
-        }
+        runPhase(.presort, of: plan, layout: layout, foundCount: 1, into: &results)
+        runPhase(.after, of: plan, layout: layout, foundCount: 1, into: &results)
         var pairs: [(String, JSON)] = []
         if !info.isEmpty { pairs.append(("newPortalRecordInfo", .array(info))) }
         pairs.append(("modId", .string(String(modId))))
@@ -445,18 +418,11 @@ extension EmulatorState {
     mutating func deleteRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
         let plan = scriptPlanFromQuery(ctx)
         var results = ScriptResults()
-        if let s = plan.prerequest {
-            results.prerequest = runScript(s.name, param: s.param, phase: "prerequest", layout: layout,
-                                           foundCount: table(layout.table)?.records.count ?? 0, database: schema.database)
-        }
+        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
         try deleteRecord(table: layout.table, id: id)
         let count = table(layout.table)?.records.count ?? 0
-        if let s = plan.presort {
-            results.presort = runScript(s.name, param: s.param, phase: "presort", layout: layout, foundCount: count, database: schema.database)
-        }
-        if let s = plan.after {
-            results.after = runScript(s.name, param: s.param, phase: "after", layout: layout, foundCount: count, database: schema.database)
-        }
+        runPhase(.presort, of: plan, layout: layout, foundCount: count, into: &results)
+        runPhase(.after, of: plan, layout: layout, foundCount: count, into: &results)
         return Reply(response: .object(results.pairs))
     }
 
@@ -464,17 +430,10 @@ extension EmulatorState {
     mutating func duplicateRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
         let plan = scriptPlanFromBody(ctx)
         var results = ScriptResults()
-        if let s = plan.prerequest {
-            results.prerequest = runScript(s.name, param: s.param, phase: "prerequest", layout: layout,
-                                           foundCount: table(layout.table)?.records.count ?? 0, database: schema.database)
-        }
+        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
         let newId = try duplicateRecord(table: layout.table, id: id, now: ctx.now)
-        if let s = plan.presort {
-            results.presort = runScript(s.name, param: s.param, phase: "presort", layout: layout, foundCount: 1, database: schema.database)
-        }
-        if let s = plan.after {
-            results.after = runScript(s.name, param: s.param, phase: "after", layout: layout, foundCount: 1, database: schema.database)
-        }
+        runPhase(.presort, of: plan, layout: layout, foundCount: 1, into: &results)
+        runPhase(.after, of: plan, layout: layout, foundCount: 1, into: &results)
         return Reply(response: .object([("recordId", .string(String(newId))), ("modId", .string("0"))] + results.pairs))
     }
 }

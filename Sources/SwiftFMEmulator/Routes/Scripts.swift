@@ -1,5 +1,10 @@
 import Foundation
 
+/// The phases at which a record or find request can run a script (WIRE.md §8).
+enum ScriptPhase: String {
+    case prerequest, presort, after
+}
+
 /// The scripts a request asked for: name and optional parameter per phase.
 struct ScriptPlan {
     var prerequest: (name: String, param: String?)?
@@ -12,6 +17,15 @@ struct ScriptPlan {
         if let n = value("script.presort") { presort = (n, value("script.presort.param")) }
         if let n = value("script") { after = (n, value("script.param")) }
     }
+
+    /// The script asked for at `phase`, if any.
+    subscript(phase: ScriptPhase) -> (name: String, param: String?)? {
+        switch phase {
+        case .prerequest: return prerequest
+        case .presort: return presort
+        case .after: return after
+        }
+    }
 }
 
 /// Collected outcomes, written into `response` in the order of WIRE.md §8.
@@ -19,6 +33,24 @@ struct ScriptResults {
     var prerequest: ScriptOutcome?
     var presort: ScriptOutcome?
     var after: ScriptOutcome?
+
+    /// The outcome recorded for `phase`.
+    subscript(phase: ScriptPhase) -> ScriptOutcome? {
+        get {
+            switch phase {
+            case .prerequest: return prerequest
+            case .presort: return presort
+            case .after: return after
+            }
+        }
+        set {
+            switch phase {
+            case .prerequest: prerequest = newValue
+            case .presort: presort = newValue
+            case .after: after = newValue
+            }
+        }
+    }
 
     var pairs: [(String, JSON)] {
         var out: [(String, JSON)] = []
@@ -54,6 +86,14 @@ extension EmulatorState {
         case nil: result = nil
         }
         return ScriptOutcome(result: result, error: s.error)
+    }
+
+    /// Runs the script `plan` asks for at `phase`, if any, and records its outcome in `results`.
+    func runPhase(_ phase: ScriptPhase, of plan: ScriptPlan, layout: EmulatorSchema.Layout,
+                  foundCount: @autoclosure () -> Int, into results: inout ScriptResults) {
+        guard let s = plan[phase] else { return }
+        results[phase] = runScript(s.name, param: s.param, phase: phase.rawValue, layout: layout,
+                                   foundCount: foundCount(), database: schema.database)
     }
 
     /// Script keys from the query string (GET, DELETE).
