@@ -97,9 +97,18 @@ say(String(format: "decode 5000 records: one pass %.1f ms, 2.x re-serialising %.
 let rawRequest = Array("GET /fmi/data/vLatest/databases/\(emulator.database)/layouts/\(layout)/records/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8)
 let port = UInt16(base.port ?? 0)
 
+#if canImport(Glibc)
+let streamSocket = Int32(SOCK_STREAM.rawValue)
+let sendFlags = Int32(MSG_NOSIGNAL)
+#else
+let streamSocket = SOCK_STREAM
+let sendFlags: Int32 = 0   // SIGPIPE is ignored below on Darwin
+#endif
+signal(SIGPIPE, SIG_IGN)
+
 /// Sends `count` get-record requests on one keep-alive connection; returns how many got a 200.
 func hammer(count: Int) -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, streamSocket, 0)
     guard fd >= 0 else { return 0 }
     defer { close(fd) }
     var address = sockaddr_in()
@@ -116,7 +125,7 @@ func hammer(count: Int) -> Int {
     var buffer = [UInt8](repeating: 0, count: 65536)
     var pending: [UInt8] = []
     for _ in 0..<count {
-        guard send(fd, rawRequest, rawRequest.count, Int32(MSG_NOSIGNAL)) == rawRequest.count else { return ok }
+        guard send(fd, rawRequest, rawRequest.count, sendFlags) == rawRequest.count else { return ok }
         // Read one response: headers, then Content-Length bytes.
         while true {
             if let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
