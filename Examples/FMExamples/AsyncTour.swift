@@ -17,8 +17,10 @@ struct AsyncTour {
             say("tour: \(names.count) layouts")
             guard let layout = target.layout ?? names.first else { return true }
 
-            let page = try await api.getRecords(layout: layout, limit: 3, sort: [FMSort("name")])
-            say("tour: first \(page.records.count) records of \(page.dataInfo?.foundCount ?? 0), sorted by name")
+            // The demo layout has a `name` field; a real server's layout may not, so it is read unsorted there.
+            let sort = target.writable ? [FMSort("name")] : []
+            let page = try await api.getRecords(layout: layout, limit: 3, sort: sort)
+            say("tour: first \(page.records.count) records of \(page.dataInfo?.foundCount ?? 0)\(sort.isEmpty ? "" : ", sorted by name")")
 
             if target.writable {
                 struct Artist: Decodable { let name: String; let city: String }
