@@ -83,7 +83,27 @@ extension DataAPI {
     /// Logs in with the configured credentials; returns the new token and its expiry (now + 15 minutes).
     @discardableResult
     public func refreshToken() async throws -> (token: String, expiry: Date) {
-        let pair = try await bridge { refreshTokenResult(encodedCredentials: nil, completion: $0) }
-        return pair
+        try await bridge { refreshTokenResult(encodedCredentials: nil, completion: $0) }
+    }
+
+    /// Logs in with a ready base64 `user:pass` value; returns the new token and its expiry (now + 15 minutes).
+    @discardableResult
+    public func refreshToken(encodedCredentials: String) async throws -> (token: String, expiry: Date) {
+        try await bridge { refreshTokenResult(encodedCredentials: encodedCredentials, completion: $0) }
+    }
+
+    /// Logs out the session of `token` (a token the caller owns); clears the store when it is the current one.
+    /// Throws ``FMError`` when the server refused (for example `"952"`).
+    public func logout(token: String) async throws {
+        _ = try await bridge { logoutResult(token: token, completion: $0) }
+    }
+
+    /// `true` when the server accepts `token`, `false` when it rejects it (952). Other failures throw ``FMError``.
+    public func validateSession(token: String) async throws -> Bool {
+        do {
+            return try await bridge { validateSessionResult(token: token, completion: $0) }
+        } catch let error as FMError where error.code == "952" {
+            return false
+        }
     }
 }
