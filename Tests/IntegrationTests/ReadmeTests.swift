@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+import SwiftFM
+import SwiftFMEmulator
+
+/// The README's quick tour, compiled and run against the demo solution, so the README cannot drift.
+@Suite("README quick tour")
+struct ReadmeTests {
+    @Test func callbacksTour() async throws {
+        let emulator = Emulator()
+        let url = try emulator.start()
+        defer { emulator.stop() }
+        let api = DataAPI(host: url.absoluteString, database: "Music", username: "admin", password: "admin")
+
+        let (names, code) = await callback(api) { (done: @escaping ([String]?, String) -> Void) in
+            // README: api.getRecords(layout:limit:) { found, code in … }
+            api.getRecords(layout: "Artists", limit: 20) { found, code in
+                guard code == "0", let found else { return done(nil, code) }
+                done(found.records.compactMap { ($0["fieldData"] as? [String: Any])?["name"] as? String }, code)
+            }
+        }
+        #expect(code == "0" && names?.isEmpty == false)
+
+        let (found, findCode) = await callback(api) { done in
+            api.find(layout: "Artists", request: FMFindRequest(queries: [FMQuery(["city": "==Nowhere"])])) { found, code in
+                done(found, code)   // "no records match" is code "401" with an empty found set
+            }
+        }
+        #expect(findCode == "401" && found?.records.isEmpty == true)
+
+        let (_, editCode) = await callback(api) { (done: @escaping (FMEditResult?, String) -> Void) in
+            let request = api.editRecord(layout: "Artists", recordId: 1, fieldData: ["city": "Dallas"], modId: "3") { result, code in
+                done(result, code)   // "306" when someone else edited the record first
+            }
+            _ = request   // README: request.cancel() — here the answer is awaited instead
+        }
+        #expect(editCode == "306")
+    }
+
+    @Test func asyncTour() async throws {
+        struct Artist: Decodable { let name: String; let city: String }
+        let emulator = Emulator()
+        let url = try emulator.start()
+        defer { emulator.stop() }
+        let api = DataAPI(host: url.absoluteString, database: "Music", username: "admin", password: "admin")
+
+        let ref = try await api.createRecord(layout: "Artists", fieldData: ["name": "Brian", "city": "Austin"])
+        let found = try await api.find(layout: "Artists", request: FMFindRequest(queries: [FMQuery(["city": "Austin"])]))
+        let artists = try found.decode(Artist.self)
+        #expect(artists.contains { $0.recordId == ref.recordId && $0.fieldData.name == "Brian" })
+    }
+
+    @Test func emulatorSnippet() async throws {
+        let emulator = Emulator()
+        let baseURL = try emulator.start()
+        defer { emulator.stop() }
+        emulator.inject(.fileMakerError(code: "952", status: 401), count: 1)
+        let api = DataAPI(host: baseURL.absoluteString, database: emulator.database, username: "admin", password: "admin")
+        // The injected fault answers the next request, whatever it is (productInfo needs no session).
+        let (_, code) = await callback(api) { api.productInfo(completion: $0) }
+        #expect(code == "952")
+    }
+}
