@@ -68,14 +68,7 @@ final class OneShot<Value>: @unchecked Sendable {
     /// Delivers `result` unless something was delivered already. Returns whether this call delivered.
     @discardableResult
     func finish(_ result: Result<Value, FMError>) -> Bool {
-        let completion = state.withLock { state -> ((Result<Value, FMError>) -> Void)? in
-            defer { state.completion = nil; state.task = nil }
-            return state.completion
-        }
-        guard let completion else { return false }
-        let box = UncheckedBox((completion, result))
-        queue.async { box.value.0(box.value.1) }
-        return true
+        deliver(result, taking: take().completion)
     }
 
     /// Records the task in flight; cancels it at once when the call already finished.
@@ -89,10 +82,30 @@ final class OneShot<Value>: @unchecked Sendable {
     }
 
     /// Cancel: deliver -1005 (if nothing was delivered yet), then stop the transport task.
+    ///
+    /// The completion and the task are taken in one critical section: a task attached after it sees the
+    /// call finished and cancels itself in ``attach(_:)``, so none is left running.
     func cancel() {
-        let task = state.withLock { $0.task }
-        finish(.failure(.cancelled))
+        let (completion, task) = take()
+        deliver(.failure(.cancelled), taking: completion)
         task?.cancel()
+    }
+
+    /// Takes the completion and the task out of the state, atomically.
+    private func take() -> (completion: ((Result<Value, FMError>) -> Void)?, task: TransportTask?) {
+        state.withLock { state in
+            defer { state.completion = nil; state.task = nil }
+            return (state.completion, state.task)
+        }
+    }
+
+    /// Hands `result` to `completion` on the queue; `false` when there was no completion left.
+    @discardableResult
+    private func deliver(_ result: Result<Value, FMError>, taking completion: ((Result<Value, FMError>) -> Void)?) -> Bool {
+        guard let completion else { return false }
+        let box = UncheckedBox((completion, result))
+        queue.async { box.value.0(box.value.1) }
+        return true
     }
 }
 
