@@ -114,7 +114,7 @@ enum Envelope {
         if let text = first["code"] as? String {
             code = text
         } else if let number = first["code"] as? NSNumber, String(cString: number.objCType) != "c", // not a JSON boolean
-                  let integer = Int(exactly: number.doubleValue) {
+                  let integer = RawJSON.exactInt(number) {
             code = String(integer)
         } else {
             return .failure(.malformed("messages[0].code is missing or not a string", status: nil))

@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+@testable import SwiftFM
+
+/// Review finding: numbers too large for `Int` in an answer were wrapped (`NSNumber.intValue`) into
+/// nonsense values (`Int.min`, `0`, a neighbouring integer) instead of being treated as unreadable.
+@Suite("Review findings: huge numbers in answers")
+struct ReviewFindingsNumbersTests {
+    static let hostile = ["1e300", "9223372036854775808", "-9223372036854775809", "18446744073709551616", "3.5", "-1e20"]
+
+    /// The raw found-set path reads `dataInfo` counts; a count that is not an exact `Int` reads as absent
+    /// (`0`, as any other unreadable count of the raw path), never as a wrapped value such as `Int.min`.
+    @Test(arguments: hostile)
+    func dataInfoCountsAreNeverWrapped(number: String) throws {
+        let body = #"{"response":{"data":[],"dataInfo":{"foundCount":\#(number),"returnedCount":\#(number),"totalRecordCount":\#(number)}},"messages":[{"code":"0","message":"OK"}]}"#
+        let found = try FMFoundSet(parsing: Data(body.utf8), status: 200)
+        let info = try #require(found.dataInfo)
+        #expect(info.foundCount == 0)
+        #expect(info.returnedCount == 0)
+        #expect(info.totalRecordCount == 0)
+    }
+
+    /// Exact integers, including ones beyond 2^53, keep their value.
+    @Test func exactIntegersAreRead() throws {
+        let body = #"{"response":{"data":[],"dataInfo":{"foundCount":9007199254740993,"returnedCount":"12","totalRecordCount":7.0}},"messages":[{"code":"0","message":"OK"}]}"#
+        let info = try #require(try FMFoundSet(parsing: Data(body.utf8), status: 200).dataInfo)
+        #expect(info.foundCount == 9_007_199_254_740_993)
+        #expect(info.returnedCount == 12)
+        #expect(info.totalRecordCount == 7)
+    }
+
+    /// A numeric `messages[0].code` that is not an exact `Int` is a malformed answer, not a made-up code
+    /// (`-9223372036854775809` used to become `"-9223372036854775808"`).
+    @Test(arguments: hostile)
+    func numericCodesAreNeverRounded(number: String) {
+        let body = #"{"messages":[{"code":\#(number),"message":"x"}],"response":{}}"#
+        let error = Envelope.error(status: 500, body: Data(body.utf8))
+        #expect(error.code == FMError.ClientCode.malformedResponse)
+    }
+
+    @Test func exactNumericCodesAreKept() {
+        let body = #"{"messages":[{"code":952,"message":"x"}],"response":{}}"#
+        #expect(Envelope.error(status: 401, body: Data(body.utf8)).code == "952")
+    }
+}
