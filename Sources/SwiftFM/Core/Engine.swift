@@ -34,10 +34,16 @@ extension DataAPI {
     /// The `Authorization` value for configured Basic credentials, or `-1001`.
     func basicAuthorization(_ encoded: String? = nil) -> Result<String, FMError> {
         if let encoded = encoded?.trimmingCharacters(in: .whitespacesAndNewlines), !encoded.isEmpty {
+            guard RequestBuilder.isValidHeaderValue(encoded) else {
+                return .failure(.invalidArgument("The encoded credentials contain control characters"))
+            }
             return .success("Basic " + encoded)
         }
         guard let value = configuration.credentials?.encodedValue else {
             return .failure(.invalidConfiguration("No credentials are configured"))
+        }
+        guard RequestBuilder.isValidHeaderValue(value) else {
+            return .failure(.invalidConfiguration("The configured encoded credentials contain control characters"))
         }
         return .success("Basic " + value)
     }

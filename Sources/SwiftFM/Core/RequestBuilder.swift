@@ -56,6 +56,14 @@ enum RequestBuilder {
         case .success(let built): url = built
         case .failure(let error): return .failure(error)
         }
+        // URLRequest silently drops a header whose value holds CR, LF or another control character: the call
+        // would go out without it (an unauthenticated request) instead of failing.
+        for (name, value) in endpoint.headers where !isValidHeaderValue(value) {
+            return .failure(.invalidArgument("The \(name) header value contains control characters"))
+        }
+        if let authorization, !isValidHeaderValue(authorization) {
+            return .failure(.invalidArgument("The Authorization value (token or credentials) contains control characters"))
+        }
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: configuration.timeout)
         request.httpMethod = endpoint.method.rawValue
         request.httpShouldHandleCookies = false
@@ -76,6 +84,16 @@ enum RequestBuilder {
             request.httpBody = data
         }
         return .success(request)
+    }
+
+    /// `true` when `value` can be sent as an HTTP header value: no control character (CR, LF, NUL, DEL, …).
+    static func isValidHeaderValue(_ value: String) -> Bool {
+        value.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
+    }
+
+    /// `true` when `token` can be a `Bearer` token: non-empty, visible ASCII only (no space or control character).
+    static func isValidToken(_ token: String) -> Bool {
+        !token.isEmpty && token.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) }
     }
 
     /// The URL of `endpoint`: `{base}/fmi/data/{version}[/databases/{db}]/{segments…}?{query}`.

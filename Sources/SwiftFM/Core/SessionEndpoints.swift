@@ -3,7 +3,8 @@ import Foundation
 /// The three session endpoints (E3 login, E4 logout, E5 validate), described once.
 enum SessionEndpoints {
     /// `POST …/databases/{db}/sessions` with Basic auth and the body `{}` or `{"fmDataSource":[…]}`.
-    /// Decodes the token from `response.token`, else from the `X-FM-Data-Access-Token` header; none → `-1010`.
+    /// Decodes the token from `response.token`, else from the `X-FM-Data-Access-Token` header; none → `-1010`;
+    /// one that cannot be sent back as a `Bearer` value (a space, CR, LF, a control character) → `-1007`.
     static func login(encoded: String? = nil, dataSources: [FMDataSource]) -> Endpoint<String> {
         var invalid: FMError?
         let body: Data
@@ -14,10 +15,12 @@ enum SessionEndpoints {
             invalid = .invalidArgument("The fmDataSource list cannot be encoded")
         }
         return Endpoint(.post, .database, ["sessions"], body: .json(body), auth: .basic(encoded: encoded), invalid: invalid) { response in
-            if let token = try? Envelope.response(from: response.body, status: response.status)["token"] as? String, !token.isEmpty {
-                return token
-            }
-            if let token = header("X-FM-Data-Access-Token", in: response.headers), !token.isEmpty {
+            let found = (try? Envelope.response(from: response.body, status: response.status)["token"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+                ?? header("X-FM-Data-Access-Token", in: response.headers).flatMap { $0.isEmpty ? nil : $0 }
+            if let token = found {
+                guard RequestBuilder.isValidToken(token) else {
+                    throw FMError.malformed("the login token holds characters a Bearer token cannot carry", status: response.status)
+                }
                 return token
             }
             // Report a FileMaker error or an unreadable body as such; a well-formed answer without a token is -1010.
