@@ -157,6 +157,14 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
             let shown = trimmed.contains("@") ? "<host with user info>" : trimmed
             return .failure(.invalidConfiguration("Invalid host: \(shown)"))
         }
+        // A port must be 1…65535: a larger one (or 0) can never connect, and a 20-digit one overflows
+        // `URLComponents.port` (nil) while staying in the URL.
+        if let range = components.rangeOfPort, let text = components.string {
+            let port = text[range]
+            guard port.isEmpty || Int(port).map({ (1...65_535).contains($0) }) == true else {
+                return .failure(.invalidConfiguration("Invalid port in host: \(port)"))
+            }
+        }
         components.scheme = scheme
         // A legacy `fm-db-path`-style value (`https://host/fmi/data/v1/databases/db`): keep only what precedes /fmi/data.
         if let range = components.percentEncodedPath.range(of: "/fmi/data", options: .caseInsensitive) {
