@@ -136,7 +136,7 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// A description with credentials redacted.
     public var description: String {
         let credentialText = credentials.map(String.init(describing:)) ?? "nil"
-        return "FMConfiguration(host: \(host), database: \(database), credentials: \(credentialText), "
+        return "FMConfiguration(host: \(Redaction.host(host)), database: \(database), credentials: \(credentialText), "
             + "version: \(version.rawValue), timeout: \(timeout), dataSources: \(dataSources))"
     }
 
@@ -154,8 +154,7 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
               components.user == nil, components.password == nil
         else {
             // Never echo user info (`user:password@`) into an error message.
-            let shown = trimmed.contains("@") ? "<host with user info>" : trimmed
-            return .failure(.invalidConfiguration("Invalid host: \(shown)"))
+            return .failure(.invalidConfiguration("Invalid host: \(Redaction.host(trimmed))"))
         }
         // A port must be 1…65535: a larger one (or 0) can never connect, and a 20-digit one overflows
         // `URLComponents.port` (nil) while staying in the URL.

@@ -65,6 +65,14 @@ enum Redaction {
         return parts.joined(separator: "/") + query
     }
 
+    /// A host as configured, with any user info (`user:password@`) before the host name replaced.
+    static func host(_ host: String) -> String {
+        let start = host.range(of: "://")?.upperBound ?? host.startIndex
+        let authorityEnd = host[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? host.endIndex
+        guard let at = host[start..<authorityEnd].lastIndex(of: "@") else { return host }
+        return String(host[..<start]) + placeholder + String(host[at...])
+    }
+
     /// Removes every occurrence of each secret from `text`.
     static func scrub(_ text: String, secrets: [String]) -> String {
         var result = text

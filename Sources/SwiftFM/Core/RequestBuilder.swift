@@ -133,7 +133,7 @@ enum RequestBuilder {
             components.fragment = nil
         }
         guard let url = components.url else {
-            return .failure(.invalidConfiguration("Cannot build a URL for host \(configuration.host)"))
+            return .failure(.invalidConfiguration("Cannot build a URL for host \(Redaction.host(configuration.host))"))
         }
         return .success(url)
     }

@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+@testable import SwiftFM
+
+/// Review finding: a host written with user info (`https://admin:pw@host`) is refused (-1001), and the
+/// error hid it, but `FMConfiguration.description` (and so `DataAPI.description`) printed the host as given,
+/// password included.
+@Suite("Review findings: redaction of hosts with user info")
+struct ReviewFindingsRedactionTests {
+    @Test(arguments: ["https://admin:hunter2-secret@fms.example.com", "admin:hunter2-secret@fms.example.com:8443",
+                      "http://hunter2-secret@127.0.0.1:3000/prefix"])
+    func descriptionsNeverShowUserInfo(host: String) {
+        let configuration = FMConfiguration(host: host, database: "Music", username: "admin", password: "other")
+        #expect(!configuration.description.contains("hunter2-secret"))
+        #expect(!configuration.debugDescription.contains("hunter2-secret"))
+        #expect(!DataAPI(configuration: configuration).description.contains("hunter2-secret"))
+        #expect(configuration.description.contains("fms.example.com") || configuration.description.contains("127.0.0.1"))
+        if case .failure(let error) = configuration.resolvedBase() {
+            #expect(!error.description.contains("hunter2-secret"))
+        } else {
+            Issue.record("a host with user info must be refused")
+        }
+    }
+
+    @Test func ordinaryHostsAreShownAsGiven() {
+        let configuration = FMConfiguration(host: "https://fms.example.com/pre@fix", database: "Music", username: "a", password: "b")
+        #expect(configuration.description.contains("host: https://fms.example.com/pre@fix,"))
+    }
+}
