@@ -270,12 +270,15 @@ enum Endpoints {
     /// E16 `POST …/records/{recordId}/containers/{field}/{repetition}` with a multipart part `upload`.
     ///
     /// The MIME type is `mimeType` when given, else inferred from the content's signature, else from
-    /// the file name's extension, else `application/octet-stream`.
+    /// the file name's extension, else `application/octet-stream`. A `mimeType` with a control character
+    /// (CR, LF, …) is `-1002`: it would add part headers.
     static func uploadContainer(layout: String, recordId: Int, field: String, repetition: Int = 1,
                                 data: Data, fileName: String, mimeType: String? = nil) -> Endpoint<FMEditResult> {
         if let error = checkName(layout, "layout") ?? checkName(field, "container field")
             ?? (repetition < 1 ? .invalidArgument("The repetition must be 1 or more (got \(repetition))") : nil)
-            ?? (fileName.isEmpty ? .invalidArgument("The file name is empty") : nil) {
+            ?? (fileName.isEmpty ? .invalidArgument("The file name is empty") : nil)
+            ?? (mimeType.map(RequestBuilder.isValidHeaderValue) == false
+                ? .invalidArgument("The MIME type contains control characters (it is sent as a part header)") : nil) {
             return failing(.post, error)
         }
         let boundary = Multipart.makeBoundary()
