@@ -51,7 +51,8 @@ extension DataAPI {
     /// Downloads a container's content from its streaming URL (the value of the container field).
     ///
     /// The server usually answers the first `GET` with `302` and a streaming-session cookie; SwiftFM
-    /// follows `Location` itself (up to 5 redirects), sending the cookies back. No `Authorization` is sent.
+    /// follows `Location` itself (up to 5 redirects), sending the cookies back to the same origin (scheme,
+    /// host, port) only. No `Authorization` is sent. A redirect to a non-HTTP URL is `-1007`.
     ///
     /// - Parameters:
     ///   - url: the container URL.

@@ -322,9 +322,13 @@ enum Endpoints {
                 return .data(response.body)
             case 301, 302, 303, 307, 308:
                 guard let location = header("Location", in: response.headers),
-                      let next = URL(string: location, relativeTo: url)?.absoluteURL else {
+                      let next = URL(string: location, relativeTo: url)?.absoluteURL,
+                      let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                      next.host?.isEmpty == false else {
                     throw FMError.malformed("a container redirect without a usable Location", status: response.status)
                 }
+                // The cookies belong to this origin: they follow a redirect within it, never to another one.
+                guard origin(of: next) == origin(of: url) else { return .redirect(next, cookie: nil) }
                 return .redirect(next, cookie: mergeCookies(cookie, setCookie(in: response.headers)))
             default:
                 throw FMError.malformed("unexpected status for a container download", status: response.status)
@@ -415,6 +419,13 @@ enum Endpoints {
             }
         }
         return nil
+    }
+
+    /// Scheme, host and port (the default one when absent) of `url`: cookies are only sent back within one.
+    static func origin(of url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
     }
 
     static func header(_ name: String, in headers: [String: String]) -> String? {
