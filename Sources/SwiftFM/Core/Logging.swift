@@ -65,11 +65,11 @@ enum Redaction {
         return parts.joined(separator: "/") + query
     }
 
-    /// A host as configured, with any user info (`user:password@`) before the host name replaced.
+    /// A host as configured, with any user info (`user:password@`) replaced: everything between the scheme
+    /// and the last `@` (a password may itself hold `/`, `?`, `#` or `@`, so no finer parsing is trusted).
     static func host(_ host: String) -> String {
         let start = host.range(of: "://")?.upperBound ?? host.startIndex
-        let authorityEnd = host[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? host.endIndex
-        guard let at = host[start..<authorityEnd].lastIndex(of: "@") else { return host }
+        guard let at = host[start...].lastIndex(of: "@") else { return host }
         return String(host[..<start]) + placeholder + String(host[at...])
     }
 
