@@ -241,7 +241,7 @@ public final class DataAPI: Sendable, CustomStringConvertible {
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "SwiftFM.DataAPI.callbacks")
         self.tokenStore = tokenStore
         self.now = now
-        let session = Locked(SessionStateMachine<SessionWaiter>(stored: tokenStore.load(), now: now()))
+        let session = Locked(SessionStateMachine<SessionWaiter>(stored: Self.usable(tokenStore.load()), now: now()))
         self.session = session
         let credentials = configuration.credentials
         let dataSources = configuration.dataSources

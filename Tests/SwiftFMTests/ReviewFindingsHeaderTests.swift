@@ -66,3 +66,23 @@ struct ReviewFindingsHeaderTests {
         #expect(harness.stub.requests.last?.header("Authorization") == "Bearer " + Bodies.token)
     }
 }
+
+/// A token store holding a value that cannot be a `Bearer` token (a corrupted file, a legacy app writing
+/// `fm-token` by hand) is treated as empty: the managed session logs in instead of failing every call.
+@Suite("Review findings: unusable stored tokens")
+struct ReviewFindingsStoredTokenTests {
+    @Test(arguments: ["bad\r\ntoken", "bad token", ""])
+    func anUnusableStoredTokenIsIgnored(stored: String) {
+        let store = FMMemoryTokenStore(FMStoredToken(token: stored, expiry: .distantFuture))
+        let harness = Harness(store: store) { request in
+            isLogin(request) ? .json(200, Bodies.login()) : .json(200, Bodies.value("x"))
+        }
+        #expect(!harness.api.isActiveToken())
+        let recorder = Recorder<Result<String, FMError>>(queueKey: Harness.key)
+        harness.api.perform(TestEndpoints.records()) { recorder.record($0) }
+        #expect(recorder.wait().first?.testValue == "x")
+        #expect(harness.stub.count("POST", "/sessions") == 1)
+        #expect(harness.stub.requests.last?.header("Authorization") == "Bearer " + Bodies.token)
+        #expect(store.load()?.token == Bodies.token)
+    }
+}

@@ -105,7 +105,7 @@ extension DataAPI {
     func logoutResult(token explicit: String?, completion: @escaping (Result<Bool, FMError>) -> Void) -> FMRequest {
         // Forget the token before the DELETE goes out, so no concurrent call picks it up again.
         let token: String?
-        let stored = tokenStore.load()?.token
+        let stored = loadStoredToken()?.token
         if let explicit {
             let isCurrent = session.withLock { $0.validToken(now: .distantPast)?.token == explicit }
             if isCurrent || stored == explicit { _ = resetSession() }

@@ -13,7 +13,7 @@ extension DataAPI {
             completion(.success(valid.token))
             return
         }
-        let stored = force ? nil : tokenStore.load()
+        let stored = force ? nil : loadStoredToken()
         let action = session.withLock { $0.acquire(now: now, stored: stored, force: force, waiter: completion) }
         switch action {
         case .use(let token):
@@ -96,11 +96,24 @@ extension DataAPI {
         return token
     }
 
+    /// What the token store holds, when it can be used: a value that cannot be sent as a `Bearer` token (a
+    /// corrupted file, a hand-written `fm-token` with a line break or a space, an empty string) reads as no
+    /// token, so the session logs in instead of failing every call.
+    func loadStoredToken() -> FMStoredToken? {
+        Self.usable(tokenStore.load())
+    }
+
+    /// `stored` when its token can be sent as a `Bearer` token, else `nil`.
+    static func usable(_ stored: FMStoredToken?) -> FMStoredToken? {
+        guard let stored, RequestBuilder.isValidToken(stored.token) else { return nil }
+        return stored
+    }
+
     /// The current token and its expiry when the local clock says it is valid: in memory, else in the store.
     func activeStoredToken() -> FMStoredToken? {
         let now = self.now()
         if let valid = session.withLock({ $0.validToken(now: now) }) { return valid }
-        if let stored = tokenStore.load(), stored.expiry > now { return stored }
+        if let stored = loadStoredToken(), stored.expiry > now { return stored }
         return nil
     }
 }
