@@ -116,13 +116,46 @@ enum JSON: Sendable, Equatable {
         out.append(UInt8(ascii: "\""))
     }
 
-    /// Formats a number the way FileMaker shows stored numbers: integers without a fraction.
+    /// Formats a number the way FileMaker writes stored numbers: plain decimal notation, integers
+    /// without a fraction, never an exponent (`1e+16`, `1e-05`) and never `-0`.
     static func format(number n: Double) -> String {
         guard n.isFinite else { return "0" }
-        if n == n.rounded(), abs(n) < 1e15 {
+        if n == 0 { return "0" }
+        if n == n.rounded(), abs(n) < 9e18 {
             return String(Int64(n))
         }
-        return "\(n)"
+        return plainDecimal(n.description)
+    }
+
+    /// Rewrites Swift's shortest round-trip text of a double (`1.5e+20`, `-1e-05`, `0.25`) without
+    /// an exponent, keeping exactly its significant digits.
+    static func plainDecimal(_ text: String) -> String {
+        var s = Substring(text)
+        var sign = ""
+        if s.first == "-" { sign = "-"; s = s.dropFirst() }
+        var exponent = 0
+        if let e = s.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            exponent = Int(s[s.index(after: e)...]) ?? 0
+            s = s[..<e]
+        }
+        let parts = s.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let integerPart = parts.first.map(String.init) ?? "0"
+        let digits = integerPart + (parts.count > 1 ? String(parts[1]) : "")
+        let point = integerPart.count + exponent
+        var out: String
+        if point <= 0 {
+            out = "0." + String(repeating: "0", count: -point) + digits
+        } else if point >= digits.count {
+            out = digits + String(repeating: "0", count: point - digits.count)
+        } else {
+            out = String(digits.prefix(point)) + "." + String(digits.dropFirst(point))
+        }
+        if out.contains(".") {
+            while out.last == "0" { out.removeLast() }
+            if out.last == "." { out.removeLast() }
+        }
+        while out.count > 1, out.first == "0", out.dropFirst().first != "." { out.removeFirst() }
+        return sign + out
     }
 
     // MARK: Parsing

@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+@testable import SwiftFMEmulator
+
+/// Review findings on JSON value conventions (WIRE.md §2).
+@Suite struct ReviewFindingsValuesTests {
+    /// §2: number fields come back as plain JSON numbers. FileMaker stores decimal text, so a large or
+    /// tiny stored number must not come back in exponent notation (`1e+16`, `1e-05`), which strict
+    /// integer decoders reject and which FileMaker never writes.
+    @Test func numbersNeverUseExponentNotation() {
+        let cases: [(Double, String)] = [
+            (1e15, "1000000000000000"),
+            (1e16, "10000000000000000"),
+            (1234567890123456, "1234567890123456"),
+            (-9007199254740992, "-9007199254740992"),
+            (1.5e20, "150000000000000000000"),
+            (1e-5, "0.00001"),
+            (-1.5e-7, "-0.00000015"),
+            (123456.789, "123456.789"),
+            (0.1, "0.1"),
+            (-0.0, "0"),
+            (7, "7"),
+        ]
+        for (n, text) in cases {
+            #expect(JSON.format(number: n) == text, "\(n)")
+        }
+    }
+
+    @Test(arguments: Via.allCases) func largeAndTinyNumbersOverTheWire(_ via: Via) throws {
+        let h = try Harness(via: via)
+        try h.login()
+        let big = try h.create(#"{"id":10000000000000000}"#)
+        let tiny = try h.create(#"{"id":"0.00001"}"#)
+        let bigBody = String(decoding: h.send("GET", "\(h.base)/layouts/Contacts/records/\(big)", contentType: nil).body, as: UTF8.self)
+        let tinyBody = String(decoding: h.send("GET", "\(h.base)/layouts/Contacts/records/\(tiny)", contentType: nil).body, as: UTF8.self)
+        #expect(bigBody.contains(#""id":10000000000000000,"#), "\(bigBody)")
+        #expect(tinyBody.contains(#""id":0.00001,"#), "\(tinyBody)")
+        // A JSON number written to a text field is stored as its plain decimal text.
+        let named = try h.create(#"{"name":1e-7}"#)
+        let record = h.send("GET", "\(h.base)/layouts/Contacts/records/\(named)", contentType: nil)
+        #expect(record.data.first?["fieldData"]?["name"]?.stringValue == "0.0000001")
+    }
+}
