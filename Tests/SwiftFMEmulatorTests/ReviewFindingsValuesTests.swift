@@ -40,4 +40,20 @@ import Testing
         let record = h.send("GET", "\(h.base)/layouts/Contacts/records/\(named)", contentType: nil)
         #expect(record.data.first?["fieldData"]?["name"]?.stringValue == "0.0000001")
     }
+
+    /// §2: text is stored as sent. A text value made only of spaces is not empty in FileMaker
+    /// (`IsEmpty(" ")` is false) and must come back unchanged, not as `""`.
+    @Test(arguments: Via.allCases) func spacesOnlyTextIsKept(_ via: Via) throws {
+        let h = try Harness(via: via)
+        try h.login()
+        let id = try h.create(#"{"name":"   ","drink":"\t"}"#)
+        let fields = h.send("GET", "\(h.base)/layouts/Contacts/records/\(id)", contentType: nil).data.first?["fieldData"]
+        #expect(fields?["name"]?.stringValue == "   ")
+        #expect(fields?["drink"]?.stringValue == "\t")
+        // Number and date fields still read blank input as empty.
+        let blank = try h.create(#"{"id":"  ","date":" "}"#)
+        let blankFields = h.send("GET", "\(h.base)/layouts/Contacts/records/\(blank)", contentType: nil).data.first?["fieldData"]
+        #expect(blankFields?["id"]?.stringValue == "")
+        #expect(blankFields?["date"]?.stringValue == "")
+    }
 }
