@@ -56,4 +56,21 @@ import Testing
         #expect(blankFields?["id"]?.stringValue == "")
         #expect(blankFields?["date"]?.stringValue == "")
     }
+
+    /// §2: `null` is rejected with 1708 anywhere in a record body, portal rows included; a `null`
+    /// `recordId` or `modId` in a portal row must not be read as "no recordId" (which creates a row).
+    @Test(arguments: Via.allCases) func nullInPortalRowsIs1708(_ via: Via) throws {
+        let h = try Harness(via: via)
+        try h.login()
+        let before = h.emulator.recordCount(inTable: "Notes")
+        for row in [#"{"recordId":null,"Notes::note":"x"}"#, #"{"recordId":"1","modId":null,"Notes::note":"x"}"#,
+                    #"{"Notes::note":null}"#] {
+            let a = h.send("PATCH", "\(h.base)/layouts/Contacts/records/1", body: #"{"fieldData":{},"portalData":{"notes":[\#(row)]}}"#)
+            #expect(a.code == "1708", "\(row)")
+            #expect(a.message == "Parameter value is invalid")
+            #expect(a.isEmptyResponse)
+        }
+        #expect(h.emulator.recordCount(inTable: "Notes") == before)
+        #expect(h.emulator.records(inTable: "Notes").first?["note"] as? String == "first note")
+    }
 }

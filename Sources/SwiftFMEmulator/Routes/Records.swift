@@ -296,8 +296,12 @@ extension EmulatorState {
                 for (k, v) in rowPairs {
                     let lower = k.lowercased()
                     let bare = lower.range(of: "::").map { String(lower[$0.upperBound...]) } ?? lower
-                    if bare == "recordid" { recordIdText = v.scalarText; continue }
-                    if bare == "modid" { modIdText = v.scalarText; continue }
+                    if bare == "recordid" || bare == "modid" {
+                        // null is rejected everywhere (§2); it must not read as "no recordId" (a new row).
+                        guard let text = v.scalarText else { throw FMError("1708") }
+                        if bare == "recordid" { recordIdText = text } else { modIdText = text }
+                        continue
+                    }
                     var name = k
                     if let r = k.range(of: "::") {
                         let prefix = k[..<r.lowerBound]
