@@ -73,4 +73,33 @@ import Testing
         #expect(h.emulator.recordCount(inTable: "Notes") == before)
         #expect(h.emulator.records(inTable: "Notes").first?["note"] as? String == "first note")
     }
+
+    /// §6.1/§9: `dateformats` says how date and timestamp values of the request are read; that covers
+    /// the portal rows of the same request, not only `fieldData`.
+    @Test(arguments: Via.allCases) func dateformatsAppliesToPortalRows(_ via: Via) throws {
+        let schema = #"""
+        {
+          "database": "Shop",
+          "tables": {
+            "Orders": { "fields": { "id": { "type": "number", "autoEnter": "serial" }, "placed": "date" } },
+            "Lines":  { "fields": { "order_id": "number", "due": "date", "at": "timestamp" } }
+          },
+          "layouts": {
+            "Orders": { "table": "Orders", "fields": ["id", "placed"],
+                        "portals": { "lines": { "table": "Lines", "match": { "id": "order_id" }, "fields": ["due", "at"] } } }
+          },
+          "records": { "Orders": [ { "placed": "01/02/2024" } ] }
+        }
+        """#
+        let h = try Harness(schemaJSON: schema, db: "Shop", via: via)
+        try h.login()
+        let body = #"{"fieldData":{"placed":"2024-03-05"},"dateformats":2,"portalData":{"lines":[{"Lines::due":"2024-03-06","Lines::at":"2024-03-06T10:11:12"}]}}"#
+        let edit = h.send("PATCH", "\(h.base)/layouts/Orders/records/1", body: body)
+        #expect(edit.status == 200, "\(String(decoding: edit.body, as: UTF8.self))")
+        let create = h.send("POST", "\(h.base)/layouts/Orders/records", body: body)
+        #expect(create.status == 200, "\(String(decoding: create.body, as: UTF8.self))")
+        let row = h.send("GET", "\(h.base)/layouts/Orders/records/1", contentType: nil).data.first?["portalData"]?["lines"]?.arrayValue?.first
+        #expect(row?["Lines::due"]?.stringValue == "03/06/2024")
+        #expect(row?["Lines::at"]?.stringValue == "03/06/2024 10:11:12")
+    }
 }

@@ -279,6 +279,8 @@ extension EmulatorState {
     mutating func applyPortalData(_ layout: EmulatorSchema.Layout, parentId: Int, _ ctx: RequestContext) throws -> [JSON] {
         guard let pd = ctx.body["portalData"] else { return [] }
         guard let pairs = pd.objectPairs else { throw FMError("1708") }
+        // The request's dateformats covers its portal rows too (§6.1, §9).
+        let dateformats = try intParameter(ctx.body["dateformats"]) ?? 0
         var info: [JSON] = []
         for (portalName, rowsJSON) in pairs {
             guard let portal = layout.portals.first(where: {
@@ -314,16 +316,17 @@ extension EmulatorState {
                 if let ridText = recordIdText {
                     guard let rid = Int(ridText), let existing = table(portal.table)?.records[rid] else { throw FMError("101") }
                     if let m = modIdText, m != String(existing.modId) { throw FMError("306") }
-                    let writes = try portalWrites(portal, fields, allowed: allowed)
+                    let writes = try portalWrites(portal, fields, allowed: allowed, dateformats: dateformats)
                     _ = try editRecord(table: portal.table, id: rid, writes: writes, session: ctx.token, now: ctx.now, bump: !writes.isEmpty)
                 } else {
                     var input = fields
                     for (related, v) in try matchValues(portal, layout: layout, parentId: parentId, session: ctx.token) {
                         input.removeAll { $0.0.caseInsensitiveCompare(related) == .orderedSame }
-                        input.append((related, .string(v.text)))
+                        input.append((related, v.json(dateformats: dateformats, containerURL: { _ in "" })))
                     }
-                    _ = try portalWrites(portal, fields, allowed: allowed)
-                    let id = try createRecord(table: portal.table, input: input, session: ctx.token, dateformats: 0, now: ctx.now, restrictTo: nil)
+                    _ = try portalWrites(portal, fields, allowed: allowed, dateformats: dateformats)
+                    let id = try createRecord(table: portal.table, input: input, session: ctx.token, dateformats: dateformats,
+                                              now: ctx.now, restrictTo: nil)
                     lastCreated = .object([("tableName", .string(childSchema.name)), ("recordId", .string(String(id))), ("modId", .string("0"))])
                 }
             }
@@ -332,9 +335,9 @@ extension EmulatorState {
         return info
     }
 
-    func portalWrites(_ portal: EmulatorSchema.Portal, _ fields: [(String, JSON)], allowed: Set<String>) throws -> [Write] {
+    func portalWrites(_ portal: EmulatorSchema.Portal, _ fields: [(String, JSON)], allowed: Set<String>, dateformats: Int) throws -> [Write] {
         guard let child = table(portal.table) else { throw FMError("106") }
-        return try resolveWrites(table: child, input: fields, dateformats: 0, restrictTo: allowed)
+        return try resolveWrites(table: child, input: fields, dateformats: dateformats, restrictTo: allowed)
     }
 
     /// The related-side match field values a new portal row gets from its parent.
