@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+@testable import SwiftFMEmulator
+
+/// Review findings on transport-level behaviour (WIRE.md §1, §3.3, §10).
+@Suite struct ReviewFindingsHTTPTests {
+    let path = "/fmi/data/vLatest/databases/Contacts/layouts/Contacts/records"
+
+    /// §10.2/§15 pair 24: a container URL matches `…/Streaming_SSL/MainDB/<HEX>(.\w+)??RCType=…`
+    /// whatever the uploaded file is called; an extension with a space or a slash made an invalid URL
+    /// (space) or one that no longer reaches the bytes (slash → 404).
+    @Test(arguments: Via.allCases) func containerURLsStayWellFormedForOddFilenames(_ via: Via) throws {
+        let h = try Harness(via: via)
+        try h.login()
+        let pattern = #"^https?://.+/Streaming_SSL/MainDB/[0-9A-F]+(\.\w+)?\?RCType=EmbeddedRCFileProcessor$"#
+        for (i, filename) in ["a.b c", "x.a/b", "y.p?g", "z.tar.gz", "plain", "dot."].enumerated() {
+            let id = i + 1
+            let bytes = Data("file \(i)".utf8)
+            #expect(upload(h, path: "\(path)/\(id % 4 + 1)/containers/portrait/1", part: "upload", filename: filename, data: bytes,
+                           contentType: "application/octet-stream").status == 200)
+            let url = h.send("GET", "\(path)/\(id % 4 + 1)", contentType: nil).data.first?["fieldData"]?["portrait"]?.stringValue ?? ""
+            #expect(url.range(of: pattern, options: .regularExpression) != nil, "\(filename): \(url)")
+            let target = url.range(of: "/Streaming_SSL/").map { String(url[$0.lowerBound...]) } ?? url
+            var answer = h.send("GET", target, bearer: false, contentType: nil)
+            if answer.status == 302 {
+                let cookie = answer.header("Set-Cookie")?.split(separator: ";").first.map(String.init) ?? ""
+                answer = h.send("GET", target, bearer: false, contentType: nil, headers: [("Cookie", cookie)])
+            }
+            let second = answer
+            #expect(second.status == 200, "\(filename)")
+            #expect(second.body == bytes, "\(filename)")
+        }
+        #expect(upload(h, path: "\(path)/1/containers/portrait/1", part: "upload", filename: "z.tar.gz", data: Data([1]),
+                       contentType: "application/octet-stream").status == 200)
+        let gz = h.send("GET", "\(path)/1", contentType: nil).data.first?["fieldData"]?["portrait"]?.stringValue ?? ""
+        #expect(gz.contains(".gz?RCType="))
+    }
+}
