@@ -35,4 +35,18 @@ import Testing
         let gz = h.send("GET", "\(path)/1", contentType: nil).data.first?["fieldData"]?["portrait"]?.stringValue ?? ""
         #expect(gz.contains(".gz?RCType="))
     }
+
+    /// §1.2/§3.3: a token only works with the database spelling used at login, so logging out with
+    /// another spelling answers 952 — but that refused request must not end the session.
+    @Test(arguments: Via.allCases) func logoutWithAnotherSpellingLeavesTheSessionAlone(_ via: Via) throws {
+        let h = try Harness(via: via)
+        let token = try h.login()
+        let wrong = h.send("DELETE", "/fmi/data/vLatest/databases/contacts/sessions/\(token)", bearer: false, contentType: nil)
+        #expect(wrong.status == 401)
+        #expect(wrong.code == "952")
+        #expect(h.send("GET", "\(h.base)/layouts", contentType: nil).status == 200)
+        let right = h.send("DELETE", "/fmi/data/vLatest/databases/Contacts.fmp12/sessions/\(token)", bearer: false, contentType: nil)
+        #expect(right.status == 200)
+        #expect(h.send("GET", "\(h.base)/layouts", contentType: nil).code == "952")
+    }
 }
