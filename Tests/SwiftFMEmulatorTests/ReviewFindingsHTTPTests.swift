@@ -49,4 +49,27 @@ import Testing
         #expect(right.status == 200)
         #expect(h.send("GET", "\(h.base)/layouts", contentType: nil).code == "952")
     }
+
+    /// §1 / RFC 9110 §9.3.2: HEAD is GET without the body, so every GET route answers HEAD; a 405
+    /// names the allowed methods in `Allow` (RFC 9110 §15.5.6). OPTIONS stays unsupported (405/1704).
+    @Test(arguments: Via.allCases) func headWorksWhereGetDoesAnd405SaysWhatIsAllowed(_ via: Via) throws {
+        let h = try Harness(via: via)
+        try h.login()
+        let head = h.send("HEAD", "/fmi/data/vLatest/productInfo", bearer: false, contentType: nil)
+        #expect(head.status == 200)
+        if via == .http { #expect(head.body.isEmpty) }
+        #expect(h.send("HEAD", "\(path)/1", contentType: nil).status == 200)
+        #expect(h.send("HEAD", "\(path)/1", bearer: false, contentType: nil).status == 401)
+        let delete = h.send("DELETE", "/fmi/data/vLatest/productInfo", bearer: false, contentType: nil)
+        #expect(delete.status == 405)
+        #expect(delete.code == "1704")
+        #expect(delete.header("Allow") == "GET, HEAD")
+        let put = h.send("PUT", "\(path)/1", body: "{}")
+        #expect(put.status == 405)
+        #expect(put.header("Allow") == "GET, HEAD, PATCH, DELETE, POST")
+        let options = h.send("OPTIONS", "\(path)", bearer: false, contentType: nil)
+        #expect(options.status == 405)
+        #expect(options.code == "1704")
+        #expect(options.header("Allow") == "GET, HEAD, POST")
+    }
 }
