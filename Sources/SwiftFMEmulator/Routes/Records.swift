@@ -314,7 +314,8 @@ extension EmulatorState {
                     fields.append((name, v))
                 }
                 if let ridText = recordIdText {
-                    guard let rid = Int(ridText), let existing = table(portal.table)?.records[rid] else { throw FMError("101") }
+                    guard let rid = Int(ridText), let existing = table(portal.table)?.records[rid],
+                          isRelated(rid, through: portal, layout: layout, parentId: parentId, session: ctx.token) else { throw FMError("101") }
                     if let m = modIdText, m != String(existing.modId) { throw FMError("306") }
                     let writes = try portalWrites(portal, fields, allowed: allowed, dateformats: dateformats)
                     _ = try editRecord(table: portal.table, id: rid, writes: writes, session: ctx.token, now: ctx.now, bump: !writes.isEmpty)
@@ -348,14 +349,22 @@ extension EmulatorState {
         }
     }
 
-    /// Deletes related records named `Portal.recordId` or `Table.recordId`.
-    mutating func deleteRelated(_ layout: EmulatorSchema.Layout, _ targets: [String]) throws {
+    /// Whether record `id` of the portal's table is one of the parent's related records (a row of its portal).
+    func isRelated(_ id: Int, through portal: EmulatorSchema.Portal, layout: EmulatorSchema.Layout, parentId: Int, session: String?) -> Bool {
+        guard let parentTable = table(layout.table), let parent = parentTable.records[parentId] else { return false }
+        return related(portal, of: parent, parentTable: parentTable, session: session).contains { $0.id == id }
+    }
+
+    /// Deletes related records named `Portal.recordId` or `Table.recordId`; each must be a row of the
+    /// parent's portal (else 101).
+    mutating func deleteRelated(_ layout: EmulatorSchema.Layout, parentId: Int, _ targets: [String], session: String?) throws {
         for target in targets {
             guard let dot = target.lastIndex(of: "."), let rid = Int(target[target.index(after: dot)...]) else { throw FMError("1708") }
             let name = String(target[..<dot])
             guard let portal = layout.portals.first(where: {
                 $0.name.caseInsensitiveCompare(name) == .orderedSame || $0.table.caseInsensitiveCompare(name) == .orderedSame
             }) else { throw FMError("102") }
+            guard isRelated(rid, through: portal, layout: layout, parentId: parentId, session: session) else { throw FMError("101") }
             try deleteRecord(table: portal.table, id: rid)
         }
     }
@@ -407,7 +416,7 @@ extension EmulatorState {
             let writes = try prepareWrites(layout, input: fields, dateformats: df)
             modId = try editRecord(table: layout.table, id: id, writes: writes, session: ctx.token, now: ctx.now,
                                    bump: writes.contains { !$0.field.global })
-            try deleteRelated(layout, deletes)
+            try deleteRelated(layout, parentId: id, deletes, session: ctx.token)
             info = try applyPortalData(layout, parentId: id, ctx)
         } catch {
             if let snapshot { self = snapshot }
