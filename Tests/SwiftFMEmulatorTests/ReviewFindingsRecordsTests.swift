@@ -29,4 +29,22 @@ import Testing
         #expect(h.send("PATCH", "\(h.base)/layouts/Contacts/records/2", body: #"{"fieldData":{"deleteRelated":"Notes.4"}}"#).status == 200)
         #expect(h.emulator.recordCount(inTable: "Notes") == 3)
     }
+
+    /// §9: `dateformats` is 0, 1 or 2. GET and find already answered 1708 for anything else; create
+    /// and edit silently read an unknown value as 0.
+    @Test(arguments: Via.allCases) func dateformatsOutOfRangeIs1708OnWritesToo(_ via: Via) throws {
+        let h = try Harness(via: via)
+        try h.login()
+        for value in ["5", "-1", "\"3\""] {
+            let create = h.send("POST", "\(h.base)/layouts/Contacts/records", body: #"{"fieldData":{"date":"01/02/2024"},"dateformats":\#(value)}"#)
+            #expect(create.code == "1708", "\(value)")
+            let edit = h.send("PATCH", "\(h.base)/layouts/Contacts/records/1", body: #"{"fieldData":{"date":"01/02/2024"},"dateformats":\#(value)}"#)
+            #expect(edit.code == "1708", "\(value)")
+            let find = h.send("POST", "\(h.base)/layouts/Contacts/_find", body: #"{"query":[{"name":"John"}],"dateformats":\#(value)}"#)
+            #expect(find.code == "1708", "\(value)")
+        }
+        #expect(h.emulator.recordCount(inTable: "Contacts") == 4)
+        #expect(h.emulator.records(inTable: "Contacts").first?["modId"] as? String == "0")
+        #expect(h.send("PATCH", "\(h.base)/layouts/Contacts/records/1", body: #"{"fieldData":{"date":"2024-01-02"},"dateformats":"2"}"#).status == 200)
+    }
 }

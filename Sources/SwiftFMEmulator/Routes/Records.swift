@@ -15,6 +15,13 @@ func intParameter(_ value: JSON?) throws -> Int? {
     return n
 }
 
+/// Reads `dateformats` (string or number): 0, 1 or 2, else 1708; `nil` when absent.
+func dateformatsParameter(_ value: JSON?) throws -> Int? {
+    guard let df = try intParameter(value) else { return nil }
+    guard (0...2).contains(df) else { throw FMError("1708") }
+    return df
+}
+
 extension EmulatorState {
     // MARK: Options
 
@@ -25,10 +32,7 @@ extension EmulatorState {
             return ctx.queryValue(key).map { .string($0) }
         }
         var out = OutputOptions(layout: layout, portals: layout.portals, ranges: [:], dateformats: 0)
-        if let df = try intParameter(param("dateformats")) {
-            guard (0...2).contains(df) else { throw FMError("1708") }
-            out.dateformats = df
-        }
+        if let df = try dateformatsParameter(param("dateformats")) { out.dateformats = df }
         if let name = param("layout.response")?.scalarText, !name.isEmpty {
             guard let responseLayout = self.layout(name) else { throw FMError("105") }
             guard responseLayout.table.caseInsensitiveCompare(layout.table) == .orderedSame else { throw FMError("1708") }
@@ -280,7 +284,7 @@ extension EmulatorState {
         guard let pd = ctx.body["portalData"] else { return [] }
         guard let pairs = pd.objectPairs else { throw FMError("1708") }
         // The request's dateformats covers its portal rows too (§6.1, §9).
-        let dateformats = try intParameter(ctx.body["dateformats"]) ?? 0
+        let dateformats = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
         var info: [JSON] = []
         for (portalName, rowsJSON) in pairs {
             guard let portal = layout.portals.first(where: {
@@ -374,7 +378,7 @@ extension EmulatorState {
         guard ctx.body["fieldData"] != nil else { throw FMError("958", "Parameter missing (*)") }
         let (fields, deletes) = try splitFieldData(ctx.body)
         guard deletes.isEmpty else { throw FMError("1708") }
-        let df = try intParameter(ctx.body["dateformats"]) ?? 0
+        let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
         let plan = scriptPlanFromBody(ctx)
         var results = ScriptResults()
         runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
@@ -400,7 +404,7 @@ extension EmulatorState {
     /// E12: `PATCH …/records/{recordId}`.
     mutating func editRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
         let (fields, deletes) = try splitFieldData(ctx.body)
-        let df = try intParameter(ctx.body["dateformats"]) ?? 0
+        let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
         let plan = scriptPlanFromBody(ctx)
         var results = ScriptResults()
         runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
