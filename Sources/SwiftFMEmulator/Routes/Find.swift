@@ -11,7 +11,7 @@ extension EmulatorState {
     /// E15: `POST …/layouts/{layout}/_find`.
     mutating func find(_ layout: EmulatorSchema.Layout, _ ctx: inout RequestContext) throws -> Reply {
         guard let queryJSON = ctx.body["query"] else { throw FMError("958") }
-        guard let requests = queryJSON.arrayValue ?? (queryJSON.objectPairs != nil ? [queryJSON] : nil) else { throw FMError("1708") }
+        guard let requests = queryJSON.arrayValue else { throw FMError("1708") }
         guard let table = table(layout.table) else { throw FMError("106") }
         var parsed: [(omit: Bool, criteria: [Criterion])] = []
         for request in requests {
@@ -37,7 +37,8 @@ extension EmulatorState {
         guard offset >= 0, limit >= 1 else { throw FMError("1708") }
         var sortSpec: [JSON] = []
         if let sort = ctx.body["sort"] {
-            if let a = sort.arrayValue { sortSpec = a } else if sort.objectPairs != nil { sortSpec = [sort] } else { throw FMError("1708") }
+            guard let a = sort.arrayValue else { throw FMError("1708") }
+            sortSpec = a
         }
         let sorter = try makeSorter(layout, sortSpec)
         let plan = scriptPlanFromBody(ctx)

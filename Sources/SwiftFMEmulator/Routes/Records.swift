@@ -156,8 +156,8 @@ extension EmulatorState {
         guard offset >= 0, limit >= 1 else { throw FMError("1708") }
         var sortSpec: [JSON] = []
         if let sortText = ctx.queryValue("_sort") {
-            guard let parsed = try? JSON.parse(Data(sortText.utf8)) else { throw FMError("1708") }
-            sortSpec = parsed.arrayValue ?? [parsed]
+            guard let parsed = try? JSON.parse(Data(sortText.utf8)), let items = parsed.arrayValue else { throw FMError("1708") }
+            sortSpec = items
         }
         guard let t = table(layout.table) else { throw FMError("106") }
         let sorter = try makeSorter(layout, sortSpec)
