@@ -103,3 +103,27 @@ import Testing
         #expect(row?["Lines::at"]?.stringValue == "03/06/2024 10:11:12")
     }
 }
+
+/// Review findings on the JSON reader (WIRE.md §2: request bodies are JSON).
+@Suite struct ReviewFindingsJSONTests {
+    /// RFC 8259 §6 number grammar: no leading zeros, digits on both sides of `.`, digits after `e`.
+    /// The reader took `01`, `.5`, `1.`, `1e` and `-01` (a real server's JSON parser rejects them).
+    @Test func numbersFollowTheJSONGrammar() {
+        for bad in ["01", ".5", "1.", "1e", "1e+", "-01", "-", "1.e5", "--1", "1..2", "0x10", "1e5.5", "00"] {
+            #expect((try? JSON.parse(Data(bad.utf8))) == nil, "\(bad)")
+            #expect((try? JSON.parse(Data(#"{"a":\#(bad)}"#.utf8))) == nil, "\(bad)")
+        }
+        let good: [(String, Double)] = [("0", 0), ("-0", 0), ("10", 10), ("0.5", 0.5), ("-1.25e2", -125), ("1E+2", 100), ("2e-1", 0.2)]
+        for (text, value) in good {
+            #expect((try? JSON.parse(Data(text.utf8))) == .number(value), "\(text)")
+        }
+    }
+
+    @Test(arguments: Via.allCases) func malformedNumberInABodyIs1708(_ via: Via) throws {
+        let h = try Harness(via: via)
+        try h.login()
+        let a = h.send("POST", "\(h.base)/layouts/Contacts/records", body: #"{"fieldData":{"id":01}}"#)
+        #expect(a.code == "1708")
+        #expect(h.emulator.recordCount(inTable: "Contacts") == 4)
+    }
+}

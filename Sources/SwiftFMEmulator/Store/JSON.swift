@@ -318,16 +318,35 @@ enum JSON: Sendable, Equatable {
         }
 
         mutating func parseNumber() throws -> JSON {
+            // RFC 8259 §6: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
             let start = index
-            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
-            while index < bytes.count, (0x30...0x39).contains(bytes[index]) || [0x2E, 0x65, 0x45, 0x2B, 0x2D].contains(bytes[index]) {
-                index += 1
+            func isDigit(_ i: Int) -> Bool { i < bytes.count && (0x30...0x39).contains(bytes[i]) }
+            func digits() -> Bool {
+                let from = index
+                while isDigit(index) { index += 1 }
+                return index > from
             }
-            guard index > start, let text = String(bytes: bytes[start..<index], encoding: .utf8),
-                  let value = Double(text), text.first != "+" else {
+            func fail() -> ParseError {
                 index = start
-                throw error("unexpected character")
+                return error("invalid number")
             }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "0") {
+                index += 1
+                if isDigit(index) { throw fail() }
+            } else if !digits() {
+                throw fail()
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                guard digits() else { throw fail() }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                guard digits() else { throw fail() }
+            }
+            guard let text = String(bytes: bytes[start..<index], encoding: .utf8), let value = Double(text) else { throw fail() }
             return .number(value)
         }
     }
