@@ -47,4 +47,24 @@ import Testing
         #expect(h.emulator.records(inTable: "Contacts").first?["modId"] as? String == "0")
         #expect(h.send("PATCH", "\(h.base)/layouts/Contacts/records/1", body: #"{"fieldData":{"date":"2024-01-02"},"dateformats":"2"}"#).status == 200)
     }
+
+    /// §6: a request that fails changes nothing. A global field written in the `fieldData` of a create
+    /// or edit that then failed validation kept its new value (only when the body also had
+    /// `portalData` was it rolled back).
+    @Test(arguments: Via.allCases) func failedWritesLeaveGlobalsUnchanged(_ via: Via) throws {
+        let h = try Harness(via: via)
+        try h.login()
+        func global() -> JSON? {
+            h.send("GET", "\(h.base)/layouts/Contacts/records/1", contentType: nil).data.first?["fieldData"]?["g_note_id"]
+        }
+        let create = h.send("POST", "\(h.base)/layouts/Contacts/records", body: #"{"fieldData":{"g_note_id":7,"required":""}}"#)
+        #expect(create.code == "509")
+        #expect(global() == .string(""))
+        let edit = h.send("PATCH", "\(h.base)/layouts/Contacts/records/1", body: #"{"fieldData":{"g_note_id":8,"required":""}}"#)
+        #expect(edit.code == "509")
+        #expect(global() == .string(""))
+        // A successful write still sets it.
+        #expect(h.send("PATCH", "\(h.base)/layouts/Contacts/records/1", body: #"{"fieldData":{"g_note_id":9}}"#).status == 200)
+        #expect(global() == .number(9))
+    }
 }
