@@ -26,4 +26,21 @@ import Testing
         let sortArray = percentEncoded(#"[{"fieldName":"name","sortOrder":"descend"}]"#)
         #expect(h.send("GET", "\(h.base)/layouts/Contacts/records?_sort=\(sortArray)", contentType: nil).status == 200)
     }
+
+    /// §7: a date alone in a timestamp field finds every timestamp of that day, like the partial
+    /// forms `01/2020` and `2020` already did; the full day only matched midnight exactly.
+    @Test(arguments: Via.allCases) func dateAloneFindsTheWholeDayOfATimestamp(_ via: Via) throws {
+        let h = try Harness(via: via)
+        try h.login()
+        let stamped = try h.create(#"{"name":"Stamped","stamp":"01/15/2020 10:00:00"}"#)
+        _ = try h.create(#"{"name":"Next Day","stamp":"01/16/2020 00:00:00"}"#)
+        for criterion in ["01/15/2020", "1/15/2020", "01/15/2020 10:00:00"] {
+            let a = h.send("POST", "\(h.base)/layouts/Contacts/_find", body: #"{"query":[{"stamp":"\#(criterion)"}]}"#)
+            #expect(a.status == 200, "\(criterion)")
+            #expect(a.data.map { $0["recordId"]?.stringValue } == [stamped], "\(criterion)")
+        }
+        let iso = h.send("POST", "\(h.base)/layouts/Contacts/_find", body: #"{"query":[{"stamp":"2020-01-15"}],"dateformats":2}"#)
+        #expect(iso.data.map { $0["recordId"]?.stringValue } == [stamped])
+        #expect(h.send("POST", "\(h.base)/layouts/Contacts/_find", body: #"{"query":[{"stamp":"01/14/2020"}]}"#).code == "401")
+    }
 }
