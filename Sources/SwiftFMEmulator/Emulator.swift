@@ -30,6 +30,8 @@ import Foundation
 /// - Unknown scripts are top-level 104 on the run-script endpoint, `scriptError` 104 elsewhere.
 /// - Portal writes accept the portal name or the table occurrence name, and `recordId`/`modId`
 ///   plain or `TO::`-prefixed; `newPortalRecordInfo` lists the last row created per portal, also on create.
+///   A portal row edited by `recordId` or removed by `deleteRelated` must be related to the parent (else 101).
+/// - `query`, `sort` and `_sort` must be JSON arrays, `dateformats` 0, 1 or 2 (else 1708).
 /// - Stopping the emulator invalidates every token, like a server restart.
 public final class Emulator: Sendable {
     let core: EmulatorCore
