@@ -41,7 +41,7 @@ extension EmulatorState {
             sortSpec = a
         }
         let sorter = try makeSorter(layout, sortSpec)
-        let plan = scriptPlanFromBody(ctx)
+        let plan = try scriptPlanFromBody(ctx)
         let engine = FindEngine(today: FMDate(ctx.now), dateformats: try dateformatsParameter(ctx.body["dateformats"]) ?? 0)
         let token = ctx.token
         return try foundSetReply(layout, options: options, plan: plan, offset: max(offset, 1), limit: limit, sorter: sorter, ctx: ctx) { state in

@@ -379,7 +379,7 @@ extension EmulatorState {
         let (fields, deletes) = try splitFieldData(ctx.body)
         guard deletes.isEmpty else { throw FMError("1708") }
         let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
-        let plan = scriptPlanFromBody(ctx)
+        let plan = try scriptPlanFromBody(ctx)
         var results = ScriptResults()
         runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
         let snapshot: EmulatorState? = ctx.body["portalData"] != nil ? self : nil
@@ -405,7 +405,7 @@ extension EmulatorState {
     mutating func editRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
         let (fields, deletes) = try splitFieldData(ctx.body)
         let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
-        let plan = scriptPlanFromBody(ctx)
+        let plan = try scriptPlanFromBody(ctx)
         var results = ScriptResults()
         runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
         guard let currentModId = table(layout.table)?.records[id]?.modId else { throw FMError("101") }
@@ -448,7 +448,7 @@ extension EmulatorState {
 
     /// E14: `POST …/records/{recordId}` (duplicate).
     mutating func duplicateRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
-        let plan = scriptPlanFromBody(ctx)
+        let plan = try scriptPlanFromBody(ctx)
         var results = ScriptResults()
         runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
         let newId = try duplicateRecord(table: layout.table, id: id, now: ctx.now)
