@@ -43,4 +43,18 @@ import Testing
         #expect(iso.data.map { $0["recordId"]?.stringValue } == [stamped])
         #expect(h.send("POST", "\(h.base)/layouts/Contacts/_find", body: #"{"query":[{"stamp":"01/14/2020"}]}"#).code == "401")
     }
+
+    /// §7: `omit` is `"true"`/`"false"`; an object, array or null was read as "not omit", so the
+    /// request silently *added* the records it was meant to remove.
+    @Test(arguments: Via.allCases) func omitWithAWrongTypeIs1708(_ via: Via) throws {
+        let h = try Harness(via: via)
+        try h.login()
+        for value in ["{}", "[]", "null"] {
+            let a = h.send("POST", "\(h.base)/layouts/Contacts/_find",
+                           body: #"{"query":[{"name":"John"},{"name":"John Doe","omit":\#(value)}]}"#)
+            #expect(a.code == "1708", "\(value)")
+        }
+        let ok = h.send("POST", "\(h.base)/layouts/Contacts/_find", body: #"{"query":[{"name":"John"},{"name":"John Doe","omit":true}]}"#)
+        #expect(ok.data.count == 1)
+    }
 }

@@ -20,7 +20,8 @@ extension EmulatorState {
             var criteria: [Criterion] = []
             for (key, value) in pairs {
                 if key.caseInsensitiveCompare("omit") == .orderedSame {
-                    omit = value.scalarText.map { ["true", "1"].contains($0.lowercased()) } ?? false
+                    guard let flag = value.scalarText else { throw FMError("1708") }
+                    omit = ["true", "1"].contains(flag.lowercased())
                     continue
                 }
                 if value.isNull { throw FMError("1708") }
