@@ -17,7 +17,8 @@ import Foundation
 /// Choices made where the real server's behaviour is not documented:
 /// - Layout, script and field names match case-insensitively; the database name too, but a token
 ///   only works with the exact database spelling (after dropping `.fmp12`) used at login (else 952).
-/// - Parameter errors (1708, 958, 960) answer HTTP 400; wrong verbs 405 with code 1704; unknown
+/// - Parameter errors (1708, 958, 960) answer HTTP 400; wrong verbs 405 with code 1704 and an `Allow`
+///   header (HEAD works wherever GET does; OPTIONS is unsupported); unknown
 ///   paths 404 with code `"404"`; a wrong `Content-Type` 415 with code `"415"`.
 /// - An empty range or an offset past the end answers 500/401, like a find without matches.
 /// - `validateSession` answers `{"isSessionInUse":false}`; an empty login body counts as `{}`;
@@ -29,6 +30,8 @@ import Foundation
 /// - Unknown scripts are top-level 104 on the run-script endpoint, `scriptError` 104 elsewhere.
 /// - Portal writes accept the portal name or the table occurrence name, and `recordId`/`modId`
 ///   plain or `TO::`-prefixed; `newPortalRecordInfo` lists the last row created per portal, also on create.
+///   A portal row edited by `recordId` or removed by `deleteRelated` must be related to the parent (else 101).
+/// - `query`, `sort` and `_sort` must be JSON arrays, `dateformats` 0, 1 or 2 (else 1708).
 /// - Stopping the emulator invalidates every token, like a server restart.
 public final class Emulator: Sendable {
     let core: EmulatorCore

@@ -79,6 +79,12 @@ def scenario(fms):
     check("edit: modId went up twice", current.modification_id == 2, repr(current.modification_id))
     expect_fm_error("edit with a stale modId is 306", 306, lambda: fms.edit_record(band_id, {"city": "Nope"}, mod_id=1))
     check("edit: stale edit changed nothing", fms.get_record(band_id).city == "Houston", "")
+    fms.edit_record(band_id, {"members": 10**16})
+    big = fms.get_record(band_id).members
+    check("a large integer comes back as a JSON integer", type(big) is int and big == 10**16, repr(big))
+    expect_fm_error("deleteRelated of another record's portal row is 101", 101,
+                    lambda: fms.edit_record(band_id, {"deleteRelated": "gigs.1"}))
+    check("the other record's portal row is still there", len(list(fms.get_record(1)["portal_gigs"])) == 3, "")
 
     error, result = fms.perform_script("Echo", param="hello fmrest")
     check("script result is the parameter", error == 0 and result == "hello fmrest", repr((error, result)))

@@ -19,7 +19,9 @@ extension EmulatorState {
         let modIdText = ctx.queryValue("modId") ?? parts.first { $0.name == "modId" }.map { String(decoding: $0.data, as: UTF8.self) }
         if let m = modIdText?.trimmingCharacters(in: .whitespacesAndNewlines), m != String(currentModId) { throw FMError("306") }
         let filename = upload.filename ?? "file"
-        let ext = filename.contains(".") ? String(filename.split(separator: ".").last ?? "") : ""
+        // The URL carries the extension only when it is a plain word (`.png`), never text that would break the URL.
+        let rawExt = filename.lastIndex(of: ".").map { String(filename[filename.index(after: $0)...]) } ?? ""
+        let ext = rawExt.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) ? rawExt : ""
         let type = upload.contentType.flatMap { $0.isEmpty || $0 == "application/octet-stream" ? nil : $0 } ?? mimeType(forExtension: ext)
         var rng = SystemRandomNumberGenerator()
         let key = (0..<32).map { _ in String(format: "%02X", UInt8.random(in: 0...255, using: &rng)) }.joined()

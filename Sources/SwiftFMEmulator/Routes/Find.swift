@@ -11,7 +11,7 @@ extension EmulatorState {
     /// E15: `POST …/layouts/{layout}/_find`.
     mutating func find(_ layout: EmulatorSchema.Layout, _ ctx: inout RequestContext) throws -> Reply {
         guard let queryJSON = ctx.body["query"] else { throw FMError("958") }
-        guard let requests = queryJSON.arrayValue ?? (queryJSON.objectPairs != nil ? [queryJSON] : nil) else { throw FMError("1708") }
+        guard let requests = queryJSON.arrayValue else { throw FMError("1708") }
         guard let table = table(layout.table) else { throw FMError("106") }
         var parsed: [(omit: Bool, criteria: [Criterion])] = []
         for request in requests {
@@ -20,7 +20,8 @@ extension EmulatorState {
             var criteria: [Criterion] = []
             for (key, value) in pairs {
                 if key.caseInsensitiveCompare("omit") == .orderedSame {
-                    omit = value.scalarText.map { ["true", "1"].contains($0.lowercased()) } ?? false
+                    guard let flag = value.scalarText else { throw FMError("1708") }
+                    omit = ["true", "1"].contains(flag.lowercased())
                     continue
                 }
                 if value.isNull { throw FMError("1708") }
@@ -37,11 +38,12 @@ extension EmulatorState {
         guard offset >= 0, limit >= 1 else { throw FMError("1708") }
         var sortSpec: [JSON] = []
         if let sort = ctx.body["sort"] {
-            if let a = sort.arrayValue { sortSpec = a } else if sort.objectPairs != nil { sortSpec = [sort] } else { throw FMError("1708") }
+            guard let a = sort.arrayValue else { throw FMError("1708") }
+            sortSpec = a
         }
         let sorter = try makeSorter(layout, sortSpec)
-        let plan = scriptPlanFromBody(ctx)
-        let engine = FindEngine(today: FMDate(ctx.now), dateformats: try intParameter(ctx.body["dateformats"]) ?? 0)
+        let plan = try scriptPlanFromBody(ctx)
+        let engine = FindEngine(today: FMDate(ctx.now), dateformats: try dateformatsParameter(ctx.body["dateformats"]) ?? 0)
         let token = ctx.token
         return try foundSetReply(layout, options: options, plan: plan, offset: max(offset, 1), limit: limit, sorter: sorter, ctx: ctx) { state in
             guard let table = state.table(layout.table) else { return [] }

@@ -15,6 +15,13 @@ func intParameter(_ value: JSON?) throws -> Int? {
     return n
 }
 
+/// Reads `dateformats` (string or number): 0, 1 or 2, else 1708; `nil` when absent.
+func dateformatsParameter(_ value: JSON?) throws -> Int? {
+    guard let df = try intParameter(value) else { return nil }
+    guard (0...2).contains(df) else { throw FMError("1708") }
+    return df
+}
+
 extension EmulatorState {
     // MARK: Options
 
@@ -25,10 +32,7 @@ extension EmulatorState {
             return ctx.queryValue(key).map { .string($0) }
         }
         var out = OutputOptions(layout: layout, portals: layout.portals, ranges: [:], dateformats: 0)
-        if let df = try intParameter(param("dateformats")) {
-            guard (0...2).contains(df) else { throw FMError("1708") }
-            out.dateformats = df
-        }
+        if let df = try dateformatsParameter(param("dateformats")) { out.dateformats = df }
         if let name = param("layout.response")?.scalarText, !name.isEmpty {
             guard let responseLayout = self.layout(name) else { throw FMError("105") }
             guard responseLayout.table.caseInsensitiveCompare(layout.table) == .orderedSame else { throw FMError("1708") }
@@ -152,8 +156,8 @@ extension EmulatorState {
         guard offset >= 0, limit >= 1 else { throw FMError("1708") }
         var sortSpec: [JSON] = []
         if let sortText = ctx.queryValue("_sort") {
-            guard let parsed = try? JSON.parse(Data(sortText.utf8)) else { throw FMError("1708") }
-            sortSpec = parsed.arrayValue ?? [parsed]
+            guard let parsed = try? JSON.parse(Data(sortText.utf8)), let items = parsed.arrayValue else { throw FMError("1708") }
+            sortSpec = items
         }
         guard let t = table(layout.table) else { throw FMError("106") }
         let sorter = try makeSorter(layout, sortSpec)
@@ -279,6 +283,8 @@ extension EmulatorState {
     mutating func applyPortalData(_ layout: EmulatorSchema.Layout, parentId: Int, _ ctx: RequestContext) throws -> [JSON] {
         guard let pd = ctx.body["portalData"] else { return [] }
         guard let pairs = pd.objectPairs else { throw FMError("1708") }
+        // The request's dateformats covers its portal rows too (§6.1, §9).
+        let dateformats = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
         var info: [JSON] = []
         for (portalName, rowsJSON) in pairs {
             guard let portal = layout.portals.first(where: {
@@ -296,8 +302,12 @@ extension EmulatorState {
                 for (k, v) in rowPairs {
                     let lower = k.lowercased()
                     let bare = lower.range(of: "::").map { String(lower[$0.upperBound...]) } ?? lower
-                    if bare == "recordid" { recordIdText = v.scalarText; continue }
-                    if bare == "modid" { modIdText = v.scalarText; continue }
+                    if bare == "recordid" || bare == "modid" {
+                        // null is rejected everywhere (§2); it must not read as "no recordId" (a new row).
+                        guard let text = v.scalarText else { throw FMError("1708") }
+                        if bare == "recordid" { recordIdText = text } else { modIdText = text }
+                        continue
+                    }
                     var name = k
                     if let r = k.range(of: "::") {
                         let prefix = k[..<r.lowerBound]
@@ -308,18 +318,20 @@ extension EmulatorState {
                     fields.append((name, v))
                 }
                 if let ridText = recordIdText {
-                    guard let rid = Int(ridText), let existing = table(portal.table)?.records[rid] else { throw FMError("101") }
+                    guard let rid = Int(ridText), let existing = table(portal.table)?.records[rid],
+                          isRelated(rid, through: portal, layout: layout, parentId: parentId, session: ctx.token) else { throw FMError("101") }
                     if let m = modIdText, m != String(existing.modId) { throw FMError("306") }
-                    let writes = try portalWrites(portal, fields, allowed: allowed)
+                    let writes = try portalWrites(portal, fields, allowed: allowed, dateformats: dateformats)
                     _ = try editRecord(table: portal.table, id: rid, writes: writes, session: ctx.token, now: ctx.now, bump: !writes.isEmpty)
                 } else {
                     var input = fields
                     for (related, v) in try matchValues(portal, layout: layout, parentId: parentId, session: ctx.token) {
                         input.removeAll { $0.0.caseInsensitiveCompare(related) == .orderedSame }
-                        input.append((related, .string(v.text)))
+                        input.append((related, v.json(dateformats: dateformats, containerURL: { _ in "" })))
                     }
-                    _ = try portalWrites(portal, fields, allowed: allowed)
-                    let id = try createRecord(table: portal.table, input: input, session: ctx.token, dateformats: 0, now: ctx.now, restrictTo: nil)
+                    _ = try portalWrites(portal, fields, allowed: allowed, dateformats: dateformats)
+                    let id = try createRecord(table: portal.table, input: input, session: ctx.token, dateformats: dateformats,
+                                              now: ctx.now, restrictTo: nil)
                     lastCreated = .object([("tableName", .string(childSchema.name)), ("recordId", .string(String(id))), ("modId", .string("0"))])
                 }
             }
@@ -328,9 +340,9 @@ extension EmulatorState {
         return info
     }
 
-    func portalWrites(_ portal: EmulatorSchema.Portal, _ fields: [(String, JSON)], allowed: Set<String>) throws -> [Write] {
+    func portalWrites(_ portal: EmulatorSchema.Portal, _ fields: [(String, JSON)], allowed: Set<String>, dateformats: Int) throws -> [Write] {
         guard let child = table(portal.table) else { throw FMError("106") }
-        return try resolveWrites(table: child, input: fields, dateformats: 0, restrictTo: allowed)
+        return try resolveWrites(table: child, input: fields, dateformats: dateformats, restrictTo: allowed)
     }
 
     /// The related-side match field values a new portal row gets from its parent.
@@ -341,14 +353,22 @@ extension EmulatorState {
         }
     }
 
-    /// Deletes related records named `Portal.recordId` or `Table.recordId`.
-    mutating func deleteRelated(_ layout: EmulatorSchema.Layout, _ targets: [String]) throws {
+    /// Whether record `id` of the portal's table is one of the parent's related records (a row of its portal).
+    func isRelated(_ id: Int, through portal: EmulatorSchema.Portal, layout: EmulatorSchema.Layout, parentId: Int, session: String?) -> Bool {
+        guard let parentTable = table(layout.table), let parent = parentTable.records[parentId] else { return false }
+        return related(portal, of: parent, parentTable: parentTable, session: session).contains { $0.id == id }
+    }
+
+    /// Deletes related records named `Portal.recordId` or `Table.recordId`; each must be a row of the
+    /// parent's portal (else 101).
+    mutating func deleteRelated(_ layout: EmulatorSchema.Layout, parentId: Int, _ targets: [String], session: String?) throws {
         for target in targets {
             guard let dot = target.lastIndex(of: "."), let rid = Int(target[target.index(after: dot)...]) else { throw FMError("1708") }
             let name = String(target[..<dot])
             guard let portal = layout.portals.first(where: {
                 $0.name.caseInsensitiveCompare(name) == .orderedSame || $0.table.caseInsensitiveCompare(name) == .orderedSame
             }) else { throw FMError("102") }
+            guard isRelated(rid, through: portal, layout: layout, parentId: parentId, session: session) else { throw FMError("101") }
             try deleteRecord(table: portal.table, id: rid)
         }
     }
@@ -358,8 +378,8 @@ extension EmulatorState {
         guard ctx.body["fieldData"] != nil else { throw FMError("958", "Parameter missing (*)") }
         let (fields, deletes) = try splitFieldData(ctx.body)
         guard deletes.isEmpty else { throw FMError("1708") }
-        let df = try intParameter(ctx.body["dateformats"]) ?? 0
-        let plan = scriptPlanFromBody(ctx)
+        let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
+        let plan = try scriptPlanFromBody(ctx)
         var results = ScriptResults()
         runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
         let snapshot: EmulatorState? = ctx.body["portalData"] != nil ? self : nil
@@ -384,8 +404,8 @@ extension EmulatorState {
     /// E12: `PATCH …/records/{recordId}`.
     mutating func editRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
         let (fields, deletes) = try splitFieldData(ctx.body)
-        let df = try intParameter(ctx.body["dateformats"]) ?? 0
-        let plan = scriptPlanFromBody(ctx)
+        let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
+        let plan = try scriptPlanFromBody(ctx)
         var results = ScriptResults()
         runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
         guard let currentModId = table(layout.table)?.records[id]?.modId else { throw FMError("101") }
@@ -400,7 +420,7 @@ extension EmulatorState {
             let writes = try prepareWrites(layout, input: fields, dateformats: df)
             modId = try editRecord(table: layout.table, id: id, writes: writes, session: ctx.token, now: ctx.now,
                                    bump: writes.contains { !$0.field.global })
-            try deleteRelated(layout, deletes)
+            try deleteRelated(layout, parentId: id, deletes, session: ctx.token)
             info = try applyPortalData(layout, parentId: id, ctx)
         } catch {
             if let snapshot { self = snapshot }
@@ -428,7 +448,7 @@ extension EmulatorState {
 
     /// E14: `POST …/records/{recordId}` (duplicate).
     mutating func duplicateRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
-        let plan = scriptPlanFromBody(ctx)
+        let plan = try scriptPlanFromBody(ctx)
         var results = ScriptResults()
         runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
         let newId = try duplicateRecord(table: layout.table, id: id, now: ctx.now)

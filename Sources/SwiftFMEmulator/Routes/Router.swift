@@ -113,6 +113,11 @@ enum Route {
         }
     }
 
+    /// The `Allow` header of a 405: the methods, with HEAD after GET.
+    var allowHeader: String {
+        methods.flatMap { $0 == "GET" ? ["GET", "HEAD"] : [$0] }.joined(separator: ", ")
+    }
+
     var methods: [String] {
         switch self {
         case .productInfo, .databases, .validateSession, .layouts, .layoutMetadata, .scripts, .runScript, .streaming: return ["GET"]
@@ -127,7 +132,8 @@ enum Route {
 
 extension EmulatorState {
     /// Answers one request (the lock is held by the caller).
-    mutating func route(_ request: HTTPRequest, now: Date) -> HTTPResponse {
+    mutating func route(_ received: HTTPRequest, now: Date) -> HTTPResponse {
+        var request = received
         let rawSegments = request.rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var segments: [String] = []
         for raw in rawSegments {
@@ -138,7 +144,7 @@ extension EmulatorState {
 
         if segments.count == 3, segments[0] == "Streaming_SSL" || segments[0] == "Streaming" {
             guard request.method == "GET" || request.method == "HEAD" else {
-                return errorResponse(FMError("1704", status: 405))
+                return methodNotAllowed(allow: "GET, HEAD")
             }
             return streamContainer(request, name: segments[2])
         }
@@ -151,8 +157,10 @@ extension EmulatorState {
         guard let (route, names) = Route.match(rest) else {
             return errorResponse(FMError("404", "Not Found", status: 404))
         }
+        // HEAD is GET without the body (RFC 9110 §9.3.2); the socket layer drops the body.
+        if request.method == "HEAD", route.methods.contains("GET") { request.method = "GET" }
         guard route.methods.contains(request.method) else {
-            return errorResponse(FMError("1704", status: 405))
+            return methodNotAllowed(allow: route.allowHeader)
         }
         var ctx = RequestContext(request: request, path: rest, version: segments[2], query: decodeQuery(request.rawQuery), now: now)
         if let base = baseURL, let host = base.host { ctx.fallbackHost = base.port.map { "\(host):\($0)" } ?? host }
@@ -167,6 +175,13 @@ extension EmulatorState {
         } catch {
             return errorResponse(FMError("-1"))
         }
+    }
+
+    /// 405 with code 1704 and the `Allow` header RFC 9110 §15.5.6 requires.
+    func methodNotAllowed(allow: String) -> HTTPResponse {
+        var response = errorResponse(FMError("1704", status: 405))
+        response.headers.append(("Allow", allow))
+        return response
     }
 
     func errorResponse(_ e: FMError) -> HTTPResponse {

@@ -101,9 +101,12 @@ extension EmulatorState {
         ScriptPlan { key in ctx.query.first { $0.0 == key }?.1 }
     }
 
-    /// Script keys from a JSON body.
-    func scriptPlanFromBody(_ ctx: RequestContext) -> ScriptPlan {
-        ScriptPlan { key in ctx.body[key]?.scalarText }
+    /// Script keys from a JSON body; a key whose value is not a string or number is 1708.
+    func scriptPlanFromBody(_ ctx: RequestContext) throws -> ScriptPlan {
+        for key in ["script", "script.param", "script.prerequest", "script.prerequest.param", "script.presort", "script.presort.param"] {
+            if let value = ctx.body[key], value.scalarText == nil { throw FMError("1708") }
+        }
+        return ScriptPlan { key in ctx.body[key]?.scalarText }
     }
 
     /// E18: `GET /databases/{db}/layouts/{layout}/script/{script}`.

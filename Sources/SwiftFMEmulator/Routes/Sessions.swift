@@ -46,10 +46,12 @@ extension EmulatorState {
 
     /// E4: `DELETE /databases/{db}/sessions/{token}` (no Authorization needed).
     mutating func logout(token: String, _ ctx: inout RequestContext) throws -> Reply {
-        guard let s = sessions[token], !isExpired(s, now: ctx.now), s.database == ctx.database else {
+        guard let s = sessions[token], !isExpired(s, now: ctx.now) else {
             sessions[token] = nil
             throw FMError("952")
         }
+        // Another database spelling: the token is invalid *for this request* only; the session lives on.
+        guard s.database == ctx.database else { throw FMError("952") }
         sessions[token] = nil
         return Reply(response: .object([]))
     }

@@ -76,7 +76,12 @@ struct FindEngine {
             let phrase = String(c.dropFirst().dropLast())
             return phraseAtWordStart(phrase, in: value.text)
         }
-        // Plain criterion.
+        // Plain criterion. A date alone in a timestamp field means that whole day.
+        if type == .timestamp, !hasWildcard(c),
+           let day = FMValue.parseDate(c, dateformats: dateformats) ?? FMValue.parseDate(c, dateformats: dateformats == 2 ? 0 : 2) {
+            if case let .timestamp(d, _) = value { return d == day }
+            return false
+        }
         if type != .text, !hasWildcard(c), let typed = parseTyped(c, type: type) {
             return !value.isEmpty && FMValue.compare(value, typed) == .orderedSame
         }

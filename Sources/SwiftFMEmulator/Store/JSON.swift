@@ -116,13 +116,46 @@ enum JSON: Sendable, Equatable {
         out.append(UInt8(ascii: "\""))
     }
 
-    /// Formats a number the way FileMaker shows stored numbers: integers without a fraction.
+    /// Formats a number the way FileMaker writes stored numbers: plain decimal notation, integers
+    /// without a fraction, never an exponent (`1e+16`, `1e-05`) and never `-0`.
     static func format(number n: Double) -> String {
         guard n.isFinite else { return "0" }
-        if n == n.rounded(), abs(n) < 1e15 {
+        if n == 0 { return "0" }
+        if n == n.rounded(), abs(n) < 9e18 {
             return String(Int64(n))
         }
-        return "\(n)"
+        return plainDecimal(n.description)
+    }
+
+    /// Rewrites Swift's shortest round-trip text of a double (`1.5e+20`, `-1e-05`, `0.25`) without
+    /// an exponent, keeping exactly its significant digits.
+    static func plainDecimal(_ text: String) -> String {
+        var s = Substring(text)
+        var sign = ""
+        if s.first == "-" { sign = "-"; s = s.dropFirst() }
+        var exponent = 0
+        if let e = s.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            exponent = Int(s[s.index(after: e)...]) ?? 0
+            s = s[..<e]
+        }
+        let parts = s.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let integerPart = parts.first.map(String.init) ?? "0"
+        let digits = integerPart + (parts.count > 1 ? String(parts[1]) : "")
+        let point = integerPart.count + exponent
+        var out: String
+        if point <= 0 {
+            out = "0." + String(repeating: "0", count: -point) + digits
+        } else if point >= digits.count {
+            out = digits + String(repeating: "0", count: point - digits.count)
+        } else {
+            out = String(digits.prefix(point)) + "." + String(digits.dropFirst(point))
+        }
+        if out.contains(".") {
+            while out.last == "0" { out.removeLast() }
+            if out.last == "." { out.removeLast() }
+        }
+        while out.count > 1, out.first == "0", out.dropFirst().first != "." { out.removeFirst() }
+        return sign + out
     }
 
     // MARK: Parsing
@@ -285,16 +318,35 @@ enum JSON: Sendable, Equatable {
         }
 
         mutating func parseNumber() throws -> JSON {
+            // RFC 8259 §6: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
             let start = index
-            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
-            while index < bytes.count, (0x30...0x39).contains(bytes[index]) || [0x2E, 0x65, 0x45, 0x2B, 0x2D].contains(bytes[index]) {
-                index += 1
+            func isDigit(_ i: Int) -> Bool { i < bytes.count && (0x30...0x39).contains(bytes[i]) }
+            func digits() -> Bool {
+                let from = index
+                while isDigit(index) { index += 1 }
+                return index > from
             }
-            guard index > start, let text = String(bytes: bytes[start..<index], encoding: .utf8),
-                  let value = Double(text), text.first != "+" else {
+            func fail() -> ParseError {
                 index = start
-                throw error("unexpected character")
+                return error("invalid number")
             }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "0") {
+                index += 1
+                if isDigit(index) { throw fail() }
+            } else if !digits() {
+                throw fail()
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                guard digits() else { throw fail() }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                guard digits() else { throw fail() }
+            }
+            guard let text = String(bytes: bytes[start..<index], encoding: .utf8), let value = Double(text) else { throw fail() }
             return .number(value)
         }
     }

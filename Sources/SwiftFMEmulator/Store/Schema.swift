@@ -352,8 +352,9 @@ extension EmulatorSchema {
             for (name, def) in pairs {
                 layoutOrder.append(name)
                 let place = "layouts.\(name)"
-                if def["folder"]?.boolValue == true {
-                    guard let items = def["layouts"]?.arrayValue?.compactMap(\.stringValue) else {
+                guard def.objectPairs != nil else { throw EmulatorSchemaError("\(place) must be an object") }
+                if try Self.bool(def, "folder", place) == true {
+                    guard let items = Self.strings(def["layouts"]) else {
                         throw EmulatorSchemaError("\(place).layouts must be an array of names")
                     }
                     layoutFolders.append(Folder(name, items: items))
@@ -367,8 +368,8 @@ extension EmulatorSchema {
                         if let s = item.stringValue {
                             fields.append(LayoutField(s))
                         } else if let n = item["name"]?.stringValue {
-                            fields.append(LayoutField(n, valueList: item["valueList"]?.stringValue,
-                                                      displayType: item["displayType"]?.stringValue))
+                            fields.append(LayoutField(n, valueList: try Self.string(item, "valueList", "\(place).fields.\(n)"),
+                                                      displayType: try Self.string(item, "displayType", "\(place).fields.\(n)")))
                         } else {
                             throw EmulatorSchemaError("\(place).fields entries must be names or {\"name\":…}")
                         }
@@ -392,14 +393,22 @@ extension EmulatorSchema {
                             }
                             match.append((local: l, related: rs))
                         }
-                        let pFields = p["fields"]?.arrayValue?.compactMap(\.stringValue)
-                            ?? tables.first(where: { $0.name == pTable })?.fields.map(\.name) ?? []
+                        var pFields = tables.first(where: { $0.name == pTable })?.fields.map(\.name) ?? []
+                        if let list = p["fields"] {
+                            guard let names = Self.strings(list) else {
+                                throw EmulatorSchemaError("\(place).portals.\(portalName).fields must be an array of names")
+                            }
+                            pFields = names
+                        }
                         portals.append(Portal(portalName, table: pTable, match: match, fields: pFields))
                     }
                 } else if def["portals"] != nil {
                     throw EmulatorSchemaError("\(place).portals must be an object")
                 }
                 var valueLists: [ValueList] = []
+                if let list = def["valueLists"], list.objectPairs == nil {
+                    throw EmulatorSchemaError("\(place).valueLists must be an object")
+                }
                 if let vl = def["valueLists"]?.objectPairs {
                     for (vlName, values) in vl {
                         guard let items = values.arrayValue?.compactMap(\.scalarText) else {
@@ -408,7 +417,7 @@ extension EmulatorSchema {
                         valueLists.append(ValueList(vlName, values: items))
                     }
                 }
-                let tableView = def["view"]?.stringValue?.lowercased() == "table"
+                let tableView = try Self.string(def, "view", place)?.lowercased() == "table"
                 layouts.append(Layout(name, table: table, fields: fields, portals: portals, valueLists: valueLists, tableView: tableView))
             }
         }
@@ -420,8 +429,9 @@ extension EmulatorSchema {
             guard let pairs = scriptJSON.objectPairs else { throw EmulatorSchemaError("\"scripts\" must be an object") }
             for (name, def) in pairs {
                 scriptOrder.append(name)
-                if def["folder"]?.boolValue == true {
-                    guard let items = def["scripts"]?.arrayValue?.compactMap(\.stringValue) else {
+                guard def.objectPairs != nil else { throw EmulatorSchemaError("scripts.\(name) must be an object") }
+                if try Self.bool(def, "folder", "scripts.\(name)") == true {
+                    guard let items = Self.strings(def["scripts"]) else {
                         throw EmulatorSchemaError("scripts.\(name).scripts must be an array of names")
                     }
                     scriptFolders.append(Folder(name, items: items))
@@ -436,8 +446,12 @@ extension EmulatorSchema {
                     case nil: throw EmulatorSchemaError("scripts.\(name).returns must be a string")
                     }
                 }
-                let error = def["error"]?.scalarText ?? "0"
-                scripts.append(Script(name, returns: returns, error: error, layout: def["layout"]?.stringValue))
+                var error = "0"
+                if let e = def["error"] {
+                    guard let text = e.scalarText else { throw EmulatorSchemaError("scripts.\(name).error must be a string or number") }
+                    error = text
+                }
+                scripts.append(Script(name, returns: returns, error: error, layout: try Self.string(def, "layout", "scripts.\(name)")))
             }
         }
 
@@ -466,6 +480,10 @@ extension EmulatorSchema {
 
         var limits = Limits()
         if let l = root["limits"] {
+            guard l.objectPairs != nil else { throw EmulatorSchemaError("\"limits\" must be an object") }
+            for key in ["maxSessions", "sessionIdleSeconds"] {
+                if let v = l[key], !Self.isNumber(v) { throw EmulatorSchemaError("limits.\(key) must be a number") }
+            }
             if case let .number(n)? = l["maxSessions"] {
                 guard let v = clampedInt(n) else { throw EmulatorSchemaError("limits.maxSessions must be a whole number") }
                 limits.maxSessions = v
@@ -498,6 +516,7 @@ extension EmulatorSchema {
             switch ae.stringValue {
             case "serial"?:
                 var start = 1
+                if let v = def["serialStart"], !Self.isNumber(v) { throw EmulatorSchemaError("\(place).serialStart must be a whole number") }
                 if case let .number(n)? = def["serialStart"] {
                     guard let v = clampedInt(n), abs(v) < 1_000_000_000_000 else {
                         throw EmulatorSchemaError("\(place).serialStart must be a whole number")
@@ -517,18 +536,48 @@ extension EmulatorSchema {
             }
         }
         var repetitions = 1
-        if case let .number(n)? = def["repetitions"] {
-            guard n >= 1, n <= 32000 else { throw EmulatorSchemaError("\(place).repetitions must be between 1 and 32000") }
+        if let r = def["repetitions"] {
+            guard case let .number(n) = r, n == n.rounded(), n >= 1, n <= 32000 else {
+                throw EmulatorSchemaError("\(place).repetitions must be a whole number between 1 and 32000")
+            }
             repetitions = Int(n)
         }
         var maxChars = 0
+        if let v = def["maxCharacters"], !Self.isNumber(v) { throw EmulatorSchemaError("\(place).maxCharacters must be a whole number") }
         if case let .number(n)? = def["maxCharacters"] {
             guard let v = clampedInt(n) else { throw EmulatorSchemaError("\(place).maxCharacters must be a whole number") }
             maxChars = max(0, v)
         }
-        return Field(name, type, autoEnter: autoEnter, notEmpty: def["notEmpty"]?.boolValue ?? false,
-                     unique: def["unique"]?.boolValue ?? false, maxCharacters: maxChars,
-                     repetitions: repetitions, global: def["global"]?.boolValue ?? false)
+        return Field(name, type, autoEnter: autoEnter, notEmpty: try bool(def, "notEmpty", place) ?? false,
+                     unique: try bool(def, "unique", place) ?? false, maxCharacters: maxChars,
+                     repetitions: repetitions, global: try bool(def, "global", place) ?? false)
+    }
+
+    /// `def[key]` as a boolean, `nil` when absent; a value of another type is an error naming the key.
+    private static func bool(_ def: JSON, _ key: String, _ place: String) throws -> Bool? {
+        guard let v = def[key] else { return nil }
+        guard let b = v.boolValue else { throw EmulatorSchemaError("\(place).\(key) must be true or false") }
+        return b
+    }
+
+    /// `def[key]` as a string, `nil` when absent; a value of another type is an error naming the key.
+    private static func string(_ def: JSON, _ key: String, _ place: String) throws -> String? {
+        guard let v = def[key] else { return nil }
+        guard let s = v.stringValue else { throw EmulatorSchemaError("\(place).\(key) must be a string") }
+        return s
+    }
+
+    /// Whether `value` is a JSON number.
+    private static func isNumber(_ value: JSON) -> Bool {
+        if case .number = value { return true }
+        return false
+    }
+
+    /// An array made only of strings, else `nil`.
+    private static func strings(_ value: JSON?) -> [String]? {
+        guard let items = value?.arrayValue else { return nil }
+        let names = items.compactMap(\.stringValue)
+        return names.count == items.count ? names : nil
     }
 
     /// Checks that every reference in the schema resolves.

@@ -171,14 +171,14 @@ struct EmulatorState {
         let writes = try resolveWrites(table: table, input: input, dateformats: dateformats, restrictTo: allowed)
         var record = StoredRecord(id: table.nextId, modId: 0, values: [:])
         applyAutoEnter(&record, table: &table, now: now, creating: true)
-        for w in writes {
-            if w.field.global {
-                setGlobal(table: table.schema.name, field: w.field, repetition: w.repetition, value: w.value, session: session)
-            } else {
-                record.set(w.field, repetition: w.repetition, w.value)
-            }
+        for w in writes where !w.field.global {
+            record.set(w.field, repetition: w.repetition, w.value)
         }
         try validate(record, in: table, fields: table.schema.fields)
+        // Globals only change once the record is accepted: a failed request changes nothing.
+        for w in writes where w.field.global {
+            setGlobal(table: table.schema.name, field: w.field, repetition: w.repetition, value: w.value, session: session)
+        }
         table.nextId += 1
         table.records[record.id] = record
         table.order.append(record.id)
@@ -211,14 +211,13 @@ struct EmulatorState {
         guard tables[name.lowercased()]?.records[id] != nil, var table = tables.removeValue(forKey: name.lowercased()),
               var record = table.records[id] else { throw FMError("101") }
         defer { tables[name.lowercased()] = table }
-        for w in writes {
-            if w.field.global {
-                setGlobal(table: table.schema.name, field: w.field, repetition: w.repetition, value: w.value, session: session)
-            } else {
-                record.set(w.field, repetition: w.repetition, w.value)
-            }
+        for w in writes where !w.field.global {
+            record.set(w.field, repetition: w.repetition, w.value)
         }
         try validate(record, in: table, fields: writes.map(\.field))
+        for w in writes where w.field.global {
+            setGlobal(table: table.schema.name, field: w.field, repetition: w.repetition, value: w.value, session: session)
+        }
         if bump {
             record.modId += 1
             for field in table.schema.fields where field.autoEnter == .modificationTimestamp {

@@ -114,6 +114,8 @@ enum FMValue: Hashable, Sendable {
 
     /// Converts request text to a value of `type`; `nil` when it does not parse.
     static func parse(_ raw: String, as type: EmulatorSchema.FieldType, dateformats: Int) -> FMValue? {
+        // Text is stored as sent: only "" is empty (spaces are content, as in FileMaker).
+        if type == .text { return raw.isEmpty ? .empty : .text(raw) }
         let s = raw.trimmingCharacters(in: .whitespaces)
         if s.isEmpty { return .empty }
         switch type {
