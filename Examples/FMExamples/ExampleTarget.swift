@@ -1,10 +1,23 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import SwiftFM
 import SwiftFMEmulator
 
 /// Prints one line of what an example did (one unbuffered write, so output order is kept across queues).
 func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    // POSIX write: a closed pipe (`| head`) ends the output quietly; FileHandle.write would trap on EPIPE,
+    // and the emulator ignores SIGPIPE for the whole process.
+    let bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes[offset...].withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        if written <= 0 { return }
+        offset += written
+    }
 }
 
 /// Where the examples run: a real server from the environment, or the embedded emulator.

@@ -23,12 +23,24 @@ let usage = """
     """
 
 func writeStderr(_ text: String) {
-    FileHandle.standardError.write(Data(text.utf8))
+    writeAll(STDERR_FILENO, text)
 }
 
 /// Unbuffered: each call is one write(2) to stdout, so a reading process sees the line at once.
 func writeStdout(_ text: String) {
-    FileHandle.standardOutput.write(Data(text.utf8))
+    writeAll(STDOUT_FILENO, text)
+}
+
+/// Writes `text` with POSIX write(2); a closed pipe ends the output quietly (SIGPIPE is ignored here,
+/// and FileHandle.write would trap on EPIPE).
+func writeAll(_ fd: Int32, _ text: String) {
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if written <= 0 { return }
+        offset += written
+    }
 }
 
 struct Options {
