@@ -64,24 +64,25 @@ extension DataAPI {
             completion(.failure(error))
             return nil
         }
-        let line = "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))"
+        // Nothing of the log lines is built when no logger is set: this is the hot path of every call.
+        let logger = self.logger
+        let line = logger.isEnabled ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : ""
         logger.log(.debug, "→ \(line)")
         let started = DispatchTime.now().uptimeNanoseconds
-        let logger = self.logger
         return transport.send(request) { result in
-            let milliseconds = Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000
-            let duration = String(format: "%.1f ms", milliseconds)
+            let finished = DispatchTime.now().uptimeNanoseconds
+            let duration = { String(format: "%.1f ms", Double(finished &- started) / 1_000_000) }
             switch result {
             case .success(let (response, body)):
                 if logger.isEnabled {
                     let status = response.statusCode
                     let code = status == 200 ? "" : " code \(Envelope.error(status: status, body: body).code)"
-                    logger.log(status == 200 ? .info : .warning, "← \(line) \(status)\(code) \(body.count) bytes \(duration)")
+                    logger.log(status == 200 ? .info : .warning, "← \(line) \(status)\(code) \(body.count) bytes \(duration())")
                 }
                 completion(.success((response, body)))
             case .failure(let error):
                 let mapped = FMError.fromTransport(error)
-                logger.log(mapped.code == FMError.ClientCode.cancelled ? .info : .error, "← \(line) failed \(mapped.code) \(duration)")
+                logger.log(mapped.code == FMError.ClientCode.cancelled ? .info : .error, "← \(line) failed \(mapped.code) \(duration())")
                 completion(.failure(mapped))
             }
         }
