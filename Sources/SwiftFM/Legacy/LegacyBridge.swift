@@ -22,6 +22,8 @@ struct LegacyOutcome {
     var response: [String: Any]
     var code: String
     var message: String
+    /// The server no longer knows the token the call carried (952, 112, an HTML 401).
+    var sessionLost = false
 
     var isSuccess: Bool { code == "0" }
     /// `response.data`, the raw records.
@@ -37,6 +39,7 @@ struct LegacyOutcome {
             self.response = [:]
             self.code = error.code
             self.message = error.message
+            self.sessionLost = Classifier.isSessionLost(error)
         }
     }
 }
@@ -147,6 +150,8 @@ enum LegacyCall {
         case .none: body = .none
         case .json(let data): body = .json(data)
         case .multipart(let data, let boundary): body = .multipart(data, boundary: boundary)
+        case .multipartFile(let url, let name, let type, let boundary):
+            body = .multipartFile(url, fileName: name, mimeType: type, boundary: boundary)
         }
         let resolvedAuth: LegacyAuth
         if let auth {
@@ -191,6 +196,9 @@ extension DataAPI {
         let deliver: (LegacyOutcome) -> Void = { outcome in
             LegacyScope.$defaults.withValue(scope) {
                 if outcome.isSuccess { LegacyEnvironment.slideExpiry(ifCurrent: token) }
+                // A lost session (a server restart): expire the stored token, so `isActiveToken()` is false
+                // and the 2019 pattern logs in again on its next call instead of failing for 15 minutes.
+                if outcome.sessionLost { LegacyEnvironment.expireToken(ifCurrent: token) }
                 completion(outcome)
             }
         }
