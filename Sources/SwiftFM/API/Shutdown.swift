@@ -72,6 +72,13 @@ extension DataAPI {
         return delivery.handle
     }
 
+    /// Shuts down gracefully; see ``shutdown(grace:completion:)``. Returns when every session is logged out.
+    public func shutdown(grace: TimeInterval? = nil) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            shutdown(grace: grace) { continuation.resume() }
+        }
+    }
+
     /// Logs out every pool session (each bounded by the timeout) and clears the store, then calls `then`.
     private func logOutEverySession(then: @escaping @Sendable () -> Void) {
         let (tokens, persist) = pool.resetAll()
