@@ -368,6 +368,7 @@ extension EmulatorState {
         s.records = [:]
         self.schema = s
         for t in s.tables { tables[t.name.lowercased()] = TableState(schema: t) }
+        graph = RelationGraph(s)
     }
 
     /// Consumes one matching queued fault.
