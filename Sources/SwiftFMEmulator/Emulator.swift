@@ -11,7 +11,7 @@ import Foundation
 /// ```
 ///
 /// Behaviour follows `shared/dataapi/WIRE.md` (its EMULATOR DEFAULTs where the real server is
-/// uncertain); solutions are described by schema files (`shared/dataapi/SCHEMA.md`) or
+/// uncertain); solutions are described by schema files (`Docs/SCHEMA.md` in the repository) or
 /// ``EmulatorSchema`` values. All methods are thread-safe.
 ///
 /// Choices made where the real server's behaviour is not documented:
