@@ -73,6 +73,15 @@ struct EmulatorState {
     var maxLoggedRequests = 100_000
     var scriptClosures: [String: @Sendable (ScriptInvocation) -> ScriptOutcome] = [:]
     var rejectLogins = false
+    /// The session cap (initially the schema's `limits.maxSessions`); `nil` for none.
+    var maxSessions: Int?
+    /// Successful logins and logouts since start or reset.
+    var loginCount = 0
+    var logoutCount = 0
+    /// Claris ID tokens accepted by `Authorization: FMID <token>` logins.
+    var clarisIDTokens: Set<String> = []
+    /// OAuth (request id, identifier) pairs accepted, joined by a newline.
+    var oauthPairs: Set<String> = []
     var clockOffset: TimeInterval = 0
     var onRequest: (@Sendable (String) -> Void)?
     var server: HTTPServer?
@@ -83,6 +92,7 @@ struct EmulatorState {
 
     init(schema: EmulatorSchema, now: Date) throws {
         self.schema = schema
+        maxSessions = schema.limits.maxSessions
         for t in schema.tables {
             tables[t.name.lowercased()] = TableState(schema: t)
         }
