@@ -45,6 +45,61 @@ private func concurrentReads(_ api: DataAPI, _ count: Int) async -> [String] {
     }
 }
 
+/// Hands the test the `done` of the first hook run.
+final class HookGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done: (@Sendable (FMError?) -> Void)?
+    private var waiter: CheckedContinuation<@Sendable (FMError?) -> Void, Never>?
+
+    func arrived(_ done: @escaping @Sendable (FMError?) -> Void) {
+        let waiter: CheckedContinuation<@Sendable (FMError?) -> Void, Never>? = lock.withLock {
+            self.done = done
+            defer { self.waiter = nil }
+            return self.waiter
+        }
+        waiter?.resume(returning: done)
+    }
+
+    func wait() async -> @Sendable (FMError?) -> Void {
+        await withCheckedContinuation { continuation in
+            let ready: (@Sendable (FMError?) -> Void)? = lock.withLock {
+                if let done { return done }
+                waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}
+
+/// Collects completion codes and lets a test await a number of them.
+final class Codes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var codes: [String] = []
+    private var waiter: (count: Int, continuation: CheckedContinuation<[String], Never>)?
+
+    func add(_ code: String) {
+        let resume: (CheckedContinuation<[String], Never>, [String])? = lock.withLock {
+            codes.append(code)
+            guard let waiter, codes.count >= waiter.count else { return nil }
+            self.waiter = nil
+            return (waiter.continuation, codes)
+        }
+        if let resume { resume.0.resume(returning: resume.1) }
+    }
+
+    func wait(for count: Int) async -> [String] {
+        await withCheckedContinuation { continuation in
+            let ready: [String]? = lock.withLock {
+                if codes.count >= count { return codes }
+                waiter = (count, continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}
+
 /// The global `g_motto` as the first record of `found` shows it.
 private func motto(_ found: FMFoundSet) -> String? {
     (found.records.first?["fieldData"] as? [String: Any])?["g_motto"] as? String
@@ -62,7 +117,7 @@ struct SessionPoolTests {
     @Test func aPoolOfFourUsesFourSessionsUnderLoad() async throws {
         try await withPool(poolSize: 4) { api, emulator in
             emulator.serializesSessions = true
-            emulator.serviceTime = 0.01
+            emulator.serviceTime = 0.05   // long enough that the 40 calls overlap, however loaded the machine
             let codes = await concurrentReads(api, 40)
             #expect(codes.count == 40 && codes.allSatisfy { $0 == "0" })
             #expect(emulator.loginCount == 4)
@@ -96,7 +151,7 @@ struct SessionPoolTests {
         let clock = TestClock()
         try await withPool(poolSize: 4, clock: clock) { api, emulator in
             emulator.serializesSessions = true
-            emulator.serviceTime = 0.005
+            emulator.serviceTime = 0.05
             _ = await concurrentReads(api, 40)
             let opened = emulator.loginCount
             #expect(opened == 4)
@@ -115,7 +170,7 @@ struct SessionPoolTests {
     @Test func aRestartCostsOneLoginPerSessionNotPerCall() async throws {
         try await withPool(poolSize: 2) { api, emulator in
             emulator.serializesSessions = true
-            emulator.serviceTime = 0.005
+            emulator.serviceTime = 0.05
             _ = await concurrentReads(api, 10)
             #expect(emulator.loginCount == 2)
             emulator.serviceTime = 0
@@ -218,15 +273,25 @@ struct SessionPoolTests {
     @Test func aFailingHookFailsTheWaitersOnceAndIsNotLooped() async throws {
         try await withPool(poolSize: 1) { api, emulator in
             let runs = CallCounter()
+            let hookCalled = HookGate()
             api.onNewSession = { _, done in
                 _ = runs.hit()
-                done(FMError(code: "100", message: "setup failed"))
+                hookCalled.arrived(done)
             }
-            let codes = await concurrentReads(api, 5)
-            #expect(codes.count == 5 && codes.allSatisfy { $0 == "100" })
+            // Five calls wait for the same login (each callback method registers before it returns).
+            let codes = Codes()
+            for _ in 0..<5 {
+                api.getRecords(layout: "Bands", limit: 1) { _, code in codes.add(code) }
+            }
+            let done = await hookCalled.wait()
+            done(FMError(code: "100", message: "setup failed"))
+            let all = await codes.wait(for: 5)
+            #expect(all == Array(repeating: "100", count: 5))
             #expect(runs.value == 1)
             #expect(emulator.loginCount == 1)
-            #expect(emulator.activeSessionCount == 0 || emulator.logoutCount == 1)
+            // The session the hook refused was closed on the server before the calls were told.
+            #expect(emulator.activeSessionCount == 0)
+            #expect(emulator.logoutCount == 1)
         }
     }
 
@@ -289,7 +354,7 @@ struct SessionPoolTests {
         configuration.sessionPoolSize = 3
         let api = DataAPI(configuration: configuration, tokenStore: store)
         emulator.serializesSessions = true
-        emulator.serviceTime = 0.01
+        emulator.serviceTime = 0.05
         _ = await concurrentReads(api, 12)
         #expect(emulator.activeSessionCount == 3)
         #expect(store.load() != nil)
