@@ -110,8 +110,17 @@ extension EmulatorState {
                 var pairs: [(String, JSON)] = [("recordId", .string(String(row.id)))]
                 for name in p.fields {
                     guard let f = rt.field(name) else { continue }
-                    let v = value(of: f, table: rt.schema.name, record: row, session: ctx.token)
-                    pairs.append(("\(rt.schema.name)::\(f.name)", v.json(dateformats: options.dateformats, containerURL: urlFor)))
+                    guard f.repetitions > 1 else {
+                        let v = value(of: f, table: rt.schema.name, record: row, session: ctx.token)
+                        pairs.append(("\(rt.schema.name)::\(f.name)", v.json(dateformats: options.dateformats, containerURL: urlFor)))
+                        continue
+                    }
+                    // A repeating field in a portal row: every repetition as `TO::field(n)`, the first
+                    // too (python-fmdata's integration suite reads `(1)`, `(2)`, …; WIRE.md §17).
+                    for rep in 1...f.repetitions {
+                        let v = value(of: f, table: rt.schema.name, record: row, repetition: rep, session: ctx.token)
+                        pairs.append(("\(rt.schema.name)::\(f.name)(\(rep))", v.json(dateformats: options.dateformats, containerURL: urlFor)))
+                    }
                 }
                 pairs.append(("modId", .string(String(row.modId))))
                 rowJSON.append(.object(pairs))
@@ -279,7 +288,14 @@ extension EmulatorState {
         return (fields, deletes)
     }
 
-    /// Applies `portalData` of a create/edit body; returns `newPortalRecordInfo` entries (last created row per portal).
+    /// Applies `portalData` of a create/edit body; returns the `newPortalRecordInfo` entries.
+    ///
+    /// Decision (issue 12, WIRE.md §17): one entry **per field written** in each new portal row, in
+    /// request order, each `{"tableName": <that field's table occurrence>, "recordId", "modId"}`.
+    /// Evidence: python-fmdata (commit ea0abf7), whose integration suite runs in CI against real
+    /// FileMaker Server 17 and 22, expects exactly that and raises otherwise; fmrest-ruby's source
+    /// comment describes one entry per portal (the last row created). The suite that runs against real
+    /// servers is the stronger evidence, so the emulator follows it. Rows edited by `recordId` add nothing.
     mutating func applyPortalData(_ layout: EmulatorSchema.Layout, parentId: Int, _ ctx: RequestContext) throws -> [JSON] {
         guard let pd = ctx.body["portalData"] else { return [] }
         guard let pairs = pd.objectPairs else { throw FMError("1708") }
@@ -293,7 +309,6 @@ extension EmulatorState {
             guard let rows = rowsJSON.arrayValue else { throw FMError("1708") }
             guard let childSchema = table(portal.table)?.schema else { throw FMError("106") }
             let allowed = Set(portal.fields.map { $0.lowercased() })
-            var lastCreated: JSON?
             for row in rows {
                 guard let rowPairs = row.objectPairs else { throw FMError("1708") }
                 var recordIdText: String?
@@ -332,10 +347,12 @@ extension EmulatorState {
                     _ = try portalWrites(portal, fields, allowed: allowed, dateformats: dateformats)
                     let id = try createRecord(table: portal.table, input: input, session: ctx.token, dateformats: dateformats,
                                               now: ctx.now, restrictTo: nil)
-                    lastCreated = .object([("tableName", .string(childSchema.name)), ("recordId", .string(String(id))), ("modId", .string("0"))])
+                    for _ in fields {
+                        info.append(.object([("tableName", .string(childSchema.name)), ("recordId", .string(String(id))),
+                                             ("modId", .string("0"))]))
+                    }
                 }
             }
-            if let lastCreated { info.append(lastCreated) }
         }
         return info
     }
@@ -373,9 +390,29 @@ extension EmulatorState {
         }
     }
 
+    /// `options.entrymode` / `options.prohibitmode` of a create or edit body: `"user"` (default) or
+    /// `"script"` (case-insensitive); another value or a non-string is 1708, an unknown option key 960.
+    func writeMode(_ body: JSON) throws -> WriteMode {
+        guard let options = body["options"] else { return .user }
+        guard let pairs = options.objectPairs else { throw FMError("1708") }
+        let unknown = pairs.map(\.0).filter { $0 != "entrymode" && $0 != "prohibitmode" }
+        if !unknown.isEmpty { throw FMError.unknownParameters(unknown.map { "options.\($0)" }) }
+        func isScript(_ key: String) throws -> Bool {
+            guard let value = options[key] else { return false }
+            switch value.stringValue?.lowercased() {
+            case "user"?: return false
+            case "script"?: return true
+            default: throw FMError("1708")
+            }
+        }
+        return WriteMode(skipsValidation: try isScript("entrymode"), allowsProhibited: try isScript("prohibitmode"))
+    }
+
     /// E9: `POST …/records`.
     mutating func createRecord(_ layout: EmulatorSchema.Layout, _ ctx: inout RequestContext) throws -> Reply {
         guard ctx.body["fieldData"] != nil else { throw FMError("958", "Parameter missing (*)") }
+        writeMode = try writeMode(ctx.body)
+        defer { writeMode = .seed }
         let (fields, deletes) = try splitFieldData(ctx.body)
         guard deletes.isEmpty else { throw FMError("1708") }
         let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
@@ -403,6 +440,8 @@ extension EmulatorState {
 
     /// E12: `PATCH …/records/{recordId}`.
     mutating func editRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
+        writeMode = try writeMode(ctx.body)
+        defer { writeMode = .seed }
         let (fields, deletes) = try splitFieldData(ctx.body)
         let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
         let plan = try scriptPlanFromBody(ctx)
