@@ -50,6 +50,22 @@ struct ReadmeTests {
         #expect(artists.contains { $0.recordId == ref.recordId && $0.fieldData.name == "Brian" })
     }
 
+    @Test func wholeErrorSnippet() async throws {
+        let emulator = Emulator()
+        let url = try emulator.start()
+        defer { emulator.stop() }
+        let api = DataAPI(host: url.absoluteString, database: "Music", username: "admin", password: "admin")
+        let (line, code) = await callback(api) { (done: @escaping (String?, String) -> Void) in
+            api.getRecords(layout: "Missing Layout", limit: 20) { found, code in
+                guard code == "0", let found else {
+                    return done(FMError.current?.description ?? code, code)   // README: print("failed:", …)
+                }
+                done("\(found.records.count)", code)
+            }
+        }
+        #expect(code == "105" && line == "FMError 105: Layout is missing (HTTP 500)")
+    }
+
     @Test func loggerSnippet() async throws {
         let emulator = Emulator()
         let url = try emulator.start()

@@ -89,6 +89,15 @@ struct EmulatorState {
     /// The entry and prohibit modes of the request being handled (`options`, WIRE.md §6.1); seeds and
     /// ``Emulator/addRecord(toTable:_:)`` validate but may write prohibit-modification fields.
     var writeMode = WriteMode.seed
+    /// The session cap (initially the schema's `limits.maxSessions`); `nil` for none.
+    var maxSessions: Int?
+    /// Successful logins and logouts since start or reset.
+    var loginCount = 0
+    var logoutCount = 0
+    /// Claris ID tokens accepted by `Authorization: FMID <token>` logins.
+    var clarisIDTokens: Set<String> = []
+    /// OAuth (request id, identifier) pairs accepted, joined by a newline.
+    var oauthPairs: Set<String> = []
     var clockOffset: TimeInterval = 0
     var onRequest: (@Sendable (String) -> Void)?
     var server: HTTPServer?
@@ -97,6 +106,7 @@ struct EmulatorState {
 
     init(schema: EmulatorSchema, now: Date) throws {
         self.schema = schema
+        maxSessions = schema.limits.maxSessions
         for t in schema.tables {
             tables[t.name.lowercased()] = TableState(schema: t)
         }
