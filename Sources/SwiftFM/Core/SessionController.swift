@@ -35,18 +35,54 @@ extension DataAPI {
                 return
             }
             logger.log(.info, "logging in to \(configuration.database)" + (pool.size > 1 ? " (session \(slot + 1) of \(pool.size))" : ""))
-            performLogin { [self] result in
-                switch result {
-                case .failure:
-                    finishLogin(slot: slot, id: id, result: result)
-                case .success(let token):
-                    runNewSessionHook(token: token, slot: slot) { [self] hookError in
-                        if let hookError {
-                            logger.log(.error, "the new-session hook failed: \(hookError.code); the session is closed")
-                            closeOnServer(token) { [self] in finishLogin(slot: slot, id: id, result: .failure(hookError)) }
-                        } else {
-                            finishLogin(slot: slot, id: id, result: .success(token))
-                        }
+            login(slot: slot, id: id)
+        }
+    }
+
+    /// Login `id` of `slot`: the credentials' login, then the new-session hook, as one step bounded by
+    /// ``FMConfiguration/timeout`` — a token provider or a hook that never answers must not leave the slot
+    /// logging in for good. Past the bound the waiters get `-1004` and a session the login opened is closed.
+    private func login(slot: Int, id: UInt64) {
+        struct Progress { var ended = false; var token: String? }
+        let progress = Locked(Progress())
+        /// Marks the login ended; `false` when it had ended already.
+        let end: @Sendable () -> Bool = {
+            progress.withLock { state -> Bool in
+                defer { state.ended = true }
+                return !state.ended
+            }
+        }
+        let bound = Deadline.after(seconds: configuration.timeout) { [self] in
+            let (first, token) = progress.withLock { state -> (Bool, String?) in
+                defer { state.ended = true }
+                return (!state.ended, state.token)
+            }
+            guard first else { return }
+            logger.log(.error, "the login (or the new-session hook) took longer than the timeout; given up")
+            guard let token else { return finishLogin(slot: slot, id: id, result: .failure(.timeout)) }
+            closeOnServer(token) { [self] in finishLogin(slot: slot, id: id, result: .failure(.timeout)) }
+        }
+        performLogin { [self] result in
+            switch result {
+            case .failure:
+                guard end() else { return }
+                bound.cancel()
+                finishLogin(slot: slot, id: id, result: result)
+            case .success(let token):
+                let late = progress.withLock { state -> Bool in
+                    state.token = token
+                    return state.ended
+                }
+                // Given up already: nobody will use this session.
+                guard !late else { return closeOnServer(token) {} }
+                runNewSessionHook(token: token, slot: slot) { [self] hookError in
+                    guard end() else { return }
+                    bound.cancel()
+                    if let hookError {
+                        logger.log(.error, "the new-session hook failed: \(hookError.code); the session is closed")
+                        closeOnServer(token) { [self] in finishLogin(slot: slot, id: id, result: .failure(hookError)) }
+                    } else {
+                        finishLogin(slot: slot, id: id, result: .success(token))
                     }
                 }
             }

@@ -1,0 +1,101 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import SwiftFM
+
+// Adversarial review of the session side of the engine (issue 8): logins, the new-session hook, the pool's
+// busy counts, shutdown racing logins and hooks. Stub transports only; every wait is on an event.
+
+/// Signals a semaphore each time a log line contains `fragment` (the engine's own progress, as an event).
+private final class LogSignal: @unchecked Sendable {
+    let fragment: String
+    let semaphore = DispatchSemaphore(value: 0)
+    init(_ fragment: String) { self.fragment = fragment }
+    var handler: FMLogHandler {
+        { [self] event in if event.message.contains(fragment) { semaphore.signal() } }
+    }
+    /// Waits for one matching line; `false` when none came within a generous bound.
+    func wait() -> Bool { semaphore.wait(timeout: .now() + 5) == .success }
+}
+
+/// A DataAPI over `stub` with `configure` applied to a small configuration.
+private func makeAPI(
+    _ stub: StubTransport, logger: FMLogHandler? = nil, store: FMTokenStore = FMMemoryTokenStore(),
+    configure: (inout FMConfiguration) -> Void = { _ in }
+) -> DataAPI {
+    var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+    configuration.retry = .none
+    configure(&configuration)
+    return DataAPI(configuration: configuration, transport: stub, tokenStore: store, logger: logger)
+}
+
+private func response(_ request: URLRequest, _ status: Int = 200) -> HTTPURLResponse {
+    HTTPURLResponse(url: request.url ?? URL(string: "http://invalid")!, statusCode: status, httpVersion: "HTTP/1.1",
+                    headerFields: ["Content-Type": "application/json"])!
+}
+
+/// Hands the test what the first hook run got.
+private final class HookBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: (session: FMNewSession, done: @Sendable (FMError?) -> Void)?
+    let arrived = DispatchSemaphore(value: 0)
+    func put(_ session: FMNewSession, _ done: @escaping @Sendable (FMError?) -> Void) {
+        lock.withLock { stored = (session, done) }
+        arrived.signal()
+    }
+    var value: (session: FMNewSession, done: @Sendable (FMError?) -> Void)? { lock.withLock { stored } }
+}
+
+@Suite("Review findings: sessions, logins, the hook, shutdown")
+struct ReviewFindingsSessionTests {
+
+    // MARK: a login that never ends must not wedge its slot
+
+    @Test func aHookThatNeverCallsDoneDoesNotWedgeTheSession() {
+        let stub = StubTransport { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let failed = LogSignal("login failed")
+        let api = makeAPI(stub, logger: failed.handler, configure: { $0.timeout = 0.3 })
+        let runs = Locked(0)
+        api.onNewSession = { _, done in
+            let run = runs.withLock { count -> Int in count += 1; return count }
+            if run > 1 { done(nil) }   // the first run never calls `done`
+        }
+        let first = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { first.record($0) }
+        #expect(first.wait().first?.testFailureCode == FMError.ClientCode.timeout)
+        // The stuck login is given up (bounded like any login), so the slot logs in again.
+        #expect(failed.wait())
+        let second = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { second.record($0) }
+        #expect(second.wait().first?.testValue == "ok")
+        #expect(api.pool.busyCounts == [0])
+    }
+
+    @Test func aClarisProviderThatNeverAnswersDoesNotWedgeTheSession() {
+        let stub = StubTransport { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let asked = Locked(0)
+        let provider = FMClarisIDTokenProvider { _, completion in
+            let run = asked.withLock { count -> Int in count += 1; return count }
+            if run > 1 { completion(.success("id-token")) }   // the first request is never answered
+        }
+        let failed = LogSignal("login failed")
+        let api = makeAPI(stub, logger: failed.handler, configure: { $0.timeout = 0.3; $0.credentials = .clarisID(provider) })
+        let first = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { first.record($0) }
+        #expect(first.wait().first?.testFailureCode == FMError.ClientCode.timeout)
+        #expect(failed.wait())
+        let second = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { second.record($0) }
+        #expect(second.wait().first?.testValue == "ok")
+        #expect(api.pool.busyCounts == [0])
+    }
+}
