@@ -98,4 +98,29 @@ struct ReviewFindingsSessionTests {
         #expect(second.wait().first?.testValue == "ok")
         #expect(api.pool.busyCounts == [0])
     }
+
+    // MARK: a provider that answers twice
+
+    @Test func aClarisProviderThatAnswersTwiceLogsInOnce() {
+        let stub = StubTransport { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let provider = FMClarisIDTokenProvider { _, completion in
+            completion(.success("id-token"))
+            completion(.success("id-token"))
+        }
+        let api = makeAPI(stub, configure: { $0.credentials = .clarisID(provider) })
+        let hookRuns = Locked(0)
+        api.onNewSession = { _, done in
+            hookRuns.withLock { $0 += 1 }
+            done(nil)
+        }
+        let call = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { call.record($0) }
+        #expect(call.wait().first?.testValue == "ok")
+        #expect(stub.count("POST", "/sessions") == 1)
+        #expect(hookRuns.withLock { $0 } == 1)
+    }
 }

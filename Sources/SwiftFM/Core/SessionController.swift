@@ -143,7 +143,14 @@ extension DataAPI {
     /// with `refresh: true` and log in once more.
     private func clarisLogin(_ provider: FMClarisIDTokenProvider, refresh: Bool,
                              completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
+        // A provider is the caller's code: only its first answer counts (a second would log in again).
+        let answered = Locked(false)
         provider.fetch(refresh) { [self] fetched in
+            let first = answered.withLock { done -> Bool in
+                defer { done = true }
+                return !done
+            }
+            guard first else { return }
             switch fetched {
             case .failure(let error):
                 completion(.failure(error))
