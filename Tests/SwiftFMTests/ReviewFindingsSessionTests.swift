@@ -123,4 +123,52 @@ struct ReviewFindingsSessionTests {
         #expect(stub.count("POST", "/sessions") == 1)
         #expect(hookRuns.withLock { $0 } == 1)
     }
+
+    // MARK: shutdown racing a login
+
+    @Test func shutdownWaitsForALoginInFlightAndLogsItsSessionOut() throws {
+        let loginSent = DispatchSemaphore(value: 0)
+        let stub = StubTransport { request in
+            if isLogin(request) { loginSent.signal(); return .hold }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let store = FMMemoryTokenStore()
+        let api = makeAPI(stub, store: store)
+        let call = Recorder<Result<String, FMError>>()
+        let handle = api.perform(TestEndpoints.records()) { call.record($0) }
+        #expect(loginSent.wait(timeout: .now() + 5) == .success)
+        handle.cancel()   // the call goes; its login (shared by the slot) goes on
+        #expect(call.wait().first?.testFailureCode == FMError.ClientCode.cancelled)
+        let shutDown = Recorder<Void>()
+        api.shutdown { shutDown.record(()) }
+        // The login's answer arrives while shutting down: the server now holds a session.
+        let login = try #require(stub.requests.firstIndex(where: isLogin))
+        stub.tasks[login].complete(.success((response(stub.requests[login]), Data(Bodies.login().utf8))))
+        shutDown.wait()
+        #expect(stub.requests(matching: "/sessions/" + Bodies.token).filter { $0.httpMethod == "DELETE" }.count == 1)
+        #expect(store.load() == nil)
+    }
+
+    @Test func shutdownWaitsForARefreshTokenLoginAndLeavesTheStoreEmpty() throws {
+        let loginSent = DispatchSemaphore(value: 0)
+        let stub = StubTransport { request in
+            if isLogin(request) { loginSent.signal(); return .hold }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return nil
+        }
+        let store = FMMemoryTokenStore()
+        let api = makeAPI(stub, store: store)
+        let refreshed = Recorder<String>()
+        api.refreshToken(encodedCredentials: basicValue("admin", "pw")) { _, _, code in refreshed.record(code) }
+        #expect(loginSent.wait(timeout: .now() + 5) == .success)
+        let shutDown = Recorder<Void>()
+        api.shutdown { shutDown.record(()) }
+        let login = try #require(stub.requests.firstIndex(where: isLogin))
+        stub.tasks[login].complete(.success((response(stub.requests[login]), Data(Bodies.login().utf8))))
+        shutDown.wait()
+        refreshed.wait()
+        #expect(stub.requests(matching: "/sessions/" + Bodies.token).filter { $0.httpMethod == "DELETE" }.count == 1)
+        #expect(store.load() == nil)
+    }
 }

@@ -45,12 +45,19 @@ extension DataAPI {
     private func login(slot: Int, id: UInt64) {
         struct Progress { var ended = false; var token: String? }
         let progress = Locked(Progress())
+        // A shutdown waits for this login, then logs its session out (a call in flight may log in during the
+        // shutdown's grace period, so this one is held even then).
+        let inFlight = lifecycle.hold(refusedWhileShuttingDown: false) ?? {}
         /// Marks the login ended; `false` when it had ended already.
         let end: @Sendable () -> Bool = {
             progress.withLock { state -> Bool in
                 defer { state.ended = true }
                 return !state.ended
             }
+        }
+        let finish: @Sendable (Result<String, FMError>) -> Void = { [self] result in
+            finishLogin(slot: slot, id: id, result: result)
+            inFlight()
         }
         let bound = Deadline.after(seconds: configuration.timeout) { [self] in
             let (first, token) = progress.withLock { state -> (Bool, String?) in
@@ -59,15 +66,15 @@ extension DataAPI {
             }
             guard first else { return }
             logger.log(.error, "the login (or the new-session hook) took longer than the timeout; given up")
-            guard let token else { return finishLogin(slot: slot, id: id, result: .failure(.timeout)) }
-            closeOnServer(token) { [self] in finishLogin(slot: slot, id: id, result: .failure(.timeout)) }
+            guard let token else { return finish(.failure(.timeout)) }
+            closeOnServer(token) { finish(.failure(.timeout)) }
         }
         performLogin { [self] result in
             switch result {
             case .failure:
                 guard end() else { return }
                 bound.cancel()
-                finishLogin(slot: slot, id: id, result: result)
+                finish(result)
             case .success(let token):
                 let late = progress.withLock { state -> Bool in
                     state.token = token
@@ -80,9 +87,9 @@ extension DataAPI {
                     bound.cancel()
                     if let hookError {
                         logger.log(.error, "the new-session hook failed: \(hookError.code); the session is closed")
-                        closeOnServer(token) { [self] in finishLogin(slot: slot, id: id, result: .failure(hookError)) }
+                        closeOnServer(token) { finish(.failure(hookError)) }
                     } else {
-                        finishLogin(slot: slot, id: id, result: .success(token))
+                        finish(.success(token))
                     }
                 }
             }
