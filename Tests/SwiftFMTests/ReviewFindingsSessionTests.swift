@@ -171,4 +171,32 @@ struct ReviewFindingsSessionTests {
         #expect(stub.requests(matching: "/sessions/" + Bodies.token).filter { $0.httpMethod == "DELETE" }.count == 1)
         #expect(store.load() == nil)
     }
+
+    // MARK: shutdown racing the new-session hook
+
+    @Test func aHookRunningWhenTheShutdownStartsCanStillMakeItsCalls() throws {
+        let stub = StubTransport { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let api = makeAPI(stub)
+        let hook = HookBox()
+        api.onNewSession = { session, done in hook.put(session, done) }
+        let call = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { call.record($0) }
+        #expect(hook.arrived.wait(timeout: .now() + 5) == .success)
+        let shutDown = Recorder<Void>()
+        api.shutdown { shutDown.record(()) }
+        // The call in flight is waiting for this hook: its setup calls are part of that call.
+        let (session, done) = try #require(hook.value)
+        let setup = Recorder<Result<String, FMError>>()
+        session.api.perform(TestEndpoints.records("Setup")) { setup.record($0) }
+        let setupResult = setup.wait().first
+        #expect(setupResult?.testValue == "ok")
+        done(setupResult?.testError)
+        #expect(call.wait().first?.testValue == "ok")
+        shutDown.wait()
+        #expect(stub.count("DELETE", Bodies.token) == 1)
+    }
 }

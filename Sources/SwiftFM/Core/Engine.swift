@@ -37,7 +37,8 @@ extension DataAPI {
         completion: @escaping (Result<Value, FMError>) -> Void
     ) -> FMRequest {
         let delivery = OneShot(queue: callbackQueue, handle: request ?? FMRequest(), completion: completion)
-        guard bypassShutdown || lifecycle.admit(delivery) else {
+        // The new-session hook's calls (a pinned pool) are part of a call in flight: admitted during the grace.
+        guard bypassShutdown || lifecycle.admit(delivery, duringGrace: pool.pinned) else {
             delivery.finish(.failure(.shuttingDown))
             return delivery.handle
         }

@@ -15,9 +15,11 @@ final class Lifecycle: Sendable {
     private let state = Locked(State())
 
     /// Registers a call; `false` when shutting down (the call must complete with `-1012`).
-    func admit<Value>(_ delivery: OneShot<Value>) -> Bool {
+    /// `duringGrace`: admitted while the shutdown waits for calls in flight, refused once it is complete
+    /// (the new-session hook's calls, which a call in flight waits for).
+    func admit<Value>(_ delivery: OneShot<Value>, duringGrace: Bool = false) -> Bool {
         state.withLock { state in
-            guard !state.shuttingDown else { return false }
+            guard !state.shuttingDown || (duringGrace && !state.finished && state.drained != nil) else { return false }
             state.calls[ObjectIdentifier(delivery)] = { [weak delivery] error in delivery?.stop(with: error) }
             return true
         }
