@@ -199,4 +199,29 @@ struct ReviewFindingsSessionTests {
         shutDown.wait()
         #expect(stub.count("DELETE", Bodies.token) == 1)
     }
+
+    // MARK: a login that fails for a transient reason
+
+    /// A server still starting after a restart answers the login 503: the call was never sent, so the login
+    /// is retried under the policy (a write too: nothing of it reached the server).
+    @Test(arguments: [false, true])
+    func aTransientLoginFailureIsRetried(write: Bool) {
+        let logins = Locked(0)
+        let stub = StubTransport { request in
+            if isLogin(request) {
+                let run = logins.withLock { count -> Int in count += 1; return count }
+                return run == 1 ? .body(503, Data("<html>starting</html>".utf8), contentType: "text/html") : .json(200, Bodies.login())
+            }
+            return .json(200, Bodies.value("ok"))
+        }
+        let api = makeAPI(stub, configure: { $0.retry = FMRetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0) })
+        var endpoint = TestEndpoints.records()
+        if write { endpoint.method = .patch }
+        let call = Recorder<Result<String, FMError>>()
+        api.perform(endpoint) { call.record($0) }
+        #expect(call.wait().first?.testValue == "ok")
+        #expect(stub.count("POST", "/sessions") == 2)
+        #expect(stub.count(write ? "PATCH" : "GET", "/records") == 1)
+        #expect(api.pool.busyCounts == [0])
+    }
 }
