@@ -224,4 +224,38 @@ struct ReviewFindingsSessionTests {
         #expect(stub.count(write ? "PATCH" : "GET", "/records") == 1)
         #expect(api.pool.busyCounts == [0])
     }
+
+    /// The server's session cap (956) refuses a pool's extra session: the call uses an open one instead of
+    /// failing, and the pool stops opening sessions the server refuses.
+    @Test func aPoolSessionRefusedWith956FallsBackToAnOpenSession() throws {
+        let logins = Locked(0)
+        let holding = DispatchSemaphore(value: 0)
+        let maxSessions = #"{"messages":[{"code":"956","message":"Maximum number of Data API sessions exceeded"}],"response":{}}"#
+        let stub = StubTransport { request in
+            if isLogin(request) {
+                let run = logins.withLock { count -> Int in count += 1; return count }
+                return run == 1 ? .json(200, Bodies.login()) : .json(500, maxSessions)
+            }
+            if (request.url?.path ?? "").contains("hold") { holding.signal(); return .hold }
+            return .json(200, Bodies.value("ok"))
+        }
+        let api = makeAPI(stub, configure: {
+            $0.sessionPoolSize = 2
+            $0.retry = FMRetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0)
+        })
+        let sent = Recorder<Result<String, FMError>>()
+        // A call that keeps session 1 busy (its answer is held until cancelled).
+        let busy = api.perform(TestEndpoints.records("hold")) { sent.record($0) }
+        // Once it is on the wire, the next call sees session 1 busy.
+        #expect(holding.wait(timeout: .now() + 5) == .success)
+        for _ in 0..<3 {
+            let call = Recorder<Result<String, FMError>>()
+            api.perform(TestEndpoints.records()) { call.record($0) }
+            #expect(call.wait().first?.testValue == "ok")
+        }
+        #expect(stub.count("POST", "/sessions") == 2)   // one refused extra session, not one per call
+        busy.cancel()
+        sent.wait()
+        #expect(api.pool.busyCounts == [0, 0])
+    }
 }

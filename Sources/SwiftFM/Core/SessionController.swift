@@ -104,6 +104,10 @@ extension DataAPI {
     private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>) {
         let (waiters, persist) = pool.loginFinished(slot: slot, id: id, token: try? result.get(), now: now())
         if slot == 0 { apply(persist) }
+        if case .failure(let error) = result, error.code == "956" {
+            // The server's session cap: the waiters' retries, and later calls, use the sessions open now.
+            pool.sessionRefused(until: now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime))
+        }
         if case .failure(let error) = result {
             logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count) waiting call(s), not retried")
         }
