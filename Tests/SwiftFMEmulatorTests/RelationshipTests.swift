@@ -30,7 +30,8 @@ func names(_ rows: JSON?, _ key: String) -> [String] {
         // The portal's own sort (name ascending) replaces the relationship's (score descending).
         let roster = record["portalData"]?["roster"]
         #expect(names(roster, "Players::name") == ["Abe", "Bo", "Cara"])
-        #expect(roster?.arrayValue?.first?.objectPairs?.map(\.0) == ["recordId", "Players::name", "Players::score", "Players::nicknames",
+        #expect(roster?.arrayValue?.first?.objectPairs?.map(\.0) == ["recordId", "Players::name", "Players::score", "Players::nicknames(1)",
+                                                                     "Players::nicknames(2)", "Players::nicknames(3)",
                                                                      "Player_city::population", "modId"])
         // Two hops from the portal's occurrence: Players → Player_team → Player_city.
         #expect(names(roster, "Player_city::population") == ["961855", "961855", "961855"])
@@ -88,6 +89,10 @@ func names(_ rows: JSON?, _ key: String) -> [String] {
         #expect(names(.array(byCity.data.map { $0["fieldData"] ?? .null }), "name") == ["Dallas Dingos"])
         let byPlayer = h.send("POST", "\(h.base)/layouts/Teams/_find", body: #"{"query":[{"Players::name":"Dee"}]}"#)
         #expect(byPlayer.data.first?["recordId"]?.stringValue == "2")
+        // Deleting a team deletes its players (the relationship's "delete related records" on the Players side).
+        #expect(h.send("DELETE", "\(h.base)/layouts/Teams/records/2", contentType: nil).code == "0")
+        #expect(h.emulator.records(inTable: "Players").map { $0["name"] as? String } == ["Cara", "Abe", "Bo", "Eve"])
+        #expect(h.emulator.recordCount(inTable: "Cities") == 3)
     }
 
     @Test func everyPredicateAndMultilineKeys() throws {
