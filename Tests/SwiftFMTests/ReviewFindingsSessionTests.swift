@@ -258,4 +258,31 @@ struct ReviewFindingsSessionTests {
         sent.wait()
         #expect(api.pool.busyCounts == [0, 0])
     }
+
+    // MARK: every login runs the hook
+
+    /// `refreshToken(encodedCredentials:)` opens the session the calls then use: the hook runs on it too.
+    @Test func refreshTokenWithEncodedCredentialsRunsTheHook() {
+        let stub = StubTransport { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let api = makeAPI(stub)
+        let hookRuns = Locked(0)
+        api.onNewSession = { session, done in
+            hookRuns.withLock { $0 += 1 }
+            session.api.perform(TestEndpoints.records("Setup")) { done($0.testError) }
+        }
+        let refreshed = Recorder<String>()
+        api.refreshToken(encodedCredentials: basicValue("admin", "pw")) { _, _, code in refreshed.record(code) }
+        #expect(refreshed.wait() == ["0"])
+        #expect(hookRuns.withLock { $0 } == 1)
+        #expect(stub.requests(matching: "Setup").first?.header("Authorization") == "Bearer " + Bodies.token)
+        // The next call uses that session as it is: no second login, no second hook run.
+        let call = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { call.record($0) }
+        #expect(call.wait().first?.testValue == "ok")
+        #expect(stub.count("POST", "/sessions") == 1)
+        #expect(hookRuns.withLock { $0 } == 1)
+    }
 }

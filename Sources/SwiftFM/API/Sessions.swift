@@ -55,6 +55,7 @@ extension DataAPI {
 
     /// Logs in with a ready base64 `user:pass` value (the legacy `fm-auth`) and returns the token and its
     /// expiry (now + 15 minutes); the token becomes the current one and is written to the token store.
+    /// ``onNewSession`` runs on the new session first, like after any login.
     @discardableResult
     public func refreshToken(encodedCredentials: String, completion: @escaping (String?, Date?, String) -> Void) -> FMRequest {
         refreshTokenResult(encodedCredentials: encodedCredentials) { completion($0.sessionTupleValue?.token, $0.sessionTupleValue?.expiry, $0.sessionTupleCode) }
@@ -110,7 +111,8 @@ extension DataAPI {
             delivery.finish(.failure(.shuttingDown))
             return delivery.handle
         }
-        performLogin(encoded: encodedCredentials) { [self] result in
+        // The new-session hook runs on this session too, before it becomes the current one.
+        openSession(slot: 0, encoded: encodedCredentials) { [self] result in
             // A token that arrived is adopted even if the caller cancelled meanwhile: the session exists.
             delivery.finish(result.map { token in (token, adoptToken(token)) })
             inFlight()
