@@ -113,8 +113,14 @@ extension DataAPI {
         }
         // The new-session hook runs on this session too, before it becomes the current one.
         openSession(slot: 0, encoded: encodedCredentials) { [self] result in
-            // A token that arrived is adopted even if the caller cancelled meanwhile: the session exists.
-            delivery.finish(result.map { token in (token, adoptToken(token)) })
+            if case .success(let token) = result, lifecycle.isDraining {
+                // The shutdown's grace ended first and every session is logged out: so is this one.
+                closeOnServer(token) {}
+                delivery.finish(.failure(.shuttingDown))
+            } else {
+                // A token that arrived is adopted even if the caller cancelled meanwhile: the session exists.
+                delivery.finish(result.map { token in (token, adoptToken(token)) })
+            }
             inFlight()
         }
         return delivery.handle

@@ -112,6 +112,10 @@ extension DataAPI {
     private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>) {
         let (waiters, persist) = pool.loginFinished(slot: slot, id: id, token: try? result.get(), now: now())
         if slot == 0 { apply(persist) }
+        if case .success(let token) = result, persist == nil, lifecycle.isDraining {
+            // Not adopted, and the shutdown has logged every session out already: close this one too.
+            closeOnServer(token) {}
+        }
         if case .failure(let error) = result, error.code == "956" {
             // The server's session cap: the waiters' retries, and later calls, use the sessions open now.
             pool.sessionRefused(until: now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime))
