@@ -333,13 +333,31 @@ public final class Emulator: Sendable {
     // MARK: Observation
 
     /// Every request received, in arrival order.
-    public var requestLog: [RecordedRequest] { core.state.withLock { Array($0.log.suffix($0.maxLoggedRequests)) } }
+    public var requestLog: [RecordedRequest] { core.state.withLock { $0.log.all } }
 
-    /// How many requests ``requestLog`` keeps (the oldest are dropped first); 100 000 by default.
+    /// How many requests ``requestLog`` keeps (the oldest are dropped first); 10 000 by default.
     public var maxLoggedRequests: Int {
-        get { core.state.withLock { $0.maxLoggedRequests } }
-        set { core.state.withLock { $0.maxLoggedRequests = max(0, newValue) } }
+        get { core.state.withLock { $0.log.maxCount } }
+        set { core.state.withLock { $0.log.maxCount = max(0, newValue) } }
     }
+
+    /// How many bytes ``requestLog`` keeps (targets, headers and kept bodies; the oldest entries are
+    /// dropped first); 32 MiB by default. With ``maxLoggedRequests`` it bounds the log's memory.
+    public var maxLoggedBytes: Int {
+        get { core.state.withLock { $0.log.maxBytes } }
+        set { core.state.withLock { $0.log.maxBytes = max(0, newValue) } }
+    }
+
+    /// Whether ``requestLog`` keeps request bodies (``RecordedRequest/body``); `false` by default, when
+    /// only their size is kept (``RecordedRequest/bodyByteCount``). Turn it on to assert on what a
+    /// client sent; bodies count towards ``maxLoggedBytes``.
+    public var logsBodies: Bool {
+        get { core.state.withLock { $0.log.keepsBodies } }
+        set { core.state.withLock { $0.log.keepsBodies = newValue } }
+    }
+
+    /// The bytes ``requestLog`` holds now.
+    public var requestLogBytes: Int { core.state.withLock { $0.log.bytes } }
 
     /// Empties ``requestLog``.
     public func clearRequestLog() {
@@ -411,6 +429,10 @@ final class EmulatorCore: Sendable {
     let traffic = EmulatorTraffic()
     /// The control API's server and URL while it runs.
     let control = Locked<(server: HTTPServer, url: URL)?>(nil)
+    /// Test hook: called with each request just before its body is parsed, outside the state lock.
+    let beforeParseHook = Locked<(@Sendable (HTTPRequest) -> Void)?>(nil)
+
+    var beforeParse: (@Sendable (HTTPRequest) -> Void)? { beforeParseHook.withLock { $0 } }
 
     init(state: EmulatorState, clock: @escaping @Sendable () -> Date) {
         self.state = Locked(state)
@@ -445,18 +467,21 @@ final class EmulatorCore: Sendable {
 
     /// Plays any queued fault or routes the request, under the state lock; logs it; calls the hook.
     private func answer(_ request: HTTPRequest, decodedPath: String, token: String?) -> HTTPResponse {
+        // Parse the body before taking the state lock: a 60 MiB POST must not stall other clients.
+        beforeParse?(request)
+        let prepared = request.body.isEmpty ? nil : PreparedBody(request)
         let (response, hook, line) = state.withLock { s -> (HTTPResponse, (@Sendable (String) -> Void)?, String) in
             let now = clock().addingTimeInterval(s.clockOffset)
             let fault = s.takeFault(for: decodedPath, carriesToken: token != nil)
+            let outer = s.prepared
+            s.prepared = prepared
             let response = s.play(fault, request: request, token: token, now: now)
+            s.prepared = outer
             s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
-                                         headers: request.headers, body: request.body, status: response.status, token: token))
-            // Trim in batches so that a full log costs amortised O(1) per request.
-            if s.log.count > s.maxLoggedRequests + max(64, s.maxLoggedRequests / 4) {
-                s.log.removeFirst(s.log.count - s.maxLoggedRequests)
-            }
+                                         headers: request.headers, body: s.log.keepsBodies ? request.body : Data(),
+                                         bodyByteCount: request.body.count, status: response.status, token: token))
             guard let hook = s.onRequest else { return (response, nil, "") }
-            var line = "\(request.method) \(EmulatorCore.redact(decodedPath)) → \(response.status)"
+            var line = "\(request.method) \(EmulatorCore.redact(decodedPath, issued: s.issuedTokens)) → \(response.status)"
             if response.status != 200, let code = (try? JSON.parse(response.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue {
                 line += " (code \(code))"
             }
@@ -466,10 +491,11 @@ final class EmulatorCore: Sendable {
         return response
     }
 
-    /// Replaces path segments that look like tokens.
-    static func redact(_ path: String) -> String {
+    /// Replaces path segments that are tokens: any token this emulator issued, and anything shaped like
+    /// a Data API token (52 hex characters).
+    static func redact(_ path: String, issued: IssuedTokens?) -> String {
         path.split(separator: "/", omittingEmptySubsequences: false).map { seg in
-            seg.count == 52 && seg.allSatisfy(\.isHexDigit) ? "<token>" : String(seg)
+            (seg.count == 52 && seg.allSatisfy(\.isHexDigit)) || issued?.contains(String(seg)) == true ? "<token>" : String(seg)
         }.joined(separator: "/")
     }
 }

@@ -10,7 +10,9 @@ extension EmulatorState {
             return n
         } ?? 1
         guard rep >= 1, rep <= field.repetitions else { throw FMError("111") }
-        guard let parts = try? MultipartFormData.parse(body: ctx.request.body, contentType: ctx.request.header("Content-Type") ?? "") else {
+        let parsed = prepared.map(\.parts)
+            ?? (try? MultipartFormData.parse(body: ctx.request.body, contentType: ctx.request.header("Content-Type") ?? ""))
+        guard let parts = parsed else {
             throw FMError("960", "Upload payload must contain a part named 'upload'.")
         }
         guard let upload = parts.first(where: { $0.name == "upload" }) else {

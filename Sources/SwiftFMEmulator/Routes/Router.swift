@@ -64,6 +64,40 @@ func mediaType(_ value: String?) -> String? {
     return value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
 }
 
+/// A request body parsed **before** the emulator's state lock is taken, so that a large body (tens of
+/// MiB of JSON or multipart) never stalls other clients while it is parsed (issue 12).
+struct PreparedBody: Sendable {
+    enum ParsedJSON: Sendable {
+        /// No body, or only white space: `{}`.
+        case empty
+        /// A JSON object.
+        case object(JSON)
+        /// Not JSON, or not an object: 1708.
+        case invalid
+    }
+
+    /// The body as JSON (meaningful for JSON requests).
+    var json: ParsedJSON
+    /// The multipart parts, for a `multipart/form-data` request (`nil` when malformed or not multipart).
+    var parts: [MultipartFormData.Part]?
+
+    init(_ request: HTTPRequest) {
+        if mediaType(request.header("Content-Type")) == "multipart/form-data" {
+            json = .invalid
+            parts = try? MultipartFormData.parse(body: request.body, contentType: request.header("Content-Type") ?? "")
+        } else {
+            json = PreparedBody.parseJSON(request.body)
+            parts = nil
+        }
+    }
+
+    static func parseJSON(_ body: Data) -> ParsedJSON {
+        guard body.contains(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else { return .empty }
+        guard let json = try? JSON.parse(body), json.objectPairs != nil else { return .invalid }
+        return .object(json)
+    }
+}
+
 /// The parameters each endpoint knows (WIRE.md §6–§8, §11, §17). Anything else is HTTP 400, code 960,
 /// `Unknown parameter(s): a, b` listing every unknown name in request order. Names compare exactly
 /// (case-sensitive). Portal windows are `limit.<portal>` / `offset.<portal>` in a find body and
@@ -337,10 +371,13 @@ extension EmulatorState {
     }
 
     func parseBody(_ ctx: inout RequestContext) throws {
-        let trimmed = ctx.request.body.filter { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
-        guard !trimmed.isEmpty else { ctx.body = .object([]); return }
-        guard let json = try? JSON.parse(ctx.request.body), json.objectPairs != nil else { throw FMError("1708") }
-        ctx.body = json
+        // Normally parsed before the state lock was taken (``PreparedBody``); parse here only when not.
+        let parsed = prepared.map(\.json) ?? PreparedBody.parseJSON(ctx.request.body)
+        switch parsed {
+        case .empty: ctx.body = .object([])
+        case let .object(json): ctx.body = json
+        case .invalid: throw FMError("1708")
+        }
     }
 
     /// Checks the database segment (strips `.fmp12`); 802 when unknown.
