@@ -118,7 +118,8 @@ public final class Emulator: Sendable {
     @discardableResult
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> URL {
         if let url = baseURL { return url }
-        let server = HTTPServer(handler: EmulatorHandler(core: core))
+        let (cap, idle) = core.state.withLock { ($0.maxConnections, $0.connectionIdleTimeout) }
+        let server = HTTPServer(handler: EmulatorHandler(core: core), idleTimeout: idle, maxConnections: cap)
         let bound = try server.start(host: host, port: port)
         let hostPart = host.contains(":") ? "[\(host)]" : host
         guard let url = URL(string: "http://\(hostPart):\(bound)") else {
@@ -132,6 +133,27 @@ public final class Emulator: Sendable {
         }
         return url
     }
+
+    /// The most client connections served at once (one thread each); a connection beyond it is answered
+    /// `503 Service Unavailable` with `Connection: close`. 256 by default; set it before
+    /// ``start(host:port:)``.
+    public var maxConnections: Int {
+        get { core.state.withLock { $0.maxConnections } }
+        set { core.state.withLock { $0.maxConnections = max(1, newValue) } }
+    }
+
+    /// Seconds a client connection may stay silent (idle between requests, or stalled inside one)
+    /// before the emulator closes it. 60 by default; set it before ``start(host:port:)``.
+    public var connectionIdleTimeout: TimeInterval {
+        get { core.state.withLock { $0.connectionIdleTimeout } }
+        set { core.state.withLock { $0.connectionIdleTimeout = newValue > 0 ? newValue : 60 } }
+    }
+
+    /// Client connections open now (0 when not running).
+    public var openConnectionCount: Int { core.state.withLock { $0.server }?.openConnectionCount ?? 0 }
+
+    /// Connections refused with 503 because ``maxConnections`` were open, since the last start.
+    public var refusedConnectionCount: Int { core.state.withLock { $0.server }?.refusedConnectionCount ?? 0 }
 
     /// The base URL while running, else `nil`.
     public var baseURL: URL? { core.state.withLock { $0.baseURL } }

@@ -91,6 +91,57 @@ import Testing
     }
 }
 
+/// Connection limits over real sockets: no sleeps, no timing assertions (the short idle timeout is
+/// injected; the test blocks until the server acts).
+@Suite struct ConnectionLimitTests {
+    private static let productInfo = "GET /fmi/data/vLatest/productInfo HTTP/1.1\r\nHost: x\r\n\r\n"
+
+    @Test func idleConnectionsAreReaped() throws {
+        let emulator = Emulator()
+        emulator.connectionIdleTimeout = 0.2
+        let url = try emulator.start()
+        defer { emulator.stop() }
+        let port = try #require(url.port.map(UInt16.init))
+        let client = try HTTPRawClient(port: port)
+        try client.send(Self.productInfo)
+        #expect(try client.readResponse().status == 200)
+        #expect(emulator.openConnectionCount == 1)
+        // Silent now: the server closes the connection (the read blocks until it does).
+        #expect(client.isClosedByServer())
+        #expect(emulator.openConnectionCount == 0)
+        // A connection that never sends a byte is reaped too.
+        let silent = try HTTPRawClient(port: port)
+        #expect(silent.isClosedByServer())
+        #expect(emulator.openConnectionCount == 0)
+    }
+
+    @Test func connectionsBeyondTheCapAreRefusedCleanly() throws {
+        let emulator = Emulator()
+        emulator.maxConnections = 2
+        let url = try emulator.start()
+        defer { emulator.stop() }
+        let port = try #require(url.port.map(UInt16.init))
+        let a = try HTTPRawClient(port: port), b = try HTTPRawClient(port: port)
+        for c in [a, b] {
+            try c.send(Self.productInfo)
+            #expect(try c.readResponse().status == 200)
+        }
+        #expect(emulator.openConnectionCount == 2)
+        let third = try HTTPRawClient(port: port)
+        try third.send(Self.productInfo)
+        let refused = try third.readResponse()
+        #expect(refused.status == 503)
+        #expect(refused.header("Connection") == "close")
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("at most 2"))
+        #expect(third.isClosedByServer())
+        #expect(emulator.refusedConnectionCount == 1)
+        // The connections inside the cap are unaffected.
+        try a.send(Self.productInfo)
+        #expect(try a.readResponse().status == 200)
+        #expect(emulator.openConnectionCount == 2)
+    }
+}
+
 /// A value shared between threads in a test.
 final class LockedBox<Value>: @unchecked Sendable {
     private let lock = NSLock()

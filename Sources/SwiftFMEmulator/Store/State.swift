@@ -93,6 +93,9 @@ struct EmulatorState {
     var log = RequestLogStore()
     /// Tokens this emulator issued (recent ones), so that every one of them is redacted from log lines.
     var issuedTokens = IssuedTokens()
+    /// Connection limits applied by ``Emulator/start(host:port:)``.
+    var maxConnections = 256
+    var connectionIdleTimeout: TimeInterval = 60
     /// The session cap (initially the schema's `limits.maxSessions`); `nil` for none.
     var maxSessions: Int?
     /// Successful logins and logouts since start or reset.
