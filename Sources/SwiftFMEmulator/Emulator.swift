@@ -297,16 +297,17 @@ final class EmulatorCore: Sendable {
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let decodedPath = request.rawPath.split(separator: "/", omittingEmptySubsequences: false)
             .map { decodePathSegment($0) ?? String($0) }.joined(separator: "/")
-        let (response, hook, line) = state.withLock { s -> (HTTPResponse, (@Sendable (String) -> Void)?, String) in
+        let (staged, hook, line) = state.withLock { s -> (StagedResponse, (@Sendable (String) -> Void)?, String) in
             let now = clock().addingTimeInterval(s.clockOffset)
             let fault = s.takeFault(for: decodedPath)
-            var response: HTTPResponse
+            var response: StagedResponse
             switch fault {
             case let .fileMakerError(code, status, message)?:
-                response = s.errorResponse(FMError(code, message, status: status))
+                response = StagedResponse(response: s.errorResponse(FMError(code, message, status: status)))
             case .html502?:
-                response = HTTPResponse(status: 502, headers: [("Content-Type", "text/html")],
-                                        body: Data("<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>".utf8))
+                response = StagedResponse(response: HTTPResponse(
+                    status: 502, headers: [("Content-Type", "text/html")],
+                    body: Data("<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>".utf8)))
             case .expireSession?:
                 if let auth = request.header("Authorization"), auth.lowercased().hasPrefix("bearer ") {
                     s.sessions[String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces)] = nil
@@ -315,33 +316,36 @@ final class EmulatorCore: Sendable {
                 if segments.count >= 2, segments[segments.count - 2].lowercased() == "sessions" {
                     s.sessions[String(segments[segments.count - 1])] = nil
                 }
-                response = s.route(request, now: now)
+                response = s.routeStaged(request, now: now)
             case let .delay(seconds)?:
-                response = s.route(request, now: now)
-                response.delay = seconds
+                response = s.routeStaged(request, now: now)
+                response.response.delay = seconds
             case .closeMidBody?:
-                response = s.route(request, now: now)
-                response.delivery = .closeMidBody
+                response = s.routeStaged(request, now: now)
+                response.response.delivery = .closeMidBody
             case .truncatedJSON?:
                 let full = s.route(request, now: now)
                 let cut = max(1, full.body.count / 2)
-                response = HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(full.body.prefix(cut)))
+                response = StagedResponse(response: HTTPResponse(status: 200, headers: [("Content-Type", "application/json")],
+                                                                 body: Data(full.body.prefix(cut))))
             case nil:
-                response = s.route(request, now: now)
+                response = s.routeStaged(request, now: now)
             }
             s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
-                                         headers: request.headers, body: request.body, status: response.status))
+                                         headers: request.headers, body: request.body, status: response.response.status))
             // Trim in batches so that a full log costs amortised O(1) per request.
             if s.log.count > s.maxLoggedRequests + max(64, s.maxLoggedRequests / 4) {
                 s.log.removeFirst(s.log.count - s.maxLoggedRequests)
             }
             guard let hook = s.onRequest else { return (response, nil, "") }
-            var line = "\(request.method) \(EmulatorCore.redact(decodedPath)) → \(response.status)"
-            if response.status != 200, let code = (try? JSON.parse(response.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue {
+            var line = "\(request.method) \(EmulatorCore.redact(decodedPath)) → \(response.response.status)"
+            if response.response.status != 200, let code = (try? JSON.parse(response.response.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue {
                 line += " (code \(code))"
             }
             return (response, hook, line)
         }
+        // A large answer is written here, outside the lock, from the snapshot it holds.
+        let response = staged.finished()
         hook?(line)
         return response
     }

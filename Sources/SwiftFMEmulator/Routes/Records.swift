@@ -78,53 +78,11 @@ extension EmulatorState {
         return "http://\(host)/Streaming_SSL/MainDB/\(ref.key)\(ext)?RCType=EmbeddedRCFileProcessor"
     }
 
-    /// The JSON of one record as the Data API returns it.
+    /// The JSON of one record as the Data API returns it (already written: see ``RecordWriter``).
     func recordJSON(_ record: StoredRecord, _ options: OutputOptions, _ ctx: RequestContext) -> JSON {
-        guard let table = table(options.layout.table) else { return .object([]) }
-        let urlFor: (ContainerRef) -> String = { self.containerURL($0, host: ctx.host) }
-        var fieldData: [(String, JSON)] = []
-        for lf in options.layout.fields {
-            if let (portal, rt, f) = relatedLayoutField(options.layout, lf.name) {
-                let first = related(portal, of: record, parentTable: table, session: ctx.token).first
-                let v = first.map { value(of: f, table: rt.schema.name, record: $0, session: ctx.token) } ?? .empty
-                fieldData.append(("\(rt.schema.name)::\(f.name)", v.json(dateformats: options.dateformats, containerURL: urlFor)))
-                continue
-            }
-            guard let f = table.field(lf.name) else { continue }
-            for rep in 1...f.repetitions {
-                let v = value(of: f, table: table.schema.name, record: record, repetition: rep, session: ctx.token)
-                fieldData.append((rep == 1 ? f.name : "\(f.name)(\(rep))", v.json(dateformats: options.dateformats, containerURL: urlFor)))
-            }
-        }
-        var portalData: [(String, JSON)] = []
-        var portalInfo: [JSON] = []
-        for p in options.portals {
-            guard let rt = self.table(p.table) else { continue }
-            let rows = related(p, of: record, parentTable: table, session: ctx.token)
-            var range = options.ranges[p.name.lowercased()] ?? (1, 50)
-            // v1 quirk: a layout in Table View returns only the first related row.
-            if options.layout.tableView, ctx.version.lowercased() == "v1" { range = (1, min(range.limit, 1)) }
-            let page = rows.dropFirst(range.offset - 1).prefix(range.limit)
-            var rowJSON: [JSON] = []
-            for row in page {
-                var pairs: [(String, JSON)] = [("recordId", .string(String(row.id)))]
-                for name in p.fields {
-                    guard let f = rt.field(name) else { continue }
-                    let v = value(of: f, table: rt.schema.name, record: row, session: ctx.token)
-                    pairs.append(("\(rt.schema.name)::\(f.name)", v.json(dateformats: options.dateformats, containerURL: urlFor)))
-                }
-                pairs.append(("modId", .string(String(row.modId))))
-                rowJSON.append(.object(pairs))
-            }
-            portalData.append((p.name, .array(rowJSON)))
-            portalInfo.append(.object([("portalObjectName", .string(p.name)), ("database", .string(schema.database)),
-                                       ("table", .string(rt.schema.name)), ("foundCount", .number(Double(rows.count))),
-                                       ("returnedCount", .number(Double(rowJSON.count)))]))
-        }
-        var pairs: [(String, JSON)] = [("fieldData", .object(fieldData)), ("portalData", .object(portalData)),
-                                       ("recordId", .string(String(record.id))), ("modId", .string(String(record.modId)))]
-        if !portalInfo.isEmpty { pairs.append(("portalDataInfo", .array(portalInfo))) }
-        return .object(pairs)
+        var out: [UInt8] = []
+        RecordWriter(state: self, options: options, ctx: ctx).write(record, into: &out)
+        return .raw(out)
     }
 
     func dataInfo(_ options: OutputOptions, total: Int, found: Int, returned: Int) -> JSON {
@@ -167,25 +125,36 @@ extension EmulatorState {
                                  ctx: ctx) { _ in ids }
     }
 
-    /// Runs the phases of a found-set request: prerequest, action, presort, sort, script, page.
+    /// Runs the phases of a found-set request: prerequest, action, presort, script, then sort and page.
+    ///
+    /// The scripts and the action run under the state lock (the caller's); sorting and writing the
+    /// page do not: they work on a snapshot of the state (copy-on-write, so taking it is O(1)) in the
+    /// reply's ``Reply/finish``, which the emulator runs after releasing the lock.
     mutating func foundSetReply(_ layout: EmulatorSchema.Layout, options: OutputOptions, plan: ScriptPlan, offset: Int, limit: Int,
                                 sorter: (([StoredRecord]) -> [StoredRecord])?, ctx: RequestContext,
                                 action: (EmulatorState) throws -> [Int]) throws -> Reply {
         var results = ScriptResults()
         runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
-        var found = try action(self)
+        let found = try action(self)
         runPhase(.presort, of: plan, layout: layout, foundCount: found.count, into: &results)
-        if let sorter, let t = table(layout.table) {
-            found = sorter(found.compactMap { t.records[$0] }).map(\.id)
-        }
+        // Sorting keeps the count, so the script after the sort can run before it.
         runPhase(.after, of: plan, layout: layout, foundCount: found.count, into: &results)
-        let records = table(layout.table)?.records ?? [:]
-        let page = found.dropFirst(offset - 1).prefix(limit).compactMap { records[$0] }
-        guard !page.isEmpty else { throw FMError("401") }
+        // Every found id is a record of the table, so the page is empty exactly when the offset is past the end.
+        guard found.count > offset - 1 else { throw FMError("401") }
         let total = table(layout.table)?.records.count ?? 0
-        let data = JSON.array(page.map { recordJSON($0, options, ctx) })
-        return Reply(response: .object(results.pairs + [("dataInfo", dataInfo(options, total: total, found: found.count, returned: page.count)),
-                                                        ("data", data)]))
+        let returned = min(limit, found.count - (offset - 1))
+        let head = results.pairs + [("dataInfo", dataInfo(options, total: total, found: found.count, returned: returned))]
+        let snapshot = self
+        return Reply(response: .object(head + [("data", .array([]))])) {
+            let records = snapshot.table(layout.table)?.records ?? [:]
+            var ids = found
+            if let sorter {
+                ids = sorter(found.compactMap { records[$0] }).map(\.id)
+            }
+            let page = ids.dropFirst(offset - 1).prefix(limit).lazy.compactMap { records[$0] }
+            let data = RecordWriter(state: snapshot, options: options, ctx: ctx).writeArray(page)
+            return .object(head + [("data", .raw(data))])
+        }
     }
 
     /// Builds a stable multi-field sort from `[{"fieldName":…,"sortOrder":…}]`.
@@ -211,22 +180,29 @@ extension EmulatorState {
             }
         }
         return { records in
-            records.enumerated().sorted { a, b in
-                for (field, ascending, valueList) in keys {
-                    let va = a.element.value(field), vb = b.element.value(field)
+            // Decorate once (values and value-list positions per record), then sort indices: the
+            // comparator no longer looks values up by lower-cased name on every comparison.
+            let columns: [(values: [FMValue], listIndex: [Int]?, ascending: Bool)] = keys.map { field, ascending, valueList in
+                let values = records.map { $0.value(field) }
+                let listIndex = valueList.map { list in values.map { list.firstIndex(of: $0.text.lowercased()) ?? Int.max } }
+                return (values, listIndex, ascending)
+            }
+            let order = records.indices.sorted { a, b in
+                for column in columns {
+                    let va = column.values[a], vb = column.values[b]
                     var result: ComparisonResult
-                    if let valueList {
-                        let ia = valueList.firstIndex(of: va.text.lowercased()) ?? Int.max
-                        let ib = valueList.firstIndex(of: vb.text.lowercased()) ?? Int.max
+                    if let listIndex = column.listIndex {
+                        let ia = listIndex[a], ib = listIndex[b]
                         result = ia < ib ? .orderedAscending : (ia > ib ? .orderedDescending : FMValue.compare(va, vb))
                     } else {
                         result = FMValue.compare(va, vb)
                     }
                     if result == .orderedSame { continue }
-                    return ascending ? result == .orderedAscending : result == .orderedDescending
+                    return column.ascending ? result == .orderedAscending : result == .orderedDescending
                 }
-                return a.offset < b.offset
-            }.map(\.element)
+                return a < b
+            }
+            return order.map { records[$0] }
         }
     }
 
