@@ -12,7 +12,7 @@ loopback, and times, interleaved request by request, each emulator answering:
 Times are wall-clock of one request (bytes read, not parsed). Prints min/median per emulator and
 the median of per-round ratios old/new.
 """
-import base64, json, os, statistics, subprocess, sys, tempfile, time, urllib.request
+import base64, hashlib, json, os, statistics, subprocess, sys, tempfile, time, urllib.request
 
 def schema(n):
     fields = {"id": {"type": "number", "autoEnter": "serial"}, "name": "text", "city": "text", "code": "text",
@@ -87,6 +87,7 @@ def main():
                 continue
             times = {b: [] for b, _, _ in targets}
             sizes = {}
+            digests = {}
             r = 1 if name == "dups" and os.environ.get("SLOW_DUPS_ONCE") else rounds
             for b, db, t in targets:   # warm-up
                 if name != "dups":
@@ -96,6 +97,7 @@ def main():
                     dt, raw = case(db, t)
                     times[b].append(dt)
                     sizes[b] = len(raw)
+                    digests[b] = hashlib.sha256(raw).hexdigest()
             line = "%-7s" % name
             for b, _, _ in targets:
                 line += "  %s: min %.3f s median %.3f s (%d bytes)" % (os.path.basename(os.path.dirname(os.path.dirname(os.path.dirname(b)))) or b,
@@ -103,6 +105,7 @@ def main():
             if len(targets) == 2:
                 ratios = [a / c for a, c in zip(times[targets[0][0]], times[targets[1][0]])]
                 line += "  old/new median %.2fx (min %.2f, max %.2f)" % (statistics.median(ratios), min(ratios), max(ratios))
+                line += "  bytes %s" % ("identical" if len(set(digests.values())) == 1 else "DIFFERENT")
             print(line, flush=True)
     finally:
         for p in procs:

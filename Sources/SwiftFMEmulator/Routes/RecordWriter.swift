@@ -108,15 +108,13 @@ struct RecordWriter {
     }
 
     /// `[record,record,…]`.
-    func writeArray<S: Sequence>(_ records: S) -> [UInt8] where S.Element == StoredRecord {
-        var out: [UInt8] = []
-        out.reserveCapacity(1024)
-        out.append(UInt8(ascii: "["))
-        var first = true
-        for record in records {
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
+    func writeArray(_ records: [StoredRecord]) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        for (i, record) in records.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
             write(record, into: &out)
+            // Size the buffer once from the first record instead of growing it (and faulting in pages) step by step.
+            if i == 0 { out.reserveCapacity(out.count * records.count + out.count / 4 * records.count + 64) }
         }
         out.append(UInt8(ascii: "]"))
         return out

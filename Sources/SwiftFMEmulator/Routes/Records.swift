@@ -151,7 +151,7 @@ extension EmulatorState {
             if let sorter {
                 ids = sorter(found.compactMap { records[$0] }).map(\.id)
             }
-            let page = ids.dropFirst(offset - 1).prefix(limit).lazy.compactMap { records[$0] }
+            let page = ids.dropFirst(offset - 1).prefix(limit).compactMap { records[$0] }
             let data = RecordWriter(state: snapshot, options: options, ctx: ctx).writeArray(page)
             return .object(head + [("data", .raw(data))])
         }
