@@ -11,7 +11,7 @@ import Foundation
 /// ```
 ///
 /// Behaviour follows `shared/dataapi/WIRE.md` (its EMULATOR DEFAULTs where the real server is
-/// uncertain); solutions are described by schema files (`shared/dataapi/SCHEMA.md`) or
+/// uncertain); solutions are described by schema files (`Docs/SCHEMA.md` in the repository) or
 /// ``EmulatorSchema`` values. All methods are thread-safe.
 ///
 /// Choices made where the real server's behaviour is not documented:
@@ -129,6 +129,7 @@ public final class Emulator: Sendable {
             if server != nil { s.sessions.removeAll() }
             return server
         }
+        if server != nil { core.traffic.interruptHolds() }
         server?.stop()
     }
 
@@ -198,6 +199,98 @@ public final class Emulator: Sendable {
     /// When `true`, every login answers 401 with code 212.
     public func rejectLogins(_ reject: Bool) {
         core.state.withLock { $0.rejectLogins = reject }
+    }
+
+    /// Forgets every token, as a server restart does: the next call with any of them answers 401/952.
+    /// Records, containers and settings stay.
+    public func restart() {
+        core.state.withLock { $0.sessions.removeAll() }
+    }
+
+    /// Puts the emulator back as it was created: the schema's records (containers dropped), no
+    /// sessions (so no globals), no faults, an empty request log, login and logout counts 0,
+    /// ``maxSessions`` from the schema, logins accepted, no Claris ID token or OAuth pair accepted,
+    /// ``serviceTime`` 0, ``serializesSessions`` off and ``maxInFlight`` reset. The clock, registered
+    /// scripts, ``onRequest`` and the listening sockets stay.
+    public func reset() {
+        core.state.withLock { s in
+            let now = core.clock().addingTimeInterval(s.clockOffset)
+            s.reloadRecords(now: now)
+            s.sessions.removeAll()
+            s.blobs.removeAll()
+            s.streamingCookies.removeAll()
+            s.faults.removeAll()
+            s.log.removeAll()
+            s.loginCount = 0
+            s.logoutCount = 0
+            s.maxSessions = s.schema.limits.maxSessions
+            s.rejectLogins = false
+            s.clarisIDTokens.removeAll()
+            s.oauthPairs.removeAll()
+        }
+        core.traffic.reset()
+    }
+
+    /// The session cap: a login while this many sessions are open answers HTTP 500 with FileMaker code
+    /// 956 "Maximum number of database or Admin API sessions exceeded (*)" (WIRE.md §3.2, §12: FileMaker
+    /// errors are 500). Starts as the schema's `limits.maxSessions`; `nil` for no cap. Lowering it closes
+    /// no open session.
+    public var maxSessions: Int? {
+        get { core.state.withLock { $0.maxSessions } }
+        set { core.state.withLock { $0.maxSessions = newValue.map { max(0, $0) } } }
+    }
+
+    /// Successful logins (Basic, Claris ID and OAuth) since the emulator was created or ``reset()``.
+    public var loginCount: Int { core.state.withLock { $0.loginCount } }
+
+    /// Successful logouts since the emulator was created or ``reset()``.
+    public var logoutCount: Int { core.state.withLock { $0.logoutCount } }
+
+    /// Accepts `token` for Claris ID logins (`Authorization: FMID <token>`, as FileMaker Cloud takes);
+    /// a login with a token not accepted (or revoked) answers 401/212. The answer carries the session
+    /// token in the `X-FM-Data-Access-Token` header and in the body.
+    public func acceptClarisIDToken(_ token: String) {
+        core.state.withLock { _ = $0.clarisIDTokens.insert(token) }
+    }
+
+    /// Stops accepting `token` for Claris ID logins (as when a Claris ID token expires after an hour);
+    /// sessions it opened stay open.
+    public func revokeClarisIDToken(_ token: String) {
+        core.state.withLock { _ = $0.clarisIDTokens.remove(token) }
+    }
+
+    /// Accepts an OAuth login whose `X-FM-Data-OAuth-Request-Id` and `X-FM-Data-OAuth-Identifier`
+    /// headers are `requestId` and `identifier`; any other pair answers 401/212.
+    public func acceptOAuth(requestId: String, identifier: String) {
+        core.state.withLock { _ = $0.oauthPairs.insert(EmulatorState.oauthKey(requestId: requestId, identifier: identifier)) }
+    }
+
+    // MARK: Traffic
+
+    /// Seconds each Data API request is held before it is answered (default 0), as a busy server
+    /// takes; held requests do not hold the emulator's lock, so others proceed meanwhile.
+    public var serviceTime: TimeInterval {
+        get { core.traffic.currentServiceTime }
+        set { core.traffic.currentServiceTime = newValue }
+    }
+
+    /// The most Data API requests in flight at once since the emulator was created or
+    /// ``resetMaxInFlight()``. A request is in flight from when the emulator starts working on it
+    /// (after waiting for its session's turn when ``serializesSessions`` is on) until its answer is
+    /// ready (the ``serviceTime`` included; sending the answer not).
+    public var maxInFlight: Int { core.traffic.mostInFlight }
+
+    /// Restarts ``maxInFlight`` from the number in flight now.
+    public func resetMaxInFlight() {
+        core.traffic.resetMaxInFlight()
+    }
+
+    /// When `true`, requests carrying the same session token are handled one at a time, in arrival
+    /// order (default `false`). A switch because whether FileMaker Server serialises a session's
+    /// requests is UNCERTAIN (WIRE.md §3.2).
+    public var serializesSessions: Bool {
+        get { core.traffic.serializesSessions }
+        set { core.traffic.serializesSessions = newValue }
     }
 
     // MARK: Faults
@@ -288,6 +381,8 @@ public final class Emulator: Sendable {
 final class EmulatorCore: Sendable {
     let state: Locked<EmulatorState>
     let clock: @Sendable () -> Date
+    /// Service time, in-flight counting and per-session serialisation, outside the state lock.
+    let traffic = EmulatorTraffic()
 
     init(state: EmulatorState, clock: @escaping @Sendable () -> Date) {
         self.state = Locked(state)
@@ -295,44 +390,39 @@ final class EmulatorCore: Sendable {
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        let decodedPath = request.rawPath.split(separator: "/", omittingEmptySubsequences: false)
-            .map { decodePathSegment($0) ?? String($0) }.joined(separator: "/")
+        let segments = request.rawPath.split(separator: "/", omittingEmptySubsequences: false)
+            .map { decodePathSegment($0) ?? String($0) }
+        let decodedPath = segments.joined(separator: "/")
+        let token = EmulatorCore.carriedToken(request, segments: segments)
+        let isDataAPI = segments.count > 2 && segments[1].lowercased() == "fmi" && segments[2].lowercased() == "data"
+        guard isDataAPI else { return answer(request, decodedPath: decodedPath, token: token) }
+        return traffic.pass(token: token) { answer(request, decodedPath: decodedPath, token: token) }
+    }
+
+    /// The session token a request carries: its `Bearer` token, or the token of a logout path.
+    static func carriedToken(_ request: HTTPRequest, segments: [String]) -> String? {
+        if let auth = request.header("Authorization").map(trimSpaces) {
+            let parts = auth.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer" {
+                let token = trimSpaces(String(parts[1]))
+                if !token.isEmpty { return token }
+            }
+        }
+        // "", fmi, data, {version}, databases, {db}, sessions, {token}
+        if segments.count == 8, segments[4].lowercased() == "databases", segments[6].lowercased() == "sessions", !segments[7].isEmpty {
+            return segments[7]
+        }
+        return nil
+    }
+
+    /// Plays any queued fault or routes the request, under the state lock; logs it; calls the hook.
+    private func answer(_ request: HTTPRequest, decodedPath: String, token: String?) -> HTTPResponse {
         let (staged, hook, line) = state.withLock { s -> (StagedResponse, (@Sendable (String) -> Void)?, String) in
             let now = clock().addingTimeInterval(s.clockOffset)
-            let fault = s.takeFault(for: decodedPath)
-            var response: StagedResponse
-            switch fault {
-            case let .fileMakerError(code, status, message)?:
-                response = StagedResponse(response: s.errorResponse(FMError(code, message, status: status)))
-            case .html502?:
-                response = StagedResponse(response: HTTPResponse(
-                    status: 502, headers: [("Content-Type", "text/html")],
-                    body: Data("<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>".utf8)))
-            case .expireSession?:
-                if let auth = request.header("Authorization"), auth.lowercased().hasPrefix("bearer ") {
-                    s.sessions[String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces)] = nil
-                }
-                let segments = decodedPath.split(separator: "/")
-                if segments.count >= 2, segments[segments.count - 2].lowercased() == "sessions" {
-                    s.sessions[String(segments[segments.count - 1])] = nil
-                }
-                response = s.routeStaged(request, now: now)
-            case let .delay(seconds)?:
-                response = s.routeStaged(request, now: now)
-                response.response.delay = seconds
-            case .closeMidBody?:
-                response = s.routeStaged(request, now: now)
-                response.response.delivery = .closeMidBody
-            case .truncatedJSON?:
-                let full = s.route(request, now: now)
-                let cut = max(1, full.body.count / 2)
-                response = StagedResponse(response: HTTPResponse(status: 200, headers: [("Content-Type", "application/json")],
-                                                                 body: Data(full.body.prefix(cut))))
-            case nil:
-                response = s.routeStaged(request, now: now)
-            }
+            let fault = s.takeFault(for: decodedPath, carriesToken: token != nil)
+            let response = s.playStaged(fault, request: request, token: token, now: now)
             s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
-                                         headers: request.headers, body: request.body, status: response.response.status))
+                                         headers: request.headers, body: request.body, status: response.response.status, token: token))
             // Trim in batches so that a full log costs amortised O(1) per request.
             if s.log.count > s.maxLoggedRequests + max(64, s.maxLoggedRequests / 4) {
                 s.log.removeFirst(s.log.count - s.maxLoggedRequests)
@@ -366,20 +456,19 @@ struct EmulatorHandler: HTTPHandler {
 }
 
 extension EmulatorState {
+    /// Replaces every table with the schema's seed records (skipping them all when one is rejected,
+    /// as ``Emulator/init(schema:now:)`` does).
+    mutating func reloadRecords(now: Date) {
+        let fresh = (try? EmulatorState(schema: schema, now: now)) ?? EmulatorState(empty: schema)
+        tables = fresh.tables
+    }
+
     /// An empty state (no tables) for a schema that cannot even be instantiated unseeded.
     init(empty schema: EmulatorSchema) {
         var s = schema
         s.records = [:]
         self.schema = s
+        maxSessions = s.limits.maxSessions
         for t in s.tables { tables[t.name.lowercased()] = TableState(schema: t) }
-    }
-
-    /// Consumes one matching queued fault.
-    mutating func takeFault(for decodedPath: String) -> EmulatorFault? {
-        guard let i = faults.firstIndex(where: { $0.matching.map { decodedPath.contains($0) } ?? true }) else { return nil }
-        let fault = faults[i].fault
-        faults[i].remaining -= 1
-        if faults[i].remaining <= 0 { faults.remove(at: i) }
-        return fault
     }
 }

@@ -14,7 +14,8 @@ let usage = """
 
       --host HOST     address to listen on (default 127.0.0.1; localhost means 127.0.0.1)
       --port N        port to listen on (default 0: any free port, printed on start)
-      --schema FILE   a schema file (see SCHEMA.md); default: the built-in demo solution
+      --schema FILE   a schema file (format: Docs/SCHEMA.md in the SwiftFM repository);
+                      default: the built-in demo solution
       --verbose       log one line per request to stderr
       --help          show this help
 

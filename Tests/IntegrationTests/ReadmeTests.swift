@@ -50,6 +50,36 @@ struct ReadmeTests {
         #expect(artists.contains { $0.recordId == ref.recordId && $0.fieldData.name == "Brian" })
     }
 
+    @Test func wholeErrorSnippet() async throws {
+        let emulator = Emulator()
+        let url = try emulator.start()
+        defer { emulator.stop() }
+        let api = DataAPI(host: url.absoluteString, database: "Music", username: "admin", password: "admin")
+        let (line, code) = await callback(api) { (done: @escaping (String?, String) -> Void) in
+            api.getRecords(layout: "Missing Layout", limit: 20) { found, code in
+                guard code == "0", let found else {
+                    return done(FMError.current?.description ?? code, code)   // README: print("failed:", …)
+                }
+                done("\(found.records.count)", code)
+            }
+        }
+        #expect(code == "105" && line == "FMError 105: Layout is missing (HTTP 500)")
+    }
+
+    @Test func loggerSnippet() async throws {
+        let emulator = Emulator()
+        let url = try emulator.start()
+        defer { emulator.stop() }
+        let lines = LineSink()
+        // README: DataAPI(configuration: config, logger: { event in print(event) })
+        let config = FMConfiguration(host: url.absoluteString, database: "Music", username: "admin", password: "admin")
+        let logged = DataAPI(configuration: config, logger: { event in lines.append("\(event)") })
+        _ = try await logged.getRecords(layout: "Artists", limit: 1)
+        let log = lines.lines
+        #expect(log.contains { $0.hasPrefix("[info] ← GET /fmi/data/vLatest/databases/Music/layouts/Artists/records") && $0.contains(" 200 ") })
+        #expect(!log.joined().contains("admin:admin") && !log.joined().contains("YWRtaW46YWRtaW4="))
+    }
+
     @Test func emulatorSnippet() async throws {
         let emulator = Emulator()
         let baseURL = try emulator.start()
@@ -60,4 +90,12 @@ struct ReadmeTests {
         let (_, code) = await callback(api) { api.productInfo(completion: $0) }
         #expect(code == "952")
     }
+}
+
+/// Collects log lines from any queue.
+final class LineSink: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+    func append(_ line: String) { lock.lock(); defer { lock.unlock() }; stored.append(line) }
+    var lines: [String] { lock.lock(); defer { lock.unlock() }; return stored }
 }

@@ -109,6 +109,10 @@ struct HTTPEmulatorExecutableTests {
         #expect(emulator.waitForExit() == 0)
         let out = String(decoding: emulator.stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(out.contains("usage: fm-emulator"))
+        // It points to the schema contract, which ships in the repository.
+        #expect(out.contains("Docs/SCHEMA.md"))
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        #expect(FileManager.default.fileExists(atPath: repo.appendingPathComponent("Docs/SCHEMA.md").path))
     }
 
     @Test("An unreadable schema exits 1 with a message")

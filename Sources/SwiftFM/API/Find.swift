@@ -36,7 +36,8 @@ extension DataAPI {
         }
     }
 
-    /// Performs a find and decodes the records into `T`, with one `JSONDecoder` pass over the answer.
+    /// Performs a find and decodes the records into `T` with the FileMaker rules of ``FMRecord`` (empty fields,
+    /// numbers as text, dates in `request.timeZone` or UTC, repetitions).
     ///
     /// - Parameters:
     ///   - type: the `Decodable` type of each record's `fieldData`.

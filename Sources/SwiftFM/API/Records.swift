@@ -71,7 +71,8 @@ extension DataAPI {
         perform(Endpoints.getRecord(layout: layout, recordId: recordId, options: options)) { completion($0.value, $0.code) }
     }
 
-    /// Reads one record decoded into `T` (its `fieldData`), with one `JSONDecoder` pass over the answer.
+    /// Reads one record decoded into `T` (its `fieldData`) with the FileMaker rules of ``FMRecord`` (empty fields,
+    /// numbers as text, dates in `options.timeZone` or UTC, repetitions).
     ///
     /// - Parameters:
     ///   - type: the `Decodable` type of the record's `fieldData`.
@@ -109,7 +110,8 @@ extension DataAPI {
         }
     }
 
-    /// Reads a range of records decoded into `T`, with one `JSONDecoder` pass over the answer.
+    /// Reads a range of records decoded into `T` with the FileMaker rules of ``FMRecord`` (empty fields,
+    /// numbers as text, dates in `options.timeZone` or UTC, repetitions).
     ///
     /// - Parameters:
     ///   - type: the `Decodable` type of each record's `fieldData`.

@@ -89,10 +89,11 @@ enum Endpoints {
         }
     }
 
-    /// E11, decoded straight into typed records.
+    /// E11, decoded into typed records with the FileMaker rules (``FileMakerDecoder``).
     static func getRecord<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, recordId: Int, options: FMReadOptions = .init()) -> Endpoint<FMTypedFoundSet<T>> {
-        readEndpoint(["layouts", layout, "records", String(recordId)], layout: layout, base: [], options: options) { response in
-            try JSONPayload.decodeResponse(FMTypedFoundSet<T>.self, from: response.body, status: response.status)
+        let decoder = FileMakerDecoder(timeZone: options.timeZone)
+        return readEndpoint(["layouts", layout, "records", String(recordId)], layout: layout, base: [], options: options) { response in
+            try decoder.foundSet(T.self, body: response.body, status: response.status)
         }
     }
 
@@ -106,13 +107,13 @@ enum Endpoints {
         }
     }
 
-    /// E10, decoded straight into typed records.
+    /// E10, decoded into typed records with the FileMaker rules (``FileMakerDecoder``).
     static func getRecords<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, offset: Int? = nil, limit: Int? = nil,
                                          sort: [FMSort] = [], options: FMReadOptions = .init()) -> Endpoint<FMTypedFoundSet<T>> {
         if let error = checkWindow(offset: offset, limit: limit, what: "records") { return failing(.get, error) }
         return readEndpoint(["layouts", layout, "records"], layout: layout,
-                            base: rangeQuery(offset: offset, limit: limit, sort: sort), options: options) { response in
-            try JSONPayload.decodeResponse(FMTypedFoundSet<T>.self, from: response.body, status: response.status)
+                            base: rangeQuery(offset: offset, limit: limit, sort: sort), options: options) { [decoder = FileMakerDecoder(timeZone: options.timeZone)] response in
+            try decoder.foundSet(T.self, body: response.body, status: response.status)
         }
     }
 
@@ -200,10 +201,10 @@ enum Endpoints {
         }
     }
 
-    /// E15, decoded straight into typed records.
+    /// E15, decoded into typed records with the FileMaker rules (``FileMakerDecoder``).
     static func find<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, request: FMFindRequest) -> Endpoint<FMTypedFoundSet<T>> {
-        findEndpoint(layout: layout, request: request) { response in
-            try JSONPayload.decodeResponse(FMTypedFoundSet<T>.self, from: response.body, status: response.status)
+        findEndpoint(layout: layout, request: request) { [decoder = FileMakerDecoder(timeZone: request.timeZone)] response in
+            try decoder.foundSet(T.self, body: response.body, status: response.status)
         }
     }
 

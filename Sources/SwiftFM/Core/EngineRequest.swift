@@ -100,11 +100,14 @@ final class OneShot<Value>: @unchecked Sendable {
     }
 
     /// Hands `result` to `completion` on the queue; `false` when there was no completion left.
+    ///
+    /// While the completion runs, ``FMError/current`` is the result's error (`nil` on success), so the
+    /// `(value?, code)` completions built on top of it, legacy ones included, can read the whole error.
     @discardableResult
     private func deliver(_ result: Result<Value, FMError>, taking completion: ((Result<Value, FMError>) -> Void)?) -> Bool {
         guard let completion else { return false }
         let box = UncheckedBox((completion, result))
-        queue.async { box.value.0(box.value.1) }
+        queue.async { FMError.withCurrent(box.value.1.failure) { box.value.0(box.value.1) } }
         return true
     }
 }

@@ -22,6 +22,8 @@ struct LegacyOutcome {
     var response: [String: Any]
     var code: String
     var message: String
+    /// The whole error of a failure (what ``FMError/current`` shows inside the completion).
+    var error: FMError?
 
     var isSuccess: Bool { code == "0" }
     /// `response.data`, the raw records.
@@ -33,10 +35,12 @@ struct LegacyOutcome {
             self.response = json.response
             self.code = json.code
             self.message = json.message
+            self.error = nil
         case .failure(let error):
             self.response = [:]
             self.code = error.code
             self.message = error.message
+            self.error = error
         }
     }
 }
@@ -189,9 +193,12 @@ extension DataAPI {
         // The configuration in force now stays in force for the completion (and the calls it makes).
         let scope = UncheckedBox(LegacyEnvironment.defaults)
         let deliver: (LegacyOutcome) -> Void = { outcome in
-            LegacyScope.$defaults.withValue(scope) {
-                if outcome.isSuccess { LegacyEnvironment.slideExpiry(ifCurrent: token) }
-                completion(outcome)
+            // FMError.current is bound here too, for the path that never reached the core (-1001 below).
+            FMError.withCurrent(outcome.error) {
+                LegacyScope.$defaults.withValue(scope) {
+                    if outcome.isSuccess { LegacyEnvironment.slideExpiry(ifCurrent: token) }
+                    completion(outcome)
+                }
             }
         }
         switch LegacyEnvironment.resolve(era, needsDatabase: call.needsDatabase) {
@@ -222,7 +229,7 @@ extension DataAPI {
             guard outcome.isSuccess else { return completion(nil, outcome.code, outcome.message) }
             guard let records = outcome.records else {
                 let error = FMError.malformed("response.data is missing", status: 200)
-                return completion(nil, error.code, error.message)
+                return FMError.withCurrent(error) { completion(nil, error.code, error.message) }
             }
             completion(records, outcome.code, outcome.message)
         }
@@ -235,7 +242,8 @@ extension DataAPI {
     ) {
         legacyRecords(call, era: era, token: token) { records, code, message in
             let (record, code, message) = firstRecord(records, code, message)
-            completion(record, code, message)
+            let error = code == FMError.emptyResult.code && records != nil ? FMError.emptyResult : FMError.current
+            FMError.withCurrent(error) { completion(record, code, message) }
         }
     }
 
@@ -257,7 +265,7 @@ extension DataAPI {
             guard outcome.isSuccess else { return completion(nil, outcome.code, outcome.message) }
             guard let recordId = LegacyEnvironment.string(outcome.response["recordId"]) else {
                 let error = FMError.malformed("response.recordId is missing", status: 200)
-                return completion(nil, error.code, error.message)
+                return FMError.withCurrent(error) { completion(nil, error.code, error.message) }
             }
             completion(recordId, outcome.code, outcome.message)
         }
@@ -271,7 +279,7 @@ extension DataAPI {
         legacySend(.login(encodedAuth: auth), era: era) { outcome in
             guard outcome.isSuccess else { return completion(nil, nil, outcome.code, outcome.message) }
             guard let token = outcome.response["token"] as? String, !token.isEmpty else {
-                return completion(nil, nil, FMError.noToken.code, FMError.noToken.message)
+                return FMError.withCurrent(.noToken) { completion(nil, nil, FMError.noToken.code, FMError.noToken.message) }
             }
             let expiry = LegacyEnvironment.storeToken(token)
             completion(token, expiry, outcome.code, outcome.message)

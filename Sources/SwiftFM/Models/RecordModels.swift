@@ -79,6 +79,14 @@ public struct FMPortalDataInfo: Sendable, Hashable, Codable {
         case portalObjectName, database, table, foundCount, returnedCount
     }
 
+    init(raw: [String: Any]) {
+        portalObjectName = RawJSON.string(raw["portalObjectName"])
+        database = RawJSON.string(raw["database"]) ?? ""
+        table = RawJSON.string(raw["table"]) ?? ""
+        foundCount = RawJSON.int(raw["foundCount"]) ?? 0
+        returnedCount = RawJSON.int(raw["returnedCount"]) ?? 0
+    }
+
     /// Decodes `portalDataInfo[i]`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -112,17 +120,21 @@ public struct FMPortalRow: Sendable, Hashable, Decodable {
     /// The value of a related field.
     public subscript(field: String) -> FMFieldValue? { fields[field] }
 
-    /// Decodes the row's fields (keyed `TO::field`, plus `recordId` and `modId`) into `T`.
+    /// Decodes the row's fields (keyed `TO::field`, plus `recordId` and `modId`) into `T`, with the FileMaker
+    /// rules of typed records: `""` is `nil` for an optional that cannot hold it, numbers may arrive as text,
+    /// dates, times and timestamps decode into `Date` (read in `timeZone`, UTC by default), repetitions
+    /// `TO::field(n)` into arrays.
     ///
-    /// - Throws: ``FMError`` with code `-1007` when the fields do not have the shape of `T`.
-    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        var object = fields
-        object["recordId"] = .string(recordId)
-        if let modId { object["modId"] = .string(modId) }
+    /// - Throws: ``FMError`` with code `-1007` naming the field when the row does not have the shape of `T`.
+    public func decode<T: Decodable>(_ type: T.Type, timeZone: TimeZone? = nil) throws -> T {
+        var object: [String: Any] = fields.mapValues(\.anyValue)
+        object["recordId"] = recordId
+        if let modId { object["modId"] = modId }
         do {
-            return try JSONDecoder().decode(T.self, from: JSONEncoder().encode(object))
+            return try FileMakerDecoder(timeZone: timeZone).decode(T.self, from: object)
         } catch {
-            throw FMError(code: FMError.ClientCode.malformedResponse, message: "Unexpected response: cannot read a portal row as \(T.self)",
+            throw FMError(code: FMError.ClientCode.malformedResponse,
+                          message: "Unexpected response: portal row \(recordId) cannot be read as \(T.self): \(FileMakerDecoder.describe(error))",
                           underlying: String(describing: error))
         }
     }
@@ -144,6 +156,18 @@ public struct FMPortalRow: Sendable, Hashable, Decodable {
 }
 
 /// One record decoded into the caller's `Decodable` field type.
+///
+/// The typed calls (`getRecord(as:)`, `getRecords(as:)`, `find(as:)`, `pages(as:)`, ``FMFoundSet/decode(_:timeZone:)``)
+/// read `fieldData` with FileMaker's rules, so plain Swift types work on real data:
+/// - `""` (FileMaker's empty number, date, time, timestamp or container) is `nil` for an optional
+///   property that cannot hold `""`; a non-optional one fails with `-1007` naming the record and field.
+/// - Numbers sent as text decode into numeric properties.
+/// - Dates, times and timestamps decode into `Date` from every `dateformats` (US `MM/dd/yyyy`, the
+///   default and format 0; format 1 is read as US; ISO `yyyy-MM-dd`, format 2), with `HH:mm:ss` after a
+///   space or `T`; a time alone is that time on 1970-01-01. They are read in the call's `timeZone`
+///   (``FMReadOptions/timeZone``, ``FMFindRequest/timeZone``), **UTC** when none is set.
+/// - A repeating field (`name`, `name(2)`, …) decodes into an array property named `name`; a coding key
+///   `name(2)` reads one repetition.
 ///
 /// ```swift
 /// struct Contact: Decodable { var name: String; var id: Int }
@@ -197,10 +221,10 @@ extension FMRecord: Equatable where Fields: Equatable {}
 extension FMRecord: Hashable where Fields: Hashable {}
 
 /// A found set in the shape old callers use: raw `[[String: Any]]` records, plus `dataInfo`, script
-/// results and the response bytes for typed decoding.
+/// results and the response bytes.
 ///
-/// The raw records come from one `JSONSerialization` parse of the answer; ``decode(_:)`` makes one
-/// `JSONDecoder` pass over ``rawResponse``. Nothing re-serialises `response.data`.
+/// The raw records come from one parse of the answer; ``decode(_:timeZone:)`` decodes typed records from
+/// those parsed records (no second parse). Nothing re-serialises `response.data`.
 ///
 /// `@unchecked Sendable`: the raw records are `JSONSerialization` output (immutable Foundation values
 /// behind `Any`) stored in `let`s and never mutated after creation.
@@ -233,21 +257,23 @@ public struct FMFoundSet: @unchecked Sendable {
     /// The first record, if any (what the legacy single-record calls return).
     public var first: [String: Any]? { records.first }
 
-    /// Decodes every record's `fieldData` into `T`, with one `JSONDecoder` pass over ``rawResponse``.
+    /// Decodes every record's `fieldData` into `T` from the parsed ``records`` (no second parse), with the
+    /// FileMaker rules of typed records (see ``FMRecord``).
     ///
-    /// - Throws: ``FMError`` with code `-1007` when the records do not have the shape of `T`.
-    public func decode<T: Decodable>(_ type: T.Type) throws -> [FMRecord<T>] {
-        try typed(type).records
+    /// - Parameter timeZone: the zone dates, times and timestamps are read in; UTC when `nil`.
+    /// - Throws: ``FMError`` with code `-1007` naming the record and the field when a record does not have
+    ///   the shape of `T`.
+    public func decode<T: Decodable>(_ type: T.Type, timeZone: TimeZone? = nil) throws -> [FMRecord<T>] {
+        try FileMakerDecoder(timeZone: timeZone).records(T.self, records, status: 200)
     }
 
-    /// Decodes the whole found set into `T` (records, `dataInfo`, scripts) with one `JSONDecoder` pass.
+    /// Decodes the whole found set into `T` (records, `dataInfo`, scripts) from the parsed ``records``.
     ///
-    /// - Throws: ``FMError`` with code `-1007` when the records do not have the shape of `T`.
-    public func typed<T: Decodable>(_ type: T.Type) throws -> FMTypedFoundSet<T> {
-        if rawResponse.isEmpty {
-            return FMTypedFoundSet(records: [], dataInfo: dataInfo, scripts: scripts)
-        }
-        return try JSONPayload.decodeResponse(FMTypedFoundSet<T>.self, from: rawResponse, status: 200)
+    /// - Parameter timeZone: the zone dates, times and timestamps are read in; UTC when `nil`.
+    /// - Throws: ``FMError`` with code `-1007` naming the record and the field when a record does not have
+    ///   the shape of `T`.
+    public func typed<T: Decodable>(_ type: T.Type, timeZone: TimeZone? = nil) throws -> FMTypedFoundSet<T> {
+        FMTypedFoundSet(records: try decode(type, timeZone: timeZone), dataInfo: dataInfo, scripts: scripts)
     }
 
     /// Parses a found-set answer (`response.data`, `response.dataInfo`, script keys) with one `JSONSerialization` pass.

@@ -143,14 +143,18 @@ public struct FMReadOptions: Sendable, Hashable {
     public var dateFormat: FMDateFormat?
     /// Scripts to run with the request.
     public var scripts: FMScriptOptions
+    /// The time zone FileMaker's dates, times and timestamps are read in when typed records decode them
+    /// into `Date` (FileMaker values carry no zone); `nil` reads them as UTC.
+    public var timeZone: TimeZone?
 
     /// Creates read options; everything defaults to FileMaker's behaviour.
     public init(portals: [FMPortalRange]? = nil, layoutResponse: String? = nil,
-                dateFormat: FMDateFormat? = nil, scripts: FMScriptOptions = .init()) {
+                dateFormat: FMDateFormat? = nil, scripts: FMScriptOptions = .init(), timeZone: TimeZone? = nil) {
         self.portals = portals
         self.layoutResponse = layoutResponse
         self.dateFormat = dateFormat
         self.scripts = scripts
+        self.timeZone = timeZone
     }
 }
 
@@ -225,11 +229,15 @@ public struct FMFindRequest: Sendable, Hashable {
     public var scripts: FMScriptOptions
     /// How dates are written in criteria and formatted in the answer.
     public var dateFormat: FMDateFormat?
+    /// The time zone dates, times and timestamps are read in when typed records decode them into `Date`;
+    /// `nil` reads them as UTC.
+    public var timeZone: TimeZone?
 
     /// Creates a find request.
     public init(queries: [FMQuery], sort: [FMSort] = [], offset: Int? = nil, limit: Int? = nil,
                 portals: [FMPortalRange]? = nil, layoutResponse: String? = nil,
-                scripts: FMScriptOptions = .init(), dateFormat: FMDateFormat? = nil) {
+                scripts: FMScriptOptions = .init(), dateFormat: FMDateFormat? = nil, timeZone: TimeZone? = nil) {
+        self.timeZone = timeZone
         self.queries = queries
         self.sort = sort
         self.offset = offset

@@ -39,9 +39,21 @@ final class HTTPConnection: Sendable {
                     if response.delay > 0 {
                         guard run.waitDelay(response.delay) else { return }
                     }
+                    if response.delivery == .reset {
+                        resetOnClose()
+                        return
+                    }
                     let close = !keepAlive || response.delivery == .closeMidBody
                         || HTTPResponseWriter.asksToClose(response) || run.isStopping
                     let isHead = request.method == "HEAD"
+                    if case let .drip(rate) = response.delivery {
+                        guard drip(response, isHead: isHead, keepAlive: !close, bytesPerSecond: rate) else { return }
+                        if close {
+                            lingeringClose()
+                            return
+                        }
+                        continue
+                    }
                     if response.delivery == .closeMidBody {
                         let bytes = HTTPResponseWriter.serialize(response, isHead: isHead, keepAlive: false,
                                                                  bodyPrefix: response.body.count / 2)
@@ -59,6 +71,57 @@ final class HTTPConnection: Sendable {
             let n = HTTPSocket.readSome(fd, into: scratch)
             if n <= 0 { return }
             parser.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
+        }
+    }
+
+    /// Arranges for the close that follows (when ``serve()`` returns) to reset the connection: with
+    /// `SO_LINGER` on and a zero timeout, `close` discards unsent data and sends an RST.
+    private func resetOnClose() {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
+
+    /// Writes the head of `response` at once and its body `bytesPerSecond` at a time, in ticks of a
+    /// tenth of a second. Waiting polls the socket, so a client that goes away (or a server stop, which
+    /// shuts the socket down) ends the drip at once. Returns `false` when the connection is finished.
+    private func drip(_ response: HTTPResponse, isHead: Bool, keepAlive: Bool, bytesPerSecond: Int) -> Bool {
+        let bytes = HTTPResponseWriter.serialize(response, isHead: isHead, keepAlive: keepAlive)
+        let bodyCount = min(bytes.count, HTTPResponseWriter.bodyCount(response, isHead: isHead))
+        let headCount = bytes.count - bodyCount
+        guard HTTPSocket.writeAll(fd, Array(bytes[0..<headCount])) else { return false }
+        let rate = max(1, bytesPerSecond)
+        let chunk = max(1, rate / 10)
+        let interval = Double(chunk) / Double(rate)
+        var offset = headCount
+        while offset < bytes.count {
+            guard waitWhileClientStays(seconds: interval) else { return false }
+            let end = min(bytes.count, offset + chunk)
+            guard HTTPSocket.writeAll(fd, Array(bytes[offset..<end])) else { return false }
+            offset = end
+        }
+        return true
+    }
+
+    /// Waits `seconds` unless the client closes the connection or the server stops; `false` then.
+    private func waitWhileClientStays(seconds: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while true {
+            if run.isStopping { return false }
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 { return true }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let rc = poll(&p, 1, Int32(min(1000, max(1, (left * 1000).rounded(.up)))))
+            if rc < 0, errno != EINTR { return false }
+            if rc > 0 {
+                if p.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { return false }
+                // Readable: either the client closed (a peek reads 0 bytes or fails) or it sent more
+                // (a pipelined request, read after the answer); then just wait out the tick.
+                var byte: UInt8 = 0
+                let n = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+                if n == 0 { return false }
+                if n < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR { return false }
+                if n > 0 { return run.waitDelay(max(0, deadline.timeIntervalSinceNow)) }
+            }
         }
     }
 
@@ -86,6 +149,13 @@ enum HTTPResponseWriter {
         response.headers.contains {
             $0.name.caseInsensitiveCompare("Connection") == .orderedSame && $0.value.lowercased().contains("close")
         }
+    }
+
+    /// How many body bytes ``serialize(_:isHead:keepAlive:bodyPrefix:)`` writes for `response`.
+    static func bodyCount(_ response: HTTPResponse, isHead: Bool) -> Int {
+        let status = response.status
+        let bodyAllowed = !(status < 200 || status == 204 || status == 304)
+        return bodyAllowed && !isHead ? response.body.count : 0
     }
 
     /// Status line, headers (the handler's, minus framing headers, plus `Content-Length`,

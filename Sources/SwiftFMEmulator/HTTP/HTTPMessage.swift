@@ -45,6 +45,11 @@ public struct HTTPResponse: Sendable {
         case normal
         /// Announce the full `Content-Length`, write only the first half of the body, then close the connection.
         case closeMidBody
+        /// Write nothing: reset the connection (TCP RST, via `SO_LINGER` 0 and close).
+        case reset
+        /// Write the status line and headers (with the full `Content-Length`) at once, then the body at
+        /// this many bytes per second, without blocking other connections; stop if the client goes away.
+        case drip(bytesPerSecond: Int)
     }
 
     /// The status code.

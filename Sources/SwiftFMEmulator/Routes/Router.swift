@@ -161,6 +161,13 @@ extension EmulatorState {
         routeStaged(received, now: now).finished()
     }
 
+    /// ``play(_:request:token:now:)``, leaving the body of an answer without a fault to be written
+    /// after the lock is released (faults that rewrite the body need it at once).
+    mutating func playStaged(_ fault: EmulatorFault?, request: HTTPRequest, token: String?, now: Date) -> StagedResponse {
+        guard let fault else { return routeStaged(request, now: now) }
+        return StagedResponse(response: play(fault, request: request, token: token, now: now))
+    }
+
     /// Answers one request (the lock is held by the caller); a large answer's body is left to
     /// ``StagedResponse/pendingBody``, to be written after the lock is released.
     mutating func routeStaged(_ received: HTTPRequest, now: Date) -> StagedResponse {

@@ -22,21 +22,30 @@ extension EmulatorState {
                 }) else { throw FMError("212") }
                 account = match.username
             } else if scheme == "fmid", parts.count == 2 {
+                // Claris ID (FileMaker Cloud): the token must have been accepted and not revoked.
+                guard clarisIDTokens.contains(trimSpaces(String(parts[1]))) else { throw FMError("212") }
                 account = "fmid"
             } else {
                 throw FMError("212", "Authorization header '\(parts.first.map(String.init) ?? "")' invalid")
             }
-        } else if req.header("X-FM-Data-OAuth-Request-Id") != nil, req.header("X-FM-Data-OAuth-Identifier") != nil {
+        } else if let requestId = req.header("X-FM-Data-OAuth-Request-Id"), let identifier = req.header("X-FM-Data-OAuth-Identifier") {
+            guard oauthPairs.contains(EmulatorState.oauthKey(requestId: trimSpaces(requestId), identifier: trimSpaces(identifier))) else {
+                throw FMError("212")
+            }
             account = "oauth"
         }
         guard let account else { throw FMError("10") }
         if rejectLogins { throw FMError("212") }
         purgeExpired(now: ctx.now)
-        guard sessions.count < schema.limits.maxSessions else { throw FMError("956") }
+        if let maxSessions, sessions.count >= maxSessions { throw FMError("956") }
         let token = EmulatorState.newToken()
         sessions[token] = Session(token: token, database: ctx.database, account: account, lastUsed: ctx.now)
+        loginCount += 1
         return Reply(response: .object([("token", .string(token))]), headers: [("X-FM-Data-Access-Token", token)])
     }
+
+    /// The key of an accepted OAuth pair in ``oauthPairs``.
+    static func oauthKey(requestId: String, identifier: String) -> String { "\(requestId)\n\(identifier)" }
 
     /// 52 lower-case hex characters.
     static func newToken() -> String {
@@ -53,6 +62,7 @@ extension EmulatorState {
         // Another database spelling: the token is invalid *for this request* only; the session lives on.
         guard s.database == ctx.database else { throw FMError("952") }
         sessions[token] = nil
+        logoutCount += 1
         return Reply(response: .object([]))
     }
 

@@ -5,8 +5,11 @@ struct FMError: Error, Sendable {
     var code: String
     var message: String
     var status: Int
+    /// The field a validation or type error is about, when known (used to name it in schema errors).
+    var field: String?
 
-    init(_ code: String, _ message: String? = nil, status: Int? = nil) {
+    init(_ code: String, _ message: String? = nil, status: Int? = nil, field: String? = nil) {
+        self.field = field
         self.code = code
         self.message = message ?? FMError.text(for: code)
         self.status = status ?? FMError.defaultStatus(for: code)

@@ -15,6 +15,9 @@ public struct RecordedRequest: Sendable {
     public let body: Data
     /// The HTTP status the emulator answered.
     public let status: Int
+    /// The session token the request carried (its `Bearer` token, or the token of a logout path), if any;
+    /// count distinct values to see how many sessions a client used.
+    public let token: String?
 
     /// The first value of header `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {

@@ -3,7 +3,7 @@ import Foundation
 /// A FileMaker-like solution for the emulator: one database with tables, layouts, portals, value
 /// lists, scripts, accounts and seed records.
 ///
-/// Build one in code, or load a schema file (see `shared/dataapi/SCHEMA.md`) with
+/// Build one in code, or load a schema file (see `Docs/SCHEMA.md` in the repository) with
 /// ``EmulatorSchema/load(from:)`` or ``EmulatorSchema/init(jsonData:)``.
 public struct EmulatorSchema: Sendable {
     /// The type of a field, as FileMaker reports it in layout metadata (`result`).
@@ -54,10 +54,19 @@ public struct EmulatorSchema: Sendable {
         public var repetitions: Int
         /// A global field: one value per session, set with `PATCH …/globals`.
         public var global: Bool
+        /// Validation "strict data type: numeric only" (number fields): text that is not a number is
+        /// error 502 instead of being stored as text. Skipped with `options.entrymode: "script"`.
+        public var numericOnly: Bool
+        /// Auto-enter option "prohibit modification of value during data entry": writing the field is
+        /// error 201 unless the request sends `options.prohibitmode: "script"`.
+        public var prohibitModification: Bool
 
         /// Creates a field.
         public init(_ name: String, _ type: FieldType, autoEnter: AutoEnter? = nil, notEmpty: Bool = false,
-                    unique: Bool = false, maxCharacters: Int = 0, repetitions: Int = 1, global: Bool = false) {
+                    unique: Bool = false, maxCharacters: Int = 0, repetitions: Int = 1, global: Bool = false,
+                    numericOnly: Bool = false, prohibitModification: Bool = false) {
+            self.numericOnly = numericOnly
+            self.prohibitModification = prohibitModification
             self.name = name
             self.type = type
             self.autoEnter = autoEnter
@@ -281,6 +290,24 @@ public struct EmulatorSchema: Sendable {
     }
 }
 
+/// The keys a schema file may use at each level (SCHEMA.md). Anything else is an error naming it:
+/// extend these lists when the format grows.
+enum SchemaKeys {
+    static let topLevel = ["database", "accounts", "tables", "layouts", "scripts", "records", "limits"]
+    static let account = ["username", "password"]
+    static let table = ["fields"]
+    static let field = ["type", "autoEnter", "serialStart", "repetitions", "maxCharacters", "notEmpty", "unique", "global",
+                        "numericOnly", "prohibitModification"]
+    static let autoEnterValue = ["value"]
+    static let layout = ["folder", "table", "fields", "portals", "valueLists", "view"]
+    static let layoutFolder = ["folder", "layouts"]
+    static let layoutField = ["name", "valueList", "displayType"]
+    static let portal = ["table", "match", "fields"]
+    static let script = ["folder", "returns", "error", "layout"]
+    static let scriptFolder = ["folder", "scripts"]
+    static let limits = ["maxSessions", "sessionIdleSeconds"]
+}
+
 /// A problem in a schema: a malformed file or an inconsistent definition.
 public struct EmulatorSchemaError: Error, CustomStringConvertible, Sendable {
     /// What is wrong, naming the offending key.
@@ -314,6 +341,7 @@ extension EmulatorSchema {
             throw EmulatorSchemaError("\(error)")
         }
         guard root.objectPairs != nil else { throw EmulatorSchemaError("the top level must be an object") }
+        try Self.checkKeys(root, SchemaKeys.topLevel, "top level")
 
         guard let database = root["database"]?.stringValue, !database.isEmpty else {
             throw EmulatorSchemaError("\"database\" must be a non-empty string")
@@ -322,6 +350,8 @@ extension EmulatorSchema {
         if let list = root["accounts"] {
             guard let items = list.arrayValue else { throw EmulatorSchemaError("\"accounts\" must be an array") }
             for (i, item) in items.enumerated() {
+                guard item.objectPairs != nil else { throw EmulatorSchemaError("accounts[\(i)] must be an object") }
+                try Self.checkKeys(item, SchemaKeys.account, "accounts[\(i)]")
                 guard let u = item["username"]?.stringValue, let p = item["password"]?.stringValue else {
                     throw EmulatorSchemaError("accounts[\(i)] needs string \"username\" and \"password\"")
                 }
@@ -334,6 +364,8 @@ extension EmulatorSchema {
         var tables: [Table] = []
         guard let tablePairs = root["tables"]?.objectPairs else { throw EmulatorSchemaError("\"tables\" must be an object") }
         for (tableName, tableJSON) in tablePairs {
+            guard tableJSON.objectPairs != nil else { throw EmulatorSchemaError("tables.\(tableName) must be an object") }
+            try Self.checkKeys(tableJSON, SchemaKeys.table, "tables.\(tableName)")
             guard let fieldPairs = tableJSON["fields"]?.objectPairs else {
                 throw EmulatorSchemaError("tables.\(tableName).fields must be an object")
             }
@@ -354,12 +386,14 @@ extension EmulatorSchema {
                 let place = "layouts.\(name)"
                 guard def.objectPairs != nil else { throw EmulatorSchemaError("\(place) must be an object") }
                 if try Self.bool(def, "folder", place) == true {
+                    try Self.checkKeys(def, SchemaKeys.layoutFolder, place)
                     guard let items = Self.strings(def["layouts"]) else {
                         throw EmulatorSchemaError("\(place).layouts must be an array of names")
                     }
                     layoutFolders.append(Folder(name, items: items))
                     continue
                 }
+                try Self.checkKeys(def, SchemaKeys.layout, place)
                 guard let table = def["table"]?.stringValue else { throw EmulatorSchemaError("\(place).table must be a string") }
                 var fields: [LayoutField] = []
                 if let list = def["fields"] {
@@ -368,6 +402,7 @@ extension EmulatorSchema {
                         if let s = item.stringValue {
                             fields.append(LayoutField(s))
                         } else if let n = item["name"]?.stringValue {
+                            try Self.checkKeys(item, SchemaKeys.layoutField, "\(place).fields.\(n)")
                             fields.append(LayoutField(n, valueList: try Self.string(item, "valueList", "\(place).fields.\(n)"),
                                                       displayType: try Self.string(item, "displayType", "\(place).fields.\(n)")))
                         } else {
@@ -380,6 +415,8 @@ extension EmulatorSchema {
                 var portals: [Portal] = []
                 if let portalPairs = def["portals"]?.objectPairs {
                     for (portalName, p) in portalPairs {
+                        guard p.objectPairs != nil else { throw EmulatorSchemaError("\(place).portals.\(portalName) must be an object") }
+                        try Self.checkKeys(p, SchemaKeys.portal, "\(place).portals.\(portalName)")
                         guard let pTable = p["table"]?.stringValue else {
                             throw EmulatorSchemaError("\(place).portals.\(portalName).table must be a string")
                         }
@@ -431,12 +468,14 @@ extension EmulatorSchema {
                 scriptOrder.append(name)
                 guard def.objectPairs != nil else { throw EmulatorSchemaError("scripts.\(name) must be an object") }
                 if try Self.bool(def, "folder", "scripts.\(name)") == true {
+                    try Self.checkKeys(def, SchemaKeys.scriptFolder, "scripts.\(name)")
                     guard let items = Self.strings(def["scripts"]) else {
                         throw EmulatorSchemaError("scripts.\(name).scripts must be an array of names")
                     }
                     scriptFolders.append(Folder(name, items: items))
                     continue
                 }
+                try Self.checkKeys(def, SchemaKeys.script, "scripts.\(name)")
                 var returns: ScriptReturn?
                 if let r = def["returns"] {
                     switch r.scalarText {
@@ -481,6 +520,7 @@ extension EmulatorSchema {
         var limits = Limits()
         if let l = root["limits"] {
             guard l.objectPairs != nil else { throw EmulatorSchemaError("\"limits\" must be an object") }
+            try Self.checkKeys(l, SchemaKeys.limits, "limits")
             for key in ["maxSessions", "sessionIdleSeconds"] {
                 if let v = l[key], !Self.isNumber(v) { throw EmulatorSchemaError("limits.\(key) must be a number") }
             }
@@ -508,6 +548,7 @@ extension EmulatorSchema {
             return Field(name, type)
         }
         guard def.objectPairs != nil else { throw EmulatorSchemaError("\(place) must be a type name or an object") }
+        try checkKeys(def, SchemaKeys.field, place)
         guard let typeName = def["type"]?.stringValue, let type = FieldType(rawValue: typeName) else {
             throw EmulatorSchemaError("\(place).type must be one of \(FieldType.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -528,6 +569,7 @@ extension EmulatorSchema {
             case "creationTimestamp"?: autoEnter = .creationTimestamp
             case "modificationTimestamp"?: autoEnter = .modificationTimestamp
             default:
+                if ae.objectPairs != nil { try checkKeys(ae, SchemaKeys.autoEnterValue, "\(place).autoEnter") }
                 if let v = ae["value"]?.scalarText {
                     autoEnter = .value(v)
                 } else {
@@ -550,7 +592,49 @@ extension EmulatorSchema {
         }
         return Field(name, type, autoEnter: autoEnter, notEmpty: try bool(def, "notEmpty", place) ?? false,
                      unique: try bool(def, "unique", place) ?? false, maxCharacters: maxChars,
-                     repetitions: repetitions, global: try bool(def, "global", place) ?? false)
+                     repetitions: repetitions, global: try bool(def, "global", place) ?? false,
+                     numericOnly: try bool(def, "numericOnly", place) ?? false,
+                     prohibitModification: try bool(def, "prohibitModification", place) ?? false)
+    }
+
+    /// Throws naming every key of the object `def` that is not in `allowed`, with its path, and the
+    /// closest known key when one is near (a misspelt key must never load silently as nothing).
+    static func checkKeys(_ def: JSON, _ allowed: [String], _ place: String) throws {
+        guard let pairs = def.objectPairs else { return }
+        let unknown = pairs.map(\.0).filter { !allowed.contains($0) }
+        guard !unknown.isEmpty else { return }
+        let named = unknown.map { key -> String in
+            let hint = closestKey(key, in: allowed).map { " (did you mean \"\($0)\"?)" } ?? ""
+            return "\"\(key)\"\(hint)"
+        }
+        throw EmulatorSchemaError("\(place): unknown key\(unknown.count == 1 ? "" : "s") \(named.joined(separator: ", "))"
+                                  + "; known keys: \(allowed.joined(separator: ", "))")
+    }
+
+    /// The allowed key within edit distance 2 of `key` (case-insensitive), if any.
+    static func closestKey(_ key: String, in allowed: [String]) -> String? {
+        var best: (key: String, distance: Int)?
+        for candidate in allowed {
+            let d = editDistance(key.lowercased(), candidate.lowercased())
+            if d <= 2, d < (best?.distance ?? Int.max) { best = (candidate, d) }
+        }
+        return best?.key
+    }
+
+    /// Levenshtein distance (insert, delete, substitute), for short keys.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let x = Array(a), y = Array(b)
+        if x.isEmpty { return y.count }
+        if y.isEmpty { return x.count }
+        var previous = Array(0...y.count)
+        for i in 1...x.count {
+            var current = [i] + Array(repeating: 0, count: y.count)
+            for j in 1...y.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x[i - 1] == y[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[y.count]
     }
 
     /// `def[key]` as a boolean, `nil` when absent; a value of another type is an error naming the key.

@@ -73,6 +73,15 @@ struct EmulatorState {
     var maxLoggedRequests = 100_000
     var scriptClosures: [String: @Sendable (ScriptInvocation) -> ScriptOutcome] = [:]
     var rejectLogins = false
+    /// The session cap (initially the schema's `limits.maxSessions`); `nil` for none.
+    var maxSessions: Int?
+    /// Successful logins and logouts since start or reset.
+    var loginCount = 0
+    var logoutCount = 0
+    /// Claris ID tokens accepted by `Authorization: FMID <token>` logins.
+    var clarisIDTokens: Set<String> = []
+    /// OAuth (request id, identifier) pairs accepted, joined by a newline.
+    var oauthPairs: Set<String> = []
     var clockOffset: TimeInterval = 0
     var onRequest: (@Sendable (String) -> Void)?
     var server: HTTPServer?
@@ -81,17 +90,31 @@ struct EmulatorState {
 
     init(schema: EmulatorSchema, now: Date) throws {
         self.schema = schema
+        maxSessions = schema.limits.maxSessions
         for t in schema.tables {
             tables[t.name.lowercased()] = TableState(schema: t)
         }
         for t in schema.tables {
-            for row in schema.records[t.name] ?? schema.records.first(where: { $0.key.lowercased() == t.name.lowercased() })?.value ?? [] {
+            let key = schema.records[t.name] != nil ? t.name : schema.records.keys.first { $0.lowercased() == t.name.lowercased() }
+            for (i, row) in (key.flatMap { schema.records[$0] } ?? []).enumerated() {
+                let place = "records.\(key ?? t.name)[\(i)]"
                 var fields: [(String, JSON)] = []
-                for (k, v) in row.sorted(by: { $0.key < $1.key }) { fields.append((k, .string(v))) }
+                for (k, v) in row.sorted(by: { $0.key < $1.key }) {
+                    // Name the row, the field and the expected format for a value that does not parse.
+                    if let field = tables[t.name.lowercased()]?.field(splitRepetition(k).0), field.type != .text,
+                       !v.trimmingCharacters(in: .whitespaces).isEmpty,
+                       (try? FMValue.parseOrThrow(v, field: field, dateformats: 0)) == nil {
+                        throw EmulatorSchemaError("\(place).\(k): seed record of table \(t.name) rejected: \"\(v)\" is not "
+                                                  + FMValue.expectedFormat(field))
+                    }
+                    fields.append((k, .string(v)))
+                }
                 do {
                     _ = try createRecord(table: t.name, input: fields, session: nil, dateformats: 0, now: now, restrictTo: nil)
                 } catch let e as FMError {
-                    throw EmulatorSchemaError("seed record of \(t.name) rejected: \(e.code) \(e.message)")
+                    let fieldPart = e.field.map { ".\($0)" } ?? ""
+                    throw EmulatorSchemaError("\(place)\(fieldPart): seed record of table \(t.name) rejected with FileMaker error "
+                                              + "\(e.code) (\(e.message))")
                 }
             }
         }
@@ -147,17 +170,17 @@ struct EmulatorState {
     func validate(_ record: StoredRecord, in table: TableState, fields: [EmulatorSchema.Field]) throws {
         for field in fields where !field.global {
             let v = record.value(field)
-            if field.notEmpty, v.isEmpty { throw FMError("509") }
+            if field.notEmpty, v.isEmpty { throw FMError("509", field: field.name) }
             if field.maxCharacters > 0 {
                 for rep in 1...field.repetitions where record.value(field, repetition: rep).text.count > field.maxCharacters {
-                    throw FMError("511")
+                    throw FMError("511", field: field.name)
                 }
             }
             if field.unique, !v.isEmpty {
                 let clash = table.records.values.contains {
                     $0.id != record.id && $0.value(field).text.caseInsensitiveCompare(v.text) == .orderedSame
                 }
-                if clash { throw FMError("504") }
+                if clash { throw FMError("504", field: field.name) }
             }
         }
     }

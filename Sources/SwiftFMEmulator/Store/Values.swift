@@ -221,3 +221,17 @@ func mimeType(forExtension ext: String) -> String {
     default: return "application/octet-stream"
     }
 }
+
+extension FMValue {
+    /// What a value of `field` must look like, for error messages (seed records in schema files).
+    static func expectedFormat(_ field: EmulatorSchema.Field) -> String {
+        switch field.type {
+        case .text: return "text"
+        case .number: return "a number (digits with an optional sign and decimal point, e.g. 42 or -3.5)"
+        case .date: return "a date MM/dd/yyyy (e.g. 03/14/1975; any separator other than a letter, ':' or '+')"
+        case .time: return "a time HH:mm:ss or HH:mm, optionally with AM/PM (e.g. 14:30:00)"
+        case .timestamp: return "a timestamp MM/dd/yyyy HH:mm:ss (e.g. 03/14/1975 14:30:00)"
+        case .container: return "empty (container fields cannot be seeded; upload files over HTTP)"
+        }
+    }
+}

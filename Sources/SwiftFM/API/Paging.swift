@@ -1,0 +1,198 @@
+import Foundation
+
+// Paging through a whole table or found set, one page per request.
+//
+// One place for the walk (`PageSource`): which request fetches page N, when the walk is over, and that
+// FileMaker's "no records match" (401) and an empty page are the end of the set rather than an error.
+// The callback form (`forEachPage`) and the async sequence (`pages`, in Async/Paging+Async.swift) only
+// drive it.
+
+/// Where the pages of one walk come from: the request for a window, and how to read a page's counts.
+struct PageSource<Page>: Sendable {
+    let api: DataAPI
+    let pageSize: Int
+    /// A client-side reason the walk cannot start (`-1002`), reported by the first page request.
+    let invalid: FMError?
+    /// The request for `limit` records starting at the 1-based `offset`.
+    let endpoint: @Sendable (_ offset: Int, _ limit: Int) -> Endpoint<Page>
+    /// The number of records in a page and the size of the found set (`dataInfo.foundCount`) when known.
+    let counts: @Sendable (Page) -> (returned: Int, found: Int?)
+
+    /// Fetches the page at `offset`; `nil` means past the end of the set (FileMaker's 401, or an empty
+    /// page). `completion` runs once, on the callback queue; `handle` carries cancellation across pages.
+    @discardableResult
+    func fetch(offset: Int, handle: FMRequest?, completion: @escaping (Result<Page?, FMError>) -> Void) -> FMRequest {
+        if let invalid {
+            return api.complete(Result<Page?, FMError>.failure(invalid), completion)
+        }
+        return api.perform(endpoint(offset, pageSize), acceptingStatus: { $0 == 200 }, attachingTo: handle) { [counts] result in
+            switch result {
+            case .success(let page):
+                completion(.success(counts(page).returned == 0 ? nil : page))
+            case .failure(let error) where error.isNoRecordsMatch:
+                completion(.success(nil))
+            case .failure(let error):
+                completion(.failure(error))
+            }
+        }
+    }
+
+    /// The offset of the page after `page` (fetched at `offset`), or `nil` when `page` was the last one:
+    /// it was short, or it reached the found count.
+    func offset(after page: Page, at offset: Int) -> Int? {
+        let (returned, found) = counts(page)
+        if returned < pageSize { return nil }
+        let next = offset + returned
+        if let found, next > found { return nil }
+        return next
+    }
+}
+
+extension PageSource {
+    /// The request of one page of a walk over `layout`: a range request (`find == nil`) or a find.
+    static func make<V>(api: DataAPI, layout: String, find: FMFindRequest?, pageSize: Int, sort: [FMSort],
+                        options: FMReadOptions,
+                        range: @escaping @Sendable (_ offset: Int, _ limit: Int, _ sort: [FMSort], _ options: FMReadOptions) -> Endpoint<V>,
+                        found: @escaping @Sendable (_ request: FMFindRequest) -> Endpoint<V>,
+                        counts: @escaping @Sendable (V) -> (returned: Int, found: Int?)) -> PageSource<V> {
+        let invalid: FMError? = pageSize < 1 ? .invalidArgument("The page size must be 1 or more (got \(pageSize))")
+            : layout.isEmpty ? .invalidArgument("The layout name is empty")
+            : find.map { $0.queries.isEmpty } == true ? .invalidArgument("A find needs at least one query") : nil
+        guard let find else {
+            return PageSource<V>(api: api, pageSize: pageSize, invalid: invalid,
+                                 endpoint: { offset, limit in range(offset, limit, sort, options) }, counts: counts)
+        }
+        // The walk's window replaces the find's own; `sort` and the set options win over the find's.
+        var request = find
+        if !sort.isEmpty { request.sort = sort }
+        if options.portals != nil { request.portals = options.portals }
+        if options.layoutResponse != nil { request.layoutResponse = options.layoutResponse }
+        if options.dateFormat != nil { request.dateFormat = options.dateFormat }
+        if options.timeZone != nil { request.timeZone = options.timeZone }
+        if !options.scripts.isEmpty { request.scripts = options.scripts }
+        let base = request
+        return PageSource<V>(api: api, pageSize: pageSize, invalid: invalid, endpoint: { offset, limit in
+            var windowed = base
+            windowed.offset = offset
+            windowed.limit = limit
+            return found(windowed)
+        }, counts: counts)
+    }
+
+    /// The raw walk.
+    static func raw(api: DataAPI, layout: String, find: FMFindRequest?, pageSize: Int, sort: [FMSort],
+                    options: FMReadOptions) -> PageSource<FMFoundSet> {
+        make(api: api, layout: layout, find: find, pageSize: pageSize, sort: sort, options: options,
+             range: { Endpoints.getRecords(layout: layout, offset: $0, limit: $1, sort: $2, options: $3) },
+             found: { Endpoints.find(layout: layout, request: $0) },
+             counts: { ($0.records.count, $0.dataInfo?.foundCount) })
+    }
+
+    /// The typed walk.
+    static func typed<T: Decodable & SendableMetatype>(_ type: T.Type, api: DataAPI, layout: String, find: FMFindRequest?,
+                                                       pageSize: Int, sort: [FMSort],
+                                                       options: FMReadOptions) -> PageSource<FMTypedFoundSet<T>> {
+        make(api: api, layout: layout, find: find, pageSize: pageSize, sort: sort, options: options,
+             range: { Endpoints.getRecords(as: type, layout: layout, offset: $0, limit: $1, sort: $2, options: $3) },
+             found: { Endpoints.find(as: type, layout: layout, request: $0) },
+             counts: { ($0.records.count, $0.dataInfo?.foundCount) })
+    }
+
+    /// Drives the walk for the callback surface: `page` runs on the callback queue for each page and the
+    /// next page is requested only after it returned `true`; `completion` runs once, on the callback queue.
+    func walk(handle: FMRequest, page: @escaping (Page) -> Bool, completion: @escaping (Int?, String) -> Void) {
+        var delivered = 0
+        func step(_ offset: Int) {
+            fetch(offset: offset, handle: handle) { result in
+                switch result {
+                case .failure(let error):
+                    completion(nil, error.code)
+                case .success(nil):
+                    completion(delivered, "0")
+                case .success(let current?):
+                    delivered += counts(current).returned
+                    let next = self.offset(after: current, at: offset)
+                    guard page(current) else {
+                        completion(delivered, "0")
+                        return
+                    }
+                    guard let next else {
+                        completion(delivered, "0")
+                        return
+                    }
+                    if handle.isCancelled {
+                        completion(nil, FMError.ClientCode.cancelled)
+                        return
+                    }
+                    step(next)
+                }
+            }
+        }
+        step(1)
+    }
+}
+
+extension DataAPI {
+    /// Walks a whole table (`find: nil`) or found set page by page, the callback way.
+    ///
+    /// `page` runs on ``callbackQueue`` with each page, in order; the next page is requested only after it
+    /// returns (so at most one page is held at a time), and returning `false` stops the walk. The end of
+    /// the set ends the walk: an empty table or a find that matches nothing is a walk of no pages that
+    /// completes with `"0"`, never a `"401"`. `completion` runs exactly once, on ``callbackQueue``, after the
+    /// last `page` call: with the number of records delivered and `"0"` (the end, or `page` returned
+    /// `false`), or `nil` and the code of the failed page (`"-1005"` after ``FMRequest/cancel()``).
+    ///
+    /// FileMaker runs the find again for every page: records created, edited or deleted during the walk
+    /// can shift between pages (a record may be seen twice or not at all). Sort on a stable field and
+    /// treat the walk as a snapshot only when nothing writes to the table meanwhile.
+    ///
+    /// - Parameters:
+    ///   - layout: the layout name.
+    ///   - find: the find to page through, or `nil` for all records; its `offset` and `limit` are
+    ///     replaced by the page window.
+    ///   - pageSize: records per page (1 or more; FileMaker's default page is 100).
+    ///   - sort: the sort; for a find, when not empty, it replaces the find's sort.
+    ///   - options: portals, response layout, `dateformats`, time zone and scripts (scripts run with every
+    ///     page); for a find, the ones set here replace the find's.
+    ///   - page: called with each page; return `true` to go on, `false` to stop.
+    ///   - completion: the number of records delivered, or `nil`, and the code.
+    /// - Returns: a handle that cancels the walk, whichever page is in flight.
+    @discardableResult
+    public func forEachPage(layout: String, find: FMFindRequest? = nil, pageSize: Int = 100, sort: [FMSort] = [],
+                            options: FMReadOptions = .init(),
+                            page: @escaping (FMFoundSet) -> Bool,
+                            completion: @escaping (Int?, String) -> Void) -> FMRequest {
+        let handle = FMRequest()
+        PageSource<FMFoundSet>.raw(api: self, layout: layout, find: find, pageSize: pageSize, sort: sort, options: options)
+            .walk(handle: handle, page: page, completion: completion)
+        return handle
+    }
+
+    /// Walks a whole table or found set page by page, each page decoded into `T` with the FileMaker
+    /// rules of ``FMRecord`` (empty fields, numbers as text, dates, repetitions); see
+    /// ``forEachPage(layout:find:pageSize:sort:options:page:completion:)``.
+    ///
+    /// - Parameters:
+    ///   - type: the `Decodable` type of each record's `fieldData`.
+    ///   - layout: the layout name.
+    ///   - find: the find to page through, or `nil` for all records.
+    ///   - pageSize: records per page.
+    ///   - sort: the sort.
+    ///   - options: portals, response layout, `dateformats`, time zone, scripts.
+    ///   - page: called with each page; return `true` to go on, `false` to stop.
+    ///   - completion: the number of records delivered, or `nil`, and the code (`"-1007"` when a page does
+    ///     not decode as `T`).
+    /// - Returns: a handle that cancels the walk.
+    @discardableResult
+    public func forEachPage<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, find: FMFindRequest? = nil,
+                                                             pageSize: Int = 100, sort: [FMSort] = [],
+                                                             options: FMReadOptions = .init(),
+                                                             page: @escaping (FMTypedFoundSet<T>) -> Bool,
+                                                             completion: @escaping (Int?, String) -> Void) -> FMRequest {
+        let handle = FMRequest()
+        PageSource<FMTypedFoundSet<T>>.typed(type, api: self, layout: layout, find: find, pageSize: pageSize, sort: sort,
+                                             options: options)
+            .walk(handle: handle, page: page, completion: completion)
+        return handle
+    }
+}
