@@ -14,13 +14,24 @@ public enum FMAPIVersion: String, Sendable, CaseIterable {
 }
 
 /// The account a ``DataAPI`` logs in with.
-public enum FMCredentials: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+///
+/// Every case is redacted in `description`, `debugDescription`, `dump` and `Mirror`.
+public enum FMCredentials: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// A user name and a password.
     case basic(username: String, password: String)
     /// A ready base64 value of `user:pass` (the legacy `fm-auth` value).
     case encoded(String)
+    /// A Claris ID (FileMaker Cloud) login: `Authorization: FMID <token>`, with the token from `provider`.
+    ///
+    /// Claris ID tokens expire after an hour: when the server rejects a token at login, SwiftFM asks the
+    /// provider again (with `refresh: true`) and logs in once more.
+    case clarisID(FMClarisIDTokenProvider)
+    /// An OAuth login (`X-FM-Data-OAuth-Request-Id` and `X-FM-Data-OAuth-Identifier` headers), with the
+    /// request id and identifier your OAuth flow obtained from the server.
+    case oauth(requestId: String, identifier: String)
 
-    /// The base64 `user:pass` value sent after `Basic `, or `nil` when it would be empty.
+    /// The base64 `user:pass` value sent after `Basic `, or `nil` when it would be empty (or the
+    /// credentials are not Basic ones).
     public var encodedValue: String? {
         switch self {
         case .basic(let username, let password):
@@ -29,23 +40,88 @@ public enum FMCredentials: Sendable, Equatable, CustomStringConvertible, CustomD
         case .encoded(let value):
             let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
             return trimmed.isEmpty ? nil : trimmed
+        case .clarisID, .oauth:
+            return nil
         }
     }
 
-    /// A description that never shows the password or the encoded value.
+    /// A description that never shows the password, the encoded value or a token.
     public var description: String {
         switch self {
         case .basic(let username, _): "FMCredentials.basic(username: \(username), password: <redacted>)"
         case .encoded: "FMCredentials.encoded(<redacted>)"
+        case .clarisID: "FMCredentials.clarisID(<redacted>)"
+        case .oauth: "FMCredentials.oauth(requestId: <redacted>, identifier: <redacted>)"
         }
     }
 
     /// Same as ``description``.
     public var debugDescription: String { description }
+
+    /// A mirror that shows no secret (what `dump` and `Mirror(reflecting:)` read).
+    public var customMirror: Mirror { Redaction.mirror(of: self, description) }
+
+    /// The secrets to scrub from log lines.
+    var secrets: [String] {
+        switch self {
+        case .basic(_, let password): [password] + (encodedValue.map { [$0] } ?? [])
+        case .encoded: encodedValue.map { [$0] } ?? []
+        case .clarisID: []
+        case .oauth(let requestId, let identifier): [requestId, identifier]
+        }
+    }
+}
+
+/// Supplies the Claris ID token of a ``FMCredentials/clarisID(_:)`` login.
+///
+/// SwiftFM calls it before a login with `refresh: false` (a cached token is fine), and with `refresh: true`
+/// after the server rejected the token it gave (Claris ID tokens expire after an hour). Two providers are
+/// equal only when they are the same instance's copies.
+public struct FMClarisIDTokenProvider: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
+    /// Delivers a token, or the error to report to the calls waiting for the login.
+    public typealias Fetch = @Sendable (_ refresh: Bool, _ completion: @escaping @Sendable (Result<String, FMError>) -> Void) -> Void
+
+    private let id = UUID()
+    let fetch: Fetch
+
+    /// A provider that calls `fetch` (callback style).
+    public init(_ fetch: @escaping Fetch) {
+        self.fetch = fetch
+    }
+
+    /// A provider with an `async` body.
+    public init(async body: @escaping @Sendable (_ refresh: Bool) async throws -> String) {
+        self.fetch = { refresh, completion in
+            Task {
+                do {
+                    completion(.success(try await body(refresh)))
+                } catch let error as FMError {
+                    completion(.failure(error))
+                } catch {
+                    completion(.failure(FMError(code: FMError.ClientCode.invalidConfiguration,
+                                                message: "The Claris ID token provider failed", underlying: String(describing: error))))
+                }
+            }
+        }
+    }
+
+    /// A provider of one fixed token (it cannot be renewed: a rejected token fails the login).
+    public init(token: String) {
+        self.fetch = { _, completion in completion(.success(token)) }
+    }
+
+    /// Providers are equal when they are copies of the same provider.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id }
+
+    /// `"FMClarisIDTokenProvider(<redacted>)"`.
+    public var description: String { "FMClarisIDTokenProvider(<redacted>)" }
+
+    /// A mirror that shows no secret.
+    public var customMirror: Mirror { Redaction.mirror(of: self, description) }
 }
 
 /// An external FileMaker data source to authenticate at login (`fmDataSource` of the login body).
-public struct FMDataSource: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct FMDataSource: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The external file's name, without `.fmp12`.
     public var database: String
     /// The account name in that file.
@@ -64,13 +140,15 @@ public struct FMDataSource: Sendable, Equatable, CustomStringConvertible, Custom
     public var description: String { "FMDataSource(database: \(database), username: \(username), password: <redacted>)" }
     /// Same as ``description``.
     public var debugDescription: String { description }
+    /// A mirror that shows no password.
+    public var customMirror: Mirror { Redaction.mirror(of: self, description) }
 }
 
 /// Everything a ``DataAPI`` needs to reach one database. Nothing global is read.
 ///
 /// Values are not validated when the configuration is created: a missing host, database or credential is
 /// reported as `"-1001"` through the completion of the first call that needs it.
-public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// A bare host (`fms.example.com`, `fms.example.com:8443`, meaning `https://`) or a URL string
     /// (`http://127.0.0.1:3000`, `https://proxy.example.com/prefix`). Anything from `/fmi/data` on is
     /// ignored, so a legacy `https://host/fmi/data/v1/databases/db` value resolves to `https://host`.
@@ -81,10 +159,28 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     public var credentials: FMCredentials?
     /// The Data API version of the paths.
     public var version: FMAPIVersion
-    /// The timeout of each request, in seconds.
+    /// The deadline of a whole call, in seconds: waiting for a concurrency slot, logging in, every retry
+    /// and its back-off, and every byte of the answer. Past it the call completes once with `-1004`,
+    /// however the server behaves. Container transfers use ``containerTimeout`` instead.
     public var timeout: TimeInterval
     /// External data sources authenticated at login.
     public var dataSources: [FMDataSource]
+    /// The deadline of a container upload or download, in seconds (default one hour): they are long by
+    /// nature. The silence allowed between two bytes is still ``timeout``.
+    public var containerTimeout: TimeInterval = 3600
+    /// The most bytes an answer may have after content decoding (default 256 MiB). A larger answer is
+    /// cancelled at the cap and the call completes with `-1011` (``FMError/ClientCode/responseTooLarge``).
+    /// A container download to `Data` obeys it; a download to a file is streamed and is not capped.
+    public var maxResponseBytes: Int = 256 * 1024 * 1024
+    /// How transient failures are retried (default ``FMRetryPolicy/standard``: reads only).
+    public var retry: FMRetryPolicy = .standard
+    /// The most HTTP requests in flight at once, logins included (default `nil`: no cap). Calls past it
+    /// wait in FIFO order; a waiting call that is cancelled or whose deadline passes is never sent.
+    public var maxConcurrentRequests: Int?
+    /// The most server sessions this ``DataAPI`` opens (default 1). A call goes to the least-busy session;
+    /// a new session is opened only when every open one is busy. The token store holds the first
+    /// session's token; the others live in memory and are logged out by ``DataAPI/shutdown(completion:)``.
+    public var sessionPoolSize: Int = 1
 
     /// Creates a configuration.
     public init(
@@ -137,11 +233,16 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     public var description: String {
         let credentialText = credentials.map(String.init(describing:)) ?? "nil"
         return "FMConfiguration(host: \(Redaction.host(host)), database: \(database), credentials: \(credentialText), "
-            + "version: \(version.rawValue), timeout: \(timeout), dataSources: \(dataSources))"
+            + "version: \(version.rawValue), timeout: \(timeout), dataSources: \(dataSources), "
+            + "containerTimeout: \(containerTimeout), maxResponseBytes: \(maxResponseBytes), retry: \(retry), "
+            + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize))"
     }
 
     /// Same as ``description``.
     public var debugDescription: String { description }
+
+    /// A mirror that shows no secret (what `dump` and `Mirror(reflecting:)` read).
+    public var customMirror: Mirror { Redaction.mirror(of: self, description) }
 
     /// Resolves ``host``: scheme (https unless given), host, port and an optional path prefix.
     func resolvedBase() -> Result<URLComponents, FMError> {
@@ -178,29 +279,34 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
 /// The FileMaker Data API service class.
 ///
 /// One instance talks to one database. Every callback method returns an ``FMRequest`` cancel handle and calls
-/// its completion exactly once, on ``callbackQueue``, whatever happens. The session token is managed: it is
-/// obtained when needed (one login for any number of concurrent callers), reused, slid on every successful
-/// call, renewed when the local clock says it expired, and renewed once (with one replay of the call) when
-/// FileMaker answers 952.
-public final class DataAPI: Sendable, CustomStringConvertible {
+/// its completion exactly once, on ``callbackQueue``, whatever happens. Sessions are managed: a pool of up to
+/// ``FMConfiguration/sessionPoolSize`` server sessions, each obtained when needed (one login for any number of
+/// concurrent callers), reused, slid on every successful call, renewed when the local clock says it expired,
+/// and renewed once (with one replay of the call) when the server no longer knows it (952, 112, an HTML 401).
+/// Every call is bounded by ``FMConfiguration/timeout`` and ``FMConfiguration/maxResponseBytes``, and transient
+/// failures are retried under ``FMConfiguration/retry``.
+public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The configuration this instance was made with.
     public let configuration: FMConfiguration
     /// The queue every completion runs on (a private serial queue unless one was given; never `.main` by default).
     public let callbackQueue: DispatchQueue
-    /// Where the session token is kept.
+    /// Where the session token (of the first pool session) is kept.
     public let tokenStore: FMTokenStore
     /// The injected clock.
     let now: @Sendable () -> Date
-    let transport: Transport
+    let transport: any FMTransport
     let logger: Logger
-    let session: Locked<SessionStateMachine<SessionWaiter>>
+    let pool: SessionPool
+    let gate: AdmissionGate
+    let lifecycle: Lifecycle
+    let newSessionHook = Locked<FMNewSessionHook?>(nil)
     /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
     let persistedVersion = Locked<UInt64>(0)
 
-    /// Creates a service.
+    /// Creates a service with the default transport (``FMURLSessionTransport``).
     ///
     /// - Parameters:
-    ///   - configuration: host, database, credentials, version, timeout.
+    ///   - configuration: host, database, credentials, version, limits, retries, pool size.
     ///   - callbackQueue: where completions run; by default a serial queue owned by this instance.
     ///   - tokenStore: where the session token is kept; in memory by default.
     ///   - logger: receives one redacted line per request and per answer; `nil` for silence.
@@ -214,7 +320,7 @@ public final class DataAPI: Sendable, CustomStringConvertible {
     ) {
         self.init(
             configuration: configuration,
-            transport: URLSessionTransport(timeout: configuration.timeout),
+            transport: FMURLSessionTransport(idleTimeout: configuration.timeout),
             callbackQueue: callbackQueue,
             tokenStore: tokenStore,
             logger: logger,
@@ -227,10 +333,18 @@ public final class DataAPI: Sendable, CustomStringConvertible {
         self.init(configuration: FMConfiguration(host: host, database: database, username: username, password: password))
     }
 
-    /// Creates a service over any transport (tests use a stub).
-    init(
+    /// Creates a service over your own HTTP client (see ``FMTransport``).
+    ///
+    /// - Parameters:
+    ///   - configuration: host, database, credentials, version, limits, retries, pool size.
+    ///   - transport: sends every request.
+    ///   - callbackQueue: where completions run; by default a serial queue owned by this instance.
+    ///   - tokenStore: where the session token is kept; in memory by default.
+    ///   - logger: receives one redacted line per request and per answer; `nil` for silence.
+    ///   - now: the clock used for token expiry.
+    public init(
         configuration: FMConfiguration,
-        transport: Transport,
+        transport: any FMTransport,
         callbackQueue: DispatchQueue? = nil,
         tokenStore: FMTokenStore = FMMemoryTokenStore(),
         logger: FMLogHandler? = nil,
@@ -241,31 +355,53 @@ public final class DataAPI: Sendable, CustomStringConvertible {
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "SwiftFM.DataAPI.callbacks")
         self.tokenStore = tokenStore
         self.now = now
-        let session = Locked(SessionStateMachine<SessionWaiter>(stored: Self.usable(tokenStore.load()), now: now()))
-        self.session = session
+        let pool = SessionPool(size: configuration.sessionPoolSize, stored: Self.usable(tokenStore.load()), now: now())
+        self.pool = pool
+        self.gate = AdmissionGate(limit: configuration.maxConcurrentRequests)
+        self.lifecycle = Lifecycle()
+        self.logger = Self.makeLogger(logger, configuration: configuration, pool: pool)
+    }
+
+    /// Creates a service over a whole-body transport (the unit tests' stubs).
+    convenience init(
+        configuration: FMConfiguration,
+        transport: Transport,
+        callbackQueue: DispatchQueue? = nil,
+        tokenStore: FMTokenStore = FMMemoryTokenStore(),
+        logger: FMLogHandler? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.init(configuration: configuration, transport: WholeBodyTransport(base: transport), callbackQueue: callbackQueue,
+                  tokenStore: tokenStore, logger: logger, now: now)
+    }
+
+    /// A service that uses `token` for every call and never logs in or renews (the new-session hook's).
+    init(pinnedTo token: String, parent: DataAPI) {
+        configuration = parent.configuration
+        transport = parent.transport
+        callbackQueue = parent.callbackQueue
+        tokenStore = FMMemoryTokenStore()
+        now = parent.now
+        pool = SessionPool(pinnedTo: token)
+        gate = parent.gate
+        lifecycle = parent.lifecycle
+        logger = parent.logger
+    }
+
+    private static func makeLogger(_ handler: FMLogHandler?, configuration: FMConfiguration, pool: SessionPool) -> Logger {
         let credentials = configuration.credentials
         let dataSources = configuration.dataSources
-        self.logger = Logger(handler: logger) {
-            var secrets: [String] = []
-            switch credentials {
-            case .basic(_, let password)?:
-                secrets.append(password)
-            case .encoded, nil:
-                break
-            }
-            if let encoded = credentials?.encodedValue { secrets.append(encoded) }
-            secrets += dataSources.map(\.password)
-            if let token = session.withLock({ $0.validToken(now: .distantPast) }) { secrets.append(token.token) }
-            return secrets
+        return Logger(handler: handler) {
+            (credentials?.secrets ?? []) + dataSources.map(\.password) + pool.heldTokens
         }
     }
 
     /// A description with credentials and tokens redacted.
     public var description: String { "DataAPI(\(configuration))" }
 
-    /// Sends `endpoint` and calls `completion` exactly once, on ``callbackQueue``.
-    @discardableResult
-    func perform<Value>(_ endpoint: Endpoint<Value>, completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
-        perform(endpoint, acceptingStatus: { $0 == 200 }, attachingTo: nil, completion: completion)
-    }
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror that shows no secret (what `dump` and `Mirror(reflecting:)` read).
+    public var customMirror: Mirror { Redaction.mirror(of: self, description) }
 }

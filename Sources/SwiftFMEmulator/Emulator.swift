@@ -86,6 +86,7 @@ public final class Emulator: Sendable {
 
     deinit {
         stop()
+        stopControl()
     }
 
     /// The request handler (pure request → response), for tests that skip sockets.
@@ -201,6 +202,9 @@ public final class Emulator: Sendable {
         core.state.withLock { $0.rejectLogins = reject }
     }
 
+    /// Whether logins are being refused (see ``rejectLogins(_:)``).
+    var rejectsLogins: Bool { core.state.withLock { $0.rejectLogins } }
+
     /// Forgets every token, as a server restart does: the next call with any of them answers 401/952.
     /// Records, containers and settings stay.
     public func restart() {
@@ -307,6 +311,9 @@ public final class Emulator: Sendable {
         core.state.withLock { $0.faults.removeAll() }
     }
 
+    /// How many more requests the queued faults will take.
+    var pendingFaultCount: Int { core.state.withLock { $0.faults.reduce(0) { $0 + $1.remaining } } }
+
     // MARK: Observation
 
     /// Every request received, in arrival order.
@@ -371,6 +378,9 @@ public final class Emulator: Sendable {
         }
     }
 
+    /// Whether the solution has table `name` (compared case-insensitively).
+    func hasTable(_ name: String) -> Bool { core.state.withLock { $0.table(name) != nil } }
+
     /// The number of records in a table (0 for an unknown table).
     public func recordCount(inTable table: String) -> Int {
         core.state.withLock { $0.table(table)?.records.count ?? 0 }
@@ -383,6 +393,8 @@ final class EmulatorCore: Sendable {
     let clock: @Sendable () -> Date
     /// Service time, in-flight counting and per-session serialisation, outside the state lock.
     let traffic = EmulatorTraffic()
+    /// The control API's server and URL while it runs.
+    let control = Locked<(server: HTTPServer, url: URL)?>(nil)
 
     init(state: EmulatorState, clock: @escaping @Sendable () -> Date) {
         self.state = Locked(state)

@@ -10,16 +10,20 @@ import SwiftFMEmulator
 // fm-emulator: serves the FileMaker Data API emulator on a local port until SIGINT or SIGTERM.
 
 let usage = """
-    usage: fm-emulator [--host HOST] [--port N] [--schema FILE] [--verbose] [--help]
+    usage: fm-emulator [--host HOST] [--port N] [--schema FILE] [--control] [--control-port N] [--verbose] [--help]
 
       --host HOST     address to listen on (default 127.0.0.1; localhost means 127.0.0.1)
       --port N        port to listen on (default 0: any free port, printed on start)
       --schema FILE   a schema file (format: Docs/SCHEMA.md in the SwiftFM repository);
                       default: the built-in demo solution
+      --control       also serve the control API (JSON over HTTP: faults, clock, tokens, reset,
+                      request log, records; see the README) on another port of HOST
+      --control-port N  the control API's port (0: any free port; implies --control)
       --verbose       log one line per request to stderr
       --help          show this help
 
-    Prints one line `listening on http://HOST:PORT` once ready; stops on SIGINT or SIGTERM.
+    Prints one line `listening on http://HOST:PORT` once ready (then, with --control, one line
+    `control on http://HOST:PORT`); stops on SIGINT or SIGTERM.
 
     """
 
@@ -49,6 +53,7 @@ struct Options {
     var port: UInt16 = 0
     var schema: String?
     var verbose = false
+    var controlPort: UInt16?
 }
 
 func parseArguments(_ arguments: [String]) -> Options? {
@@ -85,6 +90,15 @@ func parseArguments(_ arguments: [String]) -> Options? {
                 return nil
             }
             options.port = p
+        case "--control":
+            if options.controlPort == nil { options.controlPort = 0 }
+        case "--control-port":
+            guard let v = inlineValue ?? value(argument) else { return nil }
+            guard let p = UInt16(v) else {
+                writeStderr("fm-emulator: invalid control port \(v)\n")
+                return nil
+            }
+            options.controlPort = p
         case "--schema":
             guard let v = inlineValue ?? value(argument), !v.isEmpty else { return nil }
             options.schema = v
@@ -127,6 +141,7 @@ signal(SIGTERM, SIG_IGN)
 let signalSources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
     let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
     source.setEventHandler {
+        emulator.stopControl()
         emulator.stop()
         exit(0)
     }
@@ -136,7 +151,8 @@ let signalSources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
 
 do {
     let url = try emulator.start(host: options.host, port: options.port)
-    writeStdout("listening on \(url.absoluteString)\n")
+    let control = try options.controlPort.map { try emulator.startControl(host: options.host, port: $0) }
+    writeStdout("listening on \(url.absoluteString)\n" + (control.map { "control on \($0.absoluteString)\n" } ?? ""))
 } catch {
     writeStderr("fm-emulator: \(error)\n")
     exit(1)

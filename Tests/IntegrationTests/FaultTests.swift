@@ -37,9 +37,11 @@ struct FaultTests {
     @Test func html502IsNotJSON() async throws {
         try await withClient { api, emulator in
             _ = await callback(api) { api.login(completion: $0) }
-            emulator.inject(.html502, count: 1, matching: "records")
+            // A 502 is retried (standard policy: 3 attempts); when every attempt gets it, -1006 is reported.
+            emulator.inject(.html502, count: 3, matching: "records")
             let (value, code) = await callback(api) { api.getRecords(layout: "Bands", completion: $0) }
             #expect(value == nil && code == FMError.ClientCode.notJSON)
+            #expect(emulator.requestLog.filter { $0.decodedPath.contains("records") }.count == 3)
         }
     }
 

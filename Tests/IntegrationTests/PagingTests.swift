@@ -135,7 +135,8 @@ struct PagingTests {
             let counter = CallCounter()
             let (count, code) = await callback(api) { done in
                 api.forEachPage(layout: "Bands", pageSize: 1, page: { _ in
-                    if counter.hit() == 1 { emulator.inject(.html502, count: 1, matching: "records") }
+                    // A 502 is retried under the standard policy (3 attempts): fail every attempt.
+                    if counter.hit() == 1 { emulator.inject(.html502, count: 3, matching: "records") }
                     return true
                 }, completion: done)
             }

@@ -30,7 +30,8 @@ import Testing
         let server = try LegacyServer(.dbPath)
         try server.run {
             let token = try server.login()
-            server.emulator.inject(.html502)
+            // A 502 is retried under the standard policy (3 attempts): fail them all.
+            server.emulator.inject(.html502, count: 3)
             let html = wait { done in DataAPI.getRecords(token: token, layout: "Artists", limit: 1) { records, code in done((records, code)) } }
             #expect(html?.0 == nil)
             #expect(html?.1 == FMError.ClientCode.notJSON)

@@ -367,13 +367,20 @@ func isNoBody<V>(_ endpoint: Endpoint<V>) -> Bool {
         let endpoint = Endpoints.uploadContainer(layout: "L", recordId: 1, field: "f", fileURL: url)
         #expect(endpoint.invalid == nil)
         #expect(endpoint.segments.last == "1")
-        guard case .multipart(let body, _) = endpoint.body else { Issue.record("not multipart"); return }
-        let text = String(decoding: body, as: UTF8.self)
+        // A file is streamed: the body names the file and is assembled on disk when the call is sent.
+        guard case .multipartFile(let source, let fileName, let mimeType, let boundary) = endpoint.body else { Issue.record("not a streamed file"); return }
+        #expect(source == url)
+        #expect(fileName == url.lastPathComponent)
+        #expect(mimeType == "application/pdf")
+        let assembled = try Multipart.writeBody(boundary: boundary, fileName: fileName, mimeType: mimeType, source: source)
+        defer { try? FileManager.default.removeItem(at: assembled) }
+        let text = String(decoding: try Data(contentsOf: assembled), as: UTF8.self)
         #expect(text.contains("filename=\"\(url.lastPathComponent)\""))
         #expect(text.contains("Content-Type: application/pdf\r\n"))
+        #expect(text.contains("%PDF-1.4 hello\r\n--\(boundary)--\r\n"))
         let renamed = Endpoints.uploadContainer(layout: "L", recordId: 1, field: "f", fileURL: url, fileName: "report.pdf")
-        guard case .multipart(let body2, _) = renamed.body else { Issue.record("not multipart"); return }
-        #expect(String(decoding: body2, as: UTF8.self).contains("filename=\"report.pdf\""))
+        guard case .multipartFile(_, let name2, _, _) = renamed.body else { Issue.record("not a streamed file"); return }
+        #expect(name2 == "report.pdf")
     }
 
     @Test func unreadableFileIsFileError() {

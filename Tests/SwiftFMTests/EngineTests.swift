@@ -155,7 +155,7 @@ struct EngineTests {
         // The first call starts the login (blocked in the stub on another thread); the second waits for it.
         DispatchQueue.global().async { harness.api.perform(TestEndpoints.records()) { recorder.record($0) } }
         loginStarted.wait()
-        #expect(harness.api.session.withLock { $0.isLoggingIn })
+        #expect(harness.api.pool.isLoggingIn(slot: 0))
         let request = harness.api.perform(TestEndpoints.records()) { recorder.record($0) }
         request.cancel()
         gate.signal()

@@ -65,28 +65,43 @@ extension DataAPI {
         }
     }
 
-    /// Downloads a container's content into a local file (replaced atomically).
+    /// Downloads a container's content into a local file, streamed: the bytes go to disk as they arrive
+    /// (bounded memory, not capped by ``FMConfiguration/maxResponseBytes``), into a temporary file next to
+    /// `fileURL` that replaces it when the download is complete; on failure the partial file is removed and
+    /// `fileURL` is left as it was. Bounded by ``FMConfiguration/containerTimeout``.
     ///
     /// - Parameters:
     ///   - url: the container URL.
     ///   - fileURL: where to write the bytes.
+    ///   - progress: called with (bytes written so far, expected total or `-1` when unknown), on a library queue.
     ///   - completion: `fileURL` or `nil`, and the code (`-1009` when the file cannot be written).
     /// - Returns: a handle that cancels the download.
     @discardableResult
-    public func downloadContainer(url: URL, to fileURL: URL, completion: @escaping (URL?, String) -> Void) -> FMRequest {
-        followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects) { result in
-            let written = result.flatMap { data in Self.write(data, to: fileURL) }
-            completion(written.value, written.code)
+    public func downloadContainer(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)? = nil,
+                                  completion: @escaping (URL?, String) -> Void) -> FMRequest {
+        downloadContainerResult(url: url, to: fileURL, progress: progress) { completion($0.value, $0.code) }
+    }
+
+    /// The streamed download to a file, reporting a `Result`.
+    @discardableResult
+    func downloadContainerResult(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)?,
+                                 completion: @escaping (Result<URL, FMError>) -> Void) -> FMRequest {
+        let partial = fileURL.deletingLastPathComponent()
+            .appendingPathComponent(".\(fileURL.lastPathComponent).swiftfm-\(UUID().uuidString).part")
+        let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
+        return followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, sink: sink) { result in
+            completion(result.flatMap { _ in Self.place(partial, at: fileURL) })
         }
     }
 
     /// Follows a container URL hop by hop under one cancel handle; `completion` runs once, on the callback queue.
-    func followContainer(url: URL, cookie: String?, hopsLeft: Int, request: FMRequest? = nil,
+    /// With a file sink, the last hop's body is in the sink's file and the bytes delivered are empty.
+    func followContainer(url: URL, cookie: String?, hopsLeft: Int, request: FMRequest? = nil, sink: BodySink? = nil,
                          completion: @escaping (Result<Data, FMError>) -> Void) -> FMRequest {
         let handle = request ?? FMRequest()
         let statuses = Endpoints.containerHopStatuses
         return perform(Endpoints.containerHop(url: url, cookie: cookie), acceptingStatus: { statuses.contains($0) },
-                       attachingTo: handle) { [self] result in
+                       attachingTo: handle, sink: sink, isTransfer: true) { [self] result in
             switch result {
             case .success(.data(let data)):
                 completion(.success(data))
@@ -95,11 +110,25 @@ extension DataAPI {
                     completion(.failure(.malformed("too many redirects downloading a container", status: nil)))
                     return
                 }
-                _ = followContainer(url: next, cookie: nextCookie, hopsLeft: hopsLeft - 1, request: handle, completion: completion)
+                _ = followContainer(url: next, cookie: nextCookie, hopsLeft: hopsLeft - 1, request: handle, sink: sink,
+                                    completion: completion)
             case .failure(let error):
                 completion(.failure(error))
             }
         }
+    }
+
+    /// Moves a completed download over `fileURL` (replacing it); removes the partial file on failure.
+    static func place(_ partial: URL, at fileURL: URL) -> Result<URL, FMError> {
+        guard FileManager.default.fileExists(atPath: partial.path) else {
+            return .failure(FMError(code: FMError.ClientCode.fileError, message: "The download produced no file"))
+        }
+        guard rename(partial.path, fileURL.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(at: partial)
+            return .failure(FMError(code: FMError.ClientCode.fileError, message: "Cannot write \(fileURL.path)", underlying: reason))
+        }
+        return .success(fileURL)
     }
 
     static func write(_ data: Data, to fileURL: URL) -> Result<URL, FMError> {

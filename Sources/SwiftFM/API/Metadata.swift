@@ -55,6 +55,6 @@ extension DataAPI {
 
     /// Basic with the configured credentials when there are some, else none.
     var databasesAuth: Endpoint<[FMDatabase]>.Auth {
-        configuration.credentials == nil ? .none : .basic(encoded: nil)
+        configuration.credentials?.encodedValue == nil ? .none : .basic(encoded: nil)
     }
 }

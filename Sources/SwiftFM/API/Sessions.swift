@@ -73,7 +73,14 @@ extension DataAPI {
     @discardableResult
     func loginResult(completion: @escaping (Result<String, FMError>) -> Void) -> FMRequest {
         let delivery = OneShot(queue: callbackQueue, completion: completion)
-        withSessionToken(force: true) { delivery.finish($0) }
+        guard !lifecycle.isShuttingDown else {
+            delivery.finish(.failure(.shuttingDown))
+            return delivery.handle
+        }
+        leaseSession(preferring: 0, force: true) { [self] result in
+            if case .success(let lease) = result { releaseSession(lease) }
+            delivery.finish(result.map(\.token))
+        }
         return delivery.handle
     }
 
@@ -83,21 +90,25 @@ extension DataAPI {
         completion: @escaping (Result<(token: String, expiry: Date), FMError>) -> Void
     ) -> FMRequest {
         let delivery = OneShot(queue: callbackQueue, completion: completion)
+        guard !lifecycle.isShuttingDown else {
+            delivery.finish(.failure(.shuttingDown))
+            return delivery.handle
+        }
         guard let encodedCredentials else {
-            withSessionToken(force: true) { [self] result in
-                delivery.finish(result.map { token in
-                    let held = session.withLock { $0.validToken(now: .distantPast) }
-                    let expiry = held?.token == token ? held?.expiry : nil
-                    return (token, expiry ?? now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime))
+            leaseSession(preferring: 0, force: true) { [self] result in
+                if case .success(let lease) = result { releaseSession(lease) }
+                delivery.finish(result.map { lease in
+                    let held = pool.validToken(slot: 0, now: .distantPast)
+                    let expiry = held?.token == lease.token ? held?.expiry : nil
+                    return (lease.token, expiry ?? now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime))
                 })
             }
             return delivery.handle
         }
-        let task = sendLogin(encoded: encodedCredentials) { [self] result in
+        performLogin(encoded: encodedCredentials) { [self] result in
             // A token that arrived is adopted even if the caller cancelled meanwhile: the session exists.
             delivery.finish(result.map { token in (token, adoptToken(token)) })
         }
-        if let task { delivery.attach(task) }
         return delivery.handle
     }
 
@@ -107,7 +118,7 @@ extension DataAPI {
         let token: String?
         let stored = loadStoredToken()?.token
         if let explicit {
-            let isCurrent = session.withLock { $0.validToken(now: .distantPast)?.token == explicit }
+            let isCurrent = pool.validToken(slot: 0, now: .distantPast)?.token == explicit
             if isCurrent || stored == explicit { _ = resetSession() }
             token = explicit
         } else {

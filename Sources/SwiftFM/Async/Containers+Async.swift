@@ -27,12 +27,12 @@ extension DataAPI {
         }
     }
 
-    /// Downloads a container's content into a local file (replaced atomically).
+    /// Downloads a container's content into a local file, streamed (bounded memory); see
+    /// ``downloadContainer(url:to:progress:completion:)``.
     /// - Returns: `fileURL`.
     /// - Throws: ``FMError`` (`-1009` when the file cannot be written).
     @discardableResult
-    public func downloadContainer(url: URL, to fileURL: URL) async throws -> URL {
-        let data = try await downloadContainer(url: url)
-        return try Self.write(data, to: fileURL).get()
+    public func downloadContainer(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> URL {
+        try await bridge { completion in downloadContainerResult(url: url, to: fileURL, progress: progress, completion: completion) }
     }
 }

@@ -40,6 +40,9 @@ struct Endpoint<Value>: Sendable {
         case json(Data)
         /// A multipart/form-data body, already assembled, with its boundary.
         case multipart(Data, boundary: String)
+        /// A multipart/form-data body with one file part whose bytes are read from `source` as the request
+        /// is sent (assembled in a temporary file, streamed, removed afterwards).
+        case multipartFile(URL, fileName: String, mimeType: String, boundary: String)
     }
 
     /// What the decoder receives for an HTTP 200 answer.
@@ -48,8 +51,10 @@ struct Endpoint<Value>: Sendable {
         var status: Int
         /// The response headers, names as received.
         var headers: [String: String]
-        /// The body bytes.
+        /// The body bytes (empty when the body went to a file).
         var body: Data
+        /// The file the body was streamed to (a container download to a file).
+        var file: URL? = nil
     }
 
     var method: Method

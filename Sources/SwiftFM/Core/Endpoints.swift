@@ -292,19 +292,34 @@ enum Endpoints {
         }
     }
 
-    /// E16 from a local file; the file name defaults to the URL's last path component. An unreadable
-    /// file gives `-1009` without sending anything.
+    /// E16 from a local file, streamed: the multipart body is assembled on disk when the call is sent (the
+    /// file is never read whole into memory). The file name defaults to the URL's last path component. An
+    /// unreadable file gives `-1009` without sending anything.
     static func uploadContainer(layout: String, recordId: Int, field: String, repetition: Int = 1,
                                 fileURL: URL, fileName: String? = nil, mimeType: String? = nil) -> Endpoint<FMEditResult> {
-        let data: Data
+        let name = fileName ?? fileURL.lastPathComponent
+        if let error = checkName(layout, "layout") ?? checkName(field, "container field")
+            ?? (repetition < 1 ? .invalidArgument("The repetition must be 1 or more (got \(repetition))") : nil)
+            ?? (name.isEmpty ? .invalidArgument("The file name is empty") : nil)
+            ?? (mimeType.map(RequestBuilder.isValidHeaderValue) == false
+                ? .invalidArgument("The MIME type contains control characters (it is sent as a part header)") : nil) {
+            return failing(.post, error)
+        }
+        let prefix: Data
         do {
-            data = try Data(contentsOf: fileURL)
+            let handle = try FileHandle(forReadingFrom: fileURL)
+            defer { try? handle.close() }
+            prefix = try handle.read(upToCount: 64) ?? Data()
         } catch {
             return failing(.post, FMError(code: FMError.ClientCode.fileError,
                                           message: "Cannot read \(fileURL.path)", underlying: String(describing: error)))
         }
-        return uploadContainer(layout: layout, recordId: recordId, field: field, repetition: repetition,
-                               data: data, fileName: fileName ?? fileURL.lastPathComponent, mimeType: mimeType)
+        let type = (mimeType?.isEmpty == false ? mimeType : nil) ?? Multipart.mimeType(for: prefix, fileName: name)
+        return Endpoint(.post, .database,
+                        ["layouts", layout, "records", String(recordId), "containers", field, String(repetition)],
+                        body: .multipartFile(fileURL, fileName: name, mimeType: type, boundary: Multipart.makeBoundary())) { response in
+            try JSONPayload.decodeResponse(FMEditResult.self, from: response.body, status: response.status)
+        }
     }
 
     /// One hop of a container download: the bytes, or where to go next with which cookie.

@@ -3,6 +3,18 @@ import Foundation
 import FoundationNetworking
 #endif
 
+// The call pipeline. One call passes through these stages, in order:
+//
+//   admission   shutdown check, the call's deadline starts (FMConfiguration.timeout / containerTimeout)
+//   session     a pool session is leased (single-flight login, new-session hook)      SessionController
+//   send        the concurrency cap (AdmissionGate), the transport, the byte cap       Exchange
+//   classify    FileMaker code, transport error, session lost, transient              Classifier
+//   retry       replay once after a lost session; retry transient failures under the
+//               policy with back-off, never past the deadline                         FMRetryPolicy
+//   complete    exactly once, on the callback queue                                   OneShot
+//
+// Each stage is its own small type; `EngineCall` composes them for one call.
+
 extension DataAPI {
     /// Sends `endpoint` and calls `completion` exactly once, on ``callbackQueue``.
     ///
@@ -11,16 +23,34 @@ extension DataAPI {
     ///     download also accepts its 302). Other statuses are turned into an ``FMError`` from the envelope.
     ///   - request: an existing handle to report cancellation through (a multi-step operation); a new one
     ///     when `nil`.
+    ///   - sink: where the answer's body goes (memory under ``FMConfiguration/maxResponseBytes`` by default).
+    ///   - isTransfer: a container transfer, bounded by ``FMConfiguration/containerTimeout``.
+    ///   - bypassShutdown: sent even while shutting down (the shutdown's own logouts).
     @discardableResult
     func perform<Value>(
         _ endpoint: Endpoint<Value>,
         acceptingStatus: @escaping @Sendable (Int) -> Bool,
         attachingTo request: FMRequest?,
+        sink: BodySink? = nil,
+        isTransfer: Bool = false,
+        bypassShutdown: Bool = false,
         completion: @escaping (Result<Value, FMError>) -> Void
     ) -> FMRequest {
         let delivery = OneShot(queue: callbackQueue, handle: request ?? FMRequest(), completion: completion)
-        EngineCall(api: self, endpoint: endpoint, accepting: acceptingStatus, delivery: delivery).start()
+        guard bypassShutdown || lifecycle.admit(delivery) else {
+            delivery.finish(.failure(.shuttingDown))
+            return delivery.handle
+        }
+        let call = EngineCall(api: self, endpoint: endpoint, accepting: acceptingStatus, delivery: delivery,
+                              sink: sink ?? .memory(cap: configuration.maxResponseBytes))
+        call.start(deadline: isTransfer ? configuration.containerTimeout : configuration.timeout)
         return delivery.handle
+    }
+
+    /// Sends `endpoint` and calls `completion` exactly once, on ``callbackQueue``.
+    @discardableResult
+    func perform<Value>(_ endpoint: Endpoint<Value>, completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
+        perform(endpoint, acceptingStatus: { $0 == 200 }, attachingTo: nil, completion: completion)
     }
 
     /// Completes at once with `result` (on ``callbackQueue``, like every other path) and returns the handle.
@@ -40,7 +70,7 @@ extension DataAPI {
             return .success("Basic " + encoded)
         }
         guard let value = configuration.credentials?.encodedValue else {
-            return .failure(.invalidConfiguration("No credentials are configured"))
+            return .failure(.invalidConfiguration("No Basic credentials are configured"))
         }
         guard RequestBuilder.isValidHeaderValue(value) else {
             return .failure(.invalidConfiguration("The configured encoded credentials contain control characters"))
@@ -48,44 +78,65 @@ extension DataAPI {
         return .success("Basic " + value)
     }
 
-    /// One HTTP exchange: build, log, send, log. `completion` gets the raw answer (any status) or the mapped
-    /// transport error; it runs on the transport's queue. Returns the task, or `nil` when nothing was sent.
-    @discardableResult
+    /// One HTTP exchange: build, wait for a slot under the concurrency cap, send, log. `completion` gets the
+    /// raw answer (any status) or the failure, once, on the transport's queue — unless the returned flight
+    /// is cancelled first, which completes it with the cancel's error.
     func exchange<Value>(
         _ endpoint: Endpoint<Value>,
         authorization: String?,
-        completion: @escaping @Sendable (Result<(HTTPURLResponse, Data), FMError>) -> Void
-    ) -> TransportTask? {
+        sink: BodySink,
+        completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void
+    ) -> Flight {
+        let flight = Flight(completion: completion)
         let request: URLRequest
         switch RequestBuilder.request(for: endpoint, configuration: configuration, authorization: authorization) {
         case .success(let built): request = built
         case .failure(let error):
             logger.log(.error, "\(endpoint.method.rawValue) not sent: \(error)")
-            completion(.failure(error))
-            return nil
+            flight.end(.failure(ExchangeFailure(error: error, beforeAnswer: false)))
+            return flight
         }
-        // Nothing of the log lines is built when no logger is set: this is the hot path of every call.
         let logger = self.logger
+        let transport = self.transport
         let line = logger.isEnabled ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : ""
-        logger.log(.debug, "→ \(line)")
-        let started = DispatchTime.now().uptimeNanoseconds
-        return transport.send(request) { result in
-            let finished = DispatchTime.now().uptimeNanoseconds
-            let duration = { String(format: "%.1f ms", Double(finished &- started) / 1_000_000) }
-            switch result {
-            case .success(let (response, body)):
-                if logger.isEnabled {
-                    let status = response.statusCode
-                    let code = status == 200 ? "" : " code \(Envelope.error(status: status, body: body).code)"
-                    logger.log(status == 200 ? .info : .warning, "← \(line) \(status)\(code) \(body.count) bytes \(duration())")
+        let ticket = gate.enter { release in
+            guard !flight.isEnded else { return release() }   // cancelled or out of time while queued: never sent
+            var built: URL?
+            if case .multipartFile(let source, let fileName, let mimeType, let boundary) = endpoint.body {
+                do {
+                    built = try Multipart.writeBody(boundary: boundary, fileName: fileName, mimeType: mimeType, source: source)
+                } catch {
+                    release()
+                    flight.end(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
+                        message: "Cannot read \(source.path)", underlying: String(describing: error)), beforeAnswer: false)))
+                    return
                 }
-                completion(.success((response, body)))
-            case .failure(let error):
-                let mapped = FMError.fromTransport(error)
-                logger.log(mapped.code == FMError.ClientCode.cancelled ? .info : .error, "← \(line) failed \(mapped.code) \(duration())")
-                completion(.failure(mapped))
             }
+            let bodyFile = built
+            logger.log(.debug, "→ \(line)")
+            let started = DispatchTime.now().uptimeNanoseconds
+            let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { result in
+                release()
+                if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
+                if logger.isEnabled {
+                    let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
+                    switch result {
+                    case .success(let answer):
+                        let status = answer.response.statusCode
+                        let code = status == 200 ? "" : " code \(Envelope.error(status: status, body: answer.body).code)"
+                        let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
+                        logger.log(status == 200 ? .info : .warning, "← \(line) \(status)\(code) \(size) \(duration)")
+                    case .failure(let failure):
+                        let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .info : .error
+                        logger.log(level, "← \(line) failed \(failure.error.code) \(duration)")
+                    }
+                }
+                flight.end(result)
+            }
+            flight.running(running)
         }
+        flight.queued(ticket)
+        return flight
     }
 
     /// Applies a token-store write decided by the state machine, unless a newer one was applied already.
@@ -103,106 +154,293 @@ extension DataAPI {
 
 /// The answer handed to the decoder, converted from the transport's.
 extension Endpoint.Response {
-    init(_ response: HTTPURLResponse, body: Data) {
+    init(_ response: HTTPURLResponse, body: Data, file: URL? = nil) {
         var headers: [String: String] = [:]
         for (name, value) in response.allHeaderFields {
             headers[String(describing: name)] = String(describing: value)
         }
-        self.init(status: response.statusCode, headers: headers, body: body)
+        self.init(status: response.statusCode, headers: headers, body: body, file: file)
     }
 }
 
-/// One call of ``DataAPI/perform(_:acceptingStatus:attachingTo:completion:)``: the session logic around one
-/// or two HTTP exchanges (a second one only to replay after a 952).
-private final class EngineCall<Value>: Sendable {
+/// One exchange as the pipeline holds it: queued for a slot, then running; ends exactly once.
+final class Flight: TransportTask, @unchecked Sendable {
+    // @unchecked: mutable state is behind `state`'s lock.
+    private struct State {
+        var completion: (@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?
+        var ticket: AdmissionGate.Ticket?
+        var exchange: Exchange?
+        var onEnd: [@Sendable () -> Void] = []
+    }
+    private let state: Locked<State>
+
+    init(completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void) {
+        state = Locked(State(completion: completion))
+    }
+
+    var isEnded: Bool { state.withLock { $0.completion == nil } }
+
+    fileprivate func queued(_ ticket: AdmissionGate.Ticket) {
+        let ended = state.withLock { state -> Bool in
+            if state.completion == nil { return true }
+            state.ticket = ticket
+            return false
+        }
+        if ended { ticket.withdraw() }
+    }
+
+    fileprivate func running(_ exchange: Exchange) {
+        let ended = state.withLock { state -> Bool in
+            if state.completion == nil { return true }
+            state.exchange = exchange
+            return false
+        }
+        if ended { exchange.cancel(with: .cancelled) }
+    }
+
+    /// Runs `action` when the flight ends (at once if it has).
+    func onEnd(_ action: @escaping @Sendable () -> Void) {
+        let ended = state.withLock { state -> Bool in
+            if state.completion == nil { return true }
+            state.onEnd.append(action)
+            return false
+        }
+        if ended { action() }
+    }
+
+    /// Ends the flight with `error`: leaves the queue, or stops the exchange.
+    func cancel(with error: FMError) {
+        end(.failure(ExchangeFailure(error: error, beforeAnswer: false)))
+    }
+
+    /// `TransportTask`: cancel.
+    func cancel() { cancel(with: .cancelled) }
+
+    fileprivate func end(_ result: Result<ExchangeAnswer, ExchangeFailure>) {
+        let taken = state.withLock { state -> (completion: (@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?, ticket: AdmissionGate.Ticket?, exchange: Exchange?, onEnd: [@Sendable () -> Void]) in
+            defer { state = State() }
+            return (state.completion, state.ticket, state.exchange, state.onEnd)
+        }
+        guard let completion = taken.completion else { return }
+        taken.ticket?.withdraw()
+        if case .failure(let failure) = result { taken.exchange?.cancel(with: failure.error) }
+        completion(result)
+        for action in taken.onEnd { action() }
+    }
+}
+
+/// A one-shot timer on a global queue.
+final class Deadline: @unchecked Sendable {
+    // @unchecked: a dispatch source is thread-safe; it is not `Sendable`-annotated.
+    private let timer: DispatchSourceTimer
+
+    private init(timer: DispatchSourceTimer) { self.timer = timer }
+
+    /// Calls `fire` once after `seconds` (a non-finite or huge value never fires), unless cancelled.
+    static func after(seconds: TimeInterval, fire: @escaping @Sendable () -> Void) -> Deadline {
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        let delay = seconds.isFinite ? min(max(0, seconds), 10 * 365 * 86_400) : 10 * 365 * 86_400
+        timer.schedule(deadline: .now() + delay)
+        timer.setEventHandler {
+            timer.cancel()
+            fire()
+        }
+        timer.resume()
+        return Deadline(timer: timer)
+    }
+
+    /// Stops the timer; `fire` will not run (unless it is running already).
+    func cancel() { timer.cancel() }
+}
+
+/// One call of ``DataAPI/perform(_:acceptingStatus:attachingTo:sink:isTransfer:bypassShutdown:completion:)``:
+/// the stages of the pipeline around one or more HTTP exchanges.
+final class EngineCall<Value>: @unchecked Sendable {
+    // @unchecked: mutable state is behind `state`'s lock; the rest is immutable.
+    private struct State {
+        var lease: SessionLease?
+        var deadline: Deadline?
+        var backoff: Deadline?
+        var attempts = 0
+        var replayed = false
+    }
     let api: DataAPI
     let endpoint: Endpoint<Value>
     let accepting: @Sendable (Int) -> Bool
     let delivery: OneShot<Value>
+    let sink: BodySink
+    private let state = Locked(State())
+    private var endsAt: DispatchTime = .distantFuture
 
-    init(api: DataAPI, endpoint: Endpoint<Value>, accepting: @escaping @Sendable (Int) -> Bool, delivery: OneShot<Value>) {
+    init(api: DataAPI, endpoint: Endpoint<Value>, accepting: @escaping @Sendable (Int) -> Bool, delivery: OneShot<Value>, sink: BodySink) {
         self.api = api
         self.endpoint = endpoint
         self.accepting = accepting
         self.delivery = delivery
+        self.sink = sink
     }
 
-    func start() {
+    // MARK: admission
+
+    func start(deadline seconds: TimeInterval) {
         if let invalid = endpoint.invalid {
             delivery.finish(.failure(invalid))
+            api.lifecycle.release(delivery)
             return
         }
+        endsAt = .now() + (seconds.isFinite ? min(max(0, seconds), 10 * 365 * 86_400) : 10 * 365 * 86_400)
+        let timer = Deadline.after(seconds: seconds) { [weak self] in self?.delivery.stop(with: .timeout) }
+        state.withLock { $0.deadline = timer }
+        delivery.onFinish { [self] in
+            let (lease, timers) = state.withLock { state -> (SessionLease?, [Deadline?]) in
+                defer { state.lease = nil; state.deadline = nil; state.backoff = nil }
+                return (state.lease, [state.deadline, state.backoff])
+            }
+            for timer in timers { timer?.cancel() }
+            if let lease { api.releaseSession(lease) }
+            api.lifecycle.release(delivery)
+        }
+        attempt()
+    }
+
+    // MARK: session
+
+    private func attempt() {
+        guard !delivery.isFinished else { return }
+        state.withLock { $0.attempts += 1 }
         switch endpoint.auth {
         case .none:
-            send(authorization: nil, token: nil, replayable: false)
+            send(authorization: nil, lease: nil, explicitToken: nil)
         case .basic(let encoded):
             switch api.basicAuthorization(encoded) {
-            case .success(let value): send(authorization: value, token: nil, replayable: false)
+            case .success(let value): send(authorization: value, lease: nil, explicitToken: nil)
             case .failure(let error): delivery.finish(.failure(error))
             }
         case .token(let token):
-            send(authorization: "Bearer " + token, token: token, replayable: false)
+            send(authorization: "Bearer " + token, lease: nil, explicitToken: token)
         case .session:
-            acquire(replayable: true)
-        }
-    }
-
-    private func acquire(replayable: Bool) {
-        api.withSessionToken(force: false) { [self] result in
-            switch result {
-            case .success(let token): send(authorization: "Bearer " + token, token: token, replayable: replayable)
-            case .failure(let error): delivery.finish(.failure(error))
+            let preferred = state.withLock { $0.replayed ? $0.lease?.slot : nil }
+            releaseLease()
+            api.leaseSession(preferring: preferred, force: false) { [self] result in
+                switch result {
+                case .success(let lease):
+                    let kept = state.withLock { state -> Bool in
+                        guard !delivery.isFinished else { return false }
+                        state.lease = lease
+                        return true
+                    }
+                    guard kept else { return api.releaseSession(lease) }
+                    send(authorization: "Bearer " + lease.token, lease: lease, explicitToken: nil)
+                case .failure(let error):
+                    delivery.finish(.failure(error))
+                }
             }
         }
     }
 
-    private func send(authorization: String?, token: String?, replayable: Bool) {
-        guard !delivery.isFinished else { return } // cancelled while waiting for a login
-        let task = api.exchange(endpoint, authorization: authorization) { [self] result in
-            received(result, token: token, replayable: replayable)
+    private func releaseLease() {
+        let lease = state.withLock { state -> SessionLease? in
+            defer { state.lease = nil }
+            return state.lease
         }
-        if let task { delivery.attach(task) }
+        if let lease { api.releaseSession(lease) }
     }
 
-    private func received(_ result: Result<(HTTPURLResponse, Data), FMError>, token: String?, replayable: Bool) {
+    // MARK: send
+
+    private func send(authorization: String?, lease: SessionLease?, explicitToken: String?) {
         guard !delivery.isFinished else { return }
-        let response: HTTPURLResponse
-        let body: Data
+        let flight = api.exchange(endpoint, authorization: authorization, sink: sink) { [self] result in
+            received(result, lease: lease, explicitToken: explicitToken)
+        }
+        delivery.attach(flight)
+    }
+
+    // MARK: classify
+
+    private func received(_ result: Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?) {
+        guard !delivery.isFinished else { return }
+        let error: FMError
+        var beforeAnswer = false
+        var headers: [String: String] = [:]
         switch result {
-        case .failure(let error):
-            delivery.finish(.failure(error))
-            return
+        case .failure(let failure):
+            error = failure.error
+            beforeAnswer = failure.beforeAnswer
         case .success(let answer):
-            (response, body) = answer
+            let status = answer.response.statusCode
+            let response = Endpoint<Value>.Response(answer.response, body: answer.body, file: answer.file)
+            if accepting(status) {
+                if let lease { api.sessionUsed(lease) }
+                delivery.finish(Self.decode(endpoint, response))
+                return
+            }
+            error = Envelope.error(status: status, body: answer.body)
+            headers = response.headers
+            // A FileMaker error still used (and slid) the session.
+            if let lease, status != 401, !Classifier.isSessionLost(error) { api.sessionUsed(lease) }
         }
-        let status = response.statusCode
-        if accepting(status) {
-            if let token { api.sessionUsed(token) }
-            delivery.finish(decode(Endpoint.Response(response, body: body)))
-            return
-        }
-        let error = Envelope.error(status: status, body: body)
-        guard let token else {
+        let usedToken = lease != nil || explicitToken != nil
+        switch Classifier.verdict(for: error, beforeAnswer: beforeAnswer, usedSession: usedToken, headers: headers) {
+        case .final:
             delivery.finish(.failure(error))
-            return
-        }
-        // 952 (or an HTML 401, as FileMaker Cloud sends after expiry): the token is no longer valid.
-        let expired = error.code == "952" || (status == 401 && error.code == FMError.ClientCode.notJSON)
-        guard expired else {
-            if status != 401 { api.sessionUsed(token) } // a FileMaker error still used (and slid) the session
-            delivery.finish(.failure(error))
-            return
-        }
-        api.sessionRejected(token)
-        if replayable {
-            api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): logging in again and replaying once")
-            acquire(replayable: false)
-        } else {
-            delivery.finish(.failure(error))
+        case .sessionLost:
+            if let explicitToken {
+                api.explicitTokenRejected(explicitToken)
+                delivery.finish(.failure(error))
+            } else if let lease {
+                api.sessionRejected(lease)
+                replay(after: error)
+            } else {
+                delivery.finish(.failure(error))
+            }
+        case .transient(let retryAfter):
+            retry(after: error, retryAfter: retryAfter)
         }
     }
 
-    private func decode(_ response: Endpoint<Value>.Response) -> Result<Value, FMError> {
+    // MARK: retry or replay
+
+    /// The session was lost: renew it (on the same slot) and send once more — unless the call may already
+    /// have run (a write answered 112: the session died while it ran) or it was replayed already.
+    private func replay(after error: FMError) {
+        let mayHaveRun = error.code == "112" && !endpoint.cannotChangeData
+        let allowed = state.withLock { state -> Bool in
+            guard !state.replayed, !api.pool.pinned, !mayHaveRun else { return false }
+            state.replayed = true
+            return true
+        }
+        guard allowed else { delivery.finish(.failure(error)); return }
+        api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): logging in again and replaying once")
+        attempt()
+    }
+
+    /// A transient failure: wait (back-off with jitter, or `Retry-After`) and try again under the policy.
+    private func retry(after error: FMError, retryAfter: TimeInterval?) {
+        let policy = api.configuration.retry
+        let attempts = state.withLock { $0.attempts }
+        guard attempts < policy.maxAttempts, policy.retriesWrites || endpoint.cannotChangeData else {
+            delivery.finish(.failure(error)); return
+        }
+        let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter) { Double.random(in: $0) }
+        let remaining = Double(endsAt.uptimeNanoseconds &- min(endsAt.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9
+        guard wait < remaining else {
+            api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first")
+            delivery.finish(.failure(error)); return
+        }
+        releaseLease()
+        api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts) of \(policy.maxAttempts - 1) in \(String(format: "%.2f", wait)) s")
+        let timer = Deadline.after(seconds: wait) { [weak self] in self?.attempt() }
+        let finished = state.withLock { state -> Bool in
+            state.backoff = timer
+            return delivery.isFinished
+        }
+        if finished { timer.cancel() }
+    }
+
+    // MARK: complete
+
+    static func decode(_ endpoint: Endpoint<Value>, _ response: Endpoint<Value>.Response) -> Result<Value, FMError> {
         do {
             return .success(try endpoint.decode(response))
         } catch let error as FMError {

@@ -50,6 +50,7 @@ final class OneShot<Value>: @unchecked Sendable {
     private struct State {
         var completion: ((Result<Value, FMError>) -> Void)?
         var task: TransportTask?
+        var cleanup: (@Sendable () -> Void)?
     }
     private let state: Locked<State>
     private let queue: DispatchQueue
@@ -81,6 +82,23 @@ final class OneShot<Value>: @unchecked Sendable {
         if finished { task.cancel() }
     }
 
+    /// Runs `cleanup` once the call finished (at once when it has): timers, leases, the shutdown registry.
+    func onFinish(_ cleanup: @escaping @Sendable () -> Void) {
+        let finished = state.withLock { state -> Bool in
+            if state.completion == nil { return true }
+            state.cleanup = cleanup
+            return false
+        }
+        if finished { cleanup() }
+    }
+
+    /// Delivers `error` (if nothing was delivered yet) and stops the transport task: a deadline, a shutdown.
+    func stop(with error: FMError) {
+        let (completion, task) = take()
+        deliver(.failure(error), taking: completion)
+        task?.cancel()
+    }
+
     /// Cancel: deliver -1005 (if nothing was delivered yet), then stop the transport task.
     ///
     /// The completion and the task are taken in one critical section: a task attached after it sees the
@@ -93,10 +111,12 @@ final class OneShot<Value>: @unchecked Sendable {
 
     /// Takes the completion and the task out of the state, atomically.
     private func take() -> (completion: ((Result<Value, FMError>) -> Void)?, task: TransportTask?) {
-        state.withLock { state in
-            defer { state.completion = nil; state.task = nil }
-            return (state.completion, state.task)
+        let (completion, task, cleanup) = state.withLock { state in
+            defer { state.completion = nil; state.task = nil; state.cleanup = nil }
+            return (state.completion, state.task, state.completion == nil ? nil : state.cleanup)
         }
+        cleanup?()
+        return (completion, task)
     }
 
     /// Hands `result` to `completion` on the queue; `false` when there was no completion left.

@@ -7,7 +7,7 @@ import Foundation
 /// status when there was one, and a description of the underlying error. It is a struct, not an
 /// enum, so new codes never break a caller's `switch`.
 public struct FMError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The FileMaker code, or a client-side code (`"-1001"` … `"-1010"`).
+    /// The FileMaker code, or a client-side code (`"-1001"` … `"-1012"`).
     public var code: String
     /// A human-readable message (FileMaker's own text when it sent one).
     public var message: String
@@ -65,6 +65,11 @@ extension FMError {
         public static let fileError = "-1009"
         /// A login succeeded on the wire but returned no token, or a call needs a token and none exists.
         public static let noToken = "-1010"
+        /// The answer passed ``FMConfiguration/maxResponseBytes`` and was cancelled at the cap.
+        public static let responseTooLarge = "-1011"
+        /// The ``DataAPI`` is shutting down (``DataAPI/shutdown(completion:)``): the call was not sent, or was
+        /// stopped when the shutdown's grace period ended.
+        public static let shuttingDown = "-1012"
     }
 
     static func invalidConfiguration(_ message: String) -> FMError {
@@ -89,4 +94,5 @@ extension FMError {
         FMError(code: ClientCode.fileError, message: detail)
     }
     static let noToken = FMError(code: ClientCode.noToken, message: "The login answer carried no token")
+    static let shuttingDown = FMError(code: ClientCode.shuttingDown, message: "The DataAPI is shutting down")
 }

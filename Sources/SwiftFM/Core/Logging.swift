@@ -52,6 +52,12 @@ public typealias FMLogHandler = @Sendable (FMLogEvent) -> Void
 enum Redaction {
     static let placeholder = "<redacted>"
 
+    /// A mirror of `subject` with one child, its redacted description: `dump`, `Mirror(reflecting:)` and
+    /// `String(reflecting:)` then show no stored secret.
+    static func mirror(of subject: Any, _ description: String) -> Mirror {
+        Mirror(subject, children: ["redacted": description], displayStyle: .struct)
+    }
+
     /// The path (and no query) of `url`, with the token segment of a session path replaced.
     static func path(of url: URL?) -> String {
         guard let url else { return "<no url>" }

@@ -9,14 +9,46 @@ enum Multipart {
 
     /// The body with one file part named `name` (FileMaker requires `upload`).
     static func body(boundary: String, name: String = "upload", fileName: String, mimeType: String, data: Data) -> Data {
+        let (head, tail) = frame(boundary: boundary, name: name, fileName: fileName, mimeType: mimeType)
         var body = Data()
-        body.reserveCapacity(data.count + 256)
-        body.append(Data("--\(boundary)\r\n".utf8))
-        body.append(Data("Content-Disposition: form-data; name=\"\(quoted(name))\"; filename=\"\(quoted(fileName))\"\r\n".utf8))
-        body.append(Data("Content-Type: \(mimeType)\r\n\r\n".utf8))
+        body.reserveCapacity(data.count + head.count + tail.count)
+        body.append(head)
         body.append(data)
-        body.append(Data("\r\n--\(boundary)--\r\n".utf8))
+        body.append(tail)
         return body
+    }
+
+    /// What comes before and after the file's bytes in a one-part body.
+    static func frame(boundary: String, name: String = "upload", fileName: String, mimeType: String) -> (head: Data, tail: Data) {
+        let head = "--\(boundary)\r\n"
+            + "Content-Disposition: form-data; name=\"\(quoted(name))\"; filename=\"\(quoted(fileName))\"\r\n"
+            + "Content-Type: \(mimeType)\r\n\r\n"
+        return (Data(head.utf8), Data("\r\n--\(boundary)--\r\n".utf8))
+    }
+
+    /// Writes the one-part body around the content of `source` into a new private temporary file, copying
+    /// the file in 1 MiB chunks (never whole in memory). Returns the temporary file; the caller removes it.
+    static func writeBody(boundary: String, fileName: String, mimeType: String, source: URL) throws -> URL {
+        let (head, tail) = frame(boundary: boundary, fileName: fileName, mimeType: mimeType)
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("SwiftFM-upload-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw FMError.fileError("Cannot create a temporary file for the upload")
+        }
+        do {
+            let output = try FileHandle(forWritingTo: temporary)
+            defer { try? output.close() }
+            let input = try FileHandle(forReadingFrom: source)
+            defer { try? input.close() }
+            try output.write(contentsOf: head)
+            while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
+                try output.write(contentsOf: chunk)
+            }
+            try output.write(contentsOf: tail)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+        return temporary
     }
 
     /// Makes a header parameter value safe: quotes become `%22`, line breaks are dropped.

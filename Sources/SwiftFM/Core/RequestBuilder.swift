@@ -82,6 +82,9 @@ enum RequestBuilder {
         case .multipart(let data, let boundary):
             request.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
             request.httpBody = data
+        case .multipartFile(_, _, _, let boundary):
+            // The body is a file the engine assembles when it sends (FMTransportRequest.bodyFile).
+            request.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
         }
         return .success(request)
     }

@@ -1,97 +1,220 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
-/// Called once with the token to use, or with the login failure.
-typealias SessionWaiter = @Sendable (Result<String, FMError>) -> Void
+// The session stage of the pipeline: leasing a pool session, the single-flight login of each slot
+// (Basic, Claris ID or OAuth), the new-session hook, and what the server says about a token.
 
 extension DataAPI {
-    /// Gets a token for a `.session` call: the current one when the local clock says it is valid, else one
-    /// login shared by every concurrent caller (single flight). `force` logs in even when a token is valid
-    /// (joining a login already in flight). `completion` may run synchronously.
-    func withSessionToken(force: Bool, completion: @escaping SessionWaiter) {
+    /// Leases a session token for one attempt: the slot's current token when the local clock says it is
+    /// valid, else one login of that slot shared by every concurrent caller. `preferring` sends a replay back
+    /// to its own slot; `force` logs in even when a token is valid (joining a login in flight). The lease's
+    /// busy count must be given back with ``releaseSession(_:)`` (a failed lease gives it back itself).
+    /// `completion` may run synchronously.
+    func leaseSession(preferring: Int?, force: Bool, completion: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) {
         let now = self.now()
-        if !force, let valid = session.withLock({ $0.validToken(now: now) }) {
-            completion(.success(valid.token))
+        let (slot, ready) = pool.pick(preferring: preferring, force: force, now: now)
+        if let ready {
+            completion(.success(ready))
             return
         }
-        let stored = force ? nil : loadStoredToken()
-        let action = session.withLock { $0.acquire(now: now, stored: stored, force: force, waiter: completion) }
+        let stored = (force || slot != 0 || pool.pinned) ? nil : loadStoredToken()
+        let action = pool.acquire(slot: slot, now: now, stored: stored, force: force) { [pool] result in
+            if case .failure = result { pool.release(slot: slot) }
+            completion(result.map { SessionLease(slot: slot, token: $0) })
+        }
         switch action {
         case .use(let token):
-            completion(.success(token))
+            completion(.success(SessionLease(slot: slot, token: token)))
         case .wait:
             break
         case .login(let id):
-            logger.log(.info, "logging in to \(configuration.database)")
-            sendLogin(encoded: nil) { [self] result in
-                let (waiters, persist) = session.withLock { $0.loginFinished(id: id, token: try? result.get(), now: self.now()) }
-                apply(persist)
-                if case .failure(let error) = result {
-                    logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count) waiting call(s), not retried")
+            guard !pool.pinned else {
+                finishLogin(slot: slot, id: id, result: .failure(.noToken))
+                return
+            }
+            logger.log(.info, "logging in to \(configuration.database)" + (pool.size > 1 ? " (session \(slot + 1) of \(pool.size))" : ""))
+            performLogin { [self] result in
+                switch result {
+                case .failure:
+                    finishLogin(slot: slot, id: id, result: result)
+                case .success(let token):
+                    runNewSessionHook(token: token, slot: slot) { [self] hookError in
+                        if let hookError {
+                            logger.log(.error, "the new-session hook failed: \(hookError.code); the session is closed")
+                            closeOnServer(token)
+                            finishLogin(slot: slot, id: id, result: .failure(hookError))
+                        } else {
+                            finishLogin(slot: slot, id: id, result: .success(token))
+                        }
+                    }
                 }
-                for waiter in waiters { waiter(result) }
             }
         }
     }
 
-    /// Sends one login with the configured credentials (or `encoded`) and reports the token or the error,
-    /// on the transport's queue. Nothing is stored here.
-    @discardableResult
-    func sendLogin(encoded: String?, completion: @escaping @Sendable (Result<String, FMError>) -> Void) -> TransportTask? {
-        let endpoint = SessionEndpoints.login(encoded: encoded, dataSources: configuration.dataSources)
-        if let invalid = endpoint.invalid {
-            completion(.failure(invalid))
-            return nil
+    /// Gives back the busy count of a lease.
+    func releaseSession(_ lease: SessionLease) {
+        pool.release(slot: lease.slot)
+    }
+
+    private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>) {
+        let (waiters, persist) = pool.loginFinished(slot: slot, id: id, token: try? result.get(), now: now())
+        if slot == 0 { apply(persist) }
+        if case .failure(let error) = result {
+            logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count) waiting call(s), not retried")
         }
-        let authorization: String
-        switch basicAuthorization(encoded) {
-        case .success(let value): authorization = value
-        case .failure(let error):
-            completion(.failure(error))
-            return nil
+        for waiter in waiters { waiter(result) }
+    }
+
+    /// Runs ``onNewSession`` for a new session, with a ``DataAPI`` pinned to it; `done` gets its error.
+    private func runNewSessionHook(token: String, slot: Int, done: @escaping @Sendable (FMError?) -> Void) {
+        guard let hook = newSessionHook.value else { return done(nil) }
+        let pinned = DataAPI(pinnedTo: token, parent: self)
+        let context = FMNewSession(api: pinned, poolIndex: slot)
+        let once = Locked(false)
+        hook(context) { error in
+            let first = once.withLock { ran -> Bool in
+                defer { ran = true }
+                return !ran
+            }
+            if first { done(error) }
         }
-        return exchange(endpoint, authorization: authorization) { result in
-            switch result {
+    }
+
+    /// Logs `token` out on the server, best effort, without waiting (a session SwiftFM will not use).
+    func closeOnServer(_ token: String) {
+        perform(SessionEndpoints.logout(token: token), acceptingStatus: { $0 == 200 }, attachingTo: nil,
+                bypassShutdown: true) { _ in }
+    }
+
+    /// Logs in once with the configured credentials (Basic, Claris ID or OAuth) and reports the token or the
+    /// error, on any queue. Bounded by ``FMConfiguration/timeout``; counted by the concurrency cap. Nothing is
+    /// stored here.
+    func performLogin(encoded: String? = nil, completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
+        if encoded == nil, case .clarisID(let provider)? = configuration.credentials {
+            clarisLogin(provider, refresh: false, completion: completion)
+            return
+        }
+        let endpoint: Endpoint<String>
+        switch loginEndpoint(encoded: encoded) {
+        case .success(let built): endpoint = built
+        case .failure(let error): return completion(.failure(error))
+        }
+        sendBounded(endpoint, completion: completion)
+    }
+
+    /// Claris ID: ask the provider, log in with `FMID`; when the server rejects the token (401), ask again
+    /// with `refresh: true` and log in once more.
+    private func clarisLogin(_ provider: FMClarisIDTokenProvider, refresh: Bool,
+                             completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
+        provider.fetch(refresh) { [self] fetched in
+            switch fetched {
             case .failure(let error):
                 completion(.failure(error))
-            case .success(let (response, body)):
-                guard response.statusCode == 200 else {
-                    completion(.failure(Envelope.error(status: response.statusCode, body: body)))
-                    return
-                }
-                do {
-                    completion(.success(try endpoint.decode(Endpoint.Response(response, body: body))))
-                } catch let error as FMError {
-                    completion(.failure(error))
-                } catch {
-                    completion(.failure(.malformed(Envelope.describe(error), status: 200)))
+            case .success(let idToken):
+                var endpoint = SessionEndpoints.login(dataSources: configuration.dataSources)
+                endpoint.auth = .none
+                endpoint.headers["Authorization"] = "FMID " + idToken
+                sendBounded(endpoint) { [self] result in
+                    if !refresh, case .failure(let error) = result, error.httpStatus == 401 {
+                        logger.log(.warning, "the Claris ID token was rejected (\(error.code)); asking the provider for a new one")
+                        clarisLogin(provider, refresh: true, completion: completion)
+                    } else {
+                        completion(result)
+                    }
                 }
             }
         }
     }
 
-    /// The server accepted `token`: slide its expiry when it is the current one.
-    func sessionUsed(_ token: String) {
-        let now = self.now()
-        apply(session.withLock { $0.used(token: token, now: now) })
+    /// The login endpoint for Basic (configured or `encoded`) or OAuth credentials.
+    private func loginEndpoint(encoded: String?) -> Result<Endpoint<String>, FMError> {
+        var endpoint = SessionEndpoints.login(encoded: encoded, dataSources: configuration.dataSources)
+        if encoded == nil, case .oauth(let requestId, let identifier)? = configuration.credentials {
+            endpoint.auth = .none
+            endpoint.headers["X-FM-Data-OAuth-Request-Id"] = requestId
+            endpoint.headers["X-FM-Data-OAuth-Identifier"] = identifier
+        }
+        return .success(endpoint)
     }
 
-    /// The server rejected `token` (952): forget it when it is still the current one.
-    func sessionRejected(_ token: String) {
-        let persist = session.withLock { $0.rejected(token: token) }
+    /// Sends `endpoint` once (no session, no retry) under its own deadline of ``FMConfiguration/timeout``,
+    /// and reports on any queue.
+    func sendBounded<Value>(_ endpoint: Endpoint<Value>, completion: @escaping @Sendable (Result<Value, FMError>) -> Void) {
+        let box = Locked<(@Sendable (Result<Value, FMError>) -> Void)?>(completion)
+        let finish: @Sendable (Result<Value, FMError>) -> Void = { result in
+            let completion = box.withLock { stored -> (@Sendable (Result<Value, FMError>) -> Void)? in
+                defer { stored = nil }
+                return stored
+            }
+            completion?(result)
+        }
+        if let invalid = endpoint.invalid { return finish(.failure(invalid)) }
+        let authorization: String?
+        switch endpoint.auth {
+        case .basic(let encoded):
+            switch basicAuthorization(encoded) {
+            case .success(let value): authorization = value
+            case .failure(let error): return finish(.failure(error))
+            }
+        case .token(let token): authorization = "Bearer " + token
+        case .none, .session: authorization = nil
+        }
+        let flight = exchange(endpoint, authorization: authorization, sink: .memory(cap: configuration.maxResponseBytes)) { result in
+            switch result {
+            case .failure(let failure):
+                finish(.failure(failure.error))
+            case .success(let answer):
+                let response = Endpoint<Value>.Response(answer.response, body: answer.body)
+                guard answer.response.statusCode == 200 else {
+                    finish(.failure(Envelope.error(status: answer.response.statusCode, body: answer.body)))
+                    return
+                }
+                finish(EngineCall<Value>.decode(endpoint, response))
+            }
+        }
+        let timer = Deadline.after(seconds: configuration.timeout) {
+            flight.cancel(with: .timeout)
+            finish(.failure(.timeout))
+        }
+        flight.onEnd { timer.cancel() }
+    }
+
+    /// The server accepted `lease`'s token: slide its expiry.
+    func sessionUsed(_ lease: SessionLease) {
+        let persist = pool.used(slot: lease.slot, token: lease.token, now: now())
+        if lease.slot == 0 { apply(persist) }
+    }
+
+    /// The server no longer knows `lease`'s token: forget it when it is still the slot's.
+    func sessionRejected(_ lease: SessionLease) {
+        let persist = pool.rejected(slot: lease.slot, token: lease.token)
         if persist != nil { logger.log(.warning, "session token rejected; it will be renewed") }
-        apply(persist)
+        if lease.slot == 0 { apply(persist) }
+    }
+
+    /// A token the caller passed explicitly (not leased) was rejected: if it is the stored token, clear the
+    /// store, so `isActiveToken()` turns false and the explicit-token pattern logs in again.
+    func explicitTokenRejected(_ token: String) {
+        if pool.slot(holding: token) == 0 {
+            sessionRejected(SessionLease(slot: 0, token: token))
+        } else if loadStoredToken()?.token == token {
+            tokenStore.save(nil)
+        }
     }
 
     /// Makes `token` the current token with a fresh 15-minute expiry; returns the expiry.
     func adoptToken(_ token: String) -> Date {
         let expiry = now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime)
-        apply(session.withLock { $0.adopt(token: token, expiry: expiry) })
+        apply(pool.adopt(token: token, expiry: expiry))
         return expiry
     }
 
-    /// Forgets the current token and clears the store; returns the token that was current.
+    /// Forgets the current (first) token and clears the store; returns the token that was current.
     func resetSession() -> String? {
-        let (token, persist) = session.withLock { $0.reset() }
+        let (token, persist) = pool.resetPrimary()
         apply(persist)
         return token
     }
@@ -112,7 +235,7 @@ extension DataAPI {
     /// The current token and its expiry when the local clock says it is valid: in memory, else in the store.
     func activeStoredToken() -> FMStoredToken? {
         let now = self.now()
-        if let valid = session.withLock({ $0.validToken(now: now) }) { return valid }
+        if let valid = pool.validToken(slot: 0, now: now) { return valid }
         if let stored = loadStoredToken(), stored.expiry > now { return stored }
         return nil
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A session token and the moment SwiftFM believes it expires (15 minutes after its last use).
-public struct FMStoredToken: Sendable, Equatable, Codable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct FMStoredToken: Sendable, Equatable, Codable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The Data API session token.
     public var token: String
     /// The local expiry.
@@ -17,6 +17,8 @@ public struct FMStoredToken: Sendable, Equatable, Codable, CustomStringConvertib
     public var description: String { "FMStoredToken(token: <redacted>, expiry: \(expiry))" }
     /// Same as ``description``.
     public var debugDescription: String { description }
+    /// A mirror that shows no token (what `dump` and `Mirror(reflecting:)` read).
+    public var customMirror: Mirror { Redaction.mirror(of: self, description) }
 }
 
 /// Where ``DataAPI`` keeps its session token between calls (and, for persistent stores, between launches).
@@ -30,7 +32,7 @@ public protocol FMTokenStore: Sendable {
 }
 
 /// A token store in memory: the default. Nothing survives the process.
-public final class FMMemoryTokenStore: FMTokenStore {
+public final class FMMemoryTokenStore: FMTokenStore, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     private let storage = Locked<FMStoredToken?>(nil)
 
     /// Creates an empty store, or one holding `token`.
@@ -43,6 +45,13 @@ public final class FMMemoryTokenStore: FMTokenStore {
 
     /// Stores `token`; `nil` clears the store.
     public func save(_ token: FMStoredToken?) { storage.withLock { $0 = token } }
+
+    /// `"FMMemoryTokenStore(<redacted>)"`.
+    public var description: String { "FMMemoryTokenStore(<redacted>)" }
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+    /// A mirror that shows no token.
+    public var customMirror: Mirror { Redaction.mirror(of: self, description) }
 }
 
 /// A token store in `UserDefaults`, using the keys of the original DataAPI.swift.
@@ -52,7 +61,7 @@ public final class FMMemoryTokenStore: FMTokenStore {
 /// `defaults.object(forKey: "fm-token-expiry") as? Date` keeps working. Clearing removes the token and
 /// writes the `Int` `0` as the expiry, as the original `deleteToken` did (old readers then see
 /// `as? Date == nil`, i.e. expired).
-public final class FMUserDefaultsTokenStore: FMTokenStore, @unchecked Sendable {
+public final class FMUserDefaultsTokenStore: FMTokenStore, @unchecked Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     // UserDefaults is documented as thread-safe; it is not `Sendable`-annotated on every platform.
     private let defaults: UserDefaults
     /// The key of the token string (`"fm-token"` by default).
@@ -85,13 +94,20 @@ public final class FMUserDefaultsTokenStore: FMTokenStore, @unchecked Sendable {
             defaults.set(0, forKey: expiryKey)
         }
     }
+
+    /// `"FMUserDefaultsTokenStore(tokenKey: …, expiryKey: …)"` (never the token).
+    public var description: String { "FMUserDefaultsTokenStore(tokenKey: \(tokenKey), expiryKey: \(expiryKey))" }
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+    /// A mirror that shows no token.
+    public var customMirror: Mirror { Redaction.mirror(of: self, description) }
 }
 
 /// A token store in a JSON file, for daemons: written atomically with permissions `0600`.
 ///
 /// Read and write failures are not fatal: an unreadable file reads as "no token" (SwiftFM logs in again),
 /// and a failed write only costs a login after a restart.
-public final class FMFileTokenStore: FMTokenStore {
+public final class FMFileTokenStore: FMTokenStore, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The file.
     public let url: URL
     private let lock = Locked<Void>(())
@@ -131,6 +147,13 @@ public final class FMFileTokenStore: FMTokenStore {
             }
         }
     }
+
+    /// `"FMFileTokenStore(url: …)"` (never the token).
+    public var description: String { "FMFileTokenStore(url: \(url.path))" }
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+    /// A mirror that shows no token.
+    public var customMirror: Mirror { Redaction.mirror(of: self, description) }
 
     /// Creates `path` with mode 0600 from the start (no window where another user could read it) and writes `data`.
     private static func writePrivately(_ data: Data, to path: String) -> Bool {

@@ -24,6 +24,8 @@ struct LegacyOutcome {
     var message: String
     /// The whole error of a failure (what ``FMError/current`` shows inside the completion).
     var error: FMError?
+    /// The server no longer knows the token the call carried (952, 112, an HTML 401).
+    var sessionLost: Bool { error.map(Classifier.isSessionLost) ?? false }
 
     var isSuccess: Bool { code == "0" }
     /// `response.data`, the raw records.
@@ -151,6 +153,8 @@ enum LegacyCall {
         case .none: body = .none
         case .json(let data): body = .json(data)
         case .multipart(let data, let boundary): body = .multipart(data, boundary: boundary)
+        case .multipartFile(let url, let name, let type, let boundary):
+            body = .multipartFile(url, fileName: name, mimeType: type, boundary: boundary)
         }
         let resolvedAuth: LegacyAuth
         if let auth {
@@ -197,6 +201,9 @@ extension DataAPI {
             FMError.withCurrent(outcome.error) {
                 LegacyScope.$defaults.withValue(scope) {
                     if outcome.isSuccess { LegacyEnvironment.slideExpiry(ifCurrent: token) }
+                    // A lost session (a server restart): expire the stored token, so `isActiveToken()` is false
+                    // and the 2019 pattern logs in again on its next call instead of failing for 15 minutes.
+                    if outcome.sessionLost { LegacyEnvironment.expireToken(ifCurrent: token) }
                     completion(outcome)
                 }
             }

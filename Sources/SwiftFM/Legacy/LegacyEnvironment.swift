@@ -226,6 +226,14 @@ enum LegacyEnvironment {
         defaults.set(Date(timeIntervalSinceNow: 900), forKey: LegacyKey.tokenExpiry)
     }
 
+    /// The server rejected `token`: when it is the one in `fm-token`, write `0` to `fm-token-expiry` (as the
+    /// original `deleteToken` did), so old readers see it as expired.
+    static func expireToken(ifCurrent token: String) {
+        let defaults = self.defaults
+        guard !token.isEmpty, defaults.string(forKey: LegacyKey.token) == token else { return }
+        defaults.set(0, forKey: LegacyKey.tokenExpiry)
+    }
+
     /// `isActiveToken()` of 2018–2019: a token in `fm-token` and a `Date` in `fm-token-expiry` in the future.
     static func isActiveToken() -> Bool {
         let defaults = self.defaults

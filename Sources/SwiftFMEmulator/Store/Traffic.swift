@@ -83,6 +83,8 @@ final class EmulatorTraffic: @unchecked Sendable {
     /// serialising (FIFO), counts it in flight, holds it for the service time, then runs `body`.
     func pass<R>(token: String?, _ body: () -> R) -> R {
         condition.lock()
+        // A request that arrived before a stop is not held, even if its turn comes after it.
+        let arrivalGeneration = generation
         var ticket: Int?
         if serializes, let token {
             var entry = tickets[token] ?? (next: 0, serving: 0)
@@ -99,8 +101,7 @@ final class EmulatorTraffic: @unchecked Sendable {
         if inFlight > maxInFlight { maxInFlight = inFlight }
         condition.broadcast()
         let started = Date()
-        let startedGeneration = generation
-        while generation == startedGeneration, serviceTime > 0 {
+        while generation == arrivalGeneration, serviceTime > 0 {
             let deadline = started.addingTimeInterval(serviceTime)
             if deadline.timeIntervalSinceNow <= 0 { break }
             _ = condition.wait(until: deadline)

@@ -1,0 +1,98 @@
+import Foundation
+
+/// The new-session hook: gets the new session and must call `done` exactly once, with `nil` when the
+/// session is ready, or with the error that the calls waiting for it then complete with.
+public typealias FMNewSessionHook = @Sendable (_ session: FMNewSession, _ done: @escaping @Sendable (FMError?) -> Void) -> Void
+
+/// A session that was just opened, handed to ``DataAPI/onNewSession``.
+///
+/// Calls made through ``api`` use this session (its token), bypass the pool, and are neither renewed nor
+/// replayed: the session is not yet given to any other call.
+public struct FMNewSession: Sendable, CustomStringConvertible {
+    /// A ``DataAPI`` bound to the new session: set globals, run a script, read a record.
+    public let api: DataAPI
+    /// Which pool session this is, from 0 (``FMConfiguration/sessionPoolSize``).
+    public let poolIndex: Int
+
+    /// `"FMNewSession(poolIndex: …)"` (never the token).
+    public var description: String { "FMNewSession(poolIndex: \(poolIndex))" }
+}
+
+extension DataAPI {
+    /// Runs after every login — the first, each renewal, each pool session — and before any call waiting
+    /// for that session. Use it to restore what a session holds (global fields, a script's setup): FileMaker
+    /// forgets them with the session.
+    ///
+    /// The hook calls `done(nil)` when the session is ready; `done(error)` fails every call waiting for
+    /// that login with `error`, closes the session, and is not retried in a loop (the next call logs in
+    /// and runs the hook again). Set it before the first call.
+    public var onNewSession: FMNewSessionHook? {
+        get { newSessionHook.value }
+        set { newSessionHook.withLock { $0 = newValue } }
+    }
+
+    /// Sets ``onNewSession`` with an `async` body: returning means ready, throwing fails the waiting calls
+    /// (an ``FMError`` as it is, any other error as `-1010`… wrapped with its description).
+    public func onNewSession(_ body: @escaping @Sendable (FMNewSession) async throws -> Void) {
+        onNewSession = { session, done in
+            Task {
+                do {
+                    try await body(session)
+                    done(nil)
+                } catch let error as FMError {
+                    done(error)
+                } catch {
+                    done(FMError(code: FMError.ClientCode.noToken, message: "The new-session hook failed",
+                                 underlying: String(describing: error)))
+                }
+            }
+        }
+    }
+
+    /// Shuts down gracefully: new calls complete at once with `-1012` (``FMError/ClientCode/shuttingDown``);
+    /// calls in flight may finish for up to `grace` seconds (default ``FMConfiguration/timeout``), after which
+    /// they complete with `-1012`; then every pool session is logged out on the server and the token store is
+    /// cleared. `completion` runs once, on ``callbackQueue``. Calling it again waits for the same shutdown.
+    ///
+    /// - Returns: the handle of the shutdown (cancelling it does not stop the shutdown).
+    @discardableResult
+    public func shutdown(grace: TimeInterval? = nil, completion: @escaping () -> Void) -> FMRequest {
+        let delivery = OneShot<Void>(queue: callbackQueue) { _ in completion() }
+        let bound = grace ?? configuration.timeout
+        let timer = Locked<Deadline?>(nil)
+        let first = lifecycle.beginShutdown(notify: { delivery.finish(.success(())) }) { [self] finished in
+            timer.withLock { $0?.cancel() }
+            logOutEverySession(then: finished)
+        }
+        if first {
+            logger.log(.info, "shutting down: no new calls; waiting up to \(bound) s for calls in flight")
+            let deadline = Deadline.after(seconds: bound) { [lifecycle] in lifecycle.stopAll(with: .shuttingDown) }
+            timer.withLock { $0 = $0 == nil ? deadline : $0 }
+        }
+        return delivery.handle
+    }
+
+    /// Shuts down gracefully; see ``shutdown(grace:completion:)``. Returns when every session is logged out.
+    public func shutdown(grace: TimeInterval? = nil) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            shutdown(grace: grace) { continuation.resume() }
+        }
+    }
+
+    /// Logs out every pool session (each bounded by the timeout) and clears the store, then calls `then`.
+    private func logOutEverySession(then: @escaping @Sendable () -> Void) {
+        let (tokens, persist) = pool.resetAll()
+        apply(persist)
+        tokenStore.save(nil)
+        let group = DispatchGroup()
+        for token in tokens {
+            group.enter()
+            perform(SessionEndpoints.logout(token: token), acceptingStatus: { $0 == 200 }, attachingTo: nil,
+                    bypassShutdown: true) { _ in group.leave() }
+        }
+        group.notify(queue: .global()) { [logger] in
+            logger.log(.info, "shut down: \(tokens.count) session(s) logged out")
+            then()
+        }
+    }
+}

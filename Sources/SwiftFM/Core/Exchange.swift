@@ -1,0 +1,186 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where the body of one answer goes.
+enum BodySink: Sendable {
+    /// Collected in memory, failing with `-1011` past `cap` bytes (after content decoding).
+    case memory(cap: Int)
+    /// A 200 answer's body streams into `file` (created anew, removed on failure); any other status is
+    /// collected in memory under `cap`. `progress` gets (bytes written, expected length or -1).
+    case file(URL, cap: Int, progress: (@Sendable (Int64, Int64) -> Void)?)
+}
+
+/// The answer of one exchange.
+struct ExchangeAnswer: Sendable {
+    var response: HTTPURLResponse
+    /// The body collected in memory (empty when it went to a file).
+    var body: Data
+    /// The file the body was written to, when the sink was a file and the status 200.
+    var file: URL?
+}
+
+/// How one exchange failed.
+struct ExchangeFailure: Error, Sendable {
+    var error: FMError
+    /// `true` when no byte of an answer arrived (refused, reset or closed before the response head):
+    /// the request may never have reached FileMaker.
+    var beforeAnswer: Bool
+}
+
+/// One HTTP exchange through an ``FMTransport``: counts the answer's bytes against the cap, streams to a
+/// file when asked, and completes exactly once. It knows nothing of sessions, retries or deadlines:
+/// whoever started it cancels it.
+final class Exchange: @unchecked Sendable {
+    // @unchecked: mutable state is behind `state`'s lock.
+    private struct State {
+        var response: HTTPURLResponse?
+        var body = Data()
+        var received = 0
+        var failure: ExchangeFailure?
+        var output: FileHandle?
+        var completion: (@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?
+        var task: (any FMTransportTask)?
+        var finished = false
+    }
+    private let state: Locked<State>
+    private let sink: BodySink
+
+    private init(sink: BodySink, completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void) {
+        self.sink = sink
+        self.state = Locked(State(completion: completion))
+    }
+
+    /// Sends `request` and calls `completion` once, on the transport's queue. Returns the exchange, whose
+    /// ``cancel(with:)`` ends it early.
+    @discardableResult
+    static func start(
+        _ request: FMTransportRequest, through transport: any FMTransport, sink: BodySink,
+        completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void
+    ) -> Exchange {
+        let exchange = Exchange(sink: sink, completion: completion)
+        let events = FMTransportEvents(
+            response: { [exchange] in exchange.head($0) },
+            data: { [exchange] in exchange.bytes($0) },
+            complete: { [exchange] in exchange.end($0) }
+        )
+        let task = transport.send(request, events: events)
+        let finished = exchange.state.withLock { state -> Bool in
+            if state.finished { return true }
+            state.task = task
+            return false
+        }
+        if finished { task.cancel() }
+        return exchange
+    }
+
+    /// Ends the exchange now with `error` (a deadline, a cancel) and cancels the transfer.
+    func cancel(with error: FMError) {
+        finish(.failure(ExchangeFailure(error: error, beforeAnswer: false)))
+    }
+
+    private var cap: Int {
+        switch sink {
+        case .memory(let cap), .file(_, let cap, _): cap
+        }
+    }
+
+    private func head(_ response: HTTPURLResponse) -> Bool {
+        var openFailure: FMError?
+        let proceed = state.withLock { state -> Bool in
+            guard !state.finished, state.response == nil else { return false }
+            state.response = response
+            if case .file(let url, _, _) = sink, response.statusCode == 200 {
+                let manager = FileManager.default
+                try? manager.removeItem(at: url)
+                guard manager.createFile(atPath: url.path, contents: nil), let handle = try? FileHandle(forWritingTo: url) else {
+                    openFailure = .fileError("Cannot create \(url.path)")
+                    return false
+                }
+                state.output = handle
+            }
+            return true
+        }
+        if let openFailure { finish(.failure(ExchangeFailure(error: openFailure, beforeAnswer: false))) }
+        return proceed
+    }
+
+    private func bytes(_ data: Data) -> Bool {
+        var failure: FMError?
+        var progress: (written: Int64, expected: Int64)?
+        let proceed = state.withLock { state -> Bool in
+            guard !state.finished else { return false }
+            state.received += data.count
+            if let output = state.output {
+                do {
+                    try output.write(contentsOf: data)
+                } catch {
+                    failure = FMError(code: FMError.ClientCode.fileError, message: "Cannot write the container file",
+                                      underlying: String(describing: error))
+                    return false
+                }
+                progress = (Int64(state.received), state.response?.expectedContentLength ?? -1)
+                return true
+            }
+            guard state.received <= cap else {
+                failure = .responseTooLarge(limit: cap)
+                return false
+            }
+            state.body.append(data)
+            return true
+        }
+        if let failure { finish(.failure(ExchangeFailure(error: failure, beforeAnswer: false))) }
+        if let progress, case .file(_, _, let report?) = sink { report(progress.written, progress.expected) }
+        return proceed
+    }
+
+    private func end(_ error: Error?) {
+        guard let error else {
+            let answer = state.withLock { state -> ExchangeAnswer? in
+                guard let response = state.response else { return nil }
+                var file: URL?
+                if let output = state.output, case .file(let url, _, _) = sink {
+                    try? output.close()
+                    state.output = nil
+                    file = url
+                }
+                return ExchangeAnswer(response: response, body: state.body, file: file)
+            }
+            if let answer {
+                finish(.success(answer))
+            } else {
+                finish(.failure(ExchangeFailure(error: .transport("no response"), beforeAnswer: true)))
+            }
+            return
+        }
+        let beforeAnswer = state.withLock { $0.response == nil }
+        finish(.failure(ExchangeFailure(error: FMError.fromTransport(error), beforeAnswer: beforeAnswer)))
+    }
+
+    private func finish(_ result: Result<ExchangeAnswer, ExchangeFailure>) {
+        let (completion, task, output) = state.withLock { state -> ((@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?, (any FMTransportTask)?, FileHandle?) in
+            guard !state.finished else { return (nil, nil, nil) }
+            state.finished = true
+            defer { state.completion = nil; state.task = nil; state.output = nil; state.body = Data() }
+            return (state.completion, state.task, state.output)
+        }
+        guard let completion else { return }
+        if case .failure = result {
+            task?.cancel()
+            if let output, case .file(let url, _, _) = sink {
+                try? output.close()
+                try? FileManager.default.removeItem(at: url)
+            }
+        }
+        completion(result)
+    }
+}
+
+extension FMError {
+    /// An answer passed ``FMConfiguration/maxResponseBytes``.
+    static func responseTooLarge(limit: Int) -> FMError {
+        FMError(code: ClientCode.responseTooLarge,
+                message: "The answer passed the limit of \(limit) bytes (FMConfiguration.maxResponseBytes) and was cancelled")
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// The calls a ``DataAPI`` has in flight, and whether it still admits new ones (graceful shutdown).
+final class Lifecycle: Sendable {
+    private struct State {
+        var shuttingDown = false
+        var nextID: UInt64 = 0
+        var calls: [ObjectIdentifier: @Sendable (FMError) -> Void] = [:]
+        var drained: (@Sendable (_ finished: @escaping @Sendable () -> Void) -> Void)?
+        var finished = false
+        var notify: [@Sendable () -> Void] = []
+    }
+    private let state = Locked(State())
+
+    /// Registers a call; `false` when shutting down (the call must complete with `-1012`).
+    func admit<Value>(_ delivery: OneShot<Value>) -> Bool {
+        state.withLock { state in
+            guard !state.shuttingDown else { return false }
+            state.calls[ObjectIdentifier(delivery)] = { [weak delivery] error in delivery?.stop(with: error) }
+            return true
+        }
+    }
+
+    /// A call finished.
+    func release<Value>(_ delivery: OneShot<Value>) {
+        let drained = state.withLock { state -> (@Sendable (_ finished: @escaping @Sendable () -> Void) -> Void)? in
+            state.calls.removeValue(forKey: ObjectIdentifier(delivery))
+            guard state.shuttingDown, state.calls.isEmpty else { return nil }
+            defer { state.drained = nil }
+            return state.drained
+        }
+        drained?(finish)
+    }
+
+    /// `true` once ``beginShutdown(notify:drained:)`` ran.
+    var isShuttingDown: Bool { state.withLock { $0.shuttingDown } }
+
+    /// Stops admitting calls. The first shutdown's `drained` runs once no call is in flight (at once when
+    /// none is) and calls its `finished` when the shutdown is complete; every shutdown's `notify` runs then
+    /// (at once for a shutdown asked after completion). Returns whether this was the first shutdown.
+    func beginShutdown(notify: @escaping @Sendable () -> Void,
+                       drained: @escaping @Sendable (_ finished: @escaping @Sendable () -> Void) -> Void) -> Bool {
+        let (first, runNow, notifyNow) = state.withLock { state -> (Bool, Bool, Bool) in
+            if state.finished { return (false, false, true) }
+            state.notify.append(notify)
+            let first = !state.shuttingDown
+            state.shuttingDown = true
+            guard first else { return (false, false, false) }
+            if state.calls.isEmpty { return (true, true, false) }
+            state.drained = drained
+            return (true, false, false)
+        }
+        if notifyNow { notify() }
+        if runNow { drained(finish) }
+        return first
+    }
+
+    /// The shutdown is complete: tell everyone who asked.
+    private func finish() {
+        let notify = state.withLock { state -> [@Sendable () -> Void] in
+            state.finished = true
+            defer { state.notify = [] }
+            return state.notify
+        }
+        for action in notify { action() }
+    }
+
+    /// Ends every call still in flight with `error`.
+    func stopAll(with error: FMError) {
+        let stops = state.withLock { Array($0.calls.values) }
+        for stop in stops { stop(error) }
+    }
+}

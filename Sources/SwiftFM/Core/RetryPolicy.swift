@@ -1,0 +1,111 @@
+import Foundation
+
+/// When and how SwiftFM retries a call that failed for a reason that is usually transient.
+///
+/// Retried: a connection refused, reset or closed before any answer; HTTP 502, 503 and 504; FileMaker
+/// 812 ("Exceeded host's capacity") and 956 ("Maximum number of … sessions exceeded"). The delay before
+/// retry *n* is drawn at random between zero and `min(maxDelay, initialDelay × 2ⁿ⁻¹)` ("full jitter"); a
+/// `Retry-After` header (seconds or an HTTP date) is honoured instead, capped at `maxDelay`. A retry is
+/// never started when it could not begin before the call's deadline (``FMConfiguration/timeout``): the
+/// call then completes at once with the last failure's code. Each retry is logged.
+///
+/// Only calls that cannot have changed data are retried by default: record reads, `_find`, metadata,
+/// product info, session validation and container downloads. A create, edit, delete, duplicate, container
+/// upload, globals write, script run (or a read that runs a script) is retried only when
+/// ``retriesWrites`` is `true`, because one that reached the server may already have run.
+public struct FMRetryPolicy: Sendable, Equatable, CustomStringConvertible {
+    /// The most attempts of one call, the first included (1 means no retry).
+    public var maxAttempts: Int
+    /// The base of the exponential back-off, in seconds.
+    public var initialDelay: TimeInterval
+    /// The longest wait between two attempts, in seconds.
+    public var maxDelay: TimeInterval
+    /// Whether calls that may change data are retried too.
+    public var retriesWrites: Bool
+
+    /// Creates a policy. Values are clamped: at least 1 attempt, delays not negative.
+    public init(maxAttempts: Int, initialDelay: TimeInterval = 0.25, maxDelay: TimeInterval = 8, retriesWrites: Bool = false) {
+        self.maxAttempts = max(1, maxAttempts)
+        self.initialDelay = initialDelay.isFinite ? max(0, initialDelay) : 0
+        self.maxDelay = maxDelay.isFinite ? max(0, maxDelay) : 0
+        self.retriesWrites = retriesWrites
+    }
+
+    /// No retries.
+    public static let none = FMRetryPolicy(maxAttempts: 1, initialDelay: 0, maxDelay: 0)
+
+    /// The default: up to 3 attempts, 0.25 s then 0.5 s base delays (full jitter), at most 8 s, reads only.
+    public static let standard = FMRetryPolicy(maxAttempts: 3, initialDelay: 0.25, maxDelay: 8, retriesWrites: false)
+
+    /// `"FMRetryPolicy(maxAttempts: …, …)"`.
+    public var description: String {
+        "FMRetryPolicy(maxAttempts: \(maxAttempts), initialDelay: \(initialDelay), maxDelay: \(maxDelay), retriesWrites: \(retriesWrites))"
+    }
+
+    /// The wait before attempt `attempt + 1` after attempt `attempt` failed (1-based), honouring `retryAfter`.
+    func delay(afterAttempt attempt: Int, retryAfter: TimeInterval?, random: (ClosedRange<Double>) -> Double) -> TimeInterval {
+        if let retryAfter { return min(maxDelay, max(0, retryAfter)) }
+        let exponent = Double(min(max(0, attempt - 1), 30))
+        let ceiling = min(maxDelay, initialDelay * pow(2, exponent))
+        return ceiling <= 0 ? 0 : random(0...ceiling)
+    }
+}
+
+/// What went wrong with one attempt, as the pipeline's classify stage sees it.
+enum AttemptVerdict: Equatable {
+    /// Not retryable: report it.
+    case final
+    /// The session is gone (952, 112, an HTML 401): renew it and replay once.
+    case sessionLost
+    /// Transient: retry under the policy, after `retryAfter` seconds when the server said so.
+    case transient(retryAfter: TimeInterval?)
+}
+
+enum Classifier {
+    /// Sorts a failed attempt. `usedSession`: the request carried a session token.
+    static func verdict(for error: FMError, beforeAnswer: Bool, usedSession: Bool, headers: [String: String]) -> AttemptVerdict {
+        if usedSession, isSessionLost(error) { return .sessionLost }
+        if error.code == FMError.ClientCode.transport, beforeAnswer { return .transient(retryAfter: nil) }
+        let transientStatus = [502, 503, 504].contains(error.httpStatus ?? 0)
+        if transientStatus || error.code == "812" || error.code == "956" {
+            return .transient(retryAfter: retryAfter(headers))
+        }
+        return .final
+    }
+
+    /// 952 (token unknown or expired), 112 (a session closed from the Admin Console mid-request) and an HTTP
+    /// 401 whose body is not a FileMaker envelope (FileMaker Cloud after expiry).
+    static func isSessionLost(_ error: FMError) -> Bool {
+        if error.code == "952" || error.code == "112" { return true }
+        return error.httpStatus == 401 && (error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse)
+    }
+
+    /// `Retry-After` in seconds, or as an HTTP date.
+    static func retryAfter(_ headers: [String: String]) -> TimeInterval? {
+        guard let value = SessionEndpoints.header("Retry-After", in: headers)?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Double(value), seconds.isFinite { return max(0, seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return max(0, date.timeIntervalSinceNow)
+    }
+}
+
+extension Endpoint {
+    /// `true` when the call cannot have changed data, so it may be sent again: GETs that run no script,
+    /// `_find` without script keys, logout-free metadata and container reads.
+    var cannotChangeData: Bool {
+        let scriptInQuery = query.contains { $0.name.lowercased().hasPrefix("script") }
+        switch method {
+        case .get:
+            return !scriptInQuery && !segments.contains("script")
+        case .post:
+            guard segments.last == "_find", case .json(let data) = body else { return false }
+            return data.range(of: Data("\"script".utf8)) == nil
+        case .patch, .delete:
+            return false
+        }
+    }
+}
