@@ -482,5 +482,6 @@ extension EmulatorState {
         self.schema = s
         maxSessions = s.limits.maxSessions
         for t in s.tables { tables[t.name.lowercased()] = TableState(schema: t) }
+        graph = RelationGraph(s)
     }
 }

@@ -247,8 +247,14 @@ import Testing
         let meta = h.send("GET", "\(h.base)/layouts/Slim", contentType: nil)
         #expect(meta.response["fieldMetaData"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["name", "Notes::note"])
         #expect(h.send("POST", "\(h.base)/layouts/Slim/_find", body: #"{"query":[{"Notes::note":"only"}]}"#).data.count == 1)
-        #expect(h.send("PATCH", "\(h.base)/layouts/Slim/records/1", body: #"{"fieldData":{"Notes::note":"x"}}"#).code == "201")
-        #expect(h.send("POST", "\(h.base)/layouts/Slim/records", body: #"{"fieldData":{"Notes::note":"x"}}"#).code == "201")
+        // Writing a related field edits the first related record (FileMaker's rule, issue 10; was refused with 201).
+        #expect(h.send("PATCH", "\(h.base)/layouts/Slim/records/1", body: #"{"fieldData":{"Notes::note":"x"}}"#).code == "0")
+        #expect(h.emulator.records(inTable: "Notes").map { $0["note"] as? String } == ["x", "second note", "third note", "only note"])
+        // No related record yet: a portal's own match fields allow creation, so one is created with the match field set.
+        let created = h.send("POST", "\(h.base)/layouts/Slim/records", body: #"{"fieldData":{"name":"New","Notes::note":"y"}}"#)
+        #expect(created.code == "0")
+        #expect(h.emulator.records(inTable: "Notes").last?["note"] as? String == "y")
+        #expect(h.emulator.records(inTable: "Notes").last?["contact_id"] as? Int == 5)
         let bad = contactsSchemaJSON.replacingOccurrences(of: #""Slim": { "table": "Contacts", "fields": ["name"] }"#,
             with: #""Slim": { "table": "Contacts", "fields": ["name", "Notes::note"] }"#)
         #expect(throws: EmulatorSchemaError.self) { try Emulator(schemaJSON: Data(bad.utf8)) }

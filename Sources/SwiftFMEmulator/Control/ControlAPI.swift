@@ -169,7 +169,12 @@ struct ControlHandler: HTTPHandler {
             emulator.reset()
             return ["reset": true]
         case ("GET", "/v1/log"):
-            return ["requests": Self.loggedRequests(emulator.requestLog)]
+            var log = emulator.requestLog
+            if let raw = decodeQuery(request.rawQuery).first(where: { $0.0 == "limit" })?.1 {
+                guard let limit = Int(raw), limit >= 0 else { throw ControlError("limit must be a whole number, 0 or more") }
+                log = Array(log.suffix(limit))
+            }
+            return ["requests": Self.loggedRequests(log)]
         case ("DELETE", "/v1/log"):
             emulator.clearRequestLog()
             return ["requests": [Any]()]
@@ -322,6 +327,7 @@ struct ControlHandler: HTTPHandler {
                 if let token = r.token, !token.isEmpty { text = text.replacingOccurrences(of: token, with: "<token>") }
                 return redactHexTokens(text)
             }
+            let body = redactSecrets(clean(r.bodyText))
             let headers: [[String]] = r.headers.map { name, value in
                 let lower = name.lowercased()
                 if lower == "authorization" {
@@ -332,8 +338,33 @@ struct ControlHandler: HTTPHandler {
                 return [name, clean(value)]
             }
             return ["method": r.method, "target": clean(r.target), "path": clean(r.decodedPath), "status": r.status,
-                    "session": session, "headers": headers, "body": clean(r.bodyText)]
+                    "session": session, "headers": headers, "body": body]
         }
+    }
+
+    /// JSON string values of secret keys (`password`, `oAuthIdentifier`, as in a login's
+    /// `fmDataSource`) replaced by `<redacted>`; the rest of the text is unchanged.
+    static func redactSecrets(_ text: String) -> String {
+        var bytes = Array(text.utf8)
+        for key in [#""password""#, #""oAuthIdentifier""#].map({ Array($0.utf8) }) {
+            var i = 0
+            while i + key.count <= bytes.count {
+                guard bytes[i..<(i + key.count)].elementsEqual(key) else { i += 1; continue }
+                var j = i + key.count
+                func skipSpace() { while j < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j += 1 } }
+                skipSpace()
+                guard j < bytes.count, bytes[j] == UInt8(ascii: ":") else { i += key.count; continue }
+                j += 1
+                skipSpace()
+                guard j < bytes.count, bytes[j] == UInt8(ascii: "\"") else { i += key.count; continue }
+                var end = j + 1
+                while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1 }
+                let replacement = Array(#""<redacted>""#.utf8)
+                bytes.replaceSubrange(j..<min(end + 1, bytes.count), with: replacement)
+                i = j + replacement.count
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Replaces every run of exactly 52 hexadecimal characters (a Data API token's shape) by `<token>`.

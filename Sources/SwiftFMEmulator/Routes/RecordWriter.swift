@@ -15,9 +15,18 @@ struct RecordWriter {
         case stored(key: String, outputKeys: [[UInt8]])
         /// A global field: the session's values, the same for every record.
         case constant([(outputKey: [UInt8], value: FMValue)])
-        /// `Table::field` shown through the relationship of a portal (`relations[relation]`): the first
-        /// related record's value.
-        case related(relation: Int, field: EmulatorSchema.Field, table: String, outputKey: [UInt8])
+        /// `TO::field` shown through a relationship (`relations[relation]`): the first related record's
+        /// values, one output key per repetition.
+        case related(relation: Int, field: EmulatorSchema.Field, table: String, outputKeys: [[UInt8]])
+    }
+
+    /// One column of a portal row.
+    struct PortalField {
+        var field: EmulatorSchema.Field
+        /// A field further away, read through the row's own relationship.
+        var through: RelatedField?
+        /// `"TO::field":`.
+        var outputKey: [UInt8]
     }
 
     /// One portal written in `portalData`.
@@ -25,8 +34,8 @@ struct RecordWriter {
         var relation: Int
         /// `"name":` of the portal in `portalData`.
         var nameKey: [UInt8]
-        /// The related table's fields shown, with their output keys (`"Table::field":`).
-        var fields: [(field: EmulatorSchema.Field, outputKey: [UInt8])]
+        var fields: [PortalField]
+        /// The base table of the portal's occurrence.
         var tableName: String
         var offset: Int
         var limit: Int
@@ -40,8 +49,8 @@ struct RecordWriter {
     let dateformats: Int
     let containerURL: (ContainerRef) -> String
     var sources: [Source] = []
-    /// The relationships read per record (related layout fields and portals), each computed once per record.
-    var relations: [EmulatorSchema.Portal] = []
+    /// The relationships followed per record (related layout fields, then portals), each at most once per record.
+    var relations: [RelPath] = []
     var portals: [PortalPlan] = []
 
     init(state: EmulatorState, options: OutputOptions, ctx: RequestContext) {
@@ -52,13 +61,24 @@ struct RecordWriter {
         let host = ctx.host
         containerURL = { state.containerURL($0, host: host) }
         guard let table else { return }
+        // Related layout fields to the same occurrence share one path (it depends only on the occurrence).
+        var relationByOccurrence: [String: Int] = [:]
         for lf in options.layout.fields {
-            if let (portal, rt, f) = state.relatedLayoutField(options.layout, lf.name) {
-                sources.append(.related(relation: relationIndex(portal), field: f, table: rt.schema.name,
-                                        outputKey: RecordWriter.key("\(rt.schema.name)::\(f.name)")))
+            if let rf = state.relatedLayoutField(options.layout, lf.name) {
+                let occurrence = rf.path.occurrence.lowercased()
+                let relation: Int
+                if let known = relationByOccurrence[occurrence] {
+                    relation = known
+                } else {
+                    relations.append(rf.path)
+                    relation = relations.count - 1
+                    relationByOccurrence[occurrence] = relation
+                }
+                let keys = (1...rf.field.repetitions).map { RecordWriter.key($0 == 1 ? rf.key : "\(rf.key)(\($0))") }
+                sources.append(.related(relation: relation, field: rf.field, table: rf.path.table, outputKeys: keys))
                 continue
             }
-            guard let f = table.field(lf.name) else { continue }
+            guard let f = table.field(EmulatorState.bareField(lf.name)) else { continue }
             let keys = (1...f.repetitions).map { RecordWriter.key($0 == 1 ? f.name : "\(f.name)(\($0))") }
             if f.global {
                 sources.append(.constant(keys.enumerated().map { i, key in
@@ -70,33 +90,22 @@ struct RecordWriter {
             }
         }
         for p in options.portals {
-            guard let rt = state.table(p.table) else { continue }
+            guard let path = state.portalPath(p, layout: options.layout), let rt = state.table(path.table) else { continue }
             var range = options.ranges[p.name.lowercased()] ?? (1, 50)
             // v1 quirk: a layout in Table View returns only the first related row.
             if options.layout.tableView, ctx.version.lowercased() == "v1" { range = (1, min(range.limit, 1)) }
             var info: [UInt8] = []
             JSON.object([("portalObjectName", .string(p.name)), ("database", .string(state.schema.database)),
-                         ("table", .string(rt.schema.name))]).write(into: &info)
+                         ("table", .string(path.occurrence))]).write(into: &info)
             info.removeLast()
             info.append(contentsOf: #","foundCount":"#.utf8)
-            portals.append(PortalPlan(relation: relationIndex(p), nameKey: RecordWriter.key(p.name),
-                                      fields: p.fields.compactMap { name in
-                                          rt.field(name).map { ($0, RecordWriter.key("\(rt.schema.name)::\($0.name)")) }
-                                      },
+            relations.append(path)
+            let fields = state.portalColumns(p, path: path).map {
+                PortalField(field: $0.field, through: $0.through, outputKey: RecordWriter.key($0.key))
+            }
+            portals.append(PortalPlan(relation: relations.count - 1, nameKey: RecordWriter.key(p.name), fields: fields,
                                       tableName: rt.schema.name, offset: range.offset, limit: range.limit, infoPrefix: info))
         }
-    }
-
-    /// The index of `portal`'s relationship in ``relations``, adding it when new.
-    private mutating func relationIndex(_ portal: EmulatorSchema.Portal) -> Int {
-        if let i = relations.firstIndex(where: { RecordWriter.sameRelation($0, portal) }) { return i }
-        relations.append(portal)
-        return relations.count - 1
-    }
-
-    static func sameRelation(_ a: EmulatorSchema.Portal, _ b: EmulatorSchema.Portal) -> Bool {
-        a.name == b.name && a.table == b.table && a.match.count == b.match.count
-            && zip(a.match, b.match).allSatisfy { $0.local == $1.local && $0.related == $1.related }
     }
 
     /// `"text":` with JSON escapes.
@@ -130,7 +139,7 @@ struct RecordWriter {
         var relatedRows = [[StoredRecord]?](repeating: nil, count: relations.count)
         func rows(_ i: Int) -> [StoredRecord] {
             if let r = relatedRows[i] { return r }
-            let r = state.related(relations[i], of: record, parentTable: table, session: session)
+            let r = state.follow(relations[i], from: record, table: table.schema.name, session: session)
             relatedRows[i] = r
             return r
         }
@@ -154,13 +163,16 @@ struct RecordWriter {
                     out.append(contentsOf: outputKey)
                     writeValue(value, into: &out)
                 }
-            case let .related(relation, field, tableName, outputKey):
-                comma()
-                out.append(contentsOf: outputKey)
-                if let row = rows(relation).first {
-                    writeValue(state.value(of: field, table: tableName, record: row, session: session), into: &out)
-                } else {
-                    out.append(contentsOf: #""""#.utf8)
+            case let .related(relation, field, tableName, outputKeys):
+                let first = rows(relation).first
+                for (i, outputKey) in outputKeys.enumerated() {
+                    comma()
+                    out.append(contentsOf: outputKey)
+                    if let first {
+                        writeValue(state.value(of: field, table: tableName, record: first, repetition: i + 1, session: session), into: &out)
+                    } else {
+                        out.append(contentsOf: #""""#.utf8)
+                    }
                 }
             }
         }
@@ -176,10 +188,14 @@ struct RecordWriter {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 out.append(contentsOf: #"{"recordId":"#.utf8)
                 JSON.writeString(String(row.id), into: &out)
-                for (field, outputKey) in p.fields {
+                for column in p.fields {
                     out.append(UInt8(ascii: ","))
-                    out.append(contentsOf: outputKey)
-                    writeValue(state.value(of: field, table: p.tableName, record: row, session: session), into: &out)
+                    out.append(contentsOf: column.outputKey)
+                    if let far = column.through {
+                        writeValue(state.relatedValue(far, of: row, table: p.tableName, session: session), into: &out)
+                    } else {
+                        writeValue(state.value(of: column.field, table: p.tableName, record: row, session: session), into: &out)
+                    }
                 }
                 out.append(contentsOf: #","modId":"#.utf8)
                 JSON.writeString(String(row.modId), into: &out)

@@ -87,6 +87,8 @@ struct EmulatorState {
     var server: HTTPServer?
     var port: UInt16?
     var baseURL: URL?
+    /// Table occurrences and relationships (issue 10).
+    var graph = RelationGraph()
 
     init(schema: EmulatorSchema, now: Date) throws {
         self.schema = schema
@@ -94,12 +96,13 @@ struct EmulatorState {
         for t in schema.tables {
             tables[t.name.lowercased()] = TableState(schema: t)
         }
+        graph = RelationGraph(schema)
         for t in schema.tables {
             let key = schema.records[t.name] != nil ? t.name : schema.records.keys.first { $0.lowercased() == t.name.lowercased() }
             for (i, row) in (key.flatMap { schema.records[$0] } ?? []).enumerated() {
                 let place = "records.\(key ?? t.name)[\(i)]"
                 var fields: [(String, JSON)] = []
-                for (k, v) in row.sorted(by: { $0.key < $1.key }) {
+                for (k, v) in row.sorted(by: { $0.key < $1.key }) where !k.hasPrefix("::") {
                     // Name the row, the field and the expected format for a value that does not parse.
                     if let field = tables[t.name.lowercased()]?.field(splitRepetition(k).0), field.type != .text,
                        !v.trimmingCharacters(in: .whitespaces).isEmpty,
@@ -110,7 +113,15 @@ struct EmulatorState {
                     fields.append((k, .string(v)))
                 }
                 do {
-                    _ = try createRecord(table: t.name, input: fields, session: nil, dateformats: 0, now: now, restrictTo: nil)
+                    // `::recordId` / `::modId` keep a captured record's ids (SCHEMA.md, capture).
+                    if let ridText = row["::recordId"] {
+                        guard let rid = Int(ridText), let next = tables[t.name.lowercased()]?.nextId, rid >= next else {
+                            throw EmulatorSchemaError("seed record of \(t.name): ::recordId \(ridText) must be a whole number above the previous record's")
+                        }
+                        tables[t.name.lowercased()]?.nextId = rid
+                    }
+                    let id = try createRecord(table: t.name, input: fields, session: nil, dateformats: 0, now: now, restrictTo: nil)
+                    if let m = row["::modId"].flatMap({ Int($0) }), m >= 0 { tables[t.name.lowercased()]?.records[id]?.modId = m }
                 } catch let e as FMError {
                     let fieldPart = e.field.map { ".\($0)" } ?? ""
                     throw EmulatorSchemaError("\(place)\(fieldPart): seed record of table \(t.name) rejected with FileMaker error "
@@ -128,7 +139,15 @@ struct EmulatorState {
         return schema.layouts.first { $0.name.lowercased() == lower }
     }
 
-    func table(_ name: String) -> TableState? { tables[name.lowercased()] }
+    /// A base table by name, or the base table of a table occurrence.
+    func table(_ name: String) -> TableState? { tables[tableKey(name)] }
+
+    /// The key in ``tables`` of a base table or table occurrence name.
+    func tableKey(_ name: String) -> String {
+        let lower = name.lowercased()
+        if tables[lower] != nil { return lower }
+        return graph.table(ofOccurrence: name)?.lowercased() ?? lower
+    }
 
     func script(_ name: String) -> EmulatorSchema.Script? {
         schema.scripts.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
@@ -189,8 +208,9 @@ struct EmulatorState {
     mutating func createRecord(table name: String, input: [(String, JSON)], session: String?, dateformats: Int,
                                now: Date, restrictTo allowed: Set<String>?) throws -> Int {
         // Take the table out of the dictionary while mutating it, so its records are not copied (copy-on-write).
-        guard var table = tables.removeValue(forKey: name.lowercased()) else { throw FMError("106") }
-        defer { tables[name.lowercased()] = table }
+        let key = tableKey(name)
+        guard var table = tables.removeValue(forKey: key) else { throw FMError("106") }
+        defer { tables[key] = table }
         let writes = try resolveWrites(table: table, input: input, dateformats: dateformats, restrictTo: allowed)
         var record = StoredRecord(id: table.nextId, modId: 0, values: [:])
         applyAutoEnter(&record, table: &table, now: now, creating: true)
@@ -231,9 +251,10 @@ struct EmulatorState {
 
     /// Edits a record with typed writes; bumps modId when `bump` is true.
     mutating func editRecord(table name: String, id: Int, writes: [Write], session: String?, now: Date, bump: Bool) throws -> Int {
-        guard tables[name.lowercased()]?.records[id] != nil, var table = tables.removeValue(forKey: name.lowercased()),
+        let key = tableKey(name)
+        guard tables[key]?.records[id] != nil, var table = tables.removeValue(forKey: key),
               var record = table.records[id] else { throw FMError("101") }
-        defer { tables[name.lowercased()] = table }
+        defer { tables[key] = table }
         for w in writes where !w.field.global {
             record.set(w.field, repetition: w.repetition, w.value)
         }
@@ -252,18 +273,20 @@ struct EmulatorState {
     }
 
     mutating func deleteRecord(table name: String, id: Int) throws {
-        guard tables[name.lowercased()]?.records[id] != nil, var table = tables.removeValue(forKey: name.lowercased()) else {
+        let key = tableKey(name)
+        guard tables[key]?.records[id] != nil, var table = tables.removeValue(forKey: key) else {
             throw FMError("101")
         }
-        defer { tables[name.lowercased()] = table }
+        defer { tables[key] = table }
         table.records[id] = nil
         if let i = table.order.firstIndex(of: id) { table.order.remove(at: i) }
     }
 
     mutating func duplicateRecord(table name: String, id: Int, now: Date) throws -> Int {
-        guard tables[name.lowercased()]?.records[id] != nil, var table = tables.removeValue(forKey: name.lowercased()),
+        let key = tableKey(name)
+        guard tables[key]?.records[id] != nil, var table = tables.removeValue(forKey: key),
               let source = table.records[id] else { throw FMError("101") }
-        defer { tables[name.lowercased()] = table }
+        defer { tables[key] = table }
         var copy = source
         copy.id = table.nextId
         copy.modId = 0
