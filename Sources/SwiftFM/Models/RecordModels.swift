@@ -229,7 +229,8 @@ extension FMRecord: Hashable where Fields: Hashable {}
 /// `@unchecked Sendable`: the raw records are `JSONSerialization` output (immutable Foundation values
 /// behind `Any`) stored in `let`s and never mutated after creation.
 public struct FMFoundSet: @unchecked Sendable {
-    /// The records as `JSONSerialization` returned them: each has `fieldData`, `portalData`,
+    /// The records with the value types `JSONSerialization` gives (`String`, `NSNumber`, `NSNull`, arrays,
+    /// dictionaries; read by ``JSONReader``): each has `fieldData`, `portalData`,
     /// `recordId` (String), `modId` (String) and, on FileMaker Server 18+, `portalDataInfo`.
     public let records: [[String: Any]]
     /// Information about the found set; `nil` on FileMaker Server 17 and for an empty result (401).
@@ -276,7 +277,7 @@ public struct FMFoundSet: @unchecked Sendable {
         FMTypedFoundSet(records: try decode(type, timeZone: timeZone), dataInfo: dataInfo, scripts: scripts)
     }
 
-    /// Parses a found-set answer (`response.data`, `response.dataInfo`, script keys) with one `JSONSerialization` pass.
+    /// Parses a found-set answer (`response.data`, `response.dataInfo`, script keys) in one pass.
     init(parsing body: Data, status: Int) throws(FMError) {
         let response = try JSONPayload.responseObject(body, status: status)
         guard let data = response["data"] as? [Any] else {
