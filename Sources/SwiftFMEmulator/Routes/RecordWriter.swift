@@ -25,8 +25,9 @@ struct RecordWriter {
         var field: EmulatorSchema.Field
         /// A field further away, read through the row's own relationship.
         var through: RelatedField?
-        /// `"TO::field":`.
-        var outputKey: [UInt8]
+        /// `"TO::field":`, or one `"TO::field(n)":` per repetition of a repeating field: every repetition,
+        /// the first too (python-fmdata's integration suite reads `(1)`, `(2)`, …; WIRE.md §17).
+        var outputKeys: [[UInt8]]
     }
 
     /// One portal written in `portalData`.
@@ -100,8 +101,10 @@ struct RecordWriter {
             info.removeLast()
             info.append(contentsOf: #","foundCount":"#.utf8)
             relations.append(path)
-            let fields = state.portalColumns(p, path: path).map {
-                PortalField(field: $0.field, through: $0.through, outputKey: RecordWriter.key($0.key))
+            let fields = state.portalColumns(p, path: path).map { column in
+                let reps = column.field.repetitions
+                return PortalField(field: column.field, through: column.through,
+                                   outputKeys: (1...reps).map { RecordWriter.key(reps > 1 ? "\(column.key)(\($0))" : column.key) })
             }
             portals.append(PortalPlan(relation: relations.count - 1, nameKey: RecordWriter.key(p.name), fields: fields,
                                       tableName: rt.schema.name, offset: range.offset, limit: range.limit, infoPrefix: info))
@@ -189,12 +192,15 @@ struct RecordWriter {
                 out.append(contentsOf: #"{"recordId":"#.utf8)
                 JSON.writeString(String(row.id), into: &out)
                 for column in p.fields {
-                    out.append(UInt8(ascii: ","))
-                    out.append(contentsOf: column.outputKey)
-                    if let far = column.through {
-                        writeValue(state.relatedValue(far, of: row, table: p.tableName, session: session), into: &out)
-                    } else {
-                        writeValue(state.value(of: column.field, table: p.tableName, record: row, session: session), into: &out)
+                    for (i, outputKey) in column.outputKeys.enumerated() {
+                        out.append(UInt8(ascii: ","))
+                        out.append(contentsOf: outputKey)
+                        if let far = column.through {
+                            writeValue(state.relatedValue(far, of: row, table: p.tableName, repetition: i + 1, session: session), into: &out)
+                        } else {
+                            writeValue(state.value(of: column.field, table: p.tableName, record: row, repetition: i + 1, session: session),
+                                       into: &out)
+                        }
                     }
                 }
                 out.append(contentsOf: #","modId":"#.utf8)
@@ -229,7 +235,7 @@ struct RecordWriter {
         switch value {
         case .empty: out.append(contentsOf: #""""#.utf8)
         case let .text(s): JSON.writeString(s, into: &out)
-        case let .number(n): JSON.writeNumber(n, into: &out)
+        case let .number(n): out.append(contentsOf: n.text.utf8)
         case let .date(d):
             out.append(UInt8(ascii: "\""))
             RecordWriter.writeDate(d, dateformats, into: &out)
