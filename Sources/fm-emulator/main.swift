@@ -20,6 +20,9 @@ let usage = """
       --control       also serve the control API (JSON over HTTP: faults, clock, tokens, reset,
                       request log, records; see the README) on another port of HOST
       --control-port N  the control API's port (0: any free port; implies --control)
+      --public-url URL  the URL clients use behind a reverse proxy or TLS front (https://host:port):
+                      container URLs and redirects use its scheme, host and port (without it,
+                      X-Forwarded-Proto/X-Forwarded-Host, else the Host header over http)
       --verbose       log one line per request to stderr
       --help          show this help
 
@@ -54,6 +57,7 @@ struct Options {
     var port: UInt16 = 0
     var schema: String?
     var verbose = false
+    var publicURL: URL?
     var controlPort: UInt16?
 }
 
@@ -103,6 +107,14 @@ func parseArguments(_ arguments: [String]) -> Options? {
         case "--schema":
             guard let v = inlineValue ?? value(argument), !v.isEmpty else { return nil }
             options.schema = v
+        case "--public-url":
+            guard let v = inlineValue ?? value(argument) else { return nil }
+            guard let url = URL(string: v), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                  url.host?.isEmpty == false else {
+                writeStderr("fm-emulator: --public-url needs an http or https URL with a host, not \(v)\n")
+                return nil
+            }
+            options.publicURL = url
         default:
             writeStderr("fm-emulator: unknown argument \(arguments[i])\n")
             return nil
@@ -134,6 +146,8 @@ if let schema = options.schema {
 } else {
     emulator = Emulator()
 }
+
+emulator.publicURL = options.publicURL
 
 if options.verbose {
     emulator.onRequest = { line in writeStderr(line.hasSuffix("\n") ? line : line + "\n") }

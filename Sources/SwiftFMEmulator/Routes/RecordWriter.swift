@@ -59,8 +59,8 @@ struct RecordWriter {
         table = state.table(options.layout.table)
         session = ctx.token
         dateformats = options.dateformats
-        let host = ctx.host
-        containerURL = { state.containerURL($0, host: host) }
+        let origin = ctx.origin
+        containerURL = { state.containerURL($0, origin: origin) }
         guard let table else { return }
         // Related layout fields to the same occurrence share one path (it depends only on the occurrence).
         var relationByOccurrence: [String: Int] = [:]

@@ -73,9 +73,10 @@ extension EmulatorState {
 
     // MARK: Reading
 
-    func containerURL(_ ref: ContainerRef, host: String) -> String {
+    /// The streaming URL of a stored container, under `origin` (`scheme://host[:port]` the client used).
+    func containerURL(_ ref: ContainerRef, origin: String) -> String {
         let ext = ref.fileExtension.isEmpty ? "" : ".\(ref.fileExtension)"
-        return "http://\(host)/Streaming_SSL/MainDB/\(ref.key)\(ext)?RCType=EmbeddedRCFileProcessor"
+        return "\(origin)/Streaming_SSL/MainDB/\(ref.key)\(ext)?RCType=EmbeddedRCFileProcessor"
     }
 
     /// The JSON of one record as the Data API returns it (already written: see ``RecordWriter``).

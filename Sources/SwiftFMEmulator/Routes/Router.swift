@@ -53,6 +53,9 @@ struct RequestContext {
     /// The `Host` to put in container URLs.
     var host: String { request.header("Host") ?? fallbackHost }
 
+    /// `scheme://host[:port]` the client used, for container URLs (see ``EmulatorState/origin(of:fallbackHost:)``).
+    var origin = "http://127.0.0.1"
+
     func queryValue(_ name: String) -> String? {
         query.first { $0.0 == name }?.1 ?? query.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
     }
@@ -246,6 +249,7 @@ extension EmulatorState {
         }
         var ctx = RequestContext(request: request, path: rest, version: segments[2], query: decodeQuery(request.rawQuery), now: now)
         if let base = baseURL, let host = base.host { ctx.fallbackHost = base.port.map { "\(host):\($0)" } ?? host }
+        ctx.origin = origin(of: request, fallbackHost: ctx.fallbackHost)
         do {
             let reply = try dispatch(route, names: names, ctx: &ctx)
             var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]

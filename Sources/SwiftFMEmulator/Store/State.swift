@@ -103,6 +103,8 @@ struct EmulatorState {
     var server: HTTPServer?
     var port: UInt16?
     var baseURL: URL?
+    /// The URL clients reach the emulator at (behind a proxy); see ``Emulator/publicURL``.
+    var publicURL: URL?
     /// Table occurrences and relationships (issue 10).
     var graph = RelationGraph()
 
