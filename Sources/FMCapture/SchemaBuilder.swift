@@ -232,7 +232,9 @@ struct SchemaBuilder {
                     for (id, child) in children {
                         let value = child.values[b.name].map(Self.text)
                         if rowSet.contains(id) {
-                            guard let value, !key.isEmpty, value == key else { ok = false; break }
+                            // A row whose child field was not captured is no evidence either way.
+                            guard let value else { continue }
+                            guard !key.isEmpty, value == key else { ok = false; break }
                             support += 1
                         } else if let value, !key.isEmpty, value == key, o.rows.count < 50 {
                             ok = false
