@@ -68,6 +68,18 @@ final class ControlledEmulator {
             .resetConnection, .drip(bytesPerSecond: 100), .gzip, .html401, .killSession, .expireSession,
             .delay(0.5), .closeMidBody, .html502, .truncatedJSON,
         ])
+        let listed = try #require(try c.control("GET", "/v1/faults").json["faults"] as? [[String: Any]])
+        #expect(listed.map { $0["fault"] as? String } == [
+            "status", "fileMakerError", "resetConnection", "drip", "gzip", "html401", "killSession", "expireSession",
+            "delay", "closeMidBody", "html502", "truncatedJSON",
+        ])
+        #expect(listed[7]["remaining"] as? Int == 2)
+        #expect(listed[11]["matching"] as? String == "/records")
+        #expect(listed[0]["matching"] is NSNull)
+        for entry in listed {
+            let keys = ControlHandler.faultKeys[entry["fault"] as? String ?? ""]
+            #expect(keys != nil)
+        }
         #expect(try c.control("DELETE", "/v1/faults").json["pendingFaults"] as? Int == 0)
         #expect(c.emulator.pendingFaultCount == 0)
     }

@@ -90,6 +90,35 @@ func names(_ rows: JSON?, _ key: String) -> [String] {
         #expect(byPlayer.data.first?["recordId"]?.stringValue == "2")
     }
 
+    @Test func everyPredicateAndMultilineKeys() throws {
+        let schema = #"""
+        {"database":"P","tables":{"A":{"fields":{"k":"text","n":"number"}},"B":{"fields":{"k":"text","n":"number","label":"text"}}},
+         "occurrences":{"B_eq":"B","B_ne":"B","B_lt":"B","B_le":"B","B_gt":"B","B_ge":"B","B_all":"B"},
+         "relationships":[
+           {"left":"A","right":"B_eq","match":["k = k"]},{"left":"A","right":"B_ne","match":["k ≠ k"]},
+           {"left":"A","right":"B_lt","match":["n < n"]},{"left":"A","right":"B_le","match":["n <= n"]},
+           {"left":"A","right":"B_gt","match":["n > n"]},{"left":"A","right":"B_ge","match":["n >= n", "k = k"]},
+           {"left":"A","right":"B_all","match":["k x k"]}],
+         "layouts":{"A":{"table":"A","fields":["k","n"],"portals":{
+           "eq":{"table":"B_eq","fields":["label"]},"ne":{"table":"B_ne","fields":["label"]},"lt":{"table":"B_lt","fields":["label"]},
+           "le":{"table":"B_le","fields":["label"]},"gt":{"table":"B_gt","fields":["label"]},"ge":{"table":"B_ge","fields":["label"]},
+           "all":{"table":"B_all","fields":["label"],"sort":[{"field":"label","order":"descend"}]}}}},
+         "records":{"A":[{"k":"red\rblue","n":2}],
+                    "B":[{"k":"red","n":1,"label":"r1"},{"k":"blue","n":2,"label":"b2"},{"k":"green","n":3,"label":"g3"},{"label":"empty"}]}}
+        """#
+        let h = try Harness(schemaJSON: schema, db: "P")
+        try h.login()
+        let portals = h.send("GET", "\(h.base)/layouts/A/records/1", contentType: nil).data.first?["portalData"]
+        func labels(_ p: String) -> [String] { names(portals?[p], "B_\(p)::label") }
+        #expect(labels("eq") == ["r1", "b2"])          // a multi-line key matches each of its lines
+        #expect(labels("ne") == ["r1", "b2", "g3"])    // the whole multi-line key differs from each; empty never matches
+        #expect(labels("lt") == ["g3"])                // A::n < B::n
+        #expect(labels("le") == ["b2", "g3"])
+        #expect(labels("gt") == ["r1"])
+        #expect(labels("ge") == ["r1", "b2"])          // two clauses, ANDed
+        #expect(labels("all") == ["r1", "g3", "empty", "b2"])   // cartesian, sorted descending
+    }
+
     @Test func schemaErrorsNameTheProblem() throws {
         func load(_ text: String) -> String {
             do { _ = try EmulatorSchema(jsonData: Data(text.utf8)); return "" } catch { return "\(error)" }

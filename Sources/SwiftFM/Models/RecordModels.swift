@@ -261,7 +261,9 @@ public struct FMFoundSet: @unchecked Sendable {
     /// Decodes every record's `fieldData` into `T` from the parsed ``records`` (no second parse), with the
     /// FileMaker rules of typed records (see ``FMRecord``).
     ///
-    /// - Parameter timeZone: the zone dates, times and timestamps are read in; UTC when `nil`.
+    /// - Parameters:
+    ///   - type: the `Decodable` type of each record's `fieldData`.
+    ///   - timeZone: the zone dates, times and timestamps are read in; UTC when `nil`.
     /// - Throws: ``FMError`` with code `-1007` naming the record and the field when a record does not have
     ///   the shape of `T`.
     public func decode<T: Decodable>(_ type: T.Type, timeZone: TimeZone? = nil) throws -> [FMRecord<T>] {
@@ -270,7 +272,9 @@ public struct FMFoundSet: @unchecked Sendable {
 
     /// Decodes the whole found set into `T` (records, `dataInfo`, scripts) from the parsed ``records``.
     ///
-    /// - Parameter timeZone: the zone dates, times and timestamps are read in; UTC when `nil`.
+    /// - Parameters:
+    ///   - type: the `Decodable` type of each record's `fieldData`.
+    ///   - timeZone: the zone dates, times and timestamps are read in; UTC when `nil`.
     /// - Throws: ``FMError`` with code `-1007` naming the record and the field when a record does not have
     ///   the shape of `T`.
     public func typed<T: Decodable>(_ type: T.Type, timeZone: TimeZone? = nil) throws -> FMTypedFoundSet<T> {

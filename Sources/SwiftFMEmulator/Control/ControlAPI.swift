@@ -137,7 +137,10 @@ struct ControlHandler: HTTPHandler {
             emulator.inject(fault, count: count, matching: matching)
             return ["pendingFaults": emulator.pendingFaultCount]
         case ("GET", "/v1/faults"):
-            return ["pendingFaults": emulator.pendingFaultCount]
+            let queued = emulator.core.state.withLock { $0.faults }
+            return ["pendingFaults": queued.reduce(0) { $0 + $1.remaining },
+                    "faults": queued.map { ["fault": Self.name(of: $0.fault), "remaining": $0.remaining,
+                                            "matching": $0.matching.map { $0 as Any } ?? NSNull()] }]
         case ("DELETE", "/v1/faults"):
             emulator.clearFaults()
             return ["pendingFaults": 0]
@@ -255,6 +258,24 @@ struct ControlHandler: HTTPHandler {
         "truncatedJSON": [], "expireSession": [], "status": ["status", "body", "contentType", "retryAfter"],
         "resetConnection": [], "drip": ["bytesPerSecond"], "gzip": [], "html401": [], "killSession": [],
     ]
+
+    /// The control API's name of a fault's case.
+    static func name(of fault: EmulatorFault) -> String {
+        switch fault {
+        case .fileMakerError: return "fileMakerError"
+        case .delay: return "delay"
+        case .closeMidBody: return "closeMidBody"
+        case .html502: return "html502"
+        case .truncatedJSON: return "truncatedJSON"
+        case .expireSession: return "expireSession"
+        case .status: return "status"
+        case .resetConnection: return "resetConnection"
+        case .drip: return "drip"
+        case .gzip: return "gzip"
+        case .html401: return "html401"
+        case .killSession: return "killSession"
+        }
+    }
 
     static func fault(from body: [String: Any]) throws -> (EmulatorFault, Int, String?) {
         guard let type = try string(body, "fault") else {

@@ -317,18 +317,29 @@ extension EmulatorState {
 
     /// Whether `row` (of the hop's table) is related to `record` through `hop`.
     func matches(_ hop: Hop, from record: StoredRecord, fromTable: String, row: StoredRecord, session: String?) -> Bool {
-        for c in hop.clauses {
+        matches(hop, leftValues: leftValues(hop, of: record, table: fromTable, session: session), row: row, session: session)
+    }
+
+    /// The left-side values of a hop's clauses for one record (read once, compared with every candidate row).
+    func leftValues(_ hop: Hop, of record: StoredRecord, table: String, session: String?) -> [FMValue] {
+        hop.clauses.map { c in c.op == .cartesian ? .empty : value(of: c.from, table: table, record: record, session: session) }
+    }
+
+    /// Whether `row` matches the clauses of `hop` given the left-side values.
+    func matches(_ hop: Hop, leftValues: [FMValue], row: StoredRecord, session: String?) -> Bool {
+        for (i, c) in hop.clauses.enumerated() {
             if c.op == .cartesian { continue }
-            let lv = value(of: c.from, table: fromTable, record: record, session: session)
+            let lv = leftValues[i]
+            if lv.isEmpty { return false }
             let rv = value(of: c.to, table: hop.table, record: row, session: session)
-            if lv.isEmpty || rv.isEmpty { return false }
+            if rv.isEmpty { return false }
             switch c.op {
             case .equal:
-                // A text key with several lines (return-separated) matches any of its lines, on either side.
-                let ls = Self.keyLines(lv), rs = Self.keyLines(rv)
-                if ls.count == 1, rs.count == 1 {
-                    if FMValue.compare(lv, rv) != .orderedSame { return false }
-                } else if !ls.contains(where: { l in rs.contains { $0.caseInsensitiveCompare(l) == .orderedSame } }) {
+                if Self.isMultiline(lv) || Self.isMultiline(rv) {
+                    // A text key with several lines (return-separated) matches any of its lines, on either side.
+                    let ls = Self.keyLines(lv), rs = Self.keyLines(rv)
+                    if !ls.contains(where: { l in rs.contains { $0.caseInsensitiveCompare(l) == .orderedSame } }) { return false }
+                } else if FMValue.compare(lv, rv) != .orderedSame {
                     return false
                 }
             case .notEqual: if FMValue.compare(lv, rv) == .orderedSame { return false }
@@ -342,8 +353,13 @@ extension EmulatorState {
         return true
     }
 
+    static func isMultiline(_ v: FMValue) -> Bool {
+        guard case let .text(s) = v else { return false }
+        return s.utf8.contains { $0 == 0x0D || $0 == 0x0A }
+    }
+
     static func keyLines(_ v: FMValue) -> [String] {
-        guard case let .text(s) = v, s.contains(where: { $0 == "\r" || $0 == "\n" }) else { return [v.text] }
+        guard case let .text(s) = v, isMultiline(v) else { return [v.text] }
         return s.split(whereSeparator: { $0 == "\r" || $0 == "\n" }).map(String.init)
     }
 
@@ -354,13 +370,17 @@ extension EmulatorState {
         var currentTable = table
         for hop in path.hops {
             guard let next = self.table(hop.table) else { return [] }
-            var hit = Set<Int>()
-            for source in current {
-                for row in next.orderedRecords where !hit.contains(row.id) {
-                    if matches(hop, from: source, fromTable: currentTable, row: row, session: session) { hit.insert(row.id) }
+            let lefts = current.map { leftValues(hop, of: $0, table: currentTable, session: session) }
+            // An empty left key never matches (except cartesian clauses): skip the scan.
+            let live = lefts.filter { values in !zip(hop.clauses, values).contains { $0.0.op != .cartesian && $0.1.isEmpty } }
+            var reached: [StoredRecord] = []
+            if !live.isEmpty {
+                for id in next.order {
+                    guard let row = next.records[id] else { continue }
+                    if live.contains(where: { matches(hop, leftValues: $0, row: row, session: session) }) { reached.append(row) }
                 }
             }
-            current = next.order.filter { hit.contains($0) }.compactMap { next.records[$0] }
+            current = reached
             currentTable = next.schema.name
             if current.isEmpty { return [] }
         }
