@@ -31,6 +31,10 @@ import Foundation
 /// - Portal writes accept the portal name or the table occurrence name, and `recordId`/`modId`
 ///   plain or `TO::`-prefixed; `newPortalRecordInfo` lists the last row created per portal, also on create.
 ///   A portal row edited by `recordId` or removed by `deleteRelated` must be related to the parent (else 101).
+/// - A related field written with no related record, where the relationship does not allow creation, and
+///   a new portal row through a relationship that does not allow creation (or more than one hop) are 101.
+/// - Schema scripts with steps run under the emulator's lock; one stopped after 100,000 steps ends with
+///   `scriptError` 1. The found set an answer returns is the request's, whatever the scripts did to theirs.
 /// - `query`, `sort` and `_sort` must be JSON arrays, `dateformats` 0, 1 or 2 (else 1708).
 /// - Stopping the emulator invalidates every token, like a server restart.
 public final class Emulator: Sendable {

@@ -230,7 +230,7 @@ extension FMRecord: Hashable where Fields: Hashable {}
 /// behind `Any`) stored in `let`s and never mutated after creation.
 public struct FMFoundSet: @unchecked Sendable {
     /// The records with the value types `JSONSerialization` gives (`String`, `NSNumber`, `NSNull`, arrays,
-    /// dictionaries; read by ``JSONReader``): each has `fieldData`, `portalData`,
+    /// dictionaries; read by SwiftFM's own JSON reader): each has `fieldData`, `portalData`,
     /// `recordId` (String), `modId` (String) and, on FileMaker Server 18+, `portalDataInfo`.
     public let records: [[String: Any]]
     /// Information about the found set; `nil` on FileMaker Server 17 and for an empty result (401).

@@ -94,8 +94,9 @@ public struct EmulatorSchema: Sendable {
 
     /// A field placed on a layout.
     public struct LayoutField: Sendable, ExpressibleByStringLiteral {
-        /// The field name: a field of the layout's table, or `Table::field` for a related field shown
-        /// through the relationship of one of the layout's portals (the first related record; read-only here).
+        /// The field name: a field of the layout's table, or `TO::field` for a related field shown through
+        /// a portal's match fields or the schema's relationships, one or more hops away (the first related
+        /// record; a write edits it, or creates one when the relationship allows creation).
         public var name: String
         /// The value list attached to the field, if any.
         public var valueList: String?
@@ -156,7 +157,7 @@ public struct EmulatorSchema: Sendable {
     public struct Layout: Sendable {
         /// The layout name (any characters, including space and `/`).
         public var name: String
-        /// The table (occurrence) the layout shows.
+        /// The table occurrence the layout shows (a base table name is its implicit occurrence).
         public var table: String
         /// The fields on the layout, in order.
         public var fields: [LayoutField]
