@@ -30,7 +30,8 @@ func names(_ rows: JSON?, _ key: String) -> [String] {
         // The portal's own sort (name ascending) replaces the relationship's (score descending).
         let roster = record["portalData"]?["roster"]
         #expect(names(roster, "Players::name") == ["Abe", "Bo", "Cara"])
-        #expect(roster?.arrayValue?.first?.objectPairs?.map(\.0) == ["recordId", "Players::name", "Players::score", "Players::nicknames",
+        #expect(roster?.arrayValue?.first?.objectPairs?.map(\.0) == ["recordId", "Players::name", "Players::score", "Players::nicknames(1)",
+                                                                     "Players::nicknames(2)", "Players::nicknames(3)",
                                                                      "Player_city::population", "modId"])
         // Two hops from the portal's occurrence: Players → Player_team → Player_city.
         #expect(names(roster, "Player_city::population") == ["961855", "961855", "961855"])

@@ -113,13 +113,19 @@ extension EmulatorState {
             for row in page {
                 var pairs: [(String, JSON)] = [("recordId", .string(String(row.id)))]
                 for column in columns {
-                    let v: FMValue
-                    if let far = column.through {
-                        v = relatedValue(far, of: row, table: rt.schema.name, session: ctx.token)
-                    } else {
-                        v = value(of: column.field, table: rt.schema.name, record: row, session: ctx.token)
+                    // A repeating field in a portal row: every repetition as `TO::field(n)`, the first
+                    // too (python-fmdata's integration suite reads `(1)`, `(2)`, …; WIRE.md §17).
+                    let reps = column.field.repetitions
+                    for rep in 1...reps {
+                        let v: FMValue
+                        if let far = column.through {
+                            v = relatedValue(far, of: row, table: rt.schema.name, repetition: rep, session: ctx.token)
+                        } else {
+                            v = value(of: column.field, table: rt.schema.name, record: row, repetition: rep, session: ctx.token)
+                        }
+                        let key = reps > 1 ? "\(column.key)(\(rep))" : column.key
+                        pairs.append((key, v.json(dateformats: options.dateformats, containerURL: urlFor)))
                     }
-                    pairs.append((column.key, v.json(dateformats: options.dateformats, containerURL: urlFor)))
                 }
                 pairs.append(("modId", .string(String(row.modId))))
                 rowJSON.append(.object(pairs))
@@ -338,7 +344,14 @@ extension EmulatorState {
         return (fields, deletes)
     }
 
-    /// Applies `portalData` of a create/edit body; returns `newPortalRecordInfo` entries (last created row per portal).
+    /// Applies `portalData` of a create/edit body; returns the `newPortalRecordInfo` entries.
+    ///
+    /// Decision (issue 12, WIRE.md §17): one entry **per field written** in each new portal row, in
+    /// request order, each `{"tableName": <that field's table occurrence>, "recordId", "modId"}`.
+    /// Evidence: python-fmdata (commit ea0abf7), whose integration suite runs in CI against real
+    /// FileMaker Server 17 and 22, expects exactly that and raises otherwise; fmrest-ruby's source
+    /// comment describes one entry per portal (the last row created). The suite that runs against real
+    /// servers is the stronger evidence, so the emulator follows it. Rows edited by `recordId` add nothing.
     mutating func applyPortalData(_ layout: EmulatorSchema.Layout, parentId: Int, _ ctx: RequestContext) throws -> [JSON] {
         guard let pd = ctx.body["portalData"] else { return [] }
         guard let pairs = pd.objectPairs else { throw FMError("1708") }
@@ -353,13 +366,14 @@ extension EmulatorState {
             guard let path = portalPath(portal, layout: layout), let childSchema = table(path.table)?.schema else { throw FMError("106") }
             let columns = portalColumns(portal, path: path)
             let allowed = Set(columns.filter { $0.through == nil }.map { $0.field.name.lowercased() })
-            var lastCreated: JSON?
             for row in rows {
                 guard let rowPairs = row.objectPairs else { throw FMError("1708") }
                 var recordIdText: String?
                 var modIdText: String?
                 var fields: [(String, JSON)] = []
                 var far: [RelatedWrite] = []
+                // The table occurrence of each field written, in request order (for newPortalRecordInfo).
+                var written: [String] = []
                 for (k, v) in rowPairs {
                     let lower = k.lowercased()
                     let bare = lower.range(of: "::").map { String(lower[$0.upperBound...]) } ?? lower
@@ -380,11 +394,13 @@ extension EmulatorState {
                             guard rep >= 1 else { throw FMError("102") }
                             guard rep <= rf.field.repetitions else { throw FMError("111") }
                             far.append(RelatedWrite(field: rf, repetition: rep, value: v))
+                            written.append(rf.path.occurrence)
                             continue
                         }
                         name = String(k[r.upperBound...])
                     }
                     fields.append((name, v))
+                    written.append(path.occurrence)
                 }
                 let rowId: Int
                 if let ridText = recordIdText {
@@ -406,7 +422,10 @@ extension EmulatorState {
                     _ = try portalWrites(path, fields, allowed: allowed, dateformats: dateformats)
                     rowId = try createRecord(table: path.table, input: input, session: ctx.token, dateformats: dateformats,
                                              now: ctx.now, restrictTo: nil)
-                    lastCreated = .object([("tableName", .string(path.occurrence)), ("recordId", .string(String(rowId))), ("modId", .string("0"))])
+                    for occurrence in written {
+                        info.append(.object([("tableName", .string(occurrence)), ("recordId", .string(String(rowId))),
+                                             ("modId", .string("0"))]))
+                    }
                 }
                 for w in far {
                     guard let rowRecord = table(path.table)?.records[rowId] else { throw FMError("101") }
@@ -414,7 +433,6 @@ extension EmulatorState {
                                      session: ctx.token, now: ctx.now, dateformats: dateformats)
                 }
             }
-            if let lastCreated { info.append(lastCreated) }
         }
         return info
     }
@@ -446,9 +464,29 @@ extension EmulatorState {
         }
     }
 
+    /// `options.entrymode` / `options.prohibitmode` of a create or edit body: `"user"` (default) or
+    /// `"script"` (case-insensitive); another value or a non-string is 1708, an unknown option key 960.
+    func writeMode(_ body: JSON) throws -> WriteMode {
+        guard let options = body["options"] else { return .user }
+        guard let pairs = options.objectPairs else { throw FMError("1708") }
+        let unknown = pairs.map(\.0).filter { $0 != "entrymode" && $0 != "prohibitmode" }
+        if !unknown.isEmpty { throw FMError.unknownParameters(unknown.map { "options.\($0)" }) }
+        func isScript(_ key: String) throws -> Bool {
+            guard let value = options[key] else { return false }
+            switch value.stringValue?.lowercased() {
+            case "user"?: return false
+            case "script"?: return true
+            default: throw FMError("1708")
+            }
+        }
+        return WriteMode(skipsValidation: try isScript("entrymode"), allowsProhibited: try isScript("prohibitmode"))
+    }
+
     /// E9: `POST …/records`.
     mutating func createRecord(_ layout: EmulatorSchema.Layout, _ ctx: inout RequestContext) throws -> Reply {
         guard ctx.body["fieldData"] != nil else { throw FMError("958", "Parameter missing (*)") }
+        writeMode = try writeMode(ctx.body)
+        defer { writeMode = .seed }
         let (fields, deletes) = try splitFieldData(ctx.body)
         guard deletes.isEmpty else { throw FMError("1708") }
         let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
@@ -478,6 +516,8 @@ extension EmulatorState {
 
     /// E12: `PATCH …/records/{recordId}`.
     mutating func editRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
+        writeMode = try writeMode(ctx.body)
+        defer { writeMode = .seed }
         let (fields, deletes) = try splitFieldData(ctx.body)
         let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
         let plan = try scriptPlanFromBody(ctx)

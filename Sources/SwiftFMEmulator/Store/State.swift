@@ -43,6 +43,19 @@ struct TableState: Sendable {
     var orderedRecords: [StoredRecord] { order.compactMap { records[$0] } }
 }
 
+/// How writes are checked: `options.entrymode` and `options.prohibitmode` of a create or edit.
+struct WriteMode: Sendable, Equatable {
+    /// `entrymode: "script"`: field validation options are not checked.
+    var skipsValidation: Bool
+    /// `prohibitmode: "script"`: fields with "prohibit modification" may be written.
+    var allowsProhibited: Bool
+
+    /// The default of a Data API request (`"user"` for both).
+    static let user = WriteMode(skipsValidation: false, allowsProhibited: false)
+    /// Seed records and direct inserts: validated, any field writable.
+    static let seed = WriteMode(skipsValidation: false, allowsProhibited: true)
+}
+
 /// A Data API session.
 struct Session: Sendable {
     var token: String
@@ -73,6 +86,9 @@ struct EmulatorState {
     var maxLoggedRequests = 100_000
     var scriptClosures: [String: @Sendable (ScriptInvocation) -> ScriptOutcome] = [:]
     var rejectLogins = false
+    /// The entry and prohibit modes of the request being handled (`options`, WIRE.md §6.1); seeds and
+    /// ``Emulator/addRecord(toTable:_:)`` validate but may write prohibit-modification fields.
+    var writeMode = WriteMode.seed
     /// The session cap (initially the schema's `limits.maxSessions`); `nil` for none.
     var maxSessions: Int?
     /// Successful logins and logouts since start or reset.
@@ -106,7 +122,8 @@ struct EmulatorState {
                     // Name the row, the field and the expected format for a value that does not parse.
                     if let field = tables[t.name.lowercased()]?.field(splitRepetition(k).0), field.type != .text,
                        !v.trimmingCharacters(in: .whitespaces).isEmpty,
-                       (try? FMValue.parseOrThrow(v, field: field, dateformats: 0)) == nil {
+                       (try? FMValue.parseOrThrow(v, field: field, dateformats: 0)) == nil
+                        || (field.numericOnly && field.type == .number && FMNumber(v) == nil) {
                         throw EmulatorSchemaError("\(place).\(k): seed record of table \(t.name) rejected: \"\(v)\" is not "
                                                   + FMValue.expectedFormat(field))
                     }
@@ -179,6 +196,9 @@ struct EmulatorState {
             guard rep <= field.repetitions else { throw FMError("111") }
             if json.isNull { throw FMError("1708") }
             guard let text = json.scalarText else { throw FMError("1708") }
+            // A JSON number beyond FileMaker's range (1e400) is not a number FileMaker can store.
+            if case let .number(n) = json, !n.isFinite { throw FMError("502", field: field.name) }
+            if field.prohibitModification, !writeMode.allowsProhibited { throw FMError("201", field: field.name) }
             let value = try FMValue.parseOrThrow(text, field: field, dateformats: dateformats)
             writes.append(Write(field: field, repetition: rep, value: value))
         }
@@ -187,7 +207,14 @@ struct EmulatorState {
 
     /// Checks validation options of `fields` on `record`.
     func validate(_ record: StoredRecord, in table: TableState, fields: [EmulatorSchema.Field]) throws {
+        // `options.entrymode: "script"` skips the field validation options, as in FileMaker.
+        guard !writeMode.skipsValidation else { return }
         for field in fields where !field.global {
+            if field.numericOnly, field.type == .number {
+                for rep in 1...field.repetitions {
+                    if case .text = record.value(field, repetition: rep) { throw FMError("502", field: field.name) }
+                }
+            }
             let v = record.value(field)
             if field.notEmpty, v.isEmpty { throw FMError("509", field: field.name) }
             if field.maxCharacters > 0 {
@@ -236,7 +263,7 @@ struct EmulatorState {
                 guard creating else { continue }
                 let next = table.serials[field.name.lowercased()] ?? start
                 table.serials[field.name.lowercased()] = next + 1
-                record.set(field, repetition: 1, field.type == .number ? .number(Double(next)) : .text(String(next)))
+                record.set(field, repetition: 1, field.type == .number ? .number(FMNumber(next)) : .text(String(next)))
             case .creationDate:
                 if creating { record.set(field, repetition: 1, .date(FMDate(now))) }
             case .creationTimestamp:
@@ -369,11 +396,13 @@ extension FMValue {
             if text.isEmpty { return .empty }
             throw FMError("201")
         }
-        if let v = FMValue.parse(text, as: field.type, dateformats: dateformats) { return v }
+        if let v = FMValue.parse(text, as: field.type, dateformats: dateformats) {
+            return v
+        }
         switch field.type {
-        case .time: throw FMError("501")
-        case .number: throw FMError("502")
-        default: throw FMError("500")
+        case .time: throw FMError("501", field: field.name)
+        case .number: throw FMError("502", field: field.name)
+        default: throw FMError("500", field: field.name)
         }
     }
 }
