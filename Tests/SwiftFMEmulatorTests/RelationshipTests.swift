@@ -89,6 +89,10 @@ func names(_ rows: JSON?, _ key: String) -> [String] {
         #expect(names(.array(byCity.data.map { $0["fieldData"] ?? .null }), "name") == ["Dallas Dingos"])
         let byPlayer = h.send("POST", "\(h.base)/layouts/Teams/_find", body: #"{"query":[{"Players::name":"Dee"}]}"#)
         #expect(byPlayer.data.first?["recordId"]?.stringValue == "2")
+        // Deleting a team deletes its players (the relationship's "delete related records" on the Players side).
+        #expect(h.send("DELETE", "\(h.base)/layouts/Teams/records/2", contentType: nil).code == "0")
+        #expect(h.emulator.records(inTable: "Players").map { $0["name"] as? String } == ["Cara", "Abe", "Bo", "Eve"])
+        #expect(h.emulator.recordCount(inTable: "Cities") == 3)
     }
 
     @Test func everyPredicateAndMultilineKeys() throws {

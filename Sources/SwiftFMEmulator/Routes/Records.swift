@@ -433,7 +433,7 @@ extension EmulatorState {
             }) else { throw FMError("102") }
             guard isRelated(rid, through: portal, layout: layout, parentId: parentId, session: session) else { throw FMError("101") }
             guard let path = portalPath(portal, layout: layout) else { throw FMError("106") }
-            try deleteRecord(table: path.table, id: rid)
+            try deleteCascading(occurrence: path.occurrence, id: rid, session: session)
         }
     }
 
@@ -528,7 +528,7 @@ extension EmulatorState {
         let plan = scriptPlanFromQuery(ctx)
         var results = ScriptResults()
         runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, ctx: ctx, into: &results)
-        try deleteRecord(table: layout.table, id: id)
+        try deleteCascading(occurrence: layout.table, id: id, session: ctx.token)
         let count = table(layout.table)?.records.count ?? 0
         runPhase(.presort, of: plan, layout: layout, foundCount: count, ctx: ctx, into: &results)
         runPhase(.after, of: plan, layout: layout, foundCount: count, ctx: ctx, into: &results)

@@ -111,10 +111,18 @@ extension EmulatorSchema {
         public var leftAllowCreation: Bool
         /// "Sort records" on the left side.
         public var leftSort: [SortKey]
+        /// "Delete related records in this table when a record is deleted in the other table", right side:
+        /// deleting a left record deletes its related right records (and so on, as FileMaker cascades).
+        public var cascadeDelete: Bool
+        /// The same option on the left side: deleting a right record deletes its related left records.
+        public var leftCascadeDelete: Bool
 
         /// Creates a relationship.
         public init(left: String, right: String, match: [MatchClause], allowCreation: Bool = false, sort: [SortKey] = [],
-                    leftAllowCreation: Bool = false, leftSort: [SortKey] = []) {
+                    leftAllowCreation: Bool = false, leftSort: [SortKey] = [], cascadeDelete: Bool = false,
+                    leftCascadeDelete: Bool = false) {
+            self.cascadeDelete = cascadeDelete
+            self.leftCascadeDelete = leftCascadeDelete
             self.left = left
             self.right = right
             self.match = match
@@ -481,7 +489,8 @@ extension EmulatorSchema {
     static func parseRelationships(_ json: JSON?) throws -> [Relationship] {
         guard let json else { return [] }
         guard let items = json.arrayValue else { throw EmulatorSchemaError("\"relationships\" must be an array") }
-        let known: Set<String> = ["left", "right", "match", "allowCreation", "sort", "leftAllowCreation", "leftSort", "comment"]
+        let known: Set<String> = ["left", "right", "match", "allowCreation", "sort", "leftAllowCreation", "leftSort",
+                                  "cascadeDelete", "leftCascadeDelete", "comment"]
         return try items.enumerated().map { i, item in
             let place = "relationships[\(i)]"
             guard let pairs = item.objectPairs else { throw EmulatorSchemaError("\(place) must be an object") }
@@ -512,7 +521,8 @@ extension EmulatorSchema {
             return Relationship(left: left, right: right, match: clauses, allowCreation: try flag("allowCreation"),
                                 sort: try parseSortKeys(item["sort"], place: "\(place).sort"),
                                 leftAllowCreation: try flag("leftAllowCreation"),
-                                leftSort: try parseSortKeys(item["leftSort"], place: "\(place).leftSort"))
+                                leftSort: try parseSortKeys(item["leftSort"], place: "\(place).leftSort"),
+                                cascadeDelete: try flag("cascadeDelete"), leftCascadeDelete: try flag("leftCascadeDelete"))
         }
     }
 
@@ -571,6 +581,33 @@ extension EmulatorSchema {
                 throw EmulatorSchemaError("\(place): closes a cycle (FileMaker allows only one path between two table occurrences; add another occurrence)")
             }
             parent[a] = b
+        }
+    }
+}
+
+extension EmulatorState {
+    /// Deletes record `id` of occurrence `occurrence` and, through relationships with the cascade option on
+    /// the other side, its related records (FileMaker's "delete related records"), each record once.
+    mutating func deleteCascading(occurrence: String, id: Int, session: String?) throws {
+        guard let t = table(occurrence), let record = t.records[id] else { throw FMError("101") }
+        var doomed: [(String, Int)] = []
+        var seen = Set<String>()
+        // Which records go: walk the cascading relationships from the occurrence before deleting anything.
+        func collect(_ occ: String, _ record: StoredRecord, _ base: String) {
+            guard seen.insert("\(base.lowercased())#\(record.id)").inserted else { return }
+            doomed.append((base, record.id))
+            for i in graph.edges[occ.lowercased()] ?? [] {
+                let r = graph.relationships[i]
+                let forward = r.left.caseInsensitiveCompare(occ) == .orderedSame
+                guard forward ? r.cascadeDelete : r.leftCascadeDelete, let h = hop(i, forward: forward) else { continue }
+                for child in follow(RelPath(hops: [h]), from: record, table: base, session: session) {
+                    collect(h.occurrence, child, h.table)
+                }
+            }
+        }
+        collect(graph.occurrenceName(occurrence) ?? occurrence, record, t.schema.name)
+        for (base, rid) in doomed where self.table(base)?.records[rid] != nil {
+            try deleteRecord(table: base, id: rid)
         }
     }
 }

@@ -378,8 +378,8 @@ extension EmulatorState {
             run.lastError = "0"
             return .next
         case .deleteRecord:
-            guard let t = occurrenceTable(run.layout.table), let id = run.currentId else { return fail("101") }
-            do { try deleteRecord(table: t.schema.name, id: id) } catch { return fail("101") }
+            guard occurrenceTable(run.layout.table) != nil, let id = run.currentId else { return fail("101") }
+            do { try deleteCascading(occurrence: run.layout.table, id: id, session: run.session) } catch { return fail("101") }
             run.found.remove(at: run.index)
             if run.index >= run.found.count { run.index = max(0, run.found.count - 1) }
             run.lastError = "0"

@@ -350,26 +350,6 @@ struct EmulatorState {
         return record.value(field, repetition: repetition)
     }
 
-    // MARK: Portals
-
-    /// The related records of `portal` for `record`, in creation order.
-    func related(_ portal: EmulatorSchema.Portal, of record: StoredRecord, parentTable: TableState, session: String?) -> [StoredRecord] {
-        guard let child = table(portal.table) else { return [] }
-        var keys: [(EmulatorSchema.Field, FMValue)] = []
-        for m in portal.match {
-            guard let lf = parentTable.field(m.local), let rf = child.field(m.related) else { return [] }
-            let v = value(of: lf, table: parentTable.schema.name, record: record, session: session)
-            if v.isEmpty { return [] }
-            keys.append((rf, v))
-        }
-        return child.orderedRecords.filter { row in
-            keys.allSatisfy { rf, v in
-                let rv = value(of: rf, table: child.schema.name, record: row, session: session)
-                return !rv.isEmpty && FMValue.compare(rv, v) == .orderedSame
-            }
-        }
-    }
-
     // MARK: Sessions
 
     func isExpired(_ s: Session, now: Date) -> Bool {
