@@ -37,7 +37,7 @@ import Foundation
 /// - `options.entrymode: "script"` skips validation options; `options.prohibitmode: "script"` allows
 ///   writing `prohibitModification` fields (else 201).
 /// - Container uploads answer `{"modId":…}`; the repetition defaults to 1; `modId` may come as a
-///   query parameter or a multipart part. Streaming URLs are `http://` with the request's `Host`.
+///   query parameter or a multipart part. Streaming URLs use ``publicURL``, else a proxy's `X-Forwarded-Proto`/`X-Forwarded-Host`, else `http://` and the request's `Host`.
 /// - Unknown scripts are top-level 104 on the run-script endpoint, `scriptError` 104 elsewhere.
 /// - Portal writes accept the portal name or the table occurrence name, and `recordId`/`modId`
 ///   plain or `TO::`-prefixed; `newPortalRecordInfo` has one entry per field written in each new row, in
@@ -157,6 +157,16 @@ public final class Emulator: Sendable {
 
     /// The base URL while running, else `nil`.
     public var baseURL: URL? { core.state.withLock { $0.baseURL } }
+
+    /// The URL clients reach the emulator at when it runs behind a reverse proxy or TLS front (for
+    /// example `https://fm.example.com:8443`); only its scheme, host and port are used. Container URLs
+    /// and the container redirect's `Location` carry them, as a real server's do. When `nil` (the
+    /// default), a proxy's `X-Forwarded-Proto` and `X-Forwarded-Host` are honoured, else the request's
+    /// `Host` over `http`. `fm-emulator --public-url URL` sets it.
+    public var publicURL: URL? {
+        get { core.state.withLock { $0.publicURL } }
+        set { core.state.withLock { $0.publicURL = newValue } }
+    }
 
     /// Stops listening and invalidates every token, like a server restart. Idempotent.
     public func stop() {
@@ -492,23 +502,25 @@ final class EmulatorCore: Sendable {
         // Parse the body before taking the state lock: a 60 MiB POST must not stall other clients.
         beforeParse?(request)
         let prepared = request.body.isEmpty ? nil : PreparedBody(request)
-        let (response, hook, line) = state.withLock { s -> (HTTPResponse, (@Sendable (String) -> Void)?, String) in
+        let (staged, hook, line) = state.withLock { s -> (StagedResponse, (@Sendable (String) -> Void)?, String) in
             let now = clock().addingTimeInterval(s.clockOffset)
             let fault = s.takeFault(for: decodedPath, carriesToken: token != nil)
             let outer = s.prepared
             s.prepared = prepared
-            let response = s.play(fault, request: request, token: token, now: now)
+            let response = s.playStaged(fault, request: request, token: token, now: now)
             s.prepared = outer
             s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
                                          headers: request.headers, body: s.log.keepsBodies ? request.body : Data(),
-                                         bodyByteCount: request.body.count, status: response.status, token: token))
+                                         bodyByteCount: request.body.count, status: response.response.status, token: token))
             guard let hook = s.onRequest else { return (response, nil, "") }
-            var line = "\(request.method) \(EmulatorCore.redact(decodedPath, issued: s.issuedTokens)) → \(response.status)"
-            if response.status != 200, let code = (try? JSON.parse(response.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue {
+            var line = "\(request.method) \(EmulatorCore.redact(decodedPath, issued: s.issuedTokens)) → \(response.response.status)"
+            if response.response.status != 200, let code = (try? JSON.parse(response.response.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue {
                 line += " (code \(code))"
             }
             return (response, hook, line)
         }
+        // A large answer is written here, outside the lock, from the snapshot it holds.
+        let response = staged.finished()
         hook?(line)
         return response
     }

@@ -20,6 +20,9 @@ let usage = """
       --control       also serve the control API (JSON over HTTP: faults, clock, tokens, reset,
                       request log, records; see the README) on another port of HOST
       --control-port N  the control API's port (0: any free port; implies --control)
+      --public-url URL  the URL clients use behind a reverse proxy or TLS front (https://host:port):
+                      container URLs and redirects use its scheme, host and port (without it,
+                      X-Forwarded-Proto/X-Forwarded-Host, else the Host header over http)
       --max-connections N  client connections served at once (default 256); more are answered
                       503 with `Connection: close`
       --idle-timeout S  close a client connection silent for S seconds (default 60)
@@ -58,6 +61,7 @@ struct Options {
     var port: UInt16 = 0
     var schema: String?
     var verbose = false
+    var publicURL: URL?
     var controlPort: UInt16?
     var maxConnections: Int?
     var idleTimeout: Double?
@@ -110,6 +114,14 @@ func parseArguments(_ arguments: [String]) -> Options? {
         case "--schema":
             guard let v = inlineValue ?? value(argument), !v.isEmpty else { return nil }
             options.schema = v
+        case "--public-url":
+            guard let v = inlineValue ?? value(argument) else { return nil }
+            guard let url = URL(string: v), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                  url.host?.isEmpty == false else {
+                writeStderr("fm-emulator: --public-url needs an http or https URL with a host, not \(v)\n")
+                return nil
+            }
+            options.publicURL = url
         case "--max-connections":
             guard let v = inlineValue ?? value(argument) else { return nil }
             guard let n = Int(v), n >= 1 else {
@@ -158,6 +170,7 @@ if let schema = options.schema {
     emulator = Emulator()
 }
 
+emulator.publicURL = options.publicURL
 if let n = options.maxConnections { emulator.maxConnections = n }
 if let s = options.idleTimeout { emulator.connectionIdleTimeout = s }
 emulator.logsBodies = options.logBodies

@@ -292,6 +292,13 @@ struct ControlExecutableTests {
         #expect(String(decoding: r.body, as: UTF8.self).contains(#""database":"Music""#))
     }
 
+    @Test(arguments: [["--control-port"], ["--control-port", "70000"], ["--control-port=x"]])
+    func badControlPortsPrintUsage(arguments: [String]) throws {
+        let process = try HTTPEmulatorProcess(arguments)
+        #expect(process.waitForExit() == 2)
+        #expect(process.standardErrorText.contains("usage: fm-emulator"))
+    }
+
     /// Reads `count` lines from `handle` (at most 30 s: a reader thread, abandoned on timeout).
     private func readLines(_ handle: FileHandle, count: Int) -> [String] {
         let result = HTTPOrderLog()

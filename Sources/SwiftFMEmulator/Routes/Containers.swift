@@ -56,7 +56,9 @@ extension EmulatorState {
             var rng = SystemRandomNumberGenerator()
             let value = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &rng)) }.joined()
             streamingCookies.insert(value)
-            let location = request.header("Host").map { "http://\($0)\(request.target)" } ?? request.target
+            // Absolute, under the scheme and host the client used (the public URL, a proxy's X-Forwarded-*, or Host).
+            let hasHost = request.header("Host") != nil || request.header("X-Forwarded-Host") != nil || publicURL != nil
+            let location = hasHost ? origin(of: request, fallbackHost: "127.0.0.1") + request.target : request.target
             return HTTPResponse(status: 302, headers: [("Location", location),
                                                        ("Set-Cookie", "X-FMS-Session-Key=\(value); Path=/; HttpOnly"),
                                                        ("Content-Type", "text/html")], body: Data())

@@ -21,6 +21,22 @@ struct FindEngine {
 
     final class RegexCache {
         var patterns: [String: NSRegularExpression] = [:]
+        /// For `!`: how many records hold each (lower-cased) value, per table, field and repetition.
+        var valueCounts: [String: [String: Int]] = [:]
+    }
+
+    /// How many records of `table` hold `key` (lower-cased text) in `field`'s repetition `repetition`
+    /// (stored values, as FileMaker's `!` compares them). Counted once per find request and field, so
+    /// `!` over n records is O(n), not O(n²).
+    func duplicateCount(of key: String, table: TableState, field: EmulatorSchema.Field, repetition: Int) -> Int {
+        let id = "\(table.schema.name.lowercased())\u{0}\(field.name.lowercased())\u{0}\(repetition)"
+        if let counts = cache.valueCounts[id] { return counts[key] ?? 0 }
+        var counts: [String: Int] = [:]
+        for record in table.records.values {
+            counts[record.value(field, repetition: repetition).text.lowercased(), default: 0] += 1
+        }
+        cache.valueCounts[id] = counts
+        return counts[key] ?? 0
     }
 
     /// Whether `value` of a field of `type` matches `criterion`. `isDuplicate` answers `!`.

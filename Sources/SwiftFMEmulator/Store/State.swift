@@ -110,6 +110,8 @@ struct EmulatorState {
     var server: HTTPServer?
     var port: UInt16?
     var baseURL: URL?
+    /// The URL clients reach the emulator at (behind a proxy); see ``Emulator/publicURL``.
+    var publicURL: URL?
     /// Table occurrences and relationships (issue 10).
     var graph = RelationGraph()
 
@@ -353,26 +355,6 @@ struct EmulatorState {
             return reps[repetition - 1]
         }
         return record.value(field, repetition: repetition)
-    }
-
-    // MARK: Portals
-
-    /// The related records of `portal` for `record`, in creation order.
-    func related(_ portal: EmulatorSchema.Portal, of record: StoredRecord, parentTable: TableState, session: String?) -> [StoredRecord] {
-        guard let child = table(portal.table) else { return [] }
-        var keys: [(EmulatorSchema.Field, FMValue)] = []
-        for m in portal.match {
-            guard let lf = parentTable.field(m.local), let rf = child.field(m.related) else { return [] }
-            let v = value(of: lf, table: parentTable.schema.name, record: record, session: session)
-            if v.isEmpty { return [] }
-            keys.append((rf, v))
-        }
-        return child.orderedRecords.filter { row in
-            keys.allSatisfy { rf, v in
-                let rv = value(of: rf, table: child.schema.name, record: row, session: session)
-                return !rv.isEmpty && FMValue.compare(rv, v) == .orderedSame
-            }
-        }
     }
 
     // MARK: Sessions
