@@ -76,6 +76,8 @@ struct Tally {
 final class EmulatorProcess {
     let process = Process()
     let url: URL
+    /// The control API (`--control`): settings such as per-session serialisation and a service time.
+    let controlURL: URL?
 
     init(schema: URL, port: Int) throws {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
@@ -84,25 +86,38 @@ final class EmulatorProcess {
             throw BenchError("fm-emulator not found next to fm-bench (\(binary.path)); build it: swift build -c release")
         }
         process.executableURL = binary
-        process.arguments = ["--host", "127.0.0.1", "--port", String(port), "--schema", schema.path]
+        process.arguments = ["--host", "127.0.0.1", "--port", String(port), "--schema", schema.path, "--control"]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // The first line says where it listens.
+        // The first line says where it listens, the second where the control API is.
         var buffer = Data()
         let reader = output.fileHandleForReading
-        while !buffer.contains(UInt8(ascii: "\n")) {
+        while buffer.filter({ $0 == UInt8(ascii: "\n") }).count < 2 {
             let chunk = reader.availableData
             if chunk.isEmpty { break }
             buffer.append(chunk)
         }
-        let line = String(decoding: buffer, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        let lines = String(decoding: buffer, as: UTF8.self).split(separator: "\n").map(String.init)
+        let line = lines.first ?? ""
+        controlURL = lines.dropFirst().first { $0.hasPrefix("control on ") }.flatMap { URL(string: String($0.dropFirst("control on ".count))) }
         guard line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst("listening on ".count))) else {
             process.terminate()
             throw BenchError("fm-emulator did not start: \(line)")
         }
         self.url = url
+    }
+
+    /// `PATCH /v1/settings` of the control API with `settings` (JSON object).
+    func setSettings(_ settings: [String: Any]) async throws {
+        guard let controlURL else { throw BenchError("fm-emulator printed no control URL") }
+        var request = URLRequest(url: controlURL.appendingPathComponent("v1/settings"))
+        request.httpMethod = "PATCH"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: settings)
+        let (_, response) = try await URLSession.shared.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("control API refused \(settings)") }
     }
 
     func stop() {

@@ -41,7 +41,8 @@ struct FindEngine {
 
     /// Whether `value` of a field of `type` matches `criterion`. `isDuplicate` answers `!`.
     func matches(_ criterion: String, _ value: FMValue, type: EmulatorSchema.FieldType, isDuplicate: () -> Bool) -> Bool {
-        var c = criterion.trimmingCharacters(in: .whitespaces)
+        // Trimming goes through Foundation; skip it when neither end is a space (the usual case, per record).
+        var c = FindEngine.endsWithSpace(criterion) ? criterion.trimmingCharacters(in: .whitespaces) : criterion
         if c.isEmpty { return true }
         if c.hasPrefix("~") { c = String(c.dropFirst()).trimmingCharacters(in: .whitespaces) }
         switch c {
@@ -124,6 +125,12 @@ struct FindEngine {
         // In number fields a wildcard pattern must cover the whole number (`##` finds 30, not 300).
         let anchored = type == .number
         return !words.isEmpty && words.allSatisfy { w in fieldWords.contains { wordMatches(w, $0, anchoredEnd: anchored) } }
+    }
+
+    /// Whether the first or the last character of `text` is in `CharacterSet.whitespaces`.
+    static func endsWithSpace(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first, let last = text.unicodeScalars.last else { return false }
+        return CharacterSet.whitespaces.contains(first) || CharacterSet.whitespaces.contains(last)
     }
 
     func parseTyped(_ text: String, type: EmulatorSchema.FieldType) -> FMValue? {
