@@ -332,7 +332,7 @@ final class EngineCall<Value>: @unchecked Sendable {
                     guard kept else { return api.releaseSession(lease) }
                     send(authorization: "Bearer " + lease.token, lease: lease, explicitToken: nil)
                 case .failure(let error):
-                    delivery.finish(.failure(error))
+                    loginFailed(error)
                 }
             }
         }
@@ -415,11 +415,24 @@ final class EngineCall<Value>: @unchecked Sendable {
         attempt()
     }
 
+    /// The login this call waited for failed. The call itself was never sent, so a transient failure (a
+    /// server restarting, a proxy's 502/503/504, FileMaker's 812 or 956 at login) is retried under the policy
+    /// whatever the call is; anything else is reported.
+    private func loginFailed(_ error: FMError) {
+        let beforeAnswer = error.code == FMError.ClientCode.transport
+        guard case .transient(let retryAfter) = Classifier.verdict(for: error, beforeAnswer: beforeAnswer, usedSession: false, headers: [:]) else {
+            delivery.finish(.failure(error)); return
+        }
+        retry(after: error, retryAfter: retryAfter, neverSent: true)
+    }
+
     /// A transient failure: wait (back-off with jitter, or `Retry-After`) and try again under the policy.
-    private func retry(after error: FMError, retryAfter: TimeInterval?) {
+    /// `neverSent`: the call itself did not reach the server (its login failed), so it may be sent even when
+    /// it could change data.
+    private func retry(after error: FMError, retryAfter: TimeInterval?, neverSent: Bool = false) {
         let policy = api.configuration.retry
         let attempts = state.withLock { $0.attempts }
-        guard attempts < policy.maxAttempts, policy.retriesWrites || endpoint.cannotChangeData else {
+        guard attempts < policy.maxAttempts, neverSent || policy.retriesWrites || endpoint.cannotChangeData else {
             delivery.finish(.failure(error)); return
         }
         let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter) { Double.random(in: $0) }

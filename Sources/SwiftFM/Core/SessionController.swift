@@ -63,7 +63,7 @@ extension DataAPI {
         let (waiters, persist) = pool.loginFinished(slot: slot, id: id, token: try? result.get(), now: now())
         if slot == 0 { apply(persist) }
         if case .failure(let error) = result {
-            logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count) waiting call(s), not retried")
+            logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count) waiting call(s)")
         }
         for waiter in waiters { waiter(result) }
     }
