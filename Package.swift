@@ -20,7 +20,9 @@ let package = Package(
             name: "SwiftFMEmulator",
             resources: [.copy("Resources/demo-schema.json")]
         ),
-        .executableTarget(name: "fm-emulator", dependencies: ["SwiftFMEmulator"]),
+        // `fm-emulator capture`: copies a live solution into a schema file with the SwiftFM client.
+        .target(name: "FMCapture", dependencies: ["SwiftFM"]),
+        .executableTarget(name: "fm-emulator", dependencies: ["SwiftFMEmulator", "FMCapture"]),
         .executableTarget(name: "fm-bench", dependencies: ["SwiftFM", "SwiftFMEmulator"]),
         .executableTarget(
             name: "FMExamples",
@@ -33,7 +35,7 @@ let package = Package(
         // Raw-HTTP conformance tests of the emulator (URLSession, not the SwiftFM client).
         .testTarget(name: "SwiftFMEmulatorTests", dependencies: ["SwiftFMEmulator"]),
         // The client against the emulator on loopback, through the callback and async surfaces.
-        .testTarget(name: "IntegrationTests", dependencies: ["SwiftFM", "SwiftFMEmulator"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["SwiftFM", "SwiftFMEmulator", "FMCapture"]),
         // Legacy call-site corpus, compiled in both language modes.
         .testTarget(name: "LegacySwift6Tests", dependencies: ["SwiftFM", "SwiftFMEmulator"]),
         .testTarget(

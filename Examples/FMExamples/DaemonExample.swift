@@ -1,13 +1,31 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import SwiftFM
 
 /// A Dispatch-based daemon in the style of the completion-handler era: every call is a callback,
 /// every callback runs on the daemon's own serial queue, and `dispatchMain()` keeps the process alive.
+/// SIGTERM and SIGINT (a service manager stopping it, Ctrl-C) shut it down cleanly: calls in flight
+/// finish, later calls complete with `-1012`, and the server session is logged out.
 final class DaemonExample: @unchecked Sendable {  // state is only touched on `queue`
+    /// How the daemon stops once its jobs are done.
+    enum Stop {
+        /// Wait for SIGTERM or SIGINT, as a real daemon does (`fm-examples daemon`).
+        case onSignal
+        /// Send itself SIGTERM with a call in flight, to show the clean shutdown (`fm-examples`).
+        case selfSignal
+    }
+
     private let target: ExampleTarget
     private let queue = DispatchQueue(label: "fm-examples.daemon")
     private let api: DataAPI
     private var failures = 0
+    private var layout: String?
+    private var signalSources: [DispatchSourceSignal] = []
+    private var shuttingDown = false
 
     init(target: ExampleTarget) {
         self.target = target
@@ -15,19 +33,21 @@ final class DaemonExample: @unchecked Sendable {  // state is only touched on `q
     }
 
     /// Runs the daemon's jobs one after another and reports whether every step succeeded.
-    func run(_ done: @escaping @Sendable (Bool) -> Void) {
+    func run(stop: Stop = .selfSignal, _ done: @escaping @Sendable (Bool) -> Void) {
+        let jobsDone: (@escaping @Sendable (Bool) -> Void) -> Void = { done in self.serve(until: stop, done) }
         say("daemon: callbacks on \(queue.label)")
         api.productInfo { info, code in
             self.report("productInfo", code, info.map { "\($0.name) \($0.version)" })
             self.api.layouts { layouts, code in
                 let names = (layouts ?? []).flatMap { $0.isFolder ? $0.folderLayoutNames : [$0.name] }
                 self.report("layouts", code, names.joined(separator: ", "))
-                guard let layout = self.target.layout ?? names.first else { return self.end(done) }
+                guard let layout = self.target.layout ?? names.first else { return jobsDone(done) }
+                self.layout = layout
                 self.api.getRecords(layout: layout, limit: 5) { found, code in
                     self.report("getRecords(\(layout), limit: 5)", code,
                                 found.map { "\($0.records.count) of \($0.dataInfo?.foundCount ?? 0)" })
-                    guard self.target.writable else { return self.logout(done) }
-                    self.writeCycle(layout: layout) { self.logout(done) }
+                    guard self.target.writable else { return jobsDone(done) }
+                    self.writeCycle(layout: layout) { jobsDone(done) }
                 }
             }
         }
@@ -54,10 +74,50 @@ final class DaemonExample: @unchecked Sendable {  // state is only touched on `q
         }
     }
 
-    private func logout(_ done: @escaping @Sendable (Bool) -> Void) {
-        api.logout { _, code in
-            self.report("logout", code, nil)
-            self.end(done)
+    /// Runs until SIGTERM or SIGINT, then shuts down cleanly. Signals are handled by `DispatchSource`s on the
+    /// daemon's queue (their default action, ending the process at once, is turned off first).
+    private func serve(until stop: Stop, _ done: @escaping @Sendable (Bool) -> Void) {
+        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { self.shutDown(after: name, done) }
+            source.resume()
+            signalSources.append(source)
+        }
+        switch stop {
+        case .onSignal:
+            say("daemon: running; stop it with Ctrl-C (SIGINT) or SIGTERM")
+        case .selfSignal:
+            if let layout {
+                // A call in flight when the signal comes (the emulator holds its answer a moment).
+                target.emulator?.inject(.delay(0.2), matching: "/records")
+                api.getRecords(layout: layout, limit: 1) { found, code in
+                    self.report("getRecords in flight during the shutdown", code, found.map { "\($0.records.count) record(s)" })
+                }
+            }
+            say("daemon: sending itself SIGTERM, as a service manager stopping it would")
+            kill(getpid(), SIGTERM)
+        }
+    }
+
+    /// The clean shutdown: no new calls, calls in flight finish, every server session is logged out.
+    private func shutDown(after signalName: String, _ done: @escaping @Sendable (Bool) -> Void) {
+        guard !shuttingDown else { return }
+        shuttingDown = true
+        signalSources.forEach { $0.cancel() }
+        signalSources = []
+        signal(SIGTERM, SIG_DFL)
+        signal(SIGINT, SIG_DFL)
+        say("daemon: \(signalName) received: shutting down (no new calls; calls in flight may finish)")
+        api.shutdown(grace: 10) {
+            say("daemon: shut down: every session logged out, token store cleared"
+                + (self.target.emulator.map { ", the server holds \($0.activeSessionCount) session(s)" } ?? ""))
+            self.api.productInfo { _, code in
+                let refused = code == FMError.ClientCode.shuttingDown
+                if !refused { self.failures += 1 }
+                say("daemon: a call after the shutdown → code \(code)\(refused ? " (shutting down), not sent" : "")")
+                self.end(done)
+            }
         }
     }
 

@@ -1,7 +1,9 @@
 // fm-examples: the two example programs of SwiftFM.
 //
-//   swift run fm-examples            # both, against the embedded emulator (or FM_HOST… if set)
-//   swift run fm-examples daemon     # the Dispatch daemon, callbacks only, dispatchMain()
+//   swift run fm-examples            # all three, against the embedded emulator (or FM_HOST… if set)
+//   swift run fm-examples daemon     # the Dispatch daemon, callbacks only, dispatchMain(); runs until
+//                                    # Ctrl-C or SIGTERM, then shuts down cleanly
+//   swift run fm-examples showcase   # a container round trip, a transparent 952 recovery, paging
 //   swift run fm-examples tour       # the async/await tour
 //
 // With FM_HOST, FM_DATABASE, FM_USER and FM_PASSWORD set, both run against that server instead,
@@ -11,8 +13,8 @@ import SwiftFM
 import SwiftFMEmulator
 
 let mode = CommandLine.arguments.dropFirst().first ?? "all"
-guard ["all", "daemon", "tour"].contains(mode) else {
-    FileHandle.standardError.write(Data("usage: fm-examples [all|daemon|tour]\n".utf8))
+guard ["all", "daemon", "showcase", "tour"].contains(mode) else {
+    FileHandle.standardError.write(Data("usage: fm-examples [all|daemon|showcase|tour]\n".utf8))
     exit(2)
 }
 
@@ -33,12 +35,18 @@ say("target: \(target.summary)")
 
 switch mode {
 case "daemon":
-    DaemonExample(target: target).run { finish($0) }
+    DaemonExample(target: target).run(stop: .onSignal) { finish($0) }
+case "showcase":
+    Task { finish(await Showcase(target: target).run()) }
 case "tour":
     Task { finish(await AsyncTour(target: target).run()) }
 default:
-    DaemonExample(target: target).run { daemonOK in
-        Task { finish(await AsyncTour(target: target).run() && daemonOK) }
+    // The daemon shows its clean shutdown by sending itself SIGTERM once its jobs are done.
+    DaemonExample(target: target).run(stop: .selfSignal) { daemonOK in
+        Task {
+            let showcaseOK = await Showcase(target: target).run()
+            finish(await AsyncTour(target: target).run() && showcaseOK && daemonOK)
+        }
     }
 }
 dispatchMain()

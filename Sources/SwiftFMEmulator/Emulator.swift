@@ -17,6 +17,11 @@ import Foundation
 /// Choices made where the real server's behaviour is not documented:
 /// - Layout, script and field names match case-insensitively; the database name too, but a token
 ///   only works with the exact database spelling (after dropping `.fmp12`) used at login (else 952).
+/// - Unknown top-level body keys and unknown query parameters answer HTTP 400, code 960,
+///   `Unknown parameter(s): a, b` (all of them, in request order; names are case-sensitive), checked after
+///   the session and the layout; an unknown `options` key is 960 too (named `options.<key>`), an unknown
+///   `entrymode`/`prohibitmode` value 1708. Portal windows are `limit.<portal>`/`offset.<portal>` in a find
+///   body and `_limit.<portal>`/`_offset.<portal>` in a GET query (WIRE.md §17).
 /// - Parameter errors (1708, 958, 960) answer HTTP 400; wrong verbs 405 with code 1704 and an `Allow`
 ///   header (HEAD works wherever GET does; OPTIONS is unsupported); unknown
 ///   paths 404 with code `"404"`; a wrong `Content-Type` 415 with code `"415"`.
@@ -24,13 +29,24 @@ import Foundation
 /// - `validateSession` answers `{"isSessionInUse":false}`; an empty login body counts as `{}`;
 ///   logging out an unknown token answers 401/952; the session cap is 500/956.
 /// - ISO dates are accepted only with `dateformats: 2`; ISO timestamps are written with a `T`;
-///   `dateformats: 1` is the same as 0. A non-numeric value for a number field is error 502.
+///   `dateformats: 1` is the same as 0. Date parts may be separated by any character other than a
+///   letter, a digit, `:` or `+` (`04.11.2017`, `04-11-2017`).
+/// - A number field stores text that is not a number as written and returns it as a JSON string (sorted
+///   by the number FileMaker reads from it), unless the schema marks the field `numericOnly` (then 502).
+///   Numbers are exact decimals (up to 400 integer digits), written back digit for digit.
+/// - `options.entrymode: "script"` skips validation options; `options.prohibitmode: "script"` allows
+///   writing `prohibitModification` fields (else 201).
 /// - Container uploads answer `{"modId":…}`; the repetition defaults to 1; `modId` may come as a
 ///   query parameter or a multipart part. Streaming URLs are `http://` with the request's `Host`.
 /// - Unknown scripts are top-level 104 on the run-script endpoint, `scriptError` 104 elsewhere.
 /// - Portal writes accept the portal name or the table occurrence name, and `recordId`/`modId`
-///   plain or `TO::`-prefixed; `newPortalRecordInfo` lists the last row created per portal, also on create.
+///   plain or `TO::`-prefixed; `newPortalRecordInfo` has one entry per field written in each new row, in
+///   request order, also on create. A repeating field in a portal row reads as `TO::field(1)`, `(2)`, ….
 ///   A portal row edited by `recordId` or removed by `deleteRelated` must be related to the parent (else 101).
+/// - A related field written with no related record, where the relationship does not allow creation, and
+///   a new portal row through a relationship that does not allow creation (or more than one hop) are 101.
+/// - Schema scripts with steps run under the emulator's lock; one stopped after 100,000 steps ends with
+///   `scriptError` 1. The found set an answer returns is the request's, whatever the scripts did to theirs.
 /// - `query`, `sort` and `_sort` must be JSON arrays, `dateformats` 0, 1 or 2 (else 1708).
 /// - Stopping the emulator invalidates every token, like a server restart.
 public final class Emulator: Sendable {
@@ -480,5 +496,6 @@ extension EmulatorState {
         self.schema = s
         maxSessions = s.limits.maxSessions
         for t in s.tables { tables[t.name.lowercased()] = TableState(schema: t) }
+        graph = RelationGraph(s)
     }
 }

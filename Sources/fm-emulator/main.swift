@@ -11,6 +11,7 @@ import SwiftFMEmulator
 
 let usage = """
     usage: fm-emulator [--host HOST] [--port N] [--schema FILE] [--control] [--control-port N] [--verbose] [--help]
+           fm-emulator capture --host URL --database NAME --username NAME … (see fm-emulator capture --help)
 
       --host HOST     address to listen on (default 127.0.0.1; localhost means 127.0.0.1)
       --port N        port to listen on (default 0: any free port, printed on start)
@@ -112,6 +113,10 @@ func parseArguments(_ arguments: [String]) -> Options? {
 }
 
 signal(SIGPIPE, SIG_IGN)
+
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "capture" {
+    runCaptureCommand(Array(CommandLine.arguments.dropFirst(2)))
+}
 
 guard let options = parseArguments(Array(CommandLine.arguments.dropFirst())) else {
     writeStderr(usage)

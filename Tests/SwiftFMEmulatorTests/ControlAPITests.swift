@@ -68,6 +68,18 @@ final class ControlledEmulator {
             .resetConnection, .drip(bytesPerSecond: 100), .gzip, .html401, .killSession, .expireSession,
             .delay(0.5), .closeMidBody, .html502, .truncatedJSON,
         ])
+        let listed = try #require(try c.control("GET", "/v1/faults").json["faults"] as? [[String: Any]])
+        #expect(listed.map { $0["fault"] as? String } == [
+            "status", "fileMakerError", "resetConnection", "drip", "gzip", "html401", "killSession", "expireSession",
+            "delay", "closeMidBody", "html502", "truncatedJSON",
+        ])
+        #expect(listed[7]["remaining"] as? Int == 2)
+        #expect(listed[11]["matching"] as? String == "/records")
+        #expect(listed[0]["matching"] is NSNull)
+        for entry in listed {
+            let keys = ControlHandler.faultKeys[entry["fault"] as? String ?? ""]
+            #expect(keys != nil)
+        }
         #expect(try c.control("DELETE", "/v1/faults").json["pendingFaults"] as? Int == 0)
         #expect(c.emulator.pendingFaultCount == 0)
     }
@@ -230,6 +242,32 @@ final class ControlledEmulator {
     @Test func redactHexTokens() {
         let token = String(repeating: "ab", count: 26)
         #expect(ControlHandler.redactHexTokens("x/\(token)/y \(token)1") == "x/<token>/y \(token)1")
+    }
+
+    @Test func redactSecrets() {
+        #expect(ControlHandler.redactSecrets(#"{"fmDataSource":[{"database":"D","username":"u","password" : "p\"w"},{"oAuthIdentifier":"i"}]}"#)
+                == #"{"fmDataSource":[{"database":"D","username":"u","password" : "<redacted>"},{"oAuthIdentifier":"<redacted>"}]}"#)
+        #expect(ControlHandler.redactSecrets(#"{"password":5,"x":"password"}"#) == #"{"password":5,"x":"password"}"#)
+        #expect(ControlHandler.redactSecrets(#"{"password":"unterminated"#) == #"{"password":"<redacted>""#)
+    }
+
+    @Test func logLimitAndLoginSecrets() throws {
+        let c = try ControlledEmulator()
+        let body = #"{"fmDataSource":[{"database":"Other","username":"u","password":"hunter2"}]}"#
+        #expect(try c.data.send("POST", "\(c.data.base)/sessions", body: body, headers: ["Authorization: Basic YWRtaW46YWRtaW4="]).status == 200)
+        #expect(try c.data.send("GET", "/fmi/data/vLatest/productInfo").status == 200)
+        let log = try #require(try c.control("GET", "/v1/log?limit=5").json["requests"] as? [[String: Any]])
+        #expect(log.count == 2)
+        #expect(!(log[0]["body"] as? String ?? "hunter2").contains("hunter2"))
+        let last = try #require(try c.control("GET", "/v1/log?limit=1").json["requests"] as? [[String: Any]])
+        #expect(last.map { $0["path"] as? String } == ["/fmi/data/vLatest/productInfo"])
+        #expect(try c.control("GET", "/v1/log?limit=-1").status == 400)
+    }
+
+    @Test func deeplyNestedJSONIsA400() throws {
+        let c = try ControlledEmulator()
+        let deep = #"{"fault":"gzip","matching":"# + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}"
+        #expect(try c.control("POST", "/v1/faults", deep).status == 400)
     }
 }
 

@@ -213,7 +213,9 @@ extension JSON {
     var numberValue: Double? { if case let .number(n) = self { return n }; return nil }
     var isString: Bool { stringValue != nil }
     var isBool: Bool { boolValue != nil }
-    var isNumber: Bool { numberValue != nil }
+    var isNumber: Bool { numberValue != nil || decimalText != nil }
+    /// The exact text of a number the reader kept as a decimal (one a double would change).
+    var decimalText: String? { if case let .decimal(t) = self { return t }; return nil }
 }
 
 /// Leaves redirects to the test (the container download must see the 302 and its cookie).

@@ -17,7 +17,7 @@ import urllib.request
 import warnings
 
 import fmrest
-from fmrest.exceptions import BadGatewayError, FileMakerError
+from fmrest.exceptions import BadGatewayError, BadJSON, FileMakerError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 URL = "http://127.0.0.1:3000"
@@ -169,6 +169,21 @@ def control_scenario(fms, base):
 
     control(base, "POST", "/v1/faults", {"fault": "fileMakerError", "code": "812", "matching": "/records/1"})
     expect_fm_error("an injected 812 is reported", 812, lambda: fms.get_record(1))
+
+    # A session killed mid-request (112) and FileMaker Cloud's HTML 401 are not 952: python-fmrest's
+    # auto_relogin does not recover them (SwiftFM does), it reports them.
+    control(base, "POST", "/v1/faults", {"fault": "killSession", "matching": "/records/1"})
+    expect_fm_error("a killed session is reported as 112", 112, lambda: fms.get_record(1))
+    control(base, "POST", "/v1/faults", {"fault": "html401", "matching": "/records/1"})
+    try:
+        fms._token = None
+        fms.login()
+        fms.get_record(1)
+        check("an HTML 401 is not JSON to python-fmrest", False, "no error")
+    except BadJSON:
+        check("an HTML 401 is not JSON to python-fmrest", True)
+    fms._token = None
+    fms.login()
 
     control(base, "POST", "/v1/faults", {"fault": "gzip"})
     check("a gzip-encoded answer decodes", fms.get_record(1).record_id == 1)

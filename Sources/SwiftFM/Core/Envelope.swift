@@ -37,7 +37,7 @@ enum Envelope {
     static func error(status: Int, body: Data) -> FMError {
         let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
+            object = try JSONReader.parse(body, fragments: true)
         } catch {
             return looksLikeJSON(body)
                 ? .malformed("truncated or invalid JSON", status: status)
@@ -54,14 +54,14 @@ enum Envelope {
         }
     }
 
-    /// Parses a 200 body once with `JSONSerialization` and returns its `response` object.
+    /// Parses a 200 body once (``JSONReader``) and returns its `response` object.
     ///
     /// Throws `-1006` for a non-JSON body, `-1007` for a body without `messages` or `response`, and
     /// FileMaker's error when `messages[0].code` is not `"0"`.
     static func response(from body: Data, status: Int = 200) throws(FMError) -> [String: Any] {
         let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: body, options: [])
+            object = try JSONReader.parse(body)
         } catch {
             throw looksLikeJSON(body) ? .malformed("truncated or invalid JSON", status: status) : .notJSON(status: status)
         }

@@ -67,7 +67,7 @@ extension FMError {
         public static let noToken = "-1010"
         /// The answer passed ``FMConfiguration/maxResponseBytes`` and was cancelled at the cap.
         public static let responseTooLarge = "-1011"
-        /// The ``DataAPI`` is shutting down (``DataAPI/shutdown(completion:)``): the call was not sent, or was
+        /// The ``DataAPI`` is shutting down (``DataAPI/shutdown(grace:completion:)``): the call was not sent, or was
         /// stopped when the shutdown's grace period ended.
         public static let shuttingDown = "-1012"
     }

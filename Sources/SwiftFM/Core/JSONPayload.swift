@@ -137,11 +137,12 @@ enum JSONPayload {
 
     // MARK: - Responses
 
-    /// Parses a success envelope with `JSONSerialization` (once) and returns its `response` object.
+    /// Parses a success envelope once (``JSONReader``: the values `JSONSerialization` gives, faster) and
+    /// returns its `response` object.
     static func responseObject(_ body: Data, status: Int) throws(FMError) -> [String: Any] {
         let parsed: Any
         do {
-            parsed = try JSONSerialization.jsonObject(with: body, options: [])
+            parsed = try JSONReader.parse(body)
         } catch {
             throw FMError(code: FMError.ClientCode.malformedResponse, message: "Unexpected response: the body is not valid JSON",
                           httpStatus: status, underlying: String(describing: error))

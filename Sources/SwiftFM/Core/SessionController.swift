@@ -43,8 +43,7 @@ extension DataAPI {
                     runNewSessionHook(token: token, slot: slot) { [self] hookError in
                         if let hookError {
                             logger.log(.error, "the new-session hook failed: \(hookError.code); the session is closed")
-                            closeOnServer(token)
-                            finishLogin(slot: slot, id: id, result: .failure(hookError))
+                            closeOnServer(token) { [self] in finishLogin(slot: slot, id: id, result: .failure(hookError)) }
                         } else {
                             finishLogin(slot: slot, id: id, result: .success(token))
                         }
@@ -83,10 +82,9 @@ extension DataAPI {
         }
     }
 
-    /// Logs `token` out on the server, best effort, without waiting (a session SwiftFM will not use).
-    func closeOnServer(_ token: String) {
-        perform(SessionEndpoints.logout(token: token), acceptingStatus: { $0 == 200 }, attachingTo: nil,
-                bypassShutdown: true) { _ in }
+    /// Logs `token` out on the server, best effort (a session SwiftFM will not use), then calls `then`.
+    func closeOnServer(_ token: String, then: @escaping @Sendable () -> Void) {
+        sendBounded(SessionEndpoints.logout(token: token)) { _ in then() }
     }
 
     /// Logs in once with the configured credentials (Basic, Claris ID or OAuth) and reports the token or the

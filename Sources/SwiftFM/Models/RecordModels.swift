@@ -229,7 +229,8 @@ extension FMRecord: Hashable where Fields: Hashable {}
 /// `@unchecked Sendable`: the raw records are `JSONSerialization` output (immutable Foundation values
 /// behind `Any`) stored in `let`s and never mutated after creation.
 public struct FMFoundSet: @unchecked Sendable {
-    /// The records as `JSONSerialization` returned them: each has `fieldData`, `portalData`,
+    /// The records with the value types `JSONSerialization` gives (`String`, `NSNumber`, `NSNull`, arrays,
+    /// dictionaries; read by SwiftFM's own JSON reader): each has `fieldData`, `portalData`,
     /// `recordId` (String), `modId` (String) and, on FileMaker Server 18+, `portalDataInfo`.
     public let records: [[String: Any]]
     /// Information about the found set; `nil` on FileMaker Server 17 and for an empty result (401).
@@ -260,7 +261,9 @@ public struct FMFoundSet: @unchecked Sendable {
     /// Decodes every record's `fieldData` into `T` from the parsed ``records`` (no second parse), with the
     /// FileMaker rules of typed records (see ``FMRecord``).
     ///
-    /// - Parameter timeZone: the zone dates, times and timestamps are read in; UTC when `nil`.
+    /// - Parameters:
+    ///   - type: the `Decodable` type of each record's `fieldData`.
+    ///   - timeZone: the zone dates, times and timestamps are read in; UTC when `nil`.
     /// - Throws: ``FMError`` with code `-1007` naming the record and the field when a record does not have
     ///   the shape of `T`.
     public func decode<T: Decodable>(_ type: T.Type, timeZone: TimeZone? = nil) throws -> [FMRecord<T>] {
@@ -269,14 +272,16 @@ public struct FMFoundSet: @unchecked Sendable {
 
     /// Decodes the whole found set into `T` (records, `dataInfo`, scripts) from the parsed ``records``.
     ///
-    /// - Parameter timeZone: the zone dates, times and timestamps are read in; UTC when `nil`.
+    /// - Parameters:
+    ///   - type: the `Decodable` type of each record's `fieldData`.
+    ///   - timeZone: the zone dates, times and timestamps are read in; UTC when `nil`.
     /// - Throws: ``FMError`` with code `-1007` naming the record and the field when a record does not have
     ///   the shape of `T`.
     public func typed<T: Decodable>(_ type: T.Type, timeZone: TimeZone? = nil) throws -> FMTypedFoundSet<T> {
         FMTypedFoundSet(records: try decode(type, timeZone: timeZone), dataInfo: dataInfo, scripts: scripts)
     }
 
-    /// Parses a found-set answer (`response.data`, `response.dataInfo`, script keys) with one `JSONSerialization` pass.
+    /// Parses a found-set answer (`response.data`, `response.dataInfo`, script keys) in one pass.
     init(parsing body: Data, status: Int) throws(FMError) {
         let response = try JSONPayload.responseObject(body, status: status)
         guard let data = response["data"] as? [Any] else {

@@ -137,7 +137,10 @@ struct ControlHandler: HTTPHandler {
             emulator.inject(fault, count: count, matching: matching)
             return ["pendingFaults": emulator.pendingFaultCount]
         case ("GET", "/v1/faults"):
-            return ["pendingFaults": emulator.pendingFaultCount]
+            let queued = emulator.core.state.withLock { $0.faults }
+            return ["pendingFaults": queued.reduce(0) { $0 + $1.remaining },
+                    "faults": queued.map { ["fault": Self.name(of: $0.fault), "remaining": $0.remaining,
+                                            "matching": $0.matching.map { $0 as Any } ?? NSNull()] }]
         case ("DELETE", "/v1/faults"):
             emulator.clearFaults()
             return ["pendingFaults": 0]
@@ -169,7 +172,12 @@ struct ControlHandler: HTTPHandler {
             emulator.reset()
             return ["reset": true]
         case ("GET", "/v1/log"):
-            return ["requests": Self.loggedRequests(emulator.requestLog)]
+            var log = emulator.requestLog
+            if let raw = decodeQuery(request.rawQuery).first(where: { $0.0 == "limit" })?.1 {
+                guard let limit = Int(raw), limit >= 0 else { throw ControlError("limit must be a whole number, 0 or more") }
+                log = Array(log.suffix(limit))
+            }
+            return ["requests": Self.loggedRequests(log)]
         case ("DELETE", "/v1/log"):
             emulator.clearRequestLog()
             return ["requests": [Any]()]
@@ -251,6 +259,24 @@ struct ControlHandler: HTTPHandler {
         "resetConnection": [], "drip": ["bytesPerSecond"], "gzip": [], "html401": [], "killSession": [],
     ]
 
+    /// The control API's name of a fault's case.
+    static func name(of fault: EmulatorFault) -> String {
+        switch fault {
+        case .fileMakerError: return "fileMakerError"
+        case .delay: return "delay"
+        case .closeMidBody: return "closeMidBody"
+        case .html502: return "html502"
+        case .truncatedJSON: return "truncatedJSON"
+        case .expireSession: return "expireSession"
+        case .status: return "status"
+        case .resetConnection: return "resetConnection"
+        case .drip: return "drip"
+        case .gzip: return "gzip"
+        case .html401: return "html401"
+        case .killSession: return "killSession"
+        }
+    }
+
     static func fault(from body: [String: Any]) throws -> (EmulatorFault, Int, String?) {
         guard let type = try string(body, "fault") else {
             throw ControlError("fault is required: one of \(faultKeys.keys.sorted().joined(separator: ", "))")
@@ -322,6 +348,7 @@ struct ControlHandler: HTTPHandler {
                 if let token = r.token, !token.isEmpty { text = text.replacingOccurrences(of: token, with: "<token>") }
                 return redactHexTokens(text)
             }
+            let body = redactSecrets(clean(r.bodyText))
             let headers: [[String]] = r.headers.map { name, value in
                 let lower = name.lowercased()
                 if lower == "authorization" {
@@ -332,8 +359,33 @@ struct ControlHandler: HTTPHandler {
                 return [name, clean(value)]
             }
             return ["method": r.method, "target": clean(r.target), "path": clean(r.decodedPath), "status": r.status,
-                    "session": session, "headers": headers, "body": clean(r.bodyText)]
+                    "session": session, "headers": headers, "body": body]
         }
+    }
+
+    /// JSON string values of secret keys (`password`, `oAuthIdentifier`, as in a login's
+    /// `fmDataSource`) replaced by `<redacted>`; the rest of the text is unchanged.
+    static func redactSecrets(_ text: String) -> String {
+        var bytes = Array(text.utf8)
+        for key in [#""password""#, #""oAuthIdentifier""#].map({ Array($0.utf8) }) {
+            var i = 0
+            while i + key.count <= bytes.count {
+                guard bytes[i..<(i + key.count)].elementsEqual(key) else { i += 1; continue }
+                var j = i + key.count
+                func skipSpace() { while j < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j += 1 } }
+                skipSpace()
+                guard j < bytes.count, bytes[j] == UInt8(ascii: ":") else { i += key.count; continue }
+                j += 1
+                skipSpace()
+                guard j < bytes.count, bytes[j] == UInt8(ascii: "\"") else { i += key.count; continue }
+                var end = j + 1
+                while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1 }
+                let replacement = Array(#""<redacted>""#.utf8)
+                bytes.replaceSubrange(j..<min(end + 1, bytes.count), with: replacement)
+                i = j + replacement.count
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Replaces every run of exactly 52 hexadecimal characters (a Data API token's shape) by `<token>`.

@@ -4,7 +4,8 @@ extension EmulatorState {
     /// One criterion of a find request, resolved to a field of the layout's table or of a portal's table.
     struct Criterion {
         var field: EmulatorSchema.Field
-        var portal: EmulatorSchema.Portal?
+        /// The relationship path to the field's occurrence (`nil`: the layout's own table).
+        var path: RelPath?
         var text: String
     }
 
@@ -65,26 +66,34 @@ extension EmulatorState {
             if prefix.caseInsensitiveCompare(table.schema.name) == .orderedSame {
                 return try resolveCriterion(name, text: text, layout: layout, table: table)
             }
-            if let (portal, _, field) = relatedLayoutField(layout, base) {
-                return Criterion(field: field, portal: portal, text: text)
+            if let rf = relatedLayoutField(layout, base) {
+                return Criterion(field: rf.field, path: rf.path, text: text)
             }
-            guard let portal = layout.portals.first(where: {
-                $0.table.caseInsensitiveCompare(prefix) == .orderedSame || $0.name.caseInsensitiveCompare(prefix) == .orderedSame
-            }), portal.fields.contains(where: { $0.caseInsensitiveCompare(name) == .orderedSame }),
-                  let field = self.table(portal.table)?.field(name) else { throw FMError("102") }
-            return Criterion(field: field, portal: portal, text: text)
+            for portal in layout.portals {
+                guard let path = portalPath(portal, layout: layout) else { continue }
+                let columns = portalColumns(portal, path: path)
+                if prefix.caseInsensitiveCompare(path.occurrence) == .orderedSame || prefix.caseInsensitiveCompare(portal.name) == .orderedSame,
+                   let column = columns.first(where: { $0.through == nil && $0.field.name.caseInsensitiveCompare(name) == .orderedSame }) {
+                    return Criterion(field: column.field, path: path, text: text)
+                }
+                if let column = columns.first(where: { $0.through != nil && $0.key.caseInsensitiveCompare(base) == .orderedSame }),
+                   let far = column.through {
+                    return Criterion(field: far.field, path: RelPath(hops: path.hops + far.path.hops), text: text)
+                }
+            }
+            throw FMError("102")
         }
         guard layout.fields.contains(where: { $0.name.caseInsensitiveCompare(base) == .orderedSame }),
               let field = table.field(base) else { throw FMError("102") }
-        return Criterion(field: field, portal: nil, text: text)
+        return Criterion(field: field, path: nil, text: text)
     }
 
     /// Whether a record satisfies every criterion of one find request.
     func record(_ record: StoredRecord, in table: TableState, matches criteria: [Criterion], engine: FindEngine, session: String?) -> Bool {
         criteria.allSatisfy { c in
-            if let portal = c.portal {
-                guard let child = self.table(portal.table) else { return false }
-                return related(portal, of: record, parentTable: table, session: session).contains { row in
+            if let path = c.path {
+                guard let child = self.table(path.table) else { return false }
+                return follow(path, from: record, table: table.schema.name, session: session).contains { row in
                     fieldMatches(c, row, table: child, engine: engine, session: session)
                 }
             }

@@ -61,17 +61,17 @@ extension EmulatorState {
         }
         var fieldMeta: [JSON] = []
         for lf in layout.fields {
-            if let (_, rt, f) = relatedLayoutField(layout, lf.name) {
-                fieldMeta.append(EmulatorState.fieldMetadata(f, name: "\(rt.schema.name)::\(f.name)", layoutField: lf))
+            if let rf = relatedLayoutField(layout, lf.name) {
+                fieldMeta.append(EmulatorState.fieldMetadata(rf.field, name: rf.key, layoutField: lf))
                 continue
             }
-            guard let f = table.field(lf.name) else { continue }
+            guard let f = table.field(EmulatorState.bareField(lf.name)) else { continue }
             fieldMeta.append(EmulatorState.fieldMetadata(f, name: f.name, layoutField: lf))
         }
         var portalMeta: [(String, JSON)] = []
         for p in layout.portals {
-            guard let rt = self.table(p.table) else { continue }
-            let fields = p.fields.compactMap { name in rt.field(name).map { EmulatorState.fieldMetadata($0, name: "\(rt.schema.name)::\($0.name)", layoutField: nil) } }
+            guard let path = portalPath(p, layout: layout) else { continue }
+            let fields = portalColumns(p, path: path).map { EmulatorState.fieldMetadata($0.field, name: $0.key, layoutField: nil) }
             portalMeta.append((p.name, .array(fields)))
         }
         let valueLists: [JSON] = layout.valueLists.map { vl in

@@ -84,13 +84,16 @@ extension EmulatorState {
         let urlFor: (ContainerRef) -> String = { self.containerURL($0, host: ctx.host) }
         var fieldData: [(String, JSON)] = []
         for lf in options.layout.fields {
-            if let (portal, rt, f) = relatedLayoutField(options.layout, lf.name) {
-                let first = related(portal, of: record, parentTable: table, session: ctx.token).first
-                let v = first.map { value(of: f, table: rt.schema.name, record: $0, session: ctx.token) } ?? .empty
-                fieldData.append(("\(rt.schema.name)::\(f.name)", v.json(dateformats: options.dateformats, containerURL: urlFor)))
+            if let rf = relatedLayoutField(options.layout, lf.name) {
+                // The first related record (relationship sort order), every repetition of the field.
+                let first = follow(rf.path, from: record, table: table.schema.name, session: ctx.token).first
+                for rep in 1...rf.field.repetitions {
+                    let v = first.map { value(of: rf.field, table: rf.path.table, record: $0, repetition: rep, session: ctx.token) } ?? .empty
+                    fieldData.append((rep == 1 ? rf.key : "\(rf.key)(\(rep))", v.json(dateformats: options.dateformats, containerURL: urlFor)))
+                }
                 continue
             }
-            guard let f = table.field(lf.name) else { continue }
+            guard let f = table.field(EmulatorState.bareField(lf.name)) else { continue }
             for rep in 1...f.repetitions {
                 let v = value(of: f, table: table.schema.name, record: record, repetition: rep, session: ctx.token)
                 fieldData.append((rep == 1 ? f.name : "\(f.name)(\(rep))", v.json(dateformats: options.dateformats, containerURL: urlFor)))
@@ -99,8 +102,9 @@ extension EmulatorState {
         var portalData: [(String, JSON)] = []
         var portalInfo: [JSON] = []
         for p in options.portals {
-            guard let rt = self.table(p.table) else { continue }
-            let rows = related(p, of: record, parentTable: table, session: ctx.token)
+            guard let path = portalPath(p, layout: options.layout), let rt = self.table(path.table) else { continue }
+            let rows = follow(path, from: record, table: table.schema.name, session: ctx.token)
+            let columns = portalColumns(p, path: path)
             var range = options.ranges[p.name.lowercased()] ?? (1, 50)
             // v1 quirk: a layout in Table View returns only the first related row.
             if options.layout.tableView, ctx.version.lowercased() == "v1" { range = (1, min(range.limit, 1)) }
@@ -108,17 +112,27 @@ extension EmulatorState {
             var rowJSON: [JSON] = []
             for row in page {
                 var pairs: [(String, JSON)] = [("recordId", .string(String(row.id)))]
-                for name in p.fields {
-                    guard let f = rt.field(name) else { continue }
-                    let v = value(of: f, table: rt.schema.name, record: row, session: ctx.token)
-                    pairs.append(("\(rt.schema.name)::\(f.name)", v.json(dateformats: options.dateformats, containerURL: urlFor)))
+                for column in columns {
+                    // A repeating field in a portal row: every repetition as `TO::field(n)`, the first
+                    // too (python-fmdata's integration suite reads `(1)`, `(2)`, …; WIRE.md §17).
+                    let reps = column.field.repetitions
+                    for rep in 1...reps {
+                        let v: FMValue
+                        if let far = column.through {
+                            v = relatedValue(far, of: row, table: rt.schema.name, repetition: rep, session: ctx.token)
+                        } else {
+                            v = value(of: column.field, table: rt.schema.name, record: row, repetition: rep, session: ctx.token)
+                        }
+                        let key = reps > 1 ? "\(column.key)(\(rep))" : column.key
+                        pairs.append((key, v.json(dateformats: options.dateformats, containerURL: urlFor)))
+                    }
                 }
                 pairs.append(("modId", .string(String(row.modId))))
                 rowJSON.append(.object(pairs))
             }
             portalData.append((p.name, .array(rowJSON)))
             portalInfo.append(.object([("portalObjectName", .string(p.name)), ("database", .string(schema.database)),
-                                       ("table", .string(rt.schema.name)), ("foundCount", .number(Double(rows.count))),
+                                       ("table", .string(path.occurrence)), ("foundCount", .number(Double(rows.count))),
                                        ("returnedCount", .number(Double(rowJSON.count)))]))
         }
         var pairs: [(String, JSON)] = [("fieldData", .object(fieldData)), ("portalData", .object(portalData)),
@@ -139,12 +153,13 @@ extension EmulatorState {
         let plan = scriptPlanFromQuery(ctx)
         var results = ScriptResults()
         guard let t = table(layout.table) else { throw FMError("106") }
-        runPhase(.prerequest, of: plan, layout: layout, foundCount: t.records.count, into: &results)
+        runPhase(.prerequest, of: plan, layout: layout, foundCount: t.records.count, ctx: ctx, into: &results)
         guard let record = table(layout.table)?.records[id] else { throw FMError("101") }
-        runPhase(.presort, of: plan, layout: layout, foundCount: 1, into: &results)
-        runPhase(.after, of: plan, layout: layout, foundCount: 1, into: &results)
+        runPhase(.presort, of: plan, layout: layout, foundCount: 1, found: [id], ctx: ctx, into: &results)
+        runPhase(.after, of: plan, layout: layout, foundCount: 1, found: [id], ctx: ctx, into: &results)
         let total = table(layout.table)?.records.count ?? 0
-        let data = JSON.array([recordJSON(record, options, ctx)])
+        // Scripts may have changed (or deleted) the record: answer what it is now.
+        let data = JSON.array([recordJSON(table(layout.table)?.records[id] ?? record, options, ctx)])
         return Reply(response: .object(results.pairs + [("dataInfo", dataInfo(options, total: total, found: 1, returned: 1)), ("data", data)]))
     }
 
@@ -172,13 +187,13 @@ extension EmulatorState {
                                 sorter: (([StoredRecord]) -> [StoredRecord])?, ctx: RequestContext,
                                 action: (EmulatorState) throws -> [Int]) throws -> Reply {
         var results = ScriptResults()
-        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
+        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, ctx: ctx, into: &results)
         var found = try action(self)
-        runPhase(.presort, of: plan, layout: layout, foundCount: found.count, into: &results)
+        runPhase(.presort, of: plan, layout: layout, foundCount: found.count, found: found, ctx: ctx, into: &results)
         if let sorter, let t = table(layout.table) {
             found = sorter(found.compactMap { t.records[$0] }).map(\.id)
         }
-        runPhase(.after, of: plan, layout: layout, foundCount: found.count, into: &results)
+        runPhase(.after, of: plan, layout: layout, foundCount: found.count, found: found, ctx: ctx, into: &results)
         let records = table(layout.table)?.records ?? [:]
         let page = found.dropFirst(offset - 1).prefix(limit).compactMap { records[$0] }
         guard !page.isEmpty else { throw FMError("401") }
@@ -232,29 +247,79 @@ extension EmulatorState {
 
     // MARK: Writing
 
-    /// A `Table::field` entry of a layout's fields, resolved through the portal to that table; `nil` when
-    /// `name` is not such an entry.
-    func relatedLayoutField(_ layout: EmulatorSchema.Layout, _ name: String) -> (EmulatorSchema.Portal, TableState, EmulatorSchema.Field)? {
-        guard let r = name.range(of: "::"), layout.fields.contains(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
-        let to = String(name[..<r.lowerBound]), fieldName = String(name[r.upperBound...])
-        guard to.lowercased() != layout.table.lowercased(),
-              let portal = layout.portals.first(where: { $0.table.lowercased() == to.lowercased() }),
-              let rt = table(portal.table), let f = rt.field(fieldName) else { return nil }
-        return (portal, rt, f)
+    /// A `TO::field` entry of a layout's fields (another occurrence), resolved through a portal's match
+    /// fields or the relationships; `nil` when `name` is not such an entry.
+    func relatedLayoutField(_ layout: EmulatorSchema.Layout, _ name: String) -> RelatedField? {
+        guard name.contains("::"), layout.fields.contains(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { return nil }
+        return relatedField(name, from: layout.table, layout: layout)
+    }
+
+    /// One column of a portal row: a field of the portal's occurrence, or a field further away (`through`).
+    struct PortalColumn {
+        var key: String
+        var field: EmulatorSchema.Field
+        var through: RelatedField?
+    }
+
+    /// The columns of a portal, in order; names that do not resolve are left out.
+    func portalColumns(_ portal: EmulatorSchema.Portal, path: RelPath) -> [PortalColumn] {
+        guard let rt = table(path.table) else { return [] }
+        return portal.fields.compactMap { name in
+            if let far = relatedField(name, from: portal.table, layout: nil) {
+                return PortalColumn(key: far.key, field: far.field, through: far)
+            }
+            return rt.field(EmulatorState.bareField(name)).map { PortalColumn(key: "\(path.occurrence)::\($0.name)", field: $0, through: nil) }
+        }
+    }
+
+    /// A write to a field shown through a relationship.
+    struct RelatedWrite {
+        var field: RelatedField
+        var repetition: Int
+        var value: JSON
     }
 
     /// Resolves `fieldData` for a layout without keeping a copy of its table alive (see copy-on-write).
-    func prepareWrites(_ layout: EmulatorSchema.Layout, input: [(String, JSON)], dateformats: Int) throws -> [Write] {
-        for (key, _) in input where relatedLayoutField(layout, splitRepetition(key).0) != nil {
-            // Related fields on the layout are shown, not written, by the emulator (use portalData).
-            throw FMError("201")
+    /// Related fields on the layout (`TO::field`) are returned apart, checked, to be written after the record.
+    func prepareWrites(_ layout: EmulatorSchema.Layout, input: [(String, JSON)], dateformats: Int) throws -> ([Write], [RelatedWrite]) {
+        var local: [(String, JSON)] = []
+        var related: [RelatedWrite] = []
+        for (key, value) in input {
+            let (base, rep) = splitRepetition(key)
+            if let rf = relatedLayoutField(layout, base) {
+                guard rep >= 1 else { throw FMError("102") }
+                guard rep <= rf.field.repetitions else { throw FMError("111") }
+                if value.isNull { throw FMError("1708") }
+                guard let text = value.scalarText else { throw FMError("1708") }
+                _ = try FMValue.parseOrThrow(text, field: rf.field, dateformats: dateformats)
+                related.append(RelatedWrite(field: rf, repetition: rep, value: value))
+            } else {
+                local.append((key, value))
+            }
         }
         guard let t = table(layout.table) else { throw FMError("106") }
-        return try resolveWrites(table: t, input: input, dateformats: dateformats, restrictTo: layoutFieldSet(layout))
+        return (try resolveWrites(table: t, input: local, dateformats: dateformats, restrictTo: layoutFieldSet(layout)), related)
+    }
+
+    /// Writes related layout fields of record `id`: each edits the first related record (FileMaker's rule).
+    mutating func applyRelatedWrites(_ layout: EmulatorSchema.Layout, id: Int, _ writes: [RelatedWrite], dateformats: Int,
+                                     session: String?, now: Date) throws {
+        for w in writes {
+            guard let t = table(layout.table), let record = t.records[id] else { throw FMError("101") }
+            try writeRelated(w.field, repetition: w.repetition, json: w.value, from: record, table: t.schema.name,
+                             session: session, now: now, dateformats: dateformats)
+        }
     }
 
     func layoutFieldSet(_ layout: EmulatorSchema.Layout) -> Set<String> {
-        Set(layout.fields.map { $0.name.lowercased() })
+        var names = Set<String>()
+        for f in layout.fields {
+            let lower = f.name.lowercased()
+            names.insert(lower)
+            // `OwnTO::field` on a layout is the layout's own field.
+            if let r = lower.range(of: "::"), lower[..<r.lowerBound] == layout.table.lowercased() { names.insert(String(lower[r.upperBound...])) }
+        }
+        return names
     }
 
     /// Splits `fieldData` into ordinary pairs and `deleteRelated` targets.
@@ -279,7 +344,14 @@ extension EmulatorState {
         return (fields, deletes)
     }
 
-    /// Applies `portalData` of a create/edit body; returns `newPortalRecordInfo` entries (last created row per portal).
+    /// Applies `portalData` of a create/edit body; returns the `newPortalRecordInfo` entries.
+    ///
+    /// Decision (issue 12, WIRE.md §17): one entry **per field written** in each new portal row, in
+    /// request order, each `{"tableName": <that field's table occurrence>, "recordId", "modId"}`.
+    /// Evidence: python-fmdata (commit ea0abf7), whose integration suite runs in CI against real
+    /// FileMaker Server 17 and 22, expects exactly that and raises otherwise; fmrest-ruby's source
+    /// comment describes one entry per portal (the last row created). The suite that runs against real
+    /// servers is the stronger evidence, so the emulator follows it. Rows edited by `recordId` add nothing.
     mutating func applyPortalData(_ layout: EmulatorSchema.Layout, parentId: Int, _ ctx: RequestContext) throws -> [JSON] {
         guard let pd = ctx.body["portalData"] else { return [] }
         guard let pairs = pd.objectPairs else { throw FMError("1708") }
@@ -291,14 +363,17 @@ extension EmulatorState {
                 $0.name.caseInsensitiveCompare(portalName) == .orderedSame || $0.table.caseInsensitiveCompare(portalName) == .orderedSame
             }) else { throw FMError("102") }
             guard let rows = rowsJSON.arrayValue else { throw FMError("1708") }
-            guard let childSchema = table(portal.table)?.schema else { throw FMError("106") }
-            let allowed = Set(portal.fields.map { $0.lowercased() })
-            var lastCreated: JSON?
+            guard let path = portalPath(portal, layout: layout), let childSchema = table(path.table)?.schema else { throw FMError("106") }
+            let columns = portalColumns(portal, path: path)
+            let allowed = Set(columns.filter { $0.through == nil }.map { $0.field.name.lowercased() })
             for row in rows {
                 guard let rowPairs = row.objectPairs else { throw FMError("1708") }
                 var recordIdText: String?
                 var modIdText: String?
                 var fields: [(String, JSON)] = []
+                var far: [RelatedWrite] = []
+                // The table occurrence of each field written, in request order (for newPortalRecordInfo).
+                var written: [String] = []
                 for (k, v) in rowPairs {
                     let lower = k.lowercased()
                     let bare = lower.range(of: "::").map { String(lower[$0.upperBound...]) } ?? lower
@@ -311,52 +386,67 @@ extension EmulatorState {
                     var name = k
                     if let r = k.range(of: "::") {
                         let prefix = k[..<r.lowerBound]
-                        guard prefix.caseInsensitiveCompare(childSchema.name) == .orderedSame
-                                || prefix.caseInsensitiveCompare(portal.name) == .orderedSame else { throw FMError("102") }
+                        if prefix.caseInsensitiveCompare(path.occurrence) != .orderedSame, prefix.caseInsensitiveCompare(portal.name) != .orderedSame {
+                            // A field further away, shown in the portal through the portal occurrence's relationships.
+                            let (base, rep) = splitRepetition(k)
+                            guard let column = columns.first(where: { $0.through != nil && $0.key.caseInsensitiveCompare(base) == .orderedSame }),
+                                  let rf = column.through else { throw FMError("102") }
+                            guard rep >= 1 else { throw FMError("102") }
+                            guard rep <= rf.field.repetitions else { throw FMError("111") }
+                            far.append(RelatedWrite(field: rf, repetition: rep, value: v))
+                            written.append(rf.path.occurrence)
+                            continue
+                        }
                         name = String(k[r.upperBound...])
                     }
                     fields.append((name, v))
+                    written.append(path.occurrence)
                 }
+                let rowId: Int
                 if let ridText = recordIdText {
-                    guard let rid = Int(ridText), let existing = table(portal.table)?.records[rid],
+                    guard let rid = Int(ridText), let existing = table(path.table)?.records[rid],
                           isRelated(rid, through: portal, layout: layout, parentId: parentId, session: ctx.token) else { throw FMError("101") }
                     if let m = modIdText, m != String(existing.modId) { throw FMError("306") }
-                    let writes = try portalWrites(portal, fields, allowed: allowed, dateformats: dateformats)
-                    _ = try editRecord(table: portal.table, id: rid, writes: writes, session: ctx.token, now: ctx.now, bump: !writes.isEmpty)
+                    let writes = try portalWrites(path, fields, allowed: allowed, dateformats: dateformats)
+                    _ = try editRecord(table: path.table, id: rid, writes: writes, session: ctx.token, now: ctx.now, bump: !writes.isEmpty)
+                    rowId = rid
                 } else {
+                    // A new row: the relationship must allow creation; its `=` match fields come from the parent.
+                    guard path.hops.count == 1, let hop = path.hops.first, hop.allowCreation else { throw FMError("101") }
+                    guard let parentTable = table(layout.table), let parent = parentTable.records[parentId] else { throw FMError("101") }
                     var input = fields
-                    for (related, v) in try matchValues(portal, layout: layout, parentId: parentId, session: ctx.token) {
+                    for (related, v) in creationValues(hop, parent: parent, parentTable: parentTable.schema.name, session: ctx.token) {
                         input.removeAll { $0.0.caseInsensitiveCompare(related) == .orderedSame }
                         input.append((related, v.json(dateformats: dateformats, containerURL: { _ in "" })))
                     }
-                    _ = try portalWrites(portal, fields, allowed: allowed, dateformats: dateformats)
-                    let id = try createRecord(table: portal.table, input: input, session: ctx.token, dateformats: dateformats,
-                                              now: ctx.now, restrictTo: nil)
-                    lastCreated = .object([("tableName", .string(childSchema.name)), ("recordId", .string(String(id))), ("modId", .string("0"))])
+                    _ = try portalWrites(path, fields, allowed: allowed, dateformats: dateformats)
+                    rowId = try createRecord(table: path.table, input: input, session: ctx.token, dateformats: dateformats,
+                                             now: ctx.now, restrictTo: nil)
+                    for occurrence in written {
+                        info.append(.object([("tableName", .string(occurrence)), ("recordId", .string(String(rowId))),
+                                             ("modId", .string("0"))]))
+                    }
+                }
+                for w in far {
+                    guard let rowRecord = table(path.table)?.records[rowId] else { throw FMError("101") }
+                    try writeRelated(w.field, repetition: w.repetition, json: w.value, from: rowRecord, table: childSchema.name,
+                                     session: ctx.token, now: ctx.now, dateformats: dateformats)
                 }
             }
-            if let lastCreated { info.append(lastCreated) }
         }
         return info
     }
 
-    func portalWrites(_ portal: EmulatorSchema.Portal, _ fields: [(String, JSON)], allowed: Set<String>, dateformats: Int) throws -> [Write] {
-        guard let child = table(portal.table) else { throw FMError("106") }
+    func portalWrites(_ path: RelPath, _ fields: [(String, JSON)], allowed: Set<String>, dateformats: Int) throws -> [Write] {
+        guard let child = table(path.table) else { throw FMError("106") }
         return try resolveWrites(table: child, input: fields, dateformats: dateformats, restrictTo: allowed)
-    }
-
-    /// The related-side match field values a new portal row gets from its parent.
-    func matchValues(_ portal: EmulatorSchema.Portal, layout: EmulatorSchema.Layout, parentId: Int, session: String?) throws -> [(String, FMValue)] {
-        guard let parentTable = table(layout.table), let parent = parentTable.records[parentId] else { throw FMError("101") }
-        return portal.match.compactMap { m in
-            parentTable.field(m.local).map { (m.related, value(of: $0, table: parentTable.schema.name, record: parent, session: session)) }
-        }
     }
 
     /// Whether record `id` of the portal's table is one of the parent's related records (a row of its portal).
     func isRelated(_ id: Int, through portal: EmulatorSchema.Portal, layout: EmulatorSchema.Layout, parentId: Int, session: String?) -> Bool {
-        guard let parentTable = table(layout.table), let parent = parentTable.records[parentId] else { return false }
-        return related(portal, of: parent, parentTable: parentTable, session: session).contains { $0.id == id }
+        guard let parentTable = table(layout.table), let parent = parentTable.records[parentId],
+              let path = portalPath(portal, layout: layout) else { return false }
+        return follow(path, from: parent, table: parentTable.schema.name, session: session).contains { $0.id == id }
     }
 
     /// Deletes related records named `Portal.recordId` or `Table.recordId`; each must be a row of the
@@ -369,33 +459,56 @@ extension EmulatorState {
                 $0.name.caseInsensitiveCompare(name) == .orderedSame || $0.table.caseInsensitiveCompare(name) == .orderedSame
             }) else { throw FMError("102") }
             guard isRelated(rid, through: portal, layout: layout, parentId: parentId, session: session) else { throw FMError("101") }
-            try deleteRecord(table: portal.table, id: rid)
+            guard let path = portalPath(portal, layout: layout) else { throw FMError("106") }
+            try deleteCascading(occurrence: path.occurrence, id: rid, session: session)
         }
+    }
+
+    /// `options.entrymode` / `options.prohibitmode` of a create or edit body: `"user"` (default) or
+    /// `"script"` (case-insensitive); another value or a non-string is 1708, an unknown option key 960.
+    func writeMode(_ body: JSON) throws -> WriteMode {
+        guard let options = body["options"] else { return .user }
+        guard let pairs = options.objectPairs else { throw FMError("1708") }
+        let unknown = pairs.map(\.0).filter { $0 != "entrymode" && $0 != "prohibitmode" }
+        if !unknown.isEmpty { throw FMError.unknownParameters(unknown.map { "options.\($0)" }) }
+        func isScript(_ key: String) throws -> Bool {
+            guard let value = options[key] else { return false }
+            switch value.stringValue?.lowercased() {
+            case "user"?: return false
+            case "script"?: return true
+            default: throw FMError("1708")
+            }
+        }
+        return WriteMode(skipsValidation: try isScript("entrymode"), allowsProhibited: try isScript("prohibitmode"))
     }
 
     /// E9: `POST …/records`.
     mutating func createRecord(_ layout: EmulatorSchema.Layout, _ ctx: inout RequestContext) throws -> Reply {
         guard ctx.body["fieldData"] != nil else { throw FMError("958", "Parameter missing (*)") }
+        writeMode = try writeMode(ctx.body)
+        defer { writeMode = .seed }
         let (fields, deletes) = try splitFieldData(ctx.body)
         guard deletes.isEmpty else { throw FMError("1708") }
         let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
         let plan = try scriptPlanFromBody(ctx)
         var results = ScriptResults()
-        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
-        let snapshot: EmulatorState? = ctx.body["portalData"] != nil ? self : nil
+        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, ctx: ctx, into: &results)
+        let snapshot: EmulatorState? = (ctx.body["portalData"] != nil || fields.contains { $0.0.contains("::") }) ? self : nil
         let id: Int
         let info: [JSON]
         do {
-            _ = try prepareWrites(layout, input: fields, dateformats: df)
-            id = try createRecord(table: layout.table, input: fields, session: ctx.token, dateformats: df, now: ctx.now,
+            let (_, relatedWrites) = try prepareWrites(layout, input: fields, dateformats: df)
+            let local = relatedWrites.isEmpty ? fields : fields.filter { relatedLayoutField(layout, splitRepetition($0.0).0) == nil }
+            id = try createRecord(table: layout.table, input: local, session: ctx.token, dateformats: df, now: ctx.now,
                                   restrictTo: layoutFieldSet(layout))
+            try applyRelatedWrites(layout, id: id, relatedWrites, dateformats: df, session: ctx.token, now: ctx.now)
             info = try applyPortalData(layout, parentId: id, ctx)
         } catch {
             if let snapshot { self = snapshot }
             throw error
         }
-        runPhase(.presort, of: plan, layout: layout, foundCount: 1, into: &results)
-        runPhase(.after, of: plan, layout: layout, foundCount: 1, into: &results)
+        runPhase(.presort, of: plan, layout: layout, foundCount: 1, found: [id], ctx: ctx, into: &results)
+        runPhase(.after, of: plan, layout: layout, foundCount: 1, found: [id], ctx: ctx, into: &results)
         var pairs: [(String, JSON)] = [("recordId", .string(String(id))), ("modId", .string("0"))]
         if !info.isEmpty { pairs.append(("newPortalRecordInfo", .array(info))) }
         return Reply(response: .object(pairs + results.pairs))
@@ -403,31 +516,34 @@ extension EmulatorState {
 
     /// E12: `PATCH …/records/{recordId}`.
     mutating func editRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
+        writeMode = try writeMode(ctx.body)
+        defer { writeMode = .seed }
         let (fields, deletes) = try splitFieldData(ctx.body)
         let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
         let plan = try scriptPlanFromBody(ctx)
         var results = ScriptResults()
-        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
+        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, ctx: ctx, into: &results)
         guard let currentModId = table(layout.table)?.records[id]?.modId else { throw FMError("101") }
         if let m = ctx.body["modId"] {
             guard let text = m.scalarText else { throw FMError("1708") }
             guard text == String(currentModId) else { throw FMError("306") }
         }
-        let snapshot: EmulatorState? = (ctx.body["portalData"] != nil || !deletes.isEmpty) ? self : nil
-        let modId: Int
+        let snapshot: EmulatorState? = (ctx.body["portalData"] != nil || !deletes.isEmpty || fields.contains { $0.0.contains("::") }) ? self : nil
+        var modId: Int
         let info: [JSON]
         do {
-            let writes = try prepareWrites(layout, input: fields, dateformats: df)
+            let (writes, relatedWrites) = try prepareWrites(layout, input: fields, dateformats: df)
             modId = try editRecord(table: layout.table, id: id, writes: writes, session: ctx.token, now: ctx.now,
                                    bump: writes.contains { !$0.field.global })
+            try applyRelatedWrites(layout, id: id, relatedWrites, dateformats: df, session: ctx.token, now: ctx.now)
             try deleteRelated(layout, parentId: id, deletes, session: ctx.token)
             info = try applyPortalData(layout, parentId: id, ctx)
         } catch {
             if let snapshot { self = snapshot }
             throw error
         }
-        runPhase(.presort, of: plan, layout: layout, foundCount: 1, into: &results)
-        runPhase(.after, of: plan, layout: layout, foundCount: 1, into: &results)
+        runPhase(.presort, of: plan, layout: layout, foundCount: 1, found: [id], ctx: ctx, into: &results)
+        runPhase(.after, of: plan, layout: layout, foundCount: 1, found: [id], ctx: ctx, into: &results)
         var pairs: [(String, JSON)] = []
         if !info.isEmpty { pairs.append(("newPortalRecordInfo", .array(info))) }
         pairs.append(("modId", .string(String(modId))))
@@ -438,11 +554,11 @@ extension EmulatorState {
     mutating func deleteRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
         let plan = scriptPlanFromQuery(ctx)
         var results = ScriptResults()
-        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
-        try deleteRecord(table: layout.table, id: id)
+        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, ctx: ctx, into: &results)
+        try deleteCascading(occurrence: layout.table, id: id, session: ctx.token)
         let count = table(layout.table)?.records.count ?? 0
-        runPhase(.presort, of: plan, layout: layout, foundCount: count, into: &results)
-        runPhase(.after, of: plan, layout: layout, foundCount: count, into: &results)
+        runPhase(.presort, of: plan, layout: layout, foundCount: count, ctx: ctx, into: &results)
+        runPhase(.after, of: plan, layout: layout, foundCount: count, ctx: ctx, into: &results)
         return Reply(response: .object(results.pairs))
     }
 
@@ -450,10 +566,10 @@ extension EmulatorState {
     mutating func duplicateRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
         let plan = try scriptPlanFromBody(ctx)
         var results = ScriptResults()
-        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, into: &results)
+        runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, ctx: ctx, into: &results)
         let newId = try duplicateRecord(table: layout.table, id: id, now: ctx.now)
-        runPhase(.presort, of: plan, layout: layout, foundCount: 1, into: &results)
-        runPhase(.after, of: plan, layout: layout, foundCount: 1, into: &results)
+        runPhase(.presort, of: plan, layout: layout, foundCount: 1, found: [newId], ctx: ctx, into: &results)
+        runPhase(.after, of: plan, layout: layout, foundCount: 1, found: [newId], ctx: ctx, into: &results)
         return Reply(response: .object([("recordId", .string(String(newId))), ("modId", .string("0"))] + results.pairs))
     }
 }

@@ -64,6 +64,50 @@ func mediaType(_ value: String?) -> String? {
     return value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
 }
 
+/// The parameters each endpoint knows (WIRE.md §6–§8, §11, §17). Anything else is HTTP 400, code 960,
+/// `Unknown parameter(s): a, b` listing every unknown name in request order. Names compare exactly
+/// (case-sensitive). Portal windows are `limit.<portal>` / `offset.<portal>` in a find body and
+/// `_limit.<portal>` / `_offset.<portal>` in a GET query; each spelling in the other place is unknown.
+enum KnownParameters {
+    static let script = ["script", "script.param", "script.prerequest", "script.prerequest.param",
+                         "script.presort", "script.presort.param"]
+    static let loginBody: Set<String> = ["fmDataSource"]
+    static let createBody = Set(["fieldData", "portalData", "options", "dateformats"] + script)
+    static let editBody = Set(["fieldData", "portalData", "modId", "options", "dateformats"] + script)
+    static let duplicateBody = Set(script)
+    static let findBody = Set(["query", "sort", "offset", "limit", "portal", "layout.response", "dateformats"] + script)
+    static let globalsBody: Set<String> = ["globalFields"]
+    static let rangeQuery = Set(["_offset", "_limit", "_sort", "portal", "layout.response", "dateformats"] + script)
+    static let recordQuery = Set(["portal", "layout.response", "dateformats"] + script)
+    static let deleteQuery = Set(script)
+    static let runScriptQuery: Set<String> = ["script.param"]
+    static let layoutMetadataQuery: Set<String> = ["recordId"]
+    static let containerQuery: Set<String> = ["modId"]
+
+    /// The unknown names among `keys`; `windowPrefixes` are the portal-window prefixes allowed here.
+    static func unknown(_ keys: [String], allowed: Set<String>, windowPrefixes: [String] = []) -> [String] {
+        var out: [String] = []
+        for key in keys where !allowed.contains(key) && !out.contains(key) {
+            if windowPrefixes.contains(where: { key.hasPrefix($0) && key.count > $0.count }) { continue }
+            out.append(key)
+        }
+        return out
+    }
+
+    /// Throws 960 when the body object has keys outside `allowed`.
+    static func checkBody(_ body: JSON, _ allowed: Set<String>, portalWindows: Bool = false) throws {
+        let names = unknown((body.objectPairs ?? []).map(\.0), allowed: allowed,
+                            windowPrefixes: portalWindows ? ["limit.", "offset."] : [])
+        if !names.isEmpty { throw FMError.unknownParameters(names) }
+    }
+
+    /// Throws 960 when the query string has names outside `allowed`.
+    static func checkQuery(_ query: [(String, String)], _ allowed: Set<String>, portalWindows: Bool = false) throws {
+        let names = unknown(query.map(\.0), allowed: allowed, windowPrefixes: portalWindows ? ["_limit.", "_offset."] : [])
+        if !names.isEmpty { throw FMError.unknownParameters(names) }
+    }
+}
+
 /// The routes of the Data API, as (pattern, allowed methods).
 enum Route {
     case productInfo, databases, validateSession
@@ -200,6 +244,7 @@ extension EmulatorState {
             try requireJSONContentType(ctx, required: false)
             try openDatabase(names[0], &ctx)
             try parseBody(&ctx)
+            try KnownParameters.checkBody(ctx.body, KnownParameters.loginBody)
             return try login(&ctx)
         case .logout:
             try openDatabase(names[0], &ctx)
@@ -214,18 +259,23 @@ extension EmulatorState {
             try requireJSONContentType(ctx, required: true)
             try openSession(names[0], &ctx)
             try parseBody(&ctx)
+            try KnownParameters.checkBody(ctx.body, KnownParameters.globalsBody)
             return try setGlobals(&ctx)
         case .layoutMetadata:
             try openSession(names[0], &ctx)
-            return try layoutMetadata(try findLayout(names[1]), &ctx)
+            let layout = try findLayout(names[1])
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.layoutMetadataQuery)
+            return try layoutMetadata(layout, &ctx)
         case .records:
             if method == "POST" { try requireJSONContentType(ctx, required: true) }
             try openSession(names[0], &ctx)
             let layout = try findLayout(names[1])
             if method == "POST" {
                 try parseBody(&ctx)
+                try KnownParameters.checkBody(ctx.body, KnownParameters.createBody)
                 return try createRecord(layout, &ctx)
             }
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.rangeQuery, portalWindows: true)
             return try getRange(layout, &ctx)
         case .record:
             if method == "PATCH" { try requireJSONContentType(ctx, required: true) }
@@ -234,16 +284,27 @@ extension EmulatorState {
             let layout = try findLayout(names[1])
             let id = try recordId(names[2])
             switch method {
-            case "GET": return try getRecord(layout, id: id, &ctx)
-            case "PATCH": try parseBody(&ctx); return try editRecord(layout, id: id, &ctx)
-            case "DELETE": return try deleteRecord(layout, id: id, &ctx)
-            default: try parseBody(&ctx); return try duplicateRecord(layout, id: id, &ctx)
+            case "GET":
+                try KnownParameters.checkQuery(ctx.query, KnownParameters.recordQuery, portalWindows: true)
+                return try getRecord(layout, id: id, &ctx)
+            case "PATCH":
+                try parseBody(&ctx)
+                try KnownParameters.checkBody(ctx.body, KnownParameters.editBody)
+                return try editRecord(layout, id: id, &ctx)
+            case "DELETE":
+                try KnownParameters.checkQuery(ctx.query, KnownParameters.deleteQuery)
+                return try deleteRecord(layout, id: id, &ctx)
+            default:
+                try parseBody(&ctx)
+                try KnownParameters.checkBody(ctx.body, KnownParameters.duplicateBody)
+                return try duplicateRecord(layout, id: id, &ctx)
             }
         case .find:
             try requireJSONContentType(ctx, required: true)
             try openSession(names[0], &ctx)
             let layout = try findLayout(names[1])
             try parseBody(&ctx)
+            try KnownParameters.checkBody(ctx.body, KnownParameters.findBody, portalWindows: true)
             return try find(layout, &ctx)
         case .container:
             guard mediaType(ctx.request.header("Content-Type")) == "multipart/form-data" else {
@@ -252,10 +313,12 @@ extension EmulatorState {
             try openSession(names[0], &ctx)
             let layout = try findLayout(names[1])
             let id = try recordId(names[2])
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.containerQuery)
             return try uploadContainer(layout, id: id, field: names[3], repetition: names.count > 4 ? names[4] : nil, &ctx)
         case .runScript:
             try openSession(names[0], &ctx)
             let layout = try findLayout(names[1])
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.runScriptQuery)
             return try runScriptRoute(layout, name: names[2], &ctx)
         case .streaming:
             throw FMError("404", "Not Found", status: 404)

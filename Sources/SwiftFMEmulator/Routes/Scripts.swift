@@ -65,22 +65,30 @@ struct ScriptResults {
 
 extension EmulatorState {
     /// Runs a script by name (registered closures first, then schema scripts); unknown → error 104.
-    func runScript(_ name: String, param: String?, phase: String, layout: EmulatorSchema.Layout,
-                   foundCount: Int, database: String) -> ScriptOutcome {
-        let invocation = ScriptInvocation(name: name, parameter: param, layout: layout.name, database: database,
-                                          phase: phase, foundCount: foundCount)
+    /// Step scripts (SCHEMA.md "Scripts with steps") run on `layout` with the found set `found` (all
+    /// records of the layout's table when `nil`), starting on record `current` (else the first).
+    mutating func runScript(_ name: String, param: String?, phase: String, layout: EmulatorSchema.Layout,
+                            foundCount: Int? = nil, found: [Int]?, current: Int?, session: String?, now: Date,
+                            depth: Int = 0) -> ScriptOutcome {
+        let ids = found ?? occurrenceTable(layout.table)?.order ?? []
+        let invocation = ScriptInvocation(name: name, parameter: param, layout: layout.name, database: schema.database,
+                                          phase: phase, foundCount: foundCount ?? ids.count)
         if let closure = scriptClosures[name.lowercased()] {
             return closure(invocation)
         }
         guard let s = script(name) else { return .error("104") }
+        if let steps = s.steps {
+            return runSteps(s, steps: steps, param: param, layout: layout, found: ids, current: current, session: session,
+                            now: now, depth: depth)
+        }
         var result: String?
         switch s.returns {
         case .parameter?: result = param ?? ""
         case .foundCount?:
-            if let l = s.layout.flatMap({ self.layout($0) }), let t = table(l.table) {
+            if let l = s.layout.flatMap({ self.layout($0) }), let t = occurrenceTable(l.table) {
                 result = String(t.records.count)
             } else {
-                result = String(foundCount)
+                result = String(invocation.foundCount)
             }
         case let .literal(text)?: result = text
         case nil: result = nil
@@ -89,11 +97,13 @@ extension EmulatorState {
     }
 
     /// Runs the script `plan` asks for at `phase`, if any, and records its outcome in `results`.
-    func runPhase(_ phase: ScriptPhase, of plan: ScriptPlan, layout: EmulatorSchema.Layout,
-                  foundCount: @autoclosure () -> Int, into results: inout ScriptResults) {
+    /// `found` is the request's found set so far (`nil`: the whole table), `current` its current record.
+    mutating func runPhase(_ phase: ScriptPhase, of plan: ScriptPlan, layout: EmulatorSchema.Layout,
+                           foundCount: Int, found: [Int]? = nil, current: Int? = nil,
+                           ctx: RequestContext, into results: inout ScriptResults) {
         guard let s = plan[phase] else { return }
-        results[phase] = runScript(s.name, param: s.param, phase: phase.rawValue, layout: layout,
-                                   foundCount: foundCount(), database: schema.database)
+        results[phase] = runScript(s.name, param: s.param, phase: phase.rawValue, layout: layout, foundCount: foundCount,
+                                   found: found, current: current ?? found?.first, session: ctx.token, now: ctx.now)
     }
 
     /// Script keys from the query string (GET, DELETE).
@@ -110,11 +120,10 @@ extension EmulatorState {
     }
 
     /// E18: `GET /databases/{db}/layouts/{layout}/script/{script}`.
-    func runScriptRoute(_ layout: EmulatorSchema.Layout, name: String, _ ctx: inout RequestContext) throws -> Reply {
+    mutating func runScriptRoute(_ layout: EmulatorSchema.Layout, name: String, _ ctx: inout RequestContext) throws -> Reply {
         guard scriptClosures[name.lowercased()] != nil || script(name) != nil else { throw FMError("104") }
-        let count = table(layout.table)?.records.count ?? 0
         let outcome = runScript(name, param: ctx.queryValue("script.param"), phase: "run", layout: layout,
-                                foundCount: count, database: schema.database)
+                                found: nil, current: nil, session: ctx.token, now: ctx.now)
         var pairs: [(String, JSON)] = []
         if let r = outcome.result { pairs.append(("scriptResult", .string(r))) }
         pairs.append(("scriptError", .string(outcome.error)))

@@ -15,6 +15,12 @@ struct FMError: Error, Sendable {
         self.status = status ?? FMError.defaultStatus(for: code)
     }
 
+    /// FileMaker's answer to parameters it does not know: HTTP 400, code 960, all names listed
+    /// (`Unknown parameter(s): a, b`; WIRE.md §17).
+    static func unknownParameters(_ names: [String]) -> FMError {
+        FMError("960", "Unknown parameter(s): " + names.joined(separator: ", "), status: 400)
+    }
+
     static func defaultStatus(for code: String) -> Int {
         switch code {
         case "10", "212", "952": return 401

@@ -115,7 +115,7 @@ struct FindEngine {
         guard !t.isEmpty else { return nil }
         switch type {
         case .text, .container: return .text(t)
-        case .number: return Double(t).map { .number($0) }
+        case .number: return FMNumber(t).map { .number($0) }
         case .date:
             return (FMValue.parseDate(t, dateformats: dateformats) ?? FMValue.parseDate(t, dateformats: dateformats == 2 ? 0 : 2)).map { .date($0) }
         case .time: return FMValue.parseTime(t).map { .time($0) }
@@ -138,7 +138,7 @@ struct FindEngine {
     }
 
     func partialDate(_ c: String) -> (year: Int, month: Int?)? {
-        let parts = c.split(separator: "/")
+        guard let parts = FMValue.dateParts(c) else { return nil }
         if parts.count == 1, parts[0].count == 4, let y = Int(parts[0]) { return (y, nil) }
         if parts.count == 2, parts[1].count == 4, let m = Int(parts[0]), let y = Int(parts[1]), (1...12).contains(m) { return (y, m) }
         return nil

@@ -9,6 +9,9 @@ enum JSON: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double)
+    /// A number kept as its exact decimal text (plain notation, no exponent), written verbatim:
+    /// FileMaker numbers are decimals of up to 400 digits, not binary doubles (WIRE.md §17).
+    case decimal(String)
     case string(String)
     case array([JSON])
     case object([(String, JSON)])
@@ -18,6 +21,7 @@ enum JSON: Sendable, Equatable {
         case (.null, .null): return true
         case let (.bool(a), .bool(b)): return a == b
         case let (.number(a), .number(b)): return a == b
+        case let (.decimal(a), .decimal(b)): return a == b
         case let (.string(a), .string(b)): return a == b
         case let (.array(a), .array(b)): return a == b
         case let (.object(a), .object(b)):
@@ -50,6 +54,7 @@ enum JSON: Sendable, Equatable {
         switch self {
         case let .string(s): return s
         case let .number(n): return n.isFinite ? JSON.format(number: n) : String(n)
+        case let .decimal(text): return text
         case let .bool(b): return b ? "1" : "0"
         default: return nil
         }
@@ -77,6 +82,7 @@ enum JSON: Sendable, Equatable {
         case .null: out.append(contentsOf: "null".utf8)
         case let .bool(b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case let .number(n): out.append(contentsOf: JSON.format(number: n).utf8)
+        case let .decimal(text): out.append(contentsOf: text.utf8)
         case let .string(s): JSON.writeString(s, into: &out)
         case let .array(items):
             out.append(UInt8(ascii: "["))
@@ -347,6 +353,10 @@ enum JSON: Sendable, Equatable {
                 guard digits() else { throw fail() }
             }
             guard let text = String(bytes: bytes[start..<index], encoding: .utf8), let value = Double(text) else { throw fail() }
+            // Keep the exact decimal when a double would change it (`12345678901234567890`, `0.1000000000000000055`).
+            if value.isFinite, let exact = FMNumber(text), exact.text != JSON.format(number: value) {
+                return .decimal(exact.text)
+            }
             return .number(value)
         }
     }

@@ -94,8 +94,9 @@ public struct EmulatorSchema: Sendable {
 
     /// A field placed on a layout.
     public struct LayoutField: Sendable, ExpressibleByStringLiteral {
-        /// The field name: a field of the layout's table, or `Table::field` for a related field shown
-        /// through the relationship of one of the layout's portals (the first related record; read-only here).
+        /// The field name: a field of the layout's table, or `TO::field` for a related field shown through
+        /// a portal's match fields or the schema's relationships, one or more hops away (the first related
+        /// record; a write edits it, or creates one when the relationship allows creation).
         public var name: String
         /// The value list attached to the field, if any.
         public var valueList: String?
@@ -113,23 +114,28 @@ public struct EmulatorSchema: Sendable {
         public init(stringLiteral value: String) { self.init(value) }
     }
 
-    /// A portal on a layout, showing the records of a related table.
+    /// A portal on a layout, showing the records of a related table occurrence.
     public struct Portal: Sendable {
         /// The portal's object name (key of `portalData`).
         public var name: String
-        /// The related table (its table occurrence has the same name; rows are keyed `Table::field`).
+        /// The related table occurrence (rows are keyed `TO::field`).
         public var table: String
         /// Match fields: this layout's table field → the related table's field (all pairs must be equal).
+        /// Empty when the portal goes through the schema's ``EmulatorSchema/relationships``.
         public var match: [(local: String, related: String)]
-        /// The related fields shown in the portal.
+        /// The fields shown in the portal: fields of its occurrence (bare or `TO::field`), or `TO::field`
+        /// of an occurrence related to it (one or more hops further).
         public var fields: [String]
+        /// The portal's sort (replaces the relationship's sort); empty: the relationship's order.
+        public var sort: [SortKey]
 
         /// Creates a portal.
-        public init(_ name: String, table: String, match: [(local: String, related: String)], fields: [String]) {
+        public init(_ name: String, table: String, match: [(local: String, related: String)], fields: [String], sort: [SortKey] = []) {
             self.name = name
             self.table = table
             self.match = match
             self.fields = fields
+            self.sort = sort
         }
     }
 
@@ -151,7 +157,7 @@ public struct EmulatorSchema: Sendable {
     public struct Layout: Sendable {
         /// The layout name (any characters, including space and `/`).
         public var name: String
-        /// The table (occurrence) the layout shows.
+        /// The table occurrence the layout shows (a base table name is its implicit occurrence).
         public var table: String
         /// The fields on the layout, in order.
         public var fields: [LayoutField]
@@ -207,8 +213,10 @@ public struct EmulatorSchema: Sendable {
         public var returns: ScriptReturn?
         /// The `scriptError` it ends with (`"0"` by default).
         public var error: String
-        /// A layout the script works on (used by ``ScriptReturn/foundCount``).
+        /// A layout the script works on (used by ``ScriptReturn/foundCount``; step scripts start there).
         public var layout: String?
+        /// The script's steps (SCHEMA.md "Scripts with steps"); `nil` for a script described by `returns`/`error`.
+        public var steps: [ScriptStep]?
 
         /// Creates a script.
         public init(_ name: String, returns: ScriptReturn? = nil, error: String = "0", layout: String? = nil) {
@@ -270,12 +278,19 @@ public struct EmulatorSchema: Sendable {
     public var records: [String: [[String: String]]]
     /// Limits.
     public var limits: Limits
+    /// Declared table occurrences (each base table also has an implicit one of its own name).
+    public var occurrences: [TableOccurrence]
+    /// Relationships between table occurrences.
+    public var relationships: [Relationship]
 
     /// Creates a schema.
     public init(database: String, accounts: [Account] = [Account(username: "admin", password: "admin")],
                 tables: [Table], layouts: [Layout], layoutFolders: [Folder] = [], layoutOrder: [String]? = nil,
                 scripts: [Script] = [], scriptFolders: [Folder] = [], scriptOrder: [String]? = nil,
-                records: [String: [[String: String]]] = [:], limits: Limits = Limits()) {
+                records: [String: [[String: String]]] = [:], limits: Limits = Limits(),
+                occurrences: [TableOccurrence] = [], relationships: [Relationship] = []) {
+        self.occurrences = occurrences
+        self.relationships = relationships
         self.database = database
         self.accounts = accounts
         self.tables = tables
@@ -293,17 +308,18 @@ public struct EmulatorSchema: Sendable {
 /// The keys a schema file may use at each level (SCHEMA.md). Anything else is an error naming it:
 /// extend these lists when the format grows.
 enum SchemaKeys {
-    static let topLevel = ["database", "accounts", "tables", "layouts", "scripts", "records", "limits"]
+    static let topLevel = ["database", "accounts", "tables", "layouts", "scripts", "records", "limits",
+                           "occurrences", "relationships", "comment"]
     static let account = ["username", "password"]
     static let table = ["fields"]
     static let field = ["type", "autoEnter", "serialStart", "repetitions", "maxCharacters", "notEmpty", "unique", "global",
                         "numericOnly", "prohibitModification"]
     static let autoEnterValue = ["value"]
-    static let layout = ["folder", "table", "fields", "portals", "valueLists", "view"]
+    static let layout = ["folder", "table", "fields", "portals", "valueLists", "view", "comment"]
     static let layoutFolder = ["folder", "layouts"]
     static let layoutField = ["name", "valueList", "displayType"]
-    static let portal = ["table", "match", "fields"]
-    static let script = ["folder", "returns", "error", "layout"]
+    static let portal = ["table", "match", "fields", "sort", "comment"]
+    static let script = ["folder", "returns", "error", "layout", "steps", "comment"]
     static let scriptFolder = ["folder", "scripts"]
     static let limits = ["maxSessions", "sessionIdleSeconds"]
 }
@@ -376,6 +392,9 @@ extension EmulatorSchema {
             tables.append(Table(tableName, fields: fields))
         }
 
+        let occurrences = try Self.parseOccurrences(root["occurrences"])
+        let relationships = try Self.parseRelationships(root["relationships"])
+
         var layouts: [Layout] = []
         var layoutFolders: [Folder] = []
         var layoutOrder: [String] = []
@@ -409,7 +428,7 @@ extension EmulatorSchema {
                             throw EmulatorSchemaError("\(place).fields entries must be names or {\"name\":…}")
                         }
                     }
-                } else if let t = tables.first(where: { $0.name == table }) {
+                } else if let t = tables.first(where: { $0.name == (occurrences.first { $0.name == table }?.table ?? table) }) {
                     fields = t.fields.map { LayoutField($0.name) }
                 }
                 var portals: [Portal] = []
@@ -420,7 +439,9 @@ extension EmulatorSchema {
                         guard let pTable = p["table"]?.stringValue else {
                             throw EmulatorSchemaError("\(place).portals.\(portalName).table must be a string")
                         }
-                        guard let matchPairs = p["match"]?.objectPairs, !matchPairs.isEmpty else {
+                        // Without "match", the portal goes through the declared relationships to its occurrence.
+                        let matchPairs = p["match"]?.objectPairs ?? []
+                        if p["match"] != nil, matchPairs.isEmpty {
                             throw EmulatorSchemaError("\(place).portals.\(portalName).match must be a non-empty object")
                         }
                         var match: [(local: String, related: String)] = []
@@ -430,14 +451,16 @@ extension EmulatorSchema {
                             }
                             match.append((local: l, related: rs))
                         }
-                        var pFields = tables.first(where: { $0.name == pTable })?.fields.map(\.name) ?? []
+                        let pBase = occurrences.first(where: { $0.name == pTable })?.table ?? pTable
+                        var pFields = tables.first(where: { $0.name == pBase })?.fields.map(\.name) ?? []
                         if let list = p["fields"] {
                             guard let names = Self.strings(list) else {
                                 throw EmulatorSchemaError("\(place).portals.\(portalName).fields must be an array of names")
                             }
                             pFields = names
                         }
-                        portals.append(Portal(portalName, table: pTable, match: match, fields: pFields))
+                        let sort = try Self.parseSortKeys(p["sort"], place: "\(place).portals.\(portalName).sort")
+                        portals.append(Portal(portalName, table: pTable, match: match, fields: pFields, sort: sort))
                     }
                 } else if def["portals"] != nil {
                     throw EmulatorSchemaError("\(place).portals must be an object")
@@ -490,7 +513,14 @@ extension EmulatorSchema {
                     guard let text = e.scalarText else { throw EmulatorSchemaError("scripts.\(name).error must be a string or number") }
                     error = text
                 }
-                scripts.append(Script(name, returns: returns, error: error, layout: try Self.string(def, "layout", "scripts.\(name)")))
+                var script = Script(name, returns: returns, error: error, layout: try Self.string(def, "layout", "scripts.\(name)"))
+                if let steps = def["steps"] {
+                    guard def["returns"] == nil, def["error"] == nil else {
+                        throw EmulatorSchemaError("scripts.\(name): use either \"steps\" or \"returns\"/\"error\"")
+                    }
+                    script.steps = try ScriptStep.parseList(steps, place: "scripts.\(name).steps")
+                }
+                scripts.append(script)
             }
         }
 
@@ -536,7 +566,8 @@ extension EmulatorSchema {
 
         self.init(database: database, accounts: accounts, tables: tables, layouts: layouts,
                   layoutFolders: layoutFolders, layoutOrder: layoutOrder, scripts: scripts,
-                  scriptFolders: scriptFolders, scriptOrder: scriptOrder, records: records, limits: limits)
+                  scriptFolders: scriptFolders, scriptOrder: scriptOrder, records: records, limits: limits,
+                  occurrences: occurrences, relationships: relationships)
         try validate()
     }
 
@@ -680,21 +711,23 @@ extension EmulatorSchema {
                 guard !f.name.contains("::"), !f.name.isEmpty else { throw EmulatorSchemaError("bad field name \"\(f.name)\" in \(t.name)") }
             }
         }
+        try validateOccurrencesAndRelationships()
+        let probe = EmulatorState(empty: self)
         var layoutNames = Set<String>()
         for l in layouts {
             guard layoutNames.insert(l.name.lowercased()).inserted else { throw EmulatorSchemaError("layout \(l.name) is defined twice") }
-            guard let t = table(l.table) else { throw EmulatorSchemaError("layout \(l.name): unknown table \(l.table)") }
+            guard let t = probe.occurrenceTable(l.table)?.schema else { throw EmulatorSchemaError("layout \(l.name): unknown table \(l.table)") }
             for f in l.fields {
-                if let r = f.name.range(of: "::") {
-                    // A related field: shown through a portal's relationship (first related record).
-                    let to = String(f.name[..<r.lowerBound]), name = String(f.name[r.upperBound...])
-                    guard let p = l.portals.first(where: { $0.table.caseInsensitiveCompare(to) == .orderedSame }),
-                          let rt = table(p.table), rt.fields.contains(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
-                        throw EmulatorSchemaError("layout \(l.name): related field \(f.name) needs a portal to \(to) and a field \(name) there")
+                if let r = f.name.range(of: "::"), f.name[..<r.lowerBound].caseInsensitiveCompare(l.table) != .orderedSame {
+                    // A related field: through a portal's own match fields or the declared relationships.
+                    guard probe.relatedField(f.name, from: l.table, layout: l) != nil else {
+                        let to = String(f.name[..<r.lowerBound]), name = String(f.name[r.upperBound...])
+                        throw EmulatorSchemaError("layout \(l.name): related field \(f.name) needs a portal or relationships from \(l.table) to \(to) and a field \(name) there")
                     }
                     continue
                 }
-                guard t.fields.contains(where: { $0.name.caseInsensitiveCompare(f.name) == .orderedSame }) else {
+                let bare = EmulatorState.bareField(f.name)
+                guard t.fields.contains(where: { $0.name.caseInsensitiveCompare(bare) == .orderedSame }) else {
                     throw EmulatorSchemaError("layout \(l.name): table \(t.name) has no field \(f.name)")
                 }
             }
@@ -704,7 +737,9 @@ extension EmulatorSchema {
                 }
             }
             for p in l.portals {
-                guard let rt = table(p.table) else { throw EmulatorSchemaError("layout \(l.name), portal \(p.name): unknown table \(p.table)") }
+                guard let rt = probe.occurrenceTable(p.table)?.schema else {
+                    throw EmulatorSchemaError("layout \(l.name), portal \(p.name): unknown table \(p.table)")
+                }
                 for m in p.match {
                     guard t.fields.contains(where: { $0.name.caseInsensitiveCompare(m.local) == .orderedSame }) else {
                         throw EmulatorSchemaError("layout \(l.name), portal \(p.name): table \(t.name) has no match field \(m.local)")
@@ -713,8 +748,22 @@ extension EmulatorSchema {
                         throw EmulatorSchemaError("layout \(l.name), portal \(p.name): table \(rt.name) has no match field \(m.related)")
                     }
                 }
-                for f in p.fields where !rt.fields.contains(where: { $0.name.caseInsensitiveCompare(f) == .orderedSame }) {
-                    throw EmulatorSchemaError("layout \(l.name), portal \(p.name): table \(rt.name) has no field \(f)")
+                if p.match.isEmpty, probe.relPath(from: l.table, to: p.table) == nil {
+                    throw EmulatorSchemaError("layout \(l.name), portal \(p.name): no \"match\" and no relationships from \(l.table) to \(p.table)")
+                }
+                for f in p.fields {
+                    if let r = f.range(of: "::"), f[..<r.lowerBound].caseInsensitiveCompare(p.table) != .orderedSame {
+                        guard probe.relatedField(f, from: p.table, layout: nil) != nil else {
+                            throw EmulatorSchemaError("layout \(l.name), portal \(p.name): field \(f) needs relationships from \(p.table) and that field")
+                        }
+                        continue
+                    }
+                    guard rt.fields.contains(where: { $0.name.caseInsensitiveCompare(EmulatorState.bareField(f)) == .orderedSame }) else {
+                        throw EmulatorSchemaError("layout \(l.name), portal \(p.name): table \(rt.name) has no field \(f)")
+                    }
+                }
+                for k in p.sort where !rt.fields.contains(where: { $0.name.caseInsensitiveCompare(EmulatorState.bareField(k.field)) == .orderedSame }) {
+                    throw EmulatorSchemaError("layout \(l.name), portal \(p.name): cannot sort by \(k.field): table \(rt.name) has no such field")
                 }
             }
         }
@@ -734,6 +783,13 @@ extension EmulatorSchema {
             if let l = s.layout, !layouts.contains(where: { $0.name.caseInsensitiveCompare(l) == .orderedSame }) {
                 throw EmulatorSchemaError("script \(s.name): unknown layout \(l)")
             }
+            let refs = ScriptStep.references(s.steps ?? [])
+            for l in refs.layouts where !layouts.contains(where: { $0.name.caseInsensitiveCompare(l) == .orderedSame }) {
+                throw EmulatorSchemaError("script \(s.name): Go to Layout names unknown layout \(l)")
+            }
+            for n in refs.scripts where !scripts.contains(where: { $0.name.caseInsensitiveCompare(n) == .orderedSame }) {
+                throw EmulatorSchemaError("script \(s.name): Perform Script names unknown script \(n)")
+            }
         }
         for folder in scriptFolders { scriptNames.insert(folder.name.lowercased()) }
         for folder in scriptFolders {
@@ -744,7 +800,7 @@ extension EmulatorSchema {
         for (tableName, rows) in records {
             guard let t = table(tableName) else { throw EmulatorSchemaError("records: unknown table \(tableName)") }
             for (i, row) in rows.enumerated() {
-                for key in row.keys {
+                for key in row.keys where key != "::recordId" && key != "::modId" {
                     let (base, _) = splitRepetition(key)
                     guard t.fields.contains(where: { $0.name.caseInsensitiveCompare(base) == .orderedSame }) else {
                         throw EmulatorSchemaError("records.\(tableName)[\(i)]: table \(t.name) has no field \(key)")

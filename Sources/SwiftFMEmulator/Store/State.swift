@@ -43,6 +43,19 @@ struct TableState: Sendable {
     var orderedRecords: [StoredRecord] { order.compactMap { records[$0] } }
 }
 
+/// How writes are checked: `options.entrymode` and `options.prohibitmode` of a create or edit.
+struct WriteMode: Sendable, Equatable {
+    /// `entrymode: "script"`: field validation options are not checked.
+    var skipsValidation: Bool
+    /// `prohibitmode: "script"`: fields with "prohibit modification" may be written.
+    var allowsProhibited: Bool
+
+    /// The default of a Data API request (`"user"` for both).
+    static let user = WriteMode(skipsValidation: false, allowsProhibited: false)
+    /// Seed records and direct inserts: validated, any field writable.
+    static let seed = WriteMode(skipsValidation: false, allowsProhibited: true)
+}
+
 /// A Data API session.
 struct Session: Sendable {
     var token: String
@@ -73,6 +86,9 @@ struct EmulatorState {
     var maxLoggedRequests = 100_000
     var scriptClosures: [String: @Sendable (ScriptInvocation) -> ScriptOutcome] = [:]
     var rejectLogins = false
+    /// The entry and prohibit modes of the request being handled (`options`, WIRE.md §6.1); seeds and
+    /// ``Emulator/addRecord(toTable:_:)`` validate but may write prohibit-modification fields.
+    var writeMode = WriteMode.seed
     /// The session cap (initially the schema's `limits.maxSessions`); `nil` for none.
     var maxSessions: Int?
     /// Successful logins and logouts since start or reset.
@@ -87,6 +103,8 @@ struct EmulatorState {
     var server: HTTPServer?
     var port: UInt16?
     var baseURL: URL?
+    /// Table occurrences and relationships (issue 10).
+    var graph = RelationGraph()
 
     init(schema: EmulatorSchema, now: Date) throws {
         self.schema = schema
@@ -94,23 +112,33 @@ struct EmulatorState {
         for t in schema.tables {
             tables[t.name.lowercased()] = TableState(schema: t)
         }
+        graph = RelationGraph(schema)
         for t in schema.tables {
             let key = schema.records[t.name] != nil ? t.name : schema.records.keys.first { $0.lowercased() == t.name.lowercased() }
             for (i, row) in (key.flatMap { schema.records[$0] } ?? []).enumerated() {
                 let place = "records.\(key ?? t.name)[\(i)]"
                 var fields: [(String, JSON)] = []
-                for (k, v) in row.sorted(by: { $0.key < $1.key }) {
+                for (k, v) in row.sorted(by: { $0.key < $1.key }) where !k.hasPrefix("::") {
                     // Name the row, the field and the expected format for a value that does not parse.
                     if let field = tables[t.name.lowercased()]?.field(splitRepetition(k).0), field.type != .text,
                        !v.trimmingCharacters(in: .whitespaces).isEmpty,
-                       (try? FMValue.parseOrThrow(v, field: field, dateformats: 0)) == nil {
+                       (try? FMValue.parseOrThrow(v, field: field, dateformats: 0)) == nil
+                        || (field.numericOnly && field.type == .number && FMNumber(v) == nil) {
                         throw EmulatorSchemaError("\(place).\(k): seed record of table \(t.name) rejected: \"\(v)\" is not "
                                                   + FMValue.expectedFormat(field))
                     }
                     fields.append((k, .string(v)))
                 }
                 do {
-                    _ = try createRecord(table: t.name, input: fields, session: nil, dateformats: 0, now: now, restrictTo: nil)
+                    // `::recordId` / `::modId` keep a captured record's ids (SCHEMA.md, capture).
+                    if let ridText = row["::recordId"] {
+                        guard let rid = Int(ridText), let next = tables[t.name.lowercased()]?.nextId, rid >= next else {
+                            throw EmulatorSchemaError("seed record of \(t.name): ::recordId \(ridText) must be a whole number above the previous record's")
+                        }
+                        tables[t.name.lowercased()]?.nextId = rid
+                    }
+                    let id = try createRecord(table: t.name, input: fields, session: nil, dateformats: 0, now: now, restrictTo: nil)
+                    if let m = row["::modId"].flatMap({ Int($0) }), m >= 0 { tables[t.name.lowercased()]?.records[id]?.modId = m }
                 } catch let e as FMError {
                     let fieldPart = e.field.map { ".\($0)" } ?? ""
                     throw EmulatorSchemaError("\(place)\(fieldPart): seed record of table \(t.name) rejected with FileMaker error "
@@ -128,7 +156,15 @@ struct EmulatorState {
         return schema.layouts.first { $0.name.lowercased() == lower }
     }
 
-    func table(_ name: String) -> TableState? { tables[name.lowercased()] }
+    /// A base table by name, or the base table of a table occurrence.
+    func table(_ name: String) -> TableState? { tables[tableKey(name)] }
+
+    /// The key in ``tables`` of a base table or table occurrence name.
+    func tableKey(_ name: String) -> String {
+        let lower = name.lowercased()
+        if tables[lower] != nil { return lower }
+        return graph.table(ofOccurrence: name)?.lowercased() ?? lower
+    }
 
     func script(_ name: String) -> EmulatorSchema.Script? {
         schema.scripts.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
@@ -160,6 +196,9 @@ struct EmulatorState {
             guard rep <= field.repetitions else { throw FMError("111") }
             if json.isNull { throw FMError("1708") }
             guard let text = json.scalarText else { throw FMError("1708") }
+            // A JSON number beyond FileMaker's range (1e400) is not a number FileMaker can store.
+            if case let .number(n) = json, !n.isFinite { throw FMError("502", field: field.name) }
+            if field.prohibitModification, !writeMode.allowsProhibited { throw FMError("201", field: field.name) }
             let value = try FMValue.parseOrThrow(text, field: field, dateformats: dateformats)
             writes.append(Write(field: field, repetition: rep, value: value))
         }
@@ -168,7 +207,14 @@ struct EmulatorState {
 
     /// Checks validation options of `fields` on `record`.
     func validate(_ record: StoredRecord, in table: TableState, fields: [EmulatorSchema.Field]) throws {
+        // `options.entrymode: "script"` skips the field validation options, as in FileMaker.
+        guard !writeMode.skipsValidation else { return }
         for field in fields where !field.global {
+            if field.numericOnly, field.type == .number {
+                for rep in 1...field.repetitions {
+                    if case .text = record.value(field, repetition: rep) { throw FMError("502", field: field.name) }
+                }
+            }
             let v = record.value(field)
             if field.notEmpty, v.isEmpty { throw FMError("509", field: field.name) }
             if field.maxCharacters > 0 {
@@ -189,8 +235,9 @@ struct EmulatorState {
     mutating func createRecord(table name: String, input: [(String, JSON)], session: String?, dateformats: Int,
                                now: Date, restrictTo allowed: Set<String>?) throws -> Int {
         // Take the table out of the dictionary while mutating it, so its records are not copied (copy-on-write).
-        guard var table = tables.removeValue(forKey: name.lowercased()) else { throw FMError("106") }
-        defer { tables[name.lowercased()] = table }
+        let key = tableKey(name)
+        guard var table = tables.removeValue(forKey: key) else { throw FMError("106") }
+        defer { tables[key] = table }
         let writes = try resolveWrites(table: table, input: input, dateformats: dateformats, restrictTo: allowed)
         var record = StoredRecord(id: table.nextId, modId: 0, values: [:])
         applyAutoEnter(&record, table: &table, now: now, creating: true)
@@ -216,7 +263,7 @@ struct EmulatorState {
                 guard creating else { continue }
                 let next = table.serials[field.name.lowercased()] ?? start
                 table.serials[field.name.lowercased()] = next + 1
-                record.set(field, repetition: 1, field.type == .number ? .number(Double(next)) : .text(String(next)))
+                record.set(field, repetition: 1, field.type == .number ? .number(FMNumber(next)) : .text(String(next)))
             case .creationDate:
                 if creating { record.set(field, repetition: 1, .date(FMDate(now))) }
             case .creationTimestamp:
@@ -231,9 +278,10 @@ struct EmulatorState {
 
     /// Edits a record with typed writes; bumps modId when `bump` is true.
     mutating func editRecord(table name: String, id: Int, writes: [Write], session: String?, now: Date, bump: Bool) throws -> Int {
-        guard tables[name.lowercased()]?.records[id] != nil, var table = tables.removeValue(forKey: name.lowercased()),
+        let key = tableKey(name)
+        guard tables[key]?.records[id] != nil, var table = tables.removeValue(forKey: key),
               var record = table.records[id] else { throw FMError("101") }
-        defer { tables[name.lowercased()] = table }
+        defer { tables[key] = table }
         for w in writes where !w.field.global {
             record.set(w.field, repetition: w.repetition, w.value)
         }
@@ -252,18 +300,20 @@ struct EmulatorState {
     }
 
     mutating func deleteRecord(table name: String, id: Int) throws {
-        guard tables[name.lowercased()]?.records[id] != nil, var table = tables.removeValue(forKey: name.lowercased()) else {
+        let key = tableKey(name)
+        guard tables[key]?.records[id] != nil, var table = tables.removeValue(forKey: key) else {
             throw FMError("101")
         }
-        defer { tables[name.lowercased()] = table }
+        defer { tables[key] = table }
         table.records[id] = nil
         if let i = table.order.firstIndex(of: id) { table.order.remove(at: i) }
     }
 
     mutating func duplicateRecord(table name: String, id: Int, now: Date) throws -> Int {
-        guard tables[name.lowercased()]?.records[id] != nil, var table = tables.removeValue(forKey: name.lowercased()),
+        let key = tableKey(name)
+        guard tables[key]?.records[id] != nil, var table = tables.removeValue(forKey: key),
               let source = table.records[id] else { throw FMError("101") }
-        defer { tables[name.lowercased()] = table }
+        defer { tables[key] = table }
         var copy = source
         copy.id = table.nextId
         copy.modId = 0
@@ -346,11 +396,13 @@ extension FMValue {
             if text.isEmpty { return .empty }
             throw FMError("201")
         }
-        if let v = FMValue.parse(text, as: field.type, dateformats: dateformats) { return v }
+        if let v = FMValue.parse(text, as: field.type, dateformats: dateformats) {
+            return v
+        }
         switch field.type {
-        case .time: throw FMError("501")
-        case .number: throw FMError("502")
-        default: throw FMError("500")
+        case .time: throw FMError("501", field: field.name)
+        case .number: throw FMError("502", field: field.name)
+        default: throw FMError("500", field: field.name)
         }
     }
 }

@@ -47,6 +47,111 @@ struct FMDate: Hashable, Comparable, Sendable {
     }
 }
 
+/// An exact decimal number, kept as canonical text: optional `-`, integer digits without leading
+/// zeros, and a fraction without trailing zeros (`0.5`, `-12`, `12345678901234567890`). FileMaker
+/// number fields are decimals (up to 400 significant digits), so nothing goes through a binary double.
+struct FMNumber: Hashable, Sendable, Comparable, ExpressibleByIntegerLiteral {
+    /// The canonical text, written as is into JSON.
+    let text: String
+    let negative: Bool
+    let integerDigits: Substring
+    let fractionDigits: Substring
+
+    /// The most digits a number may expand to (an exponent cannot make a huge string).
+    static let maxDigits = 1000
+
+    /// Parses decimal text: optional sign, digits with an optional point, optional exponent
+    /// (`12`, `-3.50`, `+.5`, `1e3`, `1.2E-4`); surrounding spaces are ignored. `nil` for anything else.
+    init?(_ raw: String) {
+        var chars = Substring(raw.trimmingCharacters(in: .whitespaces))
+        var negative = false
+        if let f = chars.first, f == "-" || f == "+" {
+            negative = f == "-"
+            chars = chars.dropFirst()
+        }
+        var exponent = 0
+        if let e = chars.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            let expText = chars[chars.index(after: e)...]
+            guard let v = Int(expText), abs(v) <= FMNumber.maxDigits, !expText.hasPrefix("+-") else { return nil }
+            exponent = v
+            chars = chars[..<e]
+        }
+        let parts = chars.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let intPart = parts.first ?? "", fracPart = parts.count > 1 ? parts[1] : ""
+        guard !(intPart.isEmpty && fracPart.isEmpty), intPart.allSatisfy(\.isASCIIDigit), fracPart.allSatisfy(\.isASCIIDigit),
+              intPart.count + fracPart.count <= FMNumber.maxDigits else { return nil }
+        var digits = String(intPart) + String(fracPart)
+        var point = intPart.count + exponent
+        if point < 0 { digits = String(repeating: "0", count: -point) + digits; point = 0 }
+        if point > digits.count { digits += String(repeating: "0", count: point - digits.count) }
+        var integer = Substring(digits.prefix(point))
+        var fraction = Substring(digits.dropFirst(point))
+        while integer.first == "0" { integer = integer.dropFirst() }
+        while fraction.last == "0" { fraction = fraction.dropLast() }
+        // FileMaker's range: magnitudes below 10^400.
+        guard integer.count <= 400 else { return nil }
+        let isZero = integer.isEmpty && fraction.isEmpty
+        self.negative = negative && !isZero
+        self.integerDigits = integer
+        self.fractionDigits = fraction
+        let body = (integer.isEmpty ? "0" : String(integer)) + (fraction.isEmpty ? "" : "." + fraction)
+        text = (self.negative ? "-" : "") + body
+    }
+
+    /// An integer.
+    init(_ n: Int) {
+        self.init(integerLiteral: n)
+    }
+
+    /// An integer literal.
+    init(integerLiteral n: Int) {
+        let magnitude = String(n.magnitude)
+        negative = n < 0
+        integerDigits = n == 0 ? "" : Substring(magnitude)
+        fractionDigits = ""
+        text = String(n)
+    }
+
+    /// FileMaker's reading of text as a number (`GetAsNumber`): its digits and first decimal point,
+    /// negative when a `-` comes before the first digit (`"25abc"` → 25, `"a1b2"` → 12); `nil` without digits.
+    init?(extractingFrom text: String) {
+        var out = "", seenPoint = false, negative = false
+        for ch in text {
+            if ch.isASCIIDigit { out.append(ch) }
+            else if ch == ".", !seenPoint { seenPoint = true; out.append(ch) }
+            else if ch == "-", out.allSatisfy({ $0 == "." }) { negative = true }
+        }
+        guard out.contains(where: \.isASCIIDigit) else { return nil }
+        self.init((negative ? "-" : "") + (out.hasPrefix(".") ? "0" + out : out))
+    }
+
+    /// The value as an `Int` when it is a whole number that fits, else `nil`.
+    var intValue: Int? { fractionDigits.isEmpty ? Int(text) : nil }
+
+    /// The nearest double (for callers that want a Swift number).
+    var doubleValue: Double { Double(text) ?? 0 }
+
+    static func < (a: FMNumber, b: FMNumber) -> Bool {
+        if a.negative != b.negative { return a.negative }
+        let magnitude = FMNumber.compareMagnitude(a, b)
+        return a.negative ? magnitude == .orderedDescending : magnitude == .orderedAscending
+    }
+
+    private static func compareMagnitude(_ a: FMNumber, _ b: FMNumber) -> ComparisonResult {
+        if a.integerDigits.count != b.integerDigits.count {
+            return a.integerDigits.count < b.integerDigits.count ? .orderedAscending : .orderedDescending
+        }
+        if a.integerDigits != b.integerDigits { return a.integerDigits < b.integerDigits ? .orderedAscending : .orderedDescending }
+        if a.fractionDigits == b.fractionDigits { return .orderedSame }
+        // Fractions without trailing zeros compare as plain strings ("05" < "5", "5" < "51").
+        return a.fractionDigits < b.fractionDigits ? .orderedAscending : .orderedDescending
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
 /// A stored container: the bytes live in the store under `key`.
 struct ContainerRef: Hashable, Sendable {
     var key: String
@@ -59,8 +164,9 @@ struct ContainerRef: Hashable, Sendable {
 /// A typed field value as the emulator stores it.
 enum FMValue: Hashable, Sendable {
     case empty
+    /// Text; in a number field, text that is not a number (stored as written, like FileMaker).
     case text(String)
-    case number(Double)
+    case number(FMNumber)
     case date(FMDate)
     /// Seconds (may exceed one day: FileMaker times are durations too).
     case time(Int)
@@ -74,7 +180,7 @@ enum FMValue: Hashable, Sendable {
         switch self {
         case .empty: return ""
         case let .text(s): return s
-        case let .number(n): return JSON.format(number: n)
+        case let .number(n): return n.text
         case let .date(d): return d.formatted(0)
         case let .time(t): return FMValue.formatTime(t)
         case let .timestamp(d, t): return d.formatted(0) + " " + FMValue.formatTime(t)
@@ -92,7 +198,7 @@ enum FMValue: Hashable, Sendable {
         switch self {
         case .empty: return .string("")
         case let .text(s): return .string(s)
-        case let .number(n): return .number(n)
+        case let .number(n): return .decimal(n.text)
         case let .date(d): return .string(d.formatted(dateformats))
         case let .time(t): return .string(FMValue.formatTime(t))
         case let .timestamp(d, t): return .string(d.formatted(dateformats) + (dateformats == 2 ? "T" : " ") + FMValue.formatTime(t))
@@ -104,8 +210,7 @@ enum FMValue: Hashable, Sendable {
     var plain: Any {
         switch self {
         case let .number(n):
-            if n == n.rounded(), abs(n) < 1e15 { return Int(n) }
-            return n
+            return n.intValue.map { $0 as Any } ?? n.doubleValue
         default: return text
         }
     }
@@ -121,8 +226,9 @@ enum FMValue: Hashable, Sendable {
         switch type {
         case .text: return .text(raw)
         case .number:
-            if let n = Double(s), n.isFinite { return .number(n) }
-            return nil
+            // FileMaker number fields hold any text: what is not a number is kept as written (§17).
+            if let n = FMNumber(s) { return .number(n) }
+            return .text(raw)
         case .date:
             return parseDate(s, dateformats: dateformats).map { .date($0) }
         case .time:
@@ -134,15 +240,29 @@ enum FMValue: Hashable, Sendable {
         }
     }
 
+    /// Whether `c` may separate date parts: FileMaker takes any character other than a letter, a
+    /// digit, `:` or `+` (`04/11/2017`, `04.11.2017`, `04-11-2017`; WIRE.md §17).
+    static func isDateSeparator(_ c: Character) -> Bool {
+        !(c.isLetter || c.isNumber || c == ":" || c == "+")
+    }
+
+    /// The digit groups of a date, or `nil` when it holds a letter, `:` or `+`, or two separators in a row.
+    static func dateParts(_ s: String) -> [Substring]? {
+        guard !s.contains(where: { $0.isLetter || $0 == ":" || $0 == "+" }) else { return nil }
+        let parts = s.split(omittingEmptySubsequences: false, whereSeparator: isDateSeparator)
+        guard parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }) else { return nil }
+        return parts
+    }
+
     static func parseDate(_ s: String, dateformats: Int) -> FMDate? {
+        guard let parts = dateParts(s), parts.count == 3 else { return nil }
         if dateformats == 2 {
-            let parts = s.split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.count == 3, parts[0].count == 4, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+            guard parts[0].count == 4, (1...2).contains(parts[1].count), (1...2).contains(parts[2].count),
+                  let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
                   FMDate.isValid(year: y, month: m, day: d) else { return nil }
             return FMDate(year: y, month: m, day: d)
         }
-        let parts = s.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, (1...2).contains(parts[0].count), (1...2).contains(parts[1].count), parts[2].count == 4,
+        guard (1...2).contains(parts[0].count), (1...2).contains(parts[1].count), parts[2].count == 4,
               let m = Int(parts[0]), let d = Int(parts[1]), let y = Int(parts[2]),
               FMDate.isValid(year: y, month: m, day: d) else { return nil }
         return FMDate(year: y, month: m, day: d)
@@ -172,11 +292,20 @@ enum FMValue: Hashable, Sendable {
     }
 
     static func parseTimestamp(_ s: String, dateformats: Int) -> (FMDate, Int)? {
-        let separators: [Character] = dateformats == 2 ? ["T", " "] : [" "]
-        guard let i = s.firstIndex(where: { separators.contains($0) }) else {
-            return parseDate(s, dateformats: dateformats).map { ($0, 0) }
+        // The time starts after the last space (or, in ISO form, the `T`) before its first `:`; date
+        // separators may themselves be spaces.
+        let split: String.Index?
+        if dateformats == 2, let t = s.firstIndex(where: { $0 == "T" || $0 == "t" }) {
+            split = t
+        } else if let colon = s.firstIndex(of: ":") {
+            split = s[..<colon].lastIndex(of: " ")
+        } else {
+            split = nil
         }
-        guard let d = parseDate(String(s[..<i]), dateformats: dateformats),
+        guard let i = split else {
+            return s.contains(":") ? nil : parseDate(s, dateformats: dateformats).map { ($0, 0) }
+        }
+        guard let d = parseDate(trimSpaces(String(s[..<i])), dateformats: dateformats),
               let t = parseTime(String(s[s.index(after: i)...]).trimmingCharacters(in: .whitespaces)), t < 86400 else { return nil }
         return (d, t)
     }
@@ -190,6 +319,12 @@ enum FMValue: Hashable, Sendable {
         case (.empty, _): return .orderedAscending
         case (_, .empty): return .orderedDescending
         case let (.number(x), .number(y)): return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
+        case let (.number(x), .text(t)):
+            // Text in a number field orders by the number FileMaker reads from it; text without digits first.
+            guard let y = FMNumber(extractingFrom: t) else { return .orderedDescending }
+            return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
+        case (.text, .number): return compare(b, a) == .orderedAscending ? .orderedDescending
+            : (compare(b, a) == .orderedDescending ? .orderedAscending : .orderedSame)
         case let (.date(x), .date(y)): return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
         case let (.time(x), .time(y)): return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
         case let (.timestamp(dx, tx), .timestamp(dy, ty)):

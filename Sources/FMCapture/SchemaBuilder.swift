@@ -1,0 +1,391 @@
+import Foundation
+import SwiftFM
+
+/// Collects what the Data API shows of a solution and writes it as an emulator schema.
+struct SchemaBuilder {
+    let database: String
+    let username: String
+    let password: String
+    var skipped: [String] = []
+    var notes: [String] = []
+    /// Whether the account's real password goes into the file (else `"admin"`, noted).
+    var keepPassword = false
+
+    // Layout listing
+    var layoutNames: [String] = []
+    var listingTable: [String: String] = [:]
+    /// Layout and folder names in listing order, depth first, with folder contents.
+    var layoutEntries: [(name: String, folder: [String]?)] = []
+
+    // Tables (one per table occurrence seen: the Data API does not show base tables)
+    struct FieldDef {
+        var name: String
+        var meta: FMFieldMetadata
+    }
+    var tableOrder: [String] = []
+    var tableFields: [String: [FieldDef]] = [:]
+
+    struct PortalOut {
+        var name: String
+        var occurrence: String
+        var fields: [String]
+    }
+    struct LayoutOut {
+        var name: String
+        var occurrence: String
+        var fields: [OJSON]
+        var relatedFields: [String]
+        var portals: [PortalOut]
+        var valueLists: [(String, [String])]
+    }
+    var layouts: [String: LayoutOut] = [:]
+
+    /// Records seen, per occurrence: id → (modId, field → value); `keep` marks those to write.
+    struct SeenRecord {
+        var modId: String
+        var values: [String: Any]
+        var keep: Bool
+    }
+    var seen: [String: [Int: SeenRecord]] = [:]
+    /// Portal observations for inferring match fields: layout, portal, the parent's values, the row ids.
+    var observations: [(layout: String, portal: String, parent: [String: Any], rows: [Int])] = []
+
+    // Scripts
+    var scriptEntries: [(name: String, folder: [String]?)] = []
+
+    init(database: String, username: String, password: String) {
+        self.database = database
+        self.username = username
+        self.password = password
+    }
+
+    // MARK: Layouts
+
+    mutating func addLayoutTree(_ entries: [FMLayoutEntry]) {
+        for e in entries {
+            if e.isFolder {
+                layoutEntries.append((e.name, e.children.map(\.name)))
+                addLayoutTree(e.children)
+            } else {
+                guard !layoutNames.contains(e.name) else {
+                    skipped.append("layout \(e.name): listed twice; captured once")
+                    continue
+                }
+                layoutNames.append(e.name)
+                if let t = e.table, !t.isEmpty { listingTable[e.name] = t }
+                layoutEntries.append((e.name, nil))
+            }
+        }
+    }
+
+    mutating func dropLayout(_ name: String) {
+        layoutEntries.removeAll { $0.name == name && $0.folder == nil }
+        for i in layoutEntries.indices { layoutEntries[i].folder?.removeAll { $0 == name } }
+    }
+
+    mutating func addField(_ meta: FMFieldMetadata, name: String, to table: String) {
+        if tableFields[table] == nil {
+            tableOrder.append(table)
+            tableFields[table] = []
+        }
+        guard !(tableFields[table] ?? []).contains(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { return }
+        tableFields[table]?.append(FieldDef(name: name, meta: meta))
+    }
+
+    func split(_ name: String) -> (String?, String) {
+        guard let r = name.range(of: "::") else { return (nil, name) }
+        return (String(name[..<r.lowerBound]), String(name[r.upperBound...]))
+    }
+
+    mutating func addLayout(_ name: String, meta: FMLayoutMetadata, found: FMFoundSet?, keepRecords: Bool) {
+        let occurrence = found?.dataInfo?.table ?? listingTable[name] ?? name
+        if tableFields[occurrence] == nil {
+            tableOrder.append(occurrence)
+            tableFields[occurrence] = []
+        }
+        var out = LayoutOut(name: name, occurrence: occurrence, fields: [], relatedFields: [], portals: [], valueLists: [])
+        for f in meta.fieldMetaData {
+            let (prefix, bare) = split(f.name)
+            let isRelated = prefix.map { $0.caseInsensitiveCompare(occurrence) != .orderedSame } ?? false
+            addField(f, name: bare, to: isRelated ? (prefix ?? occurrence) : occurrence)
+            let shown = isRelated ? f.name : bare
+            if isRelated { out.relatedFields.append(f.name) }
+            if f.valueList != nil || f.displayType != "editText" {
+                var pairs: [(String, OJSON)] = [("name", .string(shown))]
+                if let vl = f.valueList { pairs.append(("valueList", .string(vl))) }
+                pairs.append(("displayType", .string(f.displayType)))
+                out.fields.append(.object(pairs))
+            } else {
+                out.fields.append(.string(shown))
+            }
+        }
+        // Portals, in the order the records list them, then by name.
+        let info = (found?.records.first?["portalDataInfo"] as? [[String: Any]]) ?? []
+        var portalOrder: [String] = info.compactMap { ($0["portalObjectName"] as? String) ?? ($0["table"] as? String) }
+            .filter { meta.portalMetaData[$0] != nil }
+        portalOrder += meta.portalMetaData.keys.sorted().filter { !portalOrder.contains($0) }
+        for portalName in portalOrder {
+            let fields = meta.portalMetaData[portalName] ?? []
+            let fromInfo = info.first { (($0["portalObjectName"] as? String) ?? ($0["table"] as? String)) == portalName }?["table"] as? String
+            guard let portalTO = fromInfo ?? fields.first.flatMap({ split($0.name).0 }) else {
+                skipped.append("layout \(name), portal \(portalName): its table occurrence is not visible (no fields, no records)")
+                continue
+            }
+            var names: [String] = []
+            for f in fields {
+                let (prefix, bare) = split(f.name)
+                if let prefix, prefix.caseInsensitiveCompare(portalTO) != .orderedSame {
+                    skipped.append("layout \(name), portal \(portalName): field \(f.name) is shown through a further relationship the Data API does not reveal")
+                    continue
+                }
+                addField(f, name: bare, to: portalTO)
+                names.append("\(portalTO)::\(bare)")
+            }
+            out.portals.append(PortalOut(name: portalName, occurrence: portalTO, fields: names))
+        }
+        for vl in meta.valueLists {
+            if vl.values.contains(where: { $0.displayValue != $0.value }) {
+                notes.append("layout \(name), value list \(vl.name): display values differ from values; the values are kept")
+            }
+            out.valueLists.append((vl.name, vl.values.map(\.value)))
+        }
+        layouts[name] = out
+        // Records: the layout's own fields, and the portal rows as records of their occurrences.
+        for record in found?.records ?? [] {
+            guard let rid = (record["recordId"] as? String).flatMap(Int.init) else { continue }
+            let fieldData = record["fieldData"] as? [String: Any] ?? [:]
+            var local: [String: Any] = [:]
+            for (k, v) in fieldData where !k.contains("::") { local[k] = v }
+            remember(occurrence, id: rid, modId: record["modId"] as? String ?? "0", values: local, keep: keepRecords)
+            let portalData = record["portalData"] as? [String: Any] ?? [:]
+            for portal in out.portals {
+                let rows = portalData[portal.name] as? [[String: Any]] ?? []
+                var ids: [Int] = []
+                for row in rows {
+                    guard let id = (row["recordId"] as? String).flatMap(Int.init) else { continue }
+                    ids.append(id)
+                    var values: [String: Any] = [:]
+                    for (k, v) in row {
+                        let (prefix, bare) = split(k)
+                        if prefix?.caseInsensitiveCompare(portal.occurrence) == .orderedSame { values[bare] = v }
+                    }
+                    remember(portal.occurrence, id: id, modId: row["modId"] as? String ?? "0", values: values, keep: keepRecords)
+                }
+                observations.append((name, portal.name, local, ids))
+            }
+        }
+    }
+
+    mutating func remember(_ occurrence: String, id: Int, modId: String, values: [String: Any], keep: Bool) {
+        var r = seen[occurrence]?[id] ?? SeenRecord(modId: modId, values: [:], keep: false)
+        for (k, v) in values where r.values[k] == nil { r.values[k] = v }
+        r.keep = r.keep || keep
+        seen[occurrence, default: [:]][id] = r
+    }
+
+    // MARK: Scripts
+
+    mutating func addScriptTree(_ entries: [FMScriptEntry], nested: Bool = false) {
+        for e in entries {
+            if e.isFolder {
+                scriptEntries.append((e.name, e.children.map(\.name)))
+                addScriptTree(e.children, nested: true)
+            } else if e.name == "-" {
+                if !nested { skipped.append("scripts: a separator outside a folder cannot be written in a schema file") }
+            } else if scriptEntries.contains(where: { $0.name == e.name }) {
+                skipped.append("script \(e.name): listed twice; captured once")
+            } else {
+                scriptEntries.append((e.name, nil))
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    static func text(_ v: Any) -> String {
+        if let s = v as? String { return s }
+        if let n = v as? NSNumber { return n.stringValue }
+        return "\(v)"
+    }
+
+    static func json(_ v: Any) -> OJSON {
+        if let s = v as? String { return .string(s) }
+        if let n = v as? NSNumber { return .number(n.stringValue) }
+        return .string("\(v)")
+    }
+
+    /// A field pair (parent field, child field) that explains every observed portal row of `portal`.
+    func inferMatch(layout: LayoutOut, portal: PortalOut) -> (String, String)? {
+        let obs = observations.filter { $0.layout == layout.name && $0.portal == portal.name }
+        guard obs.contains(where: { !$0.rows.isEmpty }) else { return nil }
+        let children = seen[portal.occurrence] ?? [:]
+        let parentFields = (tableFields[layout.occurrence] ?? []).filter { !$0.meta.global && $0.meta.result != "container" }
+        let childFields = (tableFields[portal.occurrence] ?? []).filter { !$0.meta.global && $0.meta.result != "container" }
+        func preferred(_ a: FieldDef) -> Int { a.name.lowercased() == "id" || a.name.lowercased().hasSuffix("id") ? 0 : 1 }
+        for a in parentFields.sorted(by: { preferred($0) < preferred($1) }) {
+            for b in childFields {
+                var ok = true
+                var support = 0
+                for o in obs {
+                    let key = o.parent[a.name].map(Self.text) ?? ""
+                    let rowSet = Set(o.rows)
+                    for (id, child) in children {
+                        let value = child.values[b.name].map(Self.text)
+                        if rowSet.contains(id) {
+                            // A row whose child field was not captured is no evidence either way.
+                            guard let value else { continue }
+                            guard !key.isEmpty, value == key else { ok = false; break }
+                            support += 1
+                        } else if let value, !key.isEmpty, value == key, o.rows.count < 50 {
+                            ok = false
+                            break
+                        }
+                    }
+                    if !ok { break }
+                }
+                if ok, support > 0 { return (a.name, b.name) }
+            }
+        }
+        return nil
+    }
+
+    static func fieldType(_ result: String) -> String {
+        switch result.lowercased() {
+        case "number": return "number"
+        case "date": return "date"
+        case "time": return "time"
+        case "timestamp": return "timestamp"
+        case "container": return "container"
+        default: return "text"
+        }
+    }
+
+    mutating func build(source: String) -> OJSON {
+        var guessedAutoEnter = false
+        var tablesJSON: [(String, OJSON)] = []
+        for t in tableOrder {
+            var fields: [(String, OJSON)] = []
+            for f in tableFields[t] ?? [] {
+                let type = Self.fieldType(f.meta.result)
+                var def: [(String, OJSON)] = [("type", .string(type))]
+                if f.meta.maxRepeat > 1 { def.append(("repetitions", .number(String(f.meta.maxRepeat)))) }
+                if f.meta.global { def.append(("global", .bool(true))) }
+                if f.meta.notEmpty { def.append(("notEmpty", .bool(true))) }
+                if f.meta.maxCharacters > 0 { def.append(("maxCharacters", .number(String(f.meta.maxCharacters)))) }
+                if f.meta.autoEnter {
+                    guessedAutoEnter = true
+                    switch type {
+                    case "number": def.append(("autoEnter", .string("serial")))
+                    case "date": def.append(("autoEnter", .string("creationDate")))
+                    case "timestamp": def.append(("autoEnter", .string("creationTimestamp")))
+                    default: def.append(("autoEnter", .object([("value", .string(""))])))
+                    }
+                }
+                fields.append((f.name, def.count == 1 ? .string(type) : .object(def)))
+            }
+            tablesJSON.append((t, .object([("fields", .object(fields))])))
+        }
+        if guessedAutoEnter {
+            notes.append("auto-enter options are not visible through the Data API: number fields became serials, dates and timestamps creation values, others an empty value")
+        }
+
+        var layoutsJSON: [(String, OJSON)] = []
+        for entry in layoutEntries {
+            if let items = entry.folder {
+                layoutsJSON.append((entry.name, .object([("folder", .bool(true)), ("layouts", .array(items.filter { name in
+                    layouts[name] != nil || layoutEntries.contains { $0.name == name && $0.folder != nil }
+                }.map { .string($0) }))])))
+                continue
+            }
+            guard var l = layouts[entry.name] else { continue }
+            var portals: [(String, OJSON)] = []
+            var keptPortalTOs = Set<String>()
+            for p in l.portals {
+                guard let (a, b) = inferMatch(layout: l, portal: p) else {
+                    skipped.append("layout \(l.name), portal \(p.name): its relationship to \(p.occurrence) is not visible through the Data API and the captured records do not show its match fields (capture with --records)")
+                    continue
+                }
+                notes.append("layout \(l.name), portal \(p.name): match fields inferred from the records: \(l.occurrence)::\(a) = \(p.occurrence)::\(b)")
+                keptPortalTOs.insert(p.occurrence.lowercased())
+                portals.append((p.name, .object([("table", .string(p.occurrence)), ("match", .object([(a, .string(b))])),
+                                                 ("fields", .array(p.fields.map { .string($0) }))])))
+            }
+            // A related field on the layout needs a portal to its occurrence (the relationship is not visible).
+            for name in l.relatedFields {
+                let to = split(name).0?.lowercased() ?? ""
+                if !keptPortalTOs.contains(to) {
+                    skipped.append("layout \(l.name): related field \(name): its relationship is not visible through the Data API")
+                    l.fields.removeAll { f in
+                        if case let .string(s) = f { return s == name }
+                        if case let .object(pairs) = f, case let .string(s)? = pairs.first?.1 { return s == name }
+                        return false
+                    }
+                }
+            }
+            var def: [(String, OJSON)] = [("table", .string(l.occurrence)), ("fields", .array(l.fields))]
+            if !portals.isEmpty { def.append(("portals", .object(portals))) }
+            if !l.valueLists.isEmpty {
+                def.append(("valueLists", .object(l.valueLists.map { ($0.0, .array($0.1.map { .string($0) })) })))
+            }
+            layoutsJSON.append((l.name, .object(def)))
+        }
+
+        var scriptsJSON: [(String, OJSON)] = []
+        for entry in scriptEntries {
+            if let items = entry.folder {
+                scriptsJSON.append((entry.name, .object([("folder", .bool(true)), ("scripts", .array(items.map { .string($0) }))])))
+            } else {
+                scriptsJSON.append((entry.name, .object([("comment", .string("stub: script steps cannot be read through the Data API")),
+                                                         ("steps", .array([]))])))
+            }
+        }
+        if scriptEntries.contains(where: { $0.folder == nil }) {
+            notes.append("\(scriptEntries.filter { $0.folder == nil }.count) script(s) captured by name only: their steps cannot be read through the Data API, so they are stubs that end with no result and error 0")
+        }
+
+        var recordsJSON: [(String, OJSON)] = []
+        var skippedContainers = Set<String>()
+        for t in tableOrder {
+            let defs = tableFields[t] ?? []
+            let rows = (seen[t] ?? [:]).filter { $0.value.keep }.sorted { $0.key < $1.key }
+            guard !rows.isEmpty else { continue }
+            var list: [OJSON] = []
+            for (id, r) in rows {
+                var pairs: [(String, OJSON)] = [("::recordId", .number(String(id))), ("::modId", .number(r.modId.isEmpty ? "0" : r.modId))]
+                for f in defs where !f.meta.global {
+                    for rep in 1...max(1, f.meta.maxRepeat) {
+                        let key = rep == 1 ? f.name : "\(f.name)(\(rep))"
+                        guard let v = r.values[key] else { continue }
+                        if f.meta.result == "container" {
+                            if !Self.text(v).isEmpty { skippedContainers.insert("\(t)::\(f.name)") }
+                            continue
+                        }
+                        if Self.text(v).isEmpty { continue }
+                        pairs.append((key, Self.json(v)))
+                    }
+                }
+                list.append(.object(pairs))
+            }
+            recordsJSON.append((t, .array(list)))
+        }
+        for c in skippedContainers.sorted() { skipped.append("records: container field \(c): files are not copied") }
+
+        var comment: [OJSON] = [
+            .string("Captured from \(source), database \(database), by fm-emulator capture."),
+            .string("Base tables and relationships are not visible through the Data API: each table occurrence became a table."),
+        ]
+        if !keepPassword { notes.append("the account's password is not written: log in to the copy with \(username) / admin") }
+        comment += notes.map { .string("note: " + $0) }
+        comment += skipped.map { .string("skipped: " + $0) }
+        var root: [(String, OJSON)] = [
+            ("comment", .array(comment)),
+            ("database", .string(database)),
+            ("accounts", .array([.object([("username", .string(username)), ("password", .string(keepPassword ? password : "admin"))])])),
+            ("tables", .object(tablesJSON)),
+            ("layouts", .object(layoutsJSON)),
+            ("scripts", .object(scriptsJSON)),
+        ]
+        if !recordsJSON.isEmpty { root.append(("records", .object(recordsJSON))) }
+        return .object(root)
+    }
+}

@@ -1,0 +1,88 @@
+import FMCapture
+import Foundation
+import SwiftFM
+import SwiftFMEmulator
+import Testing
+
+/// `fm-emulator capture` (issue 10): copy a running emulator into a schema file, load it, compare answers.
+@Suite struct CaptureTests {
+    static let leagueURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/league-schema.json")
+
+    func client(_ url: URL, _ database: String) -> DataAPI {
+        DataAPI(configuration: FMConfiguration(host: url.absoluteString, database: database, username: "admin", password: "admin"))
+    }
+
+    /// Records as JSON objects with their key order dropped, for comparing two answers.
+    func records(_ set: FMFoundSet) -> NSArray { set.records as NSArray }
+
+    @Test func demoRoundTripAnswersTheSame() async throws {
+        try await Emulator.withRunning(Emulator()) { original in
+            let url = try #require(original.baseURL)
+            let result = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "Music", username: "admin",
+                                                                    password: "admin", records: 20))
+            #expect(result.skipped == [])
+            #expect(result.notes.contains { $0.contains("Artists::id = Albums::artist_id") })
+            #expect(result.notes.contains { $0.contains("4 script(s) captured by name only") })
+            let copy = try Emulator(schemaJSON: result.schemaJSON)
+            try await Emulator.withRunning(copy) { copy in
+                let a = client(url, "Music"), b = client(try #require(copy.baseURL), "Music")
+                let layoutsA = try await a.layouts(), layoutsB = try await b.layouts()
+                #expect(layoutsA == layoutsB)
+                #expect(try await a.scripts() == b.scripts())
+                var names: [String] = []
+                func walk(_ entries: [FMLayoutEntry]) { for e in entries { if e.isFolder { walk(e.children) } else { names.append(e.name) } } }
+                walk(layoutsA)
+                #expect(names.count == 4)
+                for name in names {
+                    let ma = try await a.layoutMetadata(layout: name), mb = try await b.layoutMetadata(layout: name)
+                    #expect(ma == mb, "layout metadata of \(name)")
+                    #expect(ma.valueLists == mb.valueLists)
+                    let ra = try await a.getRecords(layout: name, limit: 20), rb = try await b.getRecords(layout: name, limit: 20)
+                    #expect(records(ra).isEqual(records(rb)), "records of \(name)")
+                    #expect(ra.dataInfo == rb.dataInfo)
+                }
+                // Scripts are stubs: they run, end with error 0 and no result.
+                let stub = try await b.runScript(layout: "Artists", script: "Echo", parameter: "x")
+                #expect(stub.result == nil)
+            }
+        }
+    }
+
+    @Test func partialCaptureIsWrittenWithWhatWasSkipped() async throws {
+        let league = try Emulator(schemaFile: Self.leagueURL)
+        try await Emulator.withRunning(league) { league in
+            let url = try #require(league.baseURL)
+            // One layout fails: the rest is still captured and the failure is listed.
+            league.inject(.fileMakerError(code: "105", status: 500, message: "Layout is missing"), matching: "/layouts/Games")
+            let result = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "League", username: "admin",
+                                                                    password: "admin", records: 10))
+            #expect(result.skipped.contains { $0.hasPrefix("layout Games: metadata failed (FileMaker 105") })
+            // Two hops from a portal and a cartesian portal are not visible through the Data API.
+            #expect(result.skipped.contains { $0.contains("Player_city::population") })
+            #expect(result.skipped.contains { $0.contains("portal all games") })
+            let copy = try Emulator(schemaJSON: result.schemaJSON)
+            #expect(copy.records(inTable: "Players").count == 4)
+            #expect(copy.records(inTable: "Cities").first?["population"] as? Int == 961855)
+        }
+    }
+
+    @Test func badCredentialsAndUnreachableServersAreReported() async throws {
+        try await Emulator.withRunning(Emulator()) { emulator in
+            let url = try #require(emulator.baseURL)
+            do {
+                _ = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "Music", username: "admin", password: "wrong"))
+                Issue.record("a refused login must throw")
+            } catch let e as CaptureError {
+                #expect(e.kind == .badCredentials)
+            }
+        }
+        do {
+            _ = try await SchemaCapture.run(CaptureOptions(host: "http://127.0.0.1:1", database: "Music", username: "admin",
+                                                           password: "admin", timeout: 5))
+            Issue.record("an unreachable server must throw")
+        } catch let e as CaptureError {
+            #expect(e.kind == .unreachable)
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import SwiftFM
+import SwiftFMEmulator
+import Testing
+
+/// Occurrences, relationships, sorted portals and scripts with steps through the SwiftFM client (issue 10),
+/// against the League demo solution (Tests/Fixtures/league-schema.json).
+@Suite struct RelationshipIntegrationTests {
+    static let leagueURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/league-schema.json")
+
+    func withLeague<T>(_ body: (DataAPI, Emulator) async throws -> T) async throws -> T {
+        let emulator = try Emulator(schemaFile: Self.leagueURL)
+        return try await Emulator.withRunning(emulator) { emulator in
+            let url = try #require(emulator.baseURL)
+            let api = DataAPI(configuration: FMConfiguration(host: url.absoluteString, database: "League", username: "admin", password: "admin"))
+            return try await body(api, emulator)
+        }
+    }
+
+    func rows(_ record: [String: Any]?, _ portal: String) -> [[String: Any]] {
+        (record?["portalData"] as? [String: Any])?[portal] as? [[String: Any]] ?? []
+    }
+
+    func fields(_ record: [String: Any]?) -> [String: Any] { record?["fieldData"] as? [String: Any] ?? [:] }
+
+    @Test func relatedFieldsAndSortedPortalsReadAndWrite() async throws {
+        try await withLeague { api, emulator in
+            let team = try await api.getRecord(layout: "Teams", recordId: 1).first
+            #expect(fields(team)["Team_city::population"] as? Int == 961855)
+            #expect(rows(team, "roster").map { $0["Players::name"] as? String } == ["Abe", "Bo", "Cara"])
+            #expect(rows(team, "roster").map { $0["Player_city::population"] as? Int } == [961855, 961855, 961855])
+            #expect(rows(team, "all games").map { $0["All_games::points"] as? Int } == [102, 88])
+            let meta = try await api.layoutMetadata(layout: "Teams")
+            #expect(meta.portalMetaData["roster"]?.map(\.name) == ["Players::name", "Players::score", "Players::nicknames", "Player_city::population"])
+
+            // A related field on the layout, a portal row edit, a new portal row and a write two hops from a row.
+            let edit = try await api.editRecord(layout: "Teams", recordId: 1, fieldData: ["Team_city::population": 1_000_000],
+                                                portalData: ["roster": [["recordId": "3", "Players::score": 70],
+                                                                        ["Players::name": "Ann", "Players::score": 5],
+                                                                        ["recordId": "1", "Player_city::population": 999]]])
+            #expect(edit.newPortalRecordInfo.first?.tableName == "Players")
+            #expect(emulator.records(inTable: "Cities").first?["population"] as? Int == 999)
+            let again = try await api.getRecord(layout: "Teams", recordId: 1).first
+            #expect(rows(again, "roster").map { $0["Players::name"] as? String } == ["Abe", "Ann", "Bo", "Cara"])
+            #expect(rows(again, "roster").first { $0["Players::name"] as? String == "Bo" }?["Players::score"] as? Int == 70)
+
+            // A global drives a ≤ relationship.
+            _ = try await api.setGlobals(["Teams::g_min_score": 20])
+            let top = try await api.getRecord(layout: "Teams", recordId: 1).first
+            #expect(rows(top, "top").map { $0["Players_top::name"] as? String } == ["Abe", "Bo"])
+
+            // A find on a field two hops away on the layout.
+            let found = try await api.find(layout: "Players", request: FMFindRequest(queries: [FMQuery(["Player_city::population": "999"])]))
+            #expect(found.count == 4)
+        }
+    }
+
+    @Test func scriptsWithStepsThroughTheClient() async throws {
+        try await withLeague { api, emulator in
+            let output = try await api.runScript(layout: "Players", script: "Output with param", parameter: "from Swift")
+            #expect(output == FMScriptResult(result: "Output with param from Swift", error: "0"))
+            let add = try await api.runScript(layout: "Players", script: "AddToScore", parameter: "8")
+            #expect(add.result == "Cara now has 20")
+            let nobody = try await api.runScript(layout: "Players", script: "Find Nobody")
+            #expect(nobody == FMScriptResult(result: "found 0", error: "401"))
+            // prerequest, presort and after scripts on a find, each acting on the data.
+            let request = FMFindRequest(queries: [FMQuery(["score": ">20"])],
+                                        scripts: FMScriptOptions(script: FMScriptCall("New Player", parameter: "Zed"),
+                                                                 prerequest: FMScriptCall("Bonus All"),
+                                                                 presort: FMScriptCall("Count High Scores", parameter: "25")))
+            let found = try await api.find(layout: "Players", request: request)
+            #expect(found.scripts.prerequest?.result == "4")
+            #expect(found.scripts.presort?.result == "1")
+            #expect(found.scripts.script?.result == "5")
+            #expect(found.count == 3)
+            #expect(emulator.records(inTable: "Players").map { $0["score"] as? Int } == [21, 31, 8, 22, nil])
+            // An after script on a record read edits that record before the answer is written.
+            let read = try await api.getRecord(layout: "Players", recordId: 2,
+                                               options: FMReadOptions(scripts: FMScriptOptions(script: FMScriptCall("AddToScore", parameter: "1"))))
+            #expect(fields(read.first)["score"] as? Int == 32)
+            #expect(read.scripts.script?.result == "Abe now has 32")
+        }
+    }
+}
