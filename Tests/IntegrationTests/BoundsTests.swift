@@ -336,10 +336,14 @@ struct CapBoundsTests {
             _ = await callback(api) { api.login(completion: $0) }
             let arrivals = Arrivals()
             emulator.onRequest = { arrivals.arrived($0) }
-            emulator.inject(.delay(0.5), count: 1, matching: "/records")
-            // The first call holds the only slot for half a second.
-            let first = Task { await callback(api) { api.getRecords(layout: "Bands", limit: 1, completion: $0) }.1 }
-            await arrivals.wait(for: "records")
+            // A container download whose body is dripped holds the only slot until it is cancelled.
+            emulator.inject(.drip(bytesPerSecond: 2), count: 1, matching: "/Streaming/")
+            let holder = try #require(URL(string: "\(emulator.baseURL?.absoluteString ?? "")/Streaming/hold.bin"))
+            let handle = HandleBox()
+            let first = Task {
+                await callback(api) { done in handle.set(api.downloadContainer(url: holder) { data, code in done(data, code) }) }.1
+            }
+            await arrivals.wait(for: "Streaming")
             // Three calls queue behind it and are cancelled while queued.
             let codes: [String]
             switch surface {
@@ -362,10 +366,11 @@ struct CapBoundsTests {
                 codes = collected
             }
             #expect(codes == Array(repeating: FMError.ClientCode.cancelled, count: 3))
-            #expect(await first.value == "0")
+            handle.cancel()
+            #expect(await first.value == FMError.ClientCode.cancelled)
             // FIFO: had a cancelled call been sent, it would precede this one.
             #expect(await readCode(api, surface) == "0")
-            #expect(emulator.requestLog.filter { $0.decodedPath.hasSuffix("/records") }.count == 2)
+            #expect(emulator.requestLog.filter { $0.decodedPath.hasSuffix("/records") }.count == 1)
             #expect(!emulator.requestLog.contains { $0.target.contains("_limit=2") }, "no cancelled call reached the server")
         }
     }

@@ -40,7 +40,7 @@ final class HostileServer: @unchecked Sendable {
     private var clients: [Int32] = []
     private var stopped = false
     private var endedCount = 0
-    private var endWaiters: [(Int, CheckedContinuation<Void, Never>)] = []
+    private var endWaiters: [(Int, UUID, CheckedContinuation<Void, Never>)] = []
     private let play: @Sendable (String, Int) -> Play
 
     init(_ play: @escaping @Sendable (_ head: String, _ index: Int) -> Play) {
@@ -78,13 +78,22 @@ final class HostileServer: @unchecked Sendable {
     /// Returns once `count` connections have ended (answer sent, or the client left), without blocking a
     /// thread. `false` when `stop()` came first.
     func waitForEnds(_ count: Int) async -> Bool {
+        let id = UUID()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = lock.withLock { () -> Bool in
                 if endedCount >= count || stopped { return true }
-                endWaiters.append((count, continuation))
+                endWaiters.append((count, id, continuation))
                 return false
             }
             if now { continuation.resume() }
+            // A hang guard only (the test then fails on the count), never a synchronisation.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 20) { [self] in
+                let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                    guard let index = endWaiters.firstIndex(where: { $0.1 == id }) else { return nil }
+                    return endWaiters.remove(at: index).2
+                }
+                waiter?.resume()
+            }
         }
         return lock.withLock { endedCount >= count }
     }
@@ -93,7 +102,7 @@ final class HostileServer: @unchecked Sendable {
         let (open, waiters) = lock.withLock { () -> ([Int32], [CheckedContinuation<Void, Never>]) in
             stopped = true
             defer { endWaiters = [] }
-            return (clients, endWaiters.map(\.1))
+            return (clients, endWaiters.map(\.2))
         }
         for waiter in waiters { waiter.resume() }
         shutdown(fd, Int32(SHUT_RDWR))
@@ -196,7 +205,7 @@ final class HostileServer: @unchecked Sendable {
             connections[index].done = true
             clients.removeAll { $0 == client }
             endedCount += 1
-            let ready = endWaiters.filter { $0.0 <= endedCount }.map(\.1)
+            let ready = endWaiters.filter { $0.0 <= endedCount }.map(\.2)
             endWaiters.removeAll { $0.0 <= endedCount }
             return ready
         }
