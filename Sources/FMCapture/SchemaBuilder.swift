@@ -110,9 +110,14 @@ struct SchemaBuilder {
             addField(f, name: bare, to: isRelated ? (prefix ?? occurrence) : occurrence)
             let shown = isRelated ? f.name : bare
             if isRelated { out.relatedFields.append(f.name) }
-            if f.valueList != nil || f.displayType != "editText" {
+            var valueList = f.valueList
+            if let vl = valueList, !meta.valueLists.contains(where: { $0.name == vl }) {
+                skipped.append("layout \(name), field \(f.name): value list \(vl) is attached but its values were not sent")
+                valueList = nil
+            }
+            if valueList != nil || f.displayType != "editText" {
                 var pairs: [(String, OJSON)] = [("name", .string(shown))]
-                if let vl = f.valueList { pairs.append(("valueList", .string(vl))) }
+                if let vl = valueList { pairs.append(("valueList", .string(vl))) }
                 pairs.append(("displayType", .string(f.displayType)))
                 out.fields.append(.object(pairs))
             } else {

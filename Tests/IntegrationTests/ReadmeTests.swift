@@ -98,4 +98,27 @@ final class LineSink: @unchecked Sendable {
     private var stored: [String] = []
     func append(_ line: String) { lock.lock(); defer { lock.unlock() }; stored.append(line) }
     var lines: [String] { lock.lock(); defer { lock.unlock() }; return stored }
+
+    @Test func sessionsSnippet() async throws {
+        let emulator = Emulator()
+        let url = try emulator.start()
+        defer { emulator.stop() }
+        let tokenFile = FileManager.default.temporaryDirectory.appendingPathComponent("swiftfm-readme-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: tokenFile) }
+        // README: Sessions
+        var configuration = FMConfiguration(host: url.absoluteString, database: "Music", username: "admin", password: "admin")
+        configuration.sessionPoolSize = 4
+        let api = DataAPI(configuration: configuration, tokenStore: FMFileTokenStore(url: tokenFile))
+        api.onNewSession = { session, done in
+            session.api.setGlobals(["Artists::g_note": "EU"]) { _, code in done(code == "0" ? nil : FMError(code: code, message: "globals")) }
+        }
+        let record = try await api.getRecord(layout: "Artists", recordId: 1)
+        #expect((record.records.first?["fieldData"] as? [String: Any])?["g_note"] as? String == "EU")
+        #expect(FileManager.default.fileExists(atPath: tokenFile.path))
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            api.shutdown { done.resume() }   // README: api.shutdown { exit(0) }
+        }
+        #expect(emulator.activeSessionCount == 0)
+        #expect(FileManager.default.fileExists(atPath: tokenFile.path) == false)
+    }
 }

@@ -143,6 +143,7 @@ final class ControlledEmulator {
 
     @Test func resetLogAndRecords() throws {
         let c = try ControlledEmulator()
+        c.data.emulator.logsBodies = true
         let token = try c.data.token()
         #expect(try c.data.send("POST", "\(c.data.base)/layouts/Contacts/records", token: token,
                                 body: #"{"fieldData":{"name":"Via control"}}"#).status == 200)
@@ -289,6 +290,13 @@ struct ControlExecutableTests {
         let r = try c.readResponse()
         #expect(r.status == 200)
         #expect(String(decoding: r.body, as: UTF8.self).contains(#""database":"Music""#))
+    }
+
+    @Test(arguments: [["--control-port"], ["--control-port", "70000"], ["--control-port=x"]])
+    func badControlPortsPrintUsage(arguments: [String]) throws {
+        let process = try HTTPEmulatorProcess(arguments)
+        #expect(process.waitForExit() == 2)
+        #expect(process.standardErrorText.contains("usage: fm-emulator"))
     }
 
     /// Reads `count` lines from `handle` (at most 30 s: a reader thread, abandoned on timeout).

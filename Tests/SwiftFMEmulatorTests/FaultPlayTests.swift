@@ -365,6 +365,25 @@ extension HTTPRawResponse {
         #expect(e.emulator.maxInFlight == 2)
     }
 
+    @Test func aSessionsRequestsAreServedInArrivalOrder() throws {
+        let e = try RawEmulator()
+        let token = try e.token()
+        e.emulator.serializesSessions = true
+        e.emulator.serviceTime = 60
+        var clients: [HTTPRawClient] = []
+        for i in 1...4 {
+            let c = try e.client()
+            try c.send(e.requestText("POST", "\(e.base)/layouts/Contacts/records", token: token, body: #"{"fieldData":{"name":"fifo \#(i)"}}"#))
+            clients.append(c)
+            // The next request is sent only once this one is in flight or in line.
+            #expect(e.emulator.core.traffic.waitFor(inFlight: 1, waiting: i - 1, timeout: 20))
+        }
+        e.emulator.serviceTime = 0
+        #expect(try clients.map { try $0.readResponse().status } == [200, 200, 200, 200])
+        let names = e.emulator.records(inTable: "Contacts").compactMap { $0["name"] as? String }.filter { $0.hasPrefix("fifo") }
+        #expect(names == ["fifo 1", "fifo 2", "fifo 3", "fifo 4"])
+    }
+
     @Test func aTinyServiceTimeStillAnswersEveryRequest() throws {
         let e = try RawEmulator()
         let token = try e.token()

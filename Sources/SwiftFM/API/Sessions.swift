@@ -90,11 +90,11 @@ extension DataAPI {
         completion: @escaping (Result<(token: String, expiry: Date), FMError>) -> Void
     ) -> FMRequest {
         let delivery = OneShot(queue: callbackQueue, completion: completion)
-        guard !lifecycle.isShuttingDown else {
-            delivery.finish(.failure(.shuttingDown))
-            return delivery.handle
-        }
         guard let encodedCredentials else {
+            guard !lifecycle.isShuttingDown else {
+                delivery.finish(.failure(.shuttingDown))
+                return delivery.handle
+            }
             leaseSession(preferring: 0, force: true) { [self] result in
                 if case .success(let lease) = result { releaseSession(lease) }
                 delivery.finish(result.map { lease in
@@ -105,9 +105,15 @@ extension DataAPI {
             }
             return delivery.handle
         }
+        // A shutdown waits for this login and then logs its session out (and clears the store after it).
+        guard let inFlight = lifecycle.hold(refusedWhileShuttingDown: true) else {
+            delivery.finish(.failure(.shuttingDown))
+            return delivery.handle
+        }
         performLogin(encoded: encodedCredentials) { [self] result in
             // A token that arrived is adopted even if the caller cancelled meanwhile: the session exists.
             delivery.finish(result.map { token in (token, adoptToken(token)) })
+            inFlight()
         }
         return delivery.handle
     }

@@ -37,7 +37,8 @@ extension DataAPI {
         completion: @escaping (Result<Value, FMError>) -> Void
     ) -> FMRequest {
         let delivery = OneShot(queue: callbackQueue, handle: request ?? FMRequest(), completion: completion)
-        guard bypassShutdown || lifecycle.admit(delivery) else {
+        // The new-session hook's calls (a pinned pool) are part of a call in flight: admitted during the grace.
+        guard bypassShutdown || lifecycle.admit(delivery, duringGrace: pool.pinned) else {
             delivery.finish(.failure(.shuttingDown))
             return delivery.handle
         }
@@ -332,7 +333,15 @@ final class EngineCall<Value>: @unchecked Sendable {
                     guard kept else { return api.releaseSession(lease) }
                     send(authorization: "Bearer " + lease.token, lease: lease, explicitToken: nil)
                 case .failure(let error):
-                    loginFailed(error)
+                    // The login failed, so nothing of the call was sent: a transient failure (a server still
+                    // restarting, its session cap) is retried under the policy, writes included.
+                    let verdict = Classifier.verdict(for: error, beforeAnswer: error.code == FMError.ClientCode.transport,
+                                                     usedSession: false, headers: [:])
+                    if case .transient = verdict {
+                        retry(after: error, retryAfter: nil, unsent: true)
+                    } else {
+                        delivery.finish(.failure(error))
+                    }
                 }
             }
         }
@@ -415,24 +424,12 @@ final class EngineCall<Value>: @unchecked Sendable {
         attempt()
     }
 
-    /// The login this call waited for failed. The call itself was never sent, so a transient failure (a
-    /// server restarting, a proxy's 502/503/504, FileMaker's 812 or 956 at login) is retried under the policy
-    /// whatever the call is; anything else is reported.
-    private func loginFailed(_ error: FMError) {
-        let beforeAnswer = error.code == FMError.ClientCode.transport
-        guard case .transient(let retryAfter) = Classifier.verdict(for: error, beforeAnswer: beforeAnswer, usedSession: false, headers: [:]) else {
-            delivery.finish(.failure(error)); return
-        }
-        retry(after: error, retryAfter: retryAfter, neverSent: true)
-    }
-
     /// A transient failure: wait (back-off with jitter, or `Retry-After`) and try again under the policy.
-    /// `neverSent`: the call itself did not reach the server (its login failed), so it may be sent even when
-    /// it could change data.
-    private func retry(after error: FMError, retryAfter: TimeInterval?, neverSent: Bool = false) {
+    /// `unsent`: the call itself never left (its login failed), so a write may be retried too.
+    private func retry(after error: FMError, retryAfter: TimeInterval?, unsent: Bool = false) {
         let policy = api.configuration.retry
         let attempts = state.withLock { $0.attempts }
-        guard attempts < policy.maxAttempts, neverSent || policy.retriesWrites || endpoint.cannotChangeData else {
+        guard attempts < policy.maxAttempts, unsent || policy.retriesWrites || endpoint.cannotChangeData else {
             delivery.finish(.failure(error)); return
         }
         let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter) { Double.random(in: $0) }

@@ -6,6 +6,8 @@ final class Lifecycle: Sendable {
         var shuttingDown = false
         var nextID: UInt64 = 0
         var calls: [ObjectIdentifier: @Sendable (FMError) -> Void] = [:]
+        /// Work the shutdown waits for but does not stop: logins in flight (their session must be logged out).
+        var holds = 0
         var drained: (@Sendable (_ finished: @escaping @Sendable () -> Void) -> Void)?
         var finished = false
         var notify: [@Sendable () -> Void] = []
@@ -13,9 +15,11 @@ final class Lifecycle: Sendable {
     private let state = Locked(State())
 
     /// Registers a call; `false` when shutting down (the call must complete with `-1012`).
-    func admit<Value>(_ delivery: OneShot<Value>) -> Bool {
+    /// `duringGrace`: admitted while the shutdown waits for calls in flight, refused once it is complete
+    /// (the new-session hook's calls, which a call in flight waits for).
+    func admit<Value>(_ delivery: OneShot<Value>, duringGrace: Bool = false) -> Bool {
         state.withLock { state in
-            guard !state.shuttingDown else { return false }
+            guard !state.shuttingDown || (duringGrace && !state.finished && state.drained != nil) else { return false }
             state.calls[ObjectIdentifier(delivery)] = { [weak delivery] error in delivery?.stop(with: error) }
             return true
         }
@@ -25,11 +29,42 @@ final class Lifecycle: Sendable {
     func release<Value>(_ delivery: OneShot<Value>) {
         let drained = state.withLock { state -> (@Sendable (_ finished: @escaping @Sendable () -> Void) -> Void)? in
             state.calls.removeValue(forKey: ObjectIdentifier(delivery))
-            guard state.shuttingDown, state.calls.isEmpty else { return nil }
-            defer { state.drained = nil }
-            return state.drained
+            return Self.takeDrained(&state)
         }
         drained?(finish)
+    }
+
+    /// Registers a login in flight: a shutdown waits for it (bounded by the login's own timeout) before it
+    /// logs every session out, so the session that login opens is logged out too. Call the returned
+    /// closure when the login ended (its token adopted or dropped); calling it again does nothing.
+    /// `nil` (nothing registered) when `refusedWhileShuttingDown` and a shutdown began.
+    func hold(refusedWhileShuttingDown: Bool) -> (@Sendable () -> Void)? {
+        let held = state.withLock { state -> Bool in
+            if refusedWhileShuttingDown && state.shuttingDown { return false }
+            state.holds += 1
+            return true
+        }
+        guard held else { return nil }
+        let released = Locked(false)
+        return { [self] in
+            let first = released.withLock { done -> Bool in
+                defer { done = true }
+                return !done
+            }
+            guard first else { return }
+            let drained = state.withLock { state -> (@Sendable (_ finished: @escaping @Sendable () -> Void) -> Void)? in
+                state.holds -= 1
+                return Self.takeDrained(&state)
+            }
+            drained?(finish)
+        }
+    }
+
+    /// The shutdown's `drained` when nothing is in flight any more (taken: it runs once).
+    private static func takeDrained(_ state: inout State) -> (@Sendable (_ finished: @escaping @Sendable () -> Void) -> Void)? {
+        guard state.shuttingDown, state.calls.isEmpty, state.holds == 0 else { return nil }
+        defer { state.drained = nil }
+        return state.drained
     }
 
     /// `true` once ``beginShutdown(notify:drained:)`` ran.
@@ -46,7 +81,7 @@ final class Lifecycle: Sendable {
             let first = !state.shuttingDown
             state.shuttingDown = true
             guard first else { return (false, false, false) }
-            if state.calls.isEmpty { return (true, true, false) }
+            if state.calls.isEmpty && state.holds == 0 { return (true, true, false) }
             state.drained = drained
             return (true, false, false)
         }

@@ -35,18 +35,61 @@ extension DataAPI {
                 return
             }
             logger.log(.info, "logging in to \(configuration.database)" + (pool.size > 1 ? " (session \(slot + 1) of \(pool.size))" : ""))
-            performLogin { [self] result in
-                switch result {
-                case .failure:
-                    finishLogin(slot: slot, id: id, result: result)
-                case .success(let token):
-                    runNewSessionHook(token: token, slot: slot) { [self] hookError in
-                        if let hookError {
-                            logger.log(.error, "the new-session hook failed: \(hookError.code); the session is closed")
-                            closeOnServer(token) { [self] in finishLogin(slot: slot, id: id, result: .failure(hookError)) }
-                        } else {
-                            finishLogin(slot: slot, id: id, result: .success(token))
-                        }
+            login(slot: slot, id: id)
+        }
+    }
+
+    /// Login `id` of `slot`: the credentials' login, then the new-session hook, as one step bounded by
+    /// ``FMConfiguration/timeout`` — a token provider or a hook that never answers must not leave the slot
+    /// logging in for good. Past the bound the waiters get `-1004` and a session the login opened is closed.
+    private func login(slot: Int, id: UInt64) {
+        struct Progress { var ended = false; var token: String? }
+        let progress = Locked(Progress())
+        // A shutdown waits for this login, then logs its session out (a call in flight may log in during the
+        // shutdown's grace period, so this one is held even then).
+        let inFlight = lifecycle.hold(refusedWhileShuttingDown: false) ?? {}
+        /// Marks the login ended; `false` when it had ended already.
+        let end: @Sendable () -> Bool = {
+            progress.withLock { state -> Bool in
+                defer { state.ended = true }
+                return !state.ended
+            }
+        }
+        let finish: @Sendable (Result<String, FMError>) -> Void = { [self] result in
+            finishLogin(slot: slot, id: id, result: result)
+            inFlight()
+        }
+        let bound = Deadline.after(seconds: configuration.timeout) { [self] in
+            let (first, token) = progress.withLock { state -> (Bool, String?) in
+                defer { state.ended = true }
+                return (!state.ended, state.token)
+            }
+            guard first else { return }
+            logger.log(.error, "the login (or the new-session hook) took longer than the timeout; given up")
+            guard let token else { return finish(.failure(.timeout)) }
+            closeOnServer(token) { finish(.failure(.timeout)) }
+        }
+        performLogin { [self] result in
+            switch result {
+            case .failure:
+                guard end() else { return }
+                bound.cancel()
+                finish(result)
+            case .success(let token):
+                let late = progress.withLock { state -> Bool in
+                    state.token = token
+                    return state.ended
+                }
+                // Given up already: nobody will use this session.
+                guard !late else { return closeOnServer(token) {} }
+                runNewSessionHook(token: token, slot: slot) { [self] hookError in
+                    guard end() else { return }
+                    bound.cancel()
+                    if let hookError {
+                        logger.log(.error, "the new-session hook failed: \(hookError.code); the session is closed")
+                        closeOnServer(token) { finish(.failure(hookError)) }
+                    } else {
+                        finish(.success(token))
                     }
                 }
             }
@@ -61,6 +104,10 @@ extension DataAPI {
     private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>) {
         let (waiters, persist) = pool.loginFinished(slot: slot, id: id, token: try? result.get(), now: now())
         if slot == 0 { apply(persist) }
+        if case .failure(let error) = result, error.code == "956" {
+            // The server's session cap: the waiters' retries, and later calls, use the sessions open now.
+            pool.sessionRefused(until: now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime))
+        }
         if case .failure(let error) = result {
             logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count) waiting call(s)")
         }
@@ -107,7 +154,14 @@ extension DataAPI {
     /// with `refresh: true` and log in once more.
     private func clarisLogin(_ provider: FMClarisIDTokenProvider, refresh: Bool,
                              completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
+        // A provider is the caller's code: only its first answer counts (a second would log in again).
+        let answered = Locked(false)
         provider.fetch(refresh) { [self] fetched in
+            let first = answered.withLock { done -> Bool in
+                defer { done = true }
+                return !done
+            }
+            guard first else { return }
             switch fetched {
             case .failure(let error):
                 completion(.failure(error))

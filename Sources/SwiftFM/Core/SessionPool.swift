@@ -13,7 +13,8 @@ struct SessionLease: Sendable, Equatable {
 /// its own single-flight login, sliding expiry and recovery, and a count of the calls using it.
 ///
 /// Choice of slot for a new call: an open slot nobody uses (the lowest first, so an idle daemon keeps one
-/// session), else a slot not yet open (a new session), else the least-busy open slot. A replay after a lost
+/// session), else a slot not yet open (a new session — unless the server's session cap, learnt from a 956
+/// at login, is reached), else the least-busy open slot. A replay after a lost
 /// session goes back to its own slot, so a restart costs one login per slot, not one per call. Slot 0's
 /// token is the one the token store holds. Nothing here calls out: the engine acts on what it returns.
 final class SessionPool: Sendable {
@@ -27,6 +28,9 @@ final class SessionPool: Sendable {
     /// A pool that only ever uses one given token (the new-session hook's calls): no login, no recovery.
     let pinned: Bool
     private let slots: Locked<[Slot]>
+    /// The most sessions the server lets this pool hold, learnt from a 956 at login ("maximum number of
+    /// sessions"), until when (other clients' sessions close too): no new session is opened past it.
+    private let ceiling = Locked<(limit: Int, until: Date)?>(nil)
 
     init(size: Int, stored: FMStoredToken?, now: Date) {
         self.size = max(1, size)
@@ -48,8 +52,12 @@ final class SessionPool: Sendable {
     /// Picks a slot for a call and, when its token is valid, leases it at once (busy count taken).
     /// Otherwise returns the slot only; the caller then calls ``acquire(slot:now:stored:force:waiter:)``.
     func pick(preferring preferred: Int?, force: Bool, now: Date) -> (slot: Int, lease: SessionLease?) {
-        slots.withLock { slots in
-            let slot = preferred.map { min(max(0, $0), slots.count - 1) } ?? Self.choose(slots)
+        let limit = ceiling.withLock { ceiling -> Int in
+            guard let current = ceiling, current.until > now else { ceiling = nil; return .max }
+            return current.limit
+        }
+        return slots.withLock { slots in
+            let slot = preferred.map { min(max(0, $0), slots.count - 1) } ?? Self.choose(slots, limit: limit)
             if !force, let valid = slots[slot].machine.validToken(now: now) {
                 slots[slot].busy += 1
                 return (slot, SessionLease(slot: slot, token: valid.token))
@@ -58,10 +66,20 @@ final class SessionPool: Sendable {
         }
     }
 
-    private static func choose(_ slots: [Slot]) -> Int {
+    private static func choose(_ slots: [Slot], limit: Int) -> Int {
         if let idle = slots.indices.first(where: { slots[$0].isOpen && slots[$0].busy == 0 }) { return idle }
-        if let closed = slots.indices.first(where: { !slots[$0].isOpen }) { return closed }
-        return slots.indices.min { slots[$0].busy < slots[$1].busy } ?? 0
+        let open = slots.indices.filter { slots[$0].isOpen }
+        if open.count < limit, let closed = slots.indices.first(where: { !slots[$0].isOpen }) { return closed }
+        return open.min { slots[$0].busy < slots[$1].busy } ?? 0
+    }
+
+    /// The server refused a new session (956): open no more than the sessions open now (at least one)
+    /// until `until`.
+    func sessionRefused(until: Date) {
+        let open = slots.withLock { slots in slots.filter(\.isOpen).count }
+        ceiling.withLock { ceiling in
+            ceiling = (max(1, min(open, ceiling?.limit ?? .max)), until)
+        }
     }
 
     /// Takes a busy count on `slot` and asks its machine for a token (see ``SessionStateMachine/acquire(now:stored:force:waiter:)``).

@@ -82,13 +82,20 @@ struct EmulatorState {
     var blobs: [String: Blob] = [:]
     var streamingCookies: Set<String> = []
     var faults: [PendingFault] = []
-    var log: [RecordedRequest] = []
-    var maxLoggedRequests = 100_000
     var scriptClosures: [String: @Sendable (ScriptInvocation) -> ScriptOutcome] = [:]
     var rejectLogins = false
     /// The entry and prohibit modes of the request being handled (`options`, WIRE.md §6.1); seeds and
     /// ``Emulator/addRecord(toTable:_:)`` validate but may write prohibit-modification fields.
     var writeMode = WriteMode.seed
+    /// The body of the request being handled, parsed before the lock was taken.
+    var prepared: PreparedBody?
+    /// The request log, bounded by count and bytes.
+    var log = RequestLogStore()
+    /// Tokens this emulator issued (recent ones), so that every one of them is redacted from log lines.
+    var issuedTokens = IssuedTokens()
+    /// Connection limits applied by ``Emulator/start(host:port:)``.
+    var maxConnections = 256
+    var connectionIdleTimeout: TimeInterval = 60
     /// The session cap (initially the schema's `limits.maxSessions`); `nil` for none.
     var maxSessions: Int?
     /// Successful logins and logouts since start or reset.
@@ -103,6 +110,8 @@ struct EmulatorState {
     var server: HTTPServer?
     var port: UInt16?
     var baseURL: URL?
+    /// The URL clients reach the emulator at (behind a proxy); see ``Emulator/publicURL``.
+    var publicURL: URL?
     /// Table occurrences and relationships (issue 10).
     var graph = RelationGraph()
 
@@ -346,26 +355,6 @@ struct EmulatorState {
             return reps[repetition - 1]
         }
         return record.value(field, repetition: repetition)
-    }
-
-    // MARK: Portals
-
-    /// The related records of `portal` for `record`, in creation order.
-    func related(_ portal: EmulatorSchema.Portal, of record: StoredRecord, parentTable: TableState, session: String?) -> [StoredRecord] {
-        guard let child = table(portal.table) else { return [] }
-        var keys: [(EmulatorSchema.Field, FMValue)] = []
-        for m in portal.match {
-            guard let lf = parentTable.field(m.local), let rf = child.field(m.related) else { return [] }
-            let v = value(of: lf, table: parentTable.schema.name, record: record, session: session)
-            if v.isEmpty { return [] }
-            keys.append((rf, v))
-        }
-        return child.orderedRecords.filter { row in
-            keys.allSatisfy { rf, v in
-                let rv = value(of: rf, table: child.schema.name, record: row, session: session)
-                return !rv.isEmpty && FMValue.compare(rv, v) == .orderedSame
-            }
-        }
     }
 
     // MARK: Sessions

@@ -1,50 +1,50 @@
+import Dispatch
 import Foundation
 
 /// How Data API requests pass through the emulator in time: the service time each one is held, the
-/// number in flight (and the most at once), and per-session serialisation. It has its own lock, so
+/// number in flight (and the most at once), and per-session serialisation. It has its own locks, so
 /// holding or queueing a request never holds the emulator's state lock.
 final class EmulatorTraffic: @unchecked Sendable {
+    /// Guards the counters and the session queues; broadcast when a count changes (for ``waitFor``).
     private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var serviceTime: TimeInterval = 0
     private var serializes = false
     private var inFlight = 0
     private var maxInFlight = 0
     /// Requests waiting for their session's turn.
     private var waiting = 0
-    /// Per token: the next ticket to hand out and the ticket being served (FIFO per session).
-    private var tickets: [String: (next: Int, serving: Int)] = [:]
-    /// Bumped by ``interruptHolds()``: a hold that started under another generation ends at once.
+    /// Per token being served: the requests waiting for it, first come first served. A token is in
+    /// the dictionary while one of its requests is being served.
+    private var queues: [String: [DispatchSemaphore]] = [:]
+
+    /// Guards the service time and the stop generation; held requests wait on it.
+    private let holdCondition = NSCondition()
+    private var serviceTime: TimeInterval = 0
+    /// Bumped by ``interruptHolds()``: a request that arrived under an older generation is not held.
     private var generation = 0
 
     /// The settings and counters that a reset restores.
     func reset() {
+        currentServiceTime = 0
         condition.lock()
-        serviceTime = 0
         serializes = false
         maxInFlight = inFlight
         condition.unlock()
     }
 
     var currentServiceTime: TimeInterval {
-        get { condition.lock(); defer { condition.unlock() }; return serviceTime }
+        get { holdCondition.lock(); defer { holdCondition.unlock() }; return serviceTime }
         set {
-            condition.lock()
+            holdCondition.lock()
             serviceTime = newValue.isFinite ? max(0, newValue) : 0
             // Held requests re-read it: a shorter service time ends their hold sooner.
-            condition.broadcast()
-            condition.unlock()
+            holdCondition.broadcast()
+            holdCondition.unlock()
         }
     }
 
     var serializesSessions: Bool {
         get { condition.lock(); defer { condition.unlock() }; return serializes }
-        set {
-            condition.lock()
-            serializes = newValue
-            condition.broadcast()
-            condition.unlock()
-        }
+        set { condition.lock(); serializes = newValue; condition.unlock() }
     }
 
     var mostInFlight: Int {
@@ -59,8 +59,16 @@ final class EmulatorTraffic: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Ends every hold under way (the emulator is stopping).
+    func interruptHolds() {
+        holdCondition.lock()
+        generation += 1
+        holdCondition.broadcast()
+        holdCondition.unlock()
+    }
+
     /// Waits until `inFlight` requests are in flight and `waiting` wait for their session's turn, or
-    /// `timeout` seconds pass; returns whether that state was reached. For tests and the control API.
+    /// `timeout` seconds pass; returns whether that state was reached. For tests.
     func waitFor(inFlight expectedInFlight: Int, waiting expectedWaiting: Int = 0, timeout: TimeInterval) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
@@ -71,54 +79,64 @@ final class EmulatorTraffic: @unchecked Sendable {
         return true
     }
 
-    /// Wakes every held request (the emulator is stopping).
-    func interruptHolds() {
-        condition.lock()
-        generation += 1
-        condition.broadcast()
-        condition.unlock()
-    }
-
     /// Runs `body` as one Data API request carrying `token`: waits for the session's turn when
     /// serialising (FIFO), counts it in flight, holds it for the service time, then runs `body`.
     func pass<R>(token: String?, _ body: () -> R) -> R {
+        holdCondition.lock()
+        let arrival = generation
+        holdCondition.unlock()
+
         condition.lock()
-        // A request that arrived before a stop is not held, even if its turn comes after it.
-        let arrivalGeneration = generation
-        var ticket: Int?
+        var queued: String?
         if serializes, let token {
-            var entry = tickets[token] ?? (next: 0, serving: 0)
-            let mine = entry.next
-            entry.next += 1
-            tickets[token] = entry
-            ticket = mine
-            waiting += 1
-            condition.broadcast()
-            while let entry = tickets[token], entry.serving != mine { condition.wait() }
-            waiting -= 1
+            queued = token
+            if queues[token] == nil {
+                queues[token] = []
+            } else {
+                // Someone is being served: wait in line; the one before hands the turn over.
+                let turn = DispatchSemaphore(value: 0)
+                queues[token, default: []].append(turn)
+                waiting += 1
+                condition.broadcast()
+                condition.unlock()
+                turn.wait()
+                condition.lock()
+                waiting -= 1
+            }
         }
         inFlight += 1
         if inFlight > maxInFlight { maxInFlight = inFlight }
         condition.broadcast()
-        let started = Date()
-        while generation == arrivalGeneration, serviceTime > 0 {
-            let deadline = started.addingTimeInterval(serviceTime)
-            if deadline.timeIntervalSinceNow <= 0 { break }
-            _ = condition.wait(until: deadline)
-        }
         condition.unlock()
 
+        hold(arrival: arrival)
         let result = body()
 
         condition.lock()
         inFlight -= 1
-        condition.broadcast()
-        if let ticket, let token, var entry = tickets[token], entry.serving == ticket {
-            entry.serving += 1
-            if entry.serving == entry.next { tickets[token] = nil } else { tickets[token] = entry }
-            condition.broadcast()
+        if let token = queued, var line = queues[token] {
+            if line.isEmpty {
+                queues[token] = nil
+            } else {
+                line.removeFirst().signal()
+                queues[token] = line
+            }
         }
+        condition.broadcast()
         condition.unlock()
         return result
+    }
+
+    /// Waits out the service time (re-read when it changes), unless the emulator stopped since the
+    /// request arrived.
+    private func hold(arrival: Int) {
+        let started = Date()
+        holdCondition.lock()
+        defer { holdCondition.unlock() }
+        while generation == arrival, serviceTime > 0 {
+            let deadline = started.addingTimeInterval(serviceTime)
+            if deadline.timeIntervalSinceNow <= 0 { return }
+            _ = holdCondition.wait(until: deadline)
+        }
     }
 }

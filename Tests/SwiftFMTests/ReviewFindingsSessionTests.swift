@@ -1,0 +1,261 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import SwiftFM
+
+// Adversarial review of the session side of the engine (issue 8): logins, the new-session hook, the pool's
+// busy counts, shutdown racing logins and hooks. Stub transports only; every wait is on an event.
+
+/// Signals a semaphore each time a log line contains `fragment` (the engine's own progress, as an event).
+private final class LogSignal: @unchecked Sendable {
+    let fragment: String
+    let semaphore = DispatchSemaphore(value: 0)
+    init(_ fragment: String) { self.fragment = fragment }
+    var handler: FMLogHandler {
+        { [self] event in if event.message.contains(fragment) { semaphore.signal() } }
+    }
+    /// Waits for one matching line; `false` when none came within a generous bound.
+    func wait() -> Bool { semaphore.wait(timeout: .now() + 5) == .success }
+}
+
+/// A DataAPI over `stub` with `configure` applied to a small configuration.
+private func makeAPI(
+    _ stub: StubTransport, logger: FMLogHandler? = nil, store: FMTokenStore = FMMemoryTokenStore(),
+    configure: (inout FMConfiguration) -> Void = { _ in }
+) -> DataAPI {
+    var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+    configuration.retry = .none
+    configure(&configuration)
+    return DataAPI(configuration: configuration, transport: stub, tokenStore: store, logger: logger)
+}
+
+private func response(_ request: URLRequest, _ status: Int = 200) -> HTTPURLResponse {
+    HTTPURLResponse(url: request.url ?? URL(string: "http://invalid")!, statusCode: status, httpVersion: "HTTP/1.1",
+                    headerFields: ["Content-Type": "application/json"])!
+}
+
+/// Hands the test what the first hook run got.
+private final class HookBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: (session: FMNewSession, done: @Sendable (FMError?) -> Void)?
+    let arrived = DispatchSemaphore(value: 0)
+    func put(_ session: FMNewSession, _ done: @escaping @Sendable (FMError?) -> Void) {
+        lock.withLock { stored = (session, done) }
+        arrived.signal()
+    }
+    var value: (session: FMNewSession, done: @Sendable (FMError?) -> Void)? { lock.withLock { stored } }
+}
+
+@Suite("Review findings: sessions, logins, the hook, shutdown")
+struct ReviewFindingsSessionTests {
+
+    // MARK: a login that never ends must not wedge its slot
+
+    @Test func aHookThatNeverCallsDoneDoesNotWedgeTheSession() {
+        let stub = StubTransport { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let failed = LogSignal("login failed")
+        let api = makeAPI(stub, logger: failed.handler, configure: { $0.timeout = 0.3 })
+        let runs = Locked(0)
+        api.onNewSession = { _, done in
+            let run = runs.withLock { count -> Int in count += 1; return count }
+            if run > 1 { done(nil) }   // the first run never calls `done`
+        }
+        let first = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { first.record($0) }
+        #expect(first.wait().first?.testFailureCode == FMError.ClientCode.timeout)
+        // The stuck login is given up (bounded like any login), so the slot logs in again.
+        #expect(failed.wait())
+        let second = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { second.record($0) }
+        #expect(second.wait().first?.testValue == "ok")
+        #expect(api.pool.busyCounts == [0])
+    }
+
+    @Test func aClarisProviderThatNeverAnswersDoesNotWedgeTheSession() {
+        let stub = StubTransport { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let asked = Locked(0)
+        let provider = FMClarisIDTokenProvider { _, completion in
+            let run = asked.withLock { count -> Int in count += 1; return count }
+            if run > 1 { completion(.success("id-token")) }   // the first request is never answered
+        }
+        let failed = LogSignal("login failed")
+        let api = makeAPI(stub, logger: failed.handler, configure: { $0.timeout = 0.3; $0.credentials = .clarisID(provider) })
+        let first = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { first.record($0) }
+        #expect(first.wait().first?.testFailureCode == FMError.ClientCode.timeout)
+        #expect(failed.wait())
+        let second = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { second.record($0) }
+        #expect(second.wait().first?.testValue == "ok")
+        #expect(api.pool.busyCounts == [0])
+    }
+
+    // MARK: a provider that answers twice
+
+    @Test func aClarisProviderThatAnswersTwiceLogsInOnce() {
+        let stub = StubTransport { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let provider = FMClarisIDTokenProvider { _, completion in
+            completion(.success("id-token"))
+            completion(.success("id-token"))
+        }
+        let api = makeAPI(stub, configure: { $0.credentials = .clarisID(provider) })
+        let hookRuns = Locked(0)
+        api.onNewSession = { _, done in
+            hookRuns.withLock { $0 += 1 }
+            done(nil)
+        }
+        let call = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { call.record($0) }
+        #expect(call.wait().first?.testValue == "ok")
+        #expect(stub.count("POST", "/sessions") == 1)
+        #expect(hookRuns.withLock { $0 } == 1)
+    }
+
+    // MARK: shutdown racing a login
+
+    @Test func shutdownWaitsForALoginInFlightAndLogsItsSessionOut() throws {
+        let loginSent = DispatchSemaphore(value: 0)
+        let stub = StubTransport { request in
+            if isLogin(request) { loginSent.signal(); return .hold }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let store = FMMemoryTokenStore()
+        let api = makeAPI(stub, store: store)
+        let call = Recorder<Result<String, FMError>>()
+        let handle = api.perform(TestEndpoints.records()) { call.record($0) }
+        #expect(loginSent.wait(timeout: .now() + 5) == .success)
+        handle.cancel()   // the call goes; its login (shared by the slot) goes on
+        #expect(call.wait().first?.testFailureCode == FMError.ClientCode.cancelled)
+        let shutDown = Recorder<Void>()
+        api.shutdown { shutDown.record(()) }
+        // The login's answer arrives while shutting down: the server now holds a session.
+        let login = try #require(stub.requests.firstIndex(where: isLogin))
+        stub.tasks[login].complete(.success((response(stub.requests[login]), Data(Bodies.login().utf8))))
+        shutDown.wait()
+        #expect(stub.requests(matching: "/sessions/" + Bodies.token).filter { $0.httpMethod == "DELETE" }.count == 1)
+        #expect(store.load() == nil)
+    }
+
+    @Test func shutdownWaitsForARefreshTokenLoginAndLeavesTheStoreEmpty() throws {
+        let loginSent = DispatchSemaphore(value: 0)
+        let stub = StubTransport { request in
+            if isLogin(request) { loginSent.signal(); return .hold }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return nil
+        }
+        let store = FMMemoryTokenStore()
+        let api = makeAPI(stub, store: store)
+        let refreshed = Recorder<String>()
+        api.refreshToken(encodedCredentials: basicValue("admin", "pw")) { _, _, code in refreshed.record(code) }
+        #expect(loginSent.wait(timeout: .now() + 5) == .success)
+        let shutDown = Recorder<Void>()
+        api.shutdown { shutDown.record(()) }
+        let login = try #require(stub.requests.firstIndex(where: isLogin))
+        stub.tasks[login].complete(.success((response(stub.requests[login]), Data(Bodies.login().utf8))))
+        shutDown.wait()
+        refreshed.wait()
+        #expect(stub.requests(matching: "/sessions/" + Bodies.token).filter { $0.httpMethod == "DELETE" }.count == 1)
+        #expect(store.load() == nil)
+    }
+
+    // MARK: shutdown racing the new-session hook
+
+    @Test func aHookRunningWhenTheShutdownStartsCanStillMakeItsCalls() throws {
+        let stub = StubTransport { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let api = makeAPI(stub)
+        let hook = HookBox()
+        api.onNewSession = { session, done in hook.put(session, done) }
+        let call = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { call.record($0) }
+        #expect(hook.arrived.wait(timeout: .now() + 5) == .success)
+        let shutDown = Recorder<Void>()
+        api.shutdown { shutDown.record(()) }
+        // The call in flight is waiting for this hook: its setup calls are part of that call.
+        let (session, done) = try #require(hook.value)
+        let setup = Recorder<Result<String, FMError>>()
+        session.api.perform(TestEndpoints.records("Setup")) { setup.record($0) }
+        let setupResult = setup.wait().first
+        #expect(setupResult?.testValue == "ok")
+        done(setupResult?.testError)
+        #expect(call.wait().first?.testValue == "ok")
+        shutDown.wait()
+        #expect(stub.count("DELETE", Bodies.token) == 1)
+    }
+
+    // MARK: a login that fails for a transient reason
+
+    /// A server still starting after a restart answers the login 503: the call was never sent, so the login
+    /// is retried under the policy (a write too: nothing of it reached the server).
+    @Test(arguments: [false, true])
+    func aTransientLoginFailureIsRetried(write: Bool) {
+        let logins = Locked(0)
+        let stub = StubTransport { request in
+            if isLogin(request) {
+                let run = logins.withLock { count -> Int in count += 1; return count }
+                return run == 1 ? .body(503, Data("<html>starting</html>".utf8), contentType: "text/html") : .json(200, Bodies.login())
+            }
+            return .json(200, Bodies.value("ok"))
+        }
+        let api = makeAPI(stub, configure: { $0.retry = FMRetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0) })
+        var endpoint = TestEndpoints.records()
+        if write { endpoint.method = .patch }
+        let call = Recorder<Result<String, FMError>>()
+        api.perform(endpoint) { call.record($0) }
+        #expect(call.wait().first?.testValue == "ok")
+        #expect(stub.count("POST", "/sessions") == 2)
+        #expect(stub.count(write ? "PATCH" : "GET", "/records") == 1)
+        #expect(api.pool.busyCounts == [0])
+    }
+
+    /// The server's session cap (956) refuses a pool's extra session: the call uses an open one instead of
+    /// failing, and the pool stops opening sessions the server refuses.
+    @Test func aPoolSessionRefusedWith956FallsBackToAnOpenSession() throws {
+        let logins = Locked(0)
+        let holding = DispatchSemaphore(value: 0)
+        let maxSessions = #"{"messages":[{"code":"956","message":"Maximum number of Data API sessions exceeded"}],"response":{}}"#
+        let stub = StubTransport { request in
+            if isLogin(request) {
+                let run = logins.withLock { count -> Int in count += 1; return count }
+                return run == 1 ? .json(200, Bodies.login()) : .json(500, maxSessions)
+            }
+            if (request.url?.path ?? "").contains("hold") { holding.signal(); return .hold }
+            return .json(200, Bodies.value("ok"))
+        }
+        let api = makeAPI(stub, configure: {
+            $0.sessionPoolSize = 2
+            $0.retry = FMRetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0)
+        })
+        let sent = Recorder<Result<String, FMError>>()
+        // A call that keeps session 1 busy (its answer is held until cancelled).
+        let busy = api.perform(TestEndpoints.records("hold")) { sent.record($0) }
+        // Once it is on the wire, the next call sees session 1 busy.
+        #expect(holding.wait(timeout: .now() + 5) == .success)
+        for _ in 0..<3 {
+            let call = Recorder<Result<String, FMError>>()
+            api.perform(TestEndpoints.records()) { call.record($0) }
+            #expect(call.wait().first?.testValue == "ok")
+        }
+        #expect(stub.count("POST", "/sessions") == 2)   // one refused extra session, not one per call
+        busy.cancel()
+        sent.wait()
+        #expect(api.pool.busyCounts == [0, 0])
+    }
+}
