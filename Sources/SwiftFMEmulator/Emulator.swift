@@ -37,7 +37,7 @@ import Foundation
 /// - `options.entrymode: "script"` skips validation options; `options.prohibitmode: "script"` allows
 ///   writing `prohibitModification` fields (else 201).
 /// - Container uploads answer `{"modId":…}`; the repetition defaults to 1; `modId` may come as a
-///   query parameter or a multipart part. Streaming URLs are `http://` with the request's `Host`.
+///   query parameter or a multipart part. Streaming URLs use ``publicURL``, else a proxy's `X-Forwarded-Proto`/`X-Forwarded-Host`, else `http://` and the request's `Host`.
 /// - Unknown scripts are top-level 104 on the run-script endpoint, `scriptError` 104 elsewhere.
 /// - Portal writes accept the portal name or the table occurrence name, and `recordId`/`modId`
 ///   plain or `TO::`-prefixed; `newPortalRecordInfo` has one entry per field written in each new row, in
@@ -118,7 +118,8 @@ public final class Emulator: Sendable {
     @discardableResult
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> URL {
         if let url = baseURL { return url }
-        let server = HTTPServer(handler: EmulatorHandler(core: core))
+        let (cap, idle) = core.state.withLock { ($0.maxConnections, $0.connectionIdleTimeout) }
+        let server = HTTPServer(handler: EmulatorHandler(core: core), idleTimeout: idle, maxConnections: cap)
         let bound = try server.start(host: host, port: port)
         let hostPart = host.contains(":") ? "[\(host)]" : host
         guard let url = URL(string: "http://\(hostPart):\(bound)") else {
@@ -133,8 +134,39 @@ public final class Emulator: Sendable {
         return url
     }
 
+    /// The most client connections served at once (one thread each); a connection beyond it is answered
+    /// `503 Service Unavailable` with `Connection: close`. 256 by default; set it before
+    /// ``start(host:port:)``.
+    public var maxConnections: Int {
+        get { core.state.withLock { $0.maxConnections } }
+        set { core.state.withLock { $0.maxConnections = max(1, newValue) } }
+    }
+
+    /// Seconds a client connection may stay silent (idle between requests, or stalled inside one)
+    /// before the emulator closes it. 60 by default; set it before ``start(host:port:)``.
+    public var connectionIdleTimeout: TimeInterval {
+        get { core.state.withLock { $0.connectionIdleTimeout } }
+        set { core.state.withLock { $0.connectionIdleTimeout = newValue > 0 ? newValue : 60 } }
+    }
+
+    /// Client connections open now (0 when not running).
+    public var openConnectionCount: Int { core.state.withLock { $0.server }?.openConnectionCount ?? 0 }
+
+    /// Connections refused with 503 because ``maxConnections`` were open, since the last start.
+    public var refusedConnectionCount: Int { core.state.withLock { $0.server }?.refusedConnectionCount ?? 0 }
+
     /// The base URL while running, else `nil`.
     public var baseURL: URL? { core.state.withLock { $0.baseURL } }
+
+    /// The URL clients reach the emulator at when it runs behind a reverse proxy or TLS front (for
+    /// example `https://fm.example.com:8443`); only its scheme, host and port are used. Container URLs
+    /// and the container redirect's `Location` carry them, as a real server's do. When `nil` (the
+    /// default), a proxy's `X-Forwarded-Proto` and `X-Forwarded-Host` are honoured, else the request's
+    /// `Host` over `http`. `fm-emulator --public-url URL` sets it.
+    public var publicURL: URL? {
+        get { core.state.withLock { $0.publicURL } }
+        set { core.state.withLock { $0.publicURL = newValue } }
+    }
 
     /// Stops listening and invalidates every token, like a server restart. Idempotent.
     public func stop() {
@@ -333,13 +365,31 @@ public final class Emulator: Sendable {
     // MARK: Observation
 
     /// Every request received, in arrival order.
-    public var requestLog: [RecordedRequest] { core.state.withLock { Array($0.log.suffix($0.maxLoggedRequests)) } }
+    public var requestLog: [RecordedRequest] { core.state.withLock { $0.log.all } }
 
-    /// How many requests ``requestLog`` keeps (the oldest are dropped first); 100 000 by default.
+    /// How many requests ``requestLog`` keeps (the oldest are dropped first); 10 000 by default.
     public var maxLoggedRequests: Int {
-        get { core.state.withLock { $0.maxLoggedRequests } }
-        set { core.state.withLock { $0.maxLoggedRequests = max(0, newValue) } }
+        get { core.state.withLock { $0.log.maxCount } }
+        set { core.state.withLock { $0.log.maxCount = max(0, newValue) } }
     }
+
+    /// How many bytes ``requestLog`` keeps (targets, headers and kept bodies; the oldest entries are
+    /// dropped first); 32 MiB by default. With ``maxLoggedRequests`` it bounds the log's memory.
+    public var maxLoggedBytes: Int {
+        get { core.state.withLock { $0.log.maxBytes } }
+        set { core.state.withLock { $0.log.maxBytes = max(0, newValue) } }
+    }
+
+    /// Whether ``requestLog`` keeps request bodies (``RecordedRequest/body``); `false` by default, when
+    /// only their size is kept (``RecordedRequest/bodyByteCount``). Turn it on to assert on what a
+    /// client sent; bodies count towards ``maxLoggedBytes``.
+    public var logsBodies: Bool {
+        get { core.state.withLock { $0.log.keepsBodies } }
+        set { core.state.withLock { $0.log.keepsBodies = newValue } }
+    }
+
+    /// The bytes ``requestLog`` holds now.
+    public var requestLogBytes: Int { core.state.withLock { $0.log.bytes } }
 
     /// Empties ``requestLog``.
     public func clearRequestLog() {
@@ -411,6 +461,10 @@ final class EmulatorCore: Sendable {
     let traffic = EmulatorTraffic()
     /// The control API's server and URL while it runs.
     let control = Locked<(server: HTTPServer, url: URL)?>(nil)
+    /// Test hook: called with each request just before its body is parsed, outside the state lock.
+    let beforeParseHook = Locked<(@Sendable (HTTPRequest) -> Void)?>(nil)
+
+    var beforeParse: (@Sendable (HTTPRequest) -> Void)? { beforeParseHook.withLock { $0 } }
 
     init(state: EmulatorState, clock: @escaping @Sendable () -> Date) {
         self.state = Locked(state)
@@ -445,31 +499,37 @@ final class EmulatorCore: Sendable {
 
     /// Plays any queued fault or routes the request, under the state lock; logs it; calls the hook.
     private func answer(_ request: HTTPRequest, decodedPath: String, token: String?) -> HTTPResponse {
-        let (response, hook, line) = state.withLock { s -> (HTTPResponse, (@Sendable (String) -> Void)?, String) in
+        // Parse the body before taking the state lock: a 60 MiB POST must not stall other clients.
+        beforeParse?(request)
+        let prepared = request.body.isEmpty ? nil : PreparedBody(request)
+        let (staged, hook, line) = state.withLock { s -> (StagedResponse, (@Sendable (String) -> Void)?, String) in
             let now = clock().addingTimeInterval(s.clockOffset)
             let fault = s.takeFault(for: decodedPath, carriesToken: token != nil)
-            let response = s.play(fault, request: request, token: token, now: now)
+            let outer = s.prepared
+            s.prepared = prepared
+            let response = s.playStaged(fault, request: request, token: token, now: now)
+            s.prepared = outer
             s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
-                                         headers: request.headers, body: request.body, status: response.status, token: token))
-            // Trim in batches so that a full log costs amortised O(1) per request.
-            if s.log.count > s.maxLoggedRequests + max(64, s.maxLoggedRequests / 4) {
-                s.log.removeFirst(s.log.count - s.maxLoggedRequests)
-            }
+                                         headers: request.headers, body: s.log.keepsBodies ? request.body : Data(),
+                                         bodyByteCount: request.body.count, status: response.response.status, token: token))
             guard let hook = s.onRequest else { return (response, nil, "") }
-            var line = "\(request.method) \(EmulatorCore.redact(decodedPath)) → \(response.status)"
-            if response.status != 200, let code = (try? JSON.parse(response.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue {
+            var line = "\(request.method) \(EmulatorCore.redact(decodedPath, issued: s.issuedTokens)) → \(response.response.status)"
+            if response.response.status != 200, let code = (try? JSON.parse(response.response.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue {
                 line += " (code \(code))"
             }
             return (response, hook, line)
         }
+        // A large answer is written here, outside the lock, from the snapshot it holds.
+        let response = staged.finished()
         hook?(line)
         return response
     }
 
-    /// Replaces path segments that look like tokens.
-    static func redact(_ path: String) -> String {
+    /// Replaces path segments that are tokens: any token this emulator issued, and anything shaped like
+    /// a Data API token (52 hex characters).
+    static func redact(_ path: String, issued: IssuedTokens?) -> String {
         path.split(separator: "/", omittingEmptySubsequences: false).map { seg in
-            seg.count == 52 && seg.allSatisfy(\.isHexDigit) ? "<token>" : String(seg)
+            (seg.count == 52 && seg.allSatisfy(\.isHexDigit)) || issued?.contains(String(seg)) == true ? "<token>" : String(seg)
         }.joined(separator: "/")
     }
 }

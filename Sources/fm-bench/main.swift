@@ -1,174 +1,343 @@
-// fm-bench: SwiftFM's speed, as ratios against a baseline measured in the same run.
+// fm-bench: SwiftFM's speed as ratios against baselines measured in the same run.
 //
-//   swift run -c release fm-bench [iterations]
+//   swift build -c release && .build/release/fm-bench [SCENARIO…] [--rounds N] [--calls N] [--records N]
+//                                                      [--paging-records N] [--no-python]
 //
-// 1. Per-call overhead: `DataAPI.getRecord` against a raw URLSession request for the same record on the
-//    same emulator (loopback, keep-alive), both sequential. Target: within 10 %.
-// 2. Found-set decoding: SwiftFM's one pass over the response bytes against the SwiftFM 2.x way
-//    (JSONSerialization, re-serialise `response.data`, then JSONDecoder).
-// 3. The emulator alone: get-record round trips over raw keep-alive sockets (no URLSession), one
-//    connection and eight concurrent ones.
+// Method (DESIGN.md, "Performance"): the emulator runs in its own process (`fm-emulator` from the same
+// directory, serving a schema this program writes: one 20-field table); contenders are interleaved call by
+// call (per-call) or operation by operation (found sets) within each round, their order rotating; every
+// figure is the min / median / max over rounds of a per-round ratio. python-fmrest is a contender when
+// `python3 -c 'import fmrest'` works (it then needs the emulator on port 3000, its only plain-http port).
+//
+// Scenarios (all by default; name some to run a subset):
+//   percall   get one record: callback and async API vs raw URLSession bytes-only and raw + JSONSerialization
+//   decode    a found set's bytes already in memory → records: raw vs python-fmrest (json.loads + Records),
+//             typed vs JSONDecoder into the same struct (and JSONSerialization alone, for reference)
+//   endtoend  the same found set in one call against the emulator: SwiftFM raw and typed vs python-fmrest
+//   paging    --paging-records records in pages of 1,000: peak RSS above the process's baseline
+//   pool      200 concurrent reads, the emulator serialising each session with a 5 ms service time:
+//             a pool of 4 sessions vs a pool of 1 (throughput ratio, target ≥ 3×)
+// Further scenarios (retries and the concurrency cap, the session pool) register in `scenarios` below.
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import SwiftFM
-import SwiftFMEmulator
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-let iterations = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 2000
+// MARK: - Arguments
 
-/// One unbuffered line on standard output.
-func say(_ line: String) {
-    // POSIX write: a closed pipe (`| head`) ends the output quietly; FileHandle.write would trap on EPIPE,
-    // and the emulator ignores SIGPIPE for the whole process.
-    let bytes = Array((line + "\n").utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let written = bytes[offset...].withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-        if written <= 0 { return }
-        offset += written
-    }
+struct Settings {
+    var selected: [String] = []
+    var rounds = 7
+    var calls = 300
+    var records = 10_000
+    var pagingRecords = 100_000
+    var python = true
 }
 
-func seconds(_ body: () async throws -> Void) async rethrows -> Double {
-    let start = DispatchTime.now().uptimeNanoseconds
-    try await body()
-    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-}
-
-func rawGet(_ session: URLSession, _ request: URLRequest) async throws -> Data {
-    try await withCheckedThrowingContinuation { continuation in
-        session.dataTask(with: request) { data, _, error in
-            if let data { continuation.resume(returning: data) } else { continuation.resume(throwing: error ?? URLError(.unknown)) }
-        }.resume()
-    }
-}
-
-struct Band: Decodable { let name: String; let city: String; let members: Int? }
-
-let emulator = Emulator()
-let base = try emulator.start()
-defer { emulator.stop() }
-let api = DataAPI(configuration: FMConfiguration(host: base.absoluteString, database: emulator.database, username: "admin", password: "admin"))
-let token = try await api.login()
-let layout = "Artists"
-
-var request = URLRequest(url: base.appendingPathComponent("fmi/data/vLatest/databases/\(emulator.database)/layouts/\(layout)/records/1"))
-request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-let session = URLSession(configuration: .ephemeral)
-
-// Warm up both paths.
-for _ in 0..<100 { _ = try await rawGet(session, request); _ = try await api.getRecord(layout: layout, recordId: 1) }
-
-// Interleaved rounds, so drift hits both sides alike; the ratio is the median of the per-round ratios.
-let rounds = 11
-let perRound = max(iterations / 4, 1)
-var rawTimes: [Double] = []
-var apiTimes: [Double] = []
-for _ in 0..<rounds {
-    rawTimes.append(try await seconds { for _ in 0..<perRound { _ = try await rawGet(session, request) } })
-    apiTimes.append(try await seconds { for _ in 0..<perRound { _ = try await api.getRecord(layout: layout, recordId: 1) } })
-}
-func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-let ratios = zip(apiTimes, rawTimes).map { $0 / $1 }
-say(String(format: "per-call: raw URLSession %.1f µs, DataAPI.getRecord %.1f µs, ratio %.3f (median of %d rounds; spread %.3f–%.3f; target ≤ 1.10)",
-             median(rawTimes) / Double(perRound) * 1e6, median(apiTimes) / Double(perRound) * 1e6, median(ratios),
-             rounds, ratios.min() ?? 0, ratios.max() ?? 0))
-
-// Decoding a large found set.
-var rows: [[String: Any]] = []
-for i in 0..<5000 {
-    rows.append(["fieldData": ["name": "Band \(i)", "city": "Austin", "members": i % 7], "portalData": [:], "recordId": "\(i + 1)", "modId": "0"])
-}
-let body = try JSONSerialization.data(withJSONObject: [
-    "response": ["dataInfo": ["database": "Music", "layout": "Artists", "table": "Artists", "totalRecordCount": 5000, "foundCount": 5000, "returnedCount": 5000], "data": rows],
-    "messages": [["code": "0", "message": "OK"]],
-])
-struct Envelope: Decodable { struct Response: Decodable { let data: [FMRecord<Band>] }; let response: Response }
-var oursTimes: [Double] = [], oldTimes: [Double] = []
-for _ in 0..<5 {
-    oursTimes.append(try await seconds { for _ in 0..<10 { _ = try JSONDecoder().decode(Envelope.self, from: body) } })
-    oldTimes.append(try await seconds {
-        for _ in 0..<10 {   // the SwiftFM 2.x way: parse, re-serialise response.data, decode again
-            let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
-            let data = (object?["response"] as? [String: Any])?["data"] ?? []
-            let again = try JSONSerialization.data(withJSONObject: data)
-            _ = try JSONDecoder().decode([FMRecord<Band>].self, from: again)
+var settings = Settings()
+var arguments = Array(CommandLine.arguments.dropFirst())
+while !arguments.isEmpty {
+    let argument = arguments.removeFirst()
+    func number() -> Int {
+        guard let text = arguments.first, let value = Int(text), value > 0 else {
+            say("fm-bench: \(argument) needs a positive number")
+            exit(2)
         }
-    })
-}
-let ours = oursTimes.sorted()[2], old = oldTimes.sorted()[2]
-say(String(format: "decode 5000 records: one pass %.1f ms, 2.x re-serialising %.1f ms, ratio %.3f",
-             ours / 10 * 1e3, old / 10 * 1e3, ours / old))
-
-// The emulator alone, over raw sockets: one keep-alive connection, then eight concurrent ones.
-let rawRequest = Array("GET /fmi/data/vLatest/databases/\(emulator.database)/layouts/\(layout)/records/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8)
-let port = UInt16(base.port ?? 0)
-
-#if canImport(Glibc)
-let streamSocket = Int32(SOCK_STREAM.rawValue)
-let sendFlags = Int32(MSG_NOSIGNAL)
-#else
-let streamSocket = SOCK_STREAM
-let sendFlags: Int32 = 0   // SIGPIPE is ignored below on Darwin
-#endif
-signal(SIGPIPE, SIG_IGN)
-
-/// Sends `count` get-record requests on one keep-alive connection; returns how many got a 200.
-func hammer(count: Int) -> Int {
-    let fd = socket(AF_INET, streamSocket, 0)
-    guard fd >= 0 else { return 0 }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        arguments.removeFirst()
+        return value
     }
-    guard connected == 0 else { return 0 }
-    var yes: Int32 = 1
-    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-    var ok = 0
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    var pending: [UInt8] = []
-    for _ in 0..<count {
-        guard send(fd, rawRequest, rawRequest.count, sendFlags) == rawRequest.count else { return ok }
-        // Read one response: headers, then Content-Length bytes.
-        while true {
-            if let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
-                let head = String(decoding: pending[..<end.lowerBound], as: UTF8.self)
-                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
-                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
-                if pending.count >= end.upperBound + length {
-                    if head.hasPrefix("HTTP/1.1 200") { ok += 1 }
-                    pending.removeFirst(end.upperBound + length)
-                    break
+    switch argument {
+    case "--rounds": settings.rounds = number()
+    case "--calls": settings.calls = number()
+    case "--records": settings.records = number()
+    case "--paging-records": settings.pagingRecords = number()
+    case "--no-python": settings.python = false
+    case "--help", "-h":
+        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [--rounds N] [--calls N] [--records N] [--paging-records N] [--no-python]")
+        exit(0)
+    default:
+        if argument.hasPrefix("-") {
+            say("fm-bench: unknown option \(argument)")
+            exit(2)
+        }
+        settings.selected.append(argument)
+    }
+}
+
+// MARK: - The data: one table of 20 fields, records made by auto-enter
+
+/// The 20 fields, decoded the same way by SwiftFM's typed calls and by `JSONDecoder`.
+struct Row: Decodable, Sendable {
+    let id: Int, n1: Int, n2: Int, n3: Int, n4: Int, n5: Int
+    let d1: Double, d2: Double, d3: Double, d4: Double
+    let t1: String, t2: String, t3: String, t4: String, t5: String, t6: String
+    let date1: String, date2: String, ts1: String, ts2: String
+}
+
+func schemaJSON(records: Int) -> Data {
+    var fields: [String: Any] = ["id": ["type": "number", "autoEnter": "serial"]]
+    for (index, start) in [1000, 25_000, 730_000, 9_000_000, 123_456_789].enumerated() {
+        fields["n\(index + 1)"] = ["type": "number", "autoEnter": "serial", "serialStart": start]
+    }
+    for (index, value) in ["3.25", "1234.5", "0.001", "-98765.4321"].enumerated() {
+        fields["d\(index + 1)"] = ["type": "number", "autoEnter": ["value": value]]
+    }
+    let texts = ["Austin", "Masayuki Nii", "a longer text value with some words in it", "é日本", "TX-78701", "line one\rline two"]
+    for (index, value) in texts.enumerated() {
+        fields["t\(index + 1)"] = ["type": "text", "autoEnter": ["value": value]]
+    }
+    fields["date1"] = ["type": "date", "autoEnter": "creationDate"]
+    fields["date2"] = ["type": "date", "autoEnter": "creationDate"]
+    fields["ts1"] = ["type": "timestamp", "autoEnter": "creationTimestamp"]
+    fields["ts2"] = ["type": "timestamp", "autoEnter": "modificationTimestamp"]
+    let names = ["id", "n1", "n2", "n3", "n4", "n5", "d1", "d2", "d3", "d4", "t1", "t2", "t3", "t4", "t5", "t6", "date1", "date2", "ts1", "ts2"]
+    let schema: [String: Any] = [
+        "database": "Bench",
+        "accounts": [["username": "admin", "password": "admin"]],
+        "tables": ["Bench": ["fields": fields]],
+        "layouts": ["Bench": ["table": "Bench", "fields": names]],
+        "records": ["Bench": Array(repeating: [String: Any](), count: records)],
+    ]
+    return (try? JSONSerialization.data(withJSONObject: schema)) ?? Data()
+}
+
+// MARK: - The run
+
+let all = ["percall", "decode", "endtoend", "paging", "pool"]
+let chosen = settings.selected.isEmpty ? all : settings.selected
+for name in chosen where !all.contains(name) {
+    say("fm-bench: unknown scenario \(name) (known: \(all.joined(separator: ", ")))")
+    exit(2)
+}
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fm-bench-\(getpid())")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: directory) }
+
+let tableSize = chosen.contains("paging") ? max(settings.records, settings.pagingRecords) : settings.records
+let schemaFile = directory.appendingPathComponent("schema.json")
+try schemaJSON(records: tableSize).write(to: schemaFile)
+
+let wantsPython = settings.python && (chosen.contains("decode") || chosen.contains("endtoend")) && pythonFmrestAvailable()
+let emulator: EmulatorProcess
+if wantsPython, let onPort3000 = try? EmulatorProcess(schema: schemaFile, port: 3000) {
+    emulator = onPort3000
+} else {
+    emulator = try EmulatorProcess(schema: schemaFile, port: 0)
+}
+defer { emulator.stop() }
+var python: PythonContender?
+if wantsPython, emulator.url.port == 3000 {
+    let script = directory.appendingPathComponent("fmrest_driver.py")
+    try Data(pythonDriver.utf8).write(to: script)
+    python = try PythonContender(script: script, url: emulator.url, database: "Bench", layout: "Bench")
+    _ = try python?.send("login")
+}
+defer { python?.stop() }
+
+let api = DataAPI(configuration: FMConfiguration(host: emulator.url.absoluteString, database: "Bench", username: "admin", password: "admin"))
+let token = try await api.login()
+let processorCount = ProcessInfo.processInfo.activeProcessorCount
+say("fm-bench, \(Date()): \(processorCount) cores, load average \(String(format: "%.2f", loadAverage())); emulator \(emulator.url.absoluteString) in its own process, "
+    + "\(tableSize) records × 20 fields; \(settings.rounds) rounds; python-fmrest \(python == nil ? "not available (pip install python-fmrest==1.8.0)" : "1.8.0")")
+
+func loadAverage() -> Double {
+    var loads = [Double](repeating: 0, count: 3)
+    return getloadavg(&loads, 3) > 0 ? loads[0] : .nan
+}
+
+/// Everything a scenario needs; scenarios run off the main actor (no actor hop inside a measurement).
+struct Bench: @unchecked Sendable {
+    // @unchecked: the python driver and the emulator process are used by one scenario at a time.
+    let settings: Settings
+    let api: DataAPI
+    let session: URLSession
+    let emulator: EmulatorProcess
+    let directory: URL
+    let python: PythonContender?
+    let token: String
+    let tableSize: Int
+
+    func rawRequest(_ path: String) -> URLRequest {
+        var request = URLRequest(url: URL(string: emulator.url.absoluteString.trimmingCharacters(in: ["/"]) + "/fmi/data/vLatest/databases/Bench/layouts/Bench/" + path)!)
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        return request
+    }
+
+    // MARK: Scenario: per call
+
+    func perCall() async throws {
+        let request = rawRequest("records/1")
+        func callback() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                api.getRecord(layout: "Bench", recordId: 1) { _, _ in continuation.resume() }
+            }
+        }
+        let contenders: [(String, () async throws -> Void)] = [
+            ("raw", { _ = try await rawGet(session, request) }),
+            ("raw+JSON", { _ = try JSONSerialization.jsonObject(with: try await rawGet(session, request)) }),
+            ("callback", { await callback() }),
+            ("async", { _ = try await api.getRecord(layout: "Bench", recordId: 1) }),
+        ]
+        for _ in 0..<100 { for (_, run) in contenders { try await run() } } // warm up every path
+        var tally = Tally()
+        for _ in 0..<settings.rounds {
+            for call in 0..<settings.calls {
+                for offset in 0..<contenders.count { // interleaved call by call, the order rotating
+                    let (name, run) = contenders[(call + offset) % contenders.count]
+                    let start = now()
+                    try await run()
+                    tally.add(name, Double(now() - start) / 1e9)
                 }
             }
-            let n = recv(fd, &buffer, buffer.count, 0)
-            guard n > 0 else { return ok }
-            pending.append(contentsOf: buffer[0..<n])
+            tally.endRound()
+        }
+        let micro = { (name: String) in String(format: "%.1f µs", tally.median(name) / Double(settings.calls) * 1e6) }
+        say("per call, get one record (\(settings.rounds) rounds × \(settings.calls) calls, interleaved call by call):")
+        say("  raw URLSession bytes-only \(micro("raw")), raw + JSONSerialization \(micro("raw+JSON")), callback \(micro("callback")), async \(micro("async"))")
+        say("  callback / raw bytes-only  \(tally.ratioText("callback", over: "raw"))   target ≤ 1.10")
+        say("  async    / raw bytes-only  \(tally.ratioText("async", over: "raw"))   target ≤ 1.10")
+        say("  callback / raw + JSON      \(tally.ratioText("callback", over: "raw+JSON"))   target ≤ 1.03")
+        say("  async    / raw + JSON      \(tally.ratioText("async", over: "raw+JSON"))   target ≤ 1.03")
+    }
+
+    // MARK: Scenario: found-set bytes in memory → records
+
+    func foundSetBytes() async throws -> Data {
+        try await rawGet(session, rawRequest("records?_limit=\(settings.records)"))
+    }
+
+    func decode() async throws {
+        let body = try await foundSetBytes()
+        let file = directory.appendingPathComponent("foundset.json")
+        try body.write(to: file)
+        guard try FMFoundSet(responseBody: body).count == settings.records,
+              try FMTypedFoundSet<Row>(responseBody: body).records.count == settings.records,
+              try JSONDecoder().decode(JSONDecoderEnvelope.self, from: body).response.data.count == settings.records else {
+            throw BenchError("the found set does not have \(settings.records) records")
+        }
+        var contenders: [(String, () throws -> Void)] = [
+            ("SwiftFM raw", { _ = try FMFoundSet(responseBody: body) }),
+            ("JSONSerialization", { _ = try JSONSerialization.jsonObject(with: body) }),
+            ("SwiftFM typed", { _ = try FMTypedFoundSet<Row>(responseBody: body) }),
+            ("JSONDecoder", { _ = try JSONDecoder().decode(JSONDecoderEnvelope.self, from: body) }),
+        ]
+        if let python {
+            contenders.append(("python-fmrest", { [file] in
+                let elapsed = try python.time("decode \(file.path)")
+                throw PythonTime(seconds: elapsed)
+            }))
+        }
+        var tally = Tally()
+        for round in 0..<(settings.rounds + 1) { // the first round warms up and is not counted
+            for offset in 0..<contenders.count {
+                let (name, run) = contenders[(round + offset) % contenders.count]
+                let start = now()
+                do {
+                    try run()
+                    tally.add(name, Double(now() - start) / 1e9)
+                } catch let time as PythonTime {
+                    tally.add(name, time.seconds) // python's own measurement of its work
+                }
+            }
+            if round == 0 { tally = Tally() } else { tally.endRound() }
+        }
+        let milli = { (name: String) in String(format: "%.0f ms", tally.median(name) * 1e3) }
+        say("found set in memory → records (\(settings.records) × 20 fields, \(body.count / 1024) KiB; \(settings.rounds) rounds):")
+        say("  SwiftFM raw \(milli("SwiftFM raw")), JSONSerialization alone \(milli("JSONSerialization")), SwiftFM typed \(milli("SwiftFM typed")), "
+            + "JSONDecoder \(milli("JSONDecoder"))" + (python == nil ? "" : ", python-fmrest json.loads + Records \(milli("python-fmrest"))"))
+        if python != nil {
+            say("  python-fmrest / SwiftFM raw     \(tally.ratioText("python-fmrest", over: "SwiftFM raw"))   target ≥ 3")
+        }
+        say("  JSONSerialization / SwiftFM raw \(tally.ratioText("JSONSerialization", over: "SwiftFM raw"))")
+        say("  JSONDecoder / SwiftFM typed     \(tally.ratioText("JSONDecoder", over: "SwiftFM typed"))   target ≥ 2")
+    }
+
+
+    // MARK: Scenario: the same found set end to end
+
+    func endToEnd() async throws {
+        let limit = settings.records
+        var contenders: [(String, () async throws -> Double)] = [
+            ("SwiftFM raw", { await timed { _ = try await api.getRecords(layout: "Bench", limit: limit) } }),
+            ("SwiftFM typed", { await timed { _ = try await api.getRecords(as: Row.self, layout: "Bench", limit: limit) } }),
+        ]
+        if let python {
+            contenders.append(("python-fmrest", { try python.time("get \(limit)") }))
+        }
+        func timed(_ body: () async throws -> Void) async -> Double {
+            let start = now()
+            do { try await body() } catch { say("  error: \(error)") }
+            return Double(now() - start) / 1e9
+        }
+        var tally = Tally()
+        let rounds = max(3, settings.rounds / 2 + 1)
+        for round in 0..<(rounds + 1) {
+            for offset in 0..<contenders.count {
+                let (name, run) = contenders[(round + offset) % contenders.count]
+                tally.add(name, try await run())
+            }
+            if round == 0 { tally = Tally() } else { tally.endRound() }
+        }
+        let milli = { (name: String) in String(format: "%.0f ms", tally.median(name) * 1e3) }
+        say("the same found set end to end, one call against the emulator (\(rounds) rounds):")
+        say("  SwiftFM raw \(milli("SwiftFM raw")), SwiftFM typed \(milli("SwiftFM typed"))" + (python == nil ? "" : ", python-fmrest \(milli("python-fmrest"))"))
+        if python != nil {
+            say("  SwiftFM raw / python-fmrest    \(tally.ratioText("SwiftFM raw", over: "python-fmrest"))   target ≤ 0.5")
+            say("  SwiftFM typed / python-fmrest  \(tally.ratioText("SwiftFM typed", over: "python-fmrest"))")
         }
     }
-    return ok
+
+    // MARK: Scenario: paging
+
+    func paging() async throws {
+        let pageSize = 1000
+        let resettable = resetPeakRSS()
+        let baseline = procStatus("VmRSS") ?? 0
+        var records = 0
+        var pages = 0
+        let elapsed = try await seconds {
+            for try await page in api.pages(layout: "Bench", pageSize: pageSize) {
+                records += page.count
+                pages += 1
+            }
+        }
+        let peak = procStatus("VmHWM") ?? 0
+        say("paging \(settings.pagingRecords) records in pages of \(pageSize):")
+        say(String(format: "  %d records in %d pages, %.1f s (%.0f records/s); peak RSS %.1f MB above the baseline of %.1f MB%@   target < 100 MB",
+                   records, pages, elapsed, Double(records) / elapsed, Double(peak - baseline) / 1e6, Double(baseline) / 1e6,
+                   resettable ? "" : " (peak not resettable here: VmHWM of the whole run)"))
+        if records != min(tableSize, settings.pagingRecords) && records != tableSize {
+            say("  warning: expected \(tableSize) records")
+        }
+    }
+
 }
 
-_ = hammer(count: 200)   // warm up
-let single = await seconds { _ = hammer(count: iterations) }
-let perConnection = iterations
-final class Tally: @unchecked Sendable { let lock = NSLock(); var ok = 0 }
-let tally = Tally()
-let concurrent = await seconds {
-    DispatchQueue.concurrentPerform(iterations: 8) { _ in
-        let ok = hammer(count: perConnection)
-        tally.lock.lock(); tally.ok += ok; tally.lock.unlock()
+struct JSONDecoderEnvelope: Decodable {
+    struct Response: Decodable { let data: [Record] }
+    struct Record: Decodable { let fieldData: Row; let recordId: String; let modId: String }
+    let response: Response
+}
+
+struct PythonTime: Error { var seconds: Double }
+
+// MARK: - Scenario table (the lead adds retries/cap and session-pool scenarios here)
+
+let bench = Bench(settings: settings, api: api, session: URLSession(configuration: .ephemeral), emulator: emulator,
+                  directory: directory, python: python, token: token, tableSize: tableSize)
+let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
+    ("paging", { try await $0.paging() }), // first: its peak RSS is measured from a clean baseline
+    ("percall", { try await $0.perCall() }),
+    ("decode", { try await $0.decode() }),
+    ("endtoend", { try await $0.endToEnd() }),
+    ("pool", { try await $0.pool() }),
+]
+
+for scenario in scenarios where chosen.contains(scenario.name) {
+    do {
+        try await scenario.run(bench)
+    } catch {
+        say("\(scenario.name): failed: \(error)")
     }
 }
-say(String(format: "emulator, raw sockets: %.1f µs per get-record on one keep-alive connection (%.0f/s); 8 connections: %.0f requests/s (%d/%d answered 200)",
-             single / Double(iterations) * 1e6, Double(iterations) / single, Double(8 * perConnection) / concurrent, tally.ok, 8 * perConnection))

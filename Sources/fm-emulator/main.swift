@@ -20,7 +20,14 @@ let usage = """
       --control       also serve the control API (JSON over HTTP: faults, clock, tokens, reset,
                       request log, records; see the README) on another port of HOST
       --control-port N  the control API's port (0: any free port; implies --control)
-      --verbose       log one line per request to stderr
+      --public-url URL  the URL clients use behind a reverse proxy or TLS front (https://host:port):
+                      container URLs and redirects use its scheme, host and port (without it,
+                      X-Forwarded-Proto/X-Forwarded-Host, else the Host header over http)
+      --max-connections N  client connections served at once (default 256); more are answered
+                      503 with `Connection: close`
+      --idle-timeout S  close a client connection silent for S seconds (default 60)
+      --log-bodies    keep request bodies in the request log (control API /v1/log)
+      --verbose       log one line per request to stderr (every token redacted)
       --help          show this help
 
     Prints one line `listening on http://HOST:PORT` once ready (then, with --control, one line
@@ -54,7 +61,11 @@ struct Options {
     var port: UInt16 = 0
     var schema: String?
     var verbose = false
+    var publicURL: URL?
     var controlPort: UInt16?
+    var maxConnections: Int?
+    var idleTimeout: Double?
+    var logBodies = false
 }
 
 func parseArguments(_ arguments: [String]) -> Options? {
@@ -103,6 +114,30 @@ func parseArguments(_ arguments: [String]) -> Options? {
         case "--schema":
             guard let v = inlineValue ?? value(argument), !v.isEmpty else { return nil }
             options.schema = v
+        case "--public-url":
+            guard let v = inlineValue ?? value(argument) else { return nil }
+            guard let url = URL(string: v), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                  url.host?.isEmpty == false else {
+                writeStderr("fm-emulator: --public-url needs an http or https URL with a host, not \(v)\n")
+                return nil
+            }
+            options.publicURL = url
+        case "--max-connections":
+            guard let v = inlineValue ?? value(argument) else { return nil }
+            guard let n = Int(v), n >= 1 else {
+                writeStderr("fm-emulator: invalid --max-connections \(v)\n")
+                return nil
+            }
+            options.maxConnections = n
+        case "--idle-timeout":
+            guard let v = inlineValue ?? value(argument) else { return nil }
+            guard let s = Double(v), s > 0, s.isFinite else {
+                writeStderr("fm-emulator: invalid --idle-timeout \(v)\n")
+                return nil
+            }
+            options.idleTimeout = s
+        case "--log-bodies":
+            options.logBodies = true
         default:
             writeStderr("fm-emulator: unknown argument \(arguments[i])\n")
             return nil
@@ -134,6 +169,11 @@ if let schema = options.schema {
 } else {
     emulator = Emulator()
 }
+
+emulator.publicURL = options.publicURL
+if let n = options.maxConnections { emulator.maxConnections = n }
+if let s = options.idleTimeout { emulator.connectionIdleTimeout = s }
+emulator.logsBodies = options.logBodies
 
 if options.verbose {
     emulator.onRequest = { line in writeStderr(line.hasSuffix("\n") ? line : line + "\n") }

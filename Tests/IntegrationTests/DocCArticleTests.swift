@@ -107,6 +107,19 @@ struct DocCArticleTests {
         }
     }
 
+    @Test func sessionsNewSessionHook() async throws {
+        try await demo { api, emulator, _ in
+            api.onNewSession { session in
+                try await session.api.setGlobals(["Artists::g_note": "set after every login"])
+            }
+            _ = try await api.getRecords(layout: "Artists", limit: 1)
+            emulator.expireAllTokens()   // the server forgets the session, and its globals with it
+            let found = try await api.getRecords(layout: "Artists", limit: 1)
+            let note = (found.records.first?["fieldData"] as? [String: Any])?["g_note"] as? String
+            #expect(note == "set after every login" && emulator.loginCount == 2)
+        }
+    }
+
     @Test func sessionsFileTokenStore() async throws {
         try await demo { _, emulator, host in
             let file = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("music-\(UUID().uuidString).token")
@@ -148,13 +161,36 @@ struct DocCArticleTests {
 
     // MARK: LimitsAndRetries.md
 
-    @Test func limitsTimeout() async throws {
-        try await demo { _, _, host in
+    @Test func limitsConfiguration() async throws {
+        try await demo { _, emulator, host in
             var configuration = FMConfiguration(host: host, database: "Music", username: "admin", password: "admin")
             configuration.timeout = 10
+            configuration.maxResponseBytes = 64 * 1024 * 1024
+            configuration.retry = FMRetryPolicy(maxAttempts: 4, initialDelay: 0.5, maxDelay: 5, retriesWrites: false)
+            configuration.maxConcurrentRequests = 8
             let api = DataAPI(configuration: configuration)
-            #expect(api.configuration.timeout == 10)
-            _ = try await api.productInfo()
+            // A 503 once, then the answer: a read is retried (a Retry-After of 0 keeps the test fast).
+            emulator.inject(.status(503, body: "busy", contentType: "text/plain", retryAfter: "0"), count: 1, matching: "/records")
+            let found = try await api.getRecords(layout: "Artists", limit: 1)
+            #expect(found.records.count == 1)
+            #expect(emulator.requestLog.filter { $0.decodedPath.hasSuffix("/records") }.count == 2)
+        }
+    }
+
+    /// The body of the article's SIGTERM handler (raising a signal in the test runner is not reliable: a
+    /// signal source may not be registered yet when the signal comes), with a continuation for `exit(0)`.
+    @Test func limitsShutdown() async throws {
+        try await demo { api, emulator, _ in
+            _ = try await api.getRecords(layout: "Artists", limit: 1)
+            #expect(emulator.activeSessionCount == 1)
+            await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+                api.shutdown(grace: 10) {
+                    finished.resume()   // exit(0) in the article: every session is logged out
+                }
+            }
+            #expect(emulator.activeSessionCount == 0)
+            let (_, code) = await callback(api) { api.productInfo(completion: $0) }
+            #expect(code == FMError.ClientCode.shuttingDown)
         }
     }
 

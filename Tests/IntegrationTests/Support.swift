@@ -63,6 +63,7 @@ func withClient<T>(
     _ body: (DataAPI, Emulator) async throws -> T
 ) async throws -> T {
     let emulator = try Emulator(schemaJSON: integrationSchema)
+    emulator.logsBodies = true   // tests assert on the bodies the client sends
     let url = try emulator.start()
     defer { emulator.stop() }
     var configuration = FMConfiguration(host: url.absoluteString, database: "Integration", username: "admin", password: "admin")

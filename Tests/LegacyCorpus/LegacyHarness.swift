@@ -76,6 +76,7 @@ final class LegacyServer: @unchecked Sendable {
     init(_ style: Style) throws {
         _ = sigpipeIgnored
         emulator = try Emulator(schemaJSON: Data(LegacySchema.json.utf8))
+        emulator.logsBodies = true   // the corpus asserts on the bodies old call sites send
         url = try emulator.start()
         suiteName = "SwiftFM.LegacyTests.\(UUID().uuidString)"
         defaults = try #require(UserDefaults(suiteName: suiteName))

@@ -143,6 +143,7 @@ final class ControlledEmulator {
 
     @Test func resetLogAndRecords() throws {
         let c = try ControlledEmulator()
+        c.data.emulator.logsBodies = true
         let token = try c.data.token()
         #expect(try c.data.send("POST", "\(c.data.base)/layouts/Contacts/records", token: token,
                                 body: #"{"fieldData":{"name":"Via control"}}"#).status == 200)

@@ -72,6 +72,7 @@ import Testing
 
     @Test func requestLogAndHook() throws {
         let h = try Harness()
+        h.emulator.logsBodies = true
         let lines = LinesBox()
         h.emulator.onRequest = { lines.append($0) }
         let token = try h.login()

@@ -87,55 +87,73 @@ final class Exchange: @unchecked Sendable {
     }
 
     private func head(_ response: HTTPURLResponse) -> Bool {
-        var openFailure: FMError?
+        var failed = false
         let proceed = state.withLock { state -> Bool in
-            guard !state.finished, state.response == nil else { return false }
+            guard !state.finished, state.failure == nil, state.response == nil else { return false }
             state.response = response
             if case .file(let url, _, _) = sink, response.statusCode == 200 {
                 let manager = FileManager.default
                 try? manager.removeItem(at: url)
                 guard manager.createFile(atPath: url.path, contents: nil), let handle = try? FileHandle(forWritingTo: url) else {
-                    openFailure = .fileError("Cannot create \(url.path)")
+                    state.failure = ExchangeFailure(error: .fileError("Cannot create \(url.path)"), beforeAnswer: false)
+                    failed = true
                     return false
                 }
                 state.output = handle
             }
             return true
         }
-        if let openFailure { finish(.failure(ExchangeFailure(error: openFailure, beforeAnswer: false))) }
+        if failed { finishRefused() }
         return proceed
     }
 
     private func bytes(_ data: Data) -> Bool {
-        var failure: FMError?
+        var failed = false
         var progress: (written: Int64, expected: Int64)?
         let proceed = state.withLock { state -> Bool in
-            guard !state.finished else { return false }
+            guard !state.finished, state.failure == nil else { return false }
             state.received += data.count
             if let output = state.output {
                 do {
                     try output.write(contentsOf: data)
                 } catch {
-                    failure = FMError(code: FMError.ClientCode.fileError, message: "Cannot write the container file",
-                                      underlying: String(describing: error))
+                    state.failure = ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError, message: "Cannot write the container file",
+                                                                   underlying: String(describing: error)), beforeAnswer: false)
+                    failed = true
                     return false
                 }
                 progress = (Int64(state.received), state.response?.expectedContentLength ?? -1)
                 return true
             }
             guard state.received <= cap else {
-                failure = .responseTooLarge(limit: cap)
+                state.failure = ExchangeFailure(error: .responseTooLarge(limit: cap), beforeAnswer: false)
+                failed = true
                 return false
             }
             state.body.append(data)
             return true
         }
-        if let failure { finish(.failure(ExchangeFailure(error: failure, beforeAnswer: false))) }
+        if failed { finishRefused() }
         if let progress, case .file(_, _, let report?) = sink { report(progress.written, progress.expected) }
         return proceed
     }
 
+    /// A transport callback refused the answer (`state.failure` is set, so every later callback is refused
+    /// at once): complete with that failure on another queue. The transport may call back on a queue where
+    /// whatever the completion starts next — the next request under the concurrency cap, a retry — would
+    /// deadlock or wait (URLSession's own work queue on Linux, see ``FMURLSessionTransport``).
+    private func finishRefused() {
+        DispatchQueue.global().async { [self] in
+            guard let failure = state.withLock({ $0.failure }) else { return }
+            finish(.failure(failure))
+        }
+    }
+
     private func end(_ error: Error?) {
+        if let refused = state.withLock({ $0.failure }) {
+            finish(.failure(refused))
+            return
+        }
         guard let error else {
             let answer = state.withLock { state -> ExchangeAnswer? in
                 guard let response = state.response else { return nil }
@@ -166,14 +184,15 @@ final class Exchange: @unchecked Sendable {
             return (state.completion, state.task, state.output)
         }
         guard let completion else { return }
-        if case .failure = result {
-            task?.cancel()
-            if let output, case .file(let url, _, _) = sink {
-                try? output.close()
-                try? FileManager.default.removeItem(at: url)
-            }
+        guard case .failure = result else { return completion(result) }
+        if let output, case .file(let url, _, _) = sink {
+            try? output.close()
+            try? FileManager.default.removeItem(at: url)
         }
+        // The call completes first: stopping a transfer may wait for the transport's own queue, busy with the
+        // very answer being refused.
         completion(result)
+        task?.cancel()
     }
 }
 

@@ -174,8 +174,8 @@ private final class FMValueDecoder: Decoder {
 
     // MARK: Values
 
-    static func mismatch(_ type: Any.Type, _ value: Any, _ path: [any CodingKey]) -> DecodingError {
-        .typeMismatch(type, .init(codingPath: path, debugDescription: "found \(kind(of: value))"))
+    static func mismatch(_ type: Any.Type, _ value: Any, _ path: @autoclosure () -> [any CodingKey]) -> DecodingError {
+        .typeMismatch(type, .init(codingPath: path(), debugDescription: "found \(kind(of: value))"))
     }
 
     static func kind(of value: Any) -> String {
@@ -211,48 +211,56 @@ private final class FMValueDecoder: Decoder {
         }
     }
 
-    static func isBoolean(_ number: NSNumber) -> Bool {
-        type(of: number) != NSNumber.self && String(cString: number.objCType) == "c"
+    @inline(__always) static func isBoolean(_ number: NSNumber) -> Bool {
+        if number === JSONReader.trueValue || number === JSONReader.falseValue { return true }
+        // Plain NSNumbers are never booleans; only the (rare) subclasses need the type code.
+        return type(of: number) != NSNumber.self && !(number is NSDecimalNumber) && String(cString: number.objCType) == "c"
     }
 
-    static func integer<I: FixedWidthInteger>(_ type: I.Type, _ value: Any, _ path: [any CodingKey]) throws -> I {
-        if let text = value as? String, let exact = I(text.trimmingCharacters(in: .whitespaces)) { return exact }
-        guard let number = number(value), !isBoolean(number) else { throw mismatch(I.self, value, path) }
+    static func integer<I: FixedWidthInteger>(_ type: I.Type, _ value: Any, _ path: @autoclosure () -> [any CodingKey]) throws -> I {
+        if let number = value as? NSNumber, !isBoolean(number) {
+            let double = number.doubleValue
+            if abs(double) < 9_007_199_254_740_992, let exact = I(exactly: double) { return exact }
+        } else if let text = value as? String, let exact = I(text.trimmingCharacters(in: .whitespaces)) {
+            return exact
+        }
+        guard let number = number(value), !isBoolean(number) else { throw mismatch(I.self, value, path()) }
         let double = number.doubleValue
         if abs(double) < 9_007_199_254_740_992, let exact = I(exactly: double) { return exact }
         if let exact = RawJSON.exactInt(number).flatMap({ I(exactly: $0) }) { return exact }
         if let exact = I(number.stringValue) { return exact }
-        throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "the number does not fit in \(I.self)"))
+        throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "the number does not fit in \(I.self)"))
     }
 
-    static func double(_ value: Any, _ path: [any CodingKey]) throws -> Double {
-        guard let number = number(value), !isBoolean(number) else { throw mismatch(Double.self, value, path) }
+    static func double(_ value: Any, _ path: @autoclosure () -> [any CodingKey]) throws -> Double {
+        if let number = value as? NSNumber, !isBoolean(number) { return number.doubleValue }
+        guard let number = number(value), !isBoolean(number) else { throw mismatch(Double.self, value, path()) }
         return number.doubleValue
     }
 
-    static func string(_ value: Any, _ path: [any CodingKey]) throws -> String {
+    static func string(_ value: Any, _ path: @autoclosure () -> [any CodingKey]) throws -> String {
         // A number does not read as text: a number where text is expected is a layout the type does not match.
-        guard let text = value as? String else { throw mismatch(String.self, value, path) }
+        guard let text = value as? String else { throw mismatch(String.self, value, path()) }
         return text
     }
 
-    static func bool(_ value: Any, _ path: [any CodingKey]) throws -> Bool {
+    static func bool(_ value: Any, _ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
         switch value {
         case let flag as Bool: return flag
         case let text as String:
             switch text.trimmingCharacters(in: .whitespaces).lowercased() {
             case "true", "1": return true
             case "false", "0": return false
-            default: throw mismatch(Bool.self, value, path)
+            default: throw mismatch(Bool.self, value, path())
             }
         case let number as NSNumber:
             if isBoolean(number) { return number.boolValue }
             switch number.doubleValue {
             case 1: return true
             case 0: return false
-            default: throw mismatch(Bool.self, value, path)
+            default: throw mismatch(Bool.self, value, path())
             }
-        default: throw mismatch(Bool.self, value, path)
+        default: throw mismatch(Bool.self, value, path())
         }
     }
 

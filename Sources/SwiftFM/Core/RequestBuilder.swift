@@ -5,19 +5,29 @@ import FoundationNetworking
 
 /// Turns an ``Endpoint`` into a `URLRequest`: the only place that knows URL layout, encoding and headers.
 enum RequestBuilder {
-    /// RFC 3986 unreserved characters: the only bytes left as they are in a path segment or a query value.
-    private static let unreserved: Set<UInt8> = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~".utf8))
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// RFC 3986 unreserved characters: the only bytes left as they are in a path segment or a query value.
+    @inline(__always) private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
 
     /// Percent-encodes every byte of the UTF-8 form of `text` except `A-Z a-z 0-9 - _ . ~`.
     ///
     /// Used for path segments and for query names and values: `/`, `?`, `#`, `%`, `+`, `&`, `=`, space and
     /// non-ASCII characters are all encoded, so no name can reach another path or add a parameter.
     static func encode(_ text: String) -> String {
+        if text.utf8.allSatisfy(isUnreserved) { return text } // the common case: nothing to encode
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
+        bytes.reserveCapacity(text.utf8.count * 3)
         for byte in text.utf8 {
-            if unreserved.contains(byte) {
+            if isUnreserved(byte) {
                 bytes.append(byte)
             } else {
                 bytes.append(UInt8(ascii: "%"))
@@ -99,6 +109,38 @@ enum RequestBuilder {
         !token.isEmpty && token.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) }
     }
 
+    private struct BaseKey: Hashable {
+        var host: String
+        var version: String
+    }
+
+    /// Resolved bases by host and version (a process holds a handful of configurations; the cache is
+    /// emptied if it ever grows past 64 entries).
+    private static let bases = Locked<[BaseKey: Result<String, FMError>]>([:])
+
+    /// `scheme://host[:port][/prefix]/fmi/data/{version}` for `configuration`, resolved once per host and version.
+    static func basePrefix(_ configuration: FMConfiguration) -> Result<String, FMError> {
+        let key = BaseKey(host: configuration.host, version: configuration.version.rawValue)
+        if let cached = bases.withLock({ $0[key] }) { return cached }
+        let resolved: Result<String, FMError> = configuration.resolvedBase().flatMap { base in
+            var components = base
+            var path = components.percentEncodedPath
+            while path.hasSuffix("/") { path.removeLast() }
+            components.percentEncodedPath = path + "/fmi/data/" + configuration.version.rawValue
+            components.percentEncodedQuery = nil
+            components.fragment = nil
+            guard let text = components.string else {
+                return .failure(.invalidConfiguration("Cannot build a URL for host \(Redaction.host(configuration.host))"))
+            }
+            return .success(text)
+        }
+        bases.withLock { cache in
+            if cache.count >= 64 { cache.removeAll() }
+            cache[key] = resolved
+        }
+        return resolved
+    }
+
     /// The URL of `endpoint`: `{base}/fmi/data/{version}[/databases/{db}]/{segments…}?{query}`.
     static func url<Value>(for endpoint: Endpoint<Value>, configuration: FMConfiguration) -> Result<URL, FMError> {
         var components: URLComponents
@@ -113,27 +155,29 @@ enum RequestBuilder {
                 components.percentEncodedQuery = components.percentEncodedQuery.map { $0 + "&" + extra } ?? extra
             }
         case .host, .database:
-            let base: URLComponents
-            switch configuration.resolvedBase() {
-            case .success(let resolved): base = resolved
+            // The base (`scheme://host:port/prefix/fmi/data/vX`) is resolved once per host and version, not per
+            // call: parsing the host with URLComponents was a measurable part of every call.
+            var text: String
+            switch basePrefix(configuration) {
+            case .success(let prefix): text = prefix
             case .failure(let error): return .failure(error)
             }
-            var path = base.percentEncodedPath
-            while path.hasSuffix("/") { path.removeLast() }
-            path += "/fmi/data/" + configuration.version.rawValue
             if case .database = endpoint.scope {
                 guard !configuration.database.isEmpty else {
                     return .failure(.invalidConfiguration("No database is configured"))
                 }
-                path += "/databases/" + encodeSegment(configuration.database)
+                text += "/databases/" + encodeSegment(configuration.database)
             }
             for segment in endpoint.segments {
-                path += "/" + encodeSegment(segment)
+                text += "/" + encodeSegment(segment)
             }
-            components = base
-            components.percentEncodedPath = path
-            components.percentEncodedQuery = endpoint.query.isEmpty ? nil : query(endpoint.query)
-            components.fragment = nil
+            if !endpoint.query.isEmpty {
+                text += "?" + query(endpoint.query)
+            }
+            guard let url = URL(string: text) else {
+                return .failure(.invalidConfiguration("Cannot build a URL for host \(Redaction.host(configuration.host))"))
+            }
+            return .success(url)
         }
         guard let url = components.url else {
             return .failure(.invalidConfiguration("Cannot build a URL for host \(Redaction.host(configuration.host))"))

@@ -121,7 +121,7 @@ extension DataAPI {
             pool.sessionRefused(until: now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime))
         }
         if case .failure(let error) = result {
-            logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count) waiting call(s), not retried")
+            logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count) waiting call(s)")
         }
         for waiter in waiters { waiter(result) }
     }

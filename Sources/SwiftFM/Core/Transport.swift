@@ -45,7 +45,11 @@ public struct FMTransportEvents: Sendable {
 
 /// One request for a transport: the `URLRequest` (method, URL, headers, small bodies in `httpBody`) and,
 /// for container uploads, a file whose bytes are the body.
-public struct FMTransportRequest: Sendable {
+///
+/// It holds the `Authorization` value (a Basic value or a session token) and, at login, data-source
+/// passwords: its `description`, `debugDescription`, `dump` and `Mirror` show the method, the path (a
+/// session token in it replaced), the header names and the body's size only.
+public struct FMTransportRequest: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The request. Its `httpBody` is set unless ``bodyFile`` is.
     public var urlRequest: URLRequest
     /// When set, the body is this file's content (a multipart body SwiftFM assembled on disk), to be
@@ -57,6 +61,20 @@ public struct FMTransportRequest: Sendable {
         self.urlRequest = urlRequest
         self.bodyFile = bodyFile
     }
+
+    /// `"FMTransportRequest(POST /fmi/data/vLatest/databases/DB/sessions, headers: Authorization, Content-Type, body: 85 bytes)"`:
+    /// no header value, no body, no query, no token.
+    public var description: String {
+        let headers = (urlRequest.allHTTPHeaderFields ?? [:]).keys.sorted().joined(separator: ", ")
+        let body = bodyFile != nil ? "a file" : "\(urlRequest.httpBody?.count ?? 0) bytes"
+        return "FMTransportRequest(\(urlRequest.httpMethod ?? "GET") \(Redaction.path(of: urlRequest.url)), headers: \(headers), body: \(body))"
+    }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror that shows no secret (what `dump` and `Mirror(reflecting:)` read).
+    public var customMirror: Mirror { Redaction.mirror(of: self, description) }
 }
 
 /// The HTTP client SwiftFM sends every request through.
@@ -120,8 +138,19 @@ public final class FMURLSessionTransport: FMTransport {
         configuration.urlCredentialStorage = nil
         // Linux truncates timeouts to whole seconds (a value under 1 s would fire at once).
         configuration.timeoutIntervalForRequest = max(1, idleTimeout.rounded(.up))
-        return URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        return URLSession(configuration: configuration, delegate: delegate, delegateQueue: Self.delegateQueue())
     }
+
+    #if canImport(Darwin)
+    private static func delegateQueue() -> OperationQueue? { nil }
+    #else
+    /// On Linux, URLSession hands each chunk of a body to the delegate queue as a new operation, as fast as
+    /// libcurl reads and inflates it. When the delegate queue falls behind (a busy machine, a compression
+    /// bomb inflating at hundreds of MB/s) the backlog grows without bound, and the cancel of an answer past
+    /// ``FMConfiguration/maxResponseBytes`` waits behind it. Running the delegate inline, on URLSession's own
+    /// work queue, is the back-pressure: libcurl reads no further until SwiftFM took the chunk or refused it.
+    private static func delegateQueue() -> OperationQueue? { InlineOperationQueue() }
+    #endif
 
     deinit {
         session.invalidateAndCancel()
@@ -143,6 +172,14 @@ public final class FMURLSessionTransport: FMTransport {
     }
 }
 
+#if !canImport(Darwin)
+/// An operation queue that runs each block at once, on the thread that adds it (URLSession's work queue).
+/// Nothing run there may start or wait for another task: the router hands completions to another queue.
+private final class InlineOperationQueue: OperationQueue, @unchecked Sendable {
+    override func addOperation(_ block: @escaping @Sendable () -> Void) { block() }
+}
+#endif
+
 /// Cancels one `URLSessionTask`.
 private struct URLSessionTaskHandle: FMTransportTask, @unchecked Sendable {
     // URLSessionTask is thread-safe for `cancel()`; it is not `Sendable`-annotated on every platform.
@@ -153,18 +190,32 @@ private struct URLSessionTaskHandle: FMTransportTask, @unchecked Sendable {
 /// The session delegate: routes each task's events to its ``FMTransportEvents`` and refuses redirects.
 private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: `routes` is behind its lock; the rest is immutable.
-    private let routes = Locked<[Int: FMTransportEvents]>([:])
+    private struct Route {
+        var events: FMTransportEvents
+        /// SwiftFM refused the answer: no more of its bytes are handed on.
+        var refused = false
+    }
+    private let routes = Locked<[Int: Route]>([:])
     #if canImport(Darwin)
     private let serverTrust: FMURLSessionTransport.ServerTrustEvaluator?
     init(serverTrust: FMURLSessionTransport.ServerTrustEvaluator?) { self.serverTrust = serverTrust }
     #endif
 
     func register(_ task: URLSessionTask, events: FMTransportEvents) {
-        routes.withLock { $0[task.taskIdentifier] = events }
+        routes.withLock { $0[task.taskIdentifier] = Route(events: events) }
     }
 
+    /// The events of `task`, unless its answer was refused.
     private func events(for task: URLSessionTask) -> FMTransportEvents? {
-        routes.withLock { $0[task.taskIdentifier] }
+        routes.withLock { routes in routes[task.taskIdentifier].flatMap { $0.refused ? nil : $0.events } }
+    }
+
+    /// SwiftFM refused `task`'s answer: hand on nothing more, and cancel it from another queue (on older
+    /// Linux toolchains `cancel()` waits for the work queue these callbacks may run on).
+    private func refuse(_ task: URLSessionTask) {
+        routes.withLock { $0[task.taskIdentifier]?.refused = true }
+        let handle = URLSessionTaskHandle(task: task)
+        DispatchQueue.global().async { handle.cancel() }
     }
 
     func urlSession(
@@ -176,22 +227,23 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
             completionHandler(.cancel)
             return
         }
-        completionHandler(events.response(http) ? .allow : .cancel)
+        let proceed = events.response(http)
+        if !proceed { routes.withLock { $0[dataTask.taskIdentifier]?.refused = true } }
+        completionHandler(proceed ? .allow : .cancel)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard let events = events(for: dataTask) else { return }
-        if !events.data(data) { dataTask.cancel() }
+        if !events.data(data) { refuse(dataTask) }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        let events = routes.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        let events = routes.withLock { $0.removeValue(forKey: task.taskIdentifier)?.events }
         guard let events else { return }
-        if error == nil, task.response == nil {
-            events.complete(URLError(.badServerResponse))
-        } else {
-            events.complete(error)
-        }
+        let outcome = UncheckedError(base: error == nil && task.response == nil ? URLError(.badServerResponse) : error)
+        // Off URLSession's work queue: what the completion starts next (a retry, the next request under the
+        // concurrency cap) creates a task, which waits for that queue.
+        DispatchQueue.global().async { events.complete(outcome.base) }
     }
 
     func urlSession(
@@ -219,6 +271,11 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
         }
     }
     #endif
+}
+
+/// Carries a transport error (or none) across a queue hop (`Error` values are not all `Sendable`).
+private struct UncheckedError: @unchecked Sendable {
+    let base: Error?
 }
 
 // MARK: - Whole-body transports (tests)

@@ -302,6 +302,39 @@ public struct FMFoundSet: @unchecked Sendable {
     }
 }
 
+extension FMFoundSet {
+    /// Reads the bytes of a found-set answer (the body of a get-range, get-record or find answer, for
+    /// example one saved to disk or received by your own transport).
+    ///
+    /// - Throws: ``FMError``: FileMaker's code when `messages[0].code` is not `"0"`, `-1006` when the body
+    ///   is not JSON, `-1007` when it is not a found set.
+    public init(responseBody: Data) throws {
+        let response = try Envelope.response(from: responseBody)
+        guard let data = response["data"] as? [Any] else { throw FMError.malformed("no \"data\" array in the found set", status: 200) }
+        var records: [[String: Any]] = []
+        records.reserveCapacity(data.count)
+        for element in data {
+            guard let record = element as? [String: Any] else { throw FMError.malformed("a record of \"data\" is not an object", status: 200) }
+            records.append(record)
+        }
+        self.init(records: records, dataInfo: (response["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:)),
+                  scripts: FMScriptResults(raw: response), rawResponse: responseBody)
+    }
+}
+
+extension FMTypedFoundSet {
+    /// Reads the bytes of a found-set answer into typed records, with the FileMaker rules of ``FMRecord``.
+    ///
+    /// - Parameters:
+    ///   - responseBody: the body of a get-range, get-record or find answer.
+    ///   - timeZone: the zone dates, times and timestamps are read in; UTC when `nil`.
+    /// - Throws: ``FMError``: FileMaker's code when `messages[0].code` is not `"0"`, `-1006` when the body
+    ///   is not JSON, `-1007` naming the record and field when a record does not have the shape of `T`.
+    public init(responseBody: Data, timeZone: TimeZone? = nil) throws {
+        self = try FileMakerDecoder(timeZone: timeZone).foundSet(T.self, response: Envelope.response(from: responseBody), status: 200)
+    }
+}
+
 /// A found set decoded straight from the response bytes into `FMRecord<T>` values.
 public struct FMTypedFoundSet<T: Decodable>: Decodable {
     /// The records.

@@ -217,7 +217,8 @@ struct ControlHandler: HTTPHandler {
 
     private func settings(_ emulator: Emulator) -> [String: Any] {
         ["serviceTime": emulator.serviceTime, "serializesSessions": emulator.serializesSessions,
-         "maxSessions": emulator.maxSessions.map { $0 as Any } ?? NSNull(), "rejectLogins": emulator.rejectsLogins]
+         "maxSessions": emulator.maxSessions.map { $0 as Any } ?? NSNull(), "rejectLogins": emulator.rejectsLogins,
+         "logsBodies": emulator.logsBodies]
     }
 
     private func counters(_ emulator: Emulator) -> [String: Any] {
@@ -227,13 +228,14 @@ struct ControlHandler: HTTPHandler {
 
     /// Checks every key before changing anything, so a bad request changes nothing.
     private func applySettings(_ body: [String: Any], _ emulator: Emulator) throws {
-        try Self.allow(body, ["serviceTime", "serializesSessions", "maxSessions", "rejectLogins"])
+        try Self.allow(body, ["serviceTime", "serializesSessions", "maxSessions", "rejectLogins", "logsBodies"])
         let serviceTime = try Self.number(body, "serviceTime")
         if let serviceTime, !(serviceTime >= 0 && serviceTime <= 3600) {
             throw ControlError("serviceTime must be between 0 and 3600 seconds")
         }
         let serializes = try Self.bool(body, "serializesSessions")
         let reject = try Self.bool(body, "rejectLogins")
+        let logsBodies = try Self.bool(body, "logsBodies")
         var maxSessions: Int??
         if let value = body["maxSessions"] {
             if value is NSNull {
@@ -248,6 +250,7 @@ struct ControlHandler: HTTPHandler {
         if let serializes { emulator.serializesSessions = serializes }
         if let reject { emulator.rejectLogins(reject) }
         if let maxSessions { emulator.maxSessions = maxSessions }
+        if let logsBodies { emulator.logsBodies = logsBodies }
     }
 
     // MARK: Faults

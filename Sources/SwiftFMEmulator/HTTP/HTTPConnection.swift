@@ -68,6 +68,8 @@ final class HTTPConnection: Sendable {
                     }
                 }
             }
+            // A connection silent for the idle timeout (between requests or inside one) is closed.
+            guard HTTPSocket.waitReadable(fd, timeout: run.idleTimeout) else { return }
             let n = HTTPSocket.readSome(fd, into: scratch)
             if n <= 0 { return }
             parser.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))

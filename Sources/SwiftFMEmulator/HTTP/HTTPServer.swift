@@ -47,6 +47,12 @@ public final class HTTPServer: Sendable {
     public let maxHeaderBytes: Int
     /// The largest accepted request body, in bytes; larger bodies get `413`.
     public let maxBodyBytes: Int
+    /// Seconds a connection may stay silent (idle between requests, or stalled inside one) before the
+    /// server closes it; its thread then ends.
+    public let idleTimeout: TimeInterval
+    /// The most connections served at once (one thread each). A connection beyond it is answered
+    /// `503 Service Unavailable` with `Connection: close` and closed, without a thread.
+    public let maxConnections: Int
 
     private let state = HTTPServerLockedState()
 
@@ -56,7 +62,12 @@ public final class HTTPServer: Sendable {
     ///   - handler: answers every request.
     ///   - maxHeaderBytes: limit for the request line and headers (default 64 KiB).
     ///   - maxBodyBytes: limit for a request body (default 64 MiB).
-    public init(handler: any HTTPHandler, maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int = 64 * 1024 * 1024) {
+    ///   - idleTimeout: seconds of silence after which a connection is closed (default 60).
+    ///   - maxConnections: connections served at once; more are refused with 503 (default 256).
+    public init(handler: any HTTPHandler, maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int = 64 * 1024 * 1024,
+                idleTimeout: TimeInterval = 60, maxConnections: Int = 256) {
+        self.idleTimeout = idleTimeout > 0 ? idleTimeout : 60
+        self.maxConnections = max(1, maxConnections)
         self.handler = handler
         self.maxHeaderBytes = maxHeaderBytes
         self.maxBodyBytes = maxBodyBytes
@@ -64,6 +75,16 @@ public final class HTTPServer: Sendable {
 
     deinit {
         stop()
+    }
+
+    /// The connections open now (each has a thread).
+    public var openConnectionCount: Int {
+        state.withLock { $0.run?.openConnectionCount ?? 0 }
+    }
+
+    /// Connections refused with 503 because ``maxConnections`` were open (since start).
+    public var refusedConnectionCount: Int {
+        state.withLock { $0.run?.refusedCount ?? 0 }
     }
 
     /// The bound port while the server is listening, otherwise `nil`.
@@ -125,7 +146,8 @@ public final class HTTPServer: Sendable {
         let run = HTTPServerRun(
             listenFD: fd, wakeRead: pipeFDs[0], wakeWrite: pipeFDs[1], port: bound,
             handler: handler,
-            limits: HTTPParserLimits(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
+            limits: HTTPParserLimits(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes),
+            idleTimeout: idleTimeout, maxConnections: maxConnections
         )
         let alreadyRunning = state.withLock { s -> Bool in
             if s.run != nil { return true }
@@ -192,8 +214,11 @@ final class HTTPServerRun: @unchecked Sendable {
     let port: UInt16
     let handler: any HTTPHandler
     let limits: HTTPParserLimits
+    let idleTimeout: TimeInterval
+    let maxConnections: Int
 
     // Guarded by `condition`.
+    private var refused = 0
     private let condition = NSCondition()
     private var stopping = false
     private var acceptFinished = false
@@ -201,7 +226,9 @@ final class HTTPServerRun: @unchecked Sendable {
     private var nextConnectionID = 0
 
     init(listenFD: Int32, wakeRead: Int32, wakeWrite: Int32, port: UInt16, handler: any HTTPHandler,
-         limits: HTTPParserLimits) {
+         limits: HTTPParserLimits, idleTimeout: TimeInterval, maxConnections: Int) {
+        self.idleTimeout = idleTimeout
+        self.maxConnections = maxConnections
         self.listenFD = listenFD
         self.wakeRead = wakeRead
         self.wakeWrite = wakeWrite
@@ -215,6 +242,35 @@ final class HTTPServerRun: @unchecked Sendable {
         HTTPSocket.closeFD(listenFD)
         HTTPSocket.closeFD(wakeRead)
         HTTPSocket.closeFD(wakeWrite)
+    }
+
+    var openConnectionCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return connections.count
+    }
+
+    var refusedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return refused
+    }
+
+    /// Answers a connection beyond the cap without a thread: 503, `Connection: close`, then close.
+    private func refuse(_ fd: Int32) {
+        let body = "Too many connections: the emulator serves at most \(maxConnections) at once.\n"
+        let response = HTTPResponse(status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "1")],
+                                    body: Data(body.utf8))
+        // A fresh socket's send buffer takes this small answer at once; never block the accept thread.
+        HTTPSocket.setNonBlocking(fd, true)
+        let bytes = HTTPResponseWriter.serialize(response, isHead: false, keepAlive: false)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, HTTPSocket.sendFlags) }
+        HTTPSocket.shutdownWrite(fd)
+        // Drain what the client already sent, so the close is a FIN rather than a reset that could
+        // destroy the answer in flight.
+        var sink = [UInt8](repeating: 0, count: 4096)
+        _ = sink.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        HTTPSocket.closeFD(fd)
     }
 
     var isStopping: Bool {
@@ -261,6 +317,12 @@ final class HTTPServerRun: @unchecked Sendable {
                 condition.unlock()
                 HTTPSocket.closeFD(fd)
                 return
+            }
+            if connections.count >= maxConnections {
+                refused += 1
+                condition.unlock()
+                refuse(fd)
+                continue
             }
             let id = nextConnectionID
             nextConnectionID += 1

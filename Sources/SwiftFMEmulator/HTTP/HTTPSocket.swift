@@ -104,6 +104,22 @@ enum HTTPSocket {
         }
     }
 
+    /// Waits until `fd` is readable (or closed, or failed); `false` when `timeout` seconds pass first.
+    static func waitReadable(_ fd: Int32, timeout: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while true {
+            let remaining = deadline.timeIntervalSinceNow
+            if remaining <= 0 { return false }
+            p.revents = 0
+            let rc = poll(&p, 1, Int32(min(remaining * 1000, 3_600_000).rounded(.up)))
+            if rc > 0 { return true }
+            if rc == 0 { continue }
+            if errno == EINTR { continue }
+            return true  // let the read report the error
+        }
+    }
+
     /// Shuts both directions of `fd` down, waking any thread blocked on it.
     static func shutdownBoth(_ fd: Int32) {
         #if canImport(Glibc)

@@ -10,7 +10,9 @@ extension EmulatorState {
             return n
         } ?? 1
         guard rep >= 1, rep <= field.repetitions else { throw FMError("111") }
-        guard let parts = try? MultipartFormData.parse(body: ctx.request.body, contentType: ctx.request.header("Content-Type") ?? "") else {
+        let parsed = prepared.map(\.parts)
+            ?? (try? MultipartFormData.parse(body: ctx.request.body, contentType: ctx.request.header("Content-Type") ?? ""))
+        guard let parts = parsed else {
             throw FMError("960", "Upload payload must contain a part named 'upload'.")
         }
         guard let upload = parts.first(where: { $0.name == "upload" }) else {
@@ -54,7 +56,9 @@ extension EmulatorState {
             var rng = SystemRandomNumberGenerator()
             let value = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &rng)) }.joined()
             streamingCookies.insert(value)
-            let location = request.header("Host").map { "http://\($0)\(request.target)" } ?? request.target
+            // Absolute, under the scheme and host the client used (the public URL, a proxy's X-Forwarded-*, or Host).
+            let hasHost = request.header("Host") != nil || request.header("X-Forwarded-Host") != nil || publicURL != nil
+            let location = hasHost ? origin(of: request, fallbackHost: "127.0.0.1") + request.target : request.target
             return HTTPResponse(status: 302, headers: [("Location", location),
                                                        ("Set-Cookie", "X-FMS-Session-Key=\(value); Path=/; HttpOnly"),
                                                        ("Content-Type", "text/html")], body: Data())

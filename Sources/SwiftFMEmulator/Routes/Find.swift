@@ -105,8 +105,7 @@ extension EmulatorState {
         (1...c.field.repetitions).contains { rep in
             let v = value(of: c.field, table: table.schema.name, record: record, repetition: rep, session: session)
             return engine.matches(c.text, v, type: c.field.type) {
-                let key = v.text.lowercased()
-                return table.records.values.filter { $0.value(c.field, repetition: rep).text.lowercased() == key }.count > 1
+                engine.duplicateCount(of: v.text.lowercased(), table: table, field: c.field, repetition: rep) > 1
             }
         }
     }

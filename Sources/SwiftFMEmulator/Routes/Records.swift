@@ -73,72 +73,17 @@ extension EmulatorState {
 
     // MARK: Reading
 
-    func containerURL(_ ref: ContainerRef, host: String) -> String {
+    /// The streaming URL of a stored container, under `origin` (`scheme://host[:port]` the client used).
+    func containerURL(_ ref: ContainerRef, origin: String) -> String {
         let ext = ref.fileExtension.isEmpty ? "" : ".\(ref.fileExtension)"
-        return "http://\(host)/Streaming_SSL/MainDB/\(ref.key)\(ext)?RCType=EmbeddedRCFileProcessor"
+        return "\(origin)/Streaming_SSL/MainDB/\(ref.key)\(ext)?RCType=EmbeddedRCFileProcessor"
     }
 
-    /// The JSON of one record as the Data API returns it.
+    /// The JSON of one record as the Data API returns it (already written: see ``RecordWriter``).
     func recordJSON(_ record: StoredRecord, _ options: OutputOptions, _ ctx: RequestContext) -> JSON {
-        guard let table = table(options.layout.table) else { return .object([]) }
-        let urlFor: (ContainerRef) -> String = { self.containerURL($0, host: ctx.host) }
-        var fieldData: [(String, JSON)] = []
-        for lf in options.layout.fields {
-            if let rf = relatedLayoutField(options.layout, lf.name) {
-                // The first related record (relationship sort order), every repetition of the field.
-                let first = follow(rf.path, from: record, table: table.schema.name, session: ctx.token).first
-                for rep in 1...rf.field.repetitions {
-                    let v = first.map { value(of: rf.field, table: rf.path.table, record: $0, repetition: rep, session: ctx.token) } ?? .empty
-                    fieldData.append((rep == 1 ? rf.key : "\(rf.key)(\(rep))", v.json(dateformats: options.dateformats, containerURL: urlFor)))
-                }
-                continue
-            }
-            guard let f = table.field(EmulatorState.bareField(lf.name)) else { continue }
-            for rep in 1...f.repetitions {
-                let v = value(of: f, table: table.schema.name, record: record, repetition: rep, session: ctx.token)
-                fieldData.append((rep == 1 ? f.name : "\(f.name)(\(rep))", v.json(dateformats: options.dateformats, containerURL: urlFor)))
-            }
-        }
-        var portalData: [(String, JSON)] = []
-        var portalInfo: [JSON] = []
-        for p in options.portals {
-            guard let path = portalPath(p, layout: options.layout), let rt = self.table(path.table) else { continue }
-            let rows = follow(path, from: record, table: table.schema.name, session: ctx.token)
-            let columns = portalColumns(p, path: path)
-            var range = options.ranges[p.name.lowercased()] ?? (1, 50)
-            // v1 quirk: a layout in Table View returns only the first related row.
-            if options.layout.tableView, ctx.version.lowercased() == "v1" { range = (1, min(range.limit, 1)) }
-            let page = rows.dropFirst(range.offset - 1).prefix(range.limit)
-            var rowJSON: [JSON] = []
-            for row in page {
-                var pairs: [(String, JSON)] = [("recordId", .string(String(row.id)))]
-                for column in columns {
-                    // A repeating field in a portal row: every repetition as `TO::field(n)`, the first
-                    // too (python-fmdata's integration suite reads `(1)`, `(2)`, …; WIRE.md §17).
-                    let reps = column.field.repetitions
-                    for rep in 1...reps {
-                        let v: FMValue
-                        if let far = column.through {
-                            v = relatedValue(far, of: row, table: rt.schema.name, repetition: rep, session: ctx.token)
-                        } else {
-                            v = value(of: column.field, table: rt.schema.name, record: row, repetition: rep, session: ctx.token)
-                        }
-                        let key = reps > 1 ? "\(column.key)(\(rep))" : column.key
-                        pairs.append((key, v.json(dateformats: options.dateformats, containerURL: urlFor)))
-                    }
-                }
-                pairs.append(("modId", .string(String(row.modId))))
-                rowJSON.append(.object(pairs))
-            }
-            portalData.append((p.name, .array(rowJSON)))
-            portalInfo.append(.object([("portalObjectName", .string(p.name)), ("database", .string(schema.database)),
-                                       ("table", .string(path.occurrence)), ("foundCount", .number(Double(rows.count))),
-                                       ("returnedCount", .number(Double(rowJSON.count)))]))
-        }
-        var pairs: [(String, JSON)] = [("fieldData", .object(fieldData)), ("portalData", .object(portalData)),
-                                       ("recordId", .string(String(record.id))), ("modId", .string(String(record.modId)))]
-        if !portalInfo.isEmpty { pairs.append(("portalDataInfo", .array(portalInfo))) }
-        return .object(pairs)
+        var out: [UInt8] = []
+        RecordWriter(state: self, options: options, ctx: ctx).write(record, into: &out)
+        return .raw(out)
     }
 
     func dataInfo(_ options: OutputOptions, total: Int, found: Int, returned: Int) -> JSON {
@@ -183,6 +128,11 @@ extension EmulatorState {
     }
 
     /// Runs the phases of a found-set request: prerequest, action, presort, sort, script, page.
+    ///
+    /// The scripts and the action run under the state lock (the caller's). Writing the page does not,
+    /// and neither does sorting when no script runs after it: both work on a snapshot of the state
+    /// (copy-on-write, so taking it is O(1)) in the reply's ``Reply/finish``, which the emulator runs
+    /// after releasing the lock. (A script after the sort sees the sorted found set, so it is sorted first.)
     mutating func foundSetReply(_ layout: EmulatorSchema.Layout, options: OutputOptions, plan: ScriptPlan, offset: Int, limit: Int,
                                 sorter: (([StoredRecord]) -> [StoredRecord])?, ctx: RequestContext,
                                 action: (EmulatorState) throws -> [Int]) throws -> Reply {
@@ -190,17 +140,33 @@ extension EmulatorState {
         runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, ctx: ctx, into: &results)
         var found = try action(self)
         runPhase(.presort, of: plan, layout: layout, foundCount: found.count, found: found, ctx: ctx, into: &results)
-        if let sorter, let t = table(layout.table) {
+        var pendingSorter = sorter
+        if let sorter, plan[.after] != nil, let t = table(layout.table) {
             found = sorter(found.compactMap { t.records[$0] }).map(\.id)
+            pendingSorter = nil
+        } else if pendingSorter != nil, plan[.presort] != nil, let t = table(layout.table) {
+            // Sorting drops records a script deleted since the find; the count must be right before the sort.
+            found = found.filter { t.records[$0] != nil }
         }
         runPhase(.after, of: plan, layout: layout, foundCount: found.count, found: found, ctx: ctx, into: &results)
         let records = table(layout.table)?.records ?? [:]
-        let page = found.dropFirst(offset - 1).prefix(limit).compactMap { records[$0] }
-        guard !page.isEmpty else { throw FMError("401") }
-        let total = table(layout.table)?.records.count ?? 0
-        let data = JSON.array(page.map { recordJSON($0, options, ctx) })
-        return Reply(response: .object(results.pairs + [("dataInfo", dataInfo(options, total: total, found: found.count, returned: page.count)),
-                                                        ("data", data)]))
+        // The sort (if still pending) only reorders ids that are all present, so the page's size is known now.
+        let returned = found.dropFirst(offset - 1).prefix(limit).reduce(0) { $0 + (records[$1] == nil ? 0 : 1) }
+        guard returned > 0 else { throw FMError("401") }
+        let total = records.count
+        let head = results.pairs + [("dataInfo", dataInfo(options, total: total, found: found.count, returned: returned))]
+        let snapshot = self
+        let ids = found
+        return Reply(response: .object(head + [("data", .array([]))])) {
+            let records = snapshot.table(layout.table)?.records ?? [:]
+            var sorted = ids
+            if let pendingSorter {
+                sorted = pendingSorter(ids.compactMap { records[$0] }).map(\.id)
+            }
+            let page = sorted.dropFirst(offset - 1).prefix(limit).compactMap { records[$0] }
+            let data = RecordWriter(state: snapshot, options: options, ctx: ctx).writeArray(page)
+            return .object(head + [("data", .raw(data))])
+        }
     }
 
     /// Builds a stable multi-field sort from `[{"fieldName":…,"sortOrder":…}]`.
@@ -226,22 +192,29 @@ extension EmulatorState {
             }
         }
         return { records in
-            records.enumerated().sorted { a, b in
-                for (field, ascending, valueList) in keys {
-                    let va = a.element.value(field), vb = b.element.value(field)
+            // Decorate once (values and value-list positions per record), then sort indices: the
+            // comparator no longer looks values up by lower-cased name on every comparison.
+            let columns: [(values: [FMValue], listIndex: [Int]?, ascending: Bool)] = keys.map { field, ascending, valueList in
+                let values = records.map { $0.value(field) }
+                let listIndex = valueList.map { list in values.map { list.firstIndex(of: $0.text.lowercased()) ?? Int.max } }
+                return (values, listIndex, ascending)
+            }
+            let order = records.indices.sorted { a, b in
+                for column in columns {
+                    let va = column.values[a], vb = column.values[b]
                     var result: ComparisonResult
-                    if let valueList {
-                        let ia = valueList.firstIndex(of: va.text.lowercased()) ?? Int.max
-                        let ib = valueList.firstIndex(of: vb.text.lowercased()) ?? Int.max
+                    if let listIndex = column.listIndex {
+                        let ia = listIndex[a], ib = listIndex[b]
                         result = ia < ib ? .orderedAscending : (ia > ib ? .orderedDescending : FMValue.compare(va, vb))
                     } else {
                         result = FMValue.compare(va, vb)
                     }
                     if result == .orderedSame { continue }
-                    return ascending ? result == .orderedAscending : result == .orderedDescending
+                    return column.ascending ? result == .orderedAscending : result == .orderedDescending
                 }
-                return a.offset < b.offset
-            }.map(\.element)
+                return a < b
+            }
+            return order.map { records[$0] }
         }
     }
 

@@ -4,6 +4,31 @@ import Foundation
 struct Reply {
     var response: JSON
     var headers: [(name: String, value: String)] = []
+    /// When set, the final `response`, built from a snapshot of the state: run after the state lock
+    /// is released (sorting and writing a large found set must not stall other clients).
+    var finish: (() -> JSON)?
+
+    init(response: JSON, headers: [(name: String, value: String)] = [], finish: (() -> JSON)? = nil) {
+        self.response = response
+        self.headers = headers
+        self.finish = finish
+    }
+}
+
+/// An answer whose body may still have to be written, outside the state lock.
+struct StagedResponse {
+    /// The response; its body is empty while ``pendingBody`` is set.
+    var response: HTTPResponse
+    /// Writes the body (from a snapshot of the state).
+    var pendingBody: (() -> Data)?
+
+    /// The complete response (runs ``pendingBody``).
+    func finished() -> HTTPResponse {
+        guard let pendingBody else { return response }
+        var complete = response
+        complete.body = pendingBody()
+        return complete
+    }
 }
 
 /// One request being handled, with its decoded path and query and the session it authenticated.
@@ -27,6 +52,9 @@ struct RequestContext {
 
     /// The `Host` to put in container URLs.
     var host: String { request.header("Host") ?? fallbackHost }
+
+    /// `scheme://host[:port]` the client used, for container URLs (see ``EmulatorState/origin(of:fallbackHost:)``).
+    var origin = "http://127.0.0.1"
 
     func queryValue(_ name: String) -> String? {
         query.first { $0.0 == name }?.1 ?? query.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
@@ -62,6 +90,40 @@ func trimSpaces(_ s: String) -> String {
 func mediaType(_ value: String?) -> String? {
     guard let value else { return nil }
     return value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+}
+
+/// A request body parsed **before** the emulator's state lock is taken, so that a large body (tens of
+/// MiB of JSON or multipart) never stalls other clients while it is parsed (issue 12).
+struct PreparedBody: Sendable {
+    enum ParsedJSON: Sendable {
+        /// No body, or only white space: `{}`.
+        case empty
+        /// A JSON object.
+        case object(JSON)
+        /// Not JSON, or not an object: 1708.
+        case invalid
+    }
+
+    /// The body as JSON (meaningful for JSON requests).
+    var json: ParsedJSON
+    /// The multipart parts, for a `multipart/form-data` request (`nil` when malformed or not multipart).
+    var parts: [MultipartFormData.Part]?
+
+    init(_ request: HTTPRequest) {
+        if mediaType(request.header("Content-Type")) == "multipart/form-data" {
+            json = .invalid
+            parts = try? MultipartFormData.parse(body: request.body, contentType: request.header("Content-Type") ?? "")
+        } else {
+            json = PreparedBody.parseJSON(request.body)
+            parts = nil
+        }
+    }
+
+    static func parseJSON(_ body: Data) -> ParsedJSON {
+        guard body.contains(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else { return .empty }
+        guard let json = try? JSON.parse(body), json.objectPairs != nil else { return .invalid }
+        return .object(json)
+    }
 }
 
 /// The parameters each endpoint knows (WIRE.md §6–§8, §11, §17). Anything else is HTTP 400, code 960,
@@ -175,49 +237,66 @@ enum Route {
 }
 
 extension EmulatorState {
-    /// Answers one request (the lock is held by the caller).
+    /// Answers one request completely (the lock is held by the caller).
     mutating func route(_ received: HTTPRequest, now: Date) -> HTTPResponse {
+        routeStaged(received, now: now).finished()
+    }
+
+    /// ``play(_:request:token:now:)``, leaving the body of an answer without a fault to be written
+    /// after the lock is released (faults that rewrite the body need it at once).
+    mutating func playStaged(_ fault: EmulatorFault?, request: HTTPRequest, token: String?, now: Date) -> StagedResponse {
+        guard let fault else { return routeStaged(request, now: now) }
+        return StagedResponse(response: play(fault, request: request, token: token, now: now))
+    }
+
+    /// Answers one request (the lock is held by the caller); a large answer's body is left to
+    /// ``StagedResponse/pendingBody``, to be written after the lock is released.
+    mutating func routeStaged(_ received: HTTPRequest, now: Date) -> StagedResponse {
         var request = received
         let rawSegments = request.rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var segments: [String] = []
         for raw in rawSegments {
-            guard let s = decodePathSegment(raw) else { return errorResponse(FMError("404", "Not Found", status: 404)) }
+            guard let s = decodePathSegment(raw) else { return StagedResponse(response: errorResponse(FMError("404", "Not Found", status: 404))) }
             segments.append(s)
         }
         if segments.last == "", segments.count > 1 { segments.removeLast() }
 
         if segments.count == 3, segments[0] == "Streaming_SSL" || segments[0] == "Streaming" {
             guard request.method == "GET" || request.method == "HEAD" else {
-                return methodNotAllowed(allow: "GET, HEAD")
+                return StagedResponse(response: methodNotAllowed(allow: "GET, HEAD"))
             }
-            return streamContainer(request, name: segments[2])
+            return StagedResponse(response: streamContainer(request, name: segments[2]))
         }
 
         guard segments.count >= 4, segments[0].lowercased() == "fmi", segments[1].lowercased() == "data",
               ["v1", "v2", "vlatest"].contains(segments[2].lowercased()) else {
-            return errorResponse(FMError("404", "Not Found", status: 404))
+            return StagedResponse(response: errorResponse(FMError("404", "Not Found", status: 404)))
         }
         let rest = Array(segments[3...])
         guard let (route, names) = Route.match(rest) else {
-            return errorResponse(FMError("404", "Not Found", status: 404))
+            return StagedResponse(response: errorResponse(FMError("404", "Not Found", status: 404)))
         }
         // HEAD is GET without the body (RFC 9110 §9.3.2); the socket layer drops the body.
         if request.method == "HEAD", route.methods.contains("GET") { request.method = "GET" }
         guard route.methods.contains(request.method) else {
-            return methodNotAllowed(allow: route.allowHeader)
+            return StagedResponse(response: methodNotAllowed(allow: route.allowHeader))
         }
         var ctx = RequestContext(request: request, path: rest, version: segments[2], query: decodeQuery(request.rawQuery), now: now)
         if let base = baseURL, let host = base.host { ctx.fallbackHost = base.port.map { "\(host):\($0)" } ?? host }
+        ctx.origin = origin(of: request, fallbackHost: ctx.fallbackHost)
         do {
             let reply = try dispatch(route, names: names, ctx: &ctx)
             var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
             headers += reply.headers
-            let body = JSON.object([("response", reply.response), ("messages", .array([.object([("code", .string("0")), ("message", .string("OK"))])]))])
-            return HTTPResponse(status: 200, headers: headers, body: body.data)
+            func body(_ response: JSON) -> Data {
+                JSON.object([("response", response), ("messages", .array([.object([("code", .string("0")), ("message", .string("OK"))])]))]).data
+            }
+            guard let finish = reply.finish else { return StagedResponse(response: HTTPResponse(status: 200, headers: headers, body: body(reply.response))) }
+            return StagedResponse(response: HTTPResponse(status: 200, headers: headers), pendingBody: { body(finish()) })
         } catch let e as FMError {
-            return errorResponse(e)
+            return StagedResponse(response: errorResponse(e))
         } catch {
-            return errorResponse(FMError("-1"))
+            return StagedResponse(response: errorResponse(FMError("-1")))
         }
     }
 
@@ -337,10 +416,13 @@ extension EmulatorState {
     }
 
     func parseBody(_ ctx: inout RequestContext) throws {
-        let trimmed = ctx.request.body.filter { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
-        guard !trimmed.isEmpty else { ctx.body = .object([]); return }
-        guard let json = try? JSON.parse(ctx.request.body), json.objectPairs != nil else { throw FMError("1708") }
-        ctx.body = json
+        // Normally parsed before the state lock was taken (``PreparedBody``); parse here only when not.
+        let parsed = prepared.map(\.json) ?? PreparedBody.parseJSON(ctx.request.body)
+        switch parsed {
+        case .empty: ctx.body = .object([])
+        case let .object(json): ctx.body = json
+        case .invalid: throw FMError("1708")
+        }
     }
 
     /// Checks the database segment (strips `.fmp12`); 802 when unknown.

@@ -40,6 +40,7 @@ extension EmulatorState {
         if let maxSessions, sessions.count >= maxSessions { throw FMError("956") }
         let token = EmulatorState.newToken()
         sessions[token] = Session(token: token, database: ctx.database, account: account, lastUsed: ctx.now)
+        issuedTokens.insert(token)
         loginCount += 1
         return Reply(response: .object([("token", .string(token))]), headers: [("X-FM-Data-Access-Token", token)])
     }

@@ -21,11 +21,28 @@ struct FindEngine {
 
     final class RegexCache {
         var patterns: [String: NSRegularExpression] = [:]
+        /// For `!`: how many records hold each (lower-cased) value, per table, field and repetition.
+        var valueCounts: [String: [String: Int]] = [:]
+    }
+
+    /// How many records of `table` hold `key` (lower-cased text) in `field`'s repetition `repetition`
+    /// (stored values, as FileMaker's `!` compares them). Counted once per find request and field, so
+    /// `!` over n records is O(n), not O(n²).
+    func duplicateCount(of key: String, table: TableState, field: EmulatorSchema.Field, repetition: Int) -> Int {
+        let id = "\(table.schema.name.lowercased())\u{0}\(field.name.lowercased())\u{0}\(repetition)"
+        if let counts = cache.valueCounts[id] { return counts[key] ?? 0 }
+        var counts: [String: Int] = [:]
+        for record in table.records.values {
+            counts[record.value(field, repetition: repetition).text.lowercased(), default: 0] += 1
+        }
+        cache.valueCounts[id] = counts
+        return counts[key] ?? 0
     }
 
     /// Whether `value` of a field of `type` matches `criterion`. `isDuplicate` answers `!`.
     func matches(_ criterion: String, _ value: FMValue, type: EmulatorSchema.FieldType, isDuplicate: () -> Bool) -> Bool {
-        var c = criterion.trimmingCharacters(in: .whitespaces)
+        // Trimming goes through Foundation; skip it when neither end is a space (the usual case, per record).
+        var c = FindEngine.endsWithSpace(criterion) ? criterion.trimmingCharacters(in: .whitespaces) : criterion
         if c.isEmpty { return true }
         if c.hasPrefix("~") { c = String(c.dropFirst()).trimmingCharacters(in: .whitespaces) }
         switch c {
@@ -108,6 +125,12 @@ struct FindEngine {
         // In number fields a wildcard pattern must cover the whole number (`##` finds 30, not 300).
         let anchored = type == .number
         return !words.isEmpty && words.allSatisfy { w in fieldWords.contains { wordMatches(w, $0, anchoredEnd: anchored) } }
+    }
+
+    /// Whether the first or the last character of `text` is in `CharacterSet.whitespaces`.
+    static func endsWithSpace(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first, let last = text.unicodeScalars.last else { return false }
+        return CharacterSet.whitespaces.contains(first) || CharacterSet.whitespaces.contains(last)
     }
 
     func parseTyped(_ text: String, type: EmulatorSchema.FieldType) -> FMValue? {

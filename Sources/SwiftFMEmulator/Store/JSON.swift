@@ -15,6 +15,9 @@ enum JSON: Sendable, Equatable {
     case string(String)
     case array([JSON])
     case object([(String, JSON)])
+    /// JSON text already written (by ``RecordWriter``), copied as is when serialising. Never produced
+    /// by the parser.
+    case raw([UInt8])
 
     static func == (lhs: JSON, rhs: JSON) -> Bool {
         switch (lhs, rhs) {
@@ -26,6 +29,7 @@ enum JSON: Sendable, Equatable {
         case let (.array(a), .array(b)): return a == b
         case let (.object(a), .object(b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case let (.raw(a), .raw(b)): return a == b
         default: return false
         }
     }
@@ -77,12 +81,14 @@ enum JSON: Sendable, Equatable {
         return out
     }
 
-    private func write(into out: inout [UInt8]) {
+    /// Appends the compact text of the value to `out`.
+    func write(into out: inout [UInt8]) {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case let .bool(b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case let .number(n): out.append(contentsOf: JSON.format(number: n).utf8)
+        case let .number(n): JSON.writeNumber(n, into: &out)
         case let .decimal(text): out.append(contentsOf: text.utf8)
+        case let .raw(bytes): out.append(contentsOf: bytes)
         case let .string(s): JSON.writeString(s, into: &out)
         case let .array(items):
             out.append(UInt8(ascii: "["))
@@ -105,7 +111,8 @@ enum JSON: Sendable, Equatable {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    private static func writeString(_ s: String, into out: inout [UInt8]) {
+    /// Appends `s` as a JSON string (quotes, escapes for `"`, `\\` and control characters).
+    static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in s.utf8 {
             switch byte {
@@ -125,12 +132,49 @@ enum JSON: Sendable, Equatable {
     /// Formats a number the way FileMaker writes stored numbers: plain decimal notation, integers
     /// without a fraction, never an exponent (`1e+16`, `1e-05`) and never `-0`.
     static func format(number n: Double) -> String {
-        guard n.isFinite else { return "0" }
-        if n == 0 { return "0" }
+        var out: [UInt8] = []
+        writeNumber(n, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends ``format(number:)`` of `n` to `out` without building a `String` for integers (the
+    /// common case) and without rewriting Swift's text unless it has an exponent.
+    static func writeNumber(_ n: Double, into out: inout [UInt8]) {
+        guard n.isFinite, n != 0 else { out.append(UInt8(ascii: "0")); return }
         if n == n.rounded(), abs(n) < 9e18 {
-            return String(Int64(n))
+            writeInteger(Int64(n), into: &out)
+            return
         }
-        return plainDecimal(n.description)
+        // Swift's shortest round-trip text of a non-integral double is already plain decimal (no
+        // trailing zeros) unless it has an exponent (`1e-05`, `1.5e+20`).
+        let text = n.description
+        if text.utf8.contains(UInt8(ascii: "e")) {
+            out.append(contentsOf: plainDecimal(text).utf8)
+        } else {
+            out.append(contentsOf: text.utf8)
+        }
+    }
+
+    /// Appends the decimal digits of `n` (with `-` when negative) to `out`.
+    static func writeInteger(_ n: Int64, into out: inout [UInt8]) {
+        if n < 0 {
+            out.append(UInt8(ascii: "-"))
+            guard n != .min else { out.append(contentsOf: "9223372036854775808".utf8); return }
+        }
+        var v = n.magnitude
+        if v < 10 { out.append(UInt8(ascii: "0") + UInt8(v)); return }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while v > 0 {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+                count += 1
+            }
+            out.append(contentsOf: buffer[(20 - count)...])
+        }
     }
 
     /// Rewrites Swift's shortest round-trip text of a double (`1.5e+20`, `-1e-05`, `0.25`) without

@@ -11,8 +11,10 @@ public struct RecordedRequest: Sendable {
     public let decodedPath: String
     /// The header fields in the order received.
     public let headers: [(name: String, value: String)]
-    /// The body.
+    /// The body, when the emulator keeps bodies (``Emulator/logsBodies``); otherwise empty.
     public let body: Data
+    /// The size of the body received, in bytes (also when the body itself is not kept).
+    public let bodyByteCount: Int
     /// The HTTP status the emulator answered.
     public let status: Int
     /// The session token the request carried (its `Bearer` token, or the token of a logout path), if any;
@@ -26,4 +28,87 @@ public struct RecordedRequest: Sendable {
 
     /// The body as UTF-8 text (empty when it is not UTF-8).
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
+}
+
+extension RecordedRequest: CustomStringConvertible {
+    /// `METHOD path → status`, with the request's session token replaced by `<token>` (never printable).
+    public var description: String {
+        var path = decodedPath
+        if let token, !token.isEmpty { path = path.replacingOccurrences(of: token, with: "<token>") }
+        return "\(method) \(EmulatorCore.redact(path, issued: nil)) → \(status)"
+    }
+}
+
+/// The request log: oldest entries dropped first once it holds more than `maxCount` entries or more
+/// than `maxBytes` bytes (target, headers and kept bodies). Appending is amortised O(1).
+struct RequestLogStore: Sendable {
+    private var entries: [RecordedRequest] = []
+    private var sizes: [Int] = []
+    private var head = 0
+    /// Bytes held by the live entries.
+    private(set) var bytes = 0
+    /// The most entries kept.
+    var maxCount = 10_000 { didSet { trim() } }
+    /// The most bytes kept.
+    var maxBytes = 32 * 1024 * 1024 { didSet { trim() } }
+    /// Whether bodies are kept (only their size otherwise).
+    var keepsBodies = false
+
+    /// The live entries, oldest first.
+    var all: [RecordedRequest] { Array(entries[head...]) }
+    var count: Int { entries.count - head }
+
+    /// The bytes an entry holds.
+    static func size(of r: RecordedRequest) -> Int {
+        r.target.utf8.count + r.decodedPath.utf8.count + r.body.count + 64
+            + r.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+    }
+
+    mutating func append(_ r: RecordedRequest) {
+        let size = RequestLogStore.size(of: r)
+        entries.append(r)
+        sizes.append(size)
+        bytes += size
+        trim()
+    }
+
+    mutating func removeAll() {
+        entries.removeAll()
+        sizes.removeAll()
+        head = 0
+        bytes = 0
+    }
+
+    private mutating func trim() {
+        while count > 0, count > maxCount || bytes > maxBytes {
+            bytes -= sizes[head]
+            head += 1
+        }
+        // Compact once the dead prefix is as large as the live part.
+        if head > 0, head >= entries.count - head {
+            entries.removeFirst(head)
+            sizes.removeFirst(head)
+            head = 0
+        }
+    }
+}
+
+/// The tokens an emulator issued, most recent `capacity` of them, for redaction.
+struct IssuedTokens: Sendable {
+    private var set: Set<String> = []
+    private var order: [String] = []
+    private var head = 0
+    let capacity = 4096
+
+    mutating func insert(_ token: String) {
+        guard set.insert(token).inserted else { return }
+        order.append(token)
+        if order.count - head > capacity {
+            set.remove(order[head])
+            head += 1
+            if head >= capacity { order.removeFirst(head); head = 0 }
+        }
+    }
+
+    func contains(_ token: String) -> Bool { set.contains(token) }
 }

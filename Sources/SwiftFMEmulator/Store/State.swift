@@ -82,13 +82,20 @@ struct EmulatorState {
     var blobs: [String: Blob] = [:]
     var streamingCookies: Set<String> = []
     var faults: [PendingFault] = []
-    var log: [RecordedRequest] = []
-    var maxLoggedRequests = 100_000
     var scriptClosures: [String: @Sendable (ScriptInvocation) -> ScriptOutcome] = [:]
     var rejectLogins = false
     /// The entry and prohibit modes of the request being handled (`options`, WIRE.md §6.1); seeds and
     /// ``Emulator/addRecord(toTable:_:)`` validate but may write prohibit-modification fields.
     var writeMode = WriteMode.seed
+    /// The body of the request being handled, parsed before the lock was taken.
+    var prepared: PreparedBody?
+    /// The request log, bounded by count and bytes.
+    var log = RequestLogStore()
+    /// Tokens this emulator issued (recent ones), so that every one of them is redacted from log lines.
+    var issuedTokens = IssuedTokens()
+    /// Connection limits applied by ``Emulator/start(host:port:)``.
+    var maxConnections = 256
+    var connectionIdleTimeout: TimeInterval = 60
     /// The session cap (initially the schema's `limits.maxSessions`); `nil` for none.
     var maxSessions: Int?
     /// Successful logins and logouts since start or reset.
@@ -103,6 +110,8 @@ struct EmulatorState {
     var server: HTTPServer?
     var port: UInt16?
     var baseURL: URL?
+    /// The URL clients reach the emulator at (behind a proxy); see ``Emulator/publicURL``.
+    var publicURL: URL?
     /// Table occurrences and relationships (issue 10).
     var graph = RelationGraph()
 

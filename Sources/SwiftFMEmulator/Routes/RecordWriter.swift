@@ -1,0 +1,289 @@
+import Foundation
+
+/// Writes records as the Data API returns them, straight into UTF-8 bytes.
+///
+/// Everything that does not depend on the record is resolved once, when the writer is made for a
+/// request: which table each layout field reads, `Table::field` entries shown through a portal's
+/// relationship, the escaped output keys (`"name(2)":`), global values (one per session), portal
+/// ranges. Per record only the values are looked up and written (issue 9: resolving
+/// `relatedLayoutField` per field per record and formatting numbers through `String` took half of
+/// the emulator's time for a large found set).
+struct RecordWriter {
+    /// Where one `fieldData` field (with its repetitions) comes from.
+    enum Source {
+        /// A stored field of the layout's table: `values[key]`, one output key per repetition.
+        case stored(key: String, outputKeys: [[UInt8]])
+        /// A global field: the session's values, the same for every record.
+        case constant([(outputKey: [UInt8], value: FMValue)])
+        /// `TO::field` shown through a relationship (`relations[relation]`): the first related record's
+        /// values, one output key per repetition.
+        case related(relation: Int, field: EmulatorSchema.Field, table: String, outputKeys: [[UInt8]])
+    }
+
+    /// One column of a portal row.
+    struct PortalField {
+        var field: EmulatorSchema.Field
+        /// A field further away, read through the row's own relationship.
+        var through: RelatedField?
+        /// `"TO::field":`, or one `"TO::field(n)":` per repetition of a repeating field: every repetition,
+        /// the first too (python-fmdata's integration suite reads `(1)`, `(2)`, …; WIRE.md §17).
+        var outputKeys: [[UInt8]]
+    }
+
+    /// One portal written in `portalData`.
+    struct PortalPlan {
+        var relation: Int
+        /// `"name":` of the portal in `portalData`.
+        var nameKey: [UInt8]
+        var fields: [PortalField]
+        /// The base table of the portal's occurrence.
+        var tableName: String
+        var offset: Int
+        var limit: Int
+        /// `{"portalObjectName":…,"database":…,"table":…,"foundCount":` of `portalDataInfo`.
+        var infoPrefix: [UInt8]
+    }
+
+    let state: EmulatorState
+    let table: TableState?
+    let session: String?
+    let dateformats: Int
+    let containerURL: (ContainerRef) -> String
+    var sources: [Source] = []
+    /// The relationships followed per record (related layout fields, then portals), each at most once per record.
+    var relations: [RelPath] = []
+    var portals: [PortalPlan] = []
+
+    init(state: EmulatorState, options: OutputOptions, ctx: RequestContext) {
+        self.state = state
+        table = state.table(options.layout.table)
+        session = ctx.token
+        dateformats = options.dateformats
+        let origin = ctx.origin
+        containerURL = { state.containerURL($0, origin: origin) }
+        guard let table else { return }
+        // Related layout fields to the same occurrence share one path (it depends only on the occurrence).
+        var relationByOccurrence: [String: Int] = [:]
+        for lf in options.layout.fields {
+            if let rf = state.relatedLayoutField(options.layout, lf.name) {
+                let occurrence = rf.path.occurrence.lowercased()
+                let relation: Int
+                if let known = relationByOccurrence[occurrence] {
+                    relation = known
+                } else {
+                    relations.append(rf.path)
+                    relation = relations.count - 1
+                    relationByOccurrence[occurrence] = relation
+                }
+                let keys = (1...rf.field.repetitions).map { RecordWriter.key($0 == 1 ? rf.key : "\(rf.key)(\($0))") }
+                sources.append(.related(relation: relation, field: rf.field, table: rf.path.table, outputKeys: keys))
+                continue
+            }
+            guard let f = table.field(EmulatorState.bareField(lf.name)) else { continue }
+            let keys = (1...f.repetitions).map { RecordWriter.key($0 == 1 ? f.name : "\(f.name)(\($0))") }
+            if f.global {
+                sources.append(.constant(keys.enumerated().map { i, key in
+                    (key, state.value(of: f, table: table.schema.name, record: StoredRecord(id: 0, modId: 0, values: [:]),
+                                      repetition: i + 1, session: ctx.token))
+                }))
+            } else {
+                sources.append(.stored(key: f.name.lowercased(), outputKeys: keys))
+            }
+        }
+        for p in options.portals {
+            guard let path = state.portalPath(p, layout: options.layout), let rt = state.table(path.table) else { continue }
+            var range = options.ranges[p.name.lowercased()] ?? (1, 50)
+            // v1 quirk: a layout in Table View returns only the first related row.
+            if options.layout.tableView, ctx.version.lowercased() == "v1" { range = (1, min(range.limit, 1)) }
+            var info: [UInt8] = []
+            JSON.object([("portalObjectName", .string(p.name)), ("database", .string(state.schema.database)),
+                         ("table", .string(path.occurrence))]).write(into: &info)
+            info.removeLast()
+            info.append(contentsOf: #","foundCount":"#.utf8)
+            relations.append(path)
+            let fields = state.portalColumns(p, path: path).map { column in
+                let reps = column.field.repetitions
+                return PortalField(field: column.field, through: column.through,
+                                   outputKeys: (1...reps).map { RecordWriter.key(reps > 1 ? "\(column.key)(\($0))" : column.key) })
+            }
+            portals.append(PortalPlan(relation: relations.count - 1, nameKey: RecordWriter.key(p.name), fields: fields,
+                                      tableName: rt.schema.name, offset: range.offset, limit: range.limit, infoPrefix: info))
+        }
+    }
+
+    /// `"text":` with JSON escapes.
+    static func key(_ text: String) -> [UInt8] {
+        var out: [UInt8] = []
+        JSON.writeString(text, into: &out)
+        out.append(UInt8(ascii: ":"))
+        return out
+    }
+
+    /// `[record,record,…]`.
+    func writeArray(_ records: [StoredRecord]) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        for (i, record) in records.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            write(record, into: &out)
+            // Size the buffer once from the first record instead of growing it (and faulting in pages) step by step.
+            if i == 0 { out.reserveCapacity(out.count * records.count + out.count / 4 * records.count + 64) }
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+
+    /// One record object: `fieldData`, `portalData`, `recordId`, `modId`, then `portalDataInfo` when
+    /// there are portals.
+    func write(_ record: StoredRecord, into out: inout [UInt8]) {
+        guard let table else {
+            out.append(contentsOf: "{}".utf8)
+            return
+        }
+        var relatedRows = [[StoredRecord]?](repeating: nil, count: relations.count)
+        func rows(_ i: Int) -> [StoredRecord] {
+            if let r = relatedRows[i] { return r }
+            let r = state.follow(relations[i], from: record, table: table.schema.name, session: session)
+            relatedRows[i] = r
+            return r
+        }
+        out.append(contentsOf: #"{"fieldData":{"#.utf8)
+        var first = true
+        func comma() {
+            if first { first = false } else { out.append(UInt8(ascii: ",")) }
+        }
+        for source in sources {
+            switch source {
+            case let .stored(key, outputKeys):
+                let reps = record.values[key]
+                for (i, outputKey) in outputKeys.enumerated() {
+                    comma()
+                    out.append(contentsOf: outputKey)
+                    if let reps, i < reps.count { writeValue(reps[i], into: &out) } else { out.append(contentsOf: #""""#.utf8) }
+                }
+            case let .constant(values):
+                for (outputKey, value) in values {
+                    comma()
+                    out.append(contentsOf: outputKey)
+                    writeValue(value, into: &out)
+                }
+            case let .related(relation, field, tableName, outputKeys):
+                let first = rows(relation).first
+                for (i, outputKey) in outputKeys.enumerated() {
+                    comma()
+                    out.append(contentsOf: outputKey)
+                    if let first {
+                        writeValue(state.value(of: field, table: tableName, record: first, repetition: i + 1, session: session), into: &out)
+                    } else {
+                        out.append(contentsOf: #""""#.utf8)
+                    }
+                }
+            }
+        }
+        out.append(contentsOf: #"},"portalData":{"#.utf8)
+        var counts: [(found: Int, returned: Int)] = []
+        for (index, p) in portals.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: p.nameKey)
+            out.append(UInt8(ascii: "["))
+            let all = rows(p.relation)
+            let page = all.dropFirst(p.offset - 1).prefix(p.limit)
+            for (i, row) in page.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                out.append(contentsOf: #"{"recordId":"#.utf8)
+                JSON.writeString(String(row.id), into: &out)
+                for column in p.fields {
+                    for (i, outputKey) in column.outputKeys.enumerated() {
+                        out.append(UInt8(ascii: ","))
+                        out.append(contentsOf: outputKey)
+                        if let far = column.through {
+                            writeValue(state.relatedValue(far, of: row, table: p.tableName, repetition: i + 1, session: session), into: &out)
+                        } else {
+                            writeValue(state.value(of: column.field, table: p.tableName, record: row, repetition: i + 1, session: session),
+                                       into: &out)
+                        }
+                    }
+                }
+                out.append(contentsOf: #","modId":"#.utf8)
+                JSON.writeString(String(row.modId), into: &out)
+                out.append(UInt8(ascii: "}"))
+            }
+            out.append(UInt8(ascii: "]"))
+            counts.append((all.count, page.count))
+        }
+        out.append(contentsOf: #"},"recordId":""#.utf8)
+        JSON.writeInteger(Int64(record.id), into: &out)
+        out.append(contentsOf: #"","modId":""#.utf8)
+        JSON.writeInteger(Int64(record.modId), into: &out)
+        out.append(UInt8(ascii: "\""))
+        if !portals.isEmpty {
+            out.append(contentsOf: #","portalDataInfo":["#.utf8)
+            for (index, p) in portals.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                out.append(contentsOf: p.infoPrefix)
+                JSON.writeInteger(Int64(counts[index].found), into: &out)
+                out.append(contentsOf: #","returnedCount":"#.utf8)
+                JSON.writeInteger(Int64(counts[index].returned), into: &out)
+                out.append(UInt8(ascii: "}"))
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// The JSON of one value, as ``FMValue/json(dateformats:containerURL:)`` would write it.
+    func writeValue(_ value: FMValue, into out: inout [UInt8]) {
+        switch value {
+        case .empty: out.append(contentsOf: #""""#.utf8)
+        case let .text(s): JSON.writeString(s, into: &out)
+        case let .number(n): out.append(contentsOf: n.text.utf8)
+        case let .date(d):
+            out.append(UInt8(ascii: "\""))
+            RecordWriter.writeDate(d, dateformats, into: &out)
+            out.append(UInt8(ascii: "\""))
+        case let .time(t):
+            out.append(UInt8(ascii: "\""))
+            RecordWriter.writeTime(t, into: &out)
+            out.append(UInt8(ascii: "\""))
+        case let .timestamp(d, t):
+            out.append(UInt8(ascii: "\""))
+            RecordWriter.writeDate(d, dateformats, into: &out)
+            out.append(dateformats == 2 ? UInt8(ascii: "T") : UInt8(ascii: " "))
+            RecordWriter.writeTime(t, into: &out)
+            out.append(UInt8(ascii: "\""))
+        case let .container(c): JSON.writeString(containerURL(c), into: &out)
+        }
+    }
+
+    /// ``FMDate/formatted(_:)`` without building strings.
+    static func writeDate(_ d: FMDate, _ dateformats: Int, into out: inout [UInt8]) {
+        if dateformats == 2 {
+            writePadded(d.year, 4, into: &out); out.append(UInt8(ascii: "-"))
+            writePadded(d.month, 2, into: &out); out.append(UInt8(ascii: "-"))
+            writePadded(d.day, 2, into: &out)
+        } else {
+            writePadded(d.month, 2, into: &out); out.append(UInt8(ascii: "/"))
+            writePadded(d.day, 2, into: &out); out.append(UInt8(ascii: "/"))
+            writePadded(d.year, 4, into: &out)
+        }
+    }
+
+    /// ``FMValue/formatTime(_:)`` without building strings.
+    static func writeTime(_ seconds: Int, into out: inout [UInt8]) {
+        guard seconds != Int.min else { out.append(contentsOf: FMValue.formatTime(seconds).utf8); return }
+        let s = abs(seconds)
+        if seconds < 0 { out.append(UInt8(ascii: "-")) }
+        writePadded(s / 3600, 2, into: &out); out.append(UInt8(ascii: ":"))
+        writePadded((s / 60) % 60, 2, into: &out); out.append(UInt8(ascii: ":"))
+        writePadded(s % 60, 2, into: &out)
+    }
+
+    /// ``pad(_:_:)`` without building strings.
+    static func writePadded(_ n: Int, _ width: Int, into out: inout [UInt8]) {
+        guard n >= 0 else { out.append(contentsOf: pad(n, width).utf8); return }
+        var digits = 1
+        var rest = n / 10
+        while rest > 0 { digits += 1; rest /= 10 }
+        for _ in digits..<max(width, digits) { out.append(UInt8(ascii: "0")) }
+        JSON.writeInteger(Int64(n), into: &out)
+    }
+}

@@ -1,0 +1,261 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// The measuring tools of fm-bench: output, timing, ratios, the emulator and python-fmrest processes, RSS.
+
+/// One unbuffered line on standard output (POSIX write: a closed pipe ends the output quietly).
+func say(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes[offset...].withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        if written <= 0 { return }
+        offset += written
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Monotonic nanoseconds.
+@inline(__always) func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// Seconds spent in `body`.
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = now()
+    try await body()
+    return Double(now() - start) / 1e9
+}
+
+/// Per-round totals of several contenders, and the ratios between them.
+struct Tally {
+    private(set) var rounds: [[String: Double]] = []
+    private var current: [String: Double] = [:]
+
+    mutating func add(_ name: String, _ seconds: Double) { current[name, default: 0] += seconds }
+
+    mutating func endRound() {
+        rounds.append(current)
+        current = [:]
+    }
+
+    /// The median over rounds of one contender's total.
+    func median(_ name: String) -> Double {
+        let values = rounds.compactMap { $0[name] }.sorted()
+        return values.isEmpty ? .nan : values[values.count / 2]
+    }
+
+    /// min / median / max over rounds of `name`'s total divided by `base`'s total in the same round.
+    func ratio(_ name: String, over base: String) -> (min: Double, median: Double, max: Double) {
+        let ratios = rounds.compactMap { round -> Double? in
+            guard let a = round[name], let b = round[base], b > 0 else { return nil }
+            return a / b
+        }.sorted()
+        guard !ratios.isEmpty else { return (.nan, .nan, .nan) }
+        return (ratios[0], ratios[ratios.count / 2], ratios[ratios.count - 1])
+    }
+
+    func ratioText(_ name: String, over base: String) -> String {
+        let r = ratio(name, over: base)
+        return String(format: "%.2f× (min %.2f, max %.2f)", r.median, r.min, r.max)
+    }
+}
+
+// MARK: - The emulator in its own process
+
+/// `fm-emulator` from the same directory as this binary, serving `schema` on loopback.
+final class EmulatorProcess {
+    let process = Process()
+    let url: URL
+    /// The control API (`--control`): settings such as per-session serialisation and a service time.
+    let controlURL: URL?
+
+    init(schema: URL, port: Int) throws {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let binary = directory.appendingPathComponent("fm-emulator")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw BenchError("fm-emulator not found next to fm-bench (\(binary.path)); build it: swift build -c release")
+        }
+        process.executableURL = binary
+        process.arguments = ["--host", "127.0.0.1", "--port", String(port), "--schema", schema.path, "--control"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The first line says where it listens, the second where the control API is.
+        var buffer = Data()
+        let reader = output.fileHandleForReading
+        while buffer.filter({ $0 == UInt8(ascii: "\n") }).count < 2 {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+        }
+        let lines = String(decoding: buffer, as: UTF8.self).split(separator: "\n").map(String.init)
+        let line = lines.first ?? ""
+        controlURL = lines.dropFirst().first { $0.hasPrefix("control on ") }.flatMap { URL(string: String($0.dropFirst("control on ".count))) }
+        guard line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst("listening on ".count))) else {
+            process.terminate()
+            throw BenchError("fm-emulator did not start: \(line)")
+        }
+        self.url = url
+    }
+
+    /// `PATCH /v1/settings` of the control API with `settings` (JSON object).
+    func setSettings(_ settings: [String: Any]) async throws {
+        guard let controlURL else { throw BenchError("fm-emulator printed no control URL") }
+        var request = URLRequest(url: controlURL.appendingPathComponent("v1/settings"))
+        request.httpMethod = "PATCH"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: settings)
+        let (_, response) = try await URLSession.shared.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("control API refused \(settings)") }
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}
+
+// MARK: - python-fmrest in its own process
+
+/// A small python-fmrest driver: reads one command per line on stdin, answers one line (seconds, or "error …").
+let pythonDriver = #"""
+import json, sys, time, warnings
+warnings.filterwarnings("ignore")
+import fmrest
+url, database, layout = sys.argv[1], sys.argv[2], sys.argv[3]
+server = fmrest.Server(url, user="admin", password="admin", database=database, layout=layout,
+                       api_version="vLatest", verify_ssl=False, timeout=120)
+cache = {}
+def answer(text):
+    sys.stdout.write(text + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    command, *arguments = line.split()
+    try:
+        if command == "login":
+            server.login(); answer("ok")
+        elif command == "decode":   # json.loads + python-fmrest's Record building, on bytes already in memory
+            body = cache.get(arguments[0]) or cache.setdefault(arguments[0], open(arguments[0], "rb").read())
+            start = time.perf_counter()
+            response = json.loads(body)["response"]
+            records = list(server._process_foundset_response(response))
+            elapsed = time.perf_counter() - start
+            answer(f"{elapsed} {len(records)}")
+        elif command == "get":       # the same found set end to end: request, parse, Records
+            start = time.perf_counter()
+            records = list(server.get_records(limit=int(arguments[0])))
+            elapsed = time.perf_counter() - start
+            answer(f"{elapsed} {len(records)}")
+        elif command == "quit":
+            break
+        else:
+            answer("error unknown command")
+    except Exception as error:
+        answer(f"error {type(error).__name__}: {error}")
+"""#
+
+/// `true` when `python3 -c 'import fmrest'` works.
+func pythonFmrestAvailable() -> Bool {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", "import fmrest"]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    do { try process.run() } catch { return false }
+    process.waitUntilExit()
+    return process.terminationStatus == 0
+}
+
+final class PythonContender {
+    let process = Process()
+    let input = Pipe()
+    let output = Pipe()
+    private var pending = Data()
+
+    init(script: URL, url: URL, database: String, layout: String) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // python-fmrest only accepts plain http on port 3000, written without a trailing slash.
+        var text = url.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        process.arguments = ["python3", script.path, text, database, layout]
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Sends one command and returns its answer line.
+    func send(_ command: String) throws -> String {
+        input.fileHandleForWriting.write(Data((command + "\n").utf8))
+        while true {
+            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                pending.removeSubrange(pending.startIndex...newline)
+                if line.hasPrefix("error") { throw BenchError("python-fmrest: \(line)") }
+                return line
+            }
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { throw BenchError("python-fmrest stopped") }
+            pending.append(chunk)
+        }
+    }
+
+    /// The seconds python measured for one command (the first number of its answer).
+    func time(_ command: String) throws -> Double {
+        let line = try send(command)
+        guard let value = line.split(separator: " ").first.flatMap({ Double($0) }) else { throw BenchError("python-fmrest: \(line)") }
+        return value
+    }
+
+    func stop() {
+        _ = try? send("quit")
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+// MARK: - Memory
+
+/// A `kB` line of /proc/self/status (`VmRSS`, `VmHWM`), in bytes; `nil` where there is no /proc.
+func procStatus(_ key: String) -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    for line in text.split(separator: "\n") where line.hasPrefix(key + ":") {
+        let digits = line.dropFirst(key.count + 1).filter(\.isNumber)
+        return Int(digits).map { $0 * 1024 }
+    }
+    return nil
+}
+
+/// Resets the peak RSS (VmHWM) to the current RSS (Linux: `5` into /proc/self/clear_refs).
+func resetPeakRSS() -> Bool {
+    let fd = open("/proc/self/clear_refs", O_WRONLY)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    return write(fd, "5", 1) == 1
+}
+
+// MARK: - A raw URLSession client (the baseline)
+
+func rawGet(_ session: URLSession, _ request: URLRequest) async throws -> Data {
+    try await withCheckedThrowingContinuation { continuation in
+        session.dataTask(with: request) { data, response, error in
+            if let data, (response as? HTTPURLResponse)?.statusCode == 200 {
+                continuation.resume(returning: data)
+            } else {
+                continuation.resume(throwing: error ?? BenchError("raw request failed"))
+            }
+        }.resume()
+    }
+}

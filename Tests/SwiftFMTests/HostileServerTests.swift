@@ -1,0 +1,240 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import SwiftFM
+
+/// The surface a behaviour is driven through.
+enum Surface: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case callback, async
+    var testDescription: String { rawValue }
+}
+
+/// Issue 7 against a hostile loopback server: every call is bounded in time (`-1004`) and in memory
+/// (`-1011`) whatever the server does; each completes exactly once. Codes, request counts and byte counts
+/// are asserted — never durations.
+@Suite("Bounds against a hostile server (real URLSession)")
+struct HostileServerTests {
+    static let cap = 64 * 1024
+
+    func makeAPI(_ server: HostileServer, timeout: TimeInterval = 1, cap: Int = HostileServerTests.cap,
+                 retry: FMRetryPolicy = .standard, transport: (any FMTransport)? = nil, loggedIn: Bool = true,
+                 configure: (inout FMConfiguration) -> Void = { _ in }) -> DataAPI {
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: timeout)
+        configuration.maxResponseBytes = cap
+        configuration.retry = retry
+        configure(&configuration)
+        let queue = DispatchQueue(label: "hostile.callbacks")
+        queue.setSpecific(key: Harness.key, value: "callbacks")
+        // `loggedIn`: a live token is stored, so no login is sent and request 0 is the call itself.
+        let store = FMMemoryTokenStore(loggedIn ? FMStoredToken(token: "hostile-token", expiry: Date().addingTimeInterval(600)) : nil)
+        return DataAPI(configuration: configuration, transport: transport ?? FMURLSessionTransport(idleTimeout: timeout),
+                       callbackQueue: queue, tokenStore: store)
+    }
+
+    /// One `getRecords` through `surface`; the code it completed with (checked to complete exactly once,
+    /// on the callback queue, for the callback surface).
+    func getRecordsCode(_ api: DataAPI, _ surface: Surface, sourceLocation: SourceLocation = #_sourceLocation) async -> String {
+        switch surface {
+        case .callback:
+            // Awaited, never blocking a thread of the cooperative pool.
+            let calls = Locked(0)
+            let offQueue = Locked(0)
+            let code: String = await withCheckedContinuation { continuation in
+                api.getRecords(layout: "Contacts") { _, code in
+                    if DispatchQueue.getSpecific(key: Harness.key) != "callbacks" { offQueue.withLock { $0 += 1 } }
+                    let first = calls.withLock { count -> Bool in
+                        count += 1
+                        return count == 1
+                    }
+                    if first { continuation.resume(returning: code) }
+                }
+            }
+            // One more turn of the callback queue: a second completion queued behind the first is counted.
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in api.callbackQueue.async { done.resume() } }
+            #expect(calls.value == 1, "completed \(calls.value) times", sourceLocation: sourceLocation)
+            #expect(offQueue.value == 0, sourceLocation: sourceLocation)
+            return code
+        case .async:
+            do {
+                _ = try await api.getRecords(layout: "Contacts")
+                return "0"
+            } catch let error as FMError {
+                return error.code
+            } catch {
+                return "not an FMError: \(error)"
+            }
+        }
+    }
+
+    // MARK: deadline
+
+    @Test(arguments: Surface.allCases)
+    func silentServer(_ surface: Surface) async {
+        let server = HostileServer { head, _ in HostileServer.isLogin(head) ? HostileServer.login() : .silent }
+        defer { server.stop() }
+        let api = makeAPI(server)
+        #expect(await getRecordsCode(api, surface) == FMError.ClientCode.timeout)
+        #expect(server.count("GET ") == 1, "a timeout is not retried")
+        #expect(await server.waitForEnds(1))
+        #expect(server.clientLeft(0), "the client closed the silent connection")
+    }
+
+    @Test(arguments: Surface.allCases)
+    func headersThenADrippingBody(_ surface: Surface) async {
+        // 400 bytes at 20 bytes per second: never idle for a second, done after 20 s. The call's deadline is 1 s.
+        let body = Data(repeating: UInt8(ascii: " "), count: 400)
+        let server = HostileServer { head, _ in
+            HostileServer.isLogin(head) ? HostileServer.login()
+                : .drip(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Length": "400"]),
+                        body: body, interval: 0.05)
+        }
+        defer { server.stop() }
+        let api = makeAPI(server)
+        #expect(await getRecordsCode(api, surface) == FMError.ClientCode.timeout)
+        #expect(server.count("GET ") == 1)
+        #expect(await server.waitForEnds(1))
+        #expect(server.clientLeft(0), "the client closed the dripping connection")
+        #expect(server.bodyBytesSent(0) < body.count)
+    }
+
+    @Test(arguments: Surface.allCases)
+    func aDrippingLoginAndItsWaiters(_ surface: Surface) async {
+        let answer = Bodies.login("dripped")
+        let server = HostileServer { head, _ in
+            HostileServer.isLogin(head)
+                ? .drip(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Length": "\(answer.utf8.count)"]),
+                        body: Data(answer.utf8), interval: 0.1)
+                : .answer(HostileServer.json(Bodies.ok))
+        }
+        defer { server.stop() }
+        let api = makeAPI(server, loggedIn: false)
+        // Three calls wait for the one login; each completes once with -1004.
+        let codes = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<3 { group.addTask { await getRecordsCode(api, surface) } }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(codes == Array(repeating: FMError.ClientCode.timeout, count: 3))
+        #expect(server.count("/sessions") == 1, "one login for every waiter, not retried")
+        #expect(server.count("GET ") == 0)
+        #expect(await server.waitForEnds(1))
+        #expect(server.clientLeft(0), "the client closed the dripping login")
+    }
+
+    // MARK: size cap
+
+    /// What a client that refused an answer may still have been sent: the socket buffers of both ends on
+    /// loopback (the server's send buffer is small; the client's receive buffer auto-tunes up to a few MB),
+    /// plus what arrives while the cancel reaches URLSession's work queue. Far below the 1 GiB (or endless)
+    /// body: the client stopped the transfer.
+    static let kernelSlack = 64 * 1024 * 1024
+
+    @Test(arguments: Surface.allCases)
+    func anEndlessChunkedBody(_ surface: Surface) async {
+        let payload = Data(repeating: UInt8(ascii: " "), count: 16 * 1024)
+        let chunk = Data("4000\r\n".utf8) + payload + Data("\r\n".utf8)
+        let server = HostileServer { head, _ in
+            HostileServer.isLogin(head) ? HostileServer.login()
+                : .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Transfer-Encoding": "chunked"]),
+                           chunk: chunk, limit: 1 << 40)
+        }
+        defer { server.stop() }
+        let transport = CountingTransport()
+        let api = makeAPI(server, timeout: 30, transport: transport)
+        let code = await getRecordsCode(api, surface)
+        #expect(code == FMError.ClientCode.responseTooLarge)
+        #expect(server.count("GET ") == 1, "-1011 is not retried")
+        #expect(await server.waitForEnds(1))
+        #expect(server.clientLeft(0), "the client stopped the endless body")
+        #expect(server.bodyBytesSent(0) < Self.cap + Self.kernelSlack, "sent \(server.bodyBytesSent(0)) bytes")
+        #expect(transport.refusals == 1)
+        #expect(transport.afterRefusal == 0, "nothing is handed on after the refusal")
+        #expect(transport.delivered <= Self.cap + 64 * 1024)
+    }
+
+    @Test(arguments: Surface.allCases)
+    func aBodyLargerThanTheCap(_ surface: Surface) async {
+        // Announces 1 GiB and would send it all.
+        let chunk = Data(repeating: UInt8(ascii: " "), count: 16 * 1024)
+        let server = HostileServer { head, _ in
+            HostileServer.isLogin(head) ? HostileServer.login()
+                : .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Length": "\(1 << 30)"]),
+                           chunk: chunk, limit: 1 << 30)
+        }
+        defer { server.stop() }
+        let transport = CountingTransport()
+        let api = makeAPI(server, timeout: 30, transport: transport)
+        let code = await getRecordsCode(api, surface)
+        #expect(code == FMError.ClientCode.responseTooLarge)
+        #expect(server.count("GET ") == 1)
+        #expect(await server.waitForEnds(1))
+        #expect(server.clientLeft(0))
+        #expect(server.bodyBytesSent(0) < Self.cap + Self.kernelSlack, "sent \(server.bodyBytesSent(0)) bytes")
+        #expect(transport.delivered - transport.afterRefusal <= Self.cap + 64 * 1024)
+    }
+
+    @Test(arguments: Surface.allCases)
+    func aSmallGzipAnswerThatInflatesPastTheCap(_ surface: Surface) async {
+        // One unit: ~3 KB on the wire, 516 KB inflated; a complete, valid gzip member.
+        let runs = 2000
+        let inflated = DeflateBomb.inflatedSize(runs: runs)
+        var member = DeflateBomb.gzipHeader + DeflateBomb.unit(runs: runs)
+        member += Data([0x01, 0x00, 0x00, 0xFF, 0xFF])   // final empty stored block
+        member += littleEndian(crc32OfZeros(inflated)) + littleEndian(UInt32(truncatingIfNeeded: inflated))
+        let wire = member
+        #expect(wire.count < Self.cap && inflated > Self.cap)
+        let binary = HostileServer { head, _ in
+            HostileServer.isLogin(head) ? HostileServer.login()
+                : .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Encoding": "gzip",
+                                                               "Content-Length": "\(wire.count)"]),
+                           chunk: wire, limit: wire.count)
+        }
+        defer { binary.stop() }
+        let transport = CountingTransport()
+        let api = makeAPI(binary, timeout: 30, transport: transport)
+        let code = await getRecordsCode(api, surface)
+        #expect(code == FMError.ClientCode.responseTooLarge)
+        #expect(binary.count("GET ") == 1)
+        #expect(transport.delivered > Self.cap, "the cap counts bytes after content decoding")
+        #expect(transport.delivered - transport.afterRefusal <= Self.cap + 64 * 1024)
+    }
+
+    @Test(arguments: Surface.allCases)
+    func aCompressionBomb(_ surface: Surface) async {
+        // Units of ~16 KB that inflate to 2.5 MB each: 1 MB on the wire would inflate to 160 MB.
+        let unit = DeflateBomb.unit(runs: 10_000)
+        let server = HostileServer { head, _ in
+            HostileServer.isLogin(head) ? HostileServer.login()
+                : .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Encoding": "gzip"]),
+                           first: DeflateBomb.gzipHeader, chunk: unit, limit: 1 << 20)
+        }
+        defer { server.stop() }
+        let transport = CountingTransport()
+        let api = makeAPI(server, timeout: 30, transport: transport)
+        #expect(await getRecordsCode(api, surface) == FMError.ClientCode.responseTooLarge)
+        #expect(server.count("GET ") == 1)
+        #expect(transport.refusals == 1)
+        #expect(transport.delivered > Self.cap)
+        // Nothing is handed on after the refusal: no backlog of inflated chunks builds up behind it.
+        #expect(transport.afterRefusal == 0)
+        #expect(transport.delivered <= Self.cap + 64 * 1024)
+    }
+}
+
+func littleEndian(_ value: UInt32) -> Data {
+    Data([UInt8(value & 0xFF), UInt8((value >> 8) & 0xFF), UInt8((value >> 16) & 0xFF), UInt8(value >> 24)])
+}
+
+/// CRC-32 (IEEE, as gzip uses) of `count` zero bytes.
+func crc32OfZeros(_ count: Int) -> UInt32 {
+    var table = [UInt32](repeating: 0, count: 256)
+    for i in 0..<256 {
+        var c = UInt32(i)
+        for _ in 0..<8 { c = (c & 1) != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+        table[i] = c
+    }
+    var crc: UInt32 = 0xFFFF_FFFF
+    for _ in 0..<count { crc = table[Int(crc & 0xFF)] ^ (crc >> 8) }
+    return crc ^ 0xFFFF_FFFF
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# A real TLS front: nginx (Debian's package) terminates HTTPS with a certificate from a throwaway CA made
+# here with the openssl CLI, and proxies to fm-emulator with X-Forwarded-Proto/X-Forwarded-Host. Then:
+#   1. raw HTTPS probes (curl --cacert): container URLs and the streaming 302 Location are https;
+#   2. the SwiftFM client (callbacks and async, containers included) over HTTPS, trusting the CA the way a
+#      Linux user does: the CA goes into /usr/local/share/ca-certificates and `update-ca-certificates` runs;
+#      here inside a private mount namespace (`unshare -m`) over copies of /etc/ssl/certs and
+#      /usr/local/share/ca-certificates, so the machine's trust store is never touched;
+#   3. python-fmrest over HTTPS (verify_ssl = the CA file).
+#
+# Usage (as root, Linux, after `swift build --build-tests`): Tests/tls/run.sh
+# Installs nginx, openssl and ca-certificates with apt-get when they are missing.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+
+[ "$(id -u)" = 0 ] || { echo "tls: run as root (unshare -m and bind mounts need it)" >&2; exit 1; }
+if ! command -v nginx >/dev/null || ! command -v openssl >/dev/null || ! command -v update-ca-certificates >/dev/null \
+   || ! command -v curl >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light openssl ca-certificates curl >/dev/null \
+      || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx openssl ca-certificates curl >/dev/null
+fi
+[ -d /usr/local/share/ca-certificates ] || { echo "tls: /usr/local/share/ca-certificates is missing (package ca-certificates)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/swiftfm-tls.XXXXXX)
+chmod 755 "$work"
+emulator_pid=""
+nginx_pid=""
+cleanup() {
+    [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
+    [ -n "$emulator_pid" ] && kill "$emulator_pid" 2>/dev/null && wait "$emulator_pid" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "tls: FAIL $*" >&2; [ -f "$work/error.log" ] && tail -5 "$work/error.log" >&2; exit 1; }
+
+# 1. A throwaway CA and a server certificate for 127.0.0.1 and localhost.
+cd "$work"
+openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj "/CN=SwiftFM throwaway test CA" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout ca.key -out ca.crt 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=localhost" -keyout server.key -out server.csr 2>/dev/null
+printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" "basicConstraints=CA:FALSE" \
+    "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" > server.ext
+openssl x509 -req -sha256 -days 2 -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -extfile server.ext \
+    -out server.crt 2>/dev/null
+cd "$root"
+
+# 2. fm-emulator on a free loopback port (the built-in demo solution, database Music).
+bin=$(swift build --show-bin-path)
+"$bin/fm-emulator" --port 0 > "$work/emulator.out" 2> "$work/emulator.err" &
+emulator_pid=$!
+for _ in $(seq 100); do grep -q "listening on" "$work/emulator.out" 2>/dev/null && break; sleep 0.1; done
+emulator_url=$(sed -n 's/^listening on //p' "$work/emulator.out")
+[ -n "$emulator_url" ] || fail "fm-emulator did not start: $(cat "$work/emulator.err")"
+
+# 3. nginx: TLS on a free loopback port, proxy_pass to the emulator. The upstream keeps nginx's own Host
+#    (the emulator's address): only X-Forwarded-Proto/Host tell it what the client used, and
+#    proxy_redirect is off, so any Location header is the emulator's own.
+tls_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -m 1777 "$work/tmp"
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log warn;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path $work/tmp/body;
+    proxy_temp_path $work/tmp/proxy;
+    fastcgi_temp_path $work/tmp/fastcgi;
+    uwsgi_temp_path $work/tmp/uwsgi;
+    scgi_temp_path $work/tmp/scgi;
+    client_max_body_size 64m;
+    server {
+        listen 127.0.0.1:$tls_port ssl;
+        server_name localhost;
+        ssl_certificate $work/server.crt;
+        ssl_certificate_key $work/server.key;
+        location / {
+            proxy_pass $emulator_url;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header X-Forwarded-Proto \$scheme;
+            proxy_set_header X-Forwarded-Host \$http_host;
+            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+            proxy_redirect off;
+        }
+    }
+}
+CONF
+nginx -t -q -e "$work/error.log" -p "$work" -c "$work/nginx.conf" || fail "nginx -t"
+nginx -e "$work/error.log" -p "$work" -c "$work/nginx.conf" -g "daemon off;" &
+nginx_pid=$!
+base="https://127.0.0.1:$tls_port"
+for _ in $(seq 100); do curl -sf --cacert "$work/ca.crt" "$base/fmi/data/vLatest/productInfo" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -sf --cacert "$work/ca.crt" "$base/fmi/data/vLatest/productInfo" >/dev/null || fail "nginx does not answer on $base"
+# The machine's own trust store does not know the CA: without it the handshake fails.
+if curl -s -o /dev/null "$base/fmi/data/vLatest/productInfo" 2>/dev/null; then fail "the system trust store already trusts the test CA"; fi
+echo "tls: nginx $(nginx -v 2>&1 | sed 's/.*\///') on $base → $emulator_url"
+
+# 4. Raw probes: a container URL and its 302 keep the client's scheme and host.
+db="$base/fmi/data/vLatest/databases/Music"
+token=$(curl -sf --cacert "$work/ca.crt" -X POST -u admin:admin -H 'Content-Type: application/json' -d '{}' "$db/sessions" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["response"]["token"])')
+record=$(curl -sf --cacert "$work/ca.crt" -X POST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+    -d '{"fieldData":{"name":"TLS probe"}}' "$db/layouts/Artists/records" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["response"]["recordId"])')
+printf 'tls probe bytes' > "$work/probe.txt"
+curl -sf --cacert "$work/ca.crt" -X POST -H "Authorization: Bearer $token" -F "upload=@$work/probe.txt" \
+    "$db/layouts/Artists/records/$record/containers/headshot" >/dev/null || fail "upload over HTTPS"
+container=$(curl -sf --cacert "$work/ca.crt" -H "Authorization: Bearer $token" "$db/layouts/Artists/records/$record" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["response"]["data"][0]["fieldData"]["headshot"])')
+case "$container" in "$base/Streaming_SSL/"*) ;; *) fail "container URL $container does not start with $base/";; esac
+location=$(curl -s --cacert "$work/ca.crt" -o /dev/null -w '%{redirect_url}' "$container")
+case "$location" in "$base/Streaming_SSL/"*) ;; *) fail "the streaming 302 goes to '$location', not $base/…";; esac
+[ "$(curl -sfL --cacert "$work/ca.crt" -c "$work/cookies" -b "$work/cookies" "$container")" = "tls probe bytes" ] \
+    || fail "container download over HTTPS"
+curl -sf --cacert "$work/ca.crt" -X DELETE "$db/sessions/$token" >/dev/null
+echo "tls: container URL and 302 Location are $base/…"
+
+# 5. The SwiftFM client: the CA installed the Linux way, in a private mount namespace.
+echo "tls: SwiftFM client (callbacks and async) over HTTPS"
+WORK="$work" BASE="$base" unshare --mount --propagation private bash -euo pipefail -c '
+    cp -a /etc/ssl/certs "$WORK/etc-ssl-certs"
+    mkdir "$WORK/local-ca"
+    cp -a /usr/local/share/ca-certificates/. "$WORK/local-ca/"
+    mount --bind "$WORK/etc-ssl-certs" /etc/ssl/certs
+    mount --bind "$WORK/local-ca" /usr/local/share/ca-certificates
+    # What a user does on Debian/Ubuntu (RHEL: /etc/pki/ca-trust/source/anchors + update-ca-trust):
+    cp "$WORK/ca.crt" /usr/local/share/ca-certificates/swiftfm-test-ca.crt
+    update-ca-certificates >/dev/null
+    status=0
+    FM_TLS_BASE_URL="$BASE" swift test --skip-build --filter TLSFrontTests > "$WORK/swift-test.log" 2>&1 || status=$?
+    grep -E "✘|Suite TLSFrontTests|Test run with" "$WORK/swift-test.log" || tail -30 "$WORK/swift-test.log"
+    # Enabled (FM_TLS_BASE_URL seen), not skipped, and passed.
+    [ "$status" = 0 ] && grep -q "Suite TLSFrontTests passed" "$WORK/swift-test.log" && ! grep -q "skipped" "$WORK/swift-test.log"
+' || fail "SwiftFM client over HTTPS"
+# The namespace is gone: the machine's bundle does not hold the test CA.
+grep -q "$(sed -n 2p "$work/ca.crt")" /etc/ssl/certs/ca-certificates.crt && fail "the test CA leaked into the system bundle"
+
+# 6. python-fmrest over HTTPS, trusting the CA file through verify_ssl (requests' CA bundle).
+echo "tls: python-fmrest over HTTPS"
+python3 "$root/Tests/tls/fmrest_tls.py" "$base" "$work/ca.crt" || fail "python-fmrest over HTTPS"
+echo "tls: all checks passed"
