@@ -77,10 +77,15 @@ final class DaemonExample: @unchecked Sendable {  // state is only touched on `q
     /// Runs until SIGTERM or SIGINT, then shuts down cleanly. Signals are handled by `DispatchSource`s on the
     /// daemon's queue (their default action, ending the process at once, is turned off first).
     private func serve(until stop: Stop, _ done: @escaping @Sendable (Bool) -> Void) {
+        // A signal that arrives before its source is registered with the kernel is lost (its default action
+        // is already off), so the self-signal waits until both sources are registered.
+        let registered = DispatchGroup()
         for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { self.shutDown(after: name, done) }
+            registered.enter()
+            source.setRegistrationHandler { registered.leave() }
             source.resume()
             signalSources.append(source)
         }
@@ -88,15 +93,17 @@ final class DaemonExample: @unchecked Sendable {  // state is only touched on `q
         case .onSignal:
             say("daemon: running; stop it with Ctrl-C (SIGINT) or SIGTERM")
         case .selfSignal:
-            if let layout {
-                // A call in flight when the signal comes (the emulator holds its answer a moment).
-                target.emulator?.inject(.delay(0.2), matching: "/records")
-                api.getRecords(layout: layout, limit: 1) { found, code in
-                    self.report("getRecords in flight during the shutdown", code, found.map { "\($0.records.count) record(s)" })
+            registered.notify(queue: queue) { [self] in
+                if let layout {
+                    // A call in flight when the signal comes (the emulator holds its answer a moment).
+                    target.emulator?.inject(.delay(0.2), matching: "/records")
+                    api.getRecords(layout: layout, limit: 1) { found, code in
+                        self.report("getRecords in flight during the shutdown", code, found.map { "\($0.records.count) record(s)" })
+                    }
                 }
+                say("daemon: sending itself SIGTERM, as a service manager stopping it would")
+                kill(getpid(), SIGTERM)
             }
-            say("daemon: sending itself SIGTERM, as a service manager stopping it would")
-            kill(getpid(), SIGTERM)
         }
     }
 

@@ -180,6 +180,7 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// The most server sessions this ``DataAPI`` opens (default 1). A call goes to the least-busy session;
     /// a new session is opened only when every open one is busy. The token store holds the first
     /// session's token; the others live in memory and are logged out by ``DataAPI/shutdown(grace:completion:)``.
+    /// Values below 1 mean 1; values above 1,000 mean 1,000.
     public var sessionPoolSize: Int = 1
 
     /// Creates a configuration.

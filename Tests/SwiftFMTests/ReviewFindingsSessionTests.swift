@@ -258,4 +258,59 @@ struct ReviewFindingsSessionTests {
         sent.wait()
         #expect(api.pool.busyCounts == [0, 0])
     }
+
+    // MARK: every login runs the hook
+
+    /// `refreshToken(encodedCredentials:)` opens the session the calls then use: the hook runs on it too.
+    @Test func refreshTokenWithEncodedCredentialsRunsTheHook() {
+        let stub = StubTransport { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let api = makeAPI(stub)
+        let hookRuns = Locked(0)
+        api.onNewSession = { session, done in
+            hookRuns.withLock { $0 += 1 }
+            session.api.perform(TestEndpoints.records("Setup")) { done($0.testError) }
+        }
+        let refreshed = Recorder<String>()
+        api.refreshToken(encodedCredentials: basicValue("admin", "pw")) { _, _, code in refreshed.record(code) }
+        #expect(refreshed.wait() == ["0"])
+        #expect(hookRuns.withLock { $0 } == 1)
+        #expect(stub.requests(matching: "Setup").first?.header("Authorization") == "Bearer " + Bodies.token)
+        // The next call uses that session as it is: no second login, no second hook run.
+        let call = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { call.record($0) }
+        #expect(call.wait().first?.testValue == "ok")
+        #expect(stub.count("POST", "/sessions") == 1)
+        #expect(hookRuns.withLock { $0 } == 1)
+    }
+
+    /// The grace bounds the shutdown even when a login hangs longer (its own bound is the timeout): the
+    /// shutdown completes, and the session that login opens late is still logged out.
+    @Test func theGraceBoundsAShutdownWaitingForALogin() throws {
+        let loginSent = DispatchSemaphore(value: 0)
+        let loggedOut = DispatchSemaphore(value: 0)
+        let stub = StubTransport { request in
+            if isLogin(request) { loginSent.signal(); return .hold }
+            if request.httpMethod == "DELETE" { loggedOut.signal(); return .json(200, Bodies.ok) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let store = FMMemoryTokenStore()
+        let api = makeAPI(stub, store: store, configure: { $0.timeout = 600 })
+        let call = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { call.record($0) }
+        #expect(loginSent.wait(timeout: .now() + 5) == .success)
+        let shutDown = Recorder<Void>()
+        api.shutdown(grace: 0.2) { shutDown.record(()) }
+        shutDown.wait()
+        #expect(call.wait().first?.testFailureCode == FMError.ClientCode.shuttingDown)
+        // The login answers after all: that session is closed at once, and not stored.
+        let login = try #require(stub.requests.firstIndex(where: isLogin))
+        stub.tasks[login].complete(.success((response(stub.requests[login]), Data(Bodies.login().utf8))))
+        #expect(loggedOut.wait(timeout: .now() + 5) == .success)
+        #expect(stub.requests(matching: "/sessions/" + Bodies.token).filter { $0.httpMethod == "DELETE" }.count == 1)
+        #expect(store.load() == nil)
+        #expect(!api.isActiveToken())
+    }
 }

@@ -55,6 +55,7 @@ extension DataAPI {
 
     /// Logs in with a ready base64 `user:pass` value (the legacy `fm-auth`) and returns the token and its
     /// expiry (now + 15 minutes); the token becomes the current one and is written to the token store.
+    /// ``onNewSession`` runs on the new session first, like after any login.
     @discardableResult
     public func refreshToken(encodedCredentials: String, completion: @escaping (String?, Date?, String) -> Void) -> FMRequest {
         refreshTokenResult(encodedCredentials: encodedCredentials) { completion($0.sessionTupleValue?.token, $0.sessionTupleValue?.expiry, $0.sessionTupleCode) }
@@ -110,9 +111,16 @@ extension DataAPI {
             delivery.finish(.failure(.shuttingDown))
             return delivery.handle
         }
-        performLogin(encoded: encodedCredentials) { [self] result in
-            // A token that arrived is adopted even if the caller cancelled meanwhile: the session exists.
-            delivery.finish(result.map { token in (token, adoptToken(token)) })
+        // The new-session hook runs on this session too, before it becomes the current one.
+        openSession(slot: 0, encoded: encodedCredentials) { [self] result in
+            if case .success(let token) = result, lifecycle.isDraining {
+                // The shutdown's grace ended first and every session is logged out: so is this one.
+                closeOnServer(token) {}
+                delivery.finish(.failure(.shuttingDown))
+            } else {
+                // A token that arrived is adopted even if the caller cancelled meanwhile: the session exists.
+                delivery.finish(result.map { token in (token, adoptToken(token)) })
+            }
             inFlight()
         }
         return delivery.handle

@@ -52,7 +52,8 @@ extension DataAPI {
     /// Shuts down gracefully: new calls complete at once with `-1012` (``FMError/ClientCode/shuttingDown``);
     /// calls in flight may finish for up to `grace` seconds (default ``FMConfiguration/timeout``), after which
     /// they complete with `-1012`; then every pool session is logged out on the server and the token store is
-    /// cleared. `completion` runs once, on ``callbackQueue``. Calling it again waits for the same shutdown.
+    /// cleared. Logins in flight are waited for within the same grace; a session one opens after it is
+    /// logged out as soon as it arrives. `completion` runs once, on ``callbackQueue``. Calling it again waits for the same shutdown.
     ///
     /// - Returns: the handle of the shutdown (cancelling it does not stop the shutdown).
     @discardableResult

@@ -6,8 +6,13 @@ final class Lifecycle: Sendable {
         var shuttingDown = false
         var nextID: UInt64 = 0
         var calls: [ObjectIdentifier: @Sendable (FMError) -> Void] = [:]
-        /// Work the shutdown waits for but does not stop: logins in flight (their session must be logged out).
+        /// Work the shutdown waits for, within its grace, but does not stop: logins in flight (their session
+        /// must be logged out).
         var holds = 0
+        /// The grace is over: the shutdown no longer waits for logins.
+        var graceOver = false
+        /// The shutdown logs sessions out (or is complete): a session opened from now on is not held.
+        var draining = false
         var drained: (@Sendable (_ finished: @escaping @Sendable () -> Void) -> Void)?
         var finished = false
         var notify: [@Sendable () -> Void] = []
@@ -62,10 +67,15 @@ final class Lifecycle: Sendable {
 
     /// The shutdown's `drained` when nothing is in flight any more (taken: it runs once).
     private static func takeDrained(_ state: inout State) -> (@Sendable (_ finished: @escaping @Sendable () -> Void) -> Void)? {
-        guard state.shuttingDown, state.calls.isEmpty, state.holds == 0 else { return nil }
-        defer { state.drained = nil }
-        return state.drained
+        guard state.shuttingDown, state.calls.isEmpty, state.holds == 0 || state.graceOver,
+              let drained = state.drained else { return nil }
+        state.drained = nil
+        state.draining = true
+        return drained
     }
+
+    /// `true` once the shutdown logs sessions out: a login that ends now must close its session itself.
+    var isDraining: Bool { state.withLock { $0.draining } }
 
     /// `true` once ``beginShutdown(notify:drained:)`` ran.
     var isShuttingDown: Bool { state.withLock { $0.shuttingDown } }
@@ -81,7 +91,10 @@ final class Lifecycle: Sendable {
             let first = !state.shuttingDown
             state.shuttingDown = true
             guard first else { return (false, false, false) }
-            if state.calls.isEmpty && state.holds == 0 { return (true, true, false) }
+            if state.calls.isEmpty && state.holds == 0 {
+                state.draining = true
+                return (true, true, false)
+            }
             state.drained = drained
             return (true, false, false)
         }
@@ -100,9 +113,14 @@ final class Lifecycle: Sendable {
         for action in notify { action() }
     }
 
-    /// Ends every call still in flight with `error`.
+    /// The grace is over: ends every call still in flight with `error`, and stops waiting for logins.
     func stopAll(with error: FMError) {
-        let stops = state.withLock { Array($0.calls.values) }
+        let stops = state.withLock { state -> [@Sendable (FMError) -> Void] in
+            state.graceOver = true
+            return Array(state.calls.values)
+        }
         for stop in stops { stop(error) }
+        let drained = state.withLock { Self.takeDrained(&$0) }
+        drained?(finish)
     }
 }

@@ -39,25 +39,27 @@ extension DataAPI {
         }
     }
 
-    /// Login `id` of `slot`: the credentials' login, then the new-session hook, as one step bounded by
-    /// ``FMConfiguration/timeout`` — a token provider or a hook that never answers must not leave the slot
-    /// logging in for good. Past the bound the waiters get `-1004` and a session the login opened is closed.
+    /// Login `id` of `slot`, through ``openSession(slot:encoded:completion:)``.
     private func login(slot: Int, id: UInt64) {
+        openSession(slot: slot) { [self] result in finishLogin(slot: slot, id: id, result: result) }
+    }
+
+    /// Opens a session: the login (configured credentials, or Basic `encoded`), then the new-session hook,
+    /// as one step bounded by ``FMConfiguration/timeout`` — a token provider or a hook that never answers
+    /// must not leave a slot logging in for good. Past the bound `completion` gets `-1004` and a session the
+    /// login opened is closed; a hook's failure closes the session before `completion` gets it. A shutdown
+    /// waits for this step (and its closing), so the session it opens is logged out too.
+    func openSession(slot: Int, encoded: String? = nil, completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
         struct Progress { var ended = false; var token: String? }
         let progress = Locked(Progress())
-        // A shutdown waits for this login, then logs its session out (a call in flight may log in during the
-        // shutdown's grace period, so this one is held even then).
+        // Held even while shutting down: a call in flight may log in during the shutdown's grace period.
         let inFlight = lifecycle.hold(refusedWhileShuttingDown: false) ?? {}
-        /// Marks the login ended; `false` when it had ended already.
+        /// Marks the step ended; `false` when it had ended already.
         let end: @Sendable () -> Bool = {
             progress.withLock { state -> Bool in
                 defer { state.ended = true }
                 return !state.ended
             }
-        }
-        let finish: @Sendable (Result<String, FMError>) -> Void = { [self] result in
-            finishLogin(slot: slot, id: id, result: result)
-            inFlight()
         }
         let bound = Deadline.after(seconds: configuration.timeout) { [self] in
             let (first, token) = progress.withLock { state -> (Bool, String?) in
@@ -66,15 +68,17 @@ extension DataAPI {
             }
             guard first else { return }
             logger.log(.error, "the login (or the new-session hook) took longer than the timeout; given up")
-            guard let token else { return finish(.failure(.timeout)) }
-            closeOnServer(token) { finish(.failure(.timeout)) }
+            completion(.failure(.timeout))
+            guard let token else { return inFlight() }
+            closeOnServer(token) { inFlight() }
         }
-        performLogin { [self] result in
+        performLogin(encoded: encoded) { [self] result in
             switch result {
             case .failure:
                 guard end() else { return }
                 bound.cancel()
-                finish(result)
+                completion(result)
+                inFlight()
             case .success(let token):
                 let late = progress.withLock { state -> Bool in
                     state.token = token
@@ -87,9 +91,13 @@ extension DataAPI {
                     bound.cancel()
                     if let hookError {
                         logger.log(.error, "the new-session hook failed: \(hookError.code); the session is closed")
-                        closeOnServer(token) { finish(.failure(hookError)) }
+                        closeOnServer(token) {
+                            completion(.failure(hookError))
+                            inFlight()
+                        }
                     } else {
-                        finish(.success(token))
+                        completion(.success(token))
+                        inFlight()
                     }
                 }
             }
@@ -104,6 +112,10 @@ extension DataAPI {
     private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>) {
         let (waiters, persist) = pool.loginFinished(slot: slot, id: id, token: try? result.get(), now: now())
         if slot == 0 { apply(persist) }
+        if case .success(let token) = result, persist == nil, lifecycle.isDraining {
+            // Not adopted, and the shutdown has logged every session out already: close this one too.
+            closeOnServer(token) {}
+        }
         if case .failure(let error) = result, error.code == "956" {
             // The server's session cap: the waiters' retries, and later calls, use the sessions open now.
             pool.sessionRefused(until: now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime))

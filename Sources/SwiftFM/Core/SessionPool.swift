@@ -32,8 +32,11 @@ final class SessionPool: Sendable {
     /// sessions"), until when (other clients' sessions close too): no new session is opened past it.
     private let ceiling = Locked<(limit: Int, until: Date)?>(nil)
 
+    /// The largest pool (``FMConfiguration/sessionPoolSize`` is clamped to it): each slot is allocated up front.
+    static let maximumSize = 1_000
+
     init(size: Int, stored: FMStoredToken?, now: Date) {
-        self.size = max(1, size)
+        self.size = min(max(1, size), Self.maximumSize)
         self.pinned = false
         var all = (0..<self.size).map { _ in Slot(machine: SessionStateMachine(now: now)) }
         all[0].machine = SessionStateMachine(stored: stored, now: now)
