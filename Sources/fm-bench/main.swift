@@ -17,6 +17,8 @@
 //   paging    --paging-records records in pages of 1,000: peak RSS above the process's baseline
 //   pool      200 concurrent reads, the emulator serialising each session with a 5 ms service time:
 //             a pool of 4 sessions vs a pool of 1 (throughput ratio, target ≥ 3×)
+//   policy    get one record with `.standard` retries and a concurrency cap of 8 vs `.none` and no cap
+//             (per-call ratio, target within 2 %)
 // Further scenarios (retries and the concurrency cap, the session pool) register in `scenarios` below.
 import Foundation
 import SwiftFM
@@ -54,7 +56,7 @@ while !arguments.isEmpty {
     case "--paging-records": settings.pagingRecords = number()
     case "--no-python": settings.python = false
     case "--help", "-h":
-        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [--rounds N] [--calls N] [--records N] [--paging-records N] [--no-python]")
+        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [policy] [--rounds N] [--calls N] [--records N] [--paging-records N] [--no-python]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
@@ -104,7 +106,7 @@ func schemaJSON(records: Int) -> Data {
 
 // MARK: - The run
 
-let all = ["percall", "decode", "endtoend", "paging", "pool"]
+let all = ["percall", "decode", "endtoend", "paging", "pool", "policy"]
 let chosen = settings.selected.isEmpty ? all : settings.selected
 for name in chosen where !all.contains(name) {
     say("fm-bench: unknown scenario \(name) (known: \(all.joined(separator: ", ")))")
@@ -332,6 +334,7 @@ let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
     ("decode", { try await $0.decode() }),
     ("endtoend", { try await $0.endToEnd() }),
     ("pool", { try await $0.pool() }),
+    ("policy", { try await $0.policy() }),
 ]
 
 for scenario in scenarios where chosen.contains(scenario.name) {

@@ -122,6 +122,25 @@ struct HostileServerTests {
         #expect(server.clientLeft(0), "the client closed the dripping login")
     }
 
+    /// Container transfers have their own bound, `containerTimeout`, for the whole download: its redirect
+    /// hops share it. Three hops of 0.6 s each (their bodies dripped) take longer than a bound of 1 s.
+    @Test func theHopsOfAContainerDownloadShareOneDeadline() async {
+        let hopBody = Data("moved!".utf8)
+        let server = HostileServer { head, index in
+            let next = "/Streaming/hop\(index + 1).bin"
+            return index < 3
+                ? .drip(head: HostileServer.head("302 Found", ["Location": next, "Content-Length": "\(hopBody.count)"]), body: hopBody, interval: 0.1)
+                : .answer(HostileServer.head("200 OK", ["Content-Type": "image/png", "Content-Length": "4"]) + "data")
+        }
+        defer { server.stop() }
+        let api = makeAPI(server, timeout: 30) { $0.containerTimeout = 1 }
+        let code: String = await withCheckedContinuation { continuation in
+            api.downloadContainer(url: URL(string: server.url + "/Streaming/hop0.bin")!) { _, code in continuation.resume(returning: code) }
+        }
+        #expect(code == FMError.ClientCode.timeout)
+        #expect(server.heads.count < 4, "the last hop was never asked for")
+    }
+
     // MARK: size cap
 
     /// What a client that refused an answer may still have been sent: the socket buffers of both ends on

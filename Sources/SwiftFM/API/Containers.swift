@@ -96,12 +96,16 @@ extension DataAPI {
 
     /// Follows a container URL hop by hop under one cancel handle; `completion` runs once, on the callback queue.
     /// With a file sink, the last hop's body is in the sink's file and the bytes delivered are empty.
+    /// Every hop shares one deadline, ``FMConfiguration/containerTimeout`` from the first.
     func followContainer(url: URL, cookie: String?, hopsLeft: Int, request: FMRequest? = nil, sink: BodySink? = nil,
-                         completion: @escaping (Result<Data, FMError>) -> Void) -> FMRequest {
+                         endsAt: DispatchTime? = nil, completion: @escaping (Result<Data, FMError>) -> Void) -> FMRequest {
         let handle = request ?? FMRequest()
         let statuses = Endpoints.containerHopStatuses
+        let longest: TimeInterval = 10 * 365 * 86_400
+        let bound: TimeInterval = configuration.containerTimeout.isFinite ? min(max(0, configuration.containerTimeout), longest) : longest
+        let endsAt: DispatchTime = endsAt ?? DispatchTime.now() + bound
         return perform(Endpoints.containerHop(url: url, cookie: cookie), acceptingStatus: { statuses.contains($0) },
-                       attachingTo: handle, sink: sink, isTransfer: true) { [self] result in
+                       attachingTo: handle, sink: sink, isTransfer: true, endsAt: endsAt) { [self] result in
             switch result {
             case .success(.data(let data)):
                 completion(.success(data))
@@ -111,7 +115,7 @@ extension DataAPI {
                     return
                 }
                 _ = followContainer(url: next, cookie: nextCookie, hopsLeft: hopsLeft - 1, request: handle, sink: sink,
-                                    completion: completion)
+                                    endsAt: endsAt, completion: completion)
             case .failure(let error):
                 completion(.failure(error))
             }

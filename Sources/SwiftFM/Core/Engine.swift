@@ -25,6 +25,8 @@ extension DataAPI {
     ///     when `nil`.
     ///   - sink: where the answer's body goes (memory under ``FMConfiguration/maxResponseBytes`` by default).
     ///   - isTransfer: a container transfer, bounded by ``FMConfiguration/containerTimeout``.
+    ///   - endsAt: a deadline shared by the steps of one operation (the hops of a container download),
+    ///     instead of a new one for this call.
     ///   - bypassShutdown: sent even while shutting down (the shutdown's own logouts).
     @discardableResult
     func perform<Value>(
@@ -33,6 +35,7 @@ extension DataAPI {
         attachingTo request: FMRequest?,
         sink: BodySink? = nil,
         isTransfer: Bool = false,
+        endsAt: DispatchTime? = nil,
         bypassShutdown: Bool = false,
         completion: @escaping (Result<Value, FMError>) -> Void
     ) -> FMRequest {
@@ -44,7 +47,8 @@ extension DataAPI {
         }
         let call = EngineCall(api: self, endpoint: endpoint, accepting: acceptingStatus, delivery: delivery,
                               sink: sink ?? .memory(cap: configuration.maxResponseBytes))
-        call.start(deadline: isTransfer ? configuration.containerTimeout : configuration.timeout)
+        let seconds = endsAt.map { Double($0.uptimeNanoseconds &- min($0.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9 }
+        call.start(deadline: seconds ?? (isTransfer ? configuration.containerTimeout : configuration.timeout))
         return delivery.handle
     }
 
