@@ -126,3 +126,44 @@ struct ReviewProbesCredentialsTests {
         #expect(stub.count("DELETE", Bodies.token) == 0)
     }
 }
+
+@Suite("Review probes: calls racing a shutdown")
+struct ReviewProbesShutdownRaceTests {
+    /// 200 calls from several threads on a pool of 4 while the shutdown starts: each completes once ("ok" or
+    /// -1012), no slot stays busy, and every session any login opened is logged out.
+    @Test func callsRacingAShutdownCompleteOnceAndLeaveNoSessionOpen() {
+        let logins = Locked(0)
+        let stub = StubTransport { request in
+            if isLogin(request) {
+                let run = logins.withLock { count -> Int in count += 1; return count }
+                return .json(200, Bodies.login(String(format: "%052d", run)))
+            }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return .json(200, Bodies.value("ok"))
+        }
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        configuration.sessionPoolSize = 4
+        let api = DataAPI(configuration: configuration, transport: stub)
+        api.onNewSession = { session, done in
+            session.api.perform(TestEndpoints.records("Setup")) { done($0.testError) }
+        }
+        let total = 200
+        let results = Recorder<String>(expecting: total)
+        let shutDown = Recorder<Void>()
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            for index in 0..<(total / 4) {
+                if worker == 0 && index == total / 8 { api.shutdown(grace: 5) { shutDown.record(()) } }
+                api.perform(TestEndpoints.records()) { results.record($0.testValue ?? $0.testFailureCode ?? "?") }
+            }
+        }
+        let codes = results.wait()
+        shutDown.wait()
+        api.callbackQueue.sync {}
+        #expect(results.values.count == total)
+        #expect(codes.allSatisfy { $0 == "ok" || $0 == FMError.ClientCode.shuttingDown })
+        #expect(api.pool.busyCounts == [0, 0, 0, 0])
+        let opened = Set((1...logins.withLock { $0 }).map { String(format: "%052d", $0) })
+        let deleted = Set(stub.requests.filter { $0.httpMethod == "DELETE" }.compactMap { $0.url?.lastPathComponent })
+        #expect(deleted == opened)
+    }
+}
