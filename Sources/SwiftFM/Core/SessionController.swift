@@ -48,7 +48,8 @@ extension DataAPI {
     /// as one step bounded by ``FMConfiguration/timeout`` — a token provider or a hook that never answers
     /// must not leave a slot logging in for good. Past the bound `completion` gets `-1004` and a session the
     /// login opened is closed; a hook's failure closes the session before `completion` gets it. A shutdown
-    /// waits for this step (and its closing), so the session it opens is logged out too.
+    /// waits for this step (and that closing), so the session it opens is logged out too; a login answer that
+    /// only arrives after the bound is closed on arrival.
     func openSession(slot: Int, encoded: String? = nil, completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
         struct Progress { var ended = false; var token: String? }
         let progress = Locked(Progress())
