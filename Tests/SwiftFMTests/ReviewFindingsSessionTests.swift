@@ -313,4 +313,49 @@ struct ReviewFindingsSessionTests {
         #expect(store.load() == nil)
         #expect(!api.isActiveToken())
     }
+
+    // MARK: sessions nobody holds any more are still logged out at shutdown
+
+    /// `logout()` while a call logs in: the call still uses the session that login opens, but the pool does
+    /// not adopt it — the shutdown must log it out all the same. So for the session a forced `login()` or
+    /// `refreshToken(encodedCredentials:)` replaces.
+    @Test func sessionsReplacedOrNotAdoptedAreLoggedOutAtShutdown() throws {
+        let loginSent = DispatchSemaphore(value: 0)
+        let logins = Locked(0)
+        let stub = StubTransport { request in
+            if isLogin(request) {
+                let run = logins.withLock { count -> Int in count += 1; return count }
+                if run == 1 { loginSent.signal(); return .hold }
+                return .json(200, Bodies.login(String(format: "%052d", run)))
+            }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            return .json(200, Bodies.value("ok"))
+        }
+        let api = makeAPI(stub)
+        let call = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { call.record($0) }
+        #expect(loginSent.wait(timeout: .now() + 5) == .success)
+        let loggedOut = Recorder<String>()
+        api.logout { _, code in loggedOut.record(code) }
+        #expect(loggedOut.wait() == ["0"])
+        let login = try #require(stub.requests.firstIndex(where: isLogin))
+        stub.tasks[login].complete(.success((response(stub.requests[login]), Data(Bodies.login().utf8))))
+        #expect(call.wait().first?.testValue == "ok")
+        // Session 2 by a call, then replaced by a forced login (3) and by refreshToken (4).
+        let second = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { second.record($0) }
+        second.wait()
+        let forced = Recorder<String>()
+        api.login { _, code in forced.record(code) }
+        forced.wait()
+        let refreshed = Recorder<String>()
+        api.refreshToken(encodedCredentials: basicValue("admin", "pw")) { _, _, code in refreshed.record(code) }
+        refreshed.wait()
+        let shutDown = Recorder<Void>()
+        api.shutdown { shutDown.record(()) }
+        shutDown.wait()
+        let deleted = Set(stub.requests.filter { $0.httpMethod == "DELETE" }.compactMap { $0.url?.lastPathComponent })
+        let opened = Set([Bodies.token] + (2...4).map { String(format: "%052d", $0) })
+        #expect(deleted == opened)
+    }
 }

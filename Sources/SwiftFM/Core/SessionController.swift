@@ -112,9 +112,10 @@ extension DataAPI {
     private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>) {
         let (waiters, persist) = pool.loginFinished(slot: slot, id: id, token: try? result.get(), now: now())
         if slot == 0 { apply(persist) }
-        if case .success(let token) = result, persist == nil, lifecycle.isDraining {
-            // Not adopted, and the shutdown has logged every session out already: close this one too.
-            closeOnServer(token) {}
+        if case .success(let token) = result, persist == nil {
+            // Not adopted (a logout came first): the waiters use it, nothing holds it. The shutdown logs it
+            // out — or, when it has logged every session out already, it is closed now.
+            if lifecycle.isDraining { closeOnServer(token) {} } else { pool.letGo(token, now: now()) }
         }
         if case .failure(let error) = result, error.code == "956" {
             // The server's session cap: the waiters' retries, and later calls, use the sessions open now.
@@ -272,7 +273,7 @@ extension DataAPI {
     /// Makes `token` the current token with a fresh 15-minute expiry; returns the expiry.
     func adoptToken(_ token: String) -> Date {
         let expiry = now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime)
-        apply(pool.adopt(token: token, expiry: expiry))
+        apply(pool.adopt(token: token, expiry: expiry, now: now()))
         return expiry
     }
 

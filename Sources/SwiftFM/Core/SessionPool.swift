@@ -31,6 +31,10 @@ final class SessionPool: Sendable {
     /// The most sessions the server lets this pool hold, learnt from a 956 at login ("maximum number of
     /// sessions"), until when (other clients' sessions close too): no new session is opened past it.
     private let ceiling = Locked<(limit: Int, until: Date)?>(nil)
+    /// Sessions opened on the server that no slot holds any more (a login that finished after a logout, a
+    /// token replaced by a forced login or an adopted one), with when they were let go: the shutdown logs
+    /// them out too. Those let go more than a session lifetime ago are forgotten (the server closed them).
+    private let orphans = Locked<[(token: String, since: Date)]>([])
 
     /// The largest pool (``FMConfiguration/sessionPoolSize`` is clamped to it): each slot is allocated up front.
     static let maximumSize = 1_000
@@ -88,9 +92,22 @@ final class SessionPool: Sendable {
     /// Takes a busy count on `slot` and asks its machine for a token (see ``SessionStateMachine/acquire(now:stored:force:waiter:)``).
     func acquire(slot: Int, now: Date, stored: FMStoredToken?, force: Bool, waiter: @escaping SessionWaiter)
         -> SessionStateMachine<SessionWaiter>.Acquire {
-        slots.withLock { slots in
+        let (action, replaced) = slots.withLock { slots -> (SessionStateMachine<SessionWaiter>.Acquire, String?) in
             slots[slot].busy += 1
-            return slots[slot].machine.acquire(now: now, stored: stored, force: force, waiter: waiter)
+            let current = slots[slot].machine.validToken(now: now)?.token
+            let action = slots[slot].machine.acquire(now: now, stored: stored, force: force, waiter: waiter)
+            if case .login = action { return (action, current) }   // a forced login replaces a valid token
+            return (action, nil)
+        }
+        if let replaced { letGo(replaced, now: now) }
+        return action
+    }
+
+    /// `token` is open on the server but no slot holds it any more.
+    func letGo(_ token: String, now: Date) {
+        orphans.withLock { orphans in
+            orphans.removeAll { now.timeIntervalSince($0.since) > SessionStateMachine<SessionWaiter>.lifetime || $0.token == token }
+            orphans.append((token, now))
         }
     }
 
@@ -124,8 +141,13 @@ final class SessionPool: Sendable {
     }
 
     /// Makes `token` slot 0's current token.
-    func adopt(token: String, expiry: Date) -> SessionStateMachine<SessionWaiter>.Persist {
-        slots.withLock { $0[0].machine.adopt(token: token, expiry: expiry) }
+    func adopt(token: String, expiry: Date, now: Date) -> SessionStateMachine<SessionWaiter>.Persist {
+        let (persist, replaced) = slots.withLock { slots -> (SessionStateMachine<SessionWaiter>.Persist, String?) in
+            let current = slots[0].machine.validToken(now: now)?.token
+            return (slots[0].machine.adopt(token: token, expiry: expiry), current == token ? nil : current)
+        }
+        if let replaced { letGo(replaced, now: now) }
+        return persist
     }
 
     /// Forgets slot 0's token (returned) and clears the store.
@@ -133,9 +155,14 @@ final class SessionPool: Sendable {
         slots.withLock { $0[0].machine.reset() }
     }
 
-    /// Forgets every slot's token; returns them (to log them out) and slot 0's store write.
+    /// Forgets every slot's token and every session let go; returns them (to log them out) and slot 0's
+    /// store write.
     func resetAll() -> (tokens: [String], persist: SessionStateMachine<SessionWaiter>.Persist?) {
-        slots.withLock { slots in
+        let lost = orphans.withLock { orphans -> [String] in
+            defer { orphans = [] }
+            return orphans.map(\.token)
+        }
+        let (held, persist) = slots.withLock { slots -> ([String], SessionStateMachine<SessionWaiter>.Persist?) in
             var tokens: [String] = []
             var persist: SessionStateMachine<SessionWaiter>.Persist?
             for index in slots.indices {
@@ -145,6 +172,7 @@ final class SessionPool: Sendable {
             }
             return (tokens, persist)
         }
+        return (held + lost.filter { !held.contains($0) }, persist)
     }
 
     /// The valid token of `slot` by the local clock (`.distantPast`: any held token).
