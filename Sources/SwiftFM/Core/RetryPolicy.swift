@@ -5,7 +5,7 @@ import Foundation
 /// Retried: a connection refused, reset or closed before any answer; HTTP 502, 503 and 504; FileMaker
 /// 812 ("Exceeded host's capacity") and 956 ("Maximum number of … sessions exceeded"). The delay before
 /// retry *n* is drawn at random between zero and `min(maxDelay, initialDelay × 2ⁿ⁻¹)` ("full jitter"); a
-/// `Retry-After` header (seconds or an HTTP date) is honoured instead, capped at `maxDelay`. A retry is
+/// `Retry-After` header (seconds or an HTTP date) is honoured instead, as the server asked. A retry is
 /// never started when it could not begin before the call's deadline (``FMConfiguration/timeout``): the
 /// call then completes at once with the last failure's code. Each retry is logged.
 ///
@@ -44,7 +44,7 @@ public struct FMRetryPolicy: Sendable, Equatable, CustomStringConvertible {
 
     /// The wait before attempt `attempt + 1` after attempt `attempt` failed (1-based), honouring `retryAfter`.
     func delay(afterAttempt attempt: Int, retryAfter: TimeInterval?, random: (ClosedRange<Double>) -> Double) -> TimeInterval {
-        if let retryAfter { return min(maxDelay, max(0, retryAfter)) }
+        if let retryAfter { return max(0, retryAfter) }   // honoured as asked; the deadline still bounds it
         let exponent = Double(min(max(0, attempt - 1), 30))
         let ceiling = min(maxDelay, initialDelay * pow(2, exponent))
         return ceiling <= 0 ? 0 : random(0...ceiling)
