@@ -77,7 +77,11 @@ struct FaultTests {
         let emulator = try Emulator(schemaJSON: integrationSchema)
         let url = try emulator.start()
         emulator.stop()   // nothing listens on that port any more
-        let api = DataAPI(configuration: FMConfiguration(host: url.absoluteString, database: "Integration", username: "admin", password: "admin"))
+        var configuration = FMConfiguration(host: url.absoluteString, database: "Integration", username: "admin", password: "admin")
+        // No retry: a refused login is retried under the policy, and a retry could reach another test's
+        // emulator started on the same port meanwhile.
+        configuration.retry = .none
+        let api = DataAPI(configuration: configuration)
         let (value, code) = await callback(api) { api.getRecords(layout: "Bands", completion: $0) }
         #expect(value == nil && code == FMError.ClientCode.transport)
     }
