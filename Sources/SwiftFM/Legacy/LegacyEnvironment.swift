@@ -48,6 +48,13 @@ final class LegacyState: @unchecked Sendable {
     private let lock = NSLock()
     private var _defaults: UserDefaults = .standard
     private var services: [LegacyTarget: DataAPI] = [:]
+    private var _adjust: (@Sendable (inout FMConfiguration) -> Void)?
+
+    /// Applied to the configuration of every service made from now on (see ``DataAPI/configureLegacyCalls(_:)``).
+    var adjust: (@Sendable (inout FMConfiguration) -> Void)? {
+        get { lock.lock(); defer { lock.unlock() }; return _adjust }
+        set { lock.lock(); _adjust = newValue; lock.unlock() }
+    }
 
     /// The queue for completions that fail before any service exists (missing configuration).
     let queue = DispatchQueue(label: "SwiftFM.legacy")
@@ -62,7 +69,7 @@ final class LegacyState: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let existing = services[target] { return existing }
-        let made = LegacyState.makeService(target)
+        let made = LegacyState.makeService(target, adjust: _adjust)
         services[target] = made
         return made
     }
@@ -71,13 +78,26 @@ final class LegacyState: @unchecked Sendable {
     ///
     /// Legacy calls pass their own token (`Endpoint.Auth.token`) or their own base64 credentials
     /// (`.basic(encoded:)`), so the service is configured with the server and database only.
-    private static func makeService(_ target: LegacyTarget) -> DataAPI {
-        DataAPI(configuration: FMConfiguration(
-            host: target.server.absoluteString, database: target.database ?? "", credentials: nil, version: target.version))
+    private static func makeService(_ target: LegacyTarget, adjust: (@Sendable (inout FMConfiguration) -> Void)?) -> DataAPI {
+        var configuration = FMConfiguration(
+            host: target.server.absoluteString, database: target.database ?? "", credentials: nil, version: target.version)
+        adjust?(&configuration)
+        return DataAPI(configuration: configuration)
     }
 }
 
 extension DataAPI {
+    /// Sets the limits of the legacy calls (the `DataAPI` class functions of 2018–2020 and the SwiftFM 2.x
+    /// `SwiftFM` API): `adjust` edits the configuration of the services they go through — its
+    /// ``FMConfiguration/timeout`` (the whole-call deadline), ``FMConfiguration/maxResponseBytes``,
+    /// ``FMConfiguration/retry`` and ``FMConfiguration/maxConcurrentRequests``; `host` is the legacy
+    /// server's URL and `database` its database, so one process can treat several servers differently.
+    /// It applies to the servers the legacy calls reach from now on (call it at start-up, before the first
+    /// legacy call); `nil` restores the defaults (30 s, 256 MiB, ``FMRetryPolicy/standard``, no cap) for them.
+    public static func configureLegacyCalls(_ adjust: (@Sendable (inout FMConfiguration) -> Void)?) {
+        LegacyState.shared.adjust = adjust
+    }
+
     /// The `UserDefaults` the legacy surfaces (`DataAPI`'s class functions and `SwiftFM`) read and write.
     ///
     /// Defaults to `.standard`, as the originals did. Tests and daemons inject a suite

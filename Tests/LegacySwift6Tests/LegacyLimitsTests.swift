@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+import SwiftFM
+import SwiftFMEmulator
+
+/// The whole-call deadline and the size cap through the 2019 surface (`DataAPI.getRecords(token:…)`), with
+/// limits set by `DataAPI.configureLegacyCalls`.
+@Suite struct LegacyLimitsTests {
+    @Test func theDeadlineAndTheSizeCapHoldForLegacyCalls() throws {
+        let server = try LegacyServer(.dbPath)
+        let host = server.url.absoluteString
+        DataAPI.configureLegacyCalls { configuration in
+            guard configuration.host.hasPrefix(host) else { return }   // only this test's server
+            configuration.timeout = 1
+            configuration.maxResponseBytes = 600
+            configuration.retry = .none
+        }
+        defer { DataAPI.configureLegacyCalls(nil) }
+        try server.run {
+            let token = try server.login()
+            // A body dripped at 1 byte/s: the call ends at its deadline with -1004, once.
+            server.emulator.inject(.drip(bytesPerSecond: 1), count: 1, matching: "records")
+            let dripped = wait { done in DataAPI.getRecords(token: token, layout: "Artists", limit: 1) { records, code in done((records == nil, code)) } }
+            #expect(dripped?.0 == true && dripped?.1 == FMError.ClientCode.timeout)
+            // An answer larger than the cap: -1011, once.
+            let big = wait { done in DataAPI.getRecords(token: token, layout: "Artists", limit: 100) { records, code in done((records == nil, code)) } }
+            #expect(big?.0 == true && big?.1 == FMError.ClientCode.responseTooLarge)
+            // A small one still passes.
+            let small = wait { done in DataAPI.getRecords(token: token, layout: "Artists", limit: 1) { records, code in done((records?.count, code)) } }
+            #expect(small?.1 == "0" && small?.0 == 1)
+        }
+    }
+}
