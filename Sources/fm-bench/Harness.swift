@@ -70,6 +70,24 @@ struct Tally {
     }
 }
 
+/// Times `contenders` over `rounds` rounds of `calls` operations each, interleaved operation by operation
+/// with the order rotating, and returns the per-round totals.
+func interleaved(_ contenders: [(name: String, run: () async throws -> Void)], rounds: Int, calls: Int) async throws -> Tally {
+    var tally = Tally()
+    for round in 0..<rounds {
+        for call in 0..<calls {
+            for offset in 0..<contenders.count {
+                let (name, run) = contenders[(round + call + offset) % contenders.count]
+                let start = now()
+                try await run()
+                tally.add(name, Double(now() - start) / 1e9)
+            }
+        }
+        tally.endRound()
+    }
+    return tally
+}
+
 // MARK: - The emulator in its own process
 
 /// `fm-emulator` from the same directory as this binary, serving `schema` on loopback.

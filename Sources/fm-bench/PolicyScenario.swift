@@ -24,18 +24,8 @@ extension Bench {
         }
         let contenders: [(String, DataAPI)] = [("no policy", bare), ("standard + cap", bounded)]
         for _ in 0..<100 { for (_, api) in contenders { await get(api) } } // logs both in, warms both up
-        var tally = Tally()
-        for _ in 0..<settings.rounds {
-            for call in 0..<settings.calls {
-                for offset in 0..<contenders.count {
-                    let (name, api) = contenders[(call + offset) % contenders.count]
-                    let start = now()
-                    await get(api)
-                    tally.add(name, Double(now() - start) / 1e9)
-                }
-            }
-            tally.endRound()
-        }
+        let tally = try await interleaved(contenders.map { contender in (contender.0, { await get(contender.1) }) },
+                                      rounds: settings.rounds, calls: settings.calls)
         let micro = { (name: String) in String(format: "%.1f µs", tally.median(name) / Double(settings.calls) * 1e6) }
         say("retries and the cap, get one record (\(settings.rounds) rounds × \(settings.calls) calls, interleaved call by call):")
         say("  no policy (.none, no cap) \(micro("no policy")), .standard + maxConcurrentRequests 8 \(micro("standard + cap"))")

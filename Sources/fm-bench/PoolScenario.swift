@@ -27,16 +27,7 @@ extension Bench {
             }
         }
         for (_, api) in pools { await burst(api) } // warm up: every session of each pool is open
-        var tally = Tally()
-        for round in 0..<settings.rounds {
-            for offset in 0..<pools.count {
-                let (name, api) = pools[(round + offset) % pools.count]
-                let start = now()
-                await burst(api)
-                tally.add(name, Double(now() - start) / 1e9)
-            }
-            tally.endRound()
-        }
+        let tally = try await interleaved(pools.map { pool in (pool.0, { await burst(pool.1) }) }, rounds: settings.rounds, calls: 1)
         try await emulator.setSettings(["serializesSessions": false, "serviceTime": 0])
         say("session pool, \(calls) concurrent reads, the emulator serialising each session, 5 ms service time (\(settings.rounds) rounds):")
         say("  pool of 1 \(String(format: "%.0f ms", tally.median("pool of 1") * 1e3)), pool of 4 \(String(format: "%.0f ms", tally.median("pool of 4") * 1e3))")

@@ -182,18 +182,7 @@ struct Bench: @unchecked Sendable {
             ("async", { _ = try await api.getRecord(layout: "Bench", recordId: 1) }),
         ]
         for _ in 0..<100 { for (_, run) in contenders { try await run() } } // warm up every path
-        var tally = Tally()
-        for _ in 0..<settings.rounds {
-            for call in 0..<settings.calls {
-                for offset in 0..<contenders.count { // interleaved call by call, the order rotating
-                    let (name, run) = contenders[(call + offset) % contenders.count]
-                    let start = now()
-                    try await run()
-                    tally.add(name, Double(now() - start) / 1e9)
-                }
-            }
-            tally.endRound()
-        }
+        let tally = try await interleaved(contenders, rounds: settings.rounds, calls: settings.calls)
         let micro = { (name: String) in String(format: "%.1f µs", tally.median(name) / Double(settings.calls) * 1e6) }
         say("per call, get one record (\(settings.rounds) rounds × \(settings.calls) calls, interleaved call by call):")
         say("  raw URLSession bytes-only \(micro("raw")), raw + JSONSerialization \(micro("raw+JSON")), callback \(micro("callback")), async \(micro("async"))")
