@@ -50,11 +50,35 @@ import Testing
 
             // A find on any repetition, three hops away.
             let found = try await api.find(layout: "Orders", request: FMFindRequest(queries: [FMQuery(["Region_country::tags": "lakes"])]))
-            #expect(found.count == 1)
+            #expect(found.count == 2)
             // A script step sets a repetition three hops away and returns it.
             let script = try await api.runScript(layout: "Orders", script: "Retag", parameter: "misty")
             #expect(script == FMScriptResult(result: "misty/N7/p2", error: "0"))
             #expect(emulator.records(inTable: "Countries").first?["tags(2)"] as? String == "misty")
+        }
+    }
+
+    @Test func leftSideRelationshipOptionsThroughTheClient() async throws {
+        let emulator = try Emulator(schemaFile: Self.chainURL)
+        try await Emulator.withRunning(emulator) { emulator in
+            let url = try #require(emulator.baseURL)
+            let api = DataAPI(configuration: FMConfiguration(host: url.absoluteString, database: "Chain", username: "admin", password: "admin"))
+            let labels = { (set: FMFoundSet) -> [String] in
+                (((set.records.first?["portalData"] as? [String: Any])?["orders"] as? [[String: Any]]) ?? []).compactMap { $0["Orders::label"] as? String }
+            }
+            #expect(labels(try await api.getRecord(layout: "Customers", recordId: 1)) == ["third", "first"])
+            let add = try await api.editRecord(layout: "Customers", recordId: 1, fieldData: [:],
+                                               portalData: ["orders": [["Orders::label": "zeroth"]]])
+            #expect(add.newPortalRecordInfo.first?.tableName == "Orders")
+            #expect(labels(try await api.getRecord(layout: "Customers", recordId: 1)) == ["zeroth", "third", "first"])
+            do {
+                _ = try await api.editRecord(layout: "Regions", recordId: 1, fieldData: [:], portalData: ["customers": [["Order_customer::id": "99"]]])
+                Issue.record("a new row through a relationship without leftAllowCreation must fail")
+            } catch let e as FMError {
+                #expect(e.code == "101")
+            }
+            _ = try await api.deleteRecord(layout: "Customers", recordId: 1)
+            #expect(emulator.records(inTable: "Orders").map { $0["label"] as? String } == ["second"])
         }
     }
 }

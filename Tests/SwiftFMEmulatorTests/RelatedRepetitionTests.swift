@@ -61,13 +61,13 @@ let chainSchemaURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         }
         // A query on a repeating field matches any of its repetitions, as in FileMaker's find mode (criteria
         // typed into any repetition search them all), one hop away or more.
-        #expect(find(#"{"Order_customer::phones":"p2"}"#) == ["1"])
-        #expect(find(#"{"Customer_region::codes":"N3"}"#) == ["1"])
-        #expect(find(#"{"Customer_region::codes(3)":"N3"}"#) == ["1"])
-        #expect(find(#"{"Customer_region::codes(2)":"N3"}"#) == ["1"])
+        #expect(find(#"{"Order_customer::phones":"p2"}"#) == ["1", "3"])
+        #expect(find(#"{"Customer_region::codes":"N3"}"#) == ["1", "3"])
+        #expect(find(#"{"Customer_region::codes(3)":"N3"}"#) == ["1", "3"])
+        #expect(find(#"{"Customer_region::codes(2)":"N3"}"#) == ["1", "3"])
         #expect(find(#"{"Customer_region::codes":"S1"}"#) == ["2"])
-        #expect(find(#"{"Region_country::tags":"fjords"}"#) == ["1"])
-        #expect(find(#"{"Region_country::tags(2)":"fjords"}"#) == ["1"])
+        #expect(find(#"{"Region_country::tags":"fjords"}"#) == ["1", "3"])
+        #expect(find(#"{"Region_country::tags(2)":"fjords"}"#) == ["1", "3"])
         #expect(find(#"{"Region_country::tags":"warm"}"#) == ["2"])
     }
 
@@ -110,12 +110,47 @@ let chainSchemaURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     @Test(arguments: Via.allCases) func scriptStepsReadAndWriteRepetitionsAtAnyHopCount(via: Via) throws {
         let h = try harness(via)
         let find = h.send("GET", "\(h.base)/layouts/Orders/script/Find%20Fjords", contentType: nil)
-        #expect(find.response["scriptResult"]?.stringValue == "1 first")
+        #expect(find.response["scriptResult"]?.stringValue == "2 first")
         let retag = h.send("GET", "\(h.base)/layouts/Orders/script/Retag?script.param=misty", contentType: nil)
         #expect(retag.response["scriptResult"]?.stringValue == "misty/N7/p2")
         #expect(retag.response["scriptError"]?.stringValue == "0")
         #expect(h.emulator.records(inTable: "Countries").first?["tags(2)"] as? String == "misty")
         #expect(h.emulator.records(inTable: "Countries").first?["tags"] as? String == "cold")
         #expect(h.emulator.records(inTable: "Regions").first?["codes(3)"] as? String == "N7")
+    }
+}
+
+/// The left side's relationship options (walking a relationship right → left): `leftSort`, `leftAllowCreation`
+/// and `leftCascadeDelete` (Tests/Fixtures/chain-schema.json: a Customers layout on `Order_customer` with an
+/// `orders` portal back to `Orders`).
+@Suite struct LeftSideRelationshipTests {
+    @Test(arguments: Via.allCases) func leftSortCreationAndCascade(via: Via) throws {
+        let h = try Harness(emulator: Emulator(schemaFile: chainSchemaURL), db: "Chain", via: via)
+        try h.login()
+        let customer = try #require(h.send("GET", "\(h.base)/layouts/Customers/records/1", contentType: nil).data.first)
+        #expect(customer["fieldData"]?["Customer_region::codes(3)"]?.stringValue == "N3")
+        // leftSort: label descending (creation order would be first, third).
+        #expect(names(customer["portalData"]?["orders"], "Orders::label") == ["third", "first"])
+        #expect(customer["portalDataInfo"]?.arrayValue?.first?["table"]?.stringValue == "Orders")
+        // leftAllowCreation: a new portal row creates an order whose match field comes from the customer.
+        let add = h.send("PATCH", "\(h.base)/layouts/Customers/records/1",
+                         body: #"{"fieldData":{},"portalData":{"orders":[{"Orders::label":"zeroth"}]}}"#)
+        #expect(add.code == "0")
+        #expect(add.response["newPortalRecordInfo"]?.arrayValue?.first?["tableName"]?.stringValue == "Orders")
+        #expect(h.emulator.records(inTable: "Orders").last?["customer_id"] as? Int == 10)
+        let again = h.send("GET", "\(h.base)/layouts/Customers/records/1", contentType: nil).data.first
+        #expect(names(again?["portalData"]?["orders"], "Orders::label") == ["zeroth", "third", "first"])
+        // Without leftAllowCreation (Order_customer → Customer_region walked backwards) a new row is 101.
+        let refused = h.send("PATCH", "\(h.base)/layouts/Regions/records/1",
+                             body: #"{"fieldData":{},"portalData":{"customers":[{"Order_customer::id":"99"}]}}"#)
+        #expect(refused.code == "101")
+        #expect(h.emulator.recordCount(inTable: "Customers") == 2)
+        // leftCascadeDelete: deleting a customer deletes its orders (and nothing on the other relationships).
+        #expect(h.send("DELETE", "\(h.base)/layouts/Customers/records/1", contentType: nil).code == "0")
+        #expect(h.emulator.records(inTable: "Orders").map { $0["label"] as? String } == ["second"])
+        #expect(h.emulator.recordCount(inTable: "Regions") == 2)
+        // Deleting an order does not delete its customer (no cascade on that side).
+        #expect(h.send("DELETE", "\(h.base)/layouts/Orders/records/2", contentType: nil).code == "0")
+        #expect(h.emulator.recordCount(inTable: "Customers") == 1)
     }
 }
