@@ -85,4 +85,32 @@ import Testing
             #expect(e.kind == .unreachable)
         }
     }
+
+    @Test func repeatingFieldsSeenOnlyInPortalRowsKeepEveryRepetition() async throws {
+        // Kids has no layout of its own: its records are seen only as portal rows, whose repeating fields are
+        // sent as `Kids::names(1)`, `Kids::names(2)`.
+        let schema = #"""
+        {"database":"Rep","tables":{"Parents":{"fields":{"id":"number"}},
+                                    "Kids":{"fields":{"parent_id":"number","names":{"type":"text","repetitions":2}}}},
+         "layouts":{"Parents":{"table":"Parents","fields":["id"],
+                               "portals":{"kids":{"table":"Kids","match":{"id":"parent_id"},"fields":["parent_id","names"]}}}},
+         "records":{"Parents":[{"id":1},{"id":2}],
+                    "Kids":[{"parent_id":1,"names":"a","names(2)":"b"},{"parent_id":2,"names":"c"},{"parent_id":1,"names(2)":"d"}]}}
+        """#
+        try await Emulator.withRunning(Emulator(schemaJSON: Data(schema.utf8))) { original in
+            let url = try #require(original.baseURL)
+            let result = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "Rep", username: "admin",
+                                                                    password: "admin", records: 10))
+            #expect(result.skipped == [])
+            let copy = try Emulator(schemaJSON: result.schemaJSON)
+            #expect(copy.records(inTable: "Kids").map { $0["names"] as? String } == ["a", "c", ""])
+            #expect(copy.records(inTable: "Kids").map { $0["names(2)"] as? String } == ["b", "", "d"])
+            try await Emulator.withRunning(copy) { copy in
+                let a = client(url, "Rep"), b = client(try #require(copy.baseURL), "Rep")
+                let ra = try await a.getRecords(layout: "Parents"), rb = try await b.getRecords(layout: "Parents")
+                #expect(records(ra).isEqual(records(rb)))
+                #expect(try await a.layoutMetadata(layout: "Parents") == b.layoutMetadata(layout: "Parents"))
+            }
+        }
+    }
 }
