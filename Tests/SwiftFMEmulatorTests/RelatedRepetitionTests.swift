@@ -127,7 +127,10 @@ let chainSchemaURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     @Test(arguments: Via.allCases) func leftSortCreationAndCascade(via: Via) throws {
         let h = try Harness(emulator: Emulator(schemaFile: chainSchemaURL), db: "Chain", via: via)
         try h.login()
-        let customer = try #require(h.send("GET", "\(h.base)/layouts/Customers/records/1", contentType: nil).data.first)
+        let read = h.send("GET", "\(h.base)/layouts/Customers/records/1", contentType: nil)
+        // A layout on an occurrence: dataInfo names the occurrence, not the base table.
+        #expect(read.response["dataInfo"]?["table"]?.stringValue == "Order_customer")
+        let customer = try #require(read.data.first)
         #expect(customer["fieldData"]?["Customer_region::codes(3)"]?.stringValue == "N3")
         // leftSort: label descending (creation order would be first, third).
         #expect(names(customer["portalData"]?["orders"], "Orders::label") == ["third", "first"])
