@@ -107,6 +107,28 @@ let chainSchemaURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         #expect(h.emulator.records(inTable: "Countries").first?["tags"] as? String == "icy")
     }
 
+    @Test(arguments: Via.allCases) func portalRowsWriteRepetitionsAsTheyReadThem(via: Via) throws {
+        // A portal row reads `TO::field(1)`, `TO::field(2)`: the same keys write, in a new row and in an edited one.
+        let h = try leagueHarness(via: via)
+        let add = h.send("PATCH", "\(h.base)/layouts/Teams/records/1", body: #"""
+        {"fieldData":{},"portalData":{"roster":[{"Players::name":"Eve","Players::nicknames(1)":"E1","Players::nicknames(3)":"E3"},
+                                               {"recordId":"2","Players::nicknames(1)":"A1","Players::nicknames(2)":"A2"}]}}
+        """#)
+        #expect(add.code == "0")
+        let players = h.emulator.records(inTable: "Players")
+        #expect(players.last?["nicknames"] as? String == "E1")
+        #expect(players.last?["nicknames(3)"] as? String == "E3")
+        #expect(players[1]["nicknames"] as? String == "A1")
+        #expect(players[1]["nicknames(2)"] as? String == "A2")
+        let roster = h.send("GET", "\(h.base)/layouts/Teams/records/1", contentType: nil).data.first?["portalData"]?["roster"]
+        let eve = roster?.arrayValue?.first { $0["Players::name"]?.stringValue == "Eve" }
+        #expect(eve?["Players::nicknames(1)"]?.stringValue == "E1")
+        #expect(eve?["Players::nicknames(3)"]?.stringValue == "E3")
+        #expect(h.send("PATCH", "\(h.base)/layouts/Teams/records/1", body: #"""
+        {"fieldData":{},"portalData":{"roster":[{"recordId":"2","Players::nicknames(4)":"x"}]}}
+        """#).code == "111")
+    }
+
     @Test(arguments: Via.allCases) func scriptStepsReadAndWriteRepetitionsAtAnyHopCount(via: Via) throws {
         let h = try harness(via)
         let find = h.send("GET", "\(h.base)/layouts/Orders/script/Find%20Fjords", contentType: nil)
