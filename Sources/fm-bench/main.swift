@@ -35,6 +35,8 @@ struct Settings {
     var records = 10_000
     var pagingRecords = 100_000
     var python = true
+    /// `--profile NAME`: the decode scenario runs only that contender, `rounds` × 10 times (for a profiler).
+    var profile: String?
 }
 
 var settings = Settings()
@@ -55,8 +57,11 @@ while !arguments.isEmpty {
     case "--records": settings.records = number()
     case "--paging-records": settings.pagingRecords = number()
     case "--no-python": settings.python = false
+    case "--profile":
+        guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
+        settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [policy] [--rounds N] [--calls N] [--records N] [--paging-records N] [--no-python]")
+        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [policy] [--rounds N] [--calls N] [--records N] [--paging-records N] [--no-python] [--profile CONTENDER]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
@@ -218,6 +223,15 @@ struct Bench: @unchecked Sendable {
                 let elapsed = try python.time("decode \(file.path)")
                 throw PythonTime(seconds: elapsed)
             }))
+        }
+        if let profiled = settings.profile {
+            guard let (_, run) = contenders.first(where: { $0.0 == profiled }) else {
+                throw BenchError("--profile: no contender \(profiled) (known: \(contenders.map(\.0).joined(separator: ", ")))")
+            }
+            let start = now()
+            for _ in 0..<(settings.rounds * 10) { try run() }
+            say(String(format: "profile %@: %.1f ms per run", profiled, Double(now() - start) / 1e6 / Double(settings.rounds * 10)))
+            return
         }
         var tally = Tally()
         for round in 0..<(settings.rounds + 1) { // the first round warms up and is not counted

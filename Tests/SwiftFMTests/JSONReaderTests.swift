@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
-/// The JSON reader against `JSONSerialization` as the oracle: the same documents accepted and rejected,
-/// the same values and value types, on generated documents and on mutations of them.
-@Suite("JSON reader, fuzzed against JSONSerialization")
+/// The JSON reader and the typed decoder's tape against `JSONSerialization` as the oracle: the same
+/// documents accepted and rejected, the same values and value types, on generated documents and on
+/// mutations of them.
+@Suite("JSON reader and tape, fuzzed against JSONSerialization")
 struct JSONReaderTests {
     /// SplitMix64: a small seeded generator, so a failure is reproducible.
     struct Random {
@@ -102,18 +103,30 @@ struct JSONReaderTests {
         }
     }
 
+    /// The document as the typed decoder sees it: indexed by ``JSONTape``, every node read back.
+    static func throughTape(_ data: Data) -> Any? {
+        data.withUnsafeBytes { bytes -> Any? in
+            guard let tape = try? JSONTape(bytes) else { return nil }
+            let reader = JSONTapeReader(bytes: bytes, tape: tape)
+            defer { reader.close() }
+            return reader.any(0)
+        }
+    }
+
+    /// Both readers (the tree reader and the tape) against the oracle.
     static func check(_ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
         let data = Data(bytes)
         let oracle = try? JSONSerialization.jsonObject(with: data)
-        let ours = try? JSONReader.parse(data)
         let text = String(decoding: bytes, as: UTF8.self)
-        switch (oracle, ours) {
-        case (nil, nil): break
-        case let (expected?, actual?):
-            #expect(same(expected, actual), "values differ for \(text)", sourceLocation: sourceLocation)
-        default:
-            #expect(Bool(false), "oracle \(oracle == nil ? "rejects" : "accepts"), reader \(ours == nil ? "rejects" : "accepts"): \(text)",
-                    sourceLocation: sourceLocation)
+        for (name, ours) in [("reader", try? JSONReader.parse(data)), ("tape", throughTape(data))] {
+            switch (oracle, ours) {
+            case (nil, nil): break
+            case let (expected?, actual?):
+                #expect(same(expected, actual), "\(name): values differ for \(text)", sourceLocation: sourceLocation)
+            default:
+                #expect(Bool(false), "oracle \(oracle == nil ? "rejects" : "accepts"), \(name) \(ours == nil ? "rejects" : "accepts"): \(text)",
+                        sourceLocation: sourceLocation)
+            }
         }
     }
 
@@ -149,6 +162,7 @@ struct JSONReaderTests {
         }
         let deepObjects = String(repeating: "{\"a\":", count: 100_000) + "1" + String(repeating: "}", count: 100_000)
         #expect((try? JSONReader.parse(Data(deepObjects.utf8))) == nil)
+        #expect(Self.throughTape(Data(deepObjects.utf8)) == nil)
     }
 
     @Test func foundSetValuesHaveTheTypesOldCallersCastTo() throws {
