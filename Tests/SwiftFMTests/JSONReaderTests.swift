@@ -139,6 +139,39 @@ struct JSONReaderTests {
         }
     }
 
+    /// Records that share shapes, as found sets do, with some that differ: a key more or less, another
+    /// order, a repeated key, an escaped key (the reader reuses the last object's shape at a depth).
+    static func shapedDocument(_ random: inout Random) -> [UInt8] {
+        let pool = ["\"a\"", "\"b\"", "\"c\"", "\"d\"", "\"\\u00e9\"", "\"\\u0061\"", "\"é\"", "\"portalData\""]
+        func shape() -> [String] { (0..<(1 + random.below(4))).map { _ in pool[random.below(pool.count)] } }
+        let shapes = [shape(), shape(), shape()]
+        func object(depth: Int) -> String {
+            var keys = shapes[random.below(random.chance(70) ? 1 : 3)]
+            switch random.below(8) {
+            case 0: keys.removeLast()
+            case 1: keys.append(pool[random.below(pool.count)])
+            case 2: keys.reverse()
+            case 3: keys.insert(keys.first ?? "\"a\"", at: 0)
+            default: break
+            }
+            let members = keys.map { key in
+                key + ":" + (depth < 3 && random.chance(30) ? object(depth: depth + 1) : value(&random, depth: 5))
+            }
+            return "{" + members.joined(separator: ",") + "}"
+        }
+        let records = (0..<(2 + random.below(8))).map { _ in object(depth: 0) }
+        return Array(("{\"response\":{\"data\":[" + records.joined(separator: ",") + "]}}").utf8)
+    }
+
+    @Test func recordsOfSharedAndChangingShapesAgreeWithTheOracle() {
+        var random = Random(state: 0xF1E1_D5E7)
+        for _ in 0..<800 {
+            let document = Self.shapedDocument(&random)
+            Self.check(document)
+            Self.check(Self.mutate(document, &random))
+        }
+    }
+
     @Test(arguments: [
         "[1]", " [1] ", "\u{FEFF}[1]", "[1,]", "{\"a\":1,}", "{\"a\":1,\"a\":2}", "[\"\\ud800\"]", "[\"\\udc00\\ud800\"]",
         "[\"\\ud83d\\ude00\"]", "[1e400]", "[-1e400]", "[01]", "[1.]", "[.5]", "[1e]", "[-]", "[\"\t\"]", "[nul]", "[truex]",

@@ -130,6 +130,54 @@ enum JSONReader {
             if depth > JSONReader.maxDepth { throw lexer.fail("nesting deeper than \(JSONReader.maxDepth)") }
         }
 
+        /// The last object read at a depth: its keys (as byte ranges of the document) and where each sits in
+        /// the dictionary. The next object at that depth with the same keys in the same order (the records
+        /// of a found set, their `fieldData`) starts as a copy of it and has its values replaced in place:
+        /// no key is hashed again.
+        final class Template {
+            var object: [String: Any]
+            var keys: [Range<Int>]
+            var indices: [Dictionary<String, Any>.Index]
+
+            init(object: [String: Any], keys: [Range<Int>], indices: [Dictionary<String, Any>.Index]) {
+                self.object = object
+                self.keys = keys
+                self.indices = indices
+            }
+        }
+
+        /// The templates of one depth: a few shapes (a record's `fieldData` and `portalData` are at the same
+        /// depth), found by their first key; given up where shapes keep changing (then it would cost more
+        /// than it saves).
+        struct Shelf {
+            var templates: [Template] = []
+            var next = 0
+            var hits = 0
+            var misses = 0
+
+            var isWorthIt: Bool { misses <= hits + 16 }
+
+            func template(startingWith key: Range<Int>, _ same: (Range<Int>, Range<Int>) -> Bool) -> Template? {
+                templates.first { !$0.keys.isEmpty && same($0.keys[0], key) }
+            }
+
+            mutating func add(_ template: Template) {
+                if templates.count < 4 {
+                    templates.append(template)
+                } else {
+                    templates[next] = template
+                    next = (next + 1) % 4
+                }
+            }
+        }
+
+        /// Templates for the first depths (index `depth - 1`).
+        var shelves: [Shelf] = Array(repeating: Shelf(), count: 8)
+
+        @inline(__always) func sameBytes(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+            a.count == b.count && (a.isEmpty || memcmp(lexer.bytes.baseAddress! + a.lowerBound, lexer.bytes.baseAddress! + b.lowerBound, a.count) == 0)
+        }
+
         mutating func object() throws(Failure) -> [String: Any] {
             try enter()
             lexer.index += 1 // {
@@ -139,19 +187,84 @@ enum JSONReader {
                 depth -= 1
                 return [:]
             }
-            // Sized like the last object at this depth (the records of a found set share one shape), so the
-            // dictionary is not re-hashed at each doubling while it grows.
-            var object = [String: Any](minimumCapacity: hint(depth))
+            let shelved = depth <= shelves.count && shelves[depth - 1].isWorthIt
+            guard lexer.peek() == UInt8(ascii: "\"") else { throw lexer.fail("expected a key") }
+            var keyToken = try lexer.string(validating: false)
+            let template = shelved ? shelves[depth - 1].template(startingWith: keyToken.start..<keyToken.end, sameBytes) : nil
+            var keys: [Range<Int>] = []
+            var object: [String: Any]
+            var matched = 0 // members read into the copy of the template so far
+            if let template {
+                object = template.object
+                keys = template.keys
+            } else {
+                // Sized like the last object at this depth, so the dictionary is not re-hashed while it grows.
+                object = [String: Any](minimumCapacity: hint(depth))
+            }
+            var inTemplate = template != nil
+            var members = 0
             while true {
-                guard lexer.peek() == UInt8(ascii: "\"") else { throw lexer.fail("expected a key") }
-                let key = try string()
-                try lexer.colon()
-                object[key] = try value() // duplicate keys: the last wins
+                let keyRange = keyToken.start..<keyToken.end
+                if inTemplate, let template, matched < template.keys.count, sameBytes(keyRange, template.keys[matched]) {
+                    try lexer.colon()
+                    object.values[template.indices[matched]] = try value()
+                    matched += 1
+                } else {
+                    if inTemplate, let template {
+                        // The shape differs: keep what was read, drop the template's other keys.
+                        object = Self.prefix(of: template, count: matched, from: object)
+                        keys = Array(template.keys[..<matched])
+                        inTemplate = false
+                    }
+                    guard let key = keyToken.makeString(lexer.bytes, scratch: &scratch) else {
+                        throw Failure(offset: keyToken.start, reason: "invalid UTF-8 in a string")
+                    }
+                    try lexer.colon()
+                    object[key] = try value() // duplicate keys: the last wins
+                    if shelved { keys.append(keyRange) }
+                }
+                members += 1
                 if try lexer.endOfMember(closing: UInt8(ascii: "}")) { break }
+                guard lexer.peek() == UInt8(ascii: "\"") else { throw lexer.fail("expected a key") }
+                keyToken = try lexer.string(validating: false)
+            }
+            if shelved {
+                if inTemplate, let template, matched == template.keys.count {
+                    shelves[depth - 1].hits += 1
+                } else {
+                    if inTemplate, let template {
+                        object = Self.prefix(of: template, count: matched, from: object) // fewer keys than the template
+                    }
+                    shelves[depth - 1].misses += 1
+                    if object.count == members, members <= 256 { shelveTemplate(object: object, keys: keys) }
+                }
             }
             remember(object.count, depth)
             depth -= 1
             return object
+        }
+
+        /// Makes `object` (no duplicate key) the template of its shape at this depth.
+        mutating func shelveTemplate(object: [String: Any], keys: [Range<Int>]) {
+            var indices: [Dictionary<String, Any>.Index] = []
+            indices.reserveCapacity(keys.count)
+            for range in keys {
+                let key = JSONLexer.StringToken(start: range.lowerBound, end: range.upperBound, escaped: true, nonASCII: true)
+                    .makeString(lexer.bytes, scratch: &scratch)
+                guard let key, let index = object.index(forKey: key) else { return }
+                indices.append(index)
+            }
+            shelves[depth - 1].add(Template(object: object, keys: keys, indices: indices))
+        }
+
+        /// A new dictionary with the first `count` keys of `template` and their values read into `object`.
+        static func prefix(of template: Template, count: Int, from object: [String: Any]) -> [String: Any] {
+            var fresh = [String: Any](minimumCapacity: template.keys.count)
+            for index in template.indices[..<count] {
+                let (key, value) = object[index]
+                fresh[key] = value
+            }
+            return fresh
         }
 
         mutating func array() throws(Failure) -> [Any] {
