@@ -263,7 +263,9 @@ struct Bench: @unchecked Sendable {
 
     func endToEnd() async throws {
         let limit = settings.records
+        let rawBytes = rawRequest("records?_limit=\(limit)")
         var contenders: [(String, () async throws -> Double)] = [
+            ("raw URLSession bytes-only", { await timed { _ = try await rawGet(session, rawBytes) } }),
             ("SwiftFM raw", { await timed { _ = try await api.getRecords(layout: "Bench", limit: limit) } }),
             ("SwiftFM typed", { await timed { _ = try await api.getRecords(as: Row.self, layout: "Bench", limit: limit) } }),
         ]
@@ -286,7 +288,8 @@ struct Bench: @unchecked Sendable {
         }
         let milli = { (name: String) in String(format: "%.0f ms", tally.median(name) * 1e3) }
         say("the same found set end to end, one call against the emulator (\(rounds) rounds):")
-        say("  SwiftFM raw \(milli("SwiftFM raw")), SwiftFM typed \(milli("SwiftFM typed"))" + (python == nil ? "" : ", python-fmrest \(milli("python-fmrest"))"))
+        say("  raw URLSession bytes-only \(milli("raw URLSession bytes-only")) (the floor: the emulator's time and the transfer), SwiftFM raw \(milli("SwiftFM raw")), "
+            + "SwiftFM typed \(milli("SwiftFM typed"))" + (python == nil ? "" : ", python-fmrest \(milli("python-fmrest"))"))
         if python != nil {
             say("  SwiftFM raw / python-fmrest    \(tally.ratioText("SwiftFM raw", over: "python-fmrest"))   target ≤ 0.5")
             say("  SwiftFM typed / python-fmrest  \(tally.ratioText("SwiftFM typed", over: "python-fmrest"))")

@@ -224,7 +224,7 @@ extension FMRecord: Hashable where Fields: Hashable {}
 /// results and the response bytes.
 ///
 /// The raw records come from one parse of the answer; ``decode(_:timeZone:)`` decodes typed records from
-/// those parsed records (no second parse). Nothing re-serialises `response.data`.
+/// the answer's bytes (read again by the typed decoder, which is faster than walking the parsed records).
 ///
 /// `@unchecked Sendable`: the raw records are `JSONSerialization` output (immutable Foundation values
 /// behind `Any`) stored in `let`s and never mutated after creation.
@@ -261,7 +261,8 @@ public struct FMFoundSet: @unchecked Sendable {
     /// The first record, if any (what the legacy single-record calls return).
     public var first: [String: Any]? { records.first }
 
-    /// Decodes every record's `fieldData` into `T` from the parsed ``records`` (no second parse), with the
+    /// Decodes every record's `fieldData` into `T` (from ``rawResponse`` when the found set was read from an
+    /// answer, else from ``records``), with the
     /// FileMaker rules of typed records (see ``FMRecord``).
     ///
     /// - Parameters:
