@@ -172,13 +172,19 @@ struct SchemaBuilder {
                     var values: [String: Any] = [:]
                     for (k, v) in row {
                         let (prefix, bare) = split(k)
-                        if prefix?.caseInsensitiveCompare(portal.occurrence) == .orderedSame { values[bare] = v }
+                        // Portal rows send every repetition of a repeating field numbered, the first as `name(1)`.
+                        if prefix?.caseInsensitiveCompare(portal.occurrence) == .orderedSame { values[Self.firstRepetitionBare(bare)] = v }
                     }
                     remember(portal.occurrence, id: id, modId: row["modId"] as? String ?? "0", values: values, keep: keepRecords)
                 }
                 observations.append((name, portal.name, local, ids))
             }
         }
+    }
+
+    /// `name(1)` → `name` (the key seed records use for repetition 1); other keys unchanged.
+    static func firstRepetitionBare(_ key: String) -> String {
+        key.hasSuffix("(1)") ? String(key.dropLast(3)) : key
     }
 
     mutating func remember(_ occurrence: String, id: Int, modId: String, values: [String: Any], keep: Bool) {

@@ -111,7 +111,8 @@ public final class Emulator: Sendable {
     // MARK: Running
 
     /// Starts listening; returns the base URL (`http://127.0.0.1:PORT`). Calling it again while
-    /// running returns the current URL.
+    /// running returns the current URL. Request bodies may be up to 64 MiB, container uploads up to 4 GiB
+    /// (kept in unlinked temporary files, memory-mapped, not in the heap).
     /// - Parameters:
     ///   - host: the address to bind (loopback by default).
     ///   - port: the port, or 0 for any free port.
@@ -119,7 +120,8 @@ public final class Emulator: Sendable {
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> URL {
         if let url = baseURL { return url }
         let (cap, idle) = core.state.withLock { ($0.maxConnections, $0.connectionIdleTimeout) }
-        let server = HTTPServer(handler: EmulatorHandler(core: core), idleTimeout: idle, maxConnections: cap)
+        // Container uploads (multipart) up to 4 GiB, spooled to disk as they arrive; other bodies up to 64 MiB.
+        let server = HTTPServer(handler: EmulatorHandler(core: core), maxUploadBytes: 4 << 30, idleTimeout: idle, maxConnections: cap)
         let bound = try server.start(host: host, port: port)
         let hostPart = host.contains(":") ? "[\(host)]" : host
         guard let url = URL(string: "http://\(hostPart):\(bound)") else {

@@ -85,4 +85,65 @@ import Testing
             #expect(e.kind == .unreachable)
         }
     }
+
+    @Test func repeatingFieldsSeenOnlyInPortalRowsKeepEveryRepetition() async throws {
+        // Kids has no layout of its own: its records are seen only as portal rows, whose repeating fields are
+        // sent as `Kids::names(1)`, `Kids::names(2)`.
+        let schema = #"""
+        {"database":"Rep","tables":{"Parents":{"fields":{"id":"number"}},
+                                    "Kids":{"fields":{"parent_id":"number","names":{"type":"text","repetitions":2}}}},
+         "layouts":{"Parents":{"table":"Parents","fields":["id"],
+                               "portals":{"kids":{"table":"Kids","match":{"id":"parent_id"},"fields":["parent_id","names"]}}}},
+         "records":{"Parents":[{"id":1},{"id":2}],
+                    "Kids":[{"parent_id":1,"names":"a","names(2)":"b"},{"parent_id":2,"names":"c"},{"parent_id":1,"names(2)":"d"}]}}
+        """#
+        try await Emulator.withRunning(Emulator(schemaJSON: Data(schema.utf8))) { original in
+            let url = try #require(original.baseURL)
+            let result = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "Rep", username: "admin",
+                                                                    password: "admin", records: 10))
+            #expect(result.skipped == [])
+            let copy = try Emulator(schemaJSON: result.schemaJSON)
+            #expect(copy.records(inTable: "Kids").map { $0["names"] as? String } == ["a", "c", ""])
+            #expect(copy.records(inTable: "Kids").map { $0["names(2)"] as? String } == ["b", "", "d"])
+            try await Emulator.withRunning(copy) { copy in
+                let a = client(url, "Rep"), b = client(try #require(copy.baseURL), "Rep")
+                let ra = try await a.getRecords(layout: "Parents"), rb = try await b.getRecords(layout: "Parents")
+                #expect(records(ra).isEqual(records(rb)))
+                #expect(try await a.layoutMetadata(layout: "Parents") == b.layoutMetadata(layout: "Parents"))
+            }
+        }
+    }
+
+    /// The League demo captured: what the Data API cannot show is listed as skipped, and every layout the capture
+    /// does not name there answers the same metadata and records from the copy; the layout and script lists match.
+    @Test func leagueRoundTripWhereNothingWasSkipped() async throws {
+        try await Emulator.withRunning(Emulator(schemaFile: Self.leagueURL)) { original in
+            let url = try #require(original.baseURL)
+            let result = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "League", username: "admin",
+                                                                    password: "admin", records: 20))
+            try await Emulator.withRunning(Emulator(schemaJSON: result.schemaJSON)) { copy in
+                let a = client(url, "League"), b = client(try #require(copy.baseURL), "League")
+                let layoutsA = try await a.layouts(), layoutsB = try await b.layouts()
+                #expect(layoutsA == layoutsB)
+                let scriptsA = try await a.scripts(), scriptsB = try await b.scripts()
+                #expect(scriptsA == scriptsB)
+                let whole = ["Cities", "Games"]
+                for name in ["Teams", "Players"] + whole {
+                    #expect(result.skipped.contains { $0.hasPrefix("layout \(name)") } == !whole.contains(name), "skips of \(name)")
+                }
+                for name in whole {
+                    let ma = try await a.layoutMetadata(layout: name), mb = try await b.layoutMetadata(layout: name)
+                    #expect(ma == mb, "layout metadata of \(name)")
+                    let ra = try await a.getRecords(layout: name, limit: 20), rb = try await b.getRecords(layout: name, limit: 20)
+                    #expect(records(ra).isEqual(records(rb)), "records of \(name)")
+                }
+                // A layout with skips still answers its captured fields and rows the same.
+                let ta = try await a.getRecord(layout: "Teams", recordId: 1), tb = try await b.getRecord(layout: "Teams", recordId: 1)
+                let rosterA = ((ta.records.first?["portalData"] as? [String: Any])?["roster"] as? [[String: Any]] ?? []).map { $0["Players::name"] as? String }
+                let rosterB = ((tb.records.first?["portalData"] as? [String: Any])?["roster"] as? [[String: Any]] ?? []).map { $0["Players::name"] as? String }
+                #expect(rosterB.sorted { ($0 ?? "") < ($1 ?? "") } == rosterA.sorted { ($0 ?? "") < ($1 ?? "") })
+                #expect((tb.records.first?["fieldData"] as? [String: Any])?["name"] as? String == "Austin Armadillos")
+            }
+        }
+    }
 }

@@ -82,4 +82,63 @@ import Testing
             #expect(read.scripts.script?.result == "Abe now has 32")
         }
     }
+
+    /// Every League script not run above, through the client: records deleted, sorted, duplicated; layouts
+    /// switched; other scripts performed; variables, loops, If/Else and Set Error.
+    @Test func everyOtherStepThroughTheClient() async throws {
+        try await withLeague { api, emulator in
+            func run(_ layout: String, _ script: String, _ parameter: String? = nil) async throws -> FMScriptResult {
+                try await api.runScript(layout: layout, script: script, parameter: parameter)
+            }
+            let retire = try await run("Players", "Retire Last")
+            #expect(retire == FMScriptResult(result: "3", error: "0"))
+            #expect(emulator.records(inTable: "Players").map { $0["name"] as? String } == ["Cara", "Abe", "Bo"])
+            let clone = try await run("Players", "Clone Current")
+            #expect(clone == FMScriptResult(result: "5", error: "0"))
+            #expect(emulator.records(inTable: "Players").map { $0["name"] as? String } == ["Cara", "Abe", "Bo", "Cara"])
+            let report = try await run("Teams", "Team Report")
+            #expect(report == FMScriptResult(result: "Output with param Austin Armadillos: 4 players, city population 961855", error: "0"))
+            let missing = try await run("Teams", "Require Parameter")
+            #expect(missing == FMScriptResult(result: "missing parameter", error: "958"))
+            let given = try await run("Teams", "Require Parameter", "go")
+            #expect(given == FMScriptResult(result: "ok GO", error: "0"))
+            let counted = try await run("Teams", "Count To", "3")
+            #expect(counted == FMScriptResult(result: "counted to 3", error: "0"))
+            let rename = try await run("Teams", "Rename City", "5")
+            #expect(rename.error == "0")
+            #expect(emulator.records(inTable: "Cities").first?["population"] as? Int == 5)
+            let echo = try await run("Teams", "Legacy Echo", "x")
+            #expect(echo.result == "x")
+        }
+    }
+
+    /// FileMaker's rules for deletes and writes through relationships, through the client.
+    @Test func deletesAndCreationThroughRelationshipsThroughTheClient() async throws {
+        try await withLeague { api, emulator in
+            // deleteRelated names a row of an occurrence portal; a record that is not one of its rows is 101.
+            _ = try await api.editRecord(layout: "Teams", recordId: 1, fieldData: [:], deleteRelated: ["roster.3"])
+            #expect(emulator.records(inTable: "Players").map { $0["name"] as? String } == ["Cara", "Abe", "Dee"])
+            await #expect(throws: FMError.self) {
+                _ = try await api.editRecord(layout: "Teams", recordId: 1, fieldData: [:], deleteRelated: ["roster.4"])
+            }
+            #expect(emulator.recordCount(inTable: "Players") == 3)
+            // A related field written with no related record: created when the relationship allows it, else 101.
+            _ = try await api.editRecord(layout: "Teams", recordId: 3, fieldData: ["Team_city::population": 12])
+            #expect(emulator.records(inTable: "Cities").last?["name"] as? String == "Nowhere")
+            do {
+                _ = try await api.createRecord(layout: "Players", fieldData: ["team_id": 99, "Player_team::name": "Ghosts"])
+                Issue.record("a related write with no related record and no creation must fail")
+            } catch let e as FMError {
+                #expect(e.code == "101")
+            }
+            #expect(emulator.recordCount(inTable: "Players") == 3)
+            // cascadeDelete: deleting a team deletes its players.
+            _ = try await api.deleteRecord(layout: "Teams", recordId: 2)
+            #expect(emulator.records(inTable: "Players").map { $0["name"] as? String } == ["Cara", "Abe"])
+            // Occurrences in the answer: a portal's portalDataInfo names its occurrence.
+            let team = try await api.getRecord(layout: "Teams", recordId: 1)
+            let info = team.records.first?["portalDataInfo"] as? [[String: Any]]
+            #expect(info?.compactMap { $0["table"] as? String } == ["Players", "Players_top", "All_games"])
+        }
+    }
 }

@@ -95,6 +95,19 @@ func names(_ rows: JSON?, _ key: String) -> [String] {
         #expect(h.emulator.recordCount(inTable: "Cities") == 3)
     }
 
+    @Test(arguments: Via.allCases) func deleteRelatedThroughAnOccurrencePortal(via: Via) throws {
+        let h = try leagueHarness(via: via)
+        // A row of the sorted roster portal, named by portal or by occurrence; a record not in it is 101.
+        #expect(h.send("PATCH", "\(h.base)/layouts/Teams/records/1", body: #"{"fieldData":{"deleteRelated":"roster.3"}}"#).code == "0")
+        #expect(h.send("PATCH", "\(h.base)/layouts/Teams/records/1", body: #"{"fieldData":{"deleteRelated":["Players.2"]}}"#).code == "0")
+        #expect(h.send("PATCH", "\(h.base)/layouts/Teams/records/1", body: #"{"fieldData":{"deleteRelated":"roster.4"}}"#).code == "101")
+        #expect(h.emulator.records(inTable: "Players").map { $0["name"] as? String } == ["Cara", "Dee"])
+        // dataInfo names the layout's occurrence.
+        let read = h.send("GET", "\(h.base)/layouts/Teams/records/1", contentType: nil)
+        #expect(read.response["dataInfo"]?["table"]?.stringValue == "Teams")
+        #expect(names(read.data.first?["portalData"]?["roster"], "Players::name") == ["Cara"])
+    }
+
     @Test func everyPredicateAndMultilineKeys() throws {
         let schema = #"""
         {"database":"P","tables":{"A":{"fields":{"k":"text","n":"number"}},"B":{"fields":{"k":"text","n":"number","label":"text"}}},

@@ -9,8 +9,9 @@ loopback, and times, interleaved request by request, each emulator answering:
   find     POST …/_find {"query":[{"city":"*"}],"limit":N}
   sorted   the same find, sorted by two fields
   dups     POST …/_find {"query":[{"code":"!"}],"limit":N}  (the duplicates operator)
-Times are wall-clock of one request (bytes read, not parsed). Prints min/median per emulator and
-the median of per-round ratios old/new.
+Times are wall-clock of one request (bytes read, not parsed). Prints the load average, min/median per
+emulator and the median of per-round ratios old/new. SLOW_DUPS_ONCE=1 times `dups` in one round only (the
+old emulator's quadratic `!` takes about a minute); CASES=range,find limits the cases.
 """
 import base64, hashlib, json, os, statistics, subprocess, sys, tempfile, time, urllib.request
 
@@ -62,6 +63,8 @@ def main():
     if "--rounds" in args:
         i = args.index("--rounds"); rounds = int(args[i + 1]); del args[i:i + 2]
     binaries = args
+    print("emulator_bench %s UTC: %d cores, load average %.2f %.2f %.2f; %d records x 20 fields, %d rounds"
+          % ((time.strftime("%Y-%m-%d %H:%M", time.gmtime()), os.cpu_count()) + os.getloadavg() + (n, rounds)), flush=True)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(schema(n), f)
         path = f.name
@@ -107,6 +110,7 @@ def main():
                 line += "  old/new median %.2fx (min %.2f, max %.2f)" % (statistics.median(ratios), min(ratios), max(ratios))
                 line += "  bytes %s" % ("identical" if len(set(digests.values())) == 1 else "DIFFERENT")
             print(line, flush=True)
+        print("load average at the end %.2f %.2f %.2f" % os.getloadavg(), flush=True)
     finally:
         for p in procs:
             p.terminate(); p.wait()

@@ -60,8 +60,7 @@ final class HTTPConnection: Sendable {
                         if HTTPSocket.writeAll(fd, bytes) { lingeringClose() }
                         return
                     }
-                    let bytes = HTTPResponseWriter.serialize(response, isHead: isHead, keepAlive: !close)
-                    guard HTTPSocket.writeAll(fd, bytes) else { return }
+                    guard HTTPResponseWriter.write(response, to: fd, isHead: isHead, keepAlive: !close) else { return }
                     if close {
                         lingeringClose()
                         return
@@ -151,6 +150,17 @@ enum HTTPResponseWriter {
         response.headers.contains {
             $0.name.caseInsensitiveCompare("Connection") == .orderedSame && $0.value.lowercased().contains("close")
         }
+    }
+
+    /// Writes `response` to `fd`: one buffer, or for a body over 1 MiB the head and then the body from
+    /// its own storage (a large container is not copied per request). `false` when the write failed.
+    static func write(_ response: HTTPResponse, to fd: Int32, isHead: Bool, keepAlive: Bool) -> Bool {
+        let bodyCount = bodyCount(response, isHead: isHead)
+        guard bodyCount > 1024 * 1024 else {
+            return HTTPSocket.writeAll(fd, serialize(response, isHead: isHead, keepAlive: keepAlive))
+        }
+        guard HTTPSocket.writeAll(fd, serialize(response, isHead: isHead, keepAlive: keepAlive, bodyPrefix: 0)) else { return false }
+        return response.body.withUnsafeBytes { HTTPSocket.writeAll(fd, $0) }
     }
 
     /// How many body bytes ``serialize(_:isHead:keepAlive:bodyPrefix:)`` writes for `response`.

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 
 /// Size limits the socket layer enforces while reading requests.
@@ -6,6 +11,12 @@ struct HTTPParserLimits: Sendable {
     var maxHeaderBytes: Int
     /// Largest request body, in bytes (after de-chunking).
     var maxBodyBytes: Int
+    /// Largest `multipart/form-data` body with a `Content-Length` (a container upload), in bytes; such
+    /// bodies are spooled (see ``spoolBodyBytes``), so this may exceed ``maxBodyBytes``.
+    var maxUploadBytes: Int? = nil
+    /// A body with a `Content-Length` above this many bytes goes to an unlinked temporary file as it
+    /// arrives and is handed over memory-mapped (file-backed pages, not the process's heap).
+    var spoolBodyBytes = 4 * 1024 * 1024
 }
 
 /// An incremental HTTP/1.1 request parser: feed it bytes with ``append(_:)``, then pull events
@@ -34,6 +45,8 @@ struct HTTPRequestParser {
         /// looked, `lineStart` where the current line begins (relative too).
         case head(scan: Int, lineStart: Int)
         case fixedBody(Head, length: Int)
+        /// A large fixed-length body going to ``HTTPRequestParser/spool``; `remaining` bytes still to come.
+        case spooledBody(Head, length: Int, remaining: Int)
         case chunkSize(Head)
         case chunkData(Head, remaining: Int)
         case chunkDataEnd(Head)
@@ -46,6 +59,7 @@ struct HTTPRequestParser {
     private var start = 0
     private var state: State = .head(scan: 0, lineStart: 0)
     private var chunkedBody: [UInt8] = []
+    private var spool: BodySpool?
     private var pendingContinue = false
 
     init(limits: HTTPParserLimits) {
@@ -104,6 +118,30 @@ struct HTTPRequestParser {
                 }
                 let body = Data(buffer[start..<(start + length)])
                 start += length
+                return finish(head, body: body)
+
+            case let .spooledBody(head, length, remaining):
+                if pendingContinue {
+                    pendingContinue = false
+                    if bufferedCount == 0 { return .sendContinue }
+                }
+                if spool == nil {
+                    guard let created = BodySpool() else { return fail(500, "Cannot store the request body") }
+                    spool = created
+                }
+                guard let file = spool else { return fail(500, "Cannot store the request body") }
+                let available = min(bufferedCount, remaining)
+                if available > 0 {
+                    let written = buffer.withUnsafeBytes { file.append(UnsafeRawBufferPointer(rebasing: $0[start..<(start + available)])) }
+                    guard written else { return fail(500, "Cannot store the request body") }
+                    start += available
+                }
+                if remaining > available {
+                    state = .spooledBody(head, length: length, remaining: remaining - available)
+                    return nil
+                }
+                spool = nil
+                guard let body = file.mapped(length: length) else { return fail(500, "Cannot store the request body") }
                 return finish(head, body: body)
 
             case let .chunkSize(head):
@@ -228,6 +266,7 @@ struct HTTPRequestParser {
         var transferEncoding: [String] = []
         var connectionTokens: [String] = []
         var expectContinue = false
+        var isMultipart = false
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: 0x3A) else { return fail(400, "Malformed header line") }
             let nameBytes = line[line.startIndex..<colon]
@@ -257,6 +296,8 @@ struct HTTPRequestParser {
                     }
                     contentLength = n
                 }
+            case "content-type":
+                isMultipart = value.lowercased().hasPrefix("multipart/form-data")
             case "transfer-encoding":
                 transferEncoding += Self.tokens(value)
             case "connection":
@@ -289,12 +330,13 @@ struct HTTPRequestParser {
             return nil
         }
         let length = contentLength ?? 0
-        if length > limits.maxBodyBytes {
+        let cap = isMultipart ? max(limits.maxBodyBytes, limits.maxUploadBytes ?? 0) : limits.maxBodyBytes
+        if length > cap {
             return fail(413, "Request body too large")
         }
         let head = Head(method: method, target: target, headers: headers, keepAlive: keepAlive)
         pendingContinue = expectContinue && length > 0
-        state = .fixedBody(head, length: length)
+        state = length > limits.spoolBodyBytes ? .spooledBody(head, length: length, remaining: length) : .fixedBody(head, length: length)
         return nil
     }
 
@@ -404,5 +446,49 @@ struct HTTPRequestParser {
         case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: return true
         default: return false
         }
+    }
+}
+
+/// An unlinked temporary file that receives a large request body as it arrives, then hands it over as
+/// `Data` over a read-only memory mapping of the file: the pages are the page cache's, not the heap's,
+/// and the file's space is freed when the last `Data` sharing the mapping goes away (or the parser does).
+final class BodySpool {
+    private let fd: Int32
+
+    /// Creates the file in the temporary directory and unlinks it at once; `nil` when that fails.
+    init?() {
+        var template = Array((NSTemporaryDirectory() + "/fm-emulator-body-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { return nil }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        self.fd = fd
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Appends `bytes`; `false` on a write error (a full disk).
+    func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard var base = bytes.baseAddress else { return true }
+        var left = bytes.count
+        while left > 0 {
+            let n = write(fd, base, left)
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return false }
+            base += n
+            left -= n
+        }
+        return true
+    }
+
+    /// The first `length` bytes of the file, memory-mapped; `nil` when mapping fails.
+    func mapped(length: Int) -> Data? {
+        guard length > 0 else { return Data() }
+        let address = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0)
+        guard let address, address != MAP_FAILED else { return nil }
+        return Data(bytesNoCopy: address, count: length, deallocator: .custom { pointer, count in
+            _ = munmap(pointer, count)
+        })
     }
 }

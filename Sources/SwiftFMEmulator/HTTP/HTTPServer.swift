@@ -33,7 +33,8 @@ public struct HTTPServerError: Error, CustomStringConvertible, LocalizedError, S
 /// One thread accepts connections; each connection is served by its own thread with blocking I/O, so
 /// a slow or delayed response never holds up another connection, and requests on one connection are
 /// answered in order. The ``HTTPHandler`` is called on the connection threads, possibly concurrently.
-/// Every response is written with one write of one buffer, and accepted sockets use `TCP_NODELAY`.
+/// Every response is written with one write of one buffer (a body over 1 MiB: the head, then the body
+/// straight from its `Data`, not copied), and accepted sockets use `TCP_NODELAY`.
 ///
 /// ```swift
 /// let server = HTTPServer(handler: MyHandler())
@@ -47,6 +48,11 @@ public final class HTTPServer: Sendable {
     public let maxHeaderBytes: Int
     /// The largest accepted request body, in bytes; larger bodies get `413`.
     public let maxBodyBytes: Int
+    /// The largest accepted `multipart/form-data` body sent with a `Content-Length` (a file upload), in
+    /// bytes, when larger than ``maxBodyBytes``; larger bodies get `413`. (Any body sent with a
+    /// `Content-Length` above 4 MiB is written to an unlinked temporary file as it arrives and handed to
+    /// the handler memory-mapped, so a large upload does not sit in the heap.)
+    public let maxUploadBytes: Int
     /// Seconds a connection may stay silent (idle between requests, or stalled inside one) before the
     /// server closes it; its thread then ends.
     public let idleTimeout: TimeInterval
@@ -62,10 +68,12 @@ public final class HTTPServer: Sendable {
     ///   - handler: answers every request.
     ///   - maxHeaderBytes: limit for the request line and headers (default 64 KiB).
     ///   - maxBodyBytes: limit for a request body (default 64 MiB).
+    ///   - maxUploadBytes: limit for a multipart body with a `Content-Length` (default: `maxBodyBytes`).
     ///   - idleTimeout: seconds of silence after which a connection is closed (default 60).
     ///   - maxConnections: connections served at once; more are refused with 503 (default 256).
     public init(handler: any HTTPHandler, maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int = 64 * 1024 * 1024,
-                idleTimeout: TimeInterval = 60, maxConnections: Int = 256) {
+                maxUploadBytes: Int? = nil, idleTimeout: TimeInterval = 60, maxConnections: Int = 256) {
+        self.maxUploadBytes = max(maxBodyBytes, maxUploadBytes ?? maxBodyBytes)
         self.idleTimeout = idleTimeout > 0 ? idleTimeout : 60
         self.maxConnections = max(1, maxConnections)
         self.handler = handler
@@ -146,7 +154,7 @@ public final class HTTPServer: Sendable {
         let run = HTTPServerRun(
             listenFD: fd, wakeRead: pipeFDs[0], wakeWrite: pipeFDs[1], port: bound,
             handler: handler,
-            limits: HTTPParserLimits(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes),
+            limits: HTTPParserLimits(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes, maxUploadBytes: maxUploadBytes),
             idleTimeout: idleTimeout, maxConnections: maxConnections
         )
         let alreadyRunning = state.withLock { s -> Bool in

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 
 /// A `multipart/form-data` body parser (RFC 7578), as used by container uploads.
@@ -86,7 +91,17 @@ public enum MultipartFormData {
     /// Splits a multipart body delimited by `boundary` (without the leading `--`) into its parts.
     /// - Throws: ``ParseError``.
     public static func parse(body: Data, boundary: String) throws(ParseError) -> [Part] {
-        let bytes = [UInt8](body)
+        // No copy of the body: it is scanned in place (a large upload arrives memory-mapped).
+        let result = body.withUnsafeBytes { raw in
+            parse(bytes: raw.assumingMemoryBound(to: UInt8.self), boundary: boundary, owner: body)
+        }
+        return try result.get()
+    }
+
+    /// Parts of at least this many bytes share the body's storage instead of being copied out of it.
+    static let sharedPartBytes = 4 * 1024 * 1024
+
+    private static func parse(bytes: UnsafeBufferPointer<UInt8>, boundary: String, owner: Data) -> Result<[Part], ParseError> {
         let dash = Array("--".utf8) + Array(boundary.utf8)
         let delimiter = Array("\r\n".utf8) + dash
 
@@ -97,18 +112,18 @@ public enum MultipartFormData {
         } else if let found = find(delimiter, in: bytes, from: 0) {
             pos = found + delimiter.count
         } else {
-            throw .missingOpeningBoundary
+            return .failure(.missingOpeningBoundary)
         }
 
         var parts: [Part] = []
         while true {
             // After a boundary: `--` ends the body, otherwise optional whitespace then CRLF.
             if pos + 1 < bytes.count, bytes[pos] == 0x2D, bytes[pos + 1] == 0x2D {
-                return parts
+                return .success(parts)
             }
             while pos < bytes.count, bytes[pos] == 0x20 || bytes[pos] == 0x09 { pos += 1 }
             guard pos + 1 < bytes.count, bytes[pos] == 0x0D, bytes[pos + 1] == 0x0A else {
-                throw .missingFinalBoundary
+                return .failure(.missingFinalBoundary)
             }
             pos += 2
 
@@ -118,21 +133,28 @@ public enum MultipartFormData {
                 pos += 2
             } else {
                 guard let headerEnd = find(Array("\r\n\r\n".utf8), in: bytes, from: pos) else {
-                    throw .missingFinalBoundary
+                    return .failure(.missingFinalBoundary)
                 }
                 let block = String(decoding: bytes[pos..<headerEnd], as: UTF8.self)
                 for line in block.components(separatedBy: "\r\n") {
-                    guard let colon = line.firstIndex(of: ":") else { throw .malformedPartHeaders }
+                    guard let colon = line.firstIndex(of: ":") else { return .failure(.malformedPartHeaders) }
                     let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-                    guard !name.isEmpty else { throw .malformedPartHeaders }
+                    guard !name.isEmpty else { return .failure(.malformedPartHeaders) }
                     let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
                     headers.append((name: name, value: value))
                 }
                 pos = headerEnd + 4
             }
 
-            guard let dataEnd = find(delimiter, in: bytes, from: pos) else { throw .missingFinalBoundary }
-            let data = Data(bytes[pos..<dataEnd])
+            guard let dataEnd = find(delimiter, in: bytes, from: pos) else { return .failure(.missingFinalBoundary) }
+            let data: Data
+            if dataEnd - pos >= sharedPartBytes, let base = bytes.baseAddress {
+                // A large part is a window on the body; the deallocator keeps the body (its storage) alive.
+                data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base + pos), count: dataEnd - pos,
+                            deallocator: .custom { _, _ in withExtendedLifetime(owner) {} })
+            } else {
+                data = Data(bytes[pos..<dataEnd])
+            }
             pos = dataEnd + delimiter.count
 
             var name: String?
@@ -206,22 +228,20 @@ public enum MultipartFormData {
     }
 
     /// The index of the first occurrence of `needle` in `haystack` at or after `from`.
-    private static func find(_ needle: [UInt8], in haystack: [UInt8], from: Int) -> Int? {
-        guard let first = needle.first, needle.count <= haystack.count - from else { return nil }
-        let last = haystack.count - needle.count
-        return haystack.withUnsafeBufferPointer { h in
-            needle.withUnsafeBufferPointer { n in
-                var i = from
-                while i <= last {
-                    if h[i] == first {
-                        var j = 1
-                        while j < n.count, h[i + j] == n[j] { j += 1 }
-                        if j == n.count { return i }
-                    }
-                    i += 1
-                }
-                return nil
+    private static func find(_ needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+        guard !needle.isEmpty, from >= 0, needle.count <= haystack.count - from, let base = haystack.baseAddress else { return nil }
+        return needle.withUnsafeBufferPointer { n -> Int? in
+            guard let first = n.first, let nb = n.baseAddress else { return nil }
+            // memchr finds candidates for the first byte (fast on a large body), memcmp checks the rest.
+            var i = from
+            let last = haystack.count - n.count
+            while i <= last {
+                guard let hit = memchr(base + i, Int32(first), last - i + 1) else { return nil }
+                let at = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                if memcmp(base + at, nb, n.count) == 0 { return at }
+                i = at + 1
             }
+            return nil
         }
     }
 }

@@ -192,22 +192,21 @@ extension EmulatorState {
             }
         }
         return { records in
-            // Decorate once (values and value-list positions per record), then sort indices: the
-            // comparator no longer looks values up by lower-cased name on every comparison.
-            let columns: [(values: [FMValue], listIndex: [Int]?, ascending: Bool)] = keys.map { field, ascending, valueList in
+            // Decorate once (sort keys and value-list positions per record), then sort indices: the
+            // comparator neither looks values up nor folds text on every comparison.
+            let columns: [(keys: SortKeys, listIndex: [Int]?, ascending: Bool)] = keys.map { field, ascending, valueList in
                 let values = records.map { $0.value(field) }
                 let listIndex = valueList.map { list in values.map { list.firstIndex(of: $0.text.lowercased()) ?? Int.max } }
-                return (values, listIndex, ascending)
+                return (SortKeys(values), listIndex, ascending)
             }
             let order = records.indices.sorted { a, b in
                 for column in columns {
-                    let va = column.values[a], vb = column.values[b]
                     var result: ComparisonResult
                     if let listIndex = column.listIndex {
                         let ia = listIndex[a], ib = listIndex[b]
-                        result = ia < ib ? .orderedAscending : (ia > ib ? .orderedDescending : FMValue.compare(va, vb))
+                        result = ia < ib ? .orderedAscending : (ia > ib ? .orderedDescending : column.keys.compare(a, b))
                     } else {
-                        result = FMValue.compare(va, vb)
+                        result = column.keys.compare(a, b)
                     }
                     if result == .orderedSame { continue }
                     return column.ascending ? result == .orderedAscending : result == .orderedDescending
