@@ -67,7 +67,9 @@ public struct CaptureError: Error, CustomStringConvertible, Sendable {
 /// Layouts (with folders), their fields with types and options, portals, value lists, the table occurrences
 /// that layout metadata and records reveal, scripts by name (stubbed: the Data API cannot read script steps)
 /// and optionally records. Relationships are not visible through the Data API: a portal's match fields are
-/// inferred from the captured records when they show it (the notes say so), else the portal is skipped.
+/// inferred from the captured records when they show it (the notes say so); with records, other relationships
+/// (related layout fields, fields further away, cartesian or filtered portals) are rebuilt as snapshots of
+/// the captured records; without records they are skipped.
 public enum SchemaCapture {
     /// Runs a capture.
     /// - Throws: ``CaptureError`` when the login fails or the layout list cannot be read; later failures
@@ -92,6 +94,7 @@ public enum SchemaCapture {
         }
         var builder = SchemaBuilder(database: options.database, username: options.username, password: options.password)
         builder.keepPassword = options.keepPassword
+        builder.recordsKept = options.records > 0
         do {
             scriptTree = try await api.scripts()
         } catch let e as FMError {

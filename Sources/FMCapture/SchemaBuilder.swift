@@ -47,8 +47,33 @@ struct SchemaBuilder {
         var keep: Bool
     }
     var seen: [String: [Int: SeenRecord]] = [:]
-    /// Portal observations for inferring match fields: layout, portal, the parent's values, the row ids.
-    var observations: [(layout: String, portal: String, parent: [String: Any], rows: [Int])] = []
+    /// Portal observations for inferring match fields: layout, portal, the parent's id and values, the row ids.
+    var observations: [(layout: String, portal: String, parentId: Int, parent: [String: Any], rows: [Int])] = []
+    /// Whether records are written (`--records N`, N > 0): only then can relationships be rebuilt from them.
+    var recordsKept = false
+
+    /// Values seen through a relationship the Data API does not show (a related field on a layout, a field
+    /// further away in a portal row): per (parent occurrence, related occurrence), parent record id → field
+    /// (`name`, `name(n)`) → value.
+    struct Snapshot {
+        var parent: String
+        var child: String
+        var values: [Int: [String: Any]] = [:]
+    }
+    var snapshots: [Snapshot] = []
+
+    /// Relationships rebuilt from the captured records, each `parent::_capture_id = child::_capture_in_<parent>`:
+    /// the parent's key is its record id, the child's the return-separated ids of the parents it is related to.
+    struct Link {
+        var parent: String
+        var child: String
+    }
+    var links: [Link] = []
+    /// Union-find over occurrences (lower-cased): relationships must form a forest.
+    var linkRoots: [String: String] = [:]
+    /// Extra text fields per table (the link keys) and their values per record id.
+    var linkFields: [String: [String]] = [:]
+    var linkValues: [String: [Int: [String: [String]]]] = [:]
 
     // Scripts
     var scriptEntries: [(name: String, folder: [String]?)] = []
@@ -140,7 +165,13 @@ struct SchemaBuilder {
             for f in fields {
                 let (prefix, bare) = split(f.name)
                 if let prefix, prefix.caseInsensitiveCompare(portalTO) != .orderedSame {
-                    skipped.append("layout \(name), portal \(portalName): field \(f.name) is shown through a further relationship the Data API does not reveal")
+                    // A field further away: its relationship is rebuilt from the records in build(), if they are kept.
+                    guard keepRecords, found != nil else {
+                        skipped.append("layout \(name), portal \(portalName): field \(f.name) is shown through a further relationship the Data API does not reveal (capture with --records)")
+                        continue
+                    }
+                    addField(f, name: bare, to: prefix)
+                    names.append(f.name)
                     continue
                 }
                 addField(f, name: bare, to: portalTO)
@@ -160,7 +191,16 @@ struct SchemaBuilder {
             guard let rid = (record["recordId"] as? String).flatMap(Int.init) else { continue }
             let fieldData = record["fieldData"] as? [String: Any] ?? [:]
             var local: [String: Any] = [:]
-            for (k, v) in fieldData where !k.contains("::") { local[k] = v }
+            for (k, v) in fieldData {
+                let (prefix, bare) = split(k)
+                if let prefix {
+                    if prefix.caseInsensitiveCompare(occurrence) != .orderedSame {
+                        snapshot(parent: occurrence, child: prefix, id: rid, key: bare, value: v)
+                    }
+                } else {
+                    local[k] = v
+                }
+            }
             remember(occurrence, id: rid, modId: record["modId"] as? String ?? "0", values: local, keep: keepRecords)
             let portalData = record["portalData"] as? [String: Any] ?? [:]
             for portal in out.portals {
@@ -172,12 +212,17 @@ struct SchemaBuilder {
                     var values: [String: Any] = [:]
                     for (k, v) in row {
                         let (prefix, bare) = split(k)
+                        guard let prefix else { continue }
                         // Portal rows send every repetition of a repeating field numbered, the first as `name(1)`.
-                        if prefix?.caseInsensitiveCompare(portal.occurrence) == .orderedSame { values[Self.firstRepetitionBare(bare)] = v }
+                        if prefix.caseInsensitiveCompare(portal.occurrence) == .orderedSame {
+                            values[Self.firstRepetitionBare(bare)] = v
+                        } else {
+                            snapshot(parent: portal.occurrence, child: prefix, id: id, key: Self.firstRepetitionBare(bare), value: v)
+                        }
                     }
                     remember(portal.occurrence, id: id, modId: row["modId"] as? String ?? "0", values: values, keep: keepRecords)
                 }
-                observations.append((name, portal.name, local, ids))
+                observations.append((name, portal.name, rid, local, ids))
             }
         }
     }
@@ -185,6 +230,16 @@ struct SchemaBuilder {
     /// `name(1)` → `name` (the key seed records use for repetition 1); other keys unchanged.
     static func firstRepetitionBare(_ key: String) -> String {
         key.hasSuffix("(1)") ? String(key.dropLast(3)) : key
+    }
+
+    mutating func snapshot(parent: String, child: String, id: Int, key: String, value: Any) {
+        if let i = snapshots.firstIndex(where: {
+            $0.parent.caseInsensitiveCompare(parent) == .orderedSame && $0.child.caseInsensitiveCompare(child) == .orderedSame
+        }) {
+            if snapshots[i].values[id]?[key] == nil { snapshots[i].values[id, default: [:]][key] = value }
+        } else {
+            snapshots.append(Snapshot(parent: parent, child: child, values: [id: [key: value]]))
+        }
     }
 
     mutating func remember(_ occurrence: String, id: Int, modId: String, values: [String: Any], keep: Bool) {
@@ -271,7 +326,180 @@ struct SchemaBuilder {
         }
     }
 
+    // MARK: Relationships rebuilt from records
+
+    func linkRoot(_ name: String) -> String {
+        var r = name.lowercased()
+        while let p = linkRoots[r], p != r { r = p }
+        return r
+    }
+
+    func isLinked(_ parent: String, _ child: String) -> Bool {
+        links.contains {
+            $0.parent.caseInsensitiveCompare(parent) == .orderedSame && $0.child.caseInsensitiveCompare(child) == .orderedSame
+        }
+    }
+
+    /// Adds the relationship `parent → child` (or finds it); `false` when it would close a cycle or join an
+    /// occurrence to itself.
+    mutating func link(_ parent: String, _ child: String) -> Bool {
+        if isLinked(parent, child) { return true }
+        guard parent.caseInsensitiveCompare(child) != .orderedSame else { return false }
+        let a = linkRoot(parent), b = linkRoot(child)
+        guard a != b else { return false }
+        linkRoots[a] = b
+        links.append(Link(parent: parent, child: child))
+        addLinkField("_capture_id", to: parent)
+        addLinkField(Self.childKey(parent), to: child)
+        return true
+    }
+
+    static func childKey(_ parent: String) -> String { "_capture_in_\(parent)" }
+
+    mutating func addLinkField(_ name: String, to table: String) {
+        if !(linkFields[table] ?? []).contains(name) { linkFields[table, default: []].append(name) }
+    }
+
+    /// Relates child record `child` of occurrence `childTable` to parent record `parentId` of `parent`.
+    mutating func relate(child: Int, of childTable: String, to parentId: Int, of parent: String) {
+        var ids = linkValues[childTable]?[child]?[Self.childKey(parent)] ?? []
+        if !ids.contains(String(parentId)) { ids.append(String(parentId)) }
+        linkValues[childTable, default: [:]][child, default: [:]][Self.childKey(parent)] = ids
+    }
+
+    /// Rebuilds a portal's relationship from the rows seen for each parent record.
+    mutating func linkPortal(layout: LayoutOut, portal: PortalOut) -> Bool {
+        guard recordsKept, link(layout.occurrence, portal.occurrence) else { return false }
+        for o in observations where o.layout == layout.name && o.portal == portal.name {
+            for row in o.rows { relate(child: row, of: portal.occurrence, to: o.parentId, of: layout.occurrence) }
+        }
+        return true
+    }
+
+    /// Rebuilds the relationship behind fields of `child` shown from records of `parent` (a related field on a
+    /// layout, a field further away in a portal row): one child record per distinct set of values seen, related
+    /// to the parent records that showed it. A relationship already rebuilt for a portal is used as it is.
+    mutating func linkSnapshot(parent: String, child: String) -> Bool {
+        if isLinked(parent, child) { return true }
+        guard recordsKept, let snap = snapshots.first(where: {
+            $0.parent.caseInsensitiveCompare(parent) == .orderedSame && $0.child.caseInsensitiveCompare(child) == .orderedSame
+        }), link(parent, child) else { return false }
+        var nextId = (seen[child]?.keys.max() ?? 0) + 1
+        var byValues: [String: Int] = [:]
+        for (parentId, values) in snap.values.sorted(by: { $0.key < $1.key }) {
+            let signature = values.keys.sorted().map { "\($0)\u{0}\(Self.text(values[$0] ?? ""))" }.joined(separator: "\u{1}")
+            let id: Int
+            if let known = byValues[signature] {
+                id = known
+            } else {
+                id = nextId
+                nextId += 1
+                byValues[signature] = id
+                remember(child, id: id, modId: "0", values: values, keep: true)
+            }
+            relate(child: id, of: child, to: parentId, of: parent)
+        }
+        notes.append("\(parent) → \(child): the relationship is not visible through the Data API; rebuilt as a snapshot of the captured records (key fields _capture_id / \(Self.childKey(parent)); records created in the copy have no related records)")
+        return true
+    }
+
+    /// Compares two captured values of a field by its result type (empty first), as FileMaker sorts.
+    static func compare(_ a: Any?, _ b: Any?, result: String) -> ComparisonResult {
+        let x = a.map(text) ?? "", y = b.map(text) ?? ""
+        if x.isEmpty || y.isEmpty { return x.isEmpty == y.isEmpty ? .orderedSame : (x.isEmpty ? .orderedAscending : .orderedDescending) }
+        switch result.lowercased() {
+        case "number":
+            if let p = Double(x), let q = Double(y) { return p < q ? .orderedAscending : (p > q ? .orderedDescending : .orderedSame) }
+        case "date", "timestamp":
+            func key(_ s: String) -> String {
+                let parts = s.split { !$0.isNumber }.map(String.init)
+                guard parts.count >= 3 else { return s }
+                let rest = parts.dropFirst(3).map { $0.count < 2 ? "0" + $0 : $0 }.joined()
+                return parts[2] + (parts[0].count < 2 ? "0" : "") + parts[0] + (parts[1].count < 2 ? "0" : "") + parts[1] + rest
+            }
+            return key(x).compare(key(y))
+        default: break
+        }
+        return x.compare(y, options: [.caseInsensitive, .numeric])
+    }
+
+    /// The sort that explains the row order of every observation of a portal: `nil` with `reproducible` true
+    /// when creation order does; else the first field of the portal, ascending or descending, that does.
+    func inferSort(layout: LayoutOut, portal: PortalOut) -> (sort: (field: String, ascending: Bool)?, reproducible: Bool) {
+        let obs = observations.filter { $0.layout == layout.name && $0.portal == portal.name }.map(\.rows)
+        if obs.allSatisfy({ rows in zip(rows, rows.dropFirst()).allSatisfy { $0 < $1 } }) { return (nil, true) }
+        let children = seen[portal.occurrence] ?? [:]
+        let defs = tableFields[portal.occurrence] ?? []
+        for name in portal.fields {
+            let (prefix, bare) = split(name)
+            guard prefix?.caseInsensitiveCompare(portal.occurrence) == .orderedSame,
+                  let def = defs.first(where: { $0.name.caseInsensitiveCompare(bare) == .orderedSame }) else { continue }
+            for ascending in [true, false] {
+                let explains = obs.allSatisfy { rows in
+                    zip(rows, rows.dropFirst()).allSatisfy { a, b in
+                        let r = Self.compare(children[a]?.values[def.name], children[b]?.values[def.name], result: def.meta.result)
+                        if r == .orderedSame { return a < b }
+                        return ascending ? r == .orderedAscending : r == .orderedDescending
+                    }
+                }
+                if explains { return ((def.name, ascending), true) }
+            }
+        }
+        return (nil, false)
+    }
+
     mutating func build(source: String) -> OJSON {
+        // Portals first (their own rows), then related layout fields, then fields further away in portals, so a
+        // relationship rebuilt for a portal is the one its related fields go through.
+        var portalPlans: [String: [(portal: PortalOut, match: (String, String)?)]] = [:]
+        var keptPortalTOs: [String: Set<String>] = [:]
+        for entry in layoutEntries where entry.folder == nil {
+            guard let l = layouts[entry.name] else { continue }
+            var plans: [(portal: PortalOut, match: (String, String)?)] = []
+            for p in l.portals {
+                if let (a, b) = inferMatch(layout: l, portal: p) {
+                    notes.append("layout \(l.name), portal \(p.name): match fields inferred from the records: \(l.occurrence)::\(a) = \(p.occurrence)::\(b)")
+                    keptPortalTOs[l.name, default: []].insert(p.occurrence.lowercased())
+                    plans.append((p, (a, b)))
+                } else if linkPortal(layout: l, portal: p) {
+                    let seenRows = observations.contains { $0.layout == l.name && $0.portal == p.name && !$0.rows.isEmpty }
+                    notes.append("layout \(l.name), portal \(p.name): its relationship to \(p.occurrence) is not visible through the Data API; rebuilt from the rows captured for each record" + (seenRows ? "" : " (none were seen: the copy's portal shows no rows)"))
+                    plans.append((p, nil))
+                } else {
+                    skipped.append("layout \(l.name), portal \(p.name): its relationship to \(p.occurrence) is not visible through the Data API and the captured records do not show its match fields (capture with --records)")
+                }
+            }
+            portalPlans[l.name] = plans
+        }
+        for entry in layoutEntries where entry.folder == nil {
+            guard var l = layouts[entry.name] else { continue }
+            // A related field on the layout goes through a portal to its occurrence, or a rebuilt relationship.
+            for name in l.relatedFields {
+                let to = split(name).0 ?? ""
+                if keptPortalTOs[l.name]?.contains(to.lowercased()) == true || linkSnapshot(parent: l.occurrence, child: to) { continue }
+                skipped.append("layout \(l.name): related field \(name): its relationship is not visible through the Data API")
+                l.fields.removeAll { f in
+                    if case let .string(s) = f { return s == name }
+                    if case let .object(pairs) = f, case let .string(s)? = pairs.first?.1 { return s == name }
+                    return false
+                }
+            }
+            layouts[entry.name] = l
+        }
+        for entry in layoutEntries where entry.folder == nil {
+            guard let l = layouts[entry.name], var plans = portalPlans[l.name] else { continue }
+            for i in plans.indices {
+                let p = plans[i].portal
+                plans[i].portal.fields = p.fields.filter { name in
+                    let to = split(name).0 ?? ""
+                    if to.caseInsensitiveCompare(p.occurrence) == .orderedSame || linkSnapshot(parent: p.occurrence, child: to) { return true }
+                    skipped.append("layout \(l.name), portal \(p.name): field \(name) is shown through a further relationship the Data API does not reveal")
+                    return false
+                }
+            }
+            portalPlans[l.name] = plans
+        }
+
         var guessedAutoEnter = false
         var tablesJSON: [(String, OJSON)] = []
         for t in tableOrder {
@@ -294,6 +522,7 @@ struct SchemaBuilder {
                 }
                 fields.append((f.name, def.count == 1 ? .string(type) : .object(def)))
             }
+            for name in linkFields[t] ?? [] { fields.append((name, .string("text"))) }
             tablesJSON.append((t, .object([("fields", .object(fields))])))
         }
         if guessedAutoEnter {
@@ -308,30 +537,20 @@ struct SchemaBuilder {
                 }.map { .string($0) }))])))
                 continue
             }
-            guard var l = layouts[entry.name] else { continue }
+            guard let l = layouts[entry.name] else { continue }
             var portals: [(String, OJSON)] = []
-            var keptPortalTOs = Set<String>()
-            for p in l.portals {
-                guard let (a, b) = inferMatch(layout: l, portal: p) else {
-                    skipped.append("layout \(l.name), portal \(p.name): its relationship to \(p.occurrence) is not visible through the Data API and the captured records do not show its match fields (capture with --records)")
-                    continue
+            for (p, match) in portalPlans[l.name] ?? [] {
+                var def: [(String, OJSON)] = [("table", .string(p.occurrence))]
+                if let (a, b) = match { def.append(("match", .object([(a, .string(b))]))) }
+                def.append(("fields", .array(p.fields.map { .string($0) })))
+                let (sort, reproducible) = inferSort(layout: l, portal: p)
+                if let sort {
+                    def.append(("sort", .array([.object([("field", .string(sort.field)), ("order", .string(sort.ascending ? "ascend" : "descend"))])])))
+                    notes.append("layout \(l.name), portal \(p.name): rows sorted by \(sort.field) \(sort.ascending ? "ascending" : "descending") (inferred from the row order seen)")
+                } else if !reproducible {
+                    notes.append("layout \(l.name), portal \(p.name): the row order seen is not explained by creation order or by one field; the copy shows rows in creation order")
                 }
-                notes.append("layout \(l.name), portal \(p.name): match fields inferred from the records: \(l.occurrence)::\(a) = \(p.occurrence)::\(b)")
-                keptPortalTOs.insert(p.occurrence.lowercased())
-                portals.append((p.name, .object([("table", .string(p.occurrence)), ("match", .object([(a, .string(b))])),
-                                                 ("fields", .array(p.fields.map { .string($0) }))])))
-            }
-            // A related field on the layout needs a portal to its occurrence (the relationship is not visible).
-            for name in l.relatedFields {
-                let to = split(name).0?.lowercased() ?? ""
-                if !keptPortalTOs.contains(to) {
-                    skipped.append("layout \(l.name): related field \(name): its relationship is not visible through the Data API")
-                    l.fields.removeAll { f in
-                        if case let .string(s) = f { return s == name }
-                        if case let .object(pairs) = f, case let .string(s)? = pairs.first?.1 { return s == name }
-                        return false
-                    }
-                }
+                portals.append((p.name, .object(def)))
             }
             var def: [(String, OJSON)] = [("table", .string(l.occurrence)), ("fields", .array(l.fields))]
             if !portals.isEmpty { def.append(("portals", .object(portals))) }
@@ -375,6 +594,10 @@ struct SchemaBuilder {
                         pairs.append((key, Self.json(v)))
                     }
                 }
+                for name in linkFields[t] ?? [] {
+                    let value = name == "_capture_id" ? String(id) : (linkValues[t]?[id]?[name] ?? []).joined(separator: "\r")
+                    if !value.isEmpty { pairs.append((name, .string(value))) }
+                }
                 list.append(.object(pairs))
             }
             recordsJSON.append((t, .array(list)))
@@ -393,6 +616,14 @@ struct SchemaBuilder {
             ("database", .string(database)),
             ("accounts", .array([.object([("username", .string(username)), ("password", .string(keepPassword ? password : "admin"))])])),
             ("tables", .object(tablesJSON)),
+        ]
+        if !links.isEmpty {
+            root.append(("relationships", .array(links.map { link in
+                .object([("left", .string(link.parent)), ("right", .string(link.child)),
+                         ("match", .object([("_capture_id", .string(Self.childKey(link.parent)))]))])
+            })))
+        }
+        root += [
             ("layouts", .object(layoutsJSON)),
             ("scripts", .object(scriptsJSON)),
         ]

@@ -127,6 +127,15 @@ final class EmulatorProcess {
         self.url = url
     }
 
+    /// A size field (`VmHWM`, `RssAnon`, `RssFile`, …) of the emulator process's /proc status, in bytes.
+    func status(_ key: String) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(key + ":") {
+            return Int(line.dropFirst(key.count + 1).filter(\.isNumber)).map { $0 * 1024 }
+        }
+        return nil
+    }
+
     /// `PATCH /v1/settings` of the control API with `settings` (JSON object).
     func setSettings(_ settings: [String: Any]) async throws {
         guard let controlURL else { throw BenchError("fm-emulator printed no control URL") }

@@ -1,7 +1,7 @@
 // fm-bench: SwiftFM's speed as ratios against baselines measured in the same run.
 //
 //   swift build -c release && .build/release/fm-bench [SCENARIO…] [--rounds N] [--calls N] [--records N]
-//                                                      [--paging-records N] [--no-python]
+//                                                      [--paging-records N] [--container-mib N] [--no-python]
 //
 // Method (DESIGN.md, "Performance"): the emulator runs in its own process (`fm-emulator` from the same
 // directory, serving a schema this program writes: one 20-field table); contenders are interleaved call by
@@ -19,6 +19,8 @@
 //             a pool of 4 sessions vs a pool of 1 (throughput ratio, target ≥ 3×)
 //   policy    get one record with `.standard` retries and a concurrency cap of 8 vs `.none` and no cap
 //             (per-call ratio, target within 2 %)
+//   container a --container-mib MiB file (default 1024) up with uploadContainer(…fileURL:…) and down with
+//             downloadContainer(url:to:): same bytes, peak RSS above the baseline for each (target < 100 MB)
 // Further scenarios (retries and the concurrency cap, the session pool) register in `scenarios` below.
 import Foundation
 import SwiftFM
@@ -34,6 +36,7 @@ struct Settings {
     var calls = 300
     var records = 10_000
     var pagingRecords = 100_000
+    var containerMiB = 1024
     var python = true
     /// `--profile NAME`: the decode scenario runs only that contender, `rounds` × 10 times (for a profiler).
     var profile: String?
@@ -56,12 +59,13 @@ while !arguments.isEmpty {
     case "--calls": settings.calls = number()
     case "--records": settings.records = number()
     case "--paging-records": settings.pagingRecords = number()
+    case "--container-mib": settings.containerMiB = number()
     case "--no-python": settings.python = false
     case "--profile":
         guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
         settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [policy] [--rounds N] [--calls N] [--records N] [--paging-records N] [--no-python] [--profile CONTENDER]")
+        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [policy] [container] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
@@ -102,16 +106,17 @@ func schemaJSON(records: Int) -> Data {
     let schema: [String: Any] = [
         "database": "Bench",
         "accounts": [["username": "admin", "password": "admin"]],
-        "tables": ["Bench": ["fields": fields]],
-        "layouts": ["Bench": ["table": "Bench", "fields": names]],
-        "records": ["Bench": Array(repeating: [String: Any](), count: records)],
+        "tables": ["Bench": ["fields": fields],
+                   "Files": ["fields": ["id": ["type": "number", "autoEnter": "serial"], "file": "container"]]], // the container scenario
+        "layouts": ["Bench": ["table": "Bench", "fields": names], "Files": ["table": "Files", "fields": ["id", "file"]]],
+        "records": ["Bench": Array(repeating: [String: Any](), count: records), "Files": [[String: Any]()]],
     ]
     return (try? JSONSerialization.data(withJSONObject: schema)) ?? Data()
 }
 
 // MARK: - The run
 
-let all = ["percall", "decode", "endtoend", "paging", "pool", "policy"]
+let all = ["percall", "decode", "endtoend", "paging", "pool", "policy", "container"]
 let chosen = settings.selected.isEmpty ? all : settings.selected
 for name in chosen where !all.contains(name) {
     say("fm-bench: unknown scenario \(name) (known: \(all.joined(separator: ", ")))")
@@ -341,6 +346,7 @@ let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
     ("endtoend", { try await $0.endToEnd() }),
     ("pool", { try await $0.pool() }),
     ("policy", { try await $0.policy() }),
+    ("container", { try await $0.container() }), // last: a 1 GiB transfer leaves the page cache full
 ]
 
 for scenario in scenarios where chosen.contains(scenario.name) {

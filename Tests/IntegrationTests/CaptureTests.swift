@@ -58,9 +58,6 @@ import Testing
             let result = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "League", username: "admin",
                                                                     password: "admin", records: 10))
             #expect(result.skipped.contains { $0.hasPrefix("layout Games: metadata failed (FileMaker 105") })
-            // Two hops from a portal and a cartesian portal are not visible through the Data API.
-            #expect(result.skipped.contains { $0.contains("Player_city::population") })
-            #expect(result.skipped.contains { $0.contains("portal all games") })
             let copy = try Emulator(schemaJSON: result.schemaJSON)
             #expect(copy.records(inTable: "Players").count == 4)
             #expect(copy.records(inTable: "Cities").first?["population"] as? Int == 961855)
@@ -114,35 +111,68 @@ import Testing
         }
     }
 
-    /// The League demo captured: what the Data API cannot show is listed as skipped, and every layout the capture
-    /// does not name there answers the same metadata and records from the copy; the layout and script lists match.
-    @Test func leagueRoundTripWhereNothingWasSkipped() async throws {
+    /// The League demo captured with records: relationships the Data API does not show (related fields on a
+    /// layout, fields two hops from a portal, a cartesian portal, a portal filtered by an empty global) become
+    /// snapshot relationships over the captured records, and portal row order is kept by an inferred sort, so the
+    /// copy answers the same layout list, script list, layout metadata and records for every layout.
+    @Test func leagueRoundTripAnswersTheSame() async throws {
         try await Emulator.withRunning(Emulator(schemaFile: Self.leagueURL)) { original in
             let url = try #require(original.baseURL)
             let result = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "League", username: "admin",
                                                                     password: "admin", records: 20))
+            #expect(result.skipped == [])
+            #expect(result.notes.contains { $0.contains("layout Teams, portal roster") && $0.contains("sorted by name") })
+            #expect(result.notes.contains { $0.contains("Players") && $0.contains("Player_city") && $0.contains("snapshot") })
             try await Emulator.withRunning(Emulator(schemaJSON: result.schemaJSON)) { copy in
                 let a = client(url, "League"), b = client(try #require(copy.baseURL), "League")
                 let layoutsA = try await a.layouts(), layoutsB = try await b.layouts()
                 #expect(layoutsA == layoutsB)
                 let scriptsA = try await a.scripts(), scriptsB = try await b.scripts()
                 #expect(scriptsA == scriptsB)
-                let whole = ["Cities", "Games"]
-                for name in ["Teams", "Players"] + whole {
-                    #expect(result.skipped.contains { $0.hasPrefix("layout \(name)") } == !whole.contains(name), "skips of \(name)")
-                }
-                for name in whole {
+                for name in ["Teams", "Players", "Cities", "Games"] {
                     let ma = try await a.layoutMetadata(layout: name), mb = try await b.layoutMetadata(layout: name)
                     #expect(ma == mb, "layout metadata of \(name)")
                     let ra = try await a.getRecords(layout: name, limit: 20), rb = try await b.getRecords(layout: name, limit: 20)
                     #expect(records(ra).isEqual(records(rb)), "records of \(name)")
+                    #expect(ra.dataInfo == rb.dataInfo)
                 }
-                // A layout with skips still answers its captured fields and rows the same.
-                let ta = try await a.getRecord(layout: "Teams", recordId: 1), tb = try await b.getRecord(layout: "Teams", recordId: 1)
-                let rosterA = ((ta.records.first?["portalData"] as? [String: Any])?["roster"] as? [[String: Any]] ?? []).map { $0["Players::name"] as? String }
-                let rosterB = ((tb.records.first?["portalData"] as? [String: Any])?["roster"] as? [[String: Any]] ?? []).map { $0["Players::name"] as? String }
-                #expect(rosterB.sorted { ($0 ?? "") < ($1 ?? "") } == rosterA.sorted { ($0 ?? "") < ($1 ?? "") })
-                #expect((tb.records.first?["fieldData"] as? [String: Any])?["name"] as? String == "Austin Armadillos")
+            }
+            // Without records nothing shows the relationships: those items are skipped, and the copy still loads.
+            let bare = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "League", username: "admin",
+                                                                  password: "admin"))
+            #expect(bare.skipped.contains { $0.contains("Player_city::population") })
+            #expect(bare.skipped.contains { $0.contains("portal all games") })
+            _ = try Emulator(schemaJSON: bare.schemaJSON)
+        }
+    }
+
+    /// A portal sorted by its relationship (year descending) keeps its row order in the copy; one in creation
+    /// order gets no sort.
+    @Test func portalRowOrderIsKept() async throws {
+        let schema = #"""
+        {"database":"Sorted","tables":{"Bands":{"fields":{"id":"number"}},"Gigs":{"fields":{"band_id":"number","year":"number","venue":"text"}}},
+         "occurrences":{"Gigs_all":"Gigs"},
+         "relationships":[{"left":"Bands","right":"Gigs","match":{"id":"band_id"},"sort":[{"field":"year","order":"descend"}]},
+                          {"left":"Bands","right":"Gigs_all","match":{"id":"band_id"}}],
+         "layouts":{"Bands":{"table":"Bands","fields":["id"],"portals":{"gigs":{"table":"Gigs","fields":["band_id","venue","year"]},
+                                                                       "plain":{"table":"Gigs_all","fields":["band_id","venue"]}}}},
+         "records":{"Bands":[{"id":1},{"id":2}],
+                    "Gigs":[{"band_id":1,"year":2019,"venue":"A"},{"band_id":1,"year":2023,"venue":"B"},{"band_id":2,"year":2020,"venue":"C"},
+                            {"band_id":1,"year":2021,"venue":"D"},{"band_id":2,"year":2022,"venue":"E"}]}}
+        """#
+        try await Emulator.withRunning(Emulator(schemaJSON: Data(schema.utf8))) { original in
+            let url = try #require(original.baseURL)
+            let result = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "Sorted", username: "admin",
+                                                                    password: "admin", records: 10))
+            #expect(result.skipped == [])
+            #expect(result.notes.contains("layout Bands, portal gigs: rows sorted by year descending (inferred from the row order seen)"))
+            #expect(!result.notes.contains { $0.contains("portal plain: rows sorted") })
+            try await Emulator.withRunning(Emulator(schemaJSON: result.schemaJSON)) { copy in
+                let a = client(url, "Sorted"), b = client(try #require(copy.baseURL), "Sorted")
+                let ra = try await a.getRecords(layout: "Bands"), rb = try await b.getRecords(layout: "Bands")
+                #expect(records(ra).isEqual(records(rb)))
+                let venues = ((rb.records.first?["portalData"] as? [String: Any])?["gigs"] as? [[String: Any]] ?? []).map { $0["Gigs::venue"] as? String }
+                #expect(venues == ["B", "D", "A"])
             }
         }
     }
