@@ -38,6 +38,8 @@ struct Settings {
     var pagingRecords = 100_000
     var containerMiB = 1024
     var python = true
+    /// `--profile NAME`: the decode scenario runs only that contender, `rounds` × 10 times (for a profiler).
+    var profile: String?
 }
 
 var settings = Settings()
@@ -59,8 +61,11 @@ while !arguments.isEmpty {
     case "--paging-records": settings.pagingRecords = number()
     case "--container-mib": settings.containerMiB = number()
     case "--no-python": settings.python = false
+    case "--profile":
+        guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
+        settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [policy] [container] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python]")
+        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [policy] [container] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
@@ -224,6 +229,15 @@ struct Bench: @unchecked Sendable {
                 throw PythonTime(seconds: elapsed)
             }))
         }
+        if let profiled = settings.profile {
+            guard let (_, run) = contenders.first(where: { $0.0 == profiled }) else {
+                throw BenchError("--profile: no contender \(profiled) (known: \(contenders.map(\.0).joined(separator: ", ")))")
+            }
+            let start = now()
+            for _ in 0..<(settings.rounds * 10) { try run() }
+            say(String(format: "profile %@: %.1f ms per run", profiled, Double(now() - start) / 1e6 / Double(settings.rounds * 10)))
+            return
+        }
         var tally = Tally()
         for round in 0..<(settings.rounds + 1) { // the first round warms up and is not counted
             for offset in 0..<contenders.count {
@@ -254,7 +268,9 @@ struct Bench: @unchecked Sendable {
 
     func endToEnd() async throws {
         let limit = settings.records
+        let rawBytes = rawRequest("records?_limit=\(limit)")
         var contenders: [(String, () async throws -> Double)] = [
+            ("raw URLSession bytes-only", { await timed { _ = try await rawGet(session, rawBytes) } }),
             ("SwiftFM raw", { await timed { _ = try await api.getRecords(layout: "Bench", limit: limit) } }),
             ("SwiftFM typed", { await timed { _ = try await api.getRecords(as: Row.self, layout: "Bench", limit: limit) } }),
         ]
@@ -277,7 +293,8 @@ struct Bench: @unchecked Sendable {
         }
         let milli = { (name: String) in String(format: "%.0f ms", tally.median(name) * 1e3) }
         say("the same found set end to end, one call against the emulator (\(rounds) rounds):")
-        say("  SwiftFM raw \(milli("SwiftFM raw")), SwiftFM typed \(milli("SwiftFM typed"))" + (python == nil ? "" : ", python-fmrest \(milli("python-fmrest"))"))
+        say("  raw URLSession bytes-only \(milli("raw URLSession bytes-only")) (the floor: the emulator's time and the transfer), SwiftFM raw \(milli("SwiftFM raw")), "
+            + "SwiftFM typed \(milli("SwiftFM typed"))" + (python == nil ? "" : ", python-fmrest \(milli("python-fmrest"))"))
         if python != nil {
             say("  SwiftFM raw / python-fmrest    \(tally.ratioText("SwiftFM raw", over: "python-fmrest"))   target ≤ 0.5")
             say("  SwiftFM typed / python-fmrest  \(tally.ratioText("SwiftFM typed", over: "python-fmrest"))")

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
-/// The JSON reader against `JSONSerialization` as the oracle: the same documents accepted and rejected,
-/// the same values and value types, on generated documents and on mutations of them.
-@Suite("JSON reader, fuzzed against JSONSerialization")
+/// The JSON reader and the typed decoder's tape against `JSONSerialization` as the oracle: the same
+/// documents accepted and rejected, the same values and value types, on generated documents and on
+/// mutations of them.
+@Suite("JSON reader and tape, fuzzed against JSONSerialization")
 struct JSONReaderTests {
     /// SplitMix64: a small seeded generator, so a failure is reproducible.
     struct Random {
@@ -102,18 +103,30 @@ struct JSONReaderTests {
         }
     }
 
+    /// The document as the typed decoder sees it: indexed by ``JSONTape``, every node read back.
+    static func throughTape(_ data: Data) -> Any? {
+        data.withUnsafeBytes { bytes -> Any? in
+            guard let tape = try? JSONTape(bytes) else { return nil }
+            let reader = JSONTapeReader(bytes: bytes, tape: tape)
+            defer { reader.close() }
+            return reader.any(0)
+        }
+    }
+
+    /// Both readers (the tree reader and the tape) against the oracle.
     static func check(_ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
         let data = Data(bytes)
         let oracle = try? JSONSerialization.jsonObject(with: data)
-        let ours = try? JSONReader.parse(data)
         let text = String(decoding: bytes, as: UTF8.self)
-        switch (oracle, ours) {
-        case (nil, nil): break
-        case let (expected?, actual?):
-            #expect(same(expected, actual), "values differ for \(text)", sourceLocation: sourceLocation)
-        default:
-            #expect(Bool(false), "oracle \(oracle == nil ? "rejects" : "accepts"), reader \(ours == nil ? "rejects" : "accepts"): \(text)",
-                    sourceLocation: sourceLocation)
+        for (name, ours) in [("reader", try? JSONReader.parse(data)), ("tape", throughTape(data))] {
+            switch (oracle, ours) {
+            case (nil, nil): break
+            case let (expected?, actual?):
+                #expect(same(expected, actual), "\(name): values differ for \(text)", sourceLocation: sourceLocation)
+            default:
+                #expect(Bool(false), "oracle \(oracle == nil ? "rejects" : "accepts"), \(name) \(ours == nil ? "rejects" : "accepts"): \(text)",
+                        sourceLocation: sourceLocation)
+            }
         }
     }
 
@@ -121,6 +134,39 @@ struct JSONReaderTests {
         var random = Random(state: 0x5EED_F00D)
         for _ in 0..<2500 {
             let document = Self.document(&random)
+            Self.check(document)
+            Self.check(Self.mutate(document, &random))
+        }
+    }
+
+    /// Records that share shapes, as found sets do, with some that differ: a key more or less, another
+    /// order, a repeated key, an escaped key (the reader reuses the last object's shape at a depth).
+    static func shapedDocument(_ random: inout Random) -> [UInt8] {
+        let pool = ["\"a\"", "\"b\"", "\"c\"", "\"d\"", "\"\\u00e9\"", "\"\\u0061\"", "\"é\"", "\"portalData\""]
+        func shape() -> [String] { (0..<(1 + random.below(4))).map { _ in pool[random.below(pool.count)] } }
+        let shapes = [shape(), shape(), shape()]
+        func object(depth: Int) -> String {
+            var keys = shapes[random.below(random.chance(70) ? 1 : 3)]
+            switch random.below(8) {
+            case 0: keys.removeLast()
+            case 1: keys.append(pool[random.below(pool.count)])
+            case 2: keys.reverse()
+            case 3: keys.insert(keys.first ?? "\"a\"", at: 0)
+            default: break
+            }
+            let members = keys.map { key in
+                key + ":" + (depth < 3 && random.chance(30) ? object(depth: depth + 1) : value(&random, depth: 5))
+            }
+            return "{" + members.joined(separator: ",") + "}"
+        }
+        let records = (0..<(2 + random.below(8))).map { _ in object(depth: 0) }
+        return Array(("{\"response\":{\"data\":[" + records.joined(separator: ",") + "]}}").utf8)
+    }
+
+    @Test func recordsOfSharedAndChangingShapesAgreeWithTheOracle() {
+        var random = Random(state: 0xF1E1_D5E7)
+        for _ in 0..<800 {
+            let document = Self.shapedDocument(&random)
             Self.check(document)
             Self.check(Self.mutate(document, &random))
         }
@@ -149,6 +195,7 @@ struct JSONReaderTests {
         }
         let deepObjects = String(repeating: "{\"a\":", count: 100_000) + "1" + String(repeating: "}", count: 100_000)
         #expect((try? JSONReader.parse(Data(deepObjects.utf8))) == nil)
+        #expect(Self.throughTape(Data(deepObjects.utf8)) == nil)
     }
 
     @Test func foundSetValuesHaveTheTypesOldCallersCastTo() throws {

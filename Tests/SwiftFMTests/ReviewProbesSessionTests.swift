@@ -99,9 +99,14 @@ struct ReviewProbesSessionTests {
     }
 
     /// A hook whose call gets 952 fails its login once: the waiters get 952, no loop of logins.
-    @Test func aHookCallAnswered952FailsTheWaitersOnce() {
+    @Test func aHookCallAnswered952FailsTheWaitersOnce() throws {
+        // The login is held until all five calls wait for it (else a call made after the failure logs in again).
+        let loginSent = DispatchSemaphore(value: 0)
         let stub = StubTransport { request in
-            if isLogin(request) { return .json(200, Bodies.login()) }
+            if isLogin(request) {
+                loginSent.signal()
+                return .hold
+            }
             if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
             if (request.url?.path ?? "").contains("Setup") { return .json(401, Bodies.expired) }
             return .json(200, Bodies.value("ok"))
@@ -114,6 +119,11 @@ struct ReviewProbesSessionTests {
         }
         let results = Recorder<String>(expecting: 5)
         for _ in 0..<5 { api.perform(TestEndpoints.records()) { results.record($0.testFailureCode ?? "0") } }
+        #expect(loginSent.wait(timeout: .now() + 10) == .success)
+        let login = try #require(stub.tasks.first)
+        let url = try #require(URL(string: "https://fms.example.com/fmi/data/vLatest/databases/Contacts/sessions"))
+        let response = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "application/json"]))
+        login.complete(.success((response, Data(Bodies.login().utf8))))
         #expect(results.wait() == Array(repeating: "952", count: 5))
         #expect(stub.count("POST", "/sessions") == 1)
         #expect(stub.requests(matching: "Setup").count == 1)

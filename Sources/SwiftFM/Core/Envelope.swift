@@ -103,7 +103,7 @@ enum Envelope {
     }
 
     /// `messages[0]` of an envelope, or `-1007`.
-    private static func firstMessage(in dictionary: [String: Any]) -> Result<FMMessage, FMError> {
+    static func firstMessage(in dictionary: [String: Any]) -> Result<FMMessage, FMError> {
         guard let messages = dictionary["messages"] as? [Any] else {
             return .failure(.malformed("no messages array", status: nil))
         }

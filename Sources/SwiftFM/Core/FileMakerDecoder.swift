@@ -1,7 +1,8 @@
 import Foundation
 
-/// Decodes the caller's `Decodable` types from a parsed Data API answer (a `JSONSerialization`-shaped tree:
-/// `String`, `NSNumber`, `NSNull`, `[Any]`, `[String: Any]`) with the rules real FileMaker data needs.
+/// Decodes the caller's `Decodable` types from Data API answers with the rules real FileMaker data needs,
+/// reading each value straight from the answer's bytes (``JSONTape``): no intermediate tree, no dictionary
+/// per record, no string for a number.
 ///
 /// * An empty field is `""` for every field type: an optional property that cannot hold `""` (a number,
 ///   a date, an enum without an empty case) reads it as `nil`. A non-optional one fails.
@@ -25,81 +26,154 @@ struct FileMakerDecoder {
 
     static let utc = TimeZone(secondsFromGMT: 0) ?? TimeZone.current
 
-    /// Decodes `T` from a parsed JSON value.
-    func decode<T: Decodable>(_ type: T.Type, from value: Any, codingPath: [any CodingKey] = []) throws -> T {
-        try FMValueDecoder(value: value, codingPath: codingPath, options: self).unbox(T.self)
+    /// Decodes `T` from a `JSONSerialization`-shaped value (a portal row's fields, records built in code):
+    /// the value is written as JSON and read like an answer, so every path follows the same rules.
+    func decode<T: Decodable>(_ type: T.Type, from value: Any) throws -> T {
+        let data: Data
+        do {
+            data = try JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the value cannot be written as JSON"))
+        }
+        return try data.withUnsafeBytes { bytes in
+            let tape = try JSONTape(bytes, fragments: true)
+            let reader = JSONTapeReader(bytes: bytes, tape: tape)
+            defer { reader.close() }
+            return try TapeDecoder(reader, node: 0, codingPath: [], options: self).unbox(T.self)
+        }
     }
 
-    /// Parses a found-set answer once and decodes it into typed records.
-    func foundSet<T: Decodable>(_ type: T.Type, body: Data, status: Int) throws(FMError) -> FMTypedFoundSet<T> {
-        try foundSet(T.self, response: JSONPayload.responseObject(body, status: status), status: status)
+    /// Reads a found-set answer's bytes (`response.data`, `dataInfo`, script keys) into typed records.
+    /// A record that does not decode gives `-1007` naming the record id and the field.
+    func foundSet<T: Decodable>(_ type: T.Type, body: Data, status: Int, checkMessages: Bool = false) throws(FMError) -> FMTypedFoundSet<T> {
+        let result: Result<FMTypedFoundSet<T>, FMError> = body.withUnsafeBytes { bytes in
+            let tape: JSONTape
+            do {
+                tape = try JSONTape(bytes)
+            } catch {
+                let failure = checkMessages && !Envelope.looksLikeJSON(body)
+                    ? FMError.notJSON(status: status)
+                    : FMError(code: FMError.ClientCode.malformedResponse, message: "Unexpected response: the body is not valid JSON",
+                              httpStatus: status, underlying: String(describing: error))
+                return .failure(failure)
+            }
+            let reader = JSONTapeReader(bytes: bytes, tape: tape)
+            defer { reader.close() }
+            do throws(FMError) {
+                return .success(try foundSet(T.self, reader, status: status, checkMessages: checkMessages))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
-    /// Decodes a found-set `response` object (`data`, `dataInfo`, script keys) into typed records. A record
-    /// that does not decode gives `-1007` naming the record id and the field.
-    func foundSet<T: Decodable>(_ type: T.Type, response: [String: Any], status: Int) throws(FMError) -> FMTypedFoundSet<T> {
-        guard let data = response["data"] as? [Any] else {
+    /// Records the caller built as `JSONSerialization` values (``FMFoundSet`` made in code): written as
+    /// JSON once and read like an answer.
+    func records<T: Decodable>(_ type: T.Type, _ data: [Any], status: Int) throws(FMError) -> [FMRecord<T>] {
+        let body: Data
+        do {
+            body = try JSONSerialization.data(withJSONObject: ["response": ["data": data]])
+        } catch {
+            throw FMError.malformed("the records cannot be written as JSON", status: status)
+        }
+        return try foundSet(T.self, body: body, status: status).records
+    }
+
+    private func foundSet<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, status: Int, checkMessages: Bool) throws(FMError) -> FMTypedFoundSet<T> {
+        guard reader.nodes[0].kind == .object else { throw FMError.malformed("the body is not a JSON object", status: status) }
+        if checkMessages {
+            var envelope: [String: Any] = [:]
+            if let messages = reader.value(forKey: "messages", in: 0) { envelope["messages"] = reader.any(messages) }
+            switch Envelope.firstMessage(in: envelope) {
+            case .success(let message):
+                guard message.code == "0" else { throw FMError(code: message.code, message: message.message, httpStatus: status) }
+            case .failure(let error):
+                throw error
+            }
+        }
+        guard let response = reader.value(forKey: "response", in: 0), reader.nodes[response].kind == .object else {
+            throw FMError.malformed("no \"response\" object", status: status)
+        }
+        // Everything but the records, as plain values: dataInfo and the script keys.
+        var others: [String: Any] = [:]
+        var data: Int?
+        reader.forEachMember(of: response) { key, value in
+            let name = reader.string(key)
+            if name == "data" { data = value } else { others[name] = reader.any(value) }
+        }
+        guard let data, reader.nodes[data].kind == .array else {
             throw FMError.malformed("no \"data\" array in the found set", status: status)
         }
-        let dataInfo = (response["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:))
-        return FMTypedFoundSet(records: try records(T.self, data, status: status), dataInfo: dataInfo, scripts: FMScriptResults(raw: response))
-    }
-
-    /// The records of `data`, each decoded with ``record(_:raw:index:status:)``.
-    func records<T: Decodable>(_ type: T.Type, _ data: [Any], status: Int) throws(FMError) -> [FMRecord<T>] {
         var records: [FMRecord<T>] = []
-        records.reserveCapacity(data.count)
-        for (index, element) in data.enumerated() {
-            guard let raw = element as? [String: Any] else {
-                throw FMError.malformed("record \(index + 1) of \"data\" is not an object", status: status)
-            }
-            records.append(try record(T.self, raw: raw, index: index, status: status))
+        records.reserveCapacity(Int(reader.nodes[data].count))
+        let decoder = TapeDecoder(reader, node: data, codingPath: [], options: self)
+        for (index, element) in reader.members(of: data).enumerated() {
+            records.append(try record(T.self, decoder: decoder, node: element, index: index, status: status))
         }
-        return records
+        return FMTypedFoundSet(records: records, dataInfo: (others["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:)),
+                               scripts: FMScriptResults(raw: others))
     }
 
-    /// One record of `data`.
-    func record<T: Decodable>(_ type: T.Type, raw: [String: Any], index: Int, status: Int) throws(FMError) -> FMRecord<T> {
-        let recordId = RawJSON.string(raw["recordId"])
-        let name = recordId.map { "record \($0)" } ?? "record \(index + 1) of the found set"
-        guard let recordId else {
-            throw FMError.malformed("\(name) has no recordId", status: status)
+    /// One record of `data`: `recordId`, `modId`, `fieldData` decoded into `T`, `portalData`, `portalDataInfo`.
+    private func record<T: Decodable>(_ type: T.Type, decoder: TapeDecoder, node: Int, index: Int, status: Int) throws(FMError) -> FMRecord<T> {
+        let reader = decoder.reader
+        guard reader.nodes[node].kind == .object else {
+            throw FMError.malformed("record \(index + 1) of \"data\" is not an object", status: status)
         }
-        guard let fields = raw["fieldData"] as? [String: Any] else {
+        var recordId: String?, modId: String?, fields: Int?, portals: Int?, portalInfo: Int?
+        reader.forEachMember(of: node) { key, value in
+            let token = reader.token(key)
+            if token.equals("fieldData", reader.bytes) { fields = value }
+            else if token.equals("recordId", reader.bytes) { recordId = reader.text(value) }
+            else if token.equals("modId", reader.bytes) { modId = reader.text(value) }
+            else if token.equals("portalData", reader.bytes) { portals = value }
+            else if token.equals("portalDataInfo", reader.bytes) { portalInfo = value }
+        }
+        let name = recordId.map { "record \($0)" } ?? "record \(index + 1) of the found set"
+        guard let recordId else { throw FMError.malformed("\(name) has no recordId", status: status) }
+        guard let fields, reader.nodes[fields].kind == .object else {
             throw FMError.malformed("\(name) has no fieldData object", status: status)
         }
         let fieldData: T
         do {
-            fieldData = try decode(T.self, from: fields)
+            fieldData = try decoder.child(fields, codingPath: []).unbox(T.self)
         } catch {
             throw FMError(code: FMError.ClientCode.malformedResponse,
                           message: "Unexpected response: \(name) cannot be read as \(T.self): \(Self.describe(error))",
                           httpStatus: status, underlying: String(describing: error))
         }
-        var portals: [String: [FMPortalRow]] = [:]
-        if let portalData = raw["portalData"] as? [String: Any] {
-            for (portal, rows) in portalData {
-                guard let rows = rows as? [Any] else {
-                    throw FMError.malformed("\(name): portal \(portal) is not an array", status: status)
+        var portalData: [String: [FMPortalRow]] = [:]
+        if let portals, reader.nodes[portals].kind == .object {
+            var failure: FMError?
+            reader.forEachMember(of: portals) { key, rows in
+                guard failure == nil else { return }
+                let portal = reader.string(key)
+                guard reader.nodes[rows].kind == .array else {
+                    failure = FMError.malformed("\(name): portal \(portal) is not an array", status: status)
+                    return
                 }
                 var parsed: [FMPortalRow] = []
-                parsed.reserveCapacity(rows.count)
-                for row in rows {
-                    guard let row = row as? [String: Any], let rowId = RawJSON.string(row["recordId"]) else {
-                        throw FMError.malformed("\(name): a row of portal \(portal) has no recordId", status: status)
+                parsed.reserveCapacity(Int(reader.nodes[rows].count))
+                for row in reader.members(of: rows) {
+                    guard reader.nodes[row].kind == .object, let rowId = reader.value(forKey: "recordId", in: row).flatMap(reader.text) else {
+                        failure = FMError.malformed("\(name): a row of portal \(portal) has no recordId", status: status)
+                        return
                     }
                     var values: [String: FMFieldValue] = [:]
-                    for (key, value) in row where key != "recordId" && key != "modId" {
-                        values[key] = FMFieldValue(any: value)
+                    var rowModId: String?
+                    reader.forEachMember(of: row) { key, value in
+                        let field = reader.string(key)
+                        if field == "modId" { rowModId = reader.text(value) } else if field != "recordId" { values[field] = reader.fieldValue(value) }
                     }
-                    parsed.append(FMPortalRow(recordId: rowId, modId: RawJSON.string(row["modId"]), fields: values))
+                    parsed.append(FMPortalRow(recordId: rowId, modId: rowModId, fields: values))
                 }
-                portals[portal] = parsed
+                portalData[portal] = parsed
             }
+            if let failure { throw failure }
         }
-        let portalInfo = (raw["portalDataInfo"] as? [Any])?.compactMap { ($0 as? [String: Any]).map(FMPortalDataInfo.init(raw:)) }
-        return FMRecord(recordId: recordId, modId: RawJSON.string(raw["modId"]) ?? "", fieldData: fieldData,
-                        portalData: portals, portalDataInfo: portalInfo)
+        let info = portalInfo.flatMap { reader.any($0) as? [Any] }?.compactMap { ($0 as? [String: Any]).map(FMPortalDataInfo.init(raw:)) }
+        return FMRecord(recordId: recordId, modId: modId ?? "", fieldData: fieldData, portalData: portalData, portalDataInfo: info)
     }
 
     /// "field `price`: expected Double, found text" — the path and the problem, never the value.
@@ -124,264 +198,385 @@ struct FileMakerDecoder {
     }
 }
 
-// MARK: - The decoder
+// MARK: - FileMaker values read from the tape
 
-/// A `Decoder` over one parsed value.
-private final class FMValueDecoder: Decoder {
-    let value: Any
-    let codingPath: [any CodingKey]
-    let options: FileMakerDecoder
-    /// The object and key this value came from, for reading a repeating field as an array.
-    let origin: (object: [String: Any], key: String)?
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    init(value: Any, codingPath: [any CodingKey], options: FileMakerDecoder, origin: (object: [String: Any], key: String)? = nil) {
-        self.value = value
-        self.codingPath = codingPath
-        self.options = options
-        self.origin = origin
-    }
-
-    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard let object = value as? [String: Any] else {
-            throw FMValueDecoder.mismatch([String: Any].self, value, codingPath)
+extension JSONTapeReader {
+    /// A string's text or a number's characters (ids: `recordId`, `modId`); `nil` for anything else.
+    func text(_ index: Int) -> String? {
+        switch nodes[index].kind {
+        case .string, .key: return string(index)
+        case .number: return number(index)?.text(bytes)
+        default: return nil
         }
-        return KeyedDecodingContainer(FMKeyedContainer<Key>(object: object, codingPath: codingPath, options: options))
     }
 
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        if let array = value as? [Any] {
-            return FMUnkeyedContainer(elements: array, codingPath: codingPath, options: options)
+    /// The value as an ``FMFieldValue``.
+    func fieldValue(_ index: Int) -> FMFieldValue {
+        switch nodes[index].kind {
+        case .string, .key: return .string(string(index))
+        case .number: return .number(double(index) ?? .nan)
+        case .true: return .bool(true)
+        case .false: return .bool(false)
+        case .null: return .null
+        case .array: return .array(members(of: index).map(fieldValue))
+        case .object:
+            var object: [String: FMFieldValue] = [:]
+            forEachMember(of: index) { key, value in object[string(key)] = fieldValue(value) }
+            return .object(object)
         }
-        if let origin {
-            return FMUnkeyedContainer(elements: FMValueDecoder.repetitions(of: origin.key, in: origin.object),
-                                      codingPath: codingPath, options: options)
-        }
-        throw FMValueDecoder.mismatch([Any].self, value, codingPath)
     }
 
-    func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        FMSingleValueContainer(decoder: self)
-    }
-
-    /// Decodes `T` from ``value``, with the types that need FileMaker rules handled here.
-    func unbox<T: Decodable>(_ type: T.Type) throws -> T {
-        if T.self == Date.self, let date = try FMValueDecoder.date(value, options, codingPath) as? T { return date }
-        if T.self == Decimal.self, let decimal = try FMValueDecoder.decimal(value, codingPath) as? T { return decimal }
-        if T.self == FMFieldValue.self, let field = FMFieldValue(any: value) as? T { return field }
-        return try T(from: self)
-    }
-
-    // MARK: Values
-
-    static func mismatch(_ type: Any.Type, _ value: Any, _ path: @autoclosure () -> [any CodingKey]) -> DecodingError {
-        .typeMismatch(type, .init(codingPath: path(), debugDescription: "found \(kind(of: value))"))
-    }
-
-    static func kind(of value: Any) -> String {
+    /// A number node's value as a `Double` (as `NSNumber.doubleValue` gives for `JSONSerialization`'s types).
+    func double(_ index: Int) -> Double? {
+        guard let token = number(index), let value = try? token.classify(bytes) else { return nil }
         switch value {
-        case let text as String: return text.isEmpty ? "an empty value" : "text"
-        case is NSNull: return "null"
-        case is [Any]: return "an array"
-        case is [String: Any]: return "an object"
-        default: return "a number"
+        case .int(let integer): return Double(integer)
+        case .uint(let integer): return Double(integer)
+        case .decimal(let decimal): return NSDecimalNumber(decimal: decimal).doubleValue
+        case .double(let double): return double
         }
     }
 
-    static func isNull(_ value: Any) -> Bool { value is NSNull }
+    /// How a mismatch names what was found.
+    func kind(_ index: Int) -> String {
+        switch nodes[index].kind {
+        case .string, .key: return isEmptyString(index) ? "an empty value" : "text"
+        case .null: return "null"
+        case .array: return "an array"
+        case .object: return "an object"
+        case .number, .true, .false: return "a number"
+        }
+    }
+}
 
-    /// The number held by `value`: a JSON number, or text that reads as one (`"42"`, `" -3.5 "`).
-    static func number(_ value: Any) -> NSNumber? {
-        switch value {
-        case let text as String:
+/// The FileMaker rules for one value node.
+private enum Rules {
+    static func mismatch(_ type: Any.Type, _ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) -> DecodingError {
+        .typeMismatch(type, .init(codingPath: path(), debugDescription: "found \(reader.kind(node))"))
+    }
+
+    /// The number a text holds (`"42"`, `" -3.5 "`), trimmed of spaces.
+    static func number(inText text: String) -> Double? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let integer = Int(trimmed) { return Double(integer) }
+        if let double = Double(trimmed), double.isFinite,
+           trimmed.first.map({ $0.isNumber || $0 == "-" || $0 == "+" || $0 == "." }) == true {
+            return double
+        }
+        return nil
+    }
+
+    static func integer<I: FixedWidthInteger>(_ type: I.Type, _ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> I {
+        switch reader.nodes[node].kind {
+        case .number:
+            guard let token = reader.number(node) else { break }
+            if let exact = token.exactInt64 { if let value = I(exactly: exact) { return value } }
+            else if let exact = token.exactUInt64, let value = I(exactly: exact) { return value }
+            if let double = reader.double(node), abs(double) < 9_007_199_254_740_992, let exact = I(exactly: double) { return exact }
+            if let exact = I(token.text(reader.bytes)) { return exact }
+            throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "the number does not fit in \(I.self)"))
+        case .string:
+            let text = reader.string(node)
             let trimmed = text.trimmingCharacters(in: .whitespaces)
-            if let integer = Int(trimmed) { return NSNumber(value: integer) }
-            if let double = Double(trimmed), double.isFinite, trimmed.first.map({ $0.isNumber || $0 == "-" || $0 == "+" || $0 == "." }) == true {
-                return NSNumber(value: double)
-            }
-            return nil
-        case let number as NSNumber:
-            return number
-        case let double as Double:
-            return NSNumber(value: double)
-        case let integer as Int:
-            return NSNumber(value: integer)
-        default:
-            return nil
-        }
-    }
-
-    @inline(__always) static func isBoolean(_ number: NSNumber) -> Bool {
-        if number === JSONReader.trueValue || number === JSONReader.falseValue { return true }
-        // Plain NSNumbers are never booleans; only the (rare) subclasses need the type code.
-        return type(of: number) != NSNumber.self && !(number is NSDecimalNumber) && String(cString: number.objCType) == "c"
-    }
-
-    static func integer<I: FixedWidthInteger>(_ type: I.Type, _ value: Any, _ path: @autoclosure () -> [any CodingKey]) throws -> I {
-        if let number = value as? NSNumber, !isBoolean(number) {
-            let double = number.doubleValue
+            if let exact = I(trimmed) { return exact }
+            guard let double = number(inText: trimmed) else { break }
             if abs(double) < 9_007_199_254_740_992, let exact = I(exactly: double) { return exact }
-        } else if let text = value as? String, let exact = I(text.trimmingCharacters(in: .whitespaces)) {
-            return exact
-        }
-        guard let number = number(value), !isBoolean(number) else { throw mismatch(I.self, value, path()) }
-        let double = number.doubleValue
-        if abs(double) < 9_007_199_254_740_992, let exact = I(exactly: double) { return exact }
-        if let exact = RawJSON.exactInt(number).flatMap({ I(exactly: $0) }) { return exact }
-        if let exact = I(number.stringValue) { return exact }
-        throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "the number does not fit in \(I.self)"))
-    }
-
-    static func double(_ value: Any, _ path: @autoclosure () -> [any CodingKey]) throws -> Double {
-        if let number = value as? NSNumber, !isBoolean(number) { return number.doubleValue }
-        guard let number = number(value), !isBoolean(number) else { throw mismatch(Double.self, value, path()) }
-        return number.doubleValue
-    }
-
-    static func string(_ value: Any, _ path: @autoclosure () -> [any CodingKey]) throws -> String {
-        // A number does not read as text: a number where text is expected is a layout the type does not match.
-        guard let text = value as? String else { throw mismatch(String.self, value, path()) }
-        return text
-    }
-
-    static func bool(_ value: Any, _ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
-        switch value {
-        case let flag as Bool: return flag
-        case let text as String:
-            switch text.trimmingCharacters(in: .whitespaces).lowercased() {
-            case "true", "1": return true
-            case "false", "0": return false
-            default: throw mismatch(Bool.self, value, path())
-            }
-        case let number as NSNumber:
-            if isBoolean(number) { return number.boolValue }
-            switch number.doubleValue {
-            case 1: return true
-            case 0: return false
-            default: throw mismatch(Bool.self, value, path())
-            }
-        default: throw mismatch(Bool.self, value, path())
-        }
-    }
-
-    static func decimal(_ value: Any, _ path: [any CodingKey]) throws -> Decimal {
-        switch value {
-        case let text as String:
-            let trimmed = text.trimmingCharacters(in: .whitespaces)
-            if number(trimmed) != nil, let decimal = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) { return decimal }
-        case let number as NSNumber where !isBoolean(number):
-            if let decimal = Decimal(string: number.stringValue, locale: Locale(identifier: "en_US_POSIX")) { return decimal }
+            throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "the number does not fit in \(I.self)"))
         default:
             break
         }
-        throw mismatch(Decimal.self, value, path)
+        throw mismatch(I.self, reader, node, path())
     }
 
-    static func date(_ value: Any, _ options: FileMakerDecoder, _ path: [any CodingKey]) throws -> Date {
-        if let text = value as? String {
-            if let date = FileMakerDate.parse(text, timeZone: options.timeZone) { return date }
+    static func double(_ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> Double {
+        switch reader.nodes[node].kind {
+        case .number:
+            if let value = reader.double(node) { return value }
+        case .string:
+            if let value = number(inText: reader.string(node)) { return value }
+        default:
+            break
+        }
+        throw mismatch(Double.self, reader, node, path())
+    }
+
+    static func string(_ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> String {
+        // A number does not read as text: a number where text is expected is a layout the type does not match.
+        guard reader.nodes[node].kind == .string else { throw mismatch(String.self, reader, node, path()) }
+        return reader.string(node)
+    }
+
+    static func bool(_ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
+        switch reader.nodes[node].kind {
+        case .true: return true
+        case .false: return false
+        case .string:
+            switch reader.string(node).trimmingCharacters(in: .whitespaces).lowercased() {
+            case "true", "1": return true
+            case "false", "0": return false
+            default: break
+            }
+        case .number:
+            switch reader.double(node) {
+            case 1: return true
+            case 0: return false
+            default: break
+            }
+        default:
+            break
+        }
+        throw mismatch(Bool.self, reader, node, path())
+    }
+
+    static func decimal(_ reader: JSONTapeReader, _ node: Int, _ path: [any CodingKey]) throws -> Decimal {
+        let posix = Locale(identifier: "en_US_POSIX")
+        switch reader.nodes[node].kind {
+        case .string:
+            let trimmed = reader.string(node).trimmingCharacters(in: .whitespaces)
+            if number(inText: trimmed) != nil, let decimal = Decimal(string: trimmed, locale: posix) { return decimal }
+        case .number:
+            if let text = reader.number(node)?.text(reader.bytes), let decimal = Decimal(string: text, locale: posix) { return decimal }
+        default:
+            break
+        }
+        throw mismatch(Decimal.self, reader, node, path)
+    }
+
+    static func date(_ reader: JSONTapeReader, _ node: Int, _ options: FileMakerDecoder, _ path: [any CodingKey]) throws -> Date {
+        switch reader.nodes[node].kind {
+        case .string:
+            if let date = reader.withRawText(node, { FileMakerDate.parse(bytes: $0, timeZone: options.timeZone) }) { return date }
             throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription:
-                text.isEmpty ? "an empty value is not a date" : "not a FileMaker date, time or timestamp"))
+                reader.isEmptyString(node) ? "an empty value is not a date" : "not a FileMaker date, time or timestamp"))
+        case .number:
+            if let seconds = reader.double(node) { return Date(timeIntervalSinceReferenceDate: seconds) }
+        default:
+            break
         }
-        if let number = value as? NSNumber, !isBoolean(number) {
-            return Date(timeIntervalSinceReferenceDate: number.doubleValue)
-        }
-        throw mismatch(Date.self, value, path)
+        throw mismatch(Date.self, reader, node, path)
     }
 
-    /// A repeating field's values in order: `key` (or `key(1)`), `key(2)`, … up to the first missing one,
-    /// without trailing empty repetitions.
-    static func repetitions(of key: String, in object: [String: Any]) -> [Any] {
-        var values: [Any] = []
-        if let first = object[key] ?? object[key + "(1)"] { values.append(first) }
+    /// A repeating field's value nodes in order: `key` (or `key(1)`), `key(2)`, … up to the first missing
+    /// one, without trailing empty repetitions.
+    static func repetitions(of key: String, in object: Int, _ reader: JSONTapeReader) -> [Int] {
+        var values: [Int] = []
+        if let first = reader.value(forKey: key, in: object) ?? reader.value(forKey: key + "(1)", in: object) { values.append(first) }
         var index = 2
-        while let next = object["\(key)(\(index))"] {
+        while let next = reader.value(forKey: "\(key)(\(index))", in: object) {
             values.append(next)
             index += 1
         }
-        while let last = values.last, (last as? String)?.isEmpty == true { values.removeLast() }
+        while let last = values.last, reader.isEmptyString(last) { values.removeLast() }
         return values
     }
 }
 
-/// `Key` → value lookup with the repetition aliases (`name(1)` ⇄ `name`).
-private func lookup(_ key: String, in object: [String: Any]) -> Any? {
-    if let value = object[key] { return value }
-    if key.hasSuffix("(1)") { return object[String(key.dropLast(3))] }
-    if key.last != ")" { return object[key + "(1)"] }
-    return nil
-}
+// MARK: - The decoder
 
-private struct FMKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let object: [String: Any]
+/// A `Decoder` over one node of a tape.
+private final class TapeDecoder: Decoder {
+    let reader: JSONTapeReader
+    let node: Int
     let codingPath: [any CodingKey]
     let options: FileMakerDecoder
+    /// The object and key this value came from, for reading a repeating field as an array.
+    let origin: (object: Int, key: String)?
+    /// Where the keys of each `CodingKey` type were found last (shared by every decoder of one answer).
+    let shapes: Shapes
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    var allKeys: [Key] { object.keys.compactMap { Key(stringValue: $0) } }
+    init(_ reader: JSONTapeReader, node: Int, codingPath: [any CodingKey], options: FileMakerDecoder,
+         origin: (object: Int, key: String)? = nil, shapes: Shapes = Shapes()) {
+        self.reader = reader
+        self.node = node
+        self.codingPath = codingPath
+        self.options = options
+        self.origin = origin
+        self.shapes = shapes
+    }
 
-    func contains(_ key: Key) -> Bool { lookup(key.stringValue, in: object) != nil }
+    func child(_ node: Int, codingPath: [any CodingKey], origin: (object: Int, key: String)? = nil) -> TapeDecoder {
+        TapeDecoder(reader, node: node, codingPath: codingPath, options: options, origin: origin, shapes: shapes)
+    }
 
-    private func value(_ key: Key) throws -> Any {
-        guard let value = lookup(key.stringValue, in: object) else {
+    func checkOpen() throws {
+        guard reader.isOpen else {
+            throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "the decoder was used after decoding ended"))
+        }
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        try checkOpen()
+        guard reader.nodes[node].kind == .object else { throw Rules.mismatch([String: Any].self, reader, node, codingPath) }
+        return KeyedDecodingContainer(TapeKeyedContainer<Key>(decoder: self, object: node, shape: shapes.shape(for: Key.self)))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try checkOpen()
+        if reader.nodes[node].kind == .array {
+            return TapeUnkeyedContainer(decoder: self, elements: reader.members(of: node))
+        }
+        if let origin {
+            return TapeUnkeyedContainer(decoder: self, elements: Rules.repetitions(of: origin.key, in: origin.object, reader))
+        }
+        throw Rules.mismatch([Any].self, reader, node, codingPath)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        try checkOpen()
+        return TapeSingleValueContainer(decoder: self)
+    }
+
+    /// Decodes `T` from ``node``, with the types that need FileMaker rules handled here.
+    func unbox<T: Decodable>(_ type: T.Type) throws -> T {
+        try checkOpen()
+        if T.self == Date.self, let date = try Rules.date(reader, node, options, codingPath) as? T { return date }
+        if T.self == Decimal.self, let decimal = try Rules.decimal(reader, node, codingPath) as? T { return decimal }
+        if T.self == FMFieldValue.self, let field = reader.fieldValue(node) as? T { return field }
+        return try T(from: self)
+    }
+}
+
+/// For each `CodingKey` type, the offset (from the object's node) of the key asked for at each position of
+/// the sequence of lookups: the records of a found set share one shape, so each key is found in one
+/// comparison instead of a search.
+private final class Shapes {
+    final class Shape {
+        var offsets: [Int] = []
+    }
+
+    private var shapes: [ObjectIdentifier: Shape] = [:]
+
+    func shape(for type: Any.Type) -> Shape {
+        let id = ObjectIdentifier(type)
+        if let shape = shapes[id] { return shape }
+        let shape = Shape()
+        shapes[id] = shape
+        return shape
+    }
+}
+
+private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: TapeDecoder
+    let object: Int
+    let shape: Shapes.Shape
+    /// The position in this container's sequence of lookups.
+    private let cursor = Cursor()
+
+    private final class Cursor {
+        var position = 0
+    }
+
+    init(decoder: TapeDecoder, object: Int, shape: Shapes.Shape) {
+        self.decoder = decoder
+        self.object = object
+        self.shape = shape
+    }
+
+    private var reader: JSONTapeReader { decoder.reader }
+    var codingPath: [any CodingKey] { decoder.codingPath }
+
+    var allKeys: [Key] {
+        var keys: [Key] = []
+        reader.forEachMember(of: object) { key, _ in
+            if let codingKey = Key(stringValue: reader.string(key)) { keys.append(codingKey) }
+        }
+        return keys
+    }
+
+    /// The value node of `name`: first where the key at this position of the sequence was last time.
+    private func find(_ name: String) -> Int? {
+        let position = cursor.position
+        cursor.position += 1
+        let nodes = reader.nodes
+        if position < shape.offsets.count {
+            let candidate = object + shape.offsets[position]
+            if candidate < nodes[object].end, nodes[candidate].kind == .key, nodes[candidate].depth == nodes[object].depth + 1,
+               reader.keyEquals(candidate, name) {
+                return candidate + 1
+            }
+        }
+        guard let value = reader.value(forKey: name, in: object) else { return nil }
+        if position < shape.offsets.count {
+            shape.offsets[position] = value - 1 - object
+        } else if position == shape.offsets.count {
+            shape.offsets.append(value - 1 - object)
+        }
+        return value
+    }
+
+    /// `Key` → value node, with the repetition aliases (`name(1)` ⇄ `name`).
+    private func lookup(_ key: Key) -> Int? {
+        let name = key.stringValue
+        if let value = find(name) { return value }
+        if name.hasSuffix("(1)") { return reader.value(forKey: String(name.dropLast(3)), in: object) }
+        if name.last != ")" { return reader.value(forKey: name + "(1)", in: object) }
+        return nil
+    }
+
+    func contains(_ key: Key) -> Bool { lookup(key) != nil }
+
+    private func value(_ key: Key) throws -> Int {
+        try decoder.checkOpen()
+        guard let value = lookup(key) else {
             throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "the layout sent no field \(key.stringValue)"))
         }
-        if FMValueDecoder.isNull(value) {
+        if reader.nodes[value].kind == .null {
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath + [key], debugDescription: "null"))
         }
         return value
     }
 
     /// `nil` for a missing key or `null`; for `""`, the decoded value when the type can hold it, else `nil`.
-    private func ifPresent<T>(_ key: Key, _ read: (Any) throws -> T) throws -> T? {
-        guard let value = lookup(key.stringValue, in: object), !FMValueDecoder.isNull(value) else { return nil }
-        if let text = value as? String, text.isEmpty {
-            return try? read(value)
-        }
+    private func ifPresent<T>(_ key: Key, _ read: (Int) throws -> T) throws -> T? {
+        try decoder.checkOpen()
+        guard let value = lookup(key), reader.nodes[value].kind != .null else { return nil }
+        if reader.isEmptyString(value) { return try? read(value) }
         return try read(value)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        guard let value = lookup(key.stringValue, in: object) else { return true }
-        return FMValueDecoder.isNull(value)
+        guard let value = lookup(key) else { return true }
+        return reader.nodes[value].kind == .null
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try FMValueDecoder.bool(value(key), codingPath + [key]) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try FMValueDecoder.string(value(key), codingPath + [key]) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try FMValueDecoder.double(value(key), codingPath + [key]) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try FMValueDecoder.double(value(key), codingPath + [key])) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try FMValueDecoder.integer(Int.self, value(key), codingPath + [key]) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try FMValueDecoder.integer(Int8.self, value(key), codingPath + [key]) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try FMValueDecoder.integer(Int16.self, value(key), codingPath + [key]) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try FMValueDecoder.integer(Int32.self, value(key), codingPath + [key]) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try FMValueDecoder.integer(Int64.self, value(key), codingPath + [key]) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try FMValueDecoder.integer(UInt.self, value(key), codingPath + [key]) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try FMValueDecoder.integer(UInt8.self, value(key), codingPath + [key]) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try FMValueDecoder.integer(UInt16.self, value(key), codingPath + [key]) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try FMValueDecoder.integer(UInt32.self, value(key), codingPath + [key]) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try FMValueDecoder.integer(UInt64.self, value(key), codingPath + [key]) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try Rules.bool(reader, value(key), codingPath + [key]) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try Rules.string(reader, value(key), codingPath + [key]) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try Rules.double(reader, value(key), codingPath + [key]) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try Rules.double(reader, value(key), codingPath + [key])) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try Rules.integer(Int.self, reader, value(key), codingPath + [key]) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try Rules.integer(Int8.self, reader, value(key), codingPath + [key]) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try Rules.integer(Int16.self, reader, value(key), codingPath + [key]) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try Rules.integer(Int32.self, reader, value(key), codingPath + [key]) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try Rules.integer(Int64.self, reader, value(key), codingPath + [key]) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try Rules.integer(UInt.self, reader, value(key), codingPath + [key]) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try Rules.integer(UInt8.self, reader, value(key), codingPath + [key]) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try Rules.integer(UInt16.self, reader, value(key), codingPath + [key]) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try Rules.integer(UInt32.self, reader, value(key), codingPath + [key]) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try Rules.integer(UInt64.self, reader, value(key), codingPath + [key]) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try child(value(key), key).unbox(T.self)
     }
 
-    private func child(_ value: Any, _ key: Key) -> FMValueDecoder {
-        FMValueDecoder(value: value, codingPath: codingPath + [key], options: options, origin: (object, key.stringValue))
+    private func child(_ value: Int, _ key: Key) -> TapeDecoder {
+        decoder.child(value, codingPath: codingPath + [key], origin: (object, key.stringValue))
     }
 
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try ifPresent(key) { try FMValueDecoder.bool($0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try ifPresent(key) { try FMValueDecoder.string($0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try ifPresent(key) { try FMValueDecoder.double($0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try ifPresent(key) { Float(try FMValueDecoder.double($0, codingPath + [key])) } }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try ifPresent(key) { try FMValueDecoder.integer(Int.self, $0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try ifPresent(key) { try FMValueDecoder.integer(Int8.self, $0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try ifPresent(key) { try FMValueDecoder.integer(Int16.self, $0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try ifPresent(key) { try FMValueDecoder.integer(Int32.self, $0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try ifPresent(key) { try FMValueDecoder.integer(Int64.self, $0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try ifPresent(key) { try FMValueDecoder.integer(UInt.self, $0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try ifPresent(key) { try FMValueDecoder.integer(UInt8.self, $0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try ifPresent(key) { try FMValueDecoder.integer(UInt16.self, $0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try ifPresent(key) { try FMValueDecoder.integer(UInt32.self, $0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try ifPresent(key) { try FMValueDecoder.integer(UInt64.self, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try ifPresent(key) { try Rules.bool(reader, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try ifPresent(key) { try Rules.string(reader, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try ifPresent(key) { try Rules.double(reader, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try ifPresent(key) { Float(try Rules.double(reader, $0, codingPath + [key])) } }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try ifPresent(key) { try Rules.integer(Int.self, reader, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try ifPresent(key) { try Rules.integer(Int8.self, reader, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try ifPresent(key) { try Rules.integer(Int16.self, reader, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try ifPresent(key) { try Rules.integer(Int32.self, reader, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try ifPresent(key) { try Rules.integer(Int64.self, reader, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try ifPresent(key) { try Rules.integer(UInt.self, reader, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try ifPresent(key) { try Rules.integer(UInt8.self, reader, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try ifPresent(key) { try Rules.integer(UInt16.self, reader, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try ifPresent(key) { try Rules.integer(UInt32.self, reader, $0, codingPath + [key]) } }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try ifPresent(key) { try Rules.integer(UInt64.self, reader, $0, codingPath + [key]) } }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         try ifPresent(key) { try child($0, key).unbox(T.self) }
     }
@@ -391,30 +586,46 @@ private struct FMKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol 
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try child(lookup(key.stringValue, in: object) ?? "", key).unkeyedContainer()
+        // A repeating field may be absent as `name` but present as `name(1)`, … : the decoder finds them.
+        guard let value = lookup(key) else {
+            return try TapeDecoder(reader, node: object, codingPath: codingPath + [key], options: decoder.options, origin: (object, key.stringValue),
+                                   shapes: decoder.shapes).repetitionsContainer()
+        }
+        return try child(value, key).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder {
-        FMValueDecoder(value: object, codingPath: codingPath, options: options)
+        decoder.child(object, codingPath: codingPath)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        child(lookup(key.stringValue, in: object) ?? NSNull(), key)
+        guard let value = lookup(key) else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "the layout sent no field \(key.stringValue)"))
+        }
+        return child(value, key)
     }
 }
 
-private struct FMUnkeyedContainer: UnkeyedDecodingContainer {
-    let elements: [Any]
-    let codingPath: [any CodingKey]
-    let options: FileMakerDecoder
+extension TapeDecoder {
+    /// The repetitions of ``origin`` as an unkeyed container (no value under the plain name).
+    fileprivate func repetitionsContainer() throws -> any UnkeyedDecodingContainer {
+        guard let origin else { throw Rules.mismatch([Any].self, reader, node, codingPath) }
+        return TapeUnkeyedContainer(decoder: self, elements: Rules.repetitions(of: origin.key, in: origin.object, reader))
+    }
+}
+
+private struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
+    let decoder: TapeDecoder
+    let elements: [Int]
     var currentIndex = 0
 
-    init(elements: [Any], codingPath: [any CodingKey], options: FileMakerDecoder) {
+    init(decoder: TapeDecoder, elements: [Int]) {
+        self.decoder = decoder
         self.elements = elements
-        self.codingPath = codingPath
-        self.options = options
     }
 
+    private var reader: JSONTapeReader { decoder.reader }
+    var codingPath: [any CodingKey] { decoder.codingPath }
     var count: Int? { elements.count }
     var isAtEnd: Bool { currentIndex >= elements.count }
 
@@ -428,7 +639,8 @@ private struct FMUnkeyedContainer: UnkeyedDecodingContainer {
 
     private var path: [any CodingKey] { codingPath + [Index(currentIndex)] }
 
-    private mutating func next() throws -> Any {
+    private mutating func next() throws -> Int {
+        try decoder.checkOpen()
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: path, debugDescription: "no more elements"))
         }
@@ -438,76 +650,77 @@ private struct FMUnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func decodeNil() throws -> Bool {
         guard !isAtEnd else { return false }
-        if FMValueDecoder.isNull(elements[currentIndex]) {
+        if reader.nodes[elements[currentIndex]].kind == .null {
             currentIndex += 1
             return true
         }
         return false
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { let p = path; return try FMValueDecoder.bool(next(), p) }
-    mutating func decode(_ type: String.Type) throws -> String { let p = path; return try FMValueDecoder.string(next(), p) }
-    mutating func decode(_ type: Double.Type) throws -> Double { let p = path; return try FMValueDecoder.double(next(), p) }
-    mutating func decode(_ type: Float.Type) throws -> Float { let p = path; return Float(try FMValueDecoder.double(next(), p)) }
-    mutating func decode(_ type: Int.Type) throws -> Int { let p = path; return try FMValueDecoder.integer(Int.self, next(), p) }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { let p = path; return try FMValueDecoder.integer(Int8.self, next(), p) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { let p = path; return try FMValueDecoder.integer(Int16.self, next(), p) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { let p = path; return try FMValueDecoder.integer(Int32.self, next(), p) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { let p = path; return try FMValueDecoder.integer(Int64.self, next(), p) }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { let p = path; return try FMValueDecoder.integer(UInt.self, next(), p) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { let p = path; return try FMValueDecoder.integer(UInt8.self, next(), p) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { let p = path; return try FMValueDecoder.integer(UInt16.self, next(), p) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { let p = path; return try FMValueDecoder.integer(UInt32.self, next(), p) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let p = path; return try FMValueDecoder.integer(UInt64.self, next(), p) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { let p = path; return try Rules.bool(reader, next(), p) }
+    mutating func decode(_ type: String.Type) throws -> String { let p = path; return try Rules.string(reader, next(), p) }
+    mutating func decode(_ type: Double.Type) throws -> Double { let p = path; return try Rules.double(reader, next(), p) }
+    mutating func decode(_ type: Float.Type) throws -> Float { let p = path; return Float(try Rules.double(reader, next(), p)) }
+    mutating func decode(_ type: Int.Type) throws -> Int { let p = path; return try Rules.integer(Int.self, reader, next(), p) }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { let p = path; return try Rules.integer(Int8.self, reader, next(), p) }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { let p = path; return try Rules.integer(Int16.self, reader, next(), p) }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { let p = path; return try Rules.integer(Int32.self, reader, next(), p) }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { let p = path; return try Rules.integer(Int64.self, reader, next(), p) }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { let p = path; return try Rules.integer(UInt.self, reader, next(), p) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { let p = path; return try Rules.integer(UInt8.self, reader, next(), p) }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { let p = path; return try Rules.integer(UInt16.self, reader, next(), p) }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { let p = path; return try Rules.integer(UInt32.self, reader, next(), p) }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let p = path; return try Rules.integer(UInt64.self, reader, next(), p) }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let p = path
         let value = try next()
-        let decoder = FMValueDecoder(value: value, codingPath: p, options: options)
+        let child = decoder.child(value, codingPath: p)
         // An empty repetition or element read into an optional that cannot hold "" is nil.
-        if let text = value as? String, text.isEmpty, let optional = T.self as? any ExpressibleByNilLiteral.Type {
-            if let decoded = try? decoder.unbox(T.self) { return decoded }
+        if reader.isEmptyString(value), let optional = T.self as? any ExpressibleByNilLiteral.Type {
+            if let decoded = try? child.unbox(T.self) { return decoded }
             if let none = optional.init(nilLiteral: ()) as? T { return none }
         }
-        return try decoder.unbox(T.self)
+        return try child.unbox(T.self)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let p = path
-        return try FMValueDecoder(value: next(), codingPath: p, options: options).container(keyedBy: type)
+        return try decoder.child(next(), codingPath: p).container(keyedBy: type)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let p = path
-        return try FMValueDecoder(value: next(), codingPath: p, options: options).unkeyedContainer()
+        return try decoder.child(next(), codingPath: p).unkeyedContainer()
     }
 
     mutating func superDecoder() throws -> any Decoder {
         let p = path
-        return FMValueDecoder(value: try next(), codingPath: p, options: options)
+        return decoder.child(try next(), codingPath: p)
     }
 }
 
-private struct FMSingleValueContainer: SingleValueDecodingContainer {
-    let decoder: FMValueDecoder
+private struct TapeSingleValueContainer: SingleValueDecodingContainer {
+    let decoder: TapeDecoder
     var codingPath: [any CodingKey] { decoder.codingPath }
-    private var value: Any { decoder.value }
+    private var reader: JSONTapeReader { decoder.reader }
+    private var node: Int { decoder.node }
 
-    func decodeNil() -> Bool { FMValueDecoder.isNull(value) }
-    func decode(_ type: Bool.Type) throws -> Bool { try FMValueDecoder.bool(value, codingPath) }
-    func decode(_ type: String.Type) throws -> String { try FMValueDecoder.string(value, codingPath) }
-    func decode(_ type: Double.Type) throws -> Double { try FMValueDecoder.double(value, codingPath) }
-    func decode(_ type: Float.Type) throws -> Float { Float(try FMValueDecoder.double(value, codingPath)) }
-    func decode(_ type: Int.Type) throws -> Int { try FMValueDecoder.integer(Int.self, value, codingPath) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try FMValueDecoder.integer(Int8.self, value, codingPath) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try FMValueDecoder.integer(Int16.self, value, codingPath) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try FMValueDecoder.integer(Int32.self, value, codingPath) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try FMValueDecoder.integer(Int64.self, value, codingPath) }
-    func decode(_ type: UInt.Type) throws -> UInt { try FMValueDecoder.integer(UInt.self, value, codingPath) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try FMValueDecoder.integer(UInt8.self, value, codingPath) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try FMValueDecoder.integer(UInt16.self, value, codingPath) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try FMValueDecoder.integer(UInt32.self, value, codingPath) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try FMValueDecoder.integer(UInt64.self, value, codingPath) }
+    func decodeNil() -> Bool { reader.nodes[node].kind == .null }
+    func decode(_ type: Bool.Type) throws -> Bool { try Rules.bool(reader, node, codingPath) }
+    func decode(_ type: String.Type) throws -> String { try Rules.string(reader, node, codingPath) }
+    func decode(_ type: Double.Type) throws -> Double { try Rules.double(reader, node, codingPath) }
+    func decode(_ type: Float.Type) throws -> Float { Float(try Rules.double(reader, node, codingPath)) }
+    func decode(_ type: Int.Type) throws -> Int { try Rules.integer(Int.self, reader, node, codingPath) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try Rules.integer(Int8.self, reader, node, codingPath) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try Rules.integer(Int16.self, reader, node, codingPath) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try Rules.integer(Int32.self, reader, node, codingPath) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try Rules.integer(Int64.self, reader, node, codingPath) }
+    func decode(_ type: UInt.Type) throws -> UInt { try Rules.integer(UInt.self, reader, node, codingPath) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try Rules.integer(UInt8.self, reader, node, codingPath) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try Rules.integer(UInt16.self, reader, node, codingPath) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try Rules.integer(UInt32.self, reader, node, codingPath) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try Rules.integer(UInt64.self, reader, node, codingPath) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.unbox(T.self) }
 }
 
@@ -517,7 +730,13 @@ private struct FMSingleValueContainer: SingleValueDecodingContainer {
 enum FileMakerDate {
     /// The instant `text` names in `timeZone`, or `nil` when it is not a FileMaker date, time or timestamp.
     static func parse(_ text: String, timeZone: TimeZone) -> Date? {
-        var scanner = Scanner(Array(text.utf8))
+        var text = text
+        return text.withUTF8 { parse(bytes: UnsafeRawBufferPointer($0), timeZone: timeZone) }
+    }
+
+    /// The instant the UTF-8 `bytes` name in `timeZone` (``parse(_:timeZone:)`` without making a `String`).
+    static func parse(bytes: UnsafeRawBufferPointer, timeZone: TimeZone) -> Date? {
+        var scanner = Scanner(bytes)
         scanner.skipSpaces()
         var days = 0 // days since 1970-01-01
         var seconds = 0.0
@@ -578,9 +797,9 @@ enum FileMakerDate {
     }
 
     private struct Scanner {
-        let bytes: [UInt8]
+        let bytes: UnsafeRawBufferPointer
         var index = 0
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
         var atEnd: Bool { index >= bytes.count }
         var onlySpacesLeft: Bool { bytes[index...].allSatisfy { $0 == UInt8(ascii: " ") } }
@@ -649,12 +868,19 @@ enum FileMakerDate {
 }
 
 extension FMFieldValue {
+    /// Whether a parsed JSON number is a boolean (`true`/`false`) rather than a number.
+    static func isBoolean(_ number: NSNumber) -> Bool {
+        if number === JSONReader.trueValue || number === JSONReader.falseValue { return true }
+        // Plain NSNumbers are never booleans; only the (rare) subclasses need the type code.
+        return type(of: number) != NSNumber.self && !(number is NSDecimalNumber) && String(cString: number.objCType) == "c"
+    }
+
     /// The value of a parsed JSON element (`JSONSerialization` types).
     init(any value: Any) {
         switch value {
         case let text as String: self = .string(text)
         case let number as NSNumber:
-            self = FMValueDecoder.isBoolean(number) ? .bool(number.boolValue) : .number(number.doubleValue)
+            self = FMFieldValue.isBoolean(number) ? .bool(number.boolValue) : .number(number.doubleValue)
         case let flag as Bool: self = .bool(flag)
         case let double as Double: self = .number(double)
         case let integer as Int: self = .number(Double(integer))

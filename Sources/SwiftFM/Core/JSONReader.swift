@@ -54,10 +54,12 @@ enum JSONReader {
     static let null = NSNull()
     static let smallIntegers: [NSNumber] = (0..<256).map { NSNumber(value: $0) }
 
+    /// Builds the `JSONSerialization`-typed tree; the lexing is ``JSONLexer``'s.
     private struct Parser {
-        let bytes: UnsafeRawBufferPointer
-        var index = 0
+        var lexer: JSONLexer
         var depth = 0
+        /// Reused by strings with escapes.
+        var scratch: [UInt8] = []
         /// The size of the last container closed at each of the first depths: the capacity to start with.
         var sizes: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
 
@@ -91,97 +93,150 @@ enum JSONReader {
         }
 
         init(_ bytes: UnsafeRawBufferPointer) {
-            self.bytes = bytes
-        }
-
-        @inline(__always) func fail(_ reason: String) -> Failure {
-            Failure(offset: index, reason: reason)
-        }
-
-        @inline(__always) func peek() -> UInt8? {
-            index < bytes.count ? bytes[index] : nil
-        }
-
-        @inline(__always) mutating func skipSpace() {
-            while index < bytes.count {
-                switch bytes[index] {
-                case 0x20, 0x0A, 0x0D, 0x09: index += 1
-                default: return
-                }
-            }
+            lexer = JSONLexer(bytes)
         }
 
         mutating func document(fragments: Bool) throws(Failure) -> Any {
-            if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
-            skipSpace()
-            guard let first = peek() else { throw fail("empty input") }
-            if !fragments, first != UInt8(ascii: "{"), first != UInt8(ascii: "[") {
-                throw fail("the top level is not an object or an array")
-            }
+            try lexer.start(fragments: fragments)
             let value = try self.value()
-            skipSpace()
-            guard index == bytes.count else { throw fail("garbage after the value") }
+            try lexer.finish()
             return value
         }
 
         mutating func value() throws(Failure) -> Any {
-            guard let byte = peek() else { throw fail("unexpected end") }
+            guard let byte = lexer.peek() else { throw lexer.fail("unexpected end") }
             switch byte {
             case UInt8(ascii: "\""): return try string()
             case UInt8(ascii: "{"): return try object()
             case UInt8(ascii: "["): return try array()
-            case UInt8(ascii: "t"): try literal("true"); return JSONReader.trueValue
-            case UInt8(ascii: "f"): try literal("false"); return JSONReader.falseValue
-            case UInt8(ascii: "n"): try literal("null"); return JSONReader.null
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
-            default: throw fail("unexpected character")
+            case UInt8(ascii: "t"): try lexer.literal("true"); return JSONReader.trueValue
+            case UInt8(ascii: "f"): try lexer.literal("false"); return JSONReader.falseValue
+            case UInt8(ascii: "n"): try lexer.literal("null"); return JSONReader.null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try lexer.number().object(lexer.bytes)
+            default: throw lexer.fail("unexpected character")
             }
         }
 
-        mutating func literal(_ word: StaticString) throws(Failure) {
-            let count = word.utf8CodeUnitCount
-            guard index + count <= bytes.count else { throw fail("unexpected end") }
-            let expected = word.utf8Start
-            for offset in 0..<count where bytes[index + offset] != expected[offset] {
-                throw fail("invalid literal")
+        @inline(__always) mutating func string() throws(Failure) -> String {
+            let token = try lexer.string(validating: false)
+            guard let text = token.makeString(lexer.bytes, scratch: &scratch) else {
+                throw Failure(offset: token.start, reason: "invalid UTF-8 in a string")
             }
-            index += count
+            return text
         }
 
         mutating func enter() throws(Failure) {
             depth += 1
-            if depth > JSONReader.maxDepth { throw fail("nesting deeper than \(JSONReader.maxDepth)") }
+            if depth > JSONReader.maxDepth { throw lexer.fail("nesting deeper than \(JSONReader.maxDepth)") }
+        }
+
+        /// The last object read at a depth: its keys (as byte ranges of the document) and where each sits in
+        /// the dictionary. The next object at that depth with the same keys in the same order (the records
+        /// of a found set, their `fieldData`) starts as a copy of it and has its values replaced in place:
+        /// no key is hashed again.
+        final class Template {
+            var object: [String: Any]
+            var keys: [Range<Int>]
+            var indices: [Dictionary<String, Any>.Index]
+
+            init(object: [String: Any], keys: [Range<Int>], indices: [Dictionary<String, Any>.Index]) {
+                self.object = object
+                self.keys = keys
+                self.indices = indices
+            }
+        }
+
+        /// The templates of one depth: a few shapes (a record's `fieldData` and `portalData` are at the same
+        /// depth), found by their first key; given up where shapes keep changing (then it would cost more
+        /// than it saves).
+        struct Shelf {
+            var templates: [Template] = []
+            var next = 0
+            var hits = 0
+            var misses = 0
+
+            var isWorthIt: Bool { misses <= hits + 16 }
+
+            func template(startingWith key: Range<Int>, _ same: (Range<Int>, Range<Int>) -> Bool) -> Template? {
+                templates.first { !$0.keys.isEmpty && same($0.keys[0], key) }
+            }
+
+            mutating func add(_ template: Template) {
+                if templates.count < 4 {
+                    templates.append(template)
+                } else {
+                    templates[next] = template
+                    next = (next + 1) % 4
+                }
+            }
+        }
+
+        /// Templates for the first depths (index `depth - 1`).
+        var shelves: [Shelf] = Array(repeating: Shelf(), count: 8)
+
+        @inline(__always) func sameBytes(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+            a.count == b.count && (a.isEmpty || memcmp(lexer.bytes.baseAddress! + a.lowerBound, lexer.bytes.baseAddress! + b.lowerBound, a.count) == 0)
         }
 
         mutating func object() throws(Failure) -> [String: Any] {
             try enter()
-            index += 1 // {
-            skipSpace()
-            if peek() == UInt8(ascii: "}") {
-                index += 1
+            lexer.index += 1 // {
+            lexer.skipSpace()
+            if lexer.peek() == UInt8(ascii: "}") {
+                lexer.index += 1
                 depth -= 1
                 return [:]
             }
-            // Sized like the last object at this depth (the records of a found set share one shape), so the
-            // dictionary is not re-hashed at each doubling while it grows.
-            var object = [String: Any](minimumCapacity: hint(depth))
+            let shelved = depth <= shelves.count && shelves[depth - 1].isWorthIt
+            guard lexer.peek() == UInt8(ascii: "\"") else { throw lexer.fail("expected a key") }
+            var keyToken = try lexer.string(validating: false)
+            let template = shelved ? shelves[depth - 1].template(startingWith: keyToken.start..<keyToken.end, sameBytes) : nil
+            var keys: [Range<Int>] = []
+            var object: [String: Any]
+            var matched = 0 // members read into the copy of the template so far
+            if let template {
+                object = template.object
+                keys = template.keys
+            } else {
+                // Sized like the last object at this depth, so the dictionary is not re-hashed while it grows.
+                object = [String: Any](minimumCapacity: hint(depth))
+            }
+            var inTemplate = template != nil
+            var members = 0
             while true {
-                guard peek() == UInt8(ascii: "\"") else { throw fail("expected a key") }
-                let key = try string()
-                skipSpace()
-                guard peek() == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                index += 1
-                skipSpace()
-                object[key] = try value() // duplicate keys: the last wins
-                skipSpace()
-                guard let next = peek() else { throw fail("unexpected end in an object") }
-                index += 1
-                if next == UInt8(ascii: "}") { break }
-                guard next == UInt8(ascii: ",") else { throw fail("expected ',' or '}'") }
-                skipSpace()
-                if peek() == UInt8(ascii: "}") { // a trailing comma, as JSONSerialization accepts
-                    index += 1
-                    break
+                let keyRange = keyToken.start..<keyToken.end
+                if inTemplate, let template, matched < template.keys.count, sameBytes(keyRange, template.keys[matched]) {
+                    try lexer.colon()
+                    object.values[template.indices[matched]] = try value()
+                    matched += 1
+                } else {
+                    if inTemplate, let template {
+                        // The shape differs: keep what was read, drop the template's other keys.
+                        object = Self.prefix(of: template, count: matched, from: object)
+                        keys = Array(template.keys[..<matched])
+                        inTemplate = false
+                    }
+                    guard let key = keyToken.makeString(lexer.bytes, scratch: &scratch) else {
+                        throw Failure(offset: keyToken.start, reason: "invalid UTF-8 in a string")
+                    }
+                    try lexer.colon()
+                    object[key] = try value() // duplicate keys: the last wins
+                    if shelved { keys.append(keyRange) }
+                }
+                members += 1
+                if try lexer.endOfMember(closing: UInt8(ascii: "}")) { break }
+                guard lexer.peek() == UInt8(ascii: "\"") else { throw lexer.fail("expected a key") }
+                keyToken = try lexer.string(validating: false)
+            }
+            if shelved {
+                if inTemplate, let template, matched == template.keys.count {
+                    shelves[depth - 1].hits += 1
+                } else {
+                    if inTemplate, let template {
+                        object = Self.prefix(of: template, count: matched, from: object) // fewer keys than the template
+                    }
+                    shelves[depth - 1].misses += 1
+                    if object.count == members, members <= 256 { shelveTemplate(object: object, keys: keys) }
                 }
             }
             remember(object.count, depth)
@@ -189,12 +244,35 @@ enum JSONReader {
             return object
         }
 
+        /// Makes `object` (no duplicate key) the template of its shape at this depth.
+        mutating func shelveTemplate(object: [String: Any], keys: [Range<Int>]) {
+            var indices: [Dictionary<String, Any>.Index] = []
+            indices.reserveCapacity(keys.count)
+            for range in keys {
+                let key = JSONLexer.StringToken(start: range.lowerBound, end: range.upperBound, escaped: true, nonASCII: true)
+                    .makeString(lexer.bytes, scratch: &scratch)
+                guard let key, let index = object.index(forKey: key) else { return }
+                indices.append(index)
+            }
+            shelves[depth - 1].add(Template(object: object, keys: keys, indices: indices))
+        }
+
+        /// A new dictionary with the first `count` keys of `template` and their values read into `object`.
+        static func prefix(of template: Template, count: Int, from object: [String: Any]) -> [String: Any] {
+            var fresh = [String: Any](minimumCapacity: template.keys.count)
+            for index in template.indices[..<count] {
+                let (key, value) = object[index]
+                fresh[key] = value
+            }
+            return fresh
+        }
+
         mutating func array() throws(Failure) -> [Any] {
             try enter()
-            index += 1 // [
-            skipSpace()
-            if peek() == UInt8(ascii: "]") {
-                index += 1
+            lexer.index += 1 // [
+            lexer.skipSpace()
+            if lexer.peek() == UInt8(ascii: "]") {
+                lexer.index += 1
                 depth -= 1
                 return []
             }
@@ -202,217 +280,11 @@ enum JSONReader {
             array.reserveCapacity(hint(depth))
             while true {
                 array.append(try value())
-                skipSpace()
-                guard let next = peek() else { throw fail("unexpected end in an array") }
-                index += 1
-                if next == UInt8(ascii: "]") { break }
-                guard next == UInt8(ascii: ",") else { throw fail("expected ',' or ']'") }
-                skipSpace()
-                if peek() == UInt8(ascii: "]") {
-                    index += 1
-                    break
-                }
+                if try lexer.endOfMember(closing: UInt8(ascii: "]")) { break }
             }
             remember(array.count, depth)
             depth -= 1
             return array
-        }
-
-        // MARK: Strings
-
-        mutating func string() throws(Failure) -> String {
-            index += 1 // opening quote
-            let start = index
-            var ascii = true
-            // Fast path: no escape; the bytes are taken as they are (validated when not ASCII).
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") {
-                    let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
-                    index += 1
-                    if ascii { return String(decoding: slice, as: UTF8.self) }
-                    guard let text = String(validating: slice, as: UTF8.self) else {
-                        index = start
-                        throw fail("invalid UTF-8 in a string")
-                    }
-                    return text
-                }
-                if byte == UInt8(ascii: "\\") { return try escapedString(from: start) }
-                if byte < 0x20 { throw fail("a control character in a string") }
-                if byte >= 0x80 { ascii = false }
-                index += 1
-            }
-            throw fail("unterminated string")
-        }
-
-        /// The slow path: a string with escapes, rebuilt byte by byte.
-        mutating func escapedString(from start: Int) throws(Failure) -> String {
-            var buffer: [UInt8] = []
-            buffer.reserveCapacity(index - start + 16)
-            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
-            while index < bytes.count {
-                let byte = bytes[index]
-                switch byte {
-                case UInt8(ascii: "\""):
-                    index += 1
-                    guard let text = String(validating: buffer, as: UTF8.self) else {
-                        throw fail("invalid UTF-8 in a string")
-                    }
-                    return text
-                case UInt8(ascii: "\\"):
-                    index += 1
-                    guard let escape = peek() else { throw fail("unterminated escape") }
-                    index += 1
-                    switch escape {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): buffer.append(escape)
-                    case UInt8(ascii: "b"): buffer.append(0x08)
-                    case UInt8(ascii: "f"): buffer.append(0x0C)
-                    case UInt8(ascii: "n"): buffer.append(0x0A)
-                    case UInt8(ascii: "r"): buffer.append(0x0D)
-                    case UInt8(ascii: "t"): buffer.append(0x09)
-                    case UInt8(ascii: "u"): try unicodeEscape(into: &buffer)
-                    default: throw fail("invalid escape")
-                    }
-                case 0..<0x20:
-                    throw fail("a control character in a string")
-                default:
-                    buffer.append(byte)
-                    index += 1
-                }
-            }
-            throw fail("unterminated string")
-        }
-
-        mutating func hex4() throws(Failure) -> UInt32 {
-            guard index + 4 <= bytes.count else { throw fail("a short \\u escape") }
-            var value: UInt32 = 0
-            for _ in 0..<4 {
-                let byte = bytes[index]
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-                default: throw fail("invalid \\u escape")
-                }
-                value = value << 4 | UInt32(digit)
-                index += 1
-            }
-            return value
-        }
-
-        mutating func unicodeEscape(into buffer: inout [UInt8]) throws(Failure) {
-            var scalar = try hex4()
-            if (0xD800...0xDBFF).contains(scalar) {
-                guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                    throw fail("a lone high surrogate")
-                }
-                index += 2
-                let low = try hex4()
-                guard (0xDC00...0xDFFF).contains(low) else { throw fail("a high surrogate without its low half") }
-                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-            } else if (0xDC00...0xDFFF).contains(scalar) {
-                throw fail("a lone low surrogate")
-            }
-            guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid \\u escape") }
-            UTF8.encode(unicode) { buffer.append($0) }
-        }
-
-        // MARK: Numbers
-
-        mutating func number() throws(Failure) -> Any {
-            let start = index
-            var negative = false
-            if bytes[index] == UInt8(ascii: "-") {
-                negative = true
-                index += 1
-            }
-            // Integer part: 0, or a non-zero digit then digits.
-            guard let first = peek(), first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else { throw fail("invalid number") }
-            var mantissa: UInt64 = 0
-            var digits = 0
-            var overflow = false
-            if first == UInt8(ascii: "0") {
-                index += 1
-                if let next = peek(), next >= UInt8(ascii: "0"), next <= UInt8(ascii: "9") { throw fail("a leading zero") }
-            } else {
-                while let byte = peek(), byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
-                    if digits < 19 {
-                        mantissa = mantissa &* 10 &+ UInt64(byte - UInt8(ascii: "0"))
-                    } else {
-                        overflow = true
-                    }
-                    digits += 1
-                    index += 1
-                }
-            }
-            var isInteger = true
-            var fractionDigits = 0
-            if peek() == UInt8(ascii: ".") {
-                isInteger = false
-                index += 1
-                guard let byte = peek(), byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { throw fail("a fraction without digits") }
-                while let byte = peek(), byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
-                    if digits < 19 {
-                        mantissa = mantissa &* 10 &+ UInt64(byte - UInt8(ascii: "0"))
-                        if mantissa != 0 || digits > 0 { digits += 1 }
-                        fractionDigits += 1
-                    } else {
-                        overflow = true
-                    }
-                    index += 1
-                }
-            }
-            var exponent = 0
-            var hasExponent = false
-            var lowercaseExponentAt: Int?
-            if let byte = peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
-                isInteger = false
-                hasExponent = true
-                if byte == UInt8(ascii: "e") { lowercaseExponentAt = index }
-                index += 1
-                var negativeExponent = false
-                if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
-                    negativeExponent = sign == UInt8(ascii: "-")
-                    index += 1
-                }
-                guard let digit = peek(), digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { throw fail("an exponent without digits") }
-                while let byte = peek(), byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
-                    if exponent < 100_000 { exponent = exponent * 10 + Int(byte - UInt8(ascii: "0")) }
-                    index += 1
-                }
-                if negativeExponent { exponent = -exponent }
-            }
-            // The number type follows JSONSerialization's choice: it counts the characters before a
-            // lowercase `e` (sign and point included); integers of up to 19 (negative) or 20 characters are
-            // Int64/UInt64, longer numbers with a small exponent are decimals, the rest doubles.
-            let length = (lowercaseExponentAt ?? index) - start
-            if isInteger, !overflow {
-                if negative, length <= 19 { return NSNumber(value: -Int(mantissa)) }
-                if !negative, length <= 20 {
-                    if mantissa < 256 { return JSONReader.smallIntegers[Int(mantissa)] }
-                    if mantissa <= UInt64(Int.max) { return NSNumber(value: Int(mantissa)) }
-                    return NSNumber(value: mantissa)
-                }
-            }
-            let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-            if isInteger, !negative, length <= 20, let value = UInt64(text) {
-                return value <= UInt64(Int.max) ? NSNumber(value: Int(value)) : NSNumber(value: value)
-            }
-            let decimalExponent = lowercaseExponentAt == nil ? 0 : exponent
-            if length > 17, (-128...127).contains(decimalExponent),
-               let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), decimal.isFinite {
-                return NSDecimalNumber(decimal: decimal)
-            }
-            // Exact fast path (Clinger): a mantissa below 2^53 scaled by an exact power of ten.
-            let scale = (hasExponent ? exponent : 0) - fractionDigits
-            if !overflow, mantissa < 1 << 53, scale >= -22, scale <= 22 {
-                var value = Double(mantissa)
-                value = scale < 0 ? value / JSONReader.powersOfTen[-scale] : value * JSONReader.powersOfTen[scale]
-                return NSNumber(value: negative ? -value : value)
-            }
-            guard let value = Double(text), value.isFinite else { throw fail("a number out of range") }
-            return NSNumber(value: value)
         }
     }
 

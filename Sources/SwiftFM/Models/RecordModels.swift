@@ -224,7 +224,7 @@ extension FMRecord: Hashable where Fields: Hashable {}
 /// results and the response bytes.
 ///
 /// The raw records come from one parse of the answer; ``decode(_:timeZone:)`` decodes typed records from
-/// those parsed records (no second parse). Nothing re-serialises `response.data`.
+/// the answer's bytes (read again by the typed decoder, which is faster than walking the parsed records).
 ///
 /// `@unchecked Sendable`: the raw records are `JSONSerialization` output (immutable Foundation values
 /// behind `Any`) stored in `let`s and never mutated after creation.
@@ -239,6 +239,9 @@ public struct FMFoundSet: @unchecked Sendable {
     public let scripts: FMScriptResults
     /// The body of the answer (empty for the synthesised empty found set of a 401).
     public let rawResponse: Data
+    /// Whether ``records`` were read from ``rawResponse`` (typed decoding then reads the bytes again,
+    /// faster than walking the parsed values); `false` for a found set made in code.
+    private var parsedFromResponse = false
 
     /// Creates a found set.
     public init(records: [[String: Any]], dataInfo: FMDataInfo?, scripts: FMScriptResults = .none, rawResponse: Data = Data()) {
@@ -258,7 +261,8 @@ public struct FMFoundSet: @unchecked Sendable {
     /// The first record, if any (what the legacy single-record calls return).
     public var first: [String: Any]? { records.first }
 
-    /// Decodes every record's `fieldData` into `T` from the parsed ``records`` (no second parse), with the
+    /// Decodes every record's `fieldData` into `T` (from ``rawResponse`` when the found set was read from an
+    /// answer, else from ``records``), with the
     /// FileMaker rules of typed records (see ``FMRecord``).
     ///
     /// - Parameters:
@@ -267,7 +271,9 @@ public struct FMFoundSet: @unchecked Sendable {
     /// - Throws: ``FMError`` with code `-1007` naming the record and the field when a record does not have
     ///   the shape of `T`.
     public func decode<T: Decodable>(_ type: T.Type, timeZone: TimeZone? = nil) throws -> [FMRecord<T>] {
-        try FileMakerDecoder(timeZone: timeZone).records(T.self, records, status: 200)
+        let decoder = FileMakerDecoder(timeZone: timeZone)
+        if parsedFromResponse { return try decoder.foundSet(T.self, body: rawResponse, status: 200).records }
+        return try decoder.records(T.self, records, status: 200)
     }
 
     /// Decodes the whole found set into `T` (records, `dataInfo`, scripts) from the parsed ``records``.
@@ -299,6 +305,7 @@ public struct FMFoundSet: @unchecked Sendable {
         self.dataInfo = (response["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:))
         self.scripts = FMScriptResults(raw: response)
         self.rawResponse = body
+        self.parsedFromResponse = true
     }
 }
 
@@ -319,6 +326,7 @@ extension FMFoundSet {
         }
         self.init(records: records, dataInfo: (response["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:)),
                   scripts: FMScriptResults(raw: response), rawResponse: responseBody)
+        parsedFromResponse = true
     }
 }
 
@@ -331,7 +339,7 @@ extension FMTypedFoundSet {
     /// - Throws: ``FMError``: FileMaker's code when `messages[0].code` is not `"0"`, `-1006` when the body
     ///   is not JSON, `-1007` naming the record and field when a record does not have the shape of `T`.
     public init(responseBody: Data, timeZone: TimeZone? = nil) throws {
-        self = try FileMakerDecoder(timeZone: timeZone).foundSet(T.self, response: Envelope.response(from: responseBody), status: 200)
+        self = try FileMakerDecoder(timeZone: timeZone).foundSet(T.self, body: responseBody, status: 200, checkMessages: true)
     }
 }
 

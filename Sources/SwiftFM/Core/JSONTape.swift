@@ -1,0 +1,222 @@
+import Foundation
+
+/// A JSON document indexed in one pass: a flat array of nodes pointing into the bytes, so the typed
+/// decoder reads each value straight from the bytes, only when asked, with no intermediate tree,
+/// dictionary or string for what it does not read.
+///
+/// The scan accepts and rejects exactly what ``JSONReader`` does (both use ``JSONLexer``; the fuzz test
+/// checks both against `JSONSerialization`): every string is checked (escapes and UTF-8) and every number
+/// classified while indexing, so reading a node later cannot fail on the bytes.
+///
+/// Layout: a container's node is followed by its members' nodes (for an object: a `key` node then the
+/// value's nodes, for each member); ``Node/end`` of a container is the index of the node after its last
+/// member's, so siblings are reached without walking their contents.
+struct JSONTape {
+    enum Kind: UInt8 {
+        case object, array, string, key, number, `true`, `false`, null
+    }
+
+    struct Node {
+        var kind: Kind
+        /// Strings and keys: backslash escapes to decode.
+        var escaped: Bool
+        /// Strings and keys: bytes above 0x7F.
+        var nonASCII: Bool
+        /// Nesting depth (the top-level value is at depth 0).
+        var depth: UInt16
+        /// Containers: the number of members.
+        var count: UInt32
+        /// Scalars: the first byte (a string's first byte after the quote).
+        var start: Int
+        /// Scalars: the byte after the last; containers: the index of the node after the container.
+        var end: Int
+
+        var isContainer: Bool { kind == .object || kind == .array }
+    }
+
+    private(set) var nodes: [Node] = []
+
+    /// Indexes `bytes`; `fragments` allows a scalar at the top level.
+    init(_ bytes: UnsafeRawBufferPointer, fragments: Bool = false) throws(JSONReader.Failure) {
+        var builder = Builder(bytes)
+        builder.nodes.reserveCapacity(Swift.max(16, bytes.count / 12))
+        try builder.lexer.start(fragments: fragments)
+        try builder.value()
+        try builder.lexer.finish()
+        nodes = builder.nodes
+    }
+
+    private struct Builder {
+        var lexer: JSONLexer
+        var nodes: [Node] = []
+        var depth = 0
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            lexer = JSONLexer(bytes)
+        }
+
+        @inline(__always) mutating func scalar(_ kind: Kind, _ start: Int, _ end: Int) {
+            nodes.append(Node(kind: kind, escaped: false, nonASCII: false, depth: UInt16(depth), count: 0, start: start, end: end))
+        }
+
+        @inline(__always) mutating func string(_ kind: Kind) throws(JSONReader.Failure) {
+            let token = try lexer.string(validating: true)
+            nodes.append(Node(kind: kind, escaped: token.escaped, nonASCII: token.nonASCII, depth: UInt16(depth), count: 0,
+                              start: token.start, end: token.end))
+        }
+
+        mutating func value() throws(JSONReader.Failure) {
+            guard let byte = lexer.peek() else { throw lexer.fail("unexpected end") }
+            let start = lexer.index
+            switch byte {
+            case UInt8(ascii: "\""): try string(.string)
+            case UInt8(ascii: "{"): try container(.object)
+            case UInt8(ascii: "["): try container(.array)
+            case UInt8(ascii: "t"): try lexer.literal("true"); scalar(.true, start, lexer.index)
+            case UInt8(ascii: "f"): try lexer.literal("false"); scalar(.false, start, lexer.index)
+            case UInt8(ascii: "n"): try lexer.literal("null"); scalar(.null, start, lexer.index)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                let token = try lexer.number()
+                _ = try token.classify(lexer.bytes) // out of range is an error now, never when read
+                scalar(.number, token.start, token.end)
+            default: throw lexer.fail("unexpected character")
+            }
+        }
+
+        mutating func container(_ kind: Kind) throws(JSONReader.Failure) {
+            let closing = kind == .object ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            let at = nodes.count
+            nodes.append(Node(kind: kind, escaped: false, nonASCII: false, depth: UInt16(depth), count: 0, start: lexer.index, end: 0))
+            depth += 1
+            if depth > JSONReader.maxDepth { throw lexer.fail("nesting deeper than \(JSONReader.maxDepth)") }
+            lexer.index += 1
+            lexer.skipSpace()
+            var count: UInt32 = 0
+            if lexer.peek() == closing {
+                lexer.index += 1
+            } else {
+                while true {
+                    if kind == .object {
+                        guard lexer.peek() == UInt8(ascii: "\"") else { throw lexer.fail("expected a key") }
+                        try string(.key)
+                        try lexer.colon()
+                    }
+                    try value()
+                    count += 1
+                    if try lexer.endOfMember(closing: closing) { break }
+                }
+            }
+            depth -= 1
+            nodes[at].count = count
+            nodes[at].end = nodes.count
+        }
+    }
+}
+
+/// Reads a ``JSONTape``'s nodes from the bytes they index. Valid only while those bytes are (the typed
+/// decoder makes one inside `Data.withUnsafeBytes` and closes it before leaving).
+final class JSONTapeReader {
+    let bytes: UnsafeRawBufferPointer
+    let nodes: [JSONTape.Node]
+    /// Cleared when the bytes are gone; reading then throws instead of touching freed memory.
+    private(set) var isOpen = true
+    private var scratch: [UInt8] = []
+
+    init(bytes: UnsafeRawBufferPointer, tape: JSONTape) {
+        self.bytes = bytes
+        self.nodes = tape.nodes
+    }
+
+    func close() { isOpen = false }
+
+    /// The node after `index` and everything inside it: the next sibling.
+    @inline(__always) func next(after index: Int) -> Int {
+        let node = nodes[index]
+        return node.isContainer ? node.end : index + 1
+    }
+
+    /// The nodes of an array's elements, or of an object's values.
+    func members(of index: Int) -> [Int] {
+        let container = nodes[index]
+        var result: [Int] = []
+        result.reserveCapacity(Int(container.count))
+        var at = index + 1
+        while at < container.end {
+            if container.kind == .object { at += 1 } // the key
+            result.append(at)
+            at = next(after: at)
+        }
+        return result
+    }
+
+    /// Calls `body` with each member of an object: the key node and the value node.
+    @inline(__always) func forEachMember(of object: Int, _ body: (_ key: Int, _ value: Int) throws -> Void) rethrows {
+        let end = nodes[object].end
+        var at = object + 1
+        while at < end {
+            try body(at, at + 1)
+            at = next(after: at + 1)
+        }
+    }
+
+    /// The value node of `key` in `object` (the last one when a key repeats, as `JSONSerialization`).
+    func value(forKey key: String, in object: Int) -> Int? {
+        var found: Int?
+        forEachMember(of: object) { keyNode, value in
+            if keyEquals(keyNode, key) { found = value }
+        }
+        return found
+    }
+
+    @inline(__always) func token(_ index: Int) -> JSONLexer.StringToken {
+        let node = nodes[index]
+        return JSONLexer.StringToken(start: node.start, end: node.end, escaped: node.escaped, nonASCII: node.nonASCII)
+    }
+
+    @inline(__always) func keyEquals(_ index: Int, _ key: String) -> Bool {
+        token(index).equals(key, bytes)
+    }
+
+    /// A string or key node's text.
+    func string(_ index: Int) -> String {
+        token(index).makeString(bytes, scratch: &scratch) ?? "" // the tape validated it: never nil
+    }
+
+    /// Whether a string node is `""`.
+    @inline(__always) func isEmptyString(_ index: Int) -> Bool {
+        let node = nodes[index]
+        return node.kind == .string && node.start == node.end
+    }
+
+    /// A number node's token.
+    func number(_ index: Int) -> JSONLexer.NumberToken? {
+        var lexer = JSONLexer(bytes)
+        lexer.index = nodes[index].start
+        return try? lexer.number()
+    }
+
+    /// A string node's bytes when it has no escape (dates are read from them without making a `String`).
+    func withRawText<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let node = nodes[index]
+        if !node.escaped { return body(UnsafeRawBufferPointer(rebasing: bytes[node.start..<node.end])) }
+        var text = string(index)
+        return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The node as `JSONSerialization`'s values (small parts of an answer: `dataInfo`, script results).
+    func any(_ index: Int) -> Any {
+        let node = nodes[index]
+        switch node.kind {
+        case .string, .key: return string(index)
+        case .true: return JSONReader.trueValue
+        case .false: return JSONReader.falseValue
+        case .null: return JSONReader.null
+        case .number: return (number(index).flatMap { try? $0.object(bytes) }) ?? JSONReader.null
+        case .array: return members(of: index).map(any)
+        case .object:
+            var object: [String: Any] = [:]
+            forEachMember(of: index) { key, value in object[string(key)] = any(value) }
+            return object
+        }
+    }
+}
