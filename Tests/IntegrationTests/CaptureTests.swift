@@ -124,6 +124,9 @@ import Testing
             #expect(result.notes.contains { $0.contains("layout Teams, portal roster") && $0.contains("sorted by name") })
             #expect(result.notes.contains { $0.contains("Players") && $0.contains("Player_city") && $0.contains("snapshot") })
             try await Emulator.withRunning(Emulator(schemaJSON: result.schemaJSON)) { copy in
+                // One related record per distinct value set seen; a team whose city fields were empty gets none.
+                #expect(copy.records(inTable: "Team_city").map { $0["population"] as? Int } == [961855, 1304379])
+                #expect(copy.records(inTable: "Player_city").count == 2)
                 let a = client(url, "League"), b = client(try #require(copy.baseURL), "League")
                 let layoutsA = try await a.layouts(), layoutsB = try await b.layouts()
                 #expect(layoutsA == layoutsB)
