@@ -176,4 +176,25 @@ import Testing
             }
         }
     }
+
+    /// A layout whose table is empty answers 401 to a range read: that is no records, not a failure.
+    @Test func anEmptyLayoutIsNotSkipped() async throws {
+        let schema = #"""
+        {"database":"Empty","tables":{"A":{"fields":{"n":"number"}},"B":{"fields":{"t":"text"}}},
+         "layouts":{"A":{"table":"A"},"B":{"table":"B"}},"records":{"A":[{"n":1}]}}
+        """#
+        try await Emulator.withRunning(Emulator(schemaJSON: Data(schema.utf8))) { original in
+            let url = try #require(original.baseURL)
+            let result = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "Empty", username: "admin",
+                                                                    password: "admin", records: 5))
+            #expect(result.skipped == [])
+            try await Emulator.withRunning(Emulator(schemaJSON: result.schemaJSON)) { copy in
+                let a = client(url, "Empty"), b = client(try #require(copy.baseURL), "Empty")
+                let ma = try await a.layoutMetadata(layout: "B"), mb = try await b.layoutMetadata(layout: "B")
+                #expect(ma == mb)
+                await #expect(throws: FMError.self) { _ = try await b.getRecords(layout: "B") }
+                #expect(copy.records(inTable: "A").count == 1)
+            }
+        }
+    }
 }

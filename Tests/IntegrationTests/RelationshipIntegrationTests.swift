@@ -112,6 +112,19 @@ import Testing
         }
     }
 
+    /// A sorted portal read in chunks through the client: the window applies to the sorted rows.
+    @Test func chunkedReadsOfASortedPortalThroughTheClient() async throws {
+        try await withLeague { api, _ in
+            var names: [String] = []
+            for offset in [1, 3] {
+                let options = FMReadOptions(portals: [FMPortalRange("roster", offset: offset, limit: 2)])
+                let team = try await api.getRecord(layout: "Teams", recordId: 1, options: options).records.first
+                names += rows(team, "roster").compactMap { $0["Players::name"] as? String }
+            }
+            #expect(names == ["Abe", "Bo", "Cara"])
+        }
+    }
+
     /// FileMaker's rules for deletes and writes through relationships, through the client.
     @Test func deletesAndCreationThroughRelationshipsThroughTheClient() async throws {
         try await withLeague { api, emulator in
