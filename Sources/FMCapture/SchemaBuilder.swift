@@ -378,15 +378,18 @@ struct SchemaBuilder {
 
     /// Rebuilds the relationship behind fields of `child` shown from records of `parent` (a related field on a
     /// layout, a field further away in a portal row): one child record per distinct set of values seen, related
-    /// to the parent records that showed it. A relationship already rebuilt for a portal is used as it is.
+    /// to the parent records that showed it (a parent whose related fields were all empty has no related
+    /// record). A relationship already rebuilt for a portal is used as it is.
     mutating func linkSnapshot(parent: String, child: String) -> Bool {
         if isLinked(parent, child) { return true }
-        guard recordsKept, let snap = snapshots.first(where: {
+        guard recordsKept, link(parent, child) else { return false }
+        let snap = snapshots.first {
             $0.parent.caseInsensitiveCompare(parent) == .orderedSame && $0.child.caseInsensitiveCompare(child) == .orderedSame
-        }), link(parent, child) else { return false }
+        } ?? Snapshot(parent: parent, child: child)
         var nextId = (seen[child]?.keys.max() ?? 0) + 1
         var byValues: [String: Int] = [:]
-        for (parentId, values) in snap.values.sorted(by: { $0.key < $1.key }) {
+        for (parentId, values) in snap.values.sorted(by: { $0.key < $1.key })
+        where values.values.contains(where: { !Self.text($0).isEmpty }) {
             let signature = values.keys.sorted().map { "\($0)\u{0}\(Self.text(values[$0] ?? ""))" }.joined(separator: "\u{1}")
             let id: Int
             if let known = byValues[signature] {

@@ -38,7 +38,7 @@ struct Settings {
     var pagingRecords = 100_000
     var containerMiB = 1024
     var python = true
-    /// `--profile NAME`: the decode scenario runs only that contender, `rounds` × 10 times (for a profiler).
+    /// `--profile NAME`: the decode or endtoend scenario runs only that contender, repeatedly (for a profiler).
     var profile: String?
 }
 
@@ -281,6 +281,15 @@ struct Bench: @unchecked Sendable {
             let start = now()
             do { try await body() } catch { say("  error: \(error)") }
             return Double(now() - start) / 1e9
+        }
+        if let profiled = settings.profile {
+            guard let (_, run) = contenders.first(where: { $0.0 == profiled }) else {
+                throw BenchError("--profile: no contender \(profiled) (known: \(contenders.map(\.0).joined(separator: ", ")))")
+            }
+            var total = 0.0
+            for _ in 0..<(settings.rounds * 5) { total += try await run() }
+            say(String(format: "profile %@: %.1f ms per run", profiled, total * 1e3 / Double(settings.rounds * 5)))
+            return
         }
         var tally = Tally()
         let rounds = max(3, settings.rounds / 2 + 1)

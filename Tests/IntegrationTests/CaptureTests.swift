@@ -124,6 +124,9 @@ import Testing
             #expect(result.notes.contains { $0.contains("layout Teams, portal roster") && $0.contains("sorted by name") })
             #expect(result.notes.contains { $0.contains("Players") && $0.contains("Player_city") && $0.contains("snapshot") })
             try await Emulator.withRunning(Emulator(schemaJSON: result.schemaJSON)) { copy in
+                // One related record per distinct value set seen; a team whose city fields were empty gets none.
+                #expect(copy.records(inTable: "Team_city").map { $0["population"] as? Int } == [961855, 1304379])
+                #expect(copy.records(inTable: "Player_city").count == 2)
                 let a = client(url, "League"), b = client(try #require(copy.baseURL), "League")
                 let layoutsA = try await a.layouts(), layoutsB = try await b.layouts()
                 #expect(layoutsA == layoutsB)
@@ -173,6 +176,27 @@ import Testing
                 #expect(records(ra).isEqual(records(rb)))
                 let venues = ((rb.records.first?["portalData"] as? [String: Any])?["gigs"] as? [[String: Any]] ?? []).map { $0["Gigs::venue"] as? String }
                 #expect(venues == ["B", "D", "A"])
+            }
+        }
+    }
+
+    /// A layout whose table is empty answers 401 to a range read: that is no records, not a failure.
+    @Test func anEmptyLayoutIsNotSkipped() async throws {
+        let schema = #"""
+        {"database":"Empty","tables":{"A":{"fields":{"n":"number"}},"B":{"fields":{"t":"text"}}},
+         "layouts":{"A":{"table":"A"},"B":{"table":"B"}},"records":{"A":[{"n":1}]}}
+        """#
+        try await Emulator.withRunning(Emulator(schemaJSON: Data(schema.utf8))) { original in
+            let url = try #require(original.baseURL)
+            let result = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "Empty", username: "admin",
+                                                                    password: "admin", records: 5))
+            #expect(result.skipped == [])
+            try await Emulator.withRunning(Emulator(schemaJSON: result.schemaJSON)) { copy in
+                let a = client(url, "Empty"), b = client(try #require(copy.baseURL), "Empty")
+                let ma = try await a.layoutMetadata(layout: "B"), mb = try await b.layoutMetadata(layout: "B")
+                #expect(ma == mb)
+                await #expect(throws: FMError.self) { _ = try await b.getRecords(layout: "B") }
+                #expect(copy.records(inTable: "A").count == 1)
             }
         }
     }

@@ -112,6 +112,19 @@ import Testing
         }
     }
 
+    /// A sorted portal read in chunks through the client: the window applies to the sorted rows.
+    @Test func chunkedReadsOfASortedPortalThroughTheClient() async throws {
+        try await withLeague { api, _ in
+            var names: [String] = []
+            for offset in [1, 3] {
+                let options = FMReadOptions(portals: [FMPortalRange("roster", offset: offset, limit: 2)])
+                let team = try await api.getRecord(layout: "Teams", recordId: 1, options: options).records.first
+                names += rows(team, "roster").compactMap { $0["Players::name"] as? String }
+            }
+            #expect(names == ["Abe", "Bo", "Cara"])
+        }
+    }
+
     /// FileMaker's rules for deletes and writes through relationships, through the client.
     @Test func deletesAndCreationThroughRelationshipsThroughTheClient() async throws {
         try await withLeague { api, emulator in
@@ -139,6 +152,39 @@ import Testing
             let team = try await api.getRecord(layout: "Teams", recordId: 1)
             let info = team.records.first?["portalDataInfo"] as? [[String: Any]]
             #expect(info?.compactMap { $0["table"] as? String } == ["Players", "Players_top", "All_games"])
+        }
+    }
+
+    /// Every match predicate (`=` with a multi-line key, `≠`, `<`, `≤`, `>`, `≥` with two clauses ANDed, `×` sorted
+    /// descending) through the client.
+    @Test func everyPredicateThroughTheClient() async throws {
+        let schema = #"""
+        {"database":"P","tables":{"A":{"fields":{"k":"text","n":"number"}},"B":{"fields":{"k":"text","n":"number","label":"text"}}},
+         "occurrences":{"B_eq":"B","B_ne":"B","B_lt":"B","B_le":"B","B_gt":"B","B_ge":"B","B_all":"B"},
+         "relationships":[
+           {"left":"A","right":"B_eq","match":["k = k"]},{"left":"A","right":"B_ne","match":["k ≠ k"]},
+           {"left":"A","right":"B_lt","match":["n < n"]},{"left":"A","right":"B_le","match":["n <= n"]},
+           {"left":"A","right":"B_gt","match":["n > n"]},{"left":"A","right":"B_ge","match":["n >= n", "k = k"]},
+           {"left":"A","right":"B_all","match":["k x k"]}],
+         "layouts":{"A":{"table":"A","fields":["k","n"],"portals":{
+           "eq":{"table":"B_eq","fields":["label"]},"ne":{"table":"B_ne","fields":["label"]},"lt":{"table":"B_lt","fields":["label"]},
+           "le":{"table":"B_le","fields":["label"]},"gt":{"table":"B_gt","fields":["label"]},"ge":{"table":"B_ge","fields":["label"]},
+           "all":{"table":"B_all","fields":["label"],"sort":[{"field":"label","order":"descend"}]}}}},
+         "records":{"A":[{"k":"red\rblue","n":2}],
+                    "B":[{"k":"red","n":1,"label":"r1"},{"k":"blue","n":2,"label":"b2"},{"k":"green","n":3,"label":"g3"},{"label":"empty"}]}}
+        """#
+        try await Emulator.withRunning(Emulator(schemaJSON: Data(schema.utf8))) { emulator in
+            let url = try #require(emulator.baseURL)
+            let api = DataAPI(configuration: FMConfiguration(host: url.absoluteString, database: "P", username: "admin", password: "admin"))
+            let record = try await api.getRecord(layout: "A", recordId: 1).records.first
+            func labels(_ portal: String) -> [String] { rows(record, portal).compactMap { $0["B_\(portal)::label"] as? String } }
+            #expect(labels("eq") == ["r1", "b2"])
+            #expect(labels("ne") == ["r1", "b2", "g3"])
+            #expect(labels("lt") == ["g3"])
+            #expect(labels("le") == ["b2", "g3"])
+            #expect(labels("gt") == ["r1"])
+            #expect(labels("ge") == ["r1", "b2"])
+            #expect(labels("all") == ["r1", "g3", "empty", "b2"])
         }
     }
 }

@@ -54,3 +54,19 @@ struct CaptureExecutableTests {
         #expect(usage.standardErrorText.contains("--host is required"))
     }
 }
+
+/// A schema with a FileMaker step the emulator does not model does not start: the message names the step (issue 10).
+@Suite("fm-emulator: unknown script steps", .enabled(if: fmEmulatorExecutable != nil, "fm-emulator is not built"))
+struct UnknownStepExecutableTests {
+    @Test func anUnknownStepIsASchemaErrorNamingIt() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("unknown-step-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(#"{"database":"D","tables":{"A":{"fields":{"n":"number"}}},"scripts":{"S":{"steps":[{"step":"Send Mail"}]}}}"#.utf8)
+            .write(to: file)
+        let emulator = try HTTPEmulatorProcess(["--port", "0", "--schema", file.path])
+        #expect(emulator.waitForExit() == 1)
+        let message = emulator.standardErrorText
+        #expect(message.contains(#"scripts.S.steps[0]: unknown script step "Send Mail""#))
+        #expect(message.contains("supported: Allow User Abort"))
+    }
+}

@@ -108,6 +108,29 @@ func names(_ rows: JSON?, _ key: String) -> [String] {
         #expect(names(read.data.first?["portalData"]?["roster"], "Players::name") == ["Cara"])
     }
 
+    @Test(arguments: Via.allCases) func chunkedReadsOfASortedPortal(via: Via) throws {
+        // A client reading a portal in chunks sees the sorted order: the sort applies before the window.
+        let h = try leagueHarness(via: via)
+        var seen: [String] = []
+        var counts: [String] = []
+        for offset in [1, 3] {
+            let answer = h.send("GET", "\(h.base)/layouts/Teams/records/1?portal=%5B%22roster%22%5D&_offset.roster=\(offset)&_limit.roster=2",
+                                contentType: nil)
+            let record = answer.data.first
+            seen += names(record?["portalData"]?["roster"], "Players::name")
+            let info = record?["portalDataInfo"]?.arrayValue?.first
+            counts.append("\(info?["foundCount"]?.scalarText ?? "")/\(info?["returnedCount"]?.scalarText ?? "")")
+        }
+        #expect(seen == ["Abe", "Bo", "Cara"])
+        #expect(counts == ["3/2", "3/1"])
+        // In a find too (offset.<portal> / limit.<portal> in the body), and for the relationship's own sort.
+        let found = h.send("POST", "\(h.base)/layouts/Teams/_find", body: #"""
+        {"query":[{"id":"1"}],"portal":["roster","all games"],"offset.roster":2,"limit.roster":1,"limit.all games":1}
+        """#).data.first
+        #expect(names(found?["portalData"]?["roster"], "Players::name") == ["Bo"])
+        #expect(names(found?["portalData"]?["all games"], "All_games::venue") == ["Fair Park"])
+    }
+
     @Test func everyPredicateAndMultilineKeys() throws {
         let schema = #"""
         {"database":"P","tables":{"A":{"fields":{"k":"text","n":"number"}},"B":{"fields":{"k":"text","n":"number","label":"text"}}},

@@ -141,6 +141,17 @@ final class Recorder<T>: @unchecked Sendable {
         return values
     }
 
+    /// ``wait()`` without blocking a thread of the concurrency pool: for tests whose completions need
+    /// that pool themselves (async providers and hooks), which a blocked pool would starve.
+    @discardableResult
+    func value(sourceLocation: SourceLocation = #_sourceLocation) async -> [T] {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<DispatchTimeoutResult, Never>) in
+            DispatchQueue.global().async { [group] in continuation.resume(returning: group.wait(timeout: .now() + 20)) }
+        }
+        #expect(result == .success, "timed out waiting for completions", sourceLocation: sourceLocation)
+        return values
+    }
+
     var values: [T] { lock.withLock { _values } }
     var offQueue: Int { lock.withLock { _offQueue } }
 }

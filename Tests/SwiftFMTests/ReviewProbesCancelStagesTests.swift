@@ -92,7 +92,7 @@ struct ReviewProbesCredentialsTests {
     }
 
     /// A Claris ID provider that throws: the waiting calls get its error once, and the next call asks again.
-    @Test func aThrowingClarisProviderFailsTheWaitersOnce() {
+    @Test func aThrowingClarisProviderFailsTheWaitersOnce() async {
         struct Broken: Error {}
         let asked = Locked(0)
         let provider = FMClarisIDTokenProvider(async: { _ in
@@ -103,7 +103,7 @@ struct ReviewProbesCredentialsTests {
         let api = Self.api(stub, .clarisID(provider))
         let calls = Recorder<String>(expecting: 5)
         for _ in 0..<5 { api.perform(TestEndpoints.records()) { calls.record($0.testFailureCode ?? "0") } }
-        #expect(calls.wait() == Array(repeating: FMError.ClientCode.invalidConfiguration, count: 5))
+        #expect(await calls.value() == Array(repeating: FMError.ClientCode.invalidConfiguration, count: 5))
         #expect((1...5).contains(asked.withLock { $0 }))   // one per login, never a loop
         #expect(stub.requests.isEmpty)
         #expect(api.pool.busyCounts == [0])

@@ -91,6 +91,11 @@ final class Exchange: @unchecked Sendable {
         let proceed = state.withLock { state -> Bool in
             guard !state.finished, state.failure == nil, state.response == nil else { return false }
             state.response = response
+            // A declared length within the cap: one allocation for the body instead of one per doubling (at most
+            // 64 MiB ahead of the bytes, whatever a server declares).
+            if case .memory(let cap) = sink, response.expectedContentLength > 0, response.expectedContentLength <= Int64(cap) {
+                state.body.reserveCapacity(Int(min(response.expectedContentLength, 64 << 20)))
+            }
             if case .file(let url, _, _) = sink, response.statusCode == 200 {
                 let manager = FileManager.default
                 try? manager.removeItem(at: url)

@@ -28,9 +28,13 @@ enum JSONReader {
     }
 
     /// Parses `data`; `fragments` allows a scalar at the top level.
-    static func parse(_ data: Data, fragments: Bool = false) throws(Failure) -> Any {
+    ///
+    /// Objects reuse the shape of the previous object at their depth (see `Parser.Template`) in documents
+    /// of at least `templatesFrom` bytes: in a small answer every object is new and the bookkeeping would
+    /// cost more than it saves.
+    static func parse(_ data: Data, fragments: Bool = false, templatesFrom: Int = 32_768) throws(Failure) -> Any {
         let result: Result<Any, Failure> = data.withUnsafeBytes { buffer in
-            var parser = Parser(buffer)
+            var parser = Parser(buffer, templates: buffer.count >= templatesFrom)
             do throws(Failure) {
                 return .success(try parser.document(fragments: fragments))
             } catch {
@@ -92,8 +96,9 @@ enum JSONReader {
             }
         }
 
-        init(_ bytes: UnsafeRawBufferPointer) {
+        init(_ bytes: UnsafeRawBufferPointer, templates: Bool) {
             lexer = JSONLexer(bytes)
+            if templates { shelves = Array(repeating: Shelf(), count: 8) }
         }
 
         mutating func document(fragments: Bool) throws(Failure) -> Any {
@@ -172,7 +177,7 @@ enum JSONReader {
         }
 
         /// Templates for the first depths (index `depth - 1`).
-        var shelves: [Shelf] = Array(repeating: Shelf(), count: 8)
+        var shelves: [Shelf] = []
 
         @inline(__always) func sameBytes(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
             a.count == b.count && (a.isEmpty || memcmp(lexer.bytes.baseAddress! + a.lowerBound, lexer.bytes.baseAddress! + b.lowerBound, a.count) == 0)
