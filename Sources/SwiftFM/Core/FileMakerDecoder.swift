@@ -80,7 +80,8 @@ struct FileMakerDecoder {
         return try foundSet(T.self, body: body, status: status).records
     }
 
-    private func foundSet<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, status: Int, checkMessages: Bool) throws(FMError) -> FMTypedFoundSet<T> {
+    /// ``foundSet(_:body:status:checkMessages:)`` over an open reader.
+    func foundSet<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, status: Int, checkMessages: Bool) throws(FMError) -> FMTypedFoundSet<T> {
         guard reader.nodes[0].kind == .object else { throw FMError.malformed("the body is not a JSON object", status: status) }
         if checkMessages {
             var envelope: [String: Any] = [:]
@@ -208,6 +209,31 @@ extension JSONTapeReader {
         case .number: return number(index)?.text(bytes)
         default: return nil
         }
+    }
+
+    /// Which repetition of the field `name` (UTF-8) a key node names: 0 for `name`, n for `name(n)` (n in
+    /// decimal without a leading zero, as FileMaker writes it); `nil` for another key.
+    func repetition(_ index: Int, of name: UnsafeBufferPointer<UInt8>) -> Int? {
+        let node = nodes[index]
+        if node.escaped {
+            var text = string(index)
+            return text.withUTF8 { Self.repetition(UnsafeRawBufferPointer($0), of: name) }
+        }
+        return Self.repetition(UnsafeRawBufferPointer(rebasing: bytes[node.start..<node.end]), of: name)
+    }
+
+    private static func repetition(_ key: UnsafeRawBufferPointer, of name: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard key.count >= name.count, name.isEmpty || memcmp(key.baseAddress!, name.baseAddress!, name.count) == 0 else { return nil }
+        if key.count == name.count { return 0 }
+        let digits = key.count - name.count - 2
+        guard (1...9).contains(digits), key[name.count] == UInt8(ascii: "("), key[key.count - 1] == UInt8(ascii: ")"),
+              key[name.count + 1] != UInt8(ascii: "0") else { return nil }
+        var value = 0
+        for byte in key[(name.count + 1)..<(key.count - 1)] {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
     }
 
     /// The value as an ``FMFieldValue``.
@@ -358,13 +384,32 @@ private enum Rules {
 
     /// A repeating field's value nodes in order: `key` (or `key(1)`), `key(2)`, … up to the first missing
     /// one, without trailing empty repetitions.
+    /// One pass over the object (a lookup per repetition would be quadratic on a hostile answer); a key
+    /// that repeats: the last one, as ``JSONTapeReader/value(forKey:in:)``.
     static func repetitions(of key: String, in object: Int, _ reader: JSONTapeReader) -> [Int] {
+        var plain: Int?, first: Int?
+        var numbered: [Int?] = [] // repetition n at n - 2
+        let limit = Int(reader.nodes[object].count) + 1 // a run from 2 cannot go further
+        reader.scannedMembers &+= limit - 1
+        var key = key
+        key.withUTF8 { name in
+            reader.forEachMember(of: object) { keyNode, value in
+                guard let repetition = reader.repetition(keyNode, of: name) else { return }
+                switch repetition {
+                case 0: plain = value
+                case 1: first = value
+                case ...limit:
+                    if repetition - 2 >= numbered.count { numbered.append(contentsOf: repeatElement(nil, count: repetition - 1 - numbered.count)) }
+                    numbered[repetition - 2] = value
+                default: break
+                }
+            }
+        }
         var values: [Int] = []
-        if let first = reader.value(forKey: key, in: object) ?? reader.value(forKey: key + "(1)", in: object) { values.append(first) }
-        var index = 2
-        while let next = reader.value(forKey: "\(key)(\(index))", in: object) {
+        if let first = plain ?? first { values.append(first) }
+        for next in numbered {
+            guard let next else { break }
             values.append(next)
-            index += 1
         }
         while let last = values.last, reader.isEmptyString(last) { values.removeLast() }
         return values
@@ -465,6 +510,8 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     private final class Cursor {
         var position = 0
+        /// The value node the last lookup found (0: none yet).
+        var last = 0
     }
 
     init(decoder: TapeDecoder, object: Int, shape: Shapes.Shape) {
@@ -477,6 +524,7 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     var codingPath: [any CodingKey] { decoder.codingPath }
 
     var allKeys: [Key] {
+        guard reader.isOpen else { return [] } // kept past decoding: the bytes are gone
         var keys: [Key] = []
         reader.forEachMember(of: object) { key, _ in
             if let codingKey = Key(stringValue: reader.string(key)) { keys.append(codingKey) }
@@ -493,10 +541,20 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
             let candidate = object + shape.offsets[position]
             if candidate < nodes[object].end, nodes[candidate].kind == .key, nodes[candidate].depth == nodes[object].depth + 1,
                reader.keyEquals(candidate, name) {
+                cursor.last = candidate + 1
                 return candidate + 1
             }
         }
-        guard let value = reader.value(forKey: name, in: object) else { return nil }
+        // Keys read in the document's order (a dictionary's, a new shape's): the key after the last one found.
+        let after = cursor.last == 0 ? object + 1 : reader.next(after: cursor.last)
+        let value: Int
+        if after < nodes[object].end, reader.keyEquals(after, name) {
+            value = after + 1
+        } else {
+            guard let found = reader.value(forKey: name, in: object) else { return nil }
+            value = found
+        }
+        cursor.last = value
         if position < shape.offsets.count {
             shape.offsets[position] = value - 1 - object
         } else if position == shape.offsets.count {
@@ -514,13 +572,22 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         return nil
     }
 
-    func contains(_ key: Key) -> Bool { lookup(key) != nil }
+    func contains(_ key: Key) -> Bool { reader.isOpen && lookup(key) != nil }
 
     private func value(_ key: Key) throws -> Int {
+        try nonNull(present(key), key)
+    }
+
+    /// The value node of `key`, `null` included.
+    private func present(_ key: Key) throws -> Int {
         try decoder.checkOpen()
         guard let value = lookup(key) else {
             throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "the layout sent no field \(key.stringValue)"))
         }
+        return value
+    }
+
+    private func nonNull(_ value: Int, _ key: Key) throws -> Int {
         if reader.nodes[value].kind == .null {
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath + [key], debugDescription: "null"))
         }
@@ -536,6 +603,7 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
+        try decoder.checkOpen()
         guard let value = lookup(key) else { return true }
         return reader.nodes[value].kind == .null
     }
@@ -556,7 +624,14 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try Rules.integer(UInt64.self, reader, value(key), codingPath + [key]) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try child(value(key), key).unbox(T.self)
+        let value = try present(key)
+        if reader.nodes[value].kind == .null || reader.isEmptyString(value), let optional = T.self as? any ExpressibleByNilLiteral.Type {
+            // `decode(Int?.self, forKey:)` (a custom `init(from:)`, a generic property): null is nil as for
+            // `JSONDecoder`, and so is "" when the wrapped type cannot hold it (as for an optional property).
+            if reader.nodes[value].kind == .string, let decoded = try? child(value, key).unbox(T.self) { return decoded }
+            if let none = optional.init(nilLiteral: ()) as? T { return none }
+        }
+        return try child(nonNull(value, key), key).unbox(T.self)
     }
 
     private func child(_ value: Int, _ key: Key) -> TapeDecoder {
@@ -587,6 +662,7 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         // A repeating field may be absent as `name` but present as `name(1)`, … : the decoder finds them.
+        try decoder.checkOpen()
         guard let value = lookup(key) else {
             return try TapeDecoder(reader, node: object, codingPath: codingPath + [key], options: decoder.options, origin: (object, key.stringValue),
                                    shapes: decoder.shapes).repetitionsContainer()
@@ -599,6 +675,7 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
+        try decoder.checkOpen()
         guard let value = lookup(key) else {
             throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "the layout sent no field \(key.stringValue)"))
         }
@@ -706,21 +783,27 @@ private struct TapeSingleValueContainer: SingleValueDecodingContainer {
     private var reader: JSONTapeReader { decoder.reader }
     private var node: Int { decoder.node }
 
+    /// The node, once the decoder is known to be open (a container kept past decoding must not read the bytes).
+    private func open() throws -> Int {
+        try decoder.checkOpen()
+        return node
+    }
+
     func decodeNil() -> Bool { reader.nodes[node].kind == .null }
-    func decode(_ type: Bool.Type) throws -> Bool { try Rules.bool(reader, node, codingPath) }
-    func decode(_ type: String.Type) throws -> String { try Rules.string(reader, node, codingPath) }
-    func decode(_ type: Double.Type) throws -> Double { try Rules.double(reader, node, codingPath) }
-    func decode(_ type: Float.Type) throws -> Float { Float(try Rules.double(reader, node, codingPath)) }
-    func decode(_ type: Int.Type) throws -> Int { try Rules.integer(Int.self, reader, node, codingPath) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try Rules.integer(Int8.self, reader, node, codingPath) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try Rules.integer(Int16.self, reader, node, codingPath) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try Rules.integer(Int32.self, reader, node, codingPath) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try Rules.integer(Int64.self, reader, node, codingPath) }
-    func decode(_ type: UInt.Type) throws -> UInt { try Rules.integer(UInt.self, reader, node, codingPath) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try Rules.integer(UInt8.self, reader, node, codingPath) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try Rules.integer(UInt16.self, reader, node, codingPath) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try Rules.integer(UInt32.self, reader, node, codingPath) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try Rules.integer(UInt64.self, reader, node, codingPath) }
+    func decode(_ type: Bool.Type) throws -> Bool { try Rules.bool(reader, open(), codingPath) }
+    func decode(_ type: String.Type) throws -> String { try Rules.string(reader, open(), codingPath) }
+    func decode(_ type: Double.Type) throws -> Double { try Rules.double(reader, open(), codingPath) }
+    func decode(_ type: Float.Type) throws -> Float { Float(try Rules.double(reader, open(), codingPath)) }
+    func decode(_ type: Int.Type) throws -> Int { try Rules.integer(Int.self, reader, open(), codingPath) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try Rules.integer(Int8.self, reader, open(), codingPath) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try Rules.integer(Int16.self, reader, open(), codingPath) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try Rules.integer(Int32.self, reader, open(), codingPath) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try Rules.integer(Int64.self, reader, open(), codingPath) }
+    func decode(_ type: UInt.Type) throws -> UInt { try Rules.integer(UInt.self, reader, open(), codingPath) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try Rules.integer(UInt8.self, reader, open(), codingPath) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try Rules.integer(UInt16.self, reader, open(), codingPath) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try Rules.integer(UInt32.self, reader, open(), codingPath) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try Rules.integer(UInt64.self, reader, open(), codingPath) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.unbox(T.self) }
 }
 

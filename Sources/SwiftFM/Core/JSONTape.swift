@@ -121,6 +121,8 @@ final class JSONTapeReader {
     /// Cleared when the bytes are gone; reading then throws instead of touching freed memory.
     private(set) var isOpen = true
     private var scratch: [UInt8] = []
+    /// The object members searched key by key (not the predicted lookups): tests check it stays linear.
+    var scannedMembers = 0
 
     init(bytes: UnsafeRawBufferPointer, tape: JSONTape) {
         self.bytes = bytes
@@ -161,6 +163,7 @@ final class JSONTapeReader {
 
     /// The value node of `key` in `object` (the last one when a key repeats, as `JSONSerialization`).
     func value(forKey key: String, in object: Int) -> Int? {
+        scannedMembers &+= Int(nodes[object].count)
         var found: Int?
         forEachMember(of: object) { keyNode, value in
             if keyEquals(keyNode, key) { found = value }

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import SwiftFM
+
+/// Review of the typed decoder over the tape: containers kept after decoding, lookups that stay linear on
+/// hostile answers, optionals asked for by type.
+@Suite("Typed decoder review")
+struct TapeDecoderReviewTests {
+    static func body(_ records: [String]) -> Data {
+        let data = records.enumerated().map { #"{"fieldData":\#($1),"portalData":{},"recordId":"\#($0 + 1)","modId":"1"}"# }
+        return Data(#"{"response":{"data":[\#(data.joined(separator: ","))]},"messages":[{"code":"0","message":"OK"}]}"#.utf8)
+    }
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Keeps its containers past `init(from:)` (what a caller must never be able to read freed bytes with).
+    struct Keeper: Decodable {
+        final class Kept: @unchecked Sendable {
+            var keyed: KeyedDecodingContainer<AnyKey>?
+            var single: (any SingleValueDecodingContainer)?
+        }
+        let kept = Kept()
+        init(from decoder: any Decoder) throws {
+            kept.keyed = try decoder.container(keyedBy: AnyKey.self)
+            kept.single = try kept.keyed?.superDecoder(forKey: AnyKey("a")).singleValueContainer()
+        }
+    }
+
+    static func expectClosed(_ kept: Keeper.Kept) throws {
+        let keyed = try #require(kept.keyed)
+        let single = try #require(kept.single)
+        #expect(!keyed.contains(AnyKey("a")))
+        #expect(keyed.allKeys.isEmpty)
+        #expect(throws: DecodingError.self) { try keyed.decodeNil(forKey: AnyKey("a")) }
+        #expect(throws: DecodingError.self) { try keyed.superDecoder(forKey: AnyKey("a")) }
+        #expect(throws: DecodingError.self) { try keyed.nestedUnkeyedContainer(forKey: AnyKey("a")) }
+        #expect(throws: DecodingError.self) { try keyed.decode(String.self, forKey: AnyKey("a")) }
+        #expect(throws: DecodingError.self) { try single.decode(String.self) }
+        #expect(throws: DecodingError.self) { try single.decode(Int.self) }
+        #expect(throws: DecodingError.self) { try single.decode(Date.self) }
+    }
+
+    @Test func containersKeptAfterDecodingThrowInsteadOfReadingTheBytes() throws {
+        // A portal row is written as JSON into a buffer freed when decode returns.
+        let row = try FMPortalRow(recordId: "1", modId: nil, fields: ["a": .string("hello")]).decode(Keeper.self)
+        try Self.expectClosed(row.kept)
+        let set = try FMTypedFoundSet<Keeper>(responseBody: Self.body([#"{"a":"hello"}"#]))
+        try Self.expectClosed(set.records[0].fieldData.kept)
+    }
+
+    /// Decodes `body` like an answer and gives how many object members the lookups scanned.
+    static func scanned<T: Decodable>(_ type: T.Type, _ body: Data) throws -> (FMTypedFoundSet<T>, Int) {
+        try body.withUnsafeBytes { bytes in
+            let reader = JSONTapeReader(bytes: bytes, tape: try JSONTape(bytes))
+            defer { reader.close() }
+            return (try FileMakerDecoder().foundSet(T.self, reader, status: 200, checkMessages: true), reader.scannedMembers)
+        }
+    }
+
+    struct Repeating: Decodable {
+        var f: [String]
+    }
+
+    @Test func repetitionsAreFoundInOnePass() throws {
+        let count = 400
+        // Hostile order too: the last repetition first.
+        for order in [Array(1...count), Array((1...count).reversed())] {
+            let fields = order.map { #""f(\#($0))":"\#($0)""# }.joined(separator: ",")
+            let (set, scanned) = try Self.scanned(Repeating.self, Self.body(["{" + fields + #","g":"x"}"#]))
+            #expect(set.records[0].fieldData.f == (1...count).map(String.init))
+            #expect(scanned <= 4 * (count + 1))
+        }
+    }
+
+    @Test func aDictionaryOfManyFieldsIsReadInOnePass() throws {
+        let count = 400
+        let fields = (1...count).map { #""k\#($0)":"\#($0)""# }.joined(separator: ",")
+        let (set, scanned) = try Self.scanned([String: String].self, Self.body(["{" + fields + "}"]))
+        #expect(set.records[0].fieldData.count == count)
+        #expect(set.records[0].fieldData["k\(count)"] == "\(count)")
+        #expect(scanned <= 4 * count)
+    }
+
+    /// `decode(Int?.self, forKey:)` (a custom `init(from:)`, a generic property): `null` is `nil` as
+    /// `JSONDecoder` gives, and `""` is `nil` as for an optional property.
+    struct AskedOptional: Decodable, Equatable {
+        var number: Int?
+        var text: String?
+        enum CodingKeys: String, CodingKey { case number, text }
+        init(number: Int?, text: String?) { self.number = number; self.text = text }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            number = try container.decode(Int?.self, forKey: .number)
+            text = try container.decode(String?.self, forKey: .text)
+        }
+    }
+
+    struct Box<Value: Decodable & Equatable>: Decodable, Equatable {
+        var value: Value
+    }
+
+    @Test func optionalsAskedForByTypeReadNullAndEmptyAsNil() throws {
+        let json = #"{"number":null,"text":null}"#
+        #expect(try JSONDecoder().decode(AskedOptional.self, from: Data(json.utf8)) == AskedOptional(number: nil, text: nil))
+        let set = try FMTypedFoundSet<AskedOptional>(responseBody: Self.body([json, #"{"number":"","text":""}"#, #"{"number":"4","text":"t"}"#]))
+        #expect(set.records.map(\.fieldData) == [AskedOptional(number: nil, text: nil), AskedOptional(number: nil, text: ""),
+                                                 AskedOptional(number: 4, text: "t")])
+        let boxes = try FMTypedFoundSet<Box<Date?>>(responseBody: Self.body([#"{"value":""}"#, #"{"value":null}"#]))
+        #expect(boxes.records.map(\.fieldData.value) == [nil, nil])
+        // A non-optional still fails on null and "", naming the field.
+        #expect(throws: FMError.self) { try FMTypedFoundSet<Box<Int>>(responseBody: Self.body([#"{"value":null}"#])) }
+        #expect(throws: FMError.self) { try FMTypedFoundSet<Box<Int>>(responseBody: Self.body([#"{"value":""}"#])) }
+    }
+}
