@@ -326,6 +326,26 @@ private enum Rules {
         throw mismatch(Double.self, reader, node, path())
     }
 
+    /// A `Float` (a number beyond its range fails, as `JSONDecoder`, instead of reading infinity).
+    static func float(_ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> Float {
+        let value = try double(reader, node, path())
+        let float = Float(value)
+        guard float.isFinite || !value.isFinite else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "the number does not fit in Float"))
+        }
+        return float
+    }
+
+    /// A `URL` from text (a container field), as `JSONDecoder` reads it.
+    static func url(_ reader: JSONTapeReader, _ node: Int, _ path: [any CodingKey]) throws -> URL {
+        guard reader.nodes[node].kind == .string else { throw mismatch(URL.self, reader, node, path) }
+        guard let url = URL(string: reader.string(node)) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription:
+                reader.isEmptyString(node) ? "an empty value is not a URL" : "not a URL"))
+        }
+        return url
+    }
+
     static func string(_ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> String {
         // A number does not read as text: a number where text is expected is a layout the type does not match.
         guard reader.nodes[node].kind == .string else { throw mismatch(String.self, reader, node, path()) }
@@ -478,6 +498,7 @@ private final class TapeDecoder: Decoder {
         if T.self == Date.self, let date = try Rules.date(reader, node, options, codingPath) as? T { return date }
         if T.self == Decimal.self, let decimal = try Rules.decimal(reader, node, codingPath) as? T { return decimal }
         if T.self == FMFieldValue.self, let field = reader.fieldValue(node) as? T { return field }
+        if T.self == URL.self, let url = try Rules.url(reader, node, codingPath) as? T { return url }
         return try T(from: self)
     }
 }
@@ -611,7 +632,7 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try Rules.bool(reader, value(key), codingPath + [key]) }
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try Rules.string(reader, value(key), codingPath + [key]) }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try Rules.double(reader, value(key), codingPath + [key]) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try Rules.double(reader, value(key), codingPath + [key])) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try Rules.float(reader, value(key), codingPath + [key]) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try Rules.integer(Int.self, reader, value(key), codingPath + [key]) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try Rules.integer(Int8.self, reader, value(key), codingPath + [key]) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try Rules.integer(Int16.self, reader, value(key), codingPath + [key]) }
@@ -641,7 +662,7 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try ifPresent(key) { try Rules.bool(reader, $0, codingPath + [key]) } }
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try ifPresent(key) { try Rules.string(reader, $0, codingPath + [key]) } }
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try ifPresent(key) { try Rules.double(reader, $0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try ifPresent(key) { Float(try Rules.double(reader, $0, codingPath + [key])) } }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try ifPresent(key) { try Rules.float(reader, $0, codingPath + [key]) } }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try ifPresent(key) { try Rules.integer(Int.self, reader, $0, codingPath + [key]) } }
     func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try ifPresent(key) { try Rules.integer(Int8.self, reader, $0, codingPath + [key]) } }
     func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try ifPresent(key) { try Rules.integer(Int16.self, reader, $0, codingPath + [key]) } }
@@ -737,7 +758,7 @@ private struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: Bool.Type) throws -> Bool { let p = path; return try Rules.bool(reader, next(), p) }
     mutating func decode(_ type: String.Type) throws -> String { let p = path; return try Rules.string(reader, next(), p) }
     mutating func decode(_ type: Double.Type) throws -> Double { let p = path; return try Rules.double(reader, next(), p) }
-    mutating func decode(_ type: Float.Type) throws -> Float { let p = path; return Float(try Rules.double(reader, next(), p)) }
+    mutating func decode(_ type: Float.Type) throws -> Float { let p = path; return try Rules.float(reader, next(), p) }
     mutating func decode(_ type: Int.Type) throws -> Int { let p = path; return try Rules.integer(Int.self, reader, next(), p) }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { let p = path; return try Rules.integer(Int8.self, reader, next(), p) }
     mutating func decode(_ type: Int16.Type) throws -> Int16 { let p = path; return try Rules.integer(Int16.self, reader, next(), p) }
@@ -793,7 +814,7 @@ private struct TapeSingleValueContainer: SingleValueDecodingContainer {
     func decode(_ type: Bool.Type) throws -> Bool { try Rules.bool(reader, open(), codingPath) }
     func decode(_ type: String.Type) throws -> String { try Rules.string(reader, open(), codingPath) }
     func decode(_ type: Double.Type) throws -> Double { try Rules.double(reader, open(), codingPath) }
-    func decode(_ type: Float.Type) throws -> Float { Float(try Rules.double(reader, open(), codingPath)) }
+    func decode(_ type: Float.Type) throws -> Float { try Rules.float(reader, open(), codingPath) }
     func decode(_ type: Int.Type) throws -> Int { try Rules.integer(Int.self, reader, open(), codingPath) }
     func decode(_ type: Int8.Type) throws -> Int8 { try Rules.integer(Int8.self, reader, open(), codingPath) }
     func decode(_ type: Int16.Type) throws -> Int16 { try Rules.integer(Int16.self, reader, open(), codingPath) }
