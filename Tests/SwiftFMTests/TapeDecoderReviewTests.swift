@@ -150,4 +150,27 @@ struct TapeDecoderReviewTests {
         let set = try FMTypedFoundSet<Measures>(responseBody: Self.body([#"{"single":3.4028235e38}"#, #"{"single":"1.5"}"#]))
         #expect(set.records.map(\.fieldData.single) == [Float.greatestFiniteMagnitude, 1.5])
     }
+
+    struct Reading: Decodable {
+        var value: Double?
+        var taken: Date?
+    }
+
+    /// Values made in code that JSON cannot hold (NaN, infinity, a `Date` object) are checked before they are
+    /// written as JSON (`JSONSerialization` raises an exception on them on Apple platforms: a crash), and the
+    /// error names the record and the field.
+    @Test func valuesMadeInCodeThatJSONCannotHoldFailNamingTheField() throws {
+        let set = FMFoundSet(records: [["fieldData": ["value": 1.5], "recordId": "1"], ["fieldData": ["value": 2.5, "taken": Date()], "recordId": "2"]],
+                             dataInfo: nil)
+        let error = #expect(throws: FMError.self) { try set.decode(Reading.self) }
+        #expect(error?.code == FMError.ClientCode.malformedResponse)
+        #expect(error?.message.contains("record 2") == true)
+        #expect(error?.message.contains("taken") == true)
+        let row = FMPortalRow(recordId: "5", modId: nil, fields: ["T::value": .number(.nan)])
+        let rowError = #expect(throws: FMError.self) { try row.decode([String: Double].self) }
+        #expect(rowError?.message.contains("portal row 5") == true)
+        #expect(rowError?.message.contains("T::value") == true)
+        // Valid values made in code still decode.
+        #expect(try FMFoundSet(records: [["fieldData": ["value": 1.5], "recordId": "1"]], dataInfo: nil).decode(Reading.self)[0].fieldData.value == 1.5)
+    }
 }

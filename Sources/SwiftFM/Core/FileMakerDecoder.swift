@@ -29,6 +29,12 @@ struct FileMakerDecoder {
     /// Decodes `T` from a `JSONSerialization`-shaped value (a portal row's fields, records built in code):
     /// the value is written as JSON and read like an answer, so every path follows the same rules.
     func decode<T: Decodable>(_ type: T.Type, from value: Any) throws -> T {
+        // Checked first: `JSONSerialization` raises an exception (a crash on Apple platforms) on a value JSON
+        // cannot hold.
+        guard JSONSerialization.isValidJSONObject([value]) else {
+            let field = (value as? [String: Any])?.first { !JSONSerialization.isValidJSONObject([$0.value]) }?.key
+            throw DecodingError.dataCorrupted(.init(codingPath: field.map { [AnyCodingKey($0)] } ?? [], debugDescription: Self.notJSON))
+        }
         let data: Data
         do {
             data = try JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])
@@ -71,6 +77,15 @@ struct FileMakerDecoder {
     /// Records the caller built as `JSONSerialization` values (``FMFoundSet`` made in code): written as
     /// JSON once and read like an answer.
     func records<T: Decodable>(_ type: T.Type, _ data: [Any], status: Int) throws(FMError) -> [FMRecord<T>] {
+        // Checked first, as in ``decode(_:from:)``; the error names the record and the field.
+        if !JSONSerialization.isValidJSONObject(data) {
+            for (index, element) in data.enumerated() where !JSONSerialization.isValidJSONObject([element]) {
+                let record = element as? [String: Any]
+                let name = RawJSON.string(record?["recordId"]).map { "record \($0)" } ?? "record \(index + 1) of the found set"
+                let field = (record?["fieldData"] as? [String: Any])?.first { !JSONSerialization.isValidJSONObject([$0.value]) }?.key
+                throw FMError.malformed("\(name)\(field.map { ", field \($0)" } ?? ""): \(Self.notJSON)", status: status)
+            }
+        }
         let body: Data
         do {
             body = try JSONSerialization.data(withJSONObject: ["response": ["data": data]])
@@ -176,6 +191,9 @@ struct FileMakerDecoder {
         let info = portalInfo.flatMap { reader.any($0) as? [Any] }?.compactMap { ($0 as? [String: Any]).map(FMPortalDataInfo.init(raw:)) }
         return FMRecord(recordId: recordId, modId: modId ?? "", fieldData: fieldData, portalData: portalData, portalDataInfo: info)
     }
+
+    /// Why a value made in code cannot be decoded.
+    static let notJSON = "a value made in code that JSON cannot hold (NaN, infinity, or not a JSON type)"
 
     /// "field `price`: expected Double, found text" — the path and the problem, never the value.
     static func describe(_ error: any Error) -> String {
