@@ -86,6 +86,33 @@ import Testing
         #expect(shared[0].data.dropFirst() == content.dropFirst())
     }
 
+    /// A replaced container's bytes are dropped once nothing holds them (a large one's spool file with them),
+    /// and kept while a duplicate of the record still shows them.
+    @Test func replacedContainerBytesAreDroppedWhenUnused() throws {
+        let h = try Harness()
+        try h.login()
+        let path = "/fmi/data/vLatest/databases/Contacts/layouts/Contacts/records"
+        func blobCount() -> Int { h.emulator.core.state.withLock { $0.blobs.count } }
+        func bytes(ofRecord id: Int) -> Data {
+            let url = h.send("GET", "\(path)/\(id)", contentType: nil).data.first?["fieldData"]?["portrait"]?.stringValue ?? ""
+            let target = String(url.dropFirst("http://127.0.0.1:3000".count))
+            let cookie = h.send("GET", target, bearer: false, contentType: nil).header("Set-Cookie")?.split(separator: ";").first.map(String.init) ?? ""
+            return h.send("GET", target, bearer: false, contentType: nil, headers: [("Cookie", cookie)]).body
+        }
+        #expect(upload(h, path: "\(path)/1/containers/portrait/1", part: "upload", filename: "a.bin", data: Data("one".utf8)).status == 200)
+        #expect(upload(h, path: "\(path)/1/containers/portrait/1", part: "upload", filename: "b.bin", data: Data("two".utf8)).status == 200)
+        #expect(blobCount() == 1)
+        #expect(bytes(ofRecord: 1) == Data("two".utf8))
+        // A duplicate shares the container: replacing the original keeps the shared bytes.
+        let copy = h.send("POST", "\(path)/1", body: "{}")
+        let copyId = Int(copy.response["recordId"]?.stringValue ?? "") ?? 0
+        #expect(copyId > 1)
+        #expect(upload(h, path: "\(path)/1/containers/portrait/1", part: "upload", filename: "c.bin", data: Data("three".utf8)).status == 200)
+        #expect(blobCount() == 2)
+        #expect(bytes(ofRecord: copyId) == Data("two".utf8))
+        #expect(bytes(ofRecord: 1) == Data("three".utf8))
+    }
+
     /// A container larger than the spool threshold, the shared-part size and the direct-write size goes
     /// up through the socket server and comes back byte for byte.
     @Test(.enabled(if: socketServerAvailable)) func aLargeContainerRoundTripsOverHTTP() async throws {
