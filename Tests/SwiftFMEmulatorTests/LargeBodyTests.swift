@@ -66,15 +66,24 @@ import Testing
         let size = MultipartFormData.sharedPartBytes + 17
         let content = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 9)) })
         var body = Data("--b0\r\nContent-Disposition: form-data; name=\"upload\"; filename=\"big.bin\"\r\n\r\n".utf8)
+        let headCount = body.count
         body.append(content)
         body.append(Data("\r\n--b0\r\nContent-Disposition: form-data; name=\"modId\"\r\n\r\n3\r\n--b0--\r\n".utf8))
-        var parts = try MultipartFormData.parse(body: body, boundary: "b0")
-        body = Data() // the parts keep what they need
-        #expect(parts.count == 2)
-        #expect(parts[0].data.startIndex == 0)
-        #expect(parts[0].data == content)
-        #expect(parts[1].data == Data("3".utf8))
-        parts.removeAll()
+        // The public parse copies (zero-based parts); the emulator's shares large parts as slices.
+        let copied = try MultipartFormData.parse(body: body, boundary: "b0")
+        #expect(copied[0].data.startIndex == 0)
+        #expect(copied[0].data == content)
+        var shared = try MultipartFormData.parse(body: body, boundary: "b0", sharing: true)
+        #expect(shared.count == 2)
+        #expect(shared[0].data == content)
+        #expect(shared[1].data == Data("3".utf8))
+        // Value semantics hold both ways.
+        shared[0].data[shared[0].data.startIndex] ^= 0xFF
+        #expect(copied[0].data == content)
+        #expect(body[headCount] == content[0])
+        #expect(shared[0].data.first == content[0] ^ 0xFF)
+        body = Data()
+        #expect(shared[0].data.dropFirst() == content.dropFirst())
     }
 
     /// A container larger than the spool threshold, the shared-part size and the direct-write size goes

@@ -11,7 +11,7 @@ extension EmulatorState {
         } ?? 1
         guard rep >= 1, rep <= field.repetitions else { throw FMError("111") }
         let parsed = prepared.map(\.parts)
-            ?? (try? MultipartFormData.parse(body: ctx.request.body, contentType: ctx.request.header("Content-Type") ?? ""))
+            ?? (try? MultipartFormData.parse(body: ctx.request.body, contentType: ctx.request.header("Content-Type") ?? "", sharing: true))
         guard let parts = parsed else {
             throw FMError("960", "Upload payload must contain a part named 'upload'.")
         }
