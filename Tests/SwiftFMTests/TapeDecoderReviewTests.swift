@@ -173,4 +173,21 @@ struct TapeDecoderReviewTests {
         // Valid values made in code still decode.
         #expect(try FMFoundSet(records: [["fieldData": ["value": 1.5], "recordId": "1"]], dataInfo: nil).decode(Reading.self)[0].fieldData.value == 1.5)
     }
+
+    struct Accented: Decodable, Equatable {
+        var café: String
+        var größe: [Int]?
+    }
+
+    /// A field name whose bytes are decomposed (`e` + U+0301) finds the property spelled precomposed (`é`), as
+    /// `JSONDecoder` and the dictionaries of the previous decoder compare keys (Unicode canonical equivalence),
+    /// escaped or not, repetitions included.
+    @Test func fieldNamesCompareAsTextNotAsBytes() throws {
+        let decomposed = "cafe\u{301}", umlaut = "gro\u{308}ße"
+        let json = #"{"\#(decomposed)":"x","\#(umlaut)":"1","\#(umlaut)(2)":"2"}"#
+        #expect(try JSONDecoder().decode(Accented.self, from: Data(#"{"\#(decomposed)":"x"}"#.utf8)) == Accented(café: "x", größe: nil))
+        let set = try FMTypedFoundSet<Accented>(responseBody: Self.body([json, json, #"{"caf\u00e9":"y"}"#, #"{"cafe\u0301":"z"}"#]))
+        #expect(set.records.map(\.fieldData) == [Accented(café: "x", größe: [1, 2]), Accented(café: "x", größe: [1, 2]),
+                                                 Accented(café: "y", größe: nil), Accented(café: "z", größe: nil)])
+    }
 }

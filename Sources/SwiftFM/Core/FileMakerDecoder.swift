@@ -229,15 +229,20 @@ extension JSONTapeReader {
         }
     }
 
-    /// Which repetition of the field `name` (UTF-8) a key node names: 0 for `name`, n for `name(n)` (n in
-    /// decimal without a leading zero, as FileMaker writes it); `nil` for another key.
-    func repetition(_ index: Int, of name: UnsafeBufferPointer<UInt8>) -> Int? {
+    /// Which repetition of the field `key` (`name`: its UTF-8) a key node names: 0 for `key`, n for `key(n)`
+    /// (n in decimal without a leading zero, as FileMaker writes it); `nil` for another key. The name is
+    /// compared as ``keyEquals(_:_:)`` does.
+    func repetition(_ index: Int, of key: String, _ name: UnsafeBufferPointer<UInt8>, nameIsASCII: Bool) -> Int? {
         let node = nodes[index]
-        if node.escaped {
-            var text = string(index)
-            return text.withUTF8 { Self.repetition(UnsafeRawBufferPointer($0), of: name) }
-        }
-        return Self.repetition(UnsafeRawBufferPointer(rebasing: bytes[node.start..<node.end]), of: name)
+        if !node.escaped, let found = Self.repetition(UnsafeRawBufferPointer(rebasing: bytes[node.start..<node.end]), of: name) { return found }
+        guard node.escaped || node.nonASCII || !nameIsASCII else { return nil }
+        let text = string(index)
+        if text == key { return 0 }
+        guard text.last == ")", let open = text.lastIndex(of: "(") else { return nil }
+        let digits = text[text.index(after: open)..<text.index(before: text.endIndex)]
+        guard (1...9).contains(digits.utf8.count), digits.first != "0", digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let value = Int(digits), String(text[..<open]) == key else { return nil }
+        return value
     }
 
     private static func repetition(_ key: UnsafeRawBufferPointer, of name: UnsafeBufferPointer<UInt8>) -> Int? {
@@ -429,10 +434,11 @@ private enum Rules {
         var numbered: [Int?] = [] // repetition n at n - 2
         let limit = Int(reader.nodes[object].count) + 1 // a run from 2 cannot go further
         reader.scannedMembers &+= limit - 1
-        var key = key
-        key.withUTF8 { name in
+        let ascii = key.utf8.allSatisfy { $0 < 0x80 }
+        var utf8 = key
+        utf8.withUTF8 { name in
             reader.forEachMember(of: object) { keyNode, value in
-                guard let repetition = reader.repetition(keyNode, of: name) else { return }
+                guard let repetition = reader.repetition(keyNode, of: key, name, nameIsASCII: ascii) else { return }
                 switch repetition {
                 case 0: plain = value
                 case 1: first = value
