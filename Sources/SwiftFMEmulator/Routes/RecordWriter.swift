@@ -53,6 +53,28 @@ struct RecordWriter {
     /// The relationships followed per record (related layout fields, then portals), each at most once per record.
     var relations: [RelPath] = []
     var portals: [PortalPlan] = []
+    /// The plan of a record whose layout shows only stored and global fields of its own table and no
+    /// portal (the common large found set), resolved once per request; `nil` otherwise.
+    var flat: FlatPlan?
+
+    /// One stored field of a ``FlatPlan``: the record's `values` key, and for each repetition the
+    /// literal bytes written before its value (`,"name(2)":`), as ranges of ``FlatPlan/literals``.
+    struct FlatSlot {
+        var key: String
+        var before: [Range<Int>]
+    }
+
+    /// A record object as literal byte runs with holes for stored values: everything that is the same
+    /// for every record (keys, commas, global values, the empty `portalData`) is written once into
+    /// `literals`, so that per record only the values are looked up (once per field) and written.
+    struct FlatPlan {
+        /// `{"fieldData":{` up to the first stored value's key (global fields before it included).
+        var head: Range<Int>
+        var slots: [FlatSlot]
+        /// From after the last stored value to `"recordId":"`.
+        var tail: Range<Int>
+        var literals: [UInt8]
+    }
 
     init(state: EmulatorState, options: OutputOptions, ctx: RequestContext) {
         self.state = state
@@ -90,6 +112,7 @@ struct RecordWriter {
                 sources.append(.stored(key: f.name.lowercased(), outputKeys: keys))
             }
         }
+        if options.portals.isEmpty, relations.isEmpty { flat = RecordWriter.flatPlan(sources, dateformats: dateformats, containerURL: containerURL) }
         for p in options.portals {
             guard let path = state.portalPath(p, layout: options.layout), let rt = state.table(path.table) else { continue }
             var range = options.ranges[p.name.lowercased()] ?? (1, 50)
@@ -119,8 +142,51 @@ struct RecordWriter {
         return out
     }
 
+    /// The ``FlatPlan`` of `sources` (stored and global fields only).
+    static func flatPlan(_ sources: [Source], dateformats: Int, containerURL: @escaping (ContainerRef) -> String) -> FlatPlan {
+        // Only `writeValue`'s formatting is used for the global values (no state lookup).
+        var literals: [UInt8] = []
+        literals.append(contentsOf: #"{"fieldData":{"#.utf8)
+        var slots: [FlatSlot] = []
+        var runStart = 0
+        var first = true
+        func comma() {
+            if first { first = false } else { literals.append(UInt8(ascii: ",")) }
+        }
+        var head: Range<Int>?
+        let formatter = ValueFormatter(dateformats: dateformats, containerURL: containerURL)
+        for source in sources {
+            switch source {
+            case let .stored(key, outputKeys):
+                var before: [Range<Int>] = []
+                for outputKey in outputKeys {
+                    comma()
+                    literals.append(contentsOf: outputKey)
+                    before.append(runStart..<literals.count)
+                    runStart = literals.count
+                }
+                if head == nil, let firstRun = before.first {
+                    head = firstRun
+                    before[0] = firstRun.upperBound..<firstRun.upperBound
+                }
+                slots.append(FlatSlot(key: key, before: before))
+            case let .constant(values):
+                for (outputKey, value) in values {
+                    comma()
+                    literals.append(contentsOf: outputKey)
+                    formatter.write(value, into: &literals)
+                }
+            case .related:
+                break
+            }
+        }
+        literals.append(contentsOf: #"},"portalData":{},"recordId":""#.utf8)
+        return FlatPlan(head: head ?? 0..<0, slots: slots, tail: runStart..<literals.count, literals: literals)
+    }
+
     /// `[record,record,…]`.
     func writeArray(_ records: [StoredRecord]) -> [UInt8] {
+        if let flat, table != nil { return writeFlat(records, flat) }
         var out: [UInt8] = [UInt8(ascii: "[")]
         for (i, record) in records.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -230,27 +296,78 @@ struct RecordWriter {
         out.append(UInt8(ascii: "}"))
     }
 
+    /// ``writeArray(_:)`` through a ``FlatPlan``: one dictionary lookup per field and record, literal runs
+    /// copied whole, values written without copying the plan.
+    private func writeFlat(_ records: [StoredRecord], _ plan: FlatPlan) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        let formatter = ValueFormatter(dateformats: dateformats, containerURL: containerURL)
+        plan.literals.withUnsafeBufferPointer { literals in
+            plan.slots.withUnsafeBufferPointer { slots in
+                for i in records.indices {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[plan.head]))
+                    let values = records[i].values
+                    for slot in slots {
+                        let reps = values[slot.key]
+                        let count = reps?.count ?? 0
+                        for r in slot.before.indices {
+                            let run = slot.before[r]
+                            if !run.isEmpty { out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[run])) }
+                            if r < count, let reps {
+                                formatter.write(reps[r], into: &out)
+                            } else {
+                                out.append(UInt8(ascii: "\""))
+                                out.append(UInt8(ascii: "\""))
+                            }
+                        }
+                    }
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[plan.tail]))
+                    JSON.writeInteger(Int64(records[i].id), into: &out)
+                    out.append(contentsOf: #"","modId":""#.utf8)
+                    JSON.writeInteger(Int64(records[i].modId), into: &out)
+                    out.append(UInt8(ascii: "\""))
+                    out.append(UInt8(ascii: "}"))
+                    // Size the buffer once from the first record instead of growing it (and faulting in pages) step by step.
+                    if i == 0 { out.reserveCapacity(out.count * records.count + out.count / 4 * records.count + 64) }
+                }
+            }
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+
     /// The JSON of one value, as ``FMValue/json(dateformats:containerURL:)`` would write it.
     func writeValue(_ value: FMValue, into out: inout [UInt8]) {
-        switch value {
-        case .empty: out.append(contentsOf: #""""#.utf8)
-        case let .text(s): JSON.writeString(s, into: &out)
-        case let .number(n): out.append(contentsOf: n.text.utf8)
-        case let .date(d):
-            out.append(UInt8(ascii: "\""))
-            RecordWriter.writeDate(d, dateformats, into: &out)
-            out.append(UInt8(ascii: "\""))
-        case let .time(t):
-            out.append(UInt8(ascii: "\""))
-            RecordWriter.writeTime(t, into: &out)
-            out.append(UInt8(ascii: "\""))
-        case let .timestamp(d, t):
-            out.append(UInt8(ascii: "\""))
-            RecordWriter.writeDate(d, dateformats, into: &out)
-            out.append(dateformats == 2 ? UInt8(ascii: "T") : UInt8(ascii: " "))
-            RecordWriter.writeTime(t, into: &out)
-            out.append(UInt8(ascii: "\""))
-        case let .container(c): JSON.writeString(containerURL(c), into: &out)
+        ValueFormatter(dateformats: dateformats, containerURL: containerURL).write(value, into: &out)
+    }
+
+    /// Writes values as ``FMValue/json(dateformats:containerURL:)`` would.
+    struct ValueFormatter {
+        let dateformats: Int
+        let containerURL: (ContainerRef) -> String
+
+        /// The JSON of one value, as ``FMValue/json(dateformats:containerURL:)`` would write it.
+        func write(_ value: FMValue, into out: inout [UInt8]) {
+            switch value {
+            case .empty: out.append(contentsOf: #""""#.utf8)
+            case let .text(s): JSON.writeString(s, into: &out)
+            case let .number(n): JSON.appendUTF8(n.text, into: &out)
+            case let .date(d):
+                out.append(UInt8(ascii: "\""))
+                RecordWriter.writeDate(d, dateformats, into: &out)
+                out.append(UInt8(ascii: "\""))
+            case let .time(t):
+                out.append(UInt8(ascii: "\""))
+                RecordWriter.writeTime(t, into: &out)
+                out.append(UInt8(ascii: "\""))
+            case let .timestamp(d, t):
+                out.append(UInt8(ascii: "\""))
+                RecordWriter.writeDate(d, dateformats, into: &out)
+                out.append(dateformats == 2 ? UInt8(ascii: "T") : UInt8(ascii: " "))
+                RecordWriter.writeTime(t, into: &out)
+                out.append(UInt8(ascii: "\""))
+            case let .container(c): JSON.writeString(containerURL(c), into: &out)
+            }
         }
     }
 

@@ -111,22 +111,47 @@ enum JSON: Sendable, Equatable {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// Appends the UTF-8 bytes of `s` as they are (no quotes, no escapes).
+    static func appendUTF8(_ s: String, into out: inout [UInt8]) {
+        if s.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil {
+            out.append(contentsOf: s.utf8)
+        }
+    }
+
     /// Appends `s` as a JSON string (quotes, escapes for `"`, `\\` and control characters).
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case 0x22: out.append(0x5C); out.append(0x22)
-            case 0x5C: out.append(0x5C); out.append(0x5C)
-            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
-            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
-            case 0..<0x20:
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
-            default: out.append(byte)
+        // Copy runs without escapes whole; escape the rest byte by byte.
+        let done: Void? = s.utf8.withContiguousStorageIfAvailable { bytes in
+            var start = 0
+            for i in bytes.indices {
+                let byte = bytes[i]
+                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+                if start < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i])) }
+                writeEscaped(byte, into: &out)
+                start = i + 1
             }
+            if start < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...])) }
+        }
+        if done == nil {
+            for byte in s.utf8 { writeEscaped(byte, into: &out) }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends one byte of a JSON string, escaped when it must be.
+    @inline(__always)
+    private static func writeEscaped(_ byte: UInt8, into out: inout [UInt8]) {
+        switch byte {
+        case 0x22: out.append(0x5C); out.append(0x22)
+        case 0x5C: out.append(0x5C); out.append(0x5C)
+        case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+        case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+        case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+        case 0..<0x20:
+            out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+        default: out.append(byte)
+        }
     }
 
     /// Formats a number the way FileMaker writes stored numbers: plain decimal notation, integers
