@@ -66,15 +66,51 @@ import Testing
         let size = MultipartFormData.sharedPartBytes + 17
         let content = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 9)) })
         var body = Data("--b0\r\nContent-Disposition: form-data; name=\"upload\"; filename=\"big.bin\"\r\n\r\n".utf8)
+        let headCount = body.count
         body.append(content)
         body.append(Data("\r\n--b0\r\nContent-Disposition: form-data; name=\"modId\"\r\n\r\n3\r\n--b0--\r\n".utf8))
-        var parts = try MultipartFormData.parse(body: body, boundary: "b0")
-        body = Data() // the parts keep what they need
-        #expect(parts.count == 2)
-        #expect(parts[0].data.startIndex == 0)
-        #expect(parts[0].data == content)
-        #expect(parts[1].data == Data("3".utf8))
-        parts.removeAll()
+        // The public parse copies (zero-based parts); the emulator's shares large parts as slices.
+        let copied = try MultipartFormData.parse(body: body, boundary: "b0")
+        #expect(copied[0].data.startIndex == 0)
+        #expect(copied[0].data == content)
+        var shared = try MultipartFormData.parse(body: body, boundary: "b0", sharing: true)
+        #expect(shared.count == 2)
+        #expect(shared[0].data == content)
+        #expect(shared[1].data == Data("3".utf8))
+        // Value semantics hold both ways.
+        shared[0].data[shared[0].data.startIndex] ^= 0xFF
+        #expect(copied[0].data == content)
+        #expect(body[headCount] == content[0])
+        #expect(shared[0].data.first == content[0] ^ 0xFF)
+        body = Data()
+        #expect(shared[0].data.dropFirst() == content.dropFirst())
+    }
+
+    /// A replaced container's bytes are dropped once nothing holds them (a large one's spool file with them),
+    /// and kept while a duplicate of the record still shows them.
+    @Test func replacedContainerBytesAreDroppedWhenUnused() throws {
+        let h = try Harness()
+        try h.login()
+        let path = "/fmi/data/vLatest/databases/Contacts/layouts/Contacts/records"
+        func blobCount() -> Int { h.emulator.core.state.withLock { $0.blobs.count } }
+        func bytes(ofRecord id: Int) -> Data {
+            let url = h.send("GET", "\(path)/\(id)", contentType: nil).data.first?["fieldData"]?["portrait"]?.stringValue ?? ""
+            let target = String(url.dropFirst("http://127.0.0.1:3000".count))
+            let cookie = h.send("GET", target, bearer: false, contentType: nil).header("Set-Cookie")?.split(separator: ";").first.map(String.init) ?? ""
+            return h.send("GET", target, bearer: false, contentType: nil, headers: [("Cookie", cookie)]).body
+        }
+        #expect(upload(h, path: "\(path)/1/containers/portrait/1", part: "upload", filename: "a.bin", data: Data("one".utf8)).status == 200)
+        #expect(upload(h, path: "\(path)/1/containers/portrait/1", part: "upload", filename: "b.bin", data: Data("two".utf8)).status == 200)
+        #expect(blobCount() == 1)
+        #expect(bytes(ofRecord: 1) == Data("two".utf8))
+        // A duplicate shares the container: replacing the original keeps the shared bytes.
+        let copy = h.send("POST", "\(path)/1", body: "{}")
+        let copyId = Int(copy.response["recordId"]?.stringValue ?? "") ?? 0
+        #expect(copyId > 1)
+        #expect(upload(h, path: "\(path)/1/containers/portrait/1", part: "upload", filename: "c.bin", data: Data("three".utf8)).status == 200)
+        #expect(blobCount() == 2)
+        #expect(bytes(ofRecord: copyId) == Data("two".utf8))
+        #expect(bytes(ofRecord: 1) == Data("three".utf8))
     }
 
     /// A container larger than the spool threshold, the shared-part size and the direct-write size goes

@@ -117,4 +117,77 @@ struct TapeDecoderReviewTests {
         #expect(throws: FMError.self) { try FMTypedFoundSet<Box<Int>>(responseBody: Self.body([#"{"value":null}"#])) }
         #expect(throws: FMError.self) { try FMTypedFoundSet<Box<Int>>(responseBody: Self.body([#"{"value":""}"#])) }
     }
+
+    /// A container field's URL (FileMaker sends it as text) reads into `URL` as `JSONDecoder` reads it.
+    struct Photo: Decodable, Equatable {
+        var photo: URL?
+        var thumbnail: URL
+        var links: [URL]?
+    }
+
+    @Test func containerURLsReadIntoURLProperties() throws {
+        let url = "https://fms.example.com/Streaming_SSL/MainDB/6A4B.jpg?RCType=EmbeddedRCFileProcessor"
+        let json = #"{"photo":"\#(url)","thumbnail":"\#(url)","links":["\#(url)"]}"#
+        let expected = Photo(photo: URL(string: url), thumbnail: try #require(URL(string: url)), links: [try #require(URL(string: url))])
+        #expect(try JSONDecoder().decode(Photo.self, from: Data(json.utf8)) == expected)
+        let set = try FMTypedFoundSet<Photo>(responseBody: Self.body([json, #"{"photo":"","thumbnail":"\#(url)"}"#]))
+        #expect(set.records.map(\.fieldData) == [expected, Photo(photo: nil, thumbnail: expected.thumbnail, links: nil)])
+        // An empty container into a non-optional URL fails naming the field.
+        let error = #expect(throws: FMError.self) { try FMTypedFoundSet<Photo>(responseBody: Self.body([#"{"thumbnail":""}"#])) }
+        #expect(error?.message.contains("thumbnail") == true)
+    }
+
+    struct Measures: Decodable, Equatable {
+        var single: Float
+    }
+
+    @Test func aNumberBeyondFloatFailsInsteadOfReadingInfinity() throws {
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(Measures.self, from: Data(#"{"single":1e39}"#.utf8)) }
+        for json in [#"{"single":1e39}"#, #"{"single":"-1e39"}"#] {
+            let error = #expect(throws: FMError.self) { try FMTypedFoundSet<Measures>(responseBody: Self.body([json])) }
+            #expect(error?.message.contains("single") == true)
+        }
+        let set = try FMTypedFoundSet<Measures>(responseBody: Self.body([#"{"single":3.4028235e38}"#, #"{"single":"1.5"}"#]))
+        #expect(set.records.map(\.fieldData.single) == [Float.greatestFiniteMagnitude, 1.5])
+    }
+
+    struct Reading: Decodable {
+        var value: Double?
+        var taken: Date?
+    }
+
+    /// Values made in code that JSON cannot hold (NaN, infinity, a `Date` object) are checked before they are
+    /// written as JSON (`JSONSerialization` raises an exception on them on Apple platforms: a crash), and the
+    /// error names the record and the field.
+    @Test func valuesMadeInCodeThatJSONCannotHoldFailNamingTheField() throws {
+        let set = FMFoundSet(records: [["fieldData": ["value": 1.5], "recordId": "1"], ["fieldData": ["value": 2.5, "taken": Date()], "recordId": "2"]],
+                             dataInfo: nil)
+        let error = #expect(throws: FMError.self) { try set.decode(Reading.self) }
+        #expect(error?.code == FMError.ClientCode.malformedResponse)
+        #expect(error?.message.contains("record 2") == true)
+        #expect(error?.message.contains("taken") == true)
+        let row = FMPortalRow(recordId: "5", modId: nil, fields: ["T::value": .number(.nan)])
+        let rowError = #expect(throws: FMError.self) { try row.decode([String: Double].self) }
+        #expect(rowError?.message.contains("portal row 5") == true)
+        #expect(rowError?.message.contains("T::value") == true)
+        // Valid values made in code still decode.
+        #expect(try FMFoundSet(records: [["fieldData": ["value": 1.5], "recordId": "1"]], dataInfo: nil).decode(Reading.self)[0].fieldData.value == 1.5)
+    }
+
+    struct Accented: Decodable, Equatable {
+        var café: String
+        var größe: [Int]?
+    }
+
+    /// A field name whose bytes are decomposed (`e` + U+0301) finds the property spelled precomposed (`é`), as
+    /// `JSONDecoder` and the dictionaries of the previous decoder compare keys (Unicode canonical equivalence),
+    /// escaped or not, repetitions included.
+    @Test func fieldNamesCompareAsTextNotAsBytes() throws {
+        let decomposed = "cafe\u{301}", umlaut = "gro\u{308}ße"
+        let json = #"{"\#(decomposed)":"x","\#(umlaut)":"1","\#(umlaut)(2)":"2"}"#
+        #expect(try JSONDecoder().decode(Accented.self, from: Data(#"{"\#(decomposed)":"x"}"#.utf8)) == Accented(café: "x", größe: nil))
+        let set = try FMTypedFoundSet<Accented>(responseBody: Self.body([json, json, #"{"caf\u00e9":"y"}"#, #"{"cafe\u0301":"z"}"#]))
+        #expect(set.records.map(\.fieldData) == [Accented(café: "x", größe: [1, 2]), Accented(café: "x", größe: [1, 2]),
+                                                 Accented(café: "y", größe: nil), Accented(café: "z", größe: nil)])
+    }
 }

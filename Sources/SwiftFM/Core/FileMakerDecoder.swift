@@ -29,6 +29,12 @@ struct FileMakerDecoder {
     /// Decodes `T` from a `JSONSerialization`-shaped value (a portal row's fields, records built in code):
     /// the value is written as JSON and read like an answer, so every path follows the same rules.
     func decode<T: Decodable>(_ type: T.Type, from value: Any) throws -> T {
+        // Checked first: `JSONSerialization` raises an exception (a crash on Apple platforms) on a value JSON
+        // cannot hold.
+        guard JSONSerialization.isValidJSONObject([value]) else {
+            let field = (value as? [String: Any])?.first { !JSONSerialization.isValidJSONObject([$0.value]) }?.key
+            throw DecodingError.dataCorrupted(.init(codingPath: field.map { [AnyCodingKey($0)] } ?? [], debugDescription: Self.notJSON))
+        }
         let data: Data
         do {
             data = try JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])
@@ -71,6 +77,15 @@ struct FileMakerDecoder {
     /// Records the caller built as `JSONSerialization` values (``FMFoundSet`` made in code): written as
     /// JSON once and read like an answer.
     func records<T: Decodable>(_ type: T.Type, _ data: [Any], status: Int) throws(FMError) -> [FMRecord<T>] {
+        // Checked first, as in ``decode(_:from:)``; the error names the record and the field.
+        if !JSONSerialization.isValidJSONObject(data) {
+            for (index, element) in data.enumerated() where !JSONSerialization.isValidJSONObject([element]) {
+                let record = element as? [String: Any]
+                let name = RawJSON.string(record?["recordId"]).map { "record \($0)" } ?? "record \(index + 1) of the found set"
+                let field = (record?["fieldData"] as? [String: Any])?.first { !JSONSerialization.isValidJSONObject([$0.value]) }?.key
+                throw FMError.malformed("\(name)\(field.map { ", field \($0)" } ?? ""): \(Self.notJSON)", status: status)
+            }
+        }
         let body: Data
         do {
             body = try JSONSerialization.data(withJSONObject: ["response": ["data": data]])
@@ -177,6 +192,9 @@ struct FileMakerDecoder {
         return FMRecord(recordId: recordId, modId: modId ?? "", fieldData: fieldData, portalData: portalData, portalDataInfo: info)
     }
 
+    /// Why a value made in code cannot be decoded.
+    static let notJSON = "a value made in code that JSON cannot hold (NaN, infinity, or not a JSON type)"
+
     /// "field `price`: expected Double, found text" — the path and the problem, never the value.
     static func describe(_ error: any Error) -> String {
         guard let decoding = error as? DecodingError else { return String(describing: error) }
@@ -211,15 +229,20 @@ extension JSONTapeReader {
         }
     }
 
-    /// Which repetition of the field `name` (UTF-8) a key node names: 0 for `name`, n for `name(n)` (n in
-    /// decimal without a leading zero, as FileMaker writes it); `nil` for another key.
-    func repetition(_ index: Int, of name: UnsafeBufferPointer<UInt8>) -> Int? {
+    /// Which repetition of the field `key` (`name`: its UTF-8) a key node names: 0 for `key`, n for `key(n)`
+    /// (n in decimal without a leading zero, as FileMaker writes it); `nil` for another key. The name is
+    /// compared as ``keyEquals(_:_:)`` does.
+    func repetition(_ index: Int, of key: String, _ name: UnsafeBufferPointer<UInt8>, nameIsASCII: Bool) -> Int? {
         let node = nodes[index]
-        if node.escaped {
-            var text = string(index)
-            return text.withUTF8 { Self.repetition(UnsafeRawBufferPointer($0), of: name) }
-        }
-        return Self.repetition(UnsafeRawBufferPointer(rebasing: bytes[node.start..<node.end]), of: name)
+        if !node.escaped, let found = Self.repetition(UnsafeRawBufferPointer(rebasing: bytes[node.start..<node.end]), of: name) { return found }
+        guard node.escaped || node.nonASCII || !nameIsASCII else { return nil }
+        let text = string(index)
+        if text == key { return 0 }
+        guard text.last == ")", let open = text.lastIndex(of: "(") else { return nil }
+        let digits = text[text.index(after: open)..<text.index(before: text.endIndex)]
+        guard (1...9).contains(digits.utf8.count), digits.first != "0", digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let value = Int(digits), String(text[..<open]) == key else { return nil }
+        return value
     }
 
     private static func repetition(_ key: UnsafeRawBufferPointer, of name: UnsafeBufferPointer<UInt8>) -> Int? {
@@ -326,6 +349,26 @@ private enum Rules {
         throw mismatch(Double.self, reader, node, path())
     }
 
+    /// A `Float` (a number beyond its range fails, as `JSONDecoder`, instead of reading infinity).
+    static func float(_ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> Float {
+        let value = try double(reader, node, path())
+        let float = Float(value)
+        guard float.isFinite || !value.isFinite else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "the number does not fit in Float"))
+        }
+        return float
+    }
+
+    /// A `URL` from text (a container field), as `JSONDecoder` reads it.
+    static func url(_ reader: JSONTapeReader, _ node: Int, _ path: [any CodingKey]) throws -> URL {
+        guard reader.nodes[node].kind == .string else { throw mismatch(URL.self, reader, node, path) }
+        guard let url = URL(string: reader.string(node)) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription:
+                reader.isEmptyString(node) ? "an empty value is not a URL" : "not a URL"))
+        }
+        return url
+    }
+
     static func string(_ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> String {
         // A number does not read as text: a number where text is expected is a layout the type does not match.
         guard reader.nodes[node].kind == .string else { throw mismatch(String.self, reader, node, path()) }
@@ -391,10 +434,11 @@ private enum Rules {
         var numbered: [Int?] = [] // repetition n at n - 2
         let limit = Int(reader.nodes[object].count) + 1 // a run from 2 cannot go further
         reader.scannedMembers &+= limit - 1
-        var key = key
-        key.withUTF8 { name in
+        let ascii = key.utf8.allSatisfy { $0 < 0x80 }
+        var utf8 = key
+        utf8.withUTF8 { name in
             reader.forEachMember(of: object) { keyNode, value in
-                guard let repetition = reader.repetition(keyNode, of: name) else { return }
+                guard let repetition = reader.repetition(keyNode, of: key, name, nameIsASCII: ascii) else { return }
                 switch repetition {
                 case 0: plain = value
                 case 1: first = value
@@ -478,6 +522,7 @@ private final class TapeDecoder: Decoder {
         if T.self == Date.self, let date = try Rules.date(reader, node, options, codingPath) as? T { return date }
         if T.self == Decimal.self, let decimal = try Rules.decimal(reader, node, codingPath) as? T { return decimal }
         if T.self == FMFieldValue.self, let field = reader.fieldValue(node) as? T { return field }
+        if T.self == URL.self, let url = try Rules.url(reader, node, codingPath) as? T { return url }
         return try T(from: self)
     }
 }
@@ -611,7 +656,7 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try Rules.bool(reader, value(key), codingPath + [key]) }
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try Rules.string(reader, value(key), codingPath + [key]) }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try Rules.double(reader, value(key), codingPath + [key]) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try Rules.double(reader, value(key), codingPath + [key])) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try Rules.float(reader, value(key), codingPath + [key]) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try Rules.integer(Int.self, reader, value(key), codingPath + [key]) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try Rules.integer(Int8.self, reader, value(key), codingPath + [key]) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try Rules.integer(Int16.self, reader, value(key), codingPath + [key]) }
@@ -641,7 +686,7 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try ifPresent(key) { try Rules.bool(reader, $0, codingPath + [key]) } }
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try ifPresent(key) { try Rules.string(reader, $0, codingPath + [key]) } }
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try ifPresent(key) { try Rules.double(reader, $0, codingPath + [key]) } }
-    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try ifPresent(key) { Float(try Rules.double(reader, $0, codingPath + [key])) } }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try ifPresent(key) { try Rules.float(reader, $0, codingPath + [key]) } }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try ifPresent(key) { try Rules.integer(Int.self, reader, $0, codingPath + [key]) } }
     func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try ifPresent(key) { try Rules.integer(Int8.self, reader, $0, codingPath + [key]) } }
     func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try ifPresent(key) { try Rules.integer(Int16.self, reader, $0, codingPath + [key]) } }
@@ -737,7 +782,7 @@ private struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: Bool.Type) throws -> Bool { let p = path; return try Rules.bool(reader, next(), p) }
     mutating func decode(_ type: String.Type) throws -> String { let p = path; return try Rules.string(reader, next(), p) }
     mutating func decode(_ type: Double.Type) throws -> Double { let p = path; return try Rules.double(reader, next(), p) }
-    mutating func decode(_ type: Float.Type) throws -> Float { let p = path; return Float(try Rules.double(reader, next(), p)) }
+    mutating func decode(_ type: Float.Type) throws -> Float { let p = path; return try Rules.float(reader, next(), p) }
     mutating func decode(_ type: Int.Type) throws -> Int { let p = path; return try Rules.integer(Int.self, reader, next(), p) }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { let p = path; return try Rules.integer(Int8.self, reader, next(), p) }
     mutating func decode(_ type: Int16.Type) throws -> Int16 { let p = path; return try Rules.integer(Int16.self, reader, next(), p) }
@@ -793,7 +838,7 @@ private struct TapeSingleValueContainer: SingleValueDecodingContainer {
     func decode(_ type: Bool.Type) throws -> Bool { try Rules.bool(reader, open(), codingPath) }
     func decode(_ type: String.Type) throws -> String { try Rules.string(reader, open(), codingPath) }
     func decode(_ type: Double.Type) throws -> Double { try Rules.double(reader, open(), codingPath) }
-    func decode(_ type: Float.Type) throws -> Float { Float(try Rules.double(reader, open(), codingPath)) }
+    func decode(_ type: Float.Type) throws -> Float { try Rules.float(reader, open(), codingPath) }
     func decode(_ type: Int.Type) throws -> Int { try Rules.integer(Int.self, reader, open(), codingPath) }
     func decode(_ type: Int8.Type) throws -> Int8 { try Rules.integer(Int8.self, reader, open(), codingPath) }
     func decode(_ type: Int16.Type) throws -> Int16 { try Rules.integer(Int16.self, reader, open(), codingPath) }

@@ -176,8 +176,23 @@ final class JSONTapeReader {
         return JSONLexer.StringToken(start: node.start, end: node.end, escaped: node.escaped, nonASCII: node.nonASCII)
     }
 
+    /// Whether key node `index` names `key`: the same bytes or, when either side is not ASCII or the key is
+    /// escaped, the same text by `String`'s `==` (Unicode canonical equivalence: `é` precomposed or
+    /// decomposed), as the dictionaries of `JSONSerialization` and `JSONDecoder` compare keys.
     @inline(__always) func keyEquals(_ index: Int, _ key: String) -> Bool {
-        token(index).equals(key, bytes)
+        let node = nodes[index]
+        if !node.escaped {
+            var key = key
+            let (same, ascii) = key.withUTF8 { utf8 -> (Bool, Bool) in
+                if utf8.count == node.end - node.start, utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress! + node.start, utf8.count) == 0 {
+                    return (true, true)
+                }
+                return (false, !node.nonASCII && utf8.allSatisfy { $0 < 0x80 })
+            }
+            if same { return true }
+            if ascii { return false }
+        }
+        return string(index) == key
     }
 
     /// A string or key node's text.

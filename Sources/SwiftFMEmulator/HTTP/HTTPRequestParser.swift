@@ -450,7 +450,7 @@ struct HTTPRequestParser {
 }
 
 /// An unlinked temporary file that receives a large request body as it arrives, then hands it over as
-/// `Data` over a read-only memory mapping of the file: the pages are the page cache's, not the heap's,
+/// `Data` over a private memory mapping of the file: the pages are the page cache's, not the heap's,
 /// and the file's space is freed when the last `Data` sharing the mapping goes away (or the parser does).
 final class BodySpool {
     private let fd: Int32
@@ -485,7 +485,8 @@ final class BodySpool {
     /// The first `length` bytes of the file, memory-mapped; `nil` when mapping fails.
     func mapped(length: Int) -> Data? {
         guard length > 0 else { return Data() }
-        let address = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0)
+        // Writable but private: a uniquely held `Data` may be mutated in place; that never reaches the file.
+        let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0)
         guard let address, address != MAP_FAILED else { return nil }
         return Data(bytesNoCopy: address, count: length, deallocator: .custom { pointer, count in
             _ = munmap(pointer, count)

@@ -82,26 +82,36 @@ public enum MultipartFormData {
     /// - Returns: the parts in order.
     /// - Throws: ``ParseError``.
     public static func parse(body: Data, contentType: String) throws(ParseError) -> [Part] {
+        try parse(body: body, contentType: contentType, sharing: false)
+    }
+
+    /// ``parse(body:contentType:)``; with `sharing`, a part of ``sharedPartBytes`` or more is a slice of
+    /// `body` (its storage shared, not copied; its indices are the body's) — the emulator's container uploads.
+    static func parse(body: Data, contentType: String, sharing: Bool) throws(ParseError) -> [Part] {
         let (type, params) = parseHeaderValue(contentType)
         guard type == "multipart/form-data" else { throw .notMultipart }
         guard let boundary = params["boundary"], !boundary.isEmpty else { throw .missingBoundary }
-        return try parse(body: body, boundary: boundary)
+        return try parse(body: body, boundary: boundary, sharing: sharing)
     }
 
     /// Splits a multipart body delimited by `boundary` (without the leading `--`) into its parts.
     /// - Throws: ``ParseError``.
     public static func parse(body: Data, boundary: String) throws(ParseError) -> [Part] {
+        try parse(body: body, boundary: boundary, sharing: false)
+    }
+
+    /// With `sharing`, parts of at least this many bytes are slices of the body instead of copies.
+    static let sharedPartBytes = 4 * 1024 * 1024
+
+    static func parse(body: Data, boundary: String, sharing: Bool) throws(ParseError) -> [Part] {
         // No copy of the body: it is scanned in place (a large upload arrives memory-mapped).
         let result = body.withUnsafeBytes { raw in
-            parse(bytes: raw.assumingMemoryBound(to: UInt8.self), boundary: boundary, owner: body)
+            parse(bytes: raw.assumingMemoryBound(to: UInt8.self), boundary: boundary, owner: sharing ? body : nil)
         }
         return try result.get()
     }
 
-    /// Parts of at least this many bytes share the body's storage instead of being copied out of it.
-    static let sharedPartBytes = 4 * 1024 * 1024
-
-    private static func parse(bytes: UnsafeBufferPointer<UInt8>, boundary: String, owner: Data) -> Result<[Part], ParseError> {
+    private static func parse(bytes: UnsafeBufferPointer<UInt8>, boundary: String, owner: Data?) -> Result<[Part], ParseError> {
         let dash = Array("--".utf8) + Array(boundary.utf8)
         let delimiter = Array("\r\n".utf8) + dash
 
@@ -148,10 +158,9 @@ public enum MultipartFormData {
 
             guard let dataEnd = find(delimiter, in: bytes, from: pos) else { return .failure(.missingFinalBoundary) }
             let data: Data
-            if dataEnd - pos >= sharedPartBytes, let base = bytes.baseAddress {
-                // A large part is a window on the body; the deallocator keeps the body (its storage) alive.
-                data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base + pos), count: dataEnd - pos,
-                            deallocator: .custom { _, _ in withExtendedLifetime(owner) {} })
+            if let owner, dataEnd - pos >= sharedPartBytes {
+                // A slice shares the body's storage (copy-on-write keeps both values intact).
+                data = owner[(owner.startIndex + pos)..<(owner.startIndex + dataEnd)]
             } else {
                 data = Data(bytes[pos..<dataEnd])
             }

@@ -11,7 +11,7 @@ extension EmulatorState {
         } ?? 1
         guard rep >= 1, rep <= field.repetitions else { throw FMError("111") }
         let parsed = prepared.map(\.parts)
-            ?? (try? MultipartFormData.parse(body: ctx.request.body, contentType: ctx.request.header("Content-Type") ?? ""))
+            ?? (try? MultipartFormData.parse(body: ctx.request.body, contentType: ctx.request.header("Content-Type") ?? "", sharing: true))
         guard let parts = parsed else {
             throw FMError("960", "Upload payload must contain a part named 'upload'.")
         }
@@ -29,9 +29,25 @@ extension EmulatorState {
         let key = (0..<32).map { _ in String(format: "%02X", UInt8.random(in: 0...255, using: &rng)) }.joined()
         blobs[key] = Blob(data: upload.data, contentType: type, filename: filename)
         let ref = ContainerRef(key: key, filename: filename, contentType: type, fileExtension: ext)
+        let replaced = table(layout.table)?.records[id]?.value(field, repetition: rep)
         let modId = try editRecord(table: layout.table, id: id, writes: [Write(field: field, repetition: rep, value: .container(ref))],
                                    session: ctx.token, now: ctx.now, bump: true)
+        if case let .container(old)? = replaced { forgetBlobIfUnused(old.key) }
         return Reply(response: .object([("modId", .string(String(modId)))]))
+    }
+
+    /// Drops a replaced container's bytes once no record or session global holds them any more (a large
+    /// container's spool file is freed then, not when the emulator stops).
+    mutating func forgetBlobIfUnused(_ key: String) {
+        guard blobs[key] != nil else { return }
+        func holds(_ values: [FMValue]) -> Bool {
+            values.contains { if case let .container(ref) = $0 { return ref.key == key }; return false }
+        }
+        for table in tables.values {
+            for record in table.records.values where record.values.values.contains(where: holds) { return }
+        }
+        for session in sessions.values where session.globals.values.contains(where: holds) { return }
+        blobs[key] = nil
     }
 
     /// The container field and the record's current modId (without keeping a copy of the table alive).

@@ -112,7 +112,7 @@ struct PreparedBody: Sendable {
     init(_ request: HTTPRequest) {
         if mediaType(request.header("Content-Type")) == "multipart/form-data" {
             json = .invalid
-            parts = try? MultipartFormData.parse(body: request.body, contentType: request.header("Content-Type") ?? "")
+            parts = try? MultipartFormData.parse(body: request.body, contentType: request.header("Content-Type") ?? "", sharing: true)
         } else {
             json = PreparedBody.parseJSON(request.body)
             parts = nil
