@@ -118,7 +118,9 @@ struct JSONReaderTests {
         let data = Data(bytes)
         let oracle = try? JSONSerialization.jsonObject(with: data)
         let text = String(decoding: bytes, as: UTF8.self)
-        let readers = [("reader", try? JSONReader.parse(data, templatesFrom: .max)), ("reader with templates", try? JSONReader.parse(data, templatesFrom: 0)),
+        let readers = [("reader", try? JSONReader.parse(data, templatesFrom: .max, splitFrom: .max)),
+                       ("reader with templates", try? JSONReader.parse(data, templatesFrom: 0, splitFrom: .max)),
+                       ("reader in parts", try? JSONReader.parse(data, templatesFrom: 0, splitFrom: 0)),
                        ("tape", throughTape(data))]
         for (name, ours) in readers {
             switch (oracle, ours) {

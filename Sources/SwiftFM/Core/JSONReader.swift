@@ -32,9 +32,15 @@ enum JSONReader {
     /// Objects reuse the shape of the previous object at their depth (see `Parser.Template`) in documents
     /// of at least `templatesFrom` bytes: in a small answer every object is new and the bookkeeping would
     /// cost more than it saves.
-    static func parse(_ data: Data, fragments: Bool = false, templatesFrom: Int = 32_768) throws(Failure) -> Any {
+    ///
+    /// An array of at least `splitFrom` bytes (the `data` of a large found set) is read in parts on several
+    /// cores when the machine has them: its element boundaries are found by a quick structural scan, each
+    /// part is read (and checked) by its own parser, and the parts are joined in order.
+    static func parse(_ data: Data, fragments: Bool = false, templatesFrom: Int = 32_768, splitFrom: Int = 1 << 20) throws(Failure) -> Any {
         let result: Result<Any, Failure> = data.withUnsafeBytes { buffer in
             var parser = Parser(buffer, templates: buffer.count >= templatesFrom)
+            parser.splitFrom = splitFrom
+            parser.parts = min(8, ProcessInfo.processInfo.activeProcessorCount)
             do throws(Failure) {
                 return .success(try parser.document(fragments: fragments))
             } catch {
@@ -274,12 +280,18 @@ enum JSONReader {
 
         mutating func array() throws(Failure) -> [Any] {
             try enter()
+            let open = lexer.index
             lexer.index += 1 // [
             lexer.skipSpace()
             if lexer.peek() == UInt8(ascii: "]") {
                 lexer.index += 1
                 depth -= 1
                 return []
+            }
+            if parts > 1, depth <= 4, lexer.bytes.count - open >= splitFrom, let split = Self.split(lexer.bytes, open: open, parts: parts) {
+                let array = try readInParts(split)
+                depth -= 1
+                return array
             }
             var array: [Any] = []
             array.reserveCapacity(hint(depth))
@@ -290,6 +302,139 @@ enum JSONReader {
             remember(array.count, depth)
             depth -= 1
             return array
+        }
+
+        // MARK: An array read in parts
+
+        /// Arrays of at least this many bytes are read in parts (when ``parts`` is above 1).
+        var splitFrom = Int.max
+        /// How many parts at most (the cores).
+        var parts = 1
+
+        /// Where an array's parts are: the byte after its `[`, the commas between parts, its `]`.
+        struct Split {
+            var start: Int
+            var commas: [Int]
+            var close: Int
+        }
+
+        /// Finds the top-level commas of the array opened at `open` nearest to equal shares of its bytes, and
+        /// its closing bracket, by following only quotes, escapes and brackets; `nil` when it does not close
+        /// (the bytes are then read in one part, which reports the error).
+        static func split(_ bytes: UnsafeRawBufferPointer, open: Int, parts: Int) -> Split? {
+            var commas: [Int] = []
+            var nextShare = 0
+            var share = 0
+            var level = 0
+            var index = open + 1
+            let count = bytes.count
+            // A first pass is not worth it: the share is estimated from the bytes left in the document.
+            share = (count - open) / parts
+            nextShare = open + share
+            while index < count {
+                let byte = bytes[index]
+                switch byte {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    while index < count, bytes[index] != UInt8(ascii: "\"") {
+                        index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                    }
+                case UInt8(ascii: "["), UInt8(ascii: "{"):
+                    level += 1
+                case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                    if level == 0 {
+                        guard byte == UInt8(ascii: "]"), !commas.isEmpty else { return nil }
+                        return Split(start: open + 1, commas: commas, close: index)
+                    }
+                    level -= 1
+                case UInt8(ascii: ","):
+                    if level == 0, index >= nextShare, commas.count < parts - 1 {
+                        commas.append(index)
+                        nextShare = index + share
+                    }
+                default:
+                    break
+                }
+                index += 1
+            }
+            return nil
+        }
+
+        /// Reads the parts of `split` at once, each with its own parser, and joins them in order; the lexer
+        /// ends after the `]`.
+        mutating func readInParts(_ split: Split) throws(Failure) -> [Any] {
+            let bounds = [split.start] + split.commas.map { $0 + 1 }
+            let ends = split.commas + [split.close]
+            let results = PartResults(count: bounds.count)
+            let shared = SharedBytes(bytes: lexer.bytes)
+            let depth = self.depth
+            let templates = !shelves.isEmpty
+            DispatchQueue.concurrentPerform(iterations: bounds.count) { part in
+                var parser = Parser(UnsafeRawBufferPointer(rebasing: shared.bytes[..<ends[part]]), templates: templates)
+                parser.lexer.index = bounds[part]
+                parser.depth = depth
+                results.set(part, parser.elements(last: part == bounds.count - 1))
+            }
+            var array: [Any] = []
+            for part in 0..<bounds.count {
+                switch results.get(part) {
+                case .success(let elements):
+                    if array.isEmpty { array.reserveCapacity(elements.count * bounds.count) }
+                    array.append(contentsOf: elements)
+                case .failure(let failure):
+                    throw failure
+                case nil:
+                    throw Failure(offset: bounds[part], reason: "a part of an array was not read")
+                }
+            }
+            lexer.index = split.close + 1
+            return array
+        }
+
+        /// The elements from here to the end of the bytes (one part of an array): values separated by commas;
+        /// a trailing comma only in the `last` part (as before `]`).
+        mutating func elements(last: Bool) -> Result<[Any], Failure> {
+            var array: [Any] = []
+            do throws(Failure) {
+                lexer.skipSpace()
+                if last, lexer.peek() == nil { return .success(array) } // the part began after a trailing comma
+                while true {
+                    lexer.skipSpace()
+                    array.append(try value())
+                    lexer.skipSpace()
+                    guard let next = lexer.peek() else { return .success(array) }
+                    guard next == UInt8(ascii: ",") else { throw lexer.fail("expected ',' or ']'") }
+                    lexer.index += 1
+                    lexer.skipSpace()
+                    if last, lexer.peek() == nil { return .success(array) } // a trailing comma before ]
+                }
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// The document's bytes, read (never written) by the parts' threads while `concurrentPerform` runs,
+    /// inside the `withUnsafeBytes` that keeps them alive.
+    private struct SharedBytes: @unchecked Sendable {
+        let bytes: UnsafeRawBufferPointer
+    }
+
+    /// The parts' results, each written by one thread of `concurrentPerform` and read after it returns.
+    private final class PartResults: @unchecked Sendable {
+        private let lock = NSLock()
+        private var results: [Result<[Any], Failure>?]
+
+        init(count: Int) {
+            results = Array(repeating: nil, count: count)
+        }
+
+        func set(_ part: Int, _ result: Result<[Any], Failure>) {
+            lock.withLock { results[part] = result }
+        }
+
+        func get(_ part: Int) -> Result<[Any], Failure>? {
+            lock.withLock { results[part] }
         }
     }
 
