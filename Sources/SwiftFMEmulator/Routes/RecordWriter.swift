@@ -58,10 +58,12 @@ struct RecordWriter {
     var flat: FlatPlan?
 
     /// One stored field of a ``FlatPlan``: the record's `values` key, and for each repetition the
-    /// literal bytes written before its value (`,"name(2)":`), as ranges of ``FlatPlan/literals``.
+    /// literal bytes written before its value (`,"name(2)":`): `runs[firstRun..<firstRun + repetitions]`
+    /// of the plan, ranges of ``FlatPlan/literals``.
     struct FlatSlot {
         var key: String
-        var before: [Range<Int>]
+        var firstRun: Int
+        var repetitions: Int
     }
 
     /// A record object as literal byte runs with holes for stored values: everything that is the same
@@ -71,6 +73,7 @@ struct RecordWriter {
         /// `{"fieldData":{` up to the first stored value's key (global fields before it included).
         var head: Range<Int>
         var slots: [FlatSlot]
+        var runs: [Range<Int>]
         /// From after the last stored value to `"recordId":"`.
         var tail: Range<Int>
         var literals: [UInt8]
@@ -148,6 +151,7 @@ struct RecordWriter {
         var literals: [UInt8] = []
         literals.append(contentsOf: #"{"fieldData":{"#.utf8)
         var slots: [FlatSlot] = []
+        var runs: [Range<Int>] = []
         var runStart = 0
         var first = true
         func comma() {
@@ -169,7 +173,8 @@ struct RecordWriter {
                     head = firstRun
                     before[0] = firstRun.upperBound..<firstRun.upperBound
                 }
-                slots.append(FlatSlot(key: key, before: before))
+                slots.append(FlatSlot(key: key, firstRun: runs.count, repetitions: before.count))
+                runs += before
             case let .constant(values):
                 for (outputKey, value) in values {
                     comma()
@@ -181,7 +186,7 @@ struct RecordWriter {
             }
         }
         literals.append(contentsOf: #"},"portalData":{},"recordId":""#.utf8)
-        return FlatPlan(head: head ?? 0..<0, slots: slots, tail: runStart..<literals.count, literals: literals)
+        return FlatPlan(head: head ?? 0..<0, slots: slots, runs: runs, tail: runStart..<literals.count, literals: literals)
     }
 
     /// `[record,record,…]`.
@@ -299,39 +304,52 @@ struct RecordWriter {
     /// ``writeArray(_:)`` through a ``FlatPlan``: one dictionary lookup per field and record, literal runs
     /// copied whole, values written without copying the plan.
     private func writeFlat(_ records: [StoredRecord], _ plan: FlatPlan) -> [UInt8] {
+        typealias Values = [String: [FMValue]]
         var out: [UInt8] = [UInt8(ascii: "[")]
         let formatter = ValueFormatter(dateformats: dateformats, containerURL: containerURL)
+        // Where each slot's value sits in the current record's dictionary.
+        let found = UnsafeMutableBufferPointer<Values.Index?>.allocate(capacity: plan.slots.count)
+        defer { found.deallocate() }
+        var touched = 0
         plan.literals.withUnsafeBufferPointer { literals in
-            plan.slots.withUnsafeBufferPointer { slots in
-                for i in records.indices {
-                    if i > 0 { out.append(UInt8(ascii: ",")) }
-                    out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[plan.head]))
-                    let values = records[i].values
-                    for slot in slots {
-                        let reps = values[slot.key]
-                        let count = reps?.count ?? 0
-                        for r in slot.before.indices {
-                            let run = slot.before[r]
-                            if !run.isEmpty { out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[run])) }
-                            if r < count, let reps {
-                                formatter.write(reps[r], into: &out)
-                            } else {
-                                out.append(UInt8(ascii: "\""))
-                                out.append(UInt8(ascii: "\""))
+            plan.runs.withUnsafeBufferPointer { runs in
+                plan.slots.withUnsafeBufferPointer { slots in
+                    for i in records.indices {
+                        if i > 0 { out.append(UInt8(ascii: ",")) }
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[plan.head]))
+                        let values = records[i].values
+                        // Find every field first, then read every repetition count in a tight loop of
+                        // independent loads: the values' arrays are mostly not in the cache, and this lets
+                        // their cache misses overlap instead of paying for them one after another.
+                        for j in slots.indices { found[j] = values.index(forKey: slots[j].key) }
+                        for j in slots.indices { if let at = found[j] { touched &+= values.values[at].count } }
+                        for j in slots.indices {
+                            let slot = slots[j]
+                            for r in 0..<slot.repetitions {
+                                let run = runs[slot.firstRun + r]
+                                if !run.isEmpty { out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[run])) }
+                                if let at = found[j], r < values.values[at].count {
+                                    formatter.write(values.values[at][r], into: &out)
+                                } else {
+                                    out.append(UInt8(ascii: "\""))
+                                    out.append(UInt8(ascii: "\""))
+                                }
                             }
                         }
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[plan.tail]))
+                        JSON.writeInteger(Int64(records[i].id), into: &out)
+                        out.append(contentsOf: #"","modId":""#.utf8)
+                        JSON.writeInteger(Int64(records[i].modId), into: &out)
+                        out.append(UInt8(ascii: "\""))
+                        out.append(UInt8(ascii: "}"))
+                        // Size the buffer once from the first record instead of growing it (and faulting in pages) step by step.
+                        if i == 0 { out.reserveCapacity(out.count * records.count + out.count / 4 * records.count + 64) }
                     }
-                    out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[plan.tail]))
-                    JSON.writeInteger(Int64(records[i].id), into: &out)
-                    out.append(contentsOf: #"","modId":""#.utf8)
-                    JSON.writeInteger(Int64(records[i].modId), into: &out)
-                    out.append(UInt8(ascii: "\""))
-                    out.append(UInt8(ascii: "}"))
-                    // Size the buffer once from the first record instead of growing it (and faulting in pages) step by step.
-                    if i == 0 { out.reserveCapacity(out.count * records.count + out.count / 4 * records.count + 64) }
                 }
             }
         }
+        // Keeps the counting loop (its only purpose is to start the loads early).
+        if touched == Int.min { out.removeAll() }
         out.append(UInt8(ascii: "]"))
         return out
     }

@@ -72,7 +72,61 @@ enum JSON: Sendable, Equatable {
     }
 
     /// The UTF-8 bytes of ``serialized()``.
-    var data: Data { Data(bytes()) }
+    ///
+    /// A large ``raw(_:)`` part (a found set's records) is copied once, straight into the `Data`,
+    /// instead of first into the text of the whole value and then into the `Data`.
+    var data: Data {
+        let rawCount = largeRawByteCount
+        guard rawCount > 0 else { return Data(bytes()) }
+        var data = Data(capacity: rawCount + 4096)
+        var pending: [UInt8] = []
+        pending.reserveCapacity(1024)
+        write(into: &data, pending: &pending)
+        data.append(contentsOf: pending)
+        return data
+    }
+
+    /// The bytes of the ``raw(_:)`` parts of at least ``largeRaw`` bytes in the value.
+    private var largeRawByteCount: Int {
+        switch self {
+        case let .raw(bytes): return bytes.count >= JSON.largeRaw ? bytes.count : 0
+        case let .array(items): return items.reduce(0) { $0 + $1.largeRawByteCount }
+        case let .object(pairs): return pairs.reduce(0) { $0 + $1.1.largeRawByteCount }
+        default: return 0
+        }
+    }
+
+    /// From this size on a ``raw(_:)`` part is appended to `Data` directly by ``data``.
+    private static let largeRaw = 64 * 1024
+
+    /// ``write(into:)`` with large raw parts appended straight to `data`; the text before one is
+    /// collected in `pending` and flushed first.
+    private func write(into data: inout Data, pending: inout [UInt8]) {
+        switch self {
+        case let .raw(bytes) where bytes.count >= JSON.largeRaw:
+            data.append(contentsOf: pending)
+            pending.removeAll(keepingCapacity: true)
+            data.append(contentsOf: bytes)
+        case let .array(items):
+            pending.append(UInt8(ascii: "["))
+            for (i, item) in items.enumerated() {
+                if i > 0 { pending.append(UInt8(ascii: ",")) }
+                item.write(into: &data, pending: &pending)
+            }
+            pending.append(UInt8(ascii: "]"))
+        case let .object(pairs):
+            pending.append(UInt8(ascii: "{"))
+            for (i, pair) in pairs.enumerated() {
+                if i > 0 { pending.append(UInt8(ascii: ",")) }
+                JSON.writeString(pair.0, into: &pending)
+                pending.append(UInt8(ascii: ":"))
+                pair.1.write(into: &data, pending: &pending)
+            }
+            pending.append(UInt8(ascii: "}"))
+        default:
+            write(into: &pending)
+        }
+    }
 
     private func bytes() -> [UInt8] {
         var out: [UInt8] = []
