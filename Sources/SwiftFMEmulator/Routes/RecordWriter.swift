@@ -77,6 +77,33 @@ struct RecordWriter {
         /// From after the last stored value to `"recordId":"`.
         var tail: Range<Int>
         var literals: [UInt8]
+        /// Slot by key, open addressing on ``cheapHash(_:)``: `-1` empty. Empty when two slots share a
+        /// key (then each field is looked up in the record's dictionary instead).
+        var slotByKey: [Int] = []
+    }
+
+    /// A hash of a field key that needs no hasher: its length and first and last bytes. Keys that
+    /// collide are told apart by comparing them.
+    @inline(__always)
+    static func cheapHash(_ key: String) -> Int {
+        let utf8 = key.utf8
+        guard let first = utf8.first, let last = utf8.last else { return 0 }
+        let h = utf8.count &* 0x9E37 &+ Int(first) &* 131 &+ Int(last)
+        return h ^ (h >> 7)
+    }
+
+    /// ``FlatPlan/slotByKey`` for `slots`; empty when two slots share a key.
+    static func slotTable(_ slots: [FlatSlot]) -> [Int] {
+        guard Set(slots.map(\.key)).count == slots.count else { return [] }
+        var size = 8
+        while size < slots.count * 2 { size *= 2 }
+        var table = [Int](repeating: -1, count: size)
+        for (j, slot) in slots.enumerated() {
+            var h = cheapHash(slot.key) & (size - 1)
+            while table[h] >= 0 { h = (h + 1) & (size - 1) }
+            table[h] = j
+        }
+        return table
     }
 
     init(state: EmulatorState, options: OutputOptions, ctx: RequestContext) {
@@ -186,7 +213,8 @@ struct RecordWriter {
             }
         }
         literals.append(contentsOf: #"},"portalData":{},"recordId":""#.utf8)
-        return FlatPlan(head: head ?? 0..<0, slots: slots, runs: runs, tail: runStart..<literals.count, literals: literals)
+        return FlatPlan(head: head ?? 0..<0, slots: slots, runs: runs, tail: runStart..<literals.count, literals: literals,
+                        slotByKey: slotTable(slots))
     }
 
     /// `[record,record,…]`.
@@ -314,6 +342,8 @@ struct RecordWriter {
         plan.literals.withUnsafeBufferPointer { literals in
             plan.runs.withUnsafeBufferPointer { runs in
                 plan.slots.withUnsafeBufferPointer { slots in
+                    plan.slotByKey.withUnsafeBufferPointer { slotByKey in
+                    let mask = slotByKey.count - 1
                     for i in records.indices {
                         if i > 0 { out.append(UInt8(ascii: ",")) }
                         out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[plan.head]))
@@ -321,7 +351,26 @@ struct RecordWriter {
                         // Find every field first, then read every repetition count in a tight loop of
                         // independent loads: the values' arrays are mostly not in the cache, and this lets
                         // their cache misses overlap instead of paying for them one after another.
-                        for j in slots.indices { found[j] = values.index(forKey: slots[j].key) }
+                        if slotByKey.isEmpty {
+                            for j in slots.indices { found[j] = values.index(forKey: slots[j].key) }
+                        } else {
+                            // Walk the record's entries (no hashing) and place each one shown on the layout.
+                            for j in slots.indices { found[j] = nil }
+                            var at = values.startIndex
+                            while at != values.endIndex {
+                                let key = values.keys[at]
+                                var h = RecordWriter.cheapHash(key) & mask
+                                while slotByKey[h] >= 0 {
+                                    let j = slotByKey[h]
+                                    if slots[j].key == key { found[j] = at; break }
+                                    h = (h + 1) & mask
+                                }
+                                values.formIndex(after: &at)
+                            }
+                            // A field not placed is either absent or stored under a key equal to it but
+                            // spelled with other bytes (Unicode canonical equivalence): ask the dictionary.
+                            for j in slots.indices where found[j] == nil { found[j] = values.index(forKey: slots[j].key) }
+                        }
                         for j in slots.indices { if let at = found[j] { touched &+= values.values[at].count } }
                         for j in slots.indices {
                             let slot = slots[j]
@@ -344,6 +393,7 @@ struct RecordWriter {
                         out.append(UInt8(ascii: "}"))
                         // Size the buffer once from the first record instead of growing it (and faulting in pages) step by step.
                         if i == 0 { out.reserveCapacity(out.count * records.count + out.count / 4 * records.count + 64) }
+                    }
                     }
                 }
             }
