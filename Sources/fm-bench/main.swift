@@ -2,6 +2,7 @@
 //
 //   swift build -c release && .build/release/fm-bench [SCENARIO…] [--rounds N] [--calls N] [--records N]
 //                                                      [--paging-records N] [--container-mib N] [--no-python]
+//                                                      [--profile CONTENDER]   (one decode/endtoend contender, repeatedly)
 //
 // Method (DESIGN.md, "Performance"): the emulator runs in its own process (`fm-emulator` from the same
 // directory, serving a schema this program writes: one 20-field table); contenders are interleaved call by
