@@ -99,7 +99,7 @@ import Testing
     }
 }
 
-/// A small deterministic generator for the number oracle test.
+/// SplitMix64: a small deterministic generator, the same sequence on every platform (the fuzz and oracle tests of this target).
 struct SplitMix {
     var state: UInt64
     init(seed: UInt64) { state = seed }

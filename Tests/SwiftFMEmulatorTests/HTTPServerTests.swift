@@ -401,7 +401,7 @@ struct HTTPServerRawTests {
     @Test("Random garbage never crashes the server")
     func garbage() throws {
         try withHTTPServerSync(maxHeaderBytes: 4096) { _, port in
-            var generator = HTTPSplitMix64(seed: 42)
+            var generator = SplitMix(seed: 42)
             for round in 0..<40 {
                 let client = try HTTPRawClient(port: port)
                 var bytes = (0..<(64 + round * 50)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
@@ -449,18 +449,5 @@ final class HTTPSelfStoppingHandler: HTTPHandler {
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         server.get()?.stop()
         return HTTPResponse(status: 200)
-    }
-}
-
-/// A small deterministic random generator for the garbage test.
-struct HTTPSplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

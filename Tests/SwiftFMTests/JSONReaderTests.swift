@@ -7,19 +7,7 @@ import Testing
 /// mutations of them.
 @Suite("JSON reader and tape, fuzzed against JSONSerialization")
 struct JSONReaderTests {
-    /// SplitMix64: a small seeded generator, so a failure is reproducible.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-        mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-    }
+    typealias Random = SplitMix64
 
     static let numbers = ["0", "-0", "1", "-1", "42", "255", "256", "1.5", "-2.25", "0.1", "1e2", "1E-2", "-1.5e+3", "3.141592653589793",
                           "1e22", "1e23", "9007199254740993", "123456789.123456789", "9223372036854775807", "-9223372036854775808",

@@ -10,18 +10,7 @@ import Testing
 /// of decoder. Each call must complete exactly once, on the callback queue, without crashing.
 @Suite("Review findings: fuzzed answers")
 struct ReviewFindingsFuzzTests {
-    /// SplitMix64: small, seeded, the same sequence on every platform.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-    }
+    typealias Generator = SplitMix64
 
     static let seeds: [String] = [
         #"{"response":{"dataInfo":{"database":"Music","layout":"Artists","table":"Artists","totalRecordCount":3,"foundCount":3,"returnedCount":2},"data":[{"fieldData":{"name":"Ann","city":"Austin","born":1970.5},"portalData":{"Albums":[{"recordId":"4","Albums::title":"One","modId":"0"}]},"recordId":"1","modId":"2","portalDataInfo":[{"portalObjectName":"Albums","database":"Music","table":"Albums","foundCount":1,"returnedCount":1}]}]},"messages":[{"code":"0","message":"OK"}]}"#,
