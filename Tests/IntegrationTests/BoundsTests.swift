@@ -9,13 +9,17 @@ enum BoundsSurface: String, CaseIterable, Sendable, CustomTestStringConvertible 
     var testDescription: String { rawValue }
 }
 
-/// Collects log lines; `wait(for:)` resumes when a line containing a fragment was logged.
+/// Collects lines (log lines, the emulator's request lines); `wait(for:)` resumes when a line containing
+/// a fragment arrived.
 final class LogWatch: @unchecked Sendable {
     private let lock = NSLock()
     private var lines: [String] = []
     private var waiters: [(String, CheckedContinuation<Void, Never>)] = []
 
     var handler: FMLogHandler { { [self] event in record(event.message) } }
+
+    /// Takes one line (give it to `Emulator.onRequest`).
+    func arrived(_ line: String) { record(line) }
 
     var all: [String] { lock.withLock { lines } }
     func lines(containing fragment: String) -> [String] { all.filter { $0.contains(fragment) } }
@@ -304,37 +308,11 @@ struct CapBoundsTests {
         }
     }
 
-    /// Waits until the emulator has received a request whose line contains `fragment`.
-    final class Arrivals: @unchecked Sendable {
-        private let lock = NSLock()
-        private var seen: [String] = []
-        private var waiters: [(String, CheckedContinuation<Void, Never>)] = []
-        func arrived(_ line: String) {
-            let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-                seen.append(line)
-                let hit = waiters.filter { line.contains($0.0) }
-                waiters.removeAll { line.contains($0.0) }
-                return hit.map(\.1)
-            }
-            for continuation in ready { continuation.resume() }
-        }
-        func wait(for fragment: String) async {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = lock.withLock { () -> Bool in
-                    if seen.contains(where: { $0.contains(fragment) }) { return true }
-                    waiters.append((fragment, continuation))
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        }
-    }
-
     @Test(arguments: BoundsSurface.allCases)
     func cancelledQueuedCallsAreNeverSent(_ surface: BoundsSurface) async throws {
         try await withBoundedClient(maxConcurrentRequests: 1) { api, emulator, _ in
             _ = await callback(api) { api.login(completion: $0) }
-            let arrivals = Arrivals()
+            let arrivals = LogWatch()
             emulator.onRequest = { arrivals.arrived($0) }
             // A container download whose body is dripped holds the only slot until it is cancelled.
             emulator.inject(.drip(bytesPerSecond: 2), count: 1, matching: "/Streaming/")
@@ -379,7 +357,7 @@ struct CapBoundsTests {
     func aQueuedCallWhoseDeadlinePassesCompletesMinus1004WithoutBeingSent(_ surface: BoundsSurface) async throws {
         try await withBoundedClient(timeout: 1, maxConcurrentRequests: 1) { api, emulator, _ in
             _ = await callback(api) { api.login(completion: $0) }
-            let arrivals = Arrivals()
+            let arrivals = LogWatch()
             emulator.onRequest = { arrivals.arrived($0) }
             // A container download (bounded by containerTimeout, not timeout; its body dripped, so never idle
             // for a second) holds the only slot.
