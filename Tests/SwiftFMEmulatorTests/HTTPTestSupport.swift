@@ -138,10 +138,18 @@ final class HTTPRawClient {
         }
     }
 
-    /// Reads more bytes; returns false at end of stream (or error/timeout).
+    /// Why the last read got nothing: the peer closed, or the `errno` of the failed read (a timeout is EAGAIN).
+    private(set) var lastReadEnd = "the peer closed the connection"
+
+    /// Reads more bytes; returns false at end of stream (or error/timeout). A read interrupted by a signal
+    /// is read again.
     private func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        var n: Int
+        repeat {
+            n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        } while n < 0 && errno == EINTR
+        if n < 0 { lastReadEnd = "read failed, errno \(errno)" }
         guard n > 0 else { return false }
         buffer.append(contentsOf: chunk[0..<n])
         return true
@@ -156,7 +164,7 @@ final class HTTPRawClient {
                 buffer.removeSubrange(0...i)
                 return String(decoding: line, as: UTF8.self)
             }
-            guard fill() else { throw HTTPTestError(description: "connection closed while reading a line") }
+            guard fill() else { throw HTTPTestError(description: "connection closed while reading a line (\(lastReadEnd))") }
         }
     }
 
