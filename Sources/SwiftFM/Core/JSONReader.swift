@@ -40,7 +40,7 @@ enum JSONReader {
         let result: Result<Any, Failure> = data.withUnsafeBytes { buffer in
             var parser = Parser(buffer, templates: buffer.count >= templatesFrom)
             parser.splitFrom = splitFrom
-            parser.parts = min(8, ProcessInfo.processInfo.activeProcessorCount)
+            parser.parts = JSONReader.cores
             do throws(Failure) {
                 return .success(try parser.document(fragments: fragments))
             } catch {
@@ -49,6 +49,9 @@ enum JSONReader {
         }
         return try result.get()
     }
+
+    /// The cores a large array may be read on (asked once: on Linux the answer may come from reading files).
+    static let cores = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
 
     /// Parses a Data API answer that must be a JSON object.
     static func object(_ data: Data) throws(Failure) -> [String: Any] {
