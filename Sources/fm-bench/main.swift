@@ -148,11 +148,14 @@ if wantsPython, emulator.url.port == 3000 {
 }
 defer { python?.stop() }
 
+let pythonState = python != nil ? "1.8.0"
+    : !(chosen.contains("decode") || chosen.contains("endtoend")) ? "not needed by these scenarios"
+    : settings.python ? "not available (pip install python-fmrest==1.8.0)" : "left out (--no-python)"
 let api = DataAPI(configuration: FMConfiguration(host: emulator.url.absoluteString, database: "Bench", username: "admin", password: "admin"))
 let token = try await api.login()
 let processorCount = ProcessInfo.processInfo.activeProcessorCount
 say("fm-bench, \(Date()): \(processorCount) cores, load average \(String(format: "%.2f", loadAverage())); emulator \(emulator.url.absoluteString) in its own process, "
-    + "\(tableSize) records × 20 fields; \(settings.rounds) rounds; python-fmrest \(python == nil ? "not available (pip install python-fmrest==1.8.0)" : "1.8.0")")
+    + "\(tableSize) records × 20 fields; \(settings.rounds) rounds; python-fmrest \(pythonState)")
 
 func loadAverage() -> Double {
     var loads = [Double](repeating: 0, count: 3)
