@@ -17,20 +17,7 @@ final class LoopbackServer: @unchecked Sendable {
 
     init(respond: @escaping @Sendable (String) -> String?) {
         self.respond = respond
-        let socketFD = socket(AF_INET, streamSocketType, 0)
-        var yes: Int32 = 1
-        setsockopt(socketFD, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        #if !canImport(Glibc)
-        setsockopt(socketFD, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
-        #endif
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketFD, $0, &length) } }
-        fd = socketFD
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (fd, port) = bindLoopback()
         listen(fd, 16)
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
@@ -110,6 +97,24 @@ let noSignal = Int32(MSG_NOSIGNAL)
 let streamSocketType = SOCK_STREAM
 let noSignal: Int32 = 0
 #endif
+
+/// A TCP socket bound to a free loopback port (not listening yet): the test servers' and the closed port's
+/// start (`reuseAddress`: for servers; a port kept closed must not be shareable). The caller owns the descriptor.
+func bindLoopback(reuseAddress: Bool = true) -> (fd: Int32, port: Int) {
+    let fd = socket(AF_INET, streamSocketType, 0)
+    var yes: Int32 = 1
+    if reuseAddress { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size)) }
+    #if !canImport(Glibc)
+    setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
+    #endif
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+}
 
 @Suite("Engine over loopback HTTP (real URLSession)")
 struct EngineLoopbackTests {

@@ -261,19 +261,7 @@ struct EngineURLSessionTests {
     /// A loopback port nothing listens on: bound (so no other test gets it) but not listening.
     /// The caller closes the returned descriptor when done.
     func closedPort() -> (fd: Int32, port: Int) {
-        let fd = socket(AF_INET, streamSocketType, 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+        bindLoopback(reuseAddress: false)
     }
 
     @Test func connectionRefusedIsMinus1003OnTheCallbackQueue() {

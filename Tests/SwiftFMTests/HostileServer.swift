@@ -45,17 +45,7 @@ final class HostileServer: @unchecked Sendable {
 
     init(_ play: @escaping @Sendable (_ head: String, _ index: Int) -> Play) {
         self.play = play
-        let socketFD = socket(AF_INET, streamSocketType, 0)
-        var yes: Int32 = 1
-        setsockopt(socketFD, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketFD, $0, &length) } }
-        fd = socketFD
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (fd, port) = bindLoopback()
         listen(fd, 64)
         Thread { [self] in acceptLoop() }.start()
     }
