@@ -308,20 +308,27 @@ struct CapBoundsTests {
         }
     }
 
+    /// Logs in, then holds the only slot of a client capped at one request with a container download whose
+    /// body is dripped (bounded by `containerTimeout`, not `timeout`, and never idle for a second) until
+    /// `handle` is cancelled; returns once the emulator has received it. `done` gives the download's code.
+    func holdTheOnlySlot(_ api: DataAPI, _ emulator: Emulator) async throws -> (handle: HandleBox, done: Task<String, Never>) {
+        _ = await callback(api) { api.login(completion: $0) }
+        let arrivals = LogWatch()
+        emulator.onRequest = { arrivals.arrived($0) }
+        emulator.inject(.drip(bytesPerSecond: 2), count: 1, matching: "/Streaming/")
+        let holder = try #require(URL(string: "\(emulator.baseURL?.absoluteString ?? "")/Streaming/hold.bin"))
+        let handle = HandleBox()
+        let done = Task {
+            await callback(api) { done in handle.set(api.downloadContainer(url: holder) { data, code in done(data, code) }) }.1
+        }
+        await arrivals.wait(for: "Streaming")
+        return (handle, done)
+    }
+
     @Test(arguments: BoundsSurface.allCases)
     func cancelledQueuedCallsAreNeverSent(_ surface: BoundsSurface) async throws {
         try await withBoundedClient(maxConcurrentRequests: 1) { api, emulator, _ in
-            _ = await callback(api) { api.login(completion: $0) }
-            let arrivals = LogWatch()
-            emulator.onRequest = { arrivals.arrived($0) }
-            // A container download whose body is dripped holds the only slot until it is cancelled.
-            emulator.inject(.drip(bytesPerSecond: 2), count: 1, matching: "/Streaming/")
-            let holder = try #require(URL(string: "\(emulator.baseURL?.absoluteString ?? "")/Streaming/hold.bin"))
-            let handle = HandleBox()
-            let first = Task {
-                await callback(api) { done in handle.set(api.downloadContainer(url: holder) { data, code in done(data, code) }) }.1
-            }
-            await arrivals.wait(for: "Streaming")
+            let (handle, first) = try await holdTheOnlySlot(api, emulator)
             // Three calls queue behind it and are cancelled while queued.
             let codes: [String]
             switch surface {
@@ -356,18 +363,7 @@ struct CapBoundsTests {
     @Test(arguments: BoundsSurface.allCases)
     func aQueuedCallWhoseDeadlinePassesCompletesMinus1004WithoutBeingSent(_ surface: BoundsSurface) async throws {
         try await withBoundedClient(timeout: 1, maxConcurrentRequests: 1) { api, emulator, _ in
-            _ = await callback(api) { api.login(completion: $0) }
-            let arrivals = LogWatch()
-            emulator.onRequest = { arrivals.arrived($0) }
-            // A container download (bounded by containerTimeout, not timeout; its body dripped, so never idle
-            // for a second) holds the only slot.
-            emulator.inject(.drip(bytesPerSecond: 2), count: 1, matching: "/Streaming/")
-            let holder = try #require(URL(string: "\(emulator.baseURL?.absoluteString ?? "")/Streaming/hold.bin"))
-            let handle = HandleBox()
-            let held = Task {
-                await callback(api) { done in handle.set(api.downloadContainer(url: holder) { data, code in done(data, code) }) }
-            }
-            await arrivals.wait(for: "Streaming")
+            let (handle, held) = try await holdTheOnlySlot(api, emulator)
             let queued: String
             switch surface {
             case .callback:
@@ -378,7 +374,7 @@ struct CapBoundsTests {
             #expect(queued == FMError.ClientCode.timeout)
             #expect(!emulator.requestLog.contains { $0.target.contains("_limit=2") }, "the queued call was never sent")
             handle.cancel()
-            #expect(await held.value.1 == FMError.ClientCode.cancelled, "the holder was still running")
+            #expect(await held.value == FMError.ClientCode.cancelled, "the holder was still running")
         }
     }
 }
