@@ -14,7 +14,7 @@ enum BoundsSurface: String, CaseIterable, Sendable, CustomTestStringConvertible 
 final class LogWatch: @unchecked Sendable {
     private let lock = NSLock()
     private var lines: [String] = []
-    private var waiters: [(String, CheckedContinuation<Void, Never>)] = []
+    private var waiters: [(String, @Sendable () -> Void)] = []
 
     var handler: FMLogHandler { { [self] event in record(event.message) } }
 
@@ -25,24 +25,30 @@ final class LogWatch: @unchecked Sendable {
     func lines(containing fragment: String) -> [String] { all.filter { $0.contains(fragment) } }
 
     private func record(_ line: String) {
-        let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+        let ready = lock.withLock { () -> [@Sendable () -> Void] in
             lines.append(line)
             let (hit, rest) = (waiters.filter { line.contains($0.0) }, waiters.filter { !line.contains($0.0) })
             waiters = rest
             return hit.map(\.1)
         }
-        for continuation in ready { continuation.resume() }
+        for action in ready { action() }
+    }
+
+    /// Runs `action` on the thread that logs the first line containing `fragment` (at once if one was):
+    /// no task has to be scheduled for it, so a busy concurrency pool cannot delay it.
+    func when(_ fragment: String, _ action: @escaping @Sendable () -> Void) {
+        let now = lock.withLock { () -> Bool in
+            if lines.contains(where: { $0.contains(fragment) }) { return true }
+            waiters.append((fragment, action))
+            return false
+        }
+        if now { action() }
     }
 
     /// Returns once a line containing `fragment` was logged (at once if one was).
     func wait(for fragment: String) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = lock.withLock { () -> Bool in
-                if lines.contains(where: { $0.contains(fragment) }) { return true }
-                waiters.append((fragment, continuation))
-                return false
-            }
-            if now { continuation.resume() }
+            when(fragment) { continuation.resume() }
         }
     }
 }
@@ -228,16 +234,12 @@ struct RetryBoundsTests {
             case .callback:
                 let (_, code) = await callback(api) { done in
                     let request = api.getRecords(layout: "Bands", completion: done)
-                    Task {
-                        await log.wait(for: "retry 1 of 2")
-                        request.cancel()
-                    }
+                    log.when("retry 1 of 2") { request.cancel() }
                 }
                 #expect(code == FMError.ClientCode.cancelled)
             case .async:
                 let task = Task { try await api.getRecords(layout: "Bands") }
-                await log.wait(for: "retry 1 of 2")
-                task.cancel()
+                log.when("retry 1 of 2") { task.cancel() }
                 do {
                     _ = try await task.value
                     Issue.record("expected a cancellation")

@@ -110,10 +110,9 @@ final class HTTPRawClient {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard rc == 0 else {
-            close(fd)
-            throw HTTPTestError(description: "connect failed: \(errno)")
-        }
+        // No close here: the object is whole, so `deinit` runs when this init throws and closes `fd` (closing it
+        // twice could close another test's socket that got the number meanwhile).
+        guard rc == 0 else { throw HTTPTestError(description: "connect failed: \(errno)") }
     }
 
     deinit {

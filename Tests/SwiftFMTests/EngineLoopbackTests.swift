@@ -26,20 +26,29 @@ final class LoopbackServer: @unchecked Sendable {
     var heads: [String] { lock.withLock { _heads } }
 
     private var stopped = false
+    /// The listening descriptor was closed (its number may be reused by then).
+    private var listenerClosed = false
 
     func stop() {
         let clients = lock.withLock { () -> [Int32] in
             stopped = true
             return held
         }
-        shutdown(fd, Int32(SHUT_RDWR))
+        // Under the lock, as the accept thread's close: once closed, the listening descriptor's number may belong
+        // to another test's socket in this process, and must not be shut down.
+        lock.withLock { if !listenerClosed { shutdown(fd, Int32(SHUT_RDWR)) } }
         for client in clients { close(client) }
         // The listening descriptor is closed by the accept thread once it has left accept(), so its number
         // cannot be reused by another server while this thread might still call accept() on it.
     }
 
     private func acceptLoop() {
-        defer { close(fd) }
+        defer {
+            lock.withLock {
+                listenerClosed = true
+                close(fd)
+            }
+        }
         while true {
             let client = accept(fd, nil, nil)
             guard client >= 0, !lock.withLock({ stopped }) else {

@@ -39,6 +39,8 @@ final class HostileServer: @unchecked Sendable {
     private var connections: [Connection] = []
     private var clients: [Int32] = []
     private var stopped = false
+    /// The listening descriptor was closed (its number may be reused by then).
+    private var listenerClosed = false
     private var endedCount = 0
     private var endWaiters: [(Int, UUID, CheckedContinuation<Void, Never>)] = []
     private let play: @Sendable (String, Int) -> Play
@@ -95,14 +97,23 @@ final class HostileServer: @unchecked Sendable {
             return (clients, endWaiters.map(\.2))
         }
         for waiter in waiters { waiter.resume() }
-        shutdown(fd, Int32(SHUT_RDWR))
-        for client in open { shutdown(client, Int32(SHUT_RDWR)) }
+        // Under the lock, as the closes in `serve` and `acceptLoop`: a descriptor number closed meanwhile may
+        // already belong to another test's socket in this process, and must not be shut down.
+        lock.withLock {
+            if !listenerClosed { shutdown(fd, Int32(SHUT_RDWR)) }
+            for client in open where clients.contains(client) { shutdown(client, Int32(SHUT_RDWR)) }
+        }
     }
 
     private var isStopped: Bool { lock.withLock { stopped } }
 
     private func acceptLoop() {
-        defer { close(fd) }
+        defer {
+            lock.withLock {
+                listenerClosed = true
+                close(fd)
+            }
+        }
         while true {
             let client = accept(fd, nil, nil)
             guard client >= 0, !isStopped else {
@@ -153,7 +164,13 @@ final class HostileServer: @unchecked Sendable {
     }
 
     private func serve(_ client: Int32) {
-        guard let head = readRequest(client) else { close(client); return }
+        guard let head = readRequest(client) else {
+            lock.withLock {
+                clients.removeAll { $0 == client }
+                close(client) // under the lock: see stop()
+            }
+            return
+        }
         let index = lock.withLock { () -> Int in
             connections.append(Connection(head: head))
             return connections.count - 1
@@ -194,12 +211,12 @@ final class HostileServer: @unchecked Sendable {
             connections[index].clientLeft = left
             connections[index].done = true
             clients.removeAll { $0 == client }
+            close(client) // under the lock: see stop()
             endedCount += 1
             let ready = endWaiters.filter { $0.0 <= endedCount }.map(\.2)
             endWaiters.removeAll { $0.0 <= endedCount }
             return ready
         }
-        close(client)
         for waiter in ready { waiter.resume() }
     }
 
