@@ -193,6 +193,18 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// session at a time). A larger value lets calls share a busy session, where they queue at the server
     /// instead of in the client. Values below 1 mean 1.
     public var maxCallsPerSession: Int = 1
+    /// The most requests per second this ``DataAPI`` sends, logins included (default `nil`: no limit). Requests
+    /// leave evenly spaced (a token bucket of one token, refilled every `1 / maxRequestsPerSecond` seconds), in
+    /// FIFO order; a request waiting for its turn still obeys its call's deadline, and one whose call is
+    /// cancelled or out of time is never sent. For polling daemons that would otherwise melt a server.
+    public var maxRequestsPerSecond: Double?
+    /// Receives what every call and pool session cost (default `nil`: nothing is measured). See
+    /// ``FMMetricsObserver``.
+    public var metrics: (any FMMetricsObserver)? {
+        get { metricsBox.observer }
+        set { metricsBox = MetricsBox(observer: newValue) }
+    }
+    var metricsBox = MetricsBox(observer: nil)
 
     /// Creates a configuration.
     public init(
@@ -248,7 +260,8 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
             + "version: \(version.rawValue), timeout: \(timeout), dataSources: \(dataSources), "
             + "containerTimeout: \(containerTimeout), maxResponseBytes: \(maxResponseBytes), retry: \(retry), "
             + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize), "
-            + "sessionIdleTimeout: \(sessionIdleTimeout), maxCallsPerSession: \(maxCallsPerSession))"
+            + "sessionIdleTimeout: \(sessionIdleTimeout), maxCallsPerSession: \(maxCallsPerSession), "
+            + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"))"
     }
 
     /// Same as ``description``.
@@ -311,6 +324,8 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     let logger: Logger
     let pool: SessionPool
     let gate: AdmissionGate
+    /// The rate limit (``FMConfiguration/maxRequestsPerSecond``), shared by every request.
+    let rateLimiter: RateLimiter?
     let lifecycle: Lifecycle
     /// Where logins and logouts report (never the callback queue, which a caller may block).
     let sessionQueue: DispatchQueue
@@ -376,6 +391,7 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         self.sessionQueue = DispatchQueue(label: "SwiftFM.DataAPI.sessions")
         self.pool = pool
         self.gate = AdmissionGate(limit: configuration.maxConcurrentRequests)
+        self.rateLimiter = RateLimiter.make(rate: configuration.maxRequestsPerSecond)
         self.lifecycle = Lifecycle()
         self.logger = Self.makeLogger(logger, configuration: configuration, pool: pool)
     }
@@ -402,6 +418,7 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         now = parent.now
         pool = SessionPool(pinnedTo: token)
         gate = parent.gate
+        rateLimiter = parent.rateLimiter
         lifecycle = parent.lifecycle
         sessionQueue = parent.sessionQueue
         logger = parent.logger

@@ -82,7 +82,8 @@ extension DataAPI {
 
     /// Logs out every pool session (each bounded by the timeout) and clears the store, then calls `then`.
     private func logOutEverySession(then: @escaping @Sendable () -> Void) {
-        let (tokens, persist) = pool.resetAll()
+        let (tokens, slots, persist) = pool.resetAll()
+        for slot in slots { configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: slot, reason: "shutdown")) }
         apply(persist)
         tokenStore.save(nil)
         let group = DispatchGroup()

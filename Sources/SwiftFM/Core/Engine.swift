@@ -44,14 +44,21 @@ extension DataAPI {
         deliveringOn queue: DispatchQueue? = nil,
         completion: @escaping (Result<Value, FMError>) -> Void
     ) -> FMRequest {
-        let delivery = OneShot(queue: queue ?? callbackQueue, handle: request ?? FMRequest(), completion: completion)
+        var meter: CallMeter?
+        var observe: (@Sendable (String) -> Void)?
+        if let metrics = configuration.metrics {
+            let started = CallMeter(endpoint: endpoint.kind)
+            meter = started
+            observe = { code in metrics.callFinished(started.finish(code: code)) }
+        }
+        let delivery = OneShot(queue: queue ?? callbackQueue, handle: request ?? FMRequest(), observe: observe, completion: completion)
         // The new-session hook's calls (a pinned pool) are part of a call in flight: admitted during the grace.
         guard bypassShutdown || lifecycle.admit(delivery, duringGrace: pool.pinned) else {
             delivery.finish(.failure(.shuttingDown))
             return delivery.handle
         }
         let call = EngineCall(api: self, endpoint: endpoint, accepting: acceptingStatus, delivery: delivery,
-                              sink: sink ?? .memory(cap: configuration.maxResponseBytes), retries: retries)
+                              sink: sink ?? .memory(cap: configuration.maxResponseBytes), retries: retries, meter: meter)
         let seconds = endsAt.map { Double($0.uptimeNanoseconds &- min($0.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9 }
         call.start(deadline: seconds ?? (isTransfer ? configuration.containerTimeout : configuration.timeout))
         return delivery.handle
@@ -95,6 +102,7 @@ extension DataAPI {
         _ endpoint: Endpoint<Value>,
         authorization: String?,
         sink: BodySink,
+        meter: CallMeter? = nil,
         completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void
     ) -> Flight {
         let flight = Flight(completion: completion)
@@ -109,6 +117,8 @@ extension DataAPI {
         let logger = self.logger
         let transport = self.transport
         let line = logger.isEnabled ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : ""
+        let gate = self.gate
+        let admit: @Sendable () -> Void = {
         let ticket = gate.enter { release in
             guard !flight.isEnded else { return release() }   // cancelled or out of time while queued: never sent
             var built: URL?
@@ -123,6 +133,12 @@ extension DataAPI {
                 }
             }
             let bodyFile = built
+            if let meter {
+                switch endpoint.body {
+                case .json(let data), .multipart(let data, _): meter.sending(bytes: data.count)
+                case .none, .multipartFile: meter.sending(bytes: 0)
+                }
+            }
             logger.log(.debug, "→ \(line)")
             let started = DispatchTime.now().uptimeNanoseconds
             let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { result in
@@ -141,11 +157,20 @@ extension DataAPI {
                         logger.log(level, "← \(line) failed \(failure.error.code) \(duration)")
                     }
                 }
+                if let meter, case .success(let answer) = result { meter.received(bytes: answer.body.count) }
                 flight.end(result)
             }
             flight.running(running)
         }
-        flight.queued(ticket)
+        flight.queued(ticket.withdraw)
+        }
+        // The rate limit first, then the concurrency cap: a request waiting for its turn holds no slot.
+        if let rateLimiter {
+            let turn = rateLimiter.enter { if !flight.isEnded { admit() } }
+            flight.queued(turn.withdraw)
+        } else {
+            admit()
+        }
         return flight
     }
 
@@ -178,7 +203,7 @@ final class Flight: TransportTask, @unchecked Sendable {
     // @unchecked: mutable state is behind `state`'s lock.
     private struct State {
         var completion: (@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?
-        var ticket: AdmissionGate.Ticket?
+        var withdraw: [@Sendable () -> Void] = []
         var exchange: Exchange?
         var onEnd: [@Sendable () -> Void] = []
     }
@@ -190,13 +215,14 @@ final class Flight: TransportTask, @unchecked Sendable {
 
     var isEnded: Bool { state.withLock { $0.completion == nil } }
 
-    fileprivate func queued(_ ticket: AdmissionGate.Ticket) {
+    /// The flight waits in a queue (the rate limit, the concurrency cap); `withdraw` leaves it if the flight ends.
+    fileprivate func queued(_ withdraw: @escaping @Sendable () -> Void) {
         let ended = state.withLock { state -> Bool in
             if state.completion == nil { return true }
-            state.ticket = ticket
+            state.withdraw.append(withdraw)
             return false
         }
-        if ended { ticket.withdraw() }
+        if ended { withdraw() }
     }
 
     fileprivate func running(_ exchange: Exchange) {
@@ -227,12 +253,12 @@ final class Flight: TransportTask, @unchecked Sendable {
     func cancel() { cancel(with: .cancelled) }
 
     fileprivate func end(_ result: Result<ExchangeAnswer, ExchangeFailure>) {
-        let taken = state.withLock { state -> (completion: (@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?, ticket: AdmissionGate.Ticket?, exchange: Exchange?, onEnd: [@Sendable () -> Void]) in
+        let taken = state.withLock { state -> (completion: (@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?, withdraw: [@Sendable () -> Void], exchange: Exchange?, onEnd: [@Sendable () -> Void]) in
             defer { state = State() }
-            return (state.completion, state.ticket, state.exchange, state.onEnd)
+            return (state.completion, state.withdraw, state.exchange, state.onEnd)
         }
         guard let completion = taken.completion else { return }
-        taken.ticket?.withdraw()
+        for withdraw in taken.withdraw { withdraw() }
         if case .failure(let failure) = result { taken.exchange?.cancel(with: failure.error) }
         completion(result)
         for action in taken.onEnd { action() }
@@ -282,12 +308,14 @@ final class EngineCall<Value>: @unchecked Sendable {
     let delivery: OneShot<Value>
     let sink: BodySink
     let retries: Bool
+    let meter: CallMeter?
     private let state = Locked(State())
     private var endsAt: DispatchTime = .distantFuture
 
     init(api: DataAPI, endpoint: Endpoint<Value>, accepting: @escaping @Sendable (Int) -> Bool, delivery: OneShot<Value>, sink: BodySink,
-         retries: Bool = true) {
+         retries: Bool = true, meter: CallMeter? = nil) {
         self.retries = retries
+        self.meter = meter
         self.api = api
         self.endpoint = endpoint
         self.accepting = accepting
@@ -382,7 +410,7 @@ final class EngineCall<Value>: @unchecked Sendable {
 
     private func send(authorization: String?, lease: SessionLease?, explicitToken: String?) {
         guard !delivery.isFinished else { return }
-        let flight = api.exchange(endpoint, authorization: authorization, sink: sink) { [self] result in
+        let flight = api.exchange(endpoint, authorization: authorization, sink: sink, meter: meter) { [self] result in
             received(result, lease: lease, explicitToken: explicitToken)
         }
         delivery.attach(flight)
@@ -421,7 +449,7 @@ final class EngineCall<Value>: @unchecked Sendable {
                 api.explicitTokenRejected(explicitToken)
                 delivery.finish(.failure(error))
             } else if let lease {
-                api.sessionRejected(lease)
+                api.sessionRejected(lease, code: error.code)
                 replay(after: error)
             } else {
                 delivery.finish(.failure(error))
@@ -452,7 +480,8 @@ final class EngineCall<Value>: @unchecked Sendable {
     private func retry(after error: FMError, retryAfter: TimeInterval?, unsent: Bool = false) {
         let policy = api.configuration.retry
         let attempts = state.withLock { $0.attempts }
-        guard retries, attempts < policy.maxAttempts, unsent || policy.retriesWrites || endpoint.cannotChangeData else {
+        let untilDeadline = policy.retriesReadsUntilDeadline && endpoint.cannotChangeData
+        guard retries, attempts < policy.maxAttempts || untilDeadline, unsent || policy.retriesWrites || endpoint.cannotChangeData else {
             delivery.finish(.failure(error)); return
         }
         let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter) { Double.random(in: $0) }
@@ -462,7 +491,7 @@ final class EngineCall<Value>: @unchecked Sendable {
             delivery.finish(.failure(error)); return
         }
         releaseLease()
-        api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts) of \(policy.maxAttempts - 1) in \(String(format: "%.2f", wait)) s")
+        api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts)\(untilDeadline ? " (until the deadline)" : " of \(policy.maxAttempts - 1)") in \(String(format: "%.2f", wait)) s")
         let timer = Deadline.after(seconds: wait) { [weak self] in self?.attempt() }
         let finished = state.withLock { state -> Bool in
             state.backoff = timer

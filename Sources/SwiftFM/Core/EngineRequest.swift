@@ -55,9 +55,13 @@ final class OneShot<Value>: @unchecked Sendable {
     private let state: Locked<State>
     private let queue: DispatchQueue
     let handle: FMRequest
+    /// Told the outcome's code as it is delivered (metrics), before the queue hop.
+    private let observe: (@Sendable (String) -> Void)?
 
-    init(queue: DispatchQueue, handle: FMRequest = FMRequest(), completion: @escaping (Result<Value, FMError>) -> Void) {
+    init(queue: DispatchQueue, handle: FMRequest = FMRequest(), observe: (@Sendable (String) -> Void)? = nil,
+         completion: @escaping (Result<Value, FMError>) -> Void) {
         self.queue = queue
+        self.observe = observe
         self.handle = handle
         self.state = Locked(State(completion: completion))
         handle.onCancel { [weak self] in self?.cancel() }
@@ -126,6 +130,12 @@ final class OneShot<Value>: @unchecked Sendable {
     @discardableResult
     private func deliver(_ result: Result<Value, FMError>, taking completion: ((Result<Value, FMError>) -> Void)?) -> Bool {
         guard let completion else { return false }
+        if let observe {
+            switch result {
+            case .success: observe("0")
+            case .failure(let error): observe(error.code)
+            }
+        }
         let box = UncheckedBox((completion, result))
         queue.async { FMError.withCurrent(box.value.1.failure) { box.value.0(box.value.1) } }
         return true

@@ -13,6 +13,11 @@ import Foundation
 /// product info, session validation and container downloads. A create, edit, delete, duplicate, container
 /// upload, globals write, script run (or a read that runs a script) is retried only when
 /// ``retriesWrites`` is `true`, because one that reached the server may already have run.
+///
+/// With ``retriesReadsUntilDeadline`` (set in ``untilDeadline``) those reads are not limited by ``maxAttempts``:
+/// they keep retrying, with the capped, jittered back-off, until they succeed or their deadline comes, so a
+/// server restart of a few seconds costs a read some latency, not a failure. Writes (with
+/// ``retriesWrites``) and calls whose login failed before anything was sent keep to ``maxAttempts``.
 public struct FMRetryPolicy: Sendable, Equatable, CustomStringConvertible {
     /// The most attempts of one call, the first included (1 means no retry).
     public var maxAttempts: Int
@@ -22,13 +27,18 @@ public struct FMRetryPolicy: Sendable, Equatable, CustomStringConvertible {
     public var maxDelay: TimeInterval
     /// Whether calls that may change data are retried too.
     public var retriesWrites: Bool
+    /// Whether calls that cannot have changed data (reads, finds) keep retrying until their deadline,
+    /// whatever ``maxAttempts`` says.
+    public var retriesReadsUntilDeadline: Bool
 
     /// Creates a policy. Values are clamped: at least 1 attempt, delays not negative.
-    public init(maxAttempts: Int, initialDelay: TimeInterval = 0.25, maxDelay: TimeInterval = 8, retriesWrites: Bool = false) {
+    public init(maxAttempts: Int, initialDelay: TimeInterval = 0.25, maxDelay: TimeInterval = 8, retriesWrites: Bool = false,
+                retriesReadsUntilDeadline: Bool = false) {
         self.maxAttempts = max(1, maxAttempts)
         self.initialDelay = initialDelay.isFinite ? max(0, initialDelay) : 0
         self.maxDelay = maxDelay.isFinite ? max(0, maxDelay) : 0
         self.retriesWrites = retriesWrites
+        self.retriesReadsUntilDeadline = retriesReadsUntilDeadline
     }
 
     /// No retries.
@@ -37,9 +47,17 @@ public struct FMRetryPolicy: Sendable, Equatable, CustomStringConvertible {
     /// The default: up to 3 attempts, 0.25 s then 0.5 s base delays (full jitter), at most 8 s, reads only.
     public static let standard = FMRetryPolicy(maxAttempts: 3, initialDelay: 0.25, maxDelay: 8, retriesWrites: false)
 
+    /// For daemons that must ride out a server restart: reads and finds retry until their deadline
+    /// (``FMConfiguration/timeout``) with back-off drawn between 0 and `min(2 s, 0.25 s × 2ⁿ⁻¹)` (full
+    /// jitter); writes are not retried; a call whose login failed before anything was sent makes at most
+    /// 3 attempts.
+    public static let untilDeadline = FMRetryPolicy(maxAttempts: 3, initialDelay: 0.25, maxDelay: 2, retriesWrites: false,
+                                                    retriesReadsUntilDeadline: true)
+
     /// `"FMRetryPolicy(maxAttempts: …, …)"`.
     public var description: String {
-        "FMRetryPolicy(maxAttempts: \(maxAttempts), initialDelay: \(initialDelay), maxDelay: \(maxDelay), retriesWrites: \(retriesWrites))"
+        "FMRetryPolicy(maxAttempts: \(maxAttempts), initialDelay: \(initialDelay), maxDelay: \(maxDelay), retriesWrites: \(retriesWrites), "
+            + "retriesReadsUntilDeadline: \(retriesReadsUntilDeadline))"
     }
 
     /// The wait before attempt `attempt + 1` after attempt `attempt` failed (1-based), honouring `retryAfter`.

@@ -47,8 +47,8 @@ final class SessionPool: Sendable {
         var busy = 0
         /// When the slot was last leased or given back (its idle time starts here).
         var lastUse: Date
-        /// A login the pool started for waiters (not an explicit one).
-        var poolLogin = false
+        /// The login the pool started for waiters (not an explicit one), while it is in flight.
+        var poolLogin: UInt64?
     }
 
     /// A call waiting for a lease.
@@ -162,8 +162,10 @@ final class SessionPool: Sendable {
         -> (waiters: [SessionWaiter], adopted: Bool, plan: Plan) {
         state.withLock { state in
             let token = try? result.get()
-            state.slots[slot].poolLogin = false
-            let (waiters, persist) = state.slots[slot].machine.loginFinished(id: id, token: token, now: now)
+            let started = state.slots[slot].poolLogin == id
+            if started { state.slots[slot].poolLogin = nil }
+            var (waiters, persist) = state.slots[slot].machine.loginFinished(id: id, token: token, now: now)
+            if started, !waiters.isEmpty { waiters.removeFirst() }   // the pool's own placeholder
             var plan = Plan()
             plan.persist = slot == 0 ? persist : nil
             if persist != nil { state.slots[slot].lastUse = now }
@@ -202,7 +204,7 @@ final class SessionPool: Sendable {
         growing: while true {
             grant(&state, now: now, perSession: perSession, into: &plan)
             guard grow, !pinned, !state.waiters.isEmpty else { break }
-            let logging = state.slots.filter(\.poolLogin).count
+            let logging = state.slots.filter { $0.poolLogin != nil }.count
             guard state.waiters.count > logging else { break }
             let held = state.slots.filter { $0.machine.isLoggingIn || $0.machine.validToken(now: now) != nil }.count
             guard held < (state.ceiling?.limit ?? .max),
@@ -216,7 +218,7 @@ final class SessionPool: Sendable {
             case .use:
                 state.slots[slot].lastUse = now   // the stored token: open now, handed out by the next grant
             case .login(let id):
-                state.slots[slot].poolLogin = true
+                state.slots[slot].poolLogin = id
                 plan.logins.append((slot, id))
             case .wait:
                 break growing
@@ -313,18 +315,20 @@ final class SessionPool: Sendable {
 
     /// Forgets every slot's token and every session let go; returns them (to log them out) and slot 0's
     /// store write.
-    func resetAll() -> (tokens: [String], persist: SessionStateMachine<SessionWaiter>.Persist?) {
+    /// `slots` holds the slot of each token a slot held, in the same order (then the sessions let go).
+    func resetAll() -> (tokens: [String], slots: [Int], persist: SessionStateMachine<SessionWaiter>.Persist?) {
         state.withLock { state in
             let lost = state.orphans.map(\.token)
             state.orphans = []
             var held: [String] = []
+            var slots: [Int] = []
             var persist: SessionStateMachine<SessionWaiter>.Persist?
             for index in state.slots.indices {
                 let (token, write) = state.slots[index].machine.reset()
-                if let token { held.append(token) }
+                if let token { held.append(token); slots.append(index) }
                 if index == 0 { persist = write }
             }
-            return (held + lost.filter { !held.contains($0) }, persist)
+            return (held + lost.filter { !held.contains($0) }, slots, persist)
         }
     }
 

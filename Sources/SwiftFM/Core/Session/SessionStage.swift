@@ -38,6 +38,7 @@ extension DataAPI {
         apply(plan.persist)
         for logout in plan.logouts {
             logger.log(.info, "closing session \(logout.slot + 1) of \(pool.size): idle for \(Int(logout.idle)) s")
+            configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: logout.slot, reason: "idle"))
             closeOnServer(logout.token) {}
         }
         for login in plan.logins {
@@ -46,7 +47,8 @@ extension DataAPI {
                 continue
             }
             logger.log(.info, "logging in to \(configuration.database)" + (pool.size > 1 ? " (session \(login.slot + 1) of \(pool.size))" : ""))
-            openSession(slot: login.slot) { [self] result in finishLogin(slot: login.slot, id: login.id, result: result) }
+            let started = DispatchTime.now().uptimeNanoseconds
+            openSession(slot: login.slot) { [self] result in finishLogin(slot: login.slot, id: login.id, result: result, started: started) }
         }
         for (waiter, lease) in plan.grants { waiter.deliver(.success(lease)) }
         if !plan.failures.isEmpty {
@@ -66,7 +68,8 @@ extension DataAPI {
         case .login(let id):
             guard !pool.pinned else { return finishLogin(slot: 0, id: id, result: .failure(.noToken)) }
             logger.log(.info, "logging in to \(configuration.database)")
-            openSession(slot: 0) { [self] result in finishLogin(slot: 0, id: id, result: result) }
+            let started = DispatchTime.now().uptimeNanoseconds
+            openSession(slot: 0) { [self] result in finishLogin(slot: 0, id: id, result: result, started: started) }
         }
     }
 
@@ -131,7 +134,14 @@ extension DataAPI {
         }
     }
 
-    private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>) {
+    private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>, started: UInt64? = nil) {
+        if let metrics = configuration.metrics, let started {
+            let duration = Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9
+            switch result {
+            case .success: metrics.poolEvent(FMPoolEvent(kind: .opened, session: slot, loginDuration: duration))
+            case .failure(let error): metrics.poolEvent(FMPoolEvent(kind: .loginFailed, session: slot, loginDuration: duration, code: error.code))
+            }
+        }
         let now = self.now()
         let stored = pool.wantsStored(now: now) ? loadStoredToken() : nil
         let (waiters, adopted, plan) = pool.loginFinished(slot: slot, id: id, result: result, now: now, stored: stored)
@@ -211,13 +221,16 @@ extension DataAPI {
     }
 
     /// The server no longer knows `lease`'s token: forget it when it is still the slot's.
-    func sessionRejected(_ lease: SessionLease) {
-        sessionRejected(slot: lease.slot, token: lease.token)
+    func sessionRejected(_ lease: SessionLease, code: String? = nil) {
+        sessionRejected(slot: lease.slot, token: lease.token, code: code)
     }
 
-    private func sessionRejected(slot: Int, token: String) {
+    private func sessionRejected(slot: Int, token: String, code: String? = nil) {
         let persist = pool.rejected(slot: slot, token: token)
-        if persist != nil { logger.log(.warning, "session token rejected; it will be renewed") }
+        if persist != nil {
+            logger.log(.warning, "session token rejected; it will be renewed")
+            configuration.metrics?.poolEvent(FMPoolEvent(kind: .lost, session: slot, code: code))
+        }
         if slot == 0 { apply(persist) }
     }
 

@@ -1,0 +1,94 @@
+import Foundation
+
+/// The rate limit (``FMConfiguration/maxRequestsPerSecond``): requests, logins included, leave at most one
+/// every `1 / rate` seconds (a token bucket holding one token), in FIFO order. A waiter whose call ended
+/// meanwhile (cancelled, deadline passed) is skipped and gives its turn to the next one, so it is never sent.
+///
+/// Time is injected: `clock` reads a monotonic time in seconds and `schedule` runs work after a delay (the
+/// tests' fake clock records the delays instead of waiting).
+final class RateLimiter: Sendable {
+    /// A place in the queue; ``withdraw()`` gives it up.
+    final class Ticket: Sendable {
+        fileprivate let id: UInt64
+        fileprivate let limiter: RateLimiter
+        fileprivate init(id: UInt64, limiter: RateLimiter) { self.id = id; self.limiter = limiter }
+        /// Leaves the queue without running (the call ended). Does nothing once let through.
+        func withdraw() { limiter.withdraw(id) }
+    }
+
+    private struct State {
+        /// The earliest time the next request may leave.
+        var next: Double = -.infinity
+        var nextID: UInt64 = 0
+        var waiting: [(id: UInt64, run: @Sendable () -> Void)] = []
+        var timerArmed = false
+    }
+
+    /// Seconds between two requests.
+    let interval: Double
+    private let clock: @Sendable () -> Double
+    private let schedule: @Sendable (_ after: Double, _ work: @escaping @Sendable () -> Void) -> Void
+    private let state = Locked(State())
+
+    /// A limiter of `rate` requests per second, or `nil` when `rate` is `nil`, not positive or not finite.
+    static func make(rate: Double?) -> RateLimiter? {
+        guard let rate, rate.isFinite, rate > 0 else { return nil }
+        return RateLimiter(rate: rate)
+    }
+
+    init(rate: Double,
+         clock: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 },
+         schedule: @escaping @Sendable (_ after: Double, _ work: @escaping @Sendable () -> Void) -> Void = { delay, work in
+             _ = Deadline.after(seconds: delay, fire: work)
+         }) {
+        interval = 1 / max(rate, 1e-9)
+        self.clock = clock
+        self.schedule = schedule
+    }
+
+    /// Runs `work` when its turn comes (at once when the limit allows it and nobody waits).
+    @discardableResult
+    func enter(_ work: @escaping @Sendable () -> Void) -> Ticket {
+        let now = clock()
+        let (ticket, runNow, arm) = state.withLock { state -> (Ticket, Bool, Double?) in
+            state.nextID += 1
+            let ticket = Ticket(id: state.nextID, limiter: self)
+            if state.waiting.isEmpty, now >= state.next {
+                state.next = now + interval
+                return (ticket, true, nil)
+            }
+            state.waiting.append((ticket.id, work))
+            guard !state.timerArmed else { return (ticket, false, nil) }
+            state.timerArmed = true
+            return (ticket, false, max(0, state.next - now))
+        }
+        if runNow { work() }
+        if let arm { schedule(arm) { [self] in fire() } }
+        return ticket
+    }
+
+    /// Requests waiting for their turn (tests and diagnostics).
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// The timer: lets the head of the queue through when its time came, and re-arms for the next.
+    private func fire() {
+        let now = clock()
+        let (run, arm) = state.withLock { state -> ((@Sendable () -> Void)?, Double?) in
+            state.timerArmed = false
+            var run: (@Sendable () -> Void)?
+            if !state.waiting.isEmpty, now >= state.next {
+                run = state.waiting.removeFirst().run
+                state.next = max(now, state.next) + interval
+            }
+            guard !state.waiting.isEmpty else { return (run, nil) }
+            state.timerArmed = true
+            return (run, max(0, state.next - now))
+        }
+        run?()
+        if let arm { schedule(arm) { [self] in fire() } }
+    }
+
+    private func withdraw(_ id: UInt64) {
+        state.withLock { state in state.waiting.removeAll { $0.id == id } }
+    }
+}

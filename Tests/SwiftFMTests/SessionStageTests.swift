@@ -1,0 +1,386 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import SwiftFM
+
+/// Issue 16: the session stage as a pool of leases, the rate limit, the metrics hook, reads riding out a restart.
+@Suite("Session stage: leases, rate limit, metrics, restart ride-out")
+struct SessionStageTests {
+    private static let start = Date(timeIntervalSince1970: 1_700_000_000)
+    private static func valid(_ token: String) -> FMStoredToken { FMStoredToken(token: token, expiry: .distantFuture) }
+
+    /// Leases a session from `pool`, recording what the waiter is given.
+    private final class Taker: @unchecked Sendable {
+        private let lock = NSLock()
+        private var _lease: SessionLease?
+        private var _error: FMError?
+        var lease: SessionLease? { lock.withLock { _lease } }
+        var error: FMError? { lock.withLock { _error } }
+        func deliver(_ result: Result<SessionLease, FMError>) {
+            lock.withLock {
+                switch result {
+                case .success(let lease): _lease = lease
+                case .failure(let error): _error = error
+                }
+            }
+        }
+    }
+
+    /// Leases and hands out the plan's grants and failures (what the stage does).
+    private func take(_ pool: SessionPool, now: Date = start, stored: FMStoredToken? = nil) -> (Taker, SessionPool.Plan) {
+        let taker = Taker()
+        let (_, plan) = pool.lease(now: now, stored: stored, front: false) { taker.deliver($0) }
+        deliver(plan)
+        return (taker, plan)
+    }
+
+    private func deliver(_ plan: SessionPool.Plan) {
+        for (waiter, lease) in plan.grants { waiter.deliver(.success(lease)) }
+        for (waiter, error) in plan.failures { waiter.deliver(.failure(error)) }
+    }
+
+    // MARK: the lease
+
+    @Test func oneCallPerSessionAndTheOthersWaitInOrder() {
+        let pool = SessionPool(size: 1, stored: Self.valid("t0"), now: Self.start)
+        let (first, _) = take(pool)
+        let (second, _) = take(pool)
+        let (third, _) = take(pool)
+        #expect(first.lease?.slot == 0 && first.lease?.token == "t0")
+        #expect(second.lease == nil && third.lease == nil)
+        #expect(pool.busyCounts == [1] && pool.waitingCount == 2)
+        deliver(pool.giveBack(first.lease!, now: Self.start, stored: nil))
+        #expect(second.lease?.slot == 0 && third.lease == nil)
+        // Giving a lease back twice does nothing.
+        #expect(pool.giveBack(first.lease!, now: Self.start, stored: nil).isEmpty)
+        deliver(pool.giveBack(second.lease!, now: Self.start, stored: nil))
+        #expect(third.lease?.slot == 0)
+        deliver(pool.giveBack(third.lease!, now: Self.start, stored: nil))
+        #expect(pool.busyCounts == [0] && pool.waitingCount == 0)
+    }
+
+    @Test func aCallNeverWaitsForALoginWhileAnotherSessionFrees() {
+        let pool = SessionPool(size: 2, stored: Self.valid("t0"), now: Self.start)
+        let (first, _) = take(pool)
+        let (second, plan) = take(pool)
+        #expect(first.lease?.slot == 0)
+        #expect(plan.logins.map(\.slot) == [1], "a second session is opened for the waiting call")
+        #expect(second.lease == nil && pool.isLoggingIn(slot: 1))
+        // Session 1 frees while session 2 still logs in: the waiting call takes session 1.
+        deliver(pool.giveBack(first.lease!, now: Self.start, stored: nil))
+        #expect(second.lease?.slot == 0)
+        // The login hangs and is given up (its bound): nobody was waiting on it, nobody fails.
+        let login = plan.logins[0]
+        let (waiters, adopted, after) = pool.loginFinished(slot: 1, id: login.id, result: .failure(.timeout), now: Self.start, stored: nil)
+        #expect(waiters.isEmpty && !adopted && after.failures.isEmpty)
+        // A third call waits for session 1 (a failed login pauses growth while a session is open).
+        let (third, later) = take(pool)
+        #expect(third.lease == nil && later.logins.isEmpty)
+        deliver(pool.giveBack(second.lease!, now: Self.start, stored: nil))
+        #expect(third.lease?.slot == 0 && third.error == nil)
+    }
+
+    @Test func aFailedLoginWithNoOtherSessionFailsTheWaitersOnce() {
+        let pool = SessionPool(size: 2, stored: nil, now: Self.start)
+        let (first, plan) = take(pool)
+        let (second, plan2) = take(pool)
+        #expect(plan.logins.map(\.slot) == [0] && plan2.logins.map(\.slot) == [1])
+        // The first login fails while the second is still in flight: both calls keep waiting.
+        let one = pool.loginFinished(slot: 0, id: plan.logins[0].id, result: .failure(FMError(code: "212", message: "no")),
+                                     now: Self.start, stored: nil)
+        deliver(one.plan)
+        #expect(first.error == nil && second.error == nil)
+        // The second fails too: nothing can serve them, each is told once.
+        let two = pool.loginFinished(slot: 1, id: plan2.logins[0].id, result: .failure(FMError(code: "212", message: "no")),
+                                     now: Self.start, stored: nil)
+        deliver(two.plan)
+        #expect(first.error?.code == "212" && second.error?.code == "212")
+        #expect(pool.waitingCount == 0 && pool.busyCounts == [0, 0])
+    }
+
+    @Test func theLoginThatEndsFirstServesTheFirstWaiter() {
+        let pool = SessionPool(size: 3, stored: nil, now: Self.start)
+        let (first, a) = take(pool)
+        let (second, b) = take(pool)
+        #expect(a.logins.map(\.slot) == [0] && b.logins.map(\.slot) == [1])
+        // Session 2's login ends first: the first caller gets it, not the second.
+        deliver(pool.loginFinished(slot: 1, id: b.logins[0].id, result: .success("t1"), now: Self.start, stored: nil).plan)
+        #expect(first.lease?.slot == 1 && first.lease?.token == "t1" && second.lease == nil)
+        deliver(pool.loginFinished(slot: 0, id: a.logins[0].id, result: .success("t0"), now: Self.start, stored: nil).plan)
+        #expect(second.lease?.slot == 0)
+    }
+
+    @Test func idleSessionsAreClosedWithTheInjectedClock() {
+        let pool = SessionPool(size: 2, idleTimeout: 300, stored: Self.valid("t0"), now: Self.start)
+        let (first, _) = take(pool)
+        let (second, plan) = take(pool)
+        deliver(pool.loginFinished(slot: 1, id: plan.logins[0].id, result: .success("t1"), now: Self.start, stored: nil).plan)
+        #expect(second.lease?.slot == 1)
+        #expect(pool.giveBack(first.lease!, now: Self.start, stored: nil).logouts.isEmpty)
+        #expect(pool.giveBack(second.lease!, now: Self.start, stored: nil).logouts.isEmpty)
+        // 299 s later nothing is closed; 301 s later the call takes session 1 and session 2 is logged out.
+        let (early, earlyPlan) = take(pool, now: Self.start.addingTimeInterval(299))
+        #expect(earlyPlan.logouts.isEmpty)
+        #expect(pool.giveBack(early.lease!, now: Self.start.addingTimeInterval(299), stored: nil).logouts.isEmpty)
+        let late = Self.start.addingTimeInterval(299 + 301)
+        let (call, latePlan) = take(pool, now: late)
+        #expect(call.lease?.slot == 0)
+        #expect(latePlan.logouts.map(\.slot) == [1] && latePlan.logouts.map(\.token) == ["t1"])
+        #expect(pool.validToken(slot: 1, now: late) == nil)
+    }
+
+    @Test func theStageLogsAnIdleSessionOutThroughThePipeline() {
+        let logins = Locked(0)
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        configuration.sessionPoolSize = 2
+        let observer = MetricsRecorder()
+        configuration.metrics = observer
+        let hold = DispatchSemaphore(value: 0)
+        let h = Harness(configuration: configuration) { request in
+            if isLogin(request) {
+                let n = logins.withLock { count -> Int in count += 1; return count }
+                return .json(200, Bodies.login("tok-\(n)"))
+            }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            if (request.url?.path ?? "").contains("hold") { hold.signal(); return .hold }
+            return .json(200, Bodies.value("ok"))
+        }
+        // Two sessions: one call holds the first while a second call opens the second.
+        let held = Recorder<Result<String, FMError>>()
+        let holding = h.api.perform(TestEndpoints.records("hold")) { held.record($0) }
+        #expect(hold.wait(timeout: .now() + 120) == .success)
+        let second = Recorder<Result<String, FMError>>()
+        h.api.perform(TestEndpoints.records()) { second.record($0) }
+        #expect(second.wait().first?.testValue == "ok")
+        holding.cancel()
+        held.wait()
+        #expect(h.stub.count("POST", "/sessions") == 2)
+        // Ten minutes later a call takes the first session and the second is logged out.
+        h.clock.advance(600)
+        let third = Recorder<Result<String, FMError>>()
+        h.api.perform(TestEndpoints.records()) { third.record($0) }
+        #expect(third.wait().first?.testValue == "ok")
+        let closed = observer.waitForEvents { $0.contains { $0.kind == .closed } }
+        #expect(closed.contains(FMPoolEvent(kind: .closed, session: 1, reason: "idle")))
+        let logout = DispatchGroup()
+        logout.enter()
+        h.api.sessionQueue.async { logout.leave() }
+        _ = logout.wait(timeout: .now() + 120)
+        #expect(observer.waitForCalls { $0.contains { $0.endpoint == "DELETE sessions/{}" } }.isEmpty == false)
+        let deleted: [String] = h.stub.requests.filter { $0.httpMethod == "DELETE" }.compactMap { $0.url?.lastPathComponent }
+        #expect(deleted.contains("tok-2"))
+    }
+
+    // MARK: rate limit
+
+    @Test func theRateLimitSpacesRequestsInOrderWithTheInjectedClock() {
+        final class FakeTime: @unchecked Sendable {
+            let lock = NSLock()
+            var now = 100.0
+            var timers: [(at: Double, work: @Sendable () -> Void)] = []
+            func schedule(_ delay: Double, _ work: @escaping @Sendable () -> Void) { lock.withLock { timers.append((now + delay, work)) } }
+            /// Moves to the next timer and runs it; `false` when none is armed.
+            func step() -> Bool {
+                let next: (at: Double, work: @Sendable () -> Void)? = lock.withLock {
+                    guard let index = timers.indices.min(by: { timers[$0].at < timers[$1].at }) else { return nil }
+                    let timer = timers.remove(at: index)
+                    now = max(now, timer.at)
+                    return timer
+                }
+                next?.work()
+                return next != nil
+            }
+        }
+        let time = FakeTime()
+        let limiter = RateLimiter(rate: 4, clock: { time.lock.withLock { time.now } }, schedule: { time.schedule($0, $1) })
+        let sent = Locked<[(Int, Double)]>([])
+        var tickets: [RateLimiter.Ticket] = []
+        for index in 0..<6 {
+            tickets.append(limiter.enter { sent.withLock { $0.append((index, time.now)) } })
+        }
+        #expect(sent.value.map(\.0) == [0], "the first request leaves at once")
+        tickets[3].withdraw()   // its call ended while waiting: never sent, its turn goes to the next
+        while time.step() {}
+        #expect(sent.value.map(\.0) == [0, 1, 2, 4, 5])
+        #expect(sent.value.map(\.1) == [100, 100.25, 100.5, 100.75, 101])
+        // After a quiet second, one request leaves at once again.
+        time.lock.withLock { time.now = 110 }
+        limiter.enter { sent.withLock { $0.append((6, time.now)) } }
+        #expect(sent.value.last?.0 == 6 && sent.value.last?.1 == 110)
+    }
+
+    @Test func rateLimitedCallsAllCompleteLoginIncluded() {
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        configuration.maxRequestsPerSecond = 1_000
+        let h = Harness(configuration: configuration) { request in
+            isLogin(request) ? .json(200, Bodies.login()) : .json(200, Bodies.value("ok"))
+        }
+        #expect(h.api.rateLimiter?.interval == 0.001)
+        let results = Recorder<Result<String, FMError>>(expecting: 20)
+        for _ in 0..<20 { h.api.perform(TestEndpoints.records()) { results.record($0) } }
+        #expect(results.wait().allSatisfy { $0.testValue == "ok" })
+        #expect(h.stub.count("POST", "/sessions") == 1)
+    }
+
+    // MARK: metrics
+
+    @Test func metricsOfASuccessARetryAReplayAndAFailure() {
+        let observer = MetricsRecorder()
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        configuration.metrics = observer
+        configuration.retry = FMRetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0)
+        let script = Locked<[StubAnswer]>([])
+        let logins = Locked(0)
+        let h = Harness(configuration: configuration) { request in
+            if isLogin(request) {
+                let n = logins.withLock { count -> Int in count += 1; return count }
+                return .json(200, Bodies.login("tok-\(n)"))
+            }
+            return script.withLock { $0.isEmpty ? .json(200, Bodies.value("ok")) : $0.removeFirst() }
+        }
+        func call() -> Result<String, FMError>? {
+            let recorder = Recorder<Result<String, FMError>>()
+            h.api.perform(TestEndpoints.records()) { recorder.record($0) }
+            return recorder.wait().first
+        }
+        // Success (with the login it needed).
+        #expect(call()?.testValue == "ok")
+        let login = observer.waitForCalls { $0.count == 2 }
+        #expect(login[0].endpoint == "POST sessions" && login[0].code == "0" && login[0].attempts == 1)
+        #expect(login[0].bytesSent == 2 && login[0].bytesReceived == Bodies.login("tok-1").utf8.count)
+        let success = login[1]
+        #expect(success.endpoint == "GET layouts/{}/records" && success.code == "0" && success.attempts == 1)
+        #expect(success.bytesSent == 0 && success.bytesReceived == Bodies.value("ok").utf8.count)
+        #expect(success.queueWait >= 0 && success.queueWait <= success.duration)
+        let opened = observer.waitForEvents { !$0.isEmpty }
+        #expect(opened.count == 1 && opened[0].kind == .opened && opened[0].session == 0 && opened[0].code == nil)
+        #expect((opened[0].loginDuration ?? -1) >= 0)
+        // A retry: a 503, then the answer.
+        script.withLock { $0 = [.json(503, "{}")] }
+        #expect(call()?.testValue == "ok")
+        let retried = observer.waitForCalls { $0.count == 3 }[2]
+        #expect(retried.code == "0" && retried.attempts == 2 && retried.endpoint == "GET layouts/{}/records")
+        #expect(retried.bytesReceived == 2 + Bodies.value("ok").utf8.count)
+        // A 952: the session is lost, renewed and the call replayed.
+        script.withLock { $0 = [.json(401, Bodies.expired)] }
+        #expect(call()?.testValue == "ok")
+        let calls = observer.waitForCalls { $0.count == 5 }
+        #expect(calls[3].endpoint == "POST sessions" && calls[3].code == "0")
+        #expect(calls[4].code == "0" && calls[4].attempts == 2 && calls[4].bytesReceived == Bodies.expired.utf8.count + Bodies.value("ok").utf8.count)
+        let events = observer.waitForEvents { $0.count == 3 }
+        #expect(events[1] == FMPoolEvent(kind: .lost, session: 0, code: "952"))
+        #expect(events[2].kind == .opened && events[2].session == 0)
+        // A failure: FileMaker's 401 (no records) is final.
+        script.withLock { $0 = [.json(500, Bodies.noRecords)] }
+        #expect(call()?.testError?.code == "401")
+        let failed = observer.waitForCalls { $0.count == 6 }[5]
+        #expect(failed.code == "401" && failed.attempts == 1 && failed.bytesReceived == Bodies.noRecords.utf8.count)
+        // A login that fails.
+        _ = h.api.resetSession()
+        logins.withLock { $0 = 100 }
+        let refused = DataAPI(configuration: configuration, transport: StubTransport { _ in .json(401, Bodies.badLogin) })
+        let recorder = Recorder<Result<String, FMError>>()
+        refused.perform(TestEndpoints.records()) { recorder.record($0) }
+        #expect(recorder.wait().first?.testError?.code == "212")
+        let loginFailed = observer.waitForEvents { $0.contains { $0.kind == .loginFailed } }.first { $0.kind == .loginFailed }
+        #expect(loginFailed?.code == "212" && loginFailed?.session == 0 && (loginFailed?.loginDuration ?? -1) >= 0)
+    }
+
+    @Test func aShutdownReportsEverySessionClosed() {
+        let observer = MetricsRecorder()
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        configuration.metrics = observer
+        let h = Harness(configuration: configuration) { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            return .json(200, Bodies.ok)
+        }
+        let recorder = Recorder<Result<String, FMError>>()
+        h.api.perform(TestEndpoints.records()) { recorder.record($0) }
+        recorder.wait()
+        let done = Recorder<Void>()
+        h.api.shutdown { done.record(()) }
+        done.wait()
+        let events = observer.waitForEvents { $0.count == 2 }
+        #expect(events[1] == FMPoolEvent(kind: .closed, session: 0, reason: "shutdown"))
+    }
+
+    // MARK: reads ride out a restart
+
+    @Test(arguments: [URLError.Code.cannotConnectToHost, .networkConnectionLost])
+    func aReadRidesOutARestartAndAWriteDoesNot(_ failure: URLError.Code) async throws {
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        configuration.retry = FMRetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0, retriesReadsUntilDeadline: true)
+        let down = Locked(8)   // eight refused requests: more than maxAttempts, fewer than the deadline allows
+        let h = Harness(configuration: configuration, store: FMMemoryTokenStore(Self.valid("tok"))) { request in
+            if isLogin(request) { return .json(200, Bodies.login("tok")) }
+            let refused = down.withLock { left -> Bool in
+                guard left > 0 else { return false }
+                left -= 1
+                return true
+            }
+            if refused { return .failure(failure) }
+            return request.httpMethod == "GET" ? .json(200, Bodies.value("ok")) : .json(200, Bodies.ok)
+        }
+        // Callback surface.
+        let read = Recorder<Result<String, FMError>>()
+        h.api.perform(TestEndpoints.records()) { read.record($0) }
+        #expect(read.wait().first?.testValue == "ok")
+        #expect(h.stub.count("GET", "/records") == 9)
+        // Async surface.
+        down.withLock { $0 = 5 }
+        #expect(try await h.api.bridge(TestEndpoints.records()) == "ok")
+        #expect(h.stub.count("GET", "/records") == 15)
+        // A write that met a refused connection is not retried.
+        down.withLock { $0 = 5 }
+        let create = Endpoint<String>(.post, .database, ["layouts", "Contacts", "records"], body: .json(Data("{}".utf8))) { _ in "" }
+        let write = Recorder<Result<String, FMError>>()
+        h.api.perform(create) { write.record($0) }
+        #expect(write.wait().first?.testError?.code == FMError.ClientCode.transport)
+        #expect(h.stub.count("POST", "/records") == 1)
+    }
+
+    @Test func theUntilDeadlinePolicyIsDocumentedByItsValues() {
+        let policy = FMRetryPolicy.untilDeadline
+        #expect(policy.retriesReadsUntilDeadline && !policy.retriesWrites)
+        #expect(policy.maxAttempts == 3 && policy.initialDelay == 0.25 && policy.maxDelay == 2)
+        #expect(!FMRetryPolicy.standard.retriesReadsUntilDeadline)
+    }
+}
+
+/// Records metrics; waits (bounded, on the event) for what a test expects.
+final class MetricsRecorder: FMMetricsObserver, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var calls: [FMCallMetrics] = []
+    private var events: [FMPoolEvent] = []
+
+    func callFinished(_ call: FMCallMetrics) {
+        condition.lock(); calls.append(call); condition.broadcast(); condition.unlock()
+    }
+
+    func poolEvent(_ event: FMPoolEvent) {
+        condition.lock(); events.append(event); condition.broadcast(); condition.unlock()
+    }
+
+    func waitForCalls(sourceLocation: SourceLocation = #_sourceLocation, _ done: ([FMCallMetrics]) -> Bool) -> [FMCallMetrics] {
+        wait(sourceLocation: sourceLocation, fallback: { self.calls }) { done(self.calls) ? self.calls : nil }
+    }
+
+    func waitForEvents(sourceLocation: SourceLocation = #_sourceLocation, _ done: ([FMPoolEvent]) -> Bool) -> [FMPoolEvent] {
+        wait(sourceLocation: sourceLocation, fallback: { self.events }) { done(self.events) ? self.events : nil }
+    }
+
+    private func wait<T>(sourceLocation: SourceLocation, fallback: () -> T, _ check: () -> T?) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        let limit = Date().addingTimeInterval(120)
+        while true {
+            if let value = check() { return value }
+            if !condition.wait(until: limit) {
+                Issue.record("timed out waiting for metrics", sourceLocation: sourceLocation)
+                return check() ?? fallback()
+            }
+        }
+    }
+}
