@@ -147,6 +147,25 @@ final class EmulatorProcess {
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("control API refused \(settings)") }
     }
 
+    /// `POST /v1/faults` of the control API with `fault` (JSON object).
+    func injectFault(_ fault: [String: Any]) async throws {
+        guard let controlURL else { throw BenchError("fm-emulator printed no control URL") }
+        var request = URLRequest(url: controlURL.appendingPathComponent("v1/faults"))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: fault)
+        let (_, response) = try await URLSession.shared.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("control API refused \(fault)") }
+    }
+
+    /// `DELETE /v1/faults`: drops the faults still queued.
+    func clearFaults() async throws {
+        guard let controlURL else { throw BenchError("fm-emulator printed no control URL") }
+        var request = URLRequest(url: controlURL.appendingPathComponent("v1/faults"))
+        request.httpMethod = "DELETE"
+        _ = try await URLSession.shared.data(for: request)
+    }
+
     func stop() {
         if process.isRunning {
             process.terminate()

@@ -49,11 +49,16 @@ final class SessionPool: Sendable {
         var lastUse: Date
         /// The login the pool started for waiters (not an explicit one), while it is in flight.
         var poolLogin: UInt64?
+        /// When the current token was adopted, in ``State/openings`` order.
+        var opened: UInt64 = 0
     }
 
     /// A call waiting for a lease.
     struct Waiter {
         var id: UInt64
+        /// A replay after a lost session takes only a session opened after it was lost (`opened > after`):
+        /// another slot's token may be just as dead (a server restart) and a replay happens once.
+        var after: UInt64?
         var deliver: @Sendable (Result<SessionLease, FMError>) -> Void
     }
 
@@ -77,6 +82,8 @@ final class SessionPool: Sendable {
         var slots: [Slot]
         var waiters: [Waiter] = []
         var nextWaiter: UInt64 = 0
+        /// Tokens adopted so far (logins, the store, explicit adoptions).
+        var openings: UInt64 = 0
         /// The most sessions the pool opens, and until when: learnt from a 956 at login (the server's
         /// session cap), or a failed login while other sessions are open (no login storm).
         /// `sharing`: the cap is the server's (956), so waiters share the open sessions meanwhile.
@@ -132,7 +139,7 @@ final class SessionPool: Sendable {
                deliver: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> (id: UInt64, plan: Plan) {
         state.withLock { state in
             state.nextWaiter += 1
-            let waiter = Waiter(id: state.nextWaiter, deliver: deliver)
+            let waiter = Waiter(id: state.nextWaiter, after: front ? state.openings : nil, deliver: deliver)
             if front { state.waiters.insert(waiter, at: 0) } else { state.waiters.append(waiter) }
             return (waiter.id, Self.rebalance(&state, now: now, stored: stored, grow: true, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession))
         }
@@ -168,7 +175,11 @@ final class SessionPool: Sendable {
             if started, !waiters.isEmpty { waiters.removeFirst() }   // the pool's own placeholder
             var plan = Plan()
             plan.persist = slot == 0 ? persist : nil
-            if persist != nil { state.slots[slot].lastUse = now }
+            if persist != nil {
+                state.slots[slot].lastUse = now
+                state.openings += 1
+                state.slots[slot].opened = state.openings
+            }
             if case .failure(let error) = result {
                 let open = state.slots.filter { $0.machine.validToken(now: now) != nil }.count
                 let logging = state.slots.contains { $0.machine.isLoggingIn }
@@ -217,6 +228,8 @@ final class SessionPool: Sendable {
             switch state.slots[slot].machine.acquire(now: now, stored: offered, force: false, waiter: { _ in }) {
             case .use:
                 state.slots[slot].lastUse = now   // the stored token: open now, handed out by the next grant
+                state.openings += 1
+                state.slots[slot].opened = state.openings
             case .login(let id):
                 state.slots[slot].poolLogin = id
                 plan.logins.append((slot, id))
@@ -238,8 +251,12 @@ final class SessionPool: Sendable {
     /// Gives free open sessions to the waiters in order (the lowest slot first, so an idle daemon keeps one
     /// session); past the server's session cap, the least-busy open session.
     private static func grant(_ state: inout State, now: Date, perSession: Int, into plan: inout Plan) {
-        while !state.waiters.isEmpty {
-            let open = state.slots.indices.filter { state.slots[$0].machine.validToken(now: now) != nil }
+        var index = 0
+        while index < state.waiters.count {
+            let after = state.waiters[index].after ?? 0
+            let open = state.slots.indices.filter {
+                state.slots[$0].machine.validToken(now: now) != nil && (after == 0 || state.slots[$0].opened > after)
+            }
             var chosen = open.first { state.slots[$0].busy == 0 }
             if chosen == nil, perSession > 1 {
                 chosen = open.filter { state.slots[$0].busy < perSession }.min { state.slots[$0].busy < state.slots[$1].busy }
@@ -248,10 +265,14 @@ final class SessionPool: Sendable {
                !state.slots.contains(where: { $0.machine.isLoggingIn }) {
                 chosen = open.min { state.slots[$0].busy < state.slots[$1].busy }
             }
-            guard let slot = chosen, let token = state.slots[slot].machine.validToken(now: now)?.token else { return }
+            guard let slot = chosen, let token = state.slots[slot].machine.validToken(now: now)?.token else {
+                // A replay waits for a fresh session; the calls behind it may take the others.
+                if state.waiters[index].after != nil { index += 1; continue }
+                return
+            }
             state.slots[slot].busy += 1
             state.slots[slot].lastUse = max(now, state.slots[slot].lastUse)
-            plan.grants.append((state.waiters.removeFirst(), SessionLease(slot: slot, token: token)))
+            plan.grants.append((state.waiters.remove(at: index), SessionLease(slot: slot, token: token)))
         }
     }
 
@@ -302,6 +323,8 @@ final class SessionPool: Sendable {
         let (persist, replaced) = state.withLock { state -> (SessionStateMachine<SessionWaiter>.Persist, String?) in
             let current = state.slots[0].machine.validToken(now: now)?.token
             state.slots[0].lastUse = now
+            state.openings += 1
+            state.slots[0].opened = state.openings
             return (state.slots[0].machine.adopt(token: token, expiry: expiry), current == token ? nil : current)
         }
         if let replaced { letGo(replaced, now: now) }

@@ -51,9 +51,6 @@ extension DataAPI {
             openSession(slot: login.slot) { [self] result in finishLogin(slot: login.slot, id: login.id, result: result, started: started) }
         }
         for (waiter, lease) in plan.grants { waiter.deliver(.success(lease)) }
-        if !plan.failures.isEmpty {
-            logger.log(.error, "login failed: \(plan.failures[0].1.code) — reported to \(plan.failures.count) waiting call(s)")
-        }
         for (waiter, error) in plan.failures { waiter.deliver(.failure(error)) }
     }
 
@@ -150,8 +147,8 @@ extension DataAPI {
             // out — or, when it has logged every session out already, it is closed now.
             if lifecycle.isDraining { closeOnServer(token) {} } else { pool.letGo(token, now: now) }
         }
-        if case .failure(let error) = result, !waiters.isEmpty {
-            logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count) waiting call(s)")
+        if case .failure(let error) = result {
+            logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count + plan.failures.count) waiting call(s)")
         }
         run(plan)
         for waiter in waiters { waiter(result) }
