@@ -85,11 +85,13 @@ extension DataAPI {
 
     /// One HTTP exchange: build, wait for a slot under the concurrency cap, send, log. `completion` gets the
     /// raw answer (any status) or the failure, once, on the transport's queue — unless the returned flight
-    /// is cancelled first, which completes it with the cancel's error.
+    /// is cancelled first, which completes it with the cancel's error. `accepting`: the statuses the call
+    /// expects; one other than 200 (a container download's 302) is logged at debug, not as a failure.
     func exchange<Value>(
         _ endpoint: Endpoint<Value>,
         authorization: String?,
         sink: BodySink,
+        accepting: @escaping @Sendable (Int) -> Bool = { $0 == 200 },
         completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void
     ) -> Flight {
         let flight = Flight(completion: completion)
@@ -128,9 +130,11 @@ extension DataAPI {
                     switch result {
                     case .success(let answer):
                         let status = answer.response.statusCode
-                        let code = status == 200 ? "" : " code \(Envelope.error(status: status, body: answer.body).code)"
+                        let expected = status == 200 || accepting(status)
+                        let code = expected ? "" : " code \(Envelope.error(status: status, body: answer.body).code)"
                         let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
-                        logger.log(status == 200 ? .info : .warning, "← \(line) \(status)\(code) \(size) \(duration)")
+                        let level: FMLogEvent.Level = status == 200 ? .info : expected ? .debug : .warning
+                        logger.log(level, "← \(line) \(status)\(code) \(size) \(duration)")
                     case .failure(let failure):
                         let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .info : .error
                         logger.log(level, "← \(line) failed \(failure.error.code) \(duration)")
@@ -363,7 +367,7 @@ final class EngineCall<Value>: @unchecked Sendable {
 
     private func send(authorization: String?, lease: SessionLease?, explicitToken: String?) {
         guard !delivery.isFinished else { return }
-        let flight = api.exchange(endpoint, authorization: authorization, sink: sink) { [self] result in
+        let flight = api.exchange(endpoint, authorization: authorization, sink: sink, accepting: accepting) { [self] result in
             received(result, lease: lease, explicitToken: explicitToken)
         }
         delivery.attach(flight)

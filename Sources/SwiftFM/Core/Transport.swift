@@ -168,7 +168,7 @@ public final class FMURLSessionTransport: FMTransport {
         }
         router.register(task, events: events)
         task.resume()
-        return URLSessionTaskHandle(task: task)
+        return URLSessionTaskHandle(task: task, router: router)
     }
 }
 
@@ -184,7 +184,10 @@ private final class InlineOperationQueue: OperationQueue, @unchecked Sendable {
 private struct URLSessionTaskHandle: FMTransportTask, @unchecked Sendable {
     // URLSessionTask is thread-safe for `cancel()`; it is not `Sendable`-annotated on every platform.
     let task: URLSessionTask
-    func cancel() { task.cancel() }
+    let router: TaskRouter
+    func cancel() {
+        if router.mayCancel(task) { task.cancel() }
+    }
 }
 
 /// The session delegate: routes each task's events to its ``FMTransportEvents`` and refuses redirects.
@@ -194,6 +197,10 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
         var events: FMTransportEvents
         /// SwiftFM refused the answer: no more of its bytes are handed on.
         var refused = false
+        /// The answer was a redirect, refused: the task ends by itself, and is never cancelled from then on.
+        var redirected = false
+        /// The task was cancelled: a redirect is no longer answered.
+        var cancelled = false
     }
     private let routes = Locked<[Int: Route]>([:])
     #if canImport(Darwin)
@@ -214,8 +221,31 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
     /// Linux toolchains `cancel()` waits for the work queue these callbacks may run on).
     private func refuse(_ task: URLSessionTask) {
         routes.withLock { $0[task.taskIdentifier]?.refused = true }
-        let handle = URLSessionTaskHandle(task: task)
+        let handle = URLSessionTaskHandle(task: task, router: self)
         DispatchQueue.global().async { handle.cancel() }
+    }
+
+    /// Whether `task` may be cancelled now; from then on a redirect of it is not answered. A task whose
+    /// redirect was answered is not: its answer is complete and it ends by itself. (swift-corelibs-foundation
+    /// traps — "Received callback for HTTP redirection, but we're not waiting for it" — when the answer to
+    /// `willPerformHTTPRedirection` reaches a task cancelled meanwhile: a call whose deadline passed during a
+    /// container download's redirect crashed the process.)
+    func mayCancel(_ task: URLSessionTask) -> Bool {
+        routes.withLock { routes in
+            guard routes[task.taskIdentifier] != nil else { return true }
+            if routes[task.taskIdentifier]?.redirected == true { return false }
+            routes[task.taskIdentifier]?.cancelled = true
+            return true
+        }
+    }
+
+    /// Whether the redirect of `task` may be answered (it was not cancelled); no cancel reaches it from then on.
+    private func mayAnswerRedirect(_ task: URLSessionTask) -> Bool {
+        routes.withLock { routes in
+            if routes[task.taskIdentifier]?.cancelled == true { return false }
+            routes[task.taskIdentifier]?.redirected = true
+            return true
+        }
     }
 
     func urlSession(
@@ -250,7 +280,9 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        completionHandler(nil)
+        // Never followed (SwiftFM follows a container's redirect itself). A cancelled task gets no answer:
+        // it has ended already, and the answer would trap in swift-corelibs-foundation.
+        if mayAnswerRedirect(task) { completionHandler(nil) }
     }
 
     #if canImport(Darwin)
