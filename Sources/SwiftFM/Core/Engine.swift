@@ -88,6 +88,16 @@ extension DataAPI {
         return .success("Basic " + value)
     }
 
+    /// nginx's answer to plain HTTP on its HTTPS port (a 400 page) as the wrong-scheme error that names
+    /// `https://` (``FMError/wrongScheme(_:use:underlying:)``); any other result as it is.
+    static func namingTheScheme(_ result: Result<ExchangeAnswer, ExchangeFailure>, url: URL?) -> Result<ExchangeAnswer, ExchangeFailure> {
+        guard case .success(let answer) = result, answer.response.statusCode == 400, url?.scheme?.lowercased() == "http",
+              answer.body.count < 64 * 1024, answer.body.range(of: Data("plain HTTP request was sent to HTTPS port".utf8)) != nil
+        else { return result }
+        let error = FMError.wrongScheme(url, use: "https", underlying: "HTTP 400: The plain HTTP request was sent to HTTPS port")
+        return .failure(ExchangeFailure(error: error, beforeAnswer: false))
+    }
+
     /// One HTTP exchange: build, wait for a slot under the concurrency cap, send, log. `completion` gets the
     /// raw answer (any status) or the failure, once, on the transport's queue — unless the returned flight
     /// is cancelled first, which completes it with the cancel's error. `accepting`: the statuses the call
@@ -127,8 +137,9 @@ extension DataAPI {
             let bodyFile = built
             logger.log(.debug, "→ \(line)")
             let started = DispatchTime.now().uptimeNanoseconds
-            let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { result in
+            let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { answered in
                 release()
+                let result = Self.namingTheScheme(answered, url: request.url)
                 if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
                 if logger.isEnabled {
                     let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
