@@ -14,7 +14,9 @@ let package = Package(
     ],
     targets: [
         // SHA-256, HMAC, HKDF and big-integer arithmetic for Claris ID (Cognito SRP) sign-in; internal.
-        .target(name: "FMCrypto"),
+        // Optimised in debug builds too: unoptimised big-integer arithmetic is ~30× slower, and the test
+        // suite signs in many times on a 2-core machine.
+        .target(name: "FMCrypto", swiftSettings: [.unsafeFlags(["-O"])]),
         // The client library.
         .target(name: "SwiftFM", dependencies: ["FMCrypto"]),
         // The FileMaker Data API emulator (never imported by SwiftFM itself).
