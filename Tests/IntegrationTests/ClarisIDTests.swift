@@ -170,6 +170,20 @@ import SwiftFMEmulator
         }
     }
 
+    /// FileMakerCloud.md, "Testing offline": the same lines against the emulator.
+    @Test func fileMakerCloudArticleTestingOffline() async throws {
+        let emulator = Emulator()
+        emulator.clarisID = true
+        let emulatorURL = try emulator.start()
+        defer { emulator.stop() }
+        var configuration = FMConfiguration(host: emulatorURL.absoluteString, database: "Music", username: "", password: "")
+        let cloud = FMClarisIDConfiguration.fileMakerCloud
+        let local = FMClarisIDConfiguration(userPoolID: cloud.userPoolID, clientID: cloud.clientID, cognitoURL: emulatorURL)
+        configuration.credentials = .clarisID(username: "admin", password: "admin", configuration: local)
+        #expect(try await DataAPI(configuration: configuration).layouts().isEmpty == false)
+        #expect(emulator.clarisIDSignInCount == 1)
+    }
+
     private func fetch(_ signIn: ClarisIDSignIn) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             signIn.fetch(refresh: false) { continuation.resume(with: $0) }

@@ -18,6 +18,9 @@ extension FMClarisIDTokenProvider {
     /// ``signIn(username:password:configuration:)`` with an answer to MFA challenges and a store for the
     /// refresh token.
     /// - Parameters:
+    ///   - username: the Claris ID (an e-mail address).
+    ///   - password: its password (used only to compute the SRP proof; never sent).
+    ///   - configuration: the user pool, app client and Cognito endpoint.
     ///   - mfa: asked for the code of a `SOFTWARE_TOKEN_MFA` or `SMS_MFA` challenge; without it such a
     ///     sign-in fails at once.
     ///   - refreshTokenStore: where the refresh token is kept (for instance an ``FMFileTokenStore``, written
