@@ -20,6 +20,7 @@
 //             a pool of 4 sessions vs a pool of 1 (throughput ratio, target ≥ 3×)
 //   policy    get one record with `.standard` retries and a concurrency cap of 8 vs `.none` and no cap
 //             (per-call ratio, target within 2 %)
+//   emulatorlog  the emulator's cost of a read with a full request log vs a log of one entry (in process)
 //   clarisid  a Claris ID sign-in (Cognito SRP against fm-emulator --claris-id, then the FMID login): the
 //             client's CPU per sign-in, median of 20 (target ≤ 50 ms)
 //   container a --container-mib MiB file (default 1024) up with uploadContainer(…fileURL:…) and down with
@@ -119,7 +120,7 @@ func schemaJSON(records: Int) -> Data {
 
 // MARK: - The run
 
-let all = ["percall", "decode", "endtoend", "paging", "pool", "policy", "container", "clarisid"]
+let all = ["percall", "decode", "endtoend", "paging", "pool", "policy", "emulatorlog", "container", "clarisid"]
 let chosen = settings.selected.isEmpty ? all : settings.selected
 for name in chosen where !all.contains(name) {
     say("fm-bench: unknown scenario \(name) (known: \(all.joined(separator: ", ")))")
@@ -361,6 +362,7 @@ let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
     ("endtoend", { try await $0.endToEnd() }),
     ("pool", { try await $0.pool() }),
     ("policy", { try await $0.policy() }),
+    ("emulatorlog", { try await $0.emulatorLog() }),
     ("clarisid", { try await $0.clarisID() }),
     ("container", { try await $0.container() }), // last: a 1 GiB transfer leaves the page cache full
 ]

@@ -236,7 +236,8 @@ struct ControlHandler: HTTPHandler {
 
     private func counters(_ emulator: Emulator) -> [String: Any] {
         ["loginCount": emulator.loginCount, "logoutCount": emulator.logoutCount, "maxInFlight": emulator.maxInFlight,
-         "activeSessions": emulator.activeSessionCount]
+         "activeSessions": emulator.activeSessionCount, "openConnections": emulator.openConnectionCount,
+         "refusedConnections": emulator.refusedConnectionCount, "evictedConnections": emulator.evictedConnectionCount]
     }
 
     /// Checks every key before changing anything, so a bad request changes nothing.

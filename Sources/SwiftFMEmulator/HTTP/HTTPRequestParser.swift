@@ -92,6 +92,7 @@ struct HTTPRequestParser {
 
             case let .head(scan, lineStart):
                 if scan == 0 && !skipLeadingBlankLines() { return nil }
+                if scan <= Self.maxMethodBytes, let refusal = refuseNonHTTP() { return refusal }
                 switch findBlankLine(scan: scan, lineStart: lineStart) {
                 case let .needMore(newScan, newLineStart):
                     if newScan > limits.maxHeaderBytes {
@@ -367,6 +368,46 @@ struct HTTPRequestParser {
 
     /// Drops blank lines before a request line (RFC 9112 §2.2). Returns `false` if a lone CR
     /// leaves it undecided.
+    /// The longest method accepted before the first space of a request line.
+    static let maxMethodBytes = 32
+
+    /// Fails at once (400) when the bytes of a request line so far cannot begin one: a byte before the
+    /// first space that is not a token character (a TLS ClientHello begins `16 03 01`), or a method longer
+    /// than ``maxMethodBytes``. nginx answers such bytes 400 and closes without waiting for a line end;
+    /// waiting would keep a client that speaks TLS to a plain-HTTP port hanging until a timeout.
+    private mutating func refuseNonHTTP() -> Event? {
+        var i = start
+        let end = min(buffer.count, start + Self.maxMethodBytes + 1)
+        while i < end {
+            let b = buffer[i]
+            if b == 0x20 { return i == start ? fail(400, "Bad Request: not an HTTP request") : nil }
+            guard Self.isTokenByte(b) else { return fail(400, "Bad Request: not an HTTP request") }
+            i += 1
+        }
+        return i - start > Self.maxMethodBytes ? fail(400, "Bad Request: not an HTTP request") : nil
+    }
+
+    /// Where the parser is between requests, for the connection's deadlines.
+    enum Phase: Equatable {
+        /// Between requests: nothing of the next request has arrived.
+        case idle
+        /// Part of a request head has arrived.
+        case head
+        /// The head is complete; (part of) the body is still to come.
+        case body
+        /// The input was refused; the connection is closing.
+        case failed
+    }
+
+    /// Where the parser is: see ``Phase``.
+    var phase: Phase {
+        switch state {
+        case .head: return bufferedCount == 0 ? .idle : .head
+        case .failed: return .failed
+        default: return .body
+        }
+    }
+
     private mutating func skipLeadingBlankLines() -> Bool {
         while start < buffer.count {
             if buffer[start] == 0x0A {

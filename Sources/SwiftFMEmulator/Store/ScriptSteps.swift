@@ -411,11 +411,14 @@ extension EmulatorState {
             switch which {
             case "first": run.index = 0
             case "last": run.index = run.found.count - 1
+            // Past either end the step fails with 101 "Record is missing"; with "Exit after last" it also
+            // leaves the loop, and 101 stays the script's last error (what the Data API answers as
+            // `scriptError`: python-fmdata's integration suite, run against FileMaker Server, expects "101").
             case "previous":
-                if run.index == 0 { return exitAfterLast ? .exitLoop : fail("101") }
+                if run.index == 0 { run.lastError = "101"; return exitAfterLast ? .exitLoop : .next }
                 run.index -= 1
             default:
-                if run.index + 1 >= run.found.count { return exitAfterLast ? .exitLoop : fail("101") }
+                if run.index + 1 >= run.found.count { run.lastError = "101"; return exitAfterLast ? .exitLoop : .next }
                 run.index += 1
             }
             run.lastError = "0"
