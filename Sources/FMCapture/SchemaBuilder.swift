@@ -187,43 +187,48 @@ struct SchemaBuilder {
         }
         layouts[name] = out
         // Records: the layout's own fields, and the portal rows as records of their occurrences.
-        for record in found?.records ?? [] {
-            guard let rid = (record["recordId"] as? String).flatMap(Int.init) else { continue }
-            let fieldData = record["fieldData"] as? [String: Any] ?? [:]
-            var local: [String: Any] = [:]
-            for (k, v) in fieldData {
-                let (prefix, bare) = split(k)
-                if let prefix {
-                    if prefix.caseInsensitiveCompare(occurrence) != .orderedSame {
-                        snapshot(parent: occurrence, child: prefix, id: rid, key: bare, value: v)
-                    }
-                } else {
-                    local[k] = v
+        for record in found?.records ?? [] { addRecord(record, layout: out, keep: keepRecords) }
+    }
+
+    /// One record of layout `out`: its own fields (related ones as snapshots for relationship inference),
+    /// and its portal rows as records of their occurrences.
+    mutating func addRecord(_ record: [String: Any], layout out: LayoutOut, keep keepRecords: Bool) {
+        let name = out.name, occurrence = out.occurrence
+        guard let rid = (record["recordId"] as? String).flatMap(Int.init) else { return }
+        let fieldData = record["fieldData"] as? [String: Any] ?? [:]
+        var local: [String: Any] = [:]
+        for (k, v) in fieldData {
+            let (prefix, bare) = split(k)
+            if let prefix {
+                if prefix.caseInsensitiveCompare(occurrence) != .orderedSame {
+                    snapshot(parent: occurrence, child: prefix, id: rid, key: bare, value: v)
                 }
+            } else {
+                local[k] = v
             }
-            remember(occurrence, id: rid, modId: record["modId"] as? String ?? "0", values: local, keep: keepRecords)
-            let portalData = record["portalData"] as? [String: Any] ?? [:]
-            for portal in out.portals {
-                let rows = portalData[portal.name] as? [[String: Any]] ?? []
-                var ids: [Int] = []
-                for row in rows {
-                    guard let id = (row["recordId"] as? String).flatMap(Int.init) else { continue }
-                    ids.append(id)
-                    var values: [String: Any] = [:]
-                    for (k, v) in row {
-                        let (prefix, bare) = split(k)
-                        guard let prefix else { continue }
-                        // Portal rows send every repetition of a repeating field numbered, the first as `name(1)`.
-                        if prefix.caseInsensitiveCompare(portal.occurrence) == .orderedSame {
-                            values[Self.firstRepetitionBare(bare)] = v
-                        } else {
-                            snapshot(parent: portal.occurrence, child: prefix, id: id, key: Self.firstRepetitionBare(bare), value: v)
-                        }
+        }
+        remember(occurrence, id: rid, modId: record["modId"] as? String ?? "0", values: local, keep: keepRecords)
+        let portalData = record["portalData"] as? [String: Any] ?? [:]
+        for portal in out.portals {
+            let rows = portalData[portal.name] as? [[String: Any]] ?? []
+            var ids: [Int] = []
+            for row in rows {
+                guard let id = (row["recordId"] as? String).flatMap(Int.init) else { continue }
+                ids.append(id)
+                var values: [String: Any] = [:]
+                for (k, v) in row {
+                    let (prefix, bare) = split(k)
+                    guard let prefix else { continue }
+                    // Portal rows send every repetition of a repeating field numbered, the first as `name(1)`.
+                    if prefix.caseInsensitiveCompare(portal.occurrence) == .orderedSame {
+                        values[Self.firstRepetitionBare(bare)] = v
+                    } else {
+                        snapshot(parent: portal.occurrence, child: prefix, id: id, key: Self.firstRepetitionBare(bare), value: v)
                     }
-                    remember(portal.occurrence, id: id, modId: row["modId"] as? String ?? "0", values: values, keep: keepRecords)
                 }
-                observations.append((name, portal.name, rid, local, ids))
+                remember(portal.occurrence, id: id, modId: row["modId"] as? String ?? "0", values: values, keep: keepRecords)
             }
+            observations.append((name, portal.name, rid, local, ids))
         }
     }
 

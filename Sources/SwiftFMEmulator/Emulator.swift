@@ -140,7 +140,8 @@ public final class Emulator: Sendable {
     }
 
     /// The most client connections served at once (one thread each). When they are all open, a new
-    /// connection closes the longest-idle keep-alive one (then the one stalled longest in a request head),
+    /// connection closes the one that has waited longest without a request in progress (an idle keep-alive
+    /// connection, or one stalled inside a request head),
     /// as nginx does when `worker_connections` run out; only when all are busy with requests is it answered
     /// `503 Service Unavailable` with `Connection: close`. 256 by default; set it before
     /// ``start(host:port:)``.

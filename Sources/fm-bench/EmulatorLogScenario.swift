@@ -10,15 +10,15 @@ extension Bench {
         func prepared(logCap: Int) throws -> (Emulator, HTTPRequest) {
             let emulator = Emulator()
             emulator.maxLoggedRequests = logCap
-            for i in 0..<200 { _ = try emulator.addRecord(toTable: "Contacts", ["name": "Person \(i)"]) }
+            for i in 0..<200 { _ = try emulator.addRecord(toTable: "Artists", ["name": "Person \(i)"]) }
             let login = emulator.handler.handle(HTTPRequest(
-                method: "POST", target: "/fmi/data/vLatest/databases/Contacts/sessions",
+                method: "POST", target: "/fmi/data/vLatest/databases/Music/sessions",
                 headers: [("Authorization", "Basic " + Data("admin:admin".utf8).base64EncodedString()),
                           ("Content-Type", "application/json")], body: Data("{}".utf8)))
             guard login.status == 200, let token = login.headers.first(where: { $0.name == "X-FM-Data-Access-Token" })?.value else {
                 throw BenchError("emulatorlog: login answered \(login.status)")
             }
-            let read = HTTPRequest(method: "GET", target: "/fmi/data/vLatest/databases/Contacts/layouts/Contacts/records?_limit=20",
+            let read = HTTPRequest(method: "GET", target: "/fmi/data/vLatest/databases/Music/layouts/Artists/records?_limit=20",
                                    headers: [("Authorization", "Bearer \(token)")])
             guard emulator.handler.handle(read).status == 200 else { throw BenchError("emulatorlog: the read failed") }
             return (emulator, read)

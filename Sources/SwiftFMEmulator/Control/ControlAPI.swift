@@ -90,7 +90,9 @@ struct ControlHandler: HTTPHandler {
         ("GET", "/v1/claris-id"), ("POST", "/v1/claris-id/revoke-refresh-tokens"), ("POST", "/v1/claris-id/mfa"),
     ]
 
-    private func route(_ request: HTTPRequest, _ emulator: Emulator) throws -> Any {
+    /// The endpoint a request names: its method (HEAD as GET), path pattern and path parameter; 404 or 405
+    /// when there is none.
+    private static func endpoint(of request: HTTPRequest) throws -> (method: String, pattern: String, parameter: String?) {
         var segments: [String] = []
         for raw in request.rawPath.split(separator: "/") {
             guard let s = decodePathSegment(raw) else { throw ControlError("malformed percent-encoding in the path") }
@@ -118,6 +120,11 @@ struct ControlHandler: HTTPHandler {
         guard methods.contains(method) else {
             throw ControlError("\(pattern) takes \(methods.joined(separator: ", ")), not \(request.method)", status: 405)
         }
+        return (method, pattern, parameter)
+    }
+
+    private func route(_ request: HTTPRequest, _ emulator: Emulator) throws -> Any {
+        let (method, pattern, parameter) = try Self.endpoint(of: request)
         let body = try Self.object(request.body)
 
         switch (method, pattern) {

@@ -63,10 +63,11 @@ public final class HTTPServer: Sendable {
     /// connection is closed then.
     public let bodyTimeout: TimeInterval
     /// The most connections served at once (one thread each). When a new connection finds them all open,
-    /// the longest-idle keep-alive connection is closed to admit it (then the one whose incomplete head
-    /// started longest ago), as nginx reuses idle keep-alive connections when `worker_connections` run
-    /// out; only when every connection is busy with a request (or its body) is the new one answered
-    /// `503 Service Unavailable` with `Connection: close` and closed, without a thread.
+    /// the one that has waited longest without a request in progress (an idle keep-alive connection, or
+    /// one inside an incomplete request head) is closed to admit it, as nginx reuses idle keep-alive
+    /// connections when `worker_connections` run out; only when every connection is busy with a request
+    /// (or its body) is the new one answered `503 Service Unavailable` with `Connection: close` and
+    /// closed, without a thread.
     public let maxConnections: Int
 
     private let state = HTTPServerLockedState()
@@ -338,22 +339,19 @@ final class HTTPServerRun: @unchecked Sendable {
     }
 
     /// Under `condition`: makes room for one more connection when the cap is reached by closing the
-    /// longest-idle keep-alive connection, else the one whose incomplete head began longest ago (nginx
-    /// reuses idle keep-alive connections when `worker_connections` run out). `false` when every
-    /// connection is busy with a request, so the new one must be refused.
+    /// connection that has waited longest without a request in progress: idle keep-alive connections and
+    /// connections inside an incomplete request head, oldest phase first (nginx reuses its idle keep-alive
+    /// connections, least recently used first, when `worker_connections` run out; a head that has been
+    /// trickling in for seconds is no better). A connection that was just accepted has waited least, so a
+    /// normal client is not the one closed. `false` when every connection is busy with a request or its
+    /// body, so the new one must be refused.
     private func makeRoom() -> Bool {
         guard connections.count - ending >= maxConnections else { return true }
         guard connections.count < maxConnections + evictionSlack else { return false }
-        var victim: (id: Int, rank: Int, since: Double)?
-        for (id, c) in connections where !c.evicted {
-            let rank: Int
-            switch c.phase {
-            case .idle: rank = 0
-            case .head: rank = 1
-            case .body, .busy: continue
-            }
-            if let best = victim, best.rank < rank || (best.rank == rank && best.since <= c.since) { continue }
-            victim = (id, rank, c.since)
+        var victim: (id: Int, since: Double)?
+        for (id, c) in connections where !c.evicted && (c.phase == .idle || c.phase == .head) {
+            if let best = victim, best.since <= c.since { continue }
+            victim = (id, c.since)
         }
         guard let victim, let fd = connections[victim.id]?.fd else { return false }
         connections[victim.id]?.evicted = true
