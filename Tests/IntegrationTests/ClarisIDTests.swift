@@ -21,6 +21,7 @@ import SwiftFMEmulator
         var configuration = FMConfiguration(host: url.absoluteString, database: "Integration", username: "", password: "")
         configuration.credentials = credentials
         configuration.sessionPoolSize = poolSize
+        configuration.timeout = 600   // a generous bound: a loaded 2-core machine runs many suites at once
         return DataAPI(configuration: configuration, logger: logger)
     }
 
@@ -180,6 +181,7 @@ import SwiftFMEmulator
         let cloud = FMClarisIDConfiguration.fileMakerCloud
         let local = FMClarisIDConfiguration(userPoolID: cloud.userPoolID, clientID: cloud.clientID, cognitoURL: emulatorURL)
         configuration.credentials = .clarisID(username: "admin", password: "admin", configuration: local)
+        configuration.timeout = 600
         #expect(try await DataAPI(configuration: configuration).layouts().isEmpty == false)
         #expect(emulator.clarisIDSignInCount == 1)
     }
