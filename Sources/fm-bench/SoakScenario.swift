@@ -23,6 +23,10 @@ enum SoakClient: String, CaseIterable {
     case bare
 }
 
+/// The soak's calls by `index % 10` (10: the bare loop's GET, 11: the container download).
+let soakKinds = ["getRecord", "getRecord", "getRecord", "find", "getRecords", "create", "edit", "delete", "forEachPage",
+                 "upload", "GET", "download"]
+
 /// One sample of the process's resources after `calls` completed calls.
 struct SoakSample {
     var calls: Int
@@ -64,9 +68,9 @@ final class SoakState: @unchecked Sendable {
     }
 
     /// One call ended with `code`; samples every 0.5 % and prints every 10 %; signals the end.
-    func finished(_ code: String) {
+    func finished(_ code: String, kind: String) {
         lock.lock()
-        if code != "0" { failures[code, default: 0] += 1 }
+        if code != "0" { failures["\(kind) \(code)", default: 0] += 1 }
         completed += 1
         let count = completed
         var sample: SoakSample?
@@ -147,17 +151,25 @@ extension Bench {
         let soakAPI: DataAPI
         switch client {
         case .default, .bare: soakAPI = DataAPI(configuration: configuration)
-        case .urlsession: soakAPI = DataAPI(configuration: configuration, transport: FMURLSessionTransport(idleTimeout: configuration.timeout))
+        case .urlsession: soakAPI = DataAPI(configuration: configuration, transport: FMURLSessionTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: 64))
         case .socket:
-            throw BenchError("the socket transport is not built yet")
+            #if canImport(Glibc)
+            soakAPI = DataAPI(configuration: configuration, transport: FMSocketTransport(idleTimeout: configuration.timeout))
+            #else
+            throw BenchError("the socket transport is Linux-only")
+            #endif
         }
         // A small request log in the emulator (when its control API can set one): its RSS then says what
         // the emulator itself keeps per request.
         try? await emulator.setSettings(["maxLoggedRequests": 1000])
 
-        // Set-up: a container to download.
+        // Set-up: a container to download (record 1), and a record the uploads replace (an upload changes the
+        // container's URL: the downloads' URL must not change under them).
         let blob = Data((0..<2048).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         _ = try await soakAPI.uploadContainer(layout: "Files", recordId: 1, field: "file", data: blob, fileName: "soak.bin")
+        guard let uploads = Int(try await soakAPI.createRecord(layout: "Files", fieldData: [:]).recordId) else {
+            throw BenchError("no record for the uploads")
+        }
         let bareSession = URLSession(configuration: .ephemeral)
         let bareRequests = (1...100).map { rawRequest("records/\($0)") }
 
@@ -215,8 +227,8 @@ extension Bench {
                 soakAPI.forEachPage(layout: "Bench", find: pagingFind, pageSize: 10, page: { _ in true }) { _, code in done(code) }
             default:
                 if index % 20 == 9 {
-                    soakAPI.uploadContainer(layout: "Files", recordId: 1, field: "file", data: blob, fileName: "soak.bin") { _, code in done(code) }
-                } else { // an upload changes the container's URL: read it, then download (one call of the mix)
+                    soakAPI.uploadContainer(layout: "Files", recordId: uploads, field: "file", data: blob, fileName: "soak.bin") { _, code in done(code) }
+                } else { // read the container's URL, then download it (one call of the mix)
                     soakAPI.getRecord(layout: "Files", recordId: 1) { found, code in
                         guard let fields = found?.first?["fieldData"] as? [String: Any], let text = fields["file"] as? String,
                               let url = URL(string: text) else { return done(code == "0" ? "no container URL" : code) }
@@ -229,7 +241,7 @@ extension Bench {
         @Sendable func chain() {
             guard let index = state.next() else { return }
             run(index) { code in
-                state.finished(code)
+                state.finished(code, kind: soakKinds[client == .bare ? 10 : index % 20 == 19 ? 11 : index % 10])
                 chain()
             }
         }

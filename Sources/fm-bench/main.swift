@@ -12,6 +12,8 @@
 //
 // Scenarios (all by default; name some to run a subset):
 //   percall   get one record: callback and async API vs raw URLSession bytes-only and raw + JSONSerialization
+//   transport get one record through callbacks: SwiftFM over FMSocketTransport vs over FMURLSessionTransport
+//             (Linux; the socket transport is the default for http:// hosts only if not slower)
 //   decode    a found set's bytes already in memory → records: raw vs python-fmrest (json.loads + Records),
 //             typed vs JSONDecoder into the same struct (and JSONSerialization alone, for reference)
 //   endtoend  the same found set in one call against the emulator: SwiftFM raw and typed vs python-fmrest
@@ -81,7 +83,7 @@ while !arguments.isEmpty {
         guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
         settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [policy] [container] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare]")
+        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [container] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
@@ -132,7 +134,7 @@ func schemaJSON(records: Int) -> Data {
 
 // MARK: - The run
 
-let all = ["percall", "decode", "endtoend", "paging", "pool", "policy", "container"]
+let all = ["percall", "transport", "decode", "endtoend", "paging", "pool", "policy", "container"]
 let known = all + ["soak"] // the soak runs only when named: a million calls take minutes
 let chosen = settings.selected.isEmpty ? all : settings.selected
 for name in chosen where !known.contains(name) {
@@ -371,6 +373,7 @@ let bench = Bench(settings: settings, api: api, session: URLSession(configuratio
 let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
     ("paging", { try await $0.paging() }), // first: its peak RSS is measured from a clean baseline
     ("percall", { try await $0.perCall() }),
+    ("transport", { try await $0.transport() }),
     ("decode", { try await $0.decode() }),
     ("endtoend", { try await $0.endToEnd() }),
     ("pool", { try await $0.pool() }),
