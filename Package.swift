@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "fm-emulator", targets: ["fm-emulator"]),
         .executable(name: "fm-examples", targets: ["FMExamples"]),
         .executable(name: "fm-bench", targets: ["fm-bench"]),
+        .executable(name: "fm-codegen", targets: ["fm-codegen"]),
     ],
     targets: [
         // The client library.
@@ -24,6 +25,9 @@ let package = Package(
         .target(name: "FMCapture", dependencies: ["SwiftFM"]),
         .executableTarget(name: "fm-emulator", dependencies: ["SwiftFMEmulator", "FMCapture"]),
         .executableTarget(name: "fm-bench", dependencies: ["SwiftFM", "SwiftFMEmulator"]),
+        // `fm-codegen`: Swift types from layout metadata (a server, or a schema file through the emulator).
+        .target(name: "FMCodegen", dependencies: ["SwiftFM", "SwiftFMEmulator"]),
+        .executableTarget(name: "fm-codegen", dependencies: ["FMCodegen", "SwiftFM"]),
         .executableTarget(
             name: "FMExamples",
             dependencies: ["SwiftFM", "SwiftFMEmulator"],
@@ -36,6 +40,8 @@ let package = Package(
         .testTarget(name: "SwiftFMEmulatorTests", dependencies: ["SwiftFMEmulator"]),
         // The client against the emulator on loopback, through the callback and async surfaces.
         .testTarget(name: "IntegrationTests", dependencies: ["SwiftFM", "SwiftFMEmulator", "FMCapture"]),
+        // fm-codegen: its output for the demo, League and odd-names solutions, compiled here and read against the emulator.
+        .testTarget(name: "CodegenTests", dependencies: ["FMCodegen", "SwiftFM", "SwiftFMEmulator"]),
         // Legacy call-site corpus, compiled in both language modes.
         .testTarget(name: "LegacySwift6Tests", dependencies: ["SwiftFM", "SwiftFMEmulator"]),
         .testTarget(

@@ -177,11 +177,22 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// The most HTTP requests in flight at once, logins included (default `nil`: no cap). Calls past it
     /// wait in FIFO order; a waiting call that is cancelled or whose deadline passes is never sent.
     public var maxConcurrentRequests: Int?
-    /// The most server sessions this ``DataAPI`` opens (default 1). A call goes to the least-busy session;
-    /// a new session is opened only when every open one is busy. The token store holds the first
-    /// session's token; the others live in memory and are logged out by ``DataAPI/shutdown(grace:completion:)``.
-    /// Values below 1 mean 1; values above 1,000 mean 1,000.
+    /// The most server sessions this ``DataAPI`` opens (default 1). FileMaker runs one request per session
+    /// at a time, so each session serves one call at a time: the other calls wait in FIFO order, under their
+    /// deadline, for the first session that frees, and a new session is opened (up to this size) only while
+    /// calls wait. A call never waits for a particular login: a slow or hanging one holds no call while
+    /// another session frees. The token store holds the first session's token; the others live in memory and
+    /// are logged out by ``DataAPI/shutdown(grace:completion:)``. Values below 1 mean 1; values above 1,000
+    /// mean 1,000.
     public var sessionPoolSize: Int = 1
+    /// How long, in seconds, a pool session may stay unused before SwiftFM logs it out (default 300). The
+    /// pool checks whenever a call takes or gives back a session, so a pool grown for a burst shrinks back
+    /// after it; a session in use is never closed. `.infinity` keeps sessions until FileMaker expires them.
+    public var sessionIdleTimeout: TimeInterval = 300
+    /// The most calls one pool session serves at once (default 1, as FileMaker Server runs one request per
+    /// session at a time). A larger value lets calls share a busy session, where they queue at the server
+    /// instead of in the client. Values below 1 mean 1.
+    public var maxCallsPerSession: Int = 1
 
     /// Creates a configuration.
     public init(
@@ -236,7 +247,8 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
         return "FMConfiguration(host: \(Redaction.host(host)), database: \(database), credentials: \(credentialText), "
             + "version: \(version.rawValue), timeout: \(timeout), dataSources: \(dataSources), "
             + "containerTimeout: \(containerTimeout), maxResponseBytes: \(maxResponseBytes), retry: \(retry), "
-            + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize))"
+            + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize), "
+            + "sessionIdleTimeout: \(sessionIdleTimeout), maxCallsPerSession: \(maxCallsPerSession))"
     }
 
     /// Same as ``description``.
@@ -300,6 +312,8 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     let pool: SessionPool
     let gate: AdmissionGate
     let lifecycle: Lifecycle
+    /// Where logins and logouts report (never the callback queue, which a caller may block).
+    let sessionQueue: DispatchQueue
     let newSessionHook = Locked<FMNewSessionHook?>(nil)
     /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
     let persistedVersion = Locked<UInt64>(0)
@@ -357,7 +371,10 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "SwiftFM.DataAPI.callbacks")
         self.tokenStore = tokenStore
         self.now = now
-        let pool = SessionPool(size: configuration.sessionPoolSize, stored: Self.usable(tokenStore.load()), now: now())
+        let pool = SessionPool(size: configuration.sessionPoolSize, idleTimeout: configuration.sessionIdleTimeout,
+                               callsPerSession: configuration.maxCallsPerSession,
+                               stored: Self.usable(tokenStore.load()), now: now())
+        self.sessionQueue = DispatchQueue(label: "SwiftFM.DataAPI.sessions")
         self.pool = pool
         self.gate = AdmissionGate(limit: configuration.maxConcurrentRequests)
         self.lifecycle = Lifecycle()
@@ -387,6 +404,7 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         pool = SessionPool(pinnedTo: token)
         gate = parent.gate
         lifecycle = parent.lifecycle
+        sessionQueue = parent.sessionQueue
         logger = parent.logger
     }
 

@@ -119,9 +119,12 @@ public final class Emulator: Sendable {
     @discardableResult
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> URL {
         if let url = baseURL { return url }
-        let (cap, idle) = core.state.withLock { ($0.maxConnections, $0.connectionIdleTimeout) }
+        let (cap, idle, header, body) = core.state.withLock {
+            ($0.maxConnections, $0.connectionIdleTimeout, $0.connectionHeaderTimeout, $0.connectionBodyTimeout)
+        }
         // Container uploads (multipart) up to 4 GiB, spooled to disk as they arrive; other bodies up to 64 MiB.
-        let server = HTTPServer(handler: EmulatorHandler(core: core), maxUploadBytes: 4 << 30, idleTimeout: idle, maxConnections: cap)
+        let server = HTTPServer(handler: EmulatorHandler(core: core), maxUploadBytes: 4 << 30, idleTimeout: idle, maxConnections: cap,
+                                headerTimeout: header, bodyTimeout: body)
         let bound = try server.start(host: host, port: port)
         let hostPart = host.contains(":") ? "[\(host)]" : host
         guard let url = URL(string: "http://\(hostPart):\(bound)") else {
@@ -136,7 +139,10 @@ public final class Emulator: Sendable {
         return url
     }
 
-    /// The most client connections served at once (one thread each); a connection beyond it is answered
+    /// The most client connections served at once (one thread each). When they are all open, a new
+    /// connection closes the one that has waited longest without a request in progress (an idle keep-alive
+    /// connection, or one stalled inside a request head),
+    /// as nginx does when `worker_connections` run out; only when all are busy with requests is it answered
     /// `503 Service Unavailable` with `Connection: close`. 256 by default; set it before
     /// ``start(host:port:)``.
     public var maxConnections: Int {
@@ -144,18 +150,36 @@ public final class Emulator: Sendable {
         set { core.state.withLock { $0.maxConnections = max(1, newValue) } }
     }
 
-    /// Seconds a client connection may stay silent (idle between requests, or stalled inside one)
+    /// Seconds a keep-alive client connection may stay idle between requests (or before its first byte)
     /// before the emulator closes it. 60 by default; set it before ``start(host:port:)``.
     public var connectionIdleTimeout: TimeInterval {
         get { core.state.withLock { $0.connectionIdleTimeout } }
         set { core.state.withLock { $0.connectionIdleTimeout = newValue > 0 ? newValue : 60 } }
     }
 
+    /// Seconds a request head may take from its first byte to its blank line before the emulator closes
+    /// the connection, however steadily the bytes trickle in (nginx's `client_header_timeout`; a
+    /// slowloris client is cut off by it). 10 by default; set it before ``start(host:port:)``.
+    public var connectionHeaderTimeout: TimeInterval {
+        get { core.state.withLock { $0.connectionHeaderTimeout } }
+        set { core.state.withLock { $0.connectionHeaderTimeout = newValue > 0 ? newValue : 10 } }
+    }
+
+    /// Seconds a request body may go without a byte arriving before the emulator closes the connection
+    /// (nginx's `client_body_timeout`). 30 by default; set it before ``start(host:port:)``.
+    public var connectionBodyTimeout: TimeInterval {
+        get { core.state.withLock { $0.connectionBodyTimeout } }
+        set { core.state.withLock { $0.connectionBodyTimeout = newValue > 0 ? newValue : 30 } }
+    }
+
     /// Client connections open now (0 when not running).
     public var openConnectionCount: Int { core.state.withLock { $0.server }?.openConnectionCount ?? 0 }
 
-    /// Connections refused with 503 because ``maxConnections`` were open, since the last start.
+    /// Connections refused with 503 because ``maxConnections`` were open and busy, since the last start.
     public var refusedConnectionCount: Int { core.state.withLock { $0.server }?.refusedConnectionCount ?? 0 }
+
+    /// Idle (or stalled) connections closed to admit a new one at ``maxConnections``, since the last start.
+    public var evictedConnectionCount: Int { core.state.withLock { $0.server }?.evictedConnectionCount ?? 0 }
 
     /// The base URL while running, else `nil`.
     public var baseURL: URL? { core.state.withLock { $0.baseURL } }
@@ -509,7 +533,10 @@ final class EmulatorCore: Sendable {
             let fault = s.takeFault(for: decodedPath, carriesToken: token != nil)
             let outer = s.prepared
             s.prepared = prepared
-            let response = s.playStaged(fault, request: request, token: token, now: now)
+            // Two-digit years are read relative to the emulator's clock.
+            let response = DateEntry.$year.withValue(DateEntry.year(of: now)) {
+                s.playStaged(fault, request: request, token: token, now: now)
+            }
             s.prepared = outer
             s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
                                          headers: request.headers, body: s.log.keepsBodies ? request.body : Data(),

@@ -37,9 +37,11 @@ let usage = """
       --public-url URL  the URL clients use behind a reverse proxy or TLS front (https://host:port):
                       container URLs and redirects use its scheme, host and port (without it,
                       X-Forwarded-Proto/X-Forwarded-Host, else the Host header over http)
-      --max-connections N  client connections served at once (default 256); more are answered
-                      503 with `Connection: close`
-      --idle-timeout S  close a client connection silent for S seconds (default 60)
+      --max-connections N  client connections served at once (default 256); at the cap the
+                      longest-idle one is closed to admit a new one, or 503 if all are busy
+      --idle-timeout S  close a keep-alive connection idle for S seconds (default 60)
+      --header-timeout S  close a connection whose request head takes over S seconds (default 10)
+      --body-timeout S  close a connection whose request body stalls for S seconds (default 30)
       --log-bodies    keep request bodies in the request log (control API /v1/log)
       --verbose       log one line per request to stderr (every token redacted)
       --help          show this help
@@ -79,6 +81,8 @@ struct Options {
     var controlPort: UInt16?
     var maxConnections: Int?
     var idleTimeout: Double?
+    var headerTimeout: Double?
+    var bodyTimeout: Double?
     var logBodies = false
 }
 
@@ -150,6 +154,13 @@ func parseArguments(_ arguments: [String]) -> Options? {
                 return nil
             }
             options.idleTimeout = s
+        case "--header-timeout", "--body-timeout":
+            guard let v = inlineValue ?? value(argument) else { return nil }
+            guard let s = Double(v), s > 0, s.isFinite else {
+                writeStderr("fm-emulator: invalid \(argument) \(v)\n")
+                return nil
+            }
+            if argument == "--header-timeout" { options.headerTimeout = s } else { options.bodyTimeout = s }
         case "--log-bodies":
             options.logBodies = true
         default:
@@ -187,6 +198,8 @@ if let schema = options.schema {
 emulator.publicURL = options.publicURL
 if let n = options.maxConnections { emulator.maxConnections = n }
 if let s = options.idleTimeout { emulator.connectionIdleTimeout = s }
+if let s = options.headerTimeout { emulator.connectionHeaderTimeout = s }
+if let s = options.bodyTimeout { emulator.connectionBodyTimeout = s }
 emulator.logsBodies = options.logBodies
 
 if options.verbose {

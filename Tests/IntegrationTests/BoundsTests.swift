@@ -91,6 +91,8 @@ func withBoundedClient<T>(
     configuration.timeout = timeout
     configuration.retry = retry
     configuration.maxConcurrentRequests = maxConcurrentRequests
+    // These tests exercise the concurrency cap on one session: let the session take as many calls as the cap.
+    configuration.maxCallsPerSession = maxConcurrentRequests ?? 1
     let log = LogWatch()
     let api = DataAPI(configuration: configuration, logger: log.handler)
     return try await body(api, emulator, log)

@@ -225,7 +225,7 @@ import Testing
     @Test func globalsArePerSessionAndShowInFieldData() throws {
         let h = try Harness()
         try h.login()
-        #expect(h.send("PATCH", "\(h.base)/globals", body: #"{"globalFields":{"g_note_id":42}}"#).status == 200)
+        #expect(h.send("PATCH", "\(h.base)/globals", body: #"{"globalFields":{"Contacts::g_note_id":42}}"#).status == 200)
         #expect(field(h.send("GET", "\(h.base)/layouts/Contacts/records/1", contentType: nil), "g_note_id") == .number(42))
         let other = try Harness(emulator: h.emulator, db: "Contacts")
         try other.login()
@@ -234,7 +234,7 @@ import Testing
         #expect(h.send("PATCH", "\(h.base)/globals", body: #"{"globalFields":{"Nope::g":"x"}}"#).code == "102")
         #expect(h.send("PATCH", "\(h.base)/globals", body: #"{}"#).status == 400)
         // A number field holds any text, as in FileMaker (WIRE.md §17).
-        #expect(h.send("PATCH", "\(h.base)/globals", body: #"{"globalFields":{"g_note_id":"abc"}}"#).code == "0")
+        #expect(h.send("PATCH", "\(h.base)/globals", body: #"{"globalFields":{"Contacts::g_note_id":"abc"}}"#).code == "0")
     }
 
     @Test func relatedFieldsOnTheLayout() throws {

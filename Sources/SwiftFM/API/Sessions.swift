@@ -78,10 +78,7 @@ extension DataAPI {
             delivery.finish(.failure(.shuttingDown))
             return delivery.handle
         }
-        leaseSession(preferring: 0, force: true) { [self] result in
-            if case .success(let lease) = result { releaseSession(lease) }
-            delivery.finish(result.map(\.token))
-        }
+        forceLogin { result in delivery.finish(result) }
         return delivery.handle
     }
 
@@ -96,12 +93,11 @@ extension DataAPI {
                 delivery.finish(.failure(.shuttingDown))
                 return delivery.handle
             }
-            leaseSession(preferring: 0, force: true) { [self] result in
-                if case .success(let lease) = result { releaseSession(lease) }
-                delivery.finish(result.map { lease in
+            forceLogin { [self] result in
+                delivery.finish(result.map { token in
                     let held = pool.validToken(slot: 0, now: .distantPast)
-                    let expiry = held?.token == lease.token ? held?.expiry : nil
-                    return (lease.token, expiry ?? now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime))
+                    let expiry = held?.token == token ? held?.expiry : nil
+                    return (token, expiry ?? now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime))
                 })
             }
             return delivery.handle

@@ -27,7 +27,10 @@ extension DataAPI {
     ///   - isTransfer: a container transfer, bounded by ``FMConfiguration/containerTimeout``.
     ///   - endsAt: a deadline shared by the steps of one operation (the hops of a container download),
     ///     instead of a new one for this call.
-    ///   - bypassShutdown: sent even while shutting down (the shutdown's own logouts).
+    ///   - bypassShutdown: sent even while shutting down (the shutdown's own logouts, logins).
+    ///   - retries: whether transient failures are retried under ``FMConfiguration/retry`` (not for logins:
+    ///     the calls waiting for the session decide).
+    ///   - deliveringOn: where `completion` runs (``callbackQueue`` by default).
     @discardableResult
     func perform<Value>(
         _ endpoint: Endpoint<Value>,
@@ -37,16 +40,18 @@ extension DataAPI {
         isTransfer: Bool = false,
         endsAt: DispatchTime? = nil,
         bypassShutdown: Bool = false,
+        retries: Bool = true,
+        deliveringOn queue: DispatchQueue? = nil,
         completion: @escaping (Result<Value, FMError>) -> Void
     ) -> FMRequest {
-        let delivery = OneShot(queue: callbackQueue, handle: request ?? FMRequest(), completion: completion)
+        let delivery = OneShot(queue: queue ?? callbackQueue, handle: request ?? FMRequest(), completion: completion)
         // The new-session hook's calls (a pinned pool) are part of a call in flight: admitted during the grace.
         guard bypassShutdown || lifecycle.admit(delivery, duringGrace: pool.pinned) else {
             delivery.finish(.failure(.shuttingDown))
             return delivery.handle
         }
         let call = EngineCall(api: self, endpoint: endpoint, accepting: acceptingStatus, delivery: delivery,
-                              sink: sink ?? .memory(cap: configuration.maxResponseBytes))
+                              sink: sink ?? .memory(cap: configuration.maxResponseBytes), retries: retries)
         let seconds = endsAt.map { Double($0.uptimeNanoseconds &- min($0.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9 }
         call.start(deadline: seconds ?? (isTransfer ? configuration.containerTimeout : configuration.timeout))
         return delivery.handle
@@ -264,6 +269,8 @@ final class EngineCall<Value>: @unchecked Sendable {
     // @unchecked: mutable state is behind `state`'s lock; the rest is immutable.
     private struct State {
         var lease: SessionLease?
+        /// Waiting for a session: the pool's id of this call's place in the queue.
+        var waiting: UInt64?
         var deadline: Deadline?
         var backoff: Deadline?
         var attempts = 0
@@ -274,10 +281,13 @@ final class EngineCall<Value>: @unchecked Sendable {
     let accepting: @Sendable (Int) -> Bool
     let delivery: OneShot<Value>
     let sink: BodySink
+    let retries: Bool
     private let state = Locked(State())
     private var endsAt: DispatchTime = .distantFuture
 
-    init(api: DataAPI, endpoint: Endpoint<Value>, accepting: @escaping @Sendable (Int) -> Bool, delivery: OneShot<Value>, sink: BodySink) {
+    init(api: DataAPI, endpoint: Endpoint<Value>, accepting: @escaping @Sendable (Int) -> Bool, delivery: OneShot<Value>, sink: BodySink,
+         retries: Bool = true) {
+        self.retries = retries
         self.api = api
         self.endpoint = endpoint
         self.accepting = accepting
@@ -297,11 +307,12 @@ final class EngineCall<Value>: @unchecked Sendable {
         let timer = Deadline.after(seconds: seconds) { [weak self] in self?.delivery.stop(with: .timeout) }
         state.withLock { $0.deadline = timer }
         delivery.onFinish { [self] in
-            let (lease, timers) = state.withLock { state -> (SessionLease?, [Deadline?]) in
-                defer { state.lease = nil; state.deadline = nil; state.backoff = nil }
-                return (state.lease, [state.deadline, state.backoff])
+            let (lease, waiting, timers) = state.withLock { state -> (SessionLease?, UInt64?, [Deadline?]) in
+                defer { state.lease = nil; state.waiting = nil; state.deadline = nil; state.backoff = nil }
+                return (state.lease, state.waiting, [state.deadline, state.backoff])
             }
             for timer in timers { timer?.cancel() }
+            if let waiting { api.withdrawLease(waiting) }
             if let lease { api.releaseSession(lease) }
             api.lifecycle.release(delivery)
         }
@@ -324,9 +335,10 @@ final class EngineCall<Value>: @unchecked Sendable {
         case .token(let token):
             send(authorization: "Bearer " + token, lease: nil, explicitToken: token)
         case .session:
-            let preferred = state.withLock { $0.replayed ? $0.lease?.slot : nil }
+            let replay = state.withLock { $0.replayed }
             releaseLease()
-            api.leaseSession(preferring: preferred, force: false) { [self] result in
+            let id = api.leaseSession(front: replay) { [self] result in
+                state.withLock { $0.waiting = nil }
                 switch result {
                 case .success(let lease):
                     let kept = state.withLock { state -> Bool in
@@ -348,6 +360,13 @@ final class EngineCall<Value>: @unchecked Sendable {
                     }
                 }
             }
+            // Still waiting (not served synchronously): remember the place, to leave the queue if the call ends.
+            let finished = state.withLock { state -> Bool in
+                if delivery.isFinished { return true }
+                if state.lease == nil { state.waiting = id }
+                return false
+            }
+            if finished { api.withdrawLease(id) }
         }
     }
 
@@ -433,7 +452,7 @@ final class EngineCall<Value>: @unchecked Sendable {
     private func retry(after error: FMError, retryAfter: TimeInterval?, unsent: Bool = false) {
         let policy = api.configuration.retry
         let attempts = state.withLock { $0.attempts }
-        guard attempts < policy.maxAttempts, unsent || policy.retriesWrites || endpoint.cannotChangeData else {
+        guard retries, attempts < policy.maxAttempts, unsent || policy.retriesWrites || endpoint.cannotChangeData else {
             delivery.finish(.failure(error)); return
         }
         let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter) { Double.random(in: $0) }

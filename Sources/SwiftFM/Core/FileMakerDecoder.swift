@@ -124,8 +124,19 @@ struct FileMakerDecoder {
         var records: [FMRecord<T>] = []
         records.reserveCapacity(Int(reader.nodes[data].count))
         let decoder = TapeDecoder(reader, node: data, codingPath: [], options: self)
+        let fillsPortals = LayoutPortals.fills(T.self)
         for (index, element) in reader.members(of: data).enumerated() {
-            records.append(try record(T.self, decoder: decoder, node: element, index: index, status: status))
+            var next = try record(T.self, decoder: decoder, node: element, index: index, status: status)
+            if fillsPortals, !next.portalData.isEmpty {
+                do {
+                    next.fieldData = try LayoutPortals.fill(next.fieldData, next.portalData, timeZone: timeZone)
+                } catch {
+                    throw FMError(code: FMError.ClientCode.malformedResponse,
+                                  message: "Unexpected response: record \(next.recordId): \((error as? FMError)?.message ?? Self.describe(error))",
+                                  httpStatus: status, underlying: String(describing: error))
+                }
+            }
+            records.append(next)
         }
         return FMTypedFoundSet(records: records, dataInfo: (others["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:)),
                                scripts: FMScriptResults(raw: others))

@@ -89,7 +89,9 @@ struct ControlHandler: HTTPHandler {
         ("POST", "/v1/claris-id/accept"), ("POST", "/v1/claris-id/revoke"), ("POST", "/v1/oauth/accept"),
     ]
 
-    private func route(_ request: HTTPRequest, _ emulator: Emulator) throws -> Any {
+    /// The endpoint a request names: its method (HEAD as GET), path pattern and path parameter; 404 or 405
+    /// when there is none.
+    private static func endpoint(of request: HTTPRequest) throws -> (method: String, pattern: String, parameter: String?) {
         var segments: [String] = []
         for raw in request.rawPath.split(separator: "/") {
             guard let s = decodePathSegment(raw) else { throw ControlError("malformed percent-encoding in the path") }
@@ -117,6 +119,11 @@ struct ControlHandler: HTTPHandler {
         guard methods.contains(method) else {
             throw ControlError("\(pattern) takes \(methods.joined(separator: ", ")), not \(request.method)", status: 405)
         }
+        return (method, pattern, parameter)
+    }
+
+    private func route(_ request: HTTPRequest, _ emulator: Emulator) throws -> Any {
+        let (method, pattern, parameter) = try Self.endpoint(of: request)
         let body = try Self.object(request.body)
 
         switch (method, pattern) {
@@ -223,7 +230,8 @@ struct ControlHandler: HTTPHandler {
 
     private func counters(_ emulator: Emulator) -> [String: Any] {
         ["loginCount": emulator.loginCount, "logoutCount": emulator.logoutCount, "maxInFlight": emulator.maxInFlight,
-         "activeSessions": emulator.activeSessionCount]
+         "activeSessions": emulator.activeSessionCount, "openConnections": emulator.openConnectionCount,
+         "refusedConnections": emulator.refusedConnectionCount, "evictedConnections": emulator.evictedConnectionCount]
     }
 
     /// Checks every key before changing anything, so a bad request changes nothing.

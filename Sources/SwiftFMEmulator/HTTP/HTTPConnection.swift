@@ -8,10 +8,12 @@ import Foundation
 /// Serves one accepted connection on its own thread: read, parse, call the handler, write, repeat.
 final class HTTPConnection: Sendable {
     private let fd: Int32
+    private let id: Int
     private let run: HTTPServerRun
 
-    init(fd: Int32, run: HTTPServerRun) {
+    init(fd: Int32, id: Int, run: HTTPServerRun) {
         self.fd = fd
+        self.id = id
         self.run = run
     }
 
@@ -20,11 +22,14 @@ final class HTTPConnection: Sendable {
         let scratchSize = 64 * 1024
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: scratchSize, alignment: 16)
         defer { scratch.deallocate() }
+        var clock = PhaseClock(connection: id, run: run)
 
         while true {
             while let event = parser.next() {
                 switch event {
                 case .sendContinue:
+                    // The head is in: the connection waits for the body (told before the client can know).
+                    clock.enter(.body)
                     guard HTTPSocket.writeAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
 
                 case let .failure(status, message):
@@ -35,6 +40,7 @@ final class HTTPConnection: Sendable {
                     return
 
                 case let .request(request, keepAlive):
+                    clock.enter(.busy)
                     let response = run.handler.handle(request)
                     if response.delay > 0 {
                         guard run.waitDelay(response.delay) else { return }
@@ -67,10 +73,13 @@ final class HTTPConnection: Sendable {
                     }
                 }
             }
-            // A connection silent for the idle timeout (between requests or inside one) is closed.
-            guard HTTPSocket.waitReadable(fd, timeout: run.idleTimeout) else { return }
+            // Each phase has its deadline: idle (keep-alive), head (from its first byte, however slowly
+            // the rest trickles in), body (between two reads). A connection past it is closed.
+            let left = clock.timeLeft(in: parser.phase)
+            guard left > 0, HTTPSocket.waitReadable(fd, timeout: left) else { return }
             let n = HTTPSocket.readSome(fd, into: scratch)
             if n <= 0 { return }
+            clock.progressed()
             parser.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
         }
     }
@@ -220,5 +229,53 @@ enum HTTPResponseWriter {
         let month = monthNames[Int(parts.tm_mon) % 12]
         return "\(day), \(two(parts.tm_mday)) \(month) \(parts.tm_year + 1900) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}
+
+/// A connection's phase and deadlines, told to the server run when the phase changes (so that the
+/// accept thread can choose an idle connection to close when the cap is reached).
+struct PhaseClock {
+    let connection: Int
+    let run: HTTPServerRun
+    private var phase: HTTPConnectionPhase?
+    /// When the phase began (monotonic seconds).
+    private var since = monotonicSeconds()
+    /// When bytes last arrived (monotonic seconds).
+    private var lastProgress = monotonicSeconds()
+
+    init(connection: Int, run: HTTPServerRun) {
+        self.connection = connection
+        self.run = run
+    }
+
+    /// Enters `next` (no-op when already there), telling the run.
+    mutating func enter(_ next: HTTPConnectionPhase) {
+        guard next != phase else { return }
+        phase = next
+        since = monotonicSeconds()
+        run.connection(connection, entered: next)
+    }
+
+    /// Bytes arrived.
+    mutating func progressed() {
+        lastProgress = monotonicSeconds()
+    }
+
+    /// Enters the phase matching the parser's and returns the seconds left before its deadline.
+    mutating func timeLeft(in parserPhase: HTTPRequestParser.Phase) -> TimeInterval {
+        let timeouts = run.timeouts
+        switch parserPhase {
+        case .idle:
+            enter(.idle)
+            return since + timeouts.idle - monotonicSeconds()
+        case .head:
+            enter(.head)
+            return since + timeouts.header - monotonicSeconds()
+        case .body:
+            enter(.body)
+            return lastProgress + timeouts.body - monotonicSeconds()
+        case .failed:
+            return 0
+        }
     }
 }

@@ -92,6 +92,7 @@ struct HTTPRequestParser {
 
             case let .head(scan, lineStart):
                 if scan == 0 && !skipLeadingBlankLines() { return nil }
+                if scan <= Self.maxMethodBytes, let refusal = refuseNonHTTP() { return refusal }
                 switch findBlankLine(scan: scan, lineStart: lineStart) {
                 case let .needMore(newScan, newLineStart):
                     if newScan > limits.maxHeaderBytes {
@@ -109,40 +110,10 @@ struct HTTPRequestParser {
                 }
 
             case let .fixedBody(head, length):
-                guard bufferedCount >= length else {
-                    if pendingContinue {
-                        pendingContinue = false
-                        if bufferedCount == 0 { return .sendContinue }
-                    }
-                    return nil
-                }
-                let body = Data(buffer[start..<(start + length)])
-                start += length
-                return finish(head, body: body)
+                return fixedBody(head, length: length)
 
             case let .spooledBody(head, length, remaining):
-                if pendingContinue {
-                    pendingContinue = false
-                    if bufferedCount == 0 { return .sendContinue }
-                }
-                if spool == nil {
-                    guard let created = BodySpool() else { return fail(500, "Cannot store the request body") }
-                    spool = created
-                }
-                guard let file = spool else { return fail(500, "Cannot store the request body") }
-                let available = min(bufferedCount, remaining)
-                if available > 0 {
-                    let written = buffer.withUnsafeBytes { file.append(UnsafeRawBufferPointer(rebasing: $0[start..<(start + available)])) }
-                    guard written else { return fail(500, "Cannot store the request body") }
-                    start += available
-                }
-                if remaining > available {
-                    state = .spooledBody(head, length: length, remaining: remaining - available)
-                    return nil
-                }
-                spool = nil
-                guard let body = file.mapped(length: length) else { return fail(500, "Cannot store the request body") }
-                return finish(head, body: body)
+                return spoolBody(head, length: length, remaining: remaining)
 
             case let .chunkSize(head):
                 if pendingContinue {
@@ -210,6 +181,47 @@ struct HTTPRequestParser {
     }
 
     // MARK: - Steps
+
+    /// A body held in memory: the request once all `length` bytes are in (asking for them with
+    /// `100 Continue` when the client waits for it).
+    private mutating func fixedBody(_ head: Head, length: Int) -> Event? {
+        guard bufferedCount >= length else {
+            if pendingContinue {
+                pendingContinue = false
+                if bufferedCount == 0 { return .sendContinue }
+            }
+            return nil
+        }
+        let body = Data(buffer[start..<(start + length)])
+        start += length
+        return finish(head, body: body)
+    }
+
+    /// Moves what arrived of a large fixed-length body into the spool; the request once it is complete.
+    private mutating func spoolBody(_ head: Head, length: Int, remaining: Int) -> Event? {
+        if pendingContinue {
+            pendingContinue = false
+            if bufferedCount == 0 { return .sendContinue }
+        }
+        if spool == nil {
+            guard let created = BodySpool() else { return fail(500, "Cannot store the request body") }
+            spool = created
+        }
+        guard let file = spool else { return fail(500, "Cannot store the request body") }
+        let available = min(bufferedCount, remaining)
+        if available > 0 {
+            let written = buffer.withUnsafeBytes { file.append(UnsafeRawBufferPointer(rebasing: $0[start..<(start + available)])) }
+            guard written else { return fail(500, "Cannot store the request body") }
+            start += available
+        }
+        if remaining > available {
+            state = .spooledBody(head, length: length, remaining: remaining - available)
+            return nil
+        }
+        spool = nil
+        guard let body = file.mapped(length: length) else { return fail(500, "Cannot store the request body") }
+        return finish(head, body: body)
+    }
 
     private mutating func fail(_ status: Int, _ message: String) -> Event {
         state = .failed
@@ -285,17 +297,9 @@ struct HTTPRequestParser {
 
             switch name.lowercased() {
             case "content-length":
-                for item in value.split(separator: ",") {
-                    let trimmed = item.trimmingCharacters(in: .whitespaces)
-                    guard !trimmed.isEmpty, trimmed.count <= 18, trimmed.allSatisfy({ $0.isASCII && $0.isNumber }),
-                          let n = Int(trimmed) else {
-                        return fail(400, "Malformed Content-Length")
-                    }
-                    if let existing = contentLength, existing != n {
-                        return fail(400, "Conflicting Content-Length")
-                    }
-                    contentLength = n
-                }
+                let (n, problem) = Self.contentLength(value, existing: contentLength)
+                if let problem { return fail(400, problem) }
+                contentLength = n
             case "content-type":
                 isMultipart = value.lowercased().hasPrefix("multipart/form-data")
             case "transfer-encoding":
@@ -313,17 +317,25 @@ struct HTTPRequestParser {
             }
         }
 
-        var keepAlive = minor == 1 ? !connectionTokens.contains("close") : connectionTokens.contains("keep-alive")
+        let keepAlive = minor == 1 ? !connectionTokens.contains("close") : connectionTokens.contains("keep-alive")
         let method = String(decoding: methodBytes, as: UTF8.self)
         let target = Self.originForm(String(decoding: targetBytes, as: UTF8.self))
 
+        return beginBody(Head(method: method, target: target, headers: headers, keepAlive: keepAlive),
+                         transferEncoding: transferEncoding, contentLength: contentLength, isMultipart: isMultipart,
+                         expectContinue: expectContinue)
+    }
+
+    /// Chooses how the body of a parsed head is read: chunked, fixed-length in memory, or spooled.
+    private mutating func beginBody(_ parsedHead: Head, transferEncoding: [String], contentLength: Int?, isMultipart: Bool,
+                                    expectContinue: Bool) -> Event? {
+        var head = parsedHead
         if !transferEncoding.isEmpty {
             guard transferEncoding == ["chunked"] else {
                 return fail(501, "Unsupported Transfer-Encoding")
             }
             // RFC 9112 §6.1: with both, Transfer-Encoding wins, and the connection must close.
-            if contentLength != nil { keepAlive = false }
-            let head = Head(method: method, target: target, headers: headers, keepAlive: keepAlive)
+            if contentLength != nil { head.keepAlive = false }
             chunkedBody = []
             pendingContinue = expectContinue
             state = .chunkSize(head)
@@ -334,10 +346,23 @@ struct HTTPRequestParser {
         if length > cap {
             return fail(413, "Request body too large")
         }
-        let head = Head(method: method, target: target, headers: headers, keepAlive: keepAlive)
         pendingContinue = expectContinue && length > 0
         state = length > limits.spoolBodyBytes ? .spooledBody(head, length: length, remaining: length) : .fixedBody(head, length: length)
         return nil
+    }
+
+    /// A `Content-Length` value (a comma-separated list of equal numbers is one number), with the one
+    /// already read; the problem when it is malformed or conflicting.
+    private static func contentLength(_ value: String, existing: Int?) -> (Int?, String?) {
+        var length = existing
+        for item in value.split(separator: ",") {
+            let trimmed = item.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, trimmed.count <= 18, trimmed.allSatisfy({ $0.isASCII && $0.isNumber }),
+                  let n = Int(trimmed) else { return (length, "Malformed Content-Length") }
+            if let length, length != n { return (length, "Conflicting Content-Length") }
+            length = n
+        }
+        return (length, nil)
     }
 
     // MARK: - Byte helpers
@@ -362,6 +387,46 @@ struct HTTPRequestParser {
                 pos += 1
             }
             return .needMore(scan: pos, lineStart: ls)
+        }
+    }
+
+    /// The longest method accepted before the first space of a request line.
+    static let maxMethodBytes = 32
+
+    /// Fails at once (400) when the bytes of a request line so far cannot begin one: a byte before the
+    /// first space that is not a token character (a TLS ClientHello begins `16 03 01`), or a method longer
+    /// than ``maxMethodBytes``. nginx answers such bytes 400 and closes without waiting for a line end;
+    /// waiting would keep a client that speaks TLS to a plain-HTTP port hanging until a timeout.
+    private mutating func refuseNonHTTP() -> Event? {
+        var i = start
+        let end = min(buffer.count, start + Self.maxMethodBytes + 1)
+        while i < end {
+            let b = buffer[i]
+            if b == 0x20 { return i == start ? fail(400, "Bad Request: not an HTTP request") : nil }
+            guard Self.isTokenByte(b) else { return fail(400, "Bad Request: not an HTTP request") }
+            i += 1
+        }
+        return i - start > Self.maxMethodBytes ? fail(400, "Bad Request: not an HTTP request") : nil
+    }
+
+    /// Where the parser is between requests, for the connection's deadlines.
+    enum Phase: Equatable {
+        /// Between requests: nothing of the next request has arrived.
+        case idle
+        /// Part of a request head has arrived.
+        case head
+        /// The head is complete; (part of) the body is still to come.
+        case body
+        /// The input was refused; the connection is closing.
+        case failed
+    }
+
+    /// Where the parser is: see ``Phase``.
+    var phase: Phase {
+        switch state {
+        case .head: return bufferedCount == 0 ? .idle : .head
+        case .failed: return .failed
+        default: return .body
         }
     }
 

@@ -53,11 +53,21 @@ public final class HTTPServer: Sendable {
     /// `Content-Length` above 4 MiB is written to an unlinked temporary file as it arrives and handed to
     /// the handler memory-mapped, so a large upload does not sit in the heap.)
     public let maxUploadBytes: Int
-    /// Seconds a connection may stay silent (idle between requests, or stalled inside one) before the
-    /// server closes it; its thread then ends.
+    /// Seconds a keep-alive connection may stay idle between requests (or before its first byte) before
+    /// the server closes it; its thread then ends (nginx's `keepalive_timeout`).
     public let idleTimeout: TimeInterval
-    /// The most connections served at once (one thread each). A connection beyond it is answered
-    /// `503 Service Unavailable` with `Connection: close` and closed, without a thread.
+    /// Seconds from the first byte of a request head to its last (nginx's `client_header_timeout`): a
+    /// head still incomplete then closes the connection, however steadily its bytes trickle in (slowloris).
+    public let headerTimeout: TimeInterval
+    /// Seconds a request body may go without a byte arriving (nginx's `client_body_timeout`); the
+    /// connection is closed then.
+    public let bodyTimeout: TimeInterval
+    /// The most connections served at once (one thread each). When a new connection finds them all open,
+    /// the one that has waited longest without a request in progress (an idle keep-alive connection, or
+    /// one inside an incomplete request head) is closed to admit it, as nginx reuses idle keep-alive
+    /// connections when `worker_connections` run out; only when every connection is busy with a request
+    /// (or its body) is the new one answered `503 Service Unavailable` with `Connection: close` and
+    /// closed, without a thread.
     public let maxConnections: Int
 
     private let state = HTTPServerLockedState()
@@ -69,12 +79,17 @@ public final class HTTPServer: Sendable {
     ///   - maxHeaderBytes: limit for the request line and headers (default 64 KiB).
     ///   - maxBodyBytes: limit for a request body (default 64 MiB).
     ///   - maxUploadBytes: limit for a multipart body with a `Content-Length` (default: `maxBodyBytes`).
-    ///   - idleTimeout: seconds of silence after which a connection is closed (default 60).
-    ///   - maxConnections: connections served at once; more are refused with 503 (default 256).
+    ///   - idleTimeout: seconds a keep-alive connection may stay idle before it is closed (default 60).
+    ///   - maxConnections: connections served at once (default 256); see ``maxConnections``.
+    ///   - headerTimeout: seconds a request head may take to arrive, from its first byte (default 10).
+    ///   - bodyTimeout: seconds a request body may go without a byte (default 30).
     public init(handler: any HTTPHandler, maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int = 64 * 1024 * 1024,
-                maxUploadBytes: Int? = nil, idleTimeout: TimeInterval = 60, maxConnections: Int = 256) {
+                maxUploadBytes: Int? = nil, idleTimeout: TimeInterval = 60, maxConnections: Int = 256,
+                headerTimeout: TimeInterval = 10, bodyTimeout: TimeInterval = 30) {
         self.maxUploadBytes = max(maxBodyBytes, maxUploadBytes ?? maxBodyBytes)
         self.idleTimeout = idleTimeout > 0 ? idleTimeout : 60
+        self.headerTimeout = headerTimeout > 0 ? headerTimeout : 10
+        self.bodyTimeout = bodyTimeout > 0 ? bodyTimeout : 30
         self.maxConnections = max(1, maxConnections)
         self.handler = handler
         self.maxHeaderBytes = maxHeaderBytes
@@ -90,9 +105,21 @@ public final class HTTPServer: Sendable {
         state.withLock { $0.run?.openConnectionCount ?? 0 }
     }
 
-    /// Connections refused with 503 because ``maxConnections`` were open (since start).
+    /// Connections refused with 503 because ``maxConnections`` were open and busy (since start).
     public var refusedConnectionCount: Int {
         state.withLock { $0.run?.refusedCount ?? 0 }
+    }
+
+    /// Idle keep-alive connections (or ones stalled in a request head) closed to admit a new connection
+    /// when ``maxConnections`` were open (since start).
+    public var evictedConnectionCount: Int {
+        state.withLock { $0.run?.evictedCount ?? 0 }
+    }
+
+    /// Waits until the phases of the open connections satisfy `predicate` (tests); `false` after `timeout`.
+    func waitForConnections(timeout: TimeInterval, _ predicate: ([HTTPConnectionPhase]) -> Bool) -> Bool {
+        guard let run = state.withLock({ $0.run }) else { return false }
+        return run.waitForPhases(timeout: timeout, predicate)
     }
 
     /// The bound port while the server is listening, otherwise `nil`.
@@ -155,7 +182,8 @@ public final class HTTPServer: Sendable {
             listenFD: fd, wakeRead: pipeFDs[0], wakeWrite: pipeFDs[1], port: bound,
             handler: handler,
             limits: HTTPParserLimits(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes, maxUploadBytes: maxUploadBytes),
-            idleTimeout: idleTimeout, maxConnections: maxConnections
+            timeouts: HTTPConnectionTimeouts(idle: idleTimeout, header: headerTimeout, body: bodyTimeout),
+            maxConnections: maxConnections
         )
         let alreadyRunning = state.withLock { s -> Bool in
             if s.run != nil { return true }
@@ -222,20 +250,36 @@ final class HTTPServerRun: @unchecked Sendable {
     let port: UInt16
     let handler: any HTTPHandler
     let limits: HTTPParserLimits
-    let idleTimeout: TimeInterval
+    let timeouts: HTTPConnectionTimeouts
     let maxConnections: Int
+    /// Connections closed for eviction whose threads may still be ending, beyond the cap: bounds the
+    /// threads alive at once to `maxConnections + evictionSlack` under churn.
+    let evictionSlack = 64
+
+    /// What a connection is doing, for choosing which one to close when the cap is reached.
+    private struct Tracked {
+        var fd: Int32
+        var phase: HTTPConnectionPhase = .idle
+        /// When the phase began (monotonic seconds).
+        var since: Double
+        /// Closed to admit another; its thread is ending.
+        var evicted = false
+    }
 
     // Guarded by `condition`.
     private var refused = 0
+    private var evictions = 0
     private let condition = NSCondition()
     private var stopping = false
     private var acceptFinished = false
-    private var connections: [Int: Int32] = [:]
+    private var connections: [Int: Tracked] = [:]
+    /// How many of `connections` are evicted (ending).
+    private var ending = 0
     private var nextConnectionID = 0
 
     init(listenFD: Int32, wakeRead: Int32, wakeWrite: Int32, port: UInt16, handler: any HTTPHandler,
-         limits: HTTPParserLimits, idleTimeout: TimeInterval, maxConnections: Int) {
-        self.idleTimeout = idleTimeout
+         limits: HTTPParserLimits, timeouts: HTTPConnectionTimeouts, maxConnections: Int) {
+        self.timeouts = timeouts
         self.maxConnections = maxConnections
         self.listenFD = listenFD
         self.wakeRead = wakeRead
@@ -262,6 +306,60 @@ final class HTTPServerRun: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return refused
+    }
+
+    var evictedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return evictions
+    }
+
+    /// Records that connection `id` entered `phase` (called by its thread when the phase changes).
+    func connection(_ id: Int, entered phase: HTTPConnectionPhase) {
+        let now = monotonicSeconds()
+        condition.lock()
+        if connections[id] != nil {
+            connections[id]?.phase = phase
+            connections[id]?.since = now
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until the phases of the open connections (evicted ones left out) satisfy `predicate`, or
+    /// `timeout` seconds pass (then `false`). For tests: they wait on the event, not on time.
+    func waitForPhases(timeout: TimeInterval, _ predicate: ([HTTPConnectionPhase]) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !predicate(connections.values.filter { !$0.evicted }.map(\.phase)) {
+            if !condition.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
+    /// Under `condition`: makes room for one more connection when the cap is reached by closing the
+    /// connection that has waited longest without a request in progress: idle keep-alive connections and
+    /// connections inside an incomplete request head, oldest phase first (nginx reuses its idle keep-alive
+    /// connections, least recently used first, when `worker_connections` run out; a head that has been
+    /// trickling in for seconds is no better). A connection that was just accepted has waited least, so a
+    /// normal client is not the one closed. `false` when every connection is busy with a request or its
+    /// body, so the new one must be refused.
+    private func makeRoom() -> Bool {
+        guard connections.count - ending >= maxConnections else { return true }
+        guard connections.count < maxConnections + evictionSlack else { return false }
+        var victim: (id: Int, since: Double)?
+        for (id, c) in connections where !c.evicted && (c.phase == .idle || c.phase == .head) {
+            if let best = victim, best.since <= c.since { continue }
+            victim = (id, c.since)
+        }
+        guard let victim, let fd = connections[victim.id]?.fd else { return false }
+        connections[victim.id]?.evicted = true
+        ending += 1
+        evictions += 1
+        // The descriptor is closed only by its thread, under this lock: the number is still ours.
+        HTTPSocket.shutdownBoth(fd)
+        return true
     }
 
     /// Answers a connection beyond the cap without a thread: 503, `Connection: close`, then close.
@@ -326,7 +424,7 @@ final class HTTPServerRun: @unchecked Sendable {
                 HTTPSocket.closeFD(fd)
                 return
             }
-            if connections.count >= maxConnections {
+            guard makeRoom() else {
                 refused += 1
                 condition.unlock()
                 refuse(fd)
@@ -334,10 +432,10 @@ final class HTTPServerRun: @unchecked Sendable {
             }
             let id = nextConnectionID
             nextConnectionID += 1
-            connections[id] = fd
+            connections[id] = Tracked(fd: fd, since: monotonicSeconds())
             condition.unlock()
 
-            let connection = HTTPConnection(fd: fd, run: self)
+            let connection = HTTPConnection(fd: fd, id: id, run: self)
             let thread = Thread {
                 connection.serve()
                 self.connectionEnded(id: id, fd: fd)
@@ -349,7 +447,7 @@ final class HTTPServerRun: @unchecked Sendable {
 
     private func connectionEnded(id: Int, fd: Int32) {
         condition.lock()
-        connections[id] = nil
+        if connections.removeValue(forKey: id)?.evicted == true { ending -= 1 }
         // Close under the lock: `stop()` never shuts down a descriptor number that was reused.
         HTTPSocket.closeFD(fd)
         condition.broadcast()
@@ -376,7 +474,7 @@ final class HTTPServerRun: @unchecked Sendable {
             return
         }
         stopping = true
-        for fd in connections.values { HTTPSocket.shutdownBoth(fd) }
+        for c in connections.values { HTTPSocket.shutdownBoth(c.fd) }
         condition.broadcast()
         condition.unlock()
 
@@ -398,4 +496,31 @@ final class HTTPServerRun: @unchecked Sendable {
         HTTPSocket.closeFD(wakeRead)
         HTTPSocket.closeFD(wakeWrite)
     }
+}
+
+/// The deadlines of a connection (see ``HTTPServer/idleTimeout``, ``HTTPServer/headerTimeout``,
+/// ``HTTPServer/bodyTimeout``).
+struct HTTPConnectionTimeouts: Sendable {
+    var idle: TimeInterval
+    var header: TimeInterval
+    var body: TimeInterval
+}
+
+/// What a connection is doing; idle and head connections may be closed to admit a new one.
+enum HTTPConnectionPhase: Sendable {
+    /// Waiting for the next request (keep-alive), or for the first byte of the first.
+    case idle
+    /// Part of a request head has arrived.
+    case head
+    /// Receiving a request body.
+    case body
+    /// Handling a request or writing its answer.
+    case busy
+}
+
+/// Seconds on a monotonic clock (not affected by changes of the wall clock).
+func monotonicSeconds() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
 }

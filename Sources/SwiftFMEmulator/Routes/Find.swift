@@ -29,7 +29,10 @@ extension EmulatorState {
                 guard let text = value.scalarText else { throw FMError("1708") }
                 criteria.append(try resolveCriterion(key, text: text, layout: layout, table: table))
             }
-            parsed.append((omit, criteria.filter { !$0.text.trimmingCharacters(in: .whitespaces).isEmpty }))
+            // A global field is not a find criterion ("You can't use a global field to find records":
+            // Claris FileMaker Pro Help, "Defining global fields"): its criterion is dropped, so a request
+            // on global fields alone is an empty one (400 "Find criteria are empty").
+            parsed.append((omit, criteria.filter { !$0.field.global && !$0.text.trimmingCharacters(in: .whitespaces).isEmpty }))
         }
         guard parsed.contains(where: { !$0.criteria.isEmpty }) else { throw FMError("400") }
 

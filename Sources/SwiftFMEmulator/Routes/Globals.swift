@@ -1,7 +1,8 @@
 import Foundation
 
 extension EmulatorState {
-    /// E17: `PATCH /databases/{db}/globals` — `Table::field` or a bare global field name; per session.
+    /// E17: `PATCH /databases/{db}/globals` — `Table::field` names only (Claris: "you must use the fully
+    /// qualified field name, table-name::field-name"; a bare name is 102 "Field is missing"); per session.
     mutating func setGlobals(_ ctx: inout RequestContext) throws -> Reply {
         guard let g = ctx.body["globalFields"] else { throw FMError("958") }
         guard let pairs = g.objectPairs else { throw FMError("1708") }
@@ -13,7 +14,7 @@ extension EmulatorState {
                 guard let t = table(String(base[..<r.lowerBound])) else { throw FMError("102") }
                 candidates = [(t, String(base[r.upperBound...]))]
             } else {
-                candidates = schema.tables.compactMap { table($0.name) }.map { ($0, base) }
+                throw FMError("102")
             }
             guard let (t, field) = candidates.lazy.compactMap({ t, name in t.field(name).flatMap { $0.global ? (t, $0) : nil } }).first else {
                 throw FMError("102")

@@ -131,7 +131,7 @@ extension EmulatorState {
     ///
     /// The scripts and the action run under the state lock (the caller's). Writing the page does not,
     /// and neither does sorting when no script runs after it: both work on a snapshot of the state
-    /// (copy-on-write, so taking it is O(1)) in the reply's ``Reply/finish``, which the emulator runs
+    /// (copy-on-write, so taking it is O(1); see ``readSnapshot(session:)``) in the reply's ``Reply/finish``, which the emulator runs
     /// after releasing the lock. (A script after the sort sees the sorted found set, so it is sorted first.)
     mutating func foundSetReply(_ layout: EmulatorSchema.Layout, options: OutputOptions, plan: ScriptPlan, offset: Int, limit: Int,
                                 sorter: (([StoredRecord]) -> [StoredRecord])?, ctx: RequestContext,
@@ -155,7 +155,7 @@ extension EmulatorState {
         guard returned > 0 else { throw FMError("401") }
         let total = records.count
         let head = results.pairs + [("dataInfo", dataInfo(options, total: total, found: found.count, returned: returned))]
-        let snapshot = self
+        let snapshot = readSnapshot(session: ctx.token)
         let ids = found
         return Reply(response: .object(head + [("data", .array([]))])) {
             let records = snapshot.table(layout.table)?.records ?? [:]
@@ -167,6 +167,24 @@ extension EmulatorState {
             let data = RecordWriter(state: snapshot, options: options, ctx: ctx).writeArray(page)
             return .object(head + [("data", .raw(data))])
         }
+    }
+
+    /// The state a deferred page writer reads after the lock is released: tables, schema, graph and the
+    /// requesting session (its globals), without the request log, the issued tokens, the other sessions,
+    /// blobs and faults. The snapshot shares storage with the live state until either changes; had it
+    /// kept the request log, the log append that follows every request (under the lock, while this
+    /// snapshot lives) would copy all its entries, so a read cost grew with the log (issue 20: 10,000
+    /// entries copied per read, 80 % of the emulator's time in a long run). What is left is bounded by
+    /// what the read itself touches.
+    func readSnapshot(session: String?) -> EmulatorState {
+        var s = self
+        s.log = RequestLogStore()
+        s.issuedTokens = IssuedTokens()
+        s.faults = []
+        s.blobs = [:]
+        s.streamingCookies = []
+        s.sessions = session.flatMap { token in sessions[token].map { [token: $0] } } ?? [:]
+        return s
     }
 
     /// Builds a stable multi-field sort from `[{"fieldName":…,"sortOrder":…}]`.
@@ -314,6 +332,37 @@ extension EmulatorState {
             }
         }
         return (fields, deletes)
+    }
+
+    /// The older way to edit a portal row from `fieldData`: `"TO::field.<recordId>"` (or
+    /// `"TO::field(rep).<recordId>"`) writes `field` of the related record `recordId` shown in the portal
+    /// on occurrence `TO` (Claris, FileMaker Data API Guide, "URL and data format notes": the
+    /// `tablename::related-field(repetition).recordId` syntax is still supported beside `portalData`).
+    /// Such keys are moved into `portalData` rows with that `recordId`, which check that the record is
+    /// one of the portal's rows; the other pairs are returned. A key that names a field as it stands is
+    /// left alone.
+    func movingPortalRowWrites(_ layout: EmulatorSchema.Layout, _ fields: [(String, JSON)], into ctx: inout RequestContext) -> [(String, JSON)] {
+        var kept: [(String, JSON)] = []
+        var rows: [(portal: String, row: JSON)] = []
+        for (key, value) in fields {
+            guard let sep = key.range(of: "::"), let dot = key.lastIndex(of: "."), dot > sep.upperBound,
+                  case let rid = key[key.index(after: dot)...], !rid.isEmpty, rid.allSatisfy(\.isASCIIDigit),
+                  relatedLayoutField(layout, splitRepetition(key).0) == nil else {
+                kept.append((key, value))
+                continue
+            }
+            let occurrence = String(key[..<sep.lowerBound])
+            rows.append((occurrence, .object([("recordId", .string(String(rid))), (String(key[..<dot]), value)])))
+        }
+        // A malformed `portalData` stays as sent, for its own 1708.
+        guard !rows.isEmpty, ctx.body["portalData"].map({ $0.objectPairs != nil }) ?? true else { return fields }
+        var portalData = ctx.body["portalData"]?.objectPairs ?? []
+        portalData += rows.map { ($0.portal, JSON.array([$0.row])) }
+        var body = ctx.body.objectPairs ?? []
+        body.removeAll { $0.0 == "portalData" }
+        body.append(("portalData", .object(portalData)))
+        ctx.body = .object(body)
+        return kept
     }
 
     /// Applies `portalData` of a create/edit body; returns the `newPortalRecordInfo` entries.
@@ -490,7 +539,8 @@ extension EmulatorState {
     mutating func editRecord(_ layout: EmulatorSchema.Layout, id: Int, _ ctx: inout RequestContext) throws -> Reply {
         writeMode = try writeMode(ctx.body)
         defer { writeMode = .seed }
-        let (fields, deletes) = try splitFieldData(ctx.body)
+        let (allFields, deletes) = try splitFieldData(ctx.body)
+        let fields = movingPortalRowWrites(layout, allFields, into: &ctx)
         let df = try dateformatsParameter(ctx.body["dateformats"]) ?? 0
         let plan = try scriptPlanFromBody(ctx)
         var results = ScriptResults()

@@ -121,7 +121,9 @@ struct PreparedBody: Sendable {
 
     static func parseJSON(_ body: Data) -> ParsedJSON {
         guard body.contains(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else { return .empty }
-        guard let json = try? JSON.parse(body), json.objectPairs != nil else { return .invalid }
+        // Numbers in a request are binary64 (Claris; Docs/FILEMAKER-BEHAVIOUR.md): a 20-digit JSON number is
+        // rounded as FileMaker Server rounds it; a number sent as a string keeps every digit.
+        guard let json = try? JSON.parse(body, binary64Numbers: true), json.objectPairs != nil else { return .invalid }
         return .object(json)
     }
 }

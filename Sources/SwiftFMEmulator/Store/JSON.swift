@@ -298,7 +298,15 @@ enum JSON: Sendable, Equatable {
 
     /// Parses a complete JSON text.
     static func parse(_ data: Data) throws -> JSON {
-        var parser = Parser(bytes: [UInt8](data))
+        try parse(data, binary64Numbers: false)
+    }
+
+    /// Parses JSON text; with `binary64Numbers`, every number is read as the nearest double (a request
+    /// body: "the FileMaker Data API treats numeric data values as if they were in double-precision
+    /// floating-point format (binary64)", Claris FileMaker Data API Guide, "URL and data format notes";
+    /// Docs/FILEMAKER-BEHAVIOUR.md), otherwise numbers a double would change are kept as exact decimals.
+    static func parse(_ data: Data, binary64Numbers: Bool) throws -> JSON {
+        var parser = Parser(bytes: [UInt8](data), binary64Numbers: binary64Numbers)
         parser.skipSpace()
         let value = try parser.parseValue(depth: 0)
         parser.skipSpace()
@@ -309,9 +317,11 @@ enum JSON: Sendable, Equatable {
     private struct Parser {
         let bytes: [UInt8]
         var index = 0
+        let binary64Numbers: Bool
 
-        init(bytes: [UInt8]) {
+        init(bytes: [UInt8], binary64Numbers: Bool = false) {
             self.bytes = bytes
+            self.binary64Numbers = binary64Numbers
             // Skip a UTF-8 byte order mark.
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
         }
@@ -477,7 +487,7 @@ enum JSON: Sendable, Equatable {
             }
             guard let text = String(bytes: bytes[start..<index], encoding: .utf8), let value = Double(text) else { throw fail() }
             // Keep the exact decimal when a double would change it (`12345678901234567890`, `0.1000000000000000055`).
-            if value.isFinite, let exact = FMNumber(text), exact.text != JSON.format(number: value) {
+            if !binary64Numbers, value.isFinite, let exact = FMNumber(text), exact.text != JSON.format(number: value) {
                 return .decimal(exact.text)
             }
             return .number(value)

@@ -50,6 +50,45 @@ public struct ScriptStep: Sendable {
         return try items.enumerated().map { try parse($1, place: "\(place)[\($0)]") }
     }
 
+    /// A `Set Field` target: `name[rep]` (FileMaker's form) or `name(rep)`; repetition 1 without either.
+    static func fieldAndRepetition(_ text: String, place: String) throws -> (String, Int) {
+        if text.hasSuffix("]"), let open = text.lastIndex(of: "["),
+           let n = Int(text[text.index(after: open)..<text.index(before: text.endIndex)]), n >= 1 {
+            return (String(text[..<open]), n)
+        }
+        let (base, r) = splitRepetition(text)
+        guard r >= 1 else { throw EmulatorSchemaError("\(place).field has a bad repetition") }
+        return (base, r)
+    }
+
+    /// The `query` of a `Perform Find` step: requests of find text or `{"calc": expression}` criteria.
+    static func parseFindRequests(_ json: JSON?, place: String) throws -> [(omit: Bool, criteria: [(String, FindValue)])] {
+        guard let requests = json?.arrayValue, !requests.isEmpty else {
+            throw EmulatorSchemaError("\(place).query must be a non-empty array of find requests")
+        }
+        var parsed: [(omit: Bool, criteria: [(String, FindValue)])] = []
+        for (r, request) in requests.enumerated() {
+            guard let rp = request.objectPairs else { throw EmulatorSchemaError("\(place).query[\(r)] must be an object") }
+            var omit = false
+            var criteria: [(String, FindValue)] = []
+            for (k, v) in rp {
+                if k.lowercased() == "omit" {
+                    omit = ["true", "1"].contains(v.scalarText?.lowercased() ?? "")
+                } else if let t = v.scalarText {
+                    criteria.append((k, .text(t)))
+                } else if let calc = v["calc"]?.stringValue, v.objectPairs?.count == 1 {
+                    do { criteria.append((k, .calc(try ScriptExpr.parse(calc)))) } catch let e as ExprError {
+                        throw EmulatorSchemaError("\(place).query[\(r)].\(k).calc: \(e.message)")
+                    }
+                } else {
+                    throw EmulatorSchemaError("\(place).query[\(r)].\(k) must be find text or {\"calc\": expression}")
+                }
+            }
+            parsed.append((omit, criteria))
+        }
+        return parsed
+    }
+
     static func parse(_ json: JSON, place: String) throws -> ScriptStep {
         guard let pairs = json.objectPairs else { throw EmulatorSchemaError("\(place) must be an object with a \"step\" key") }
         guard let stepName = json["step"]?.stringValue else { throw EmulatorSchemaError("\(place).step must be a step name") }
@@ -81,17 +120,7 @@ public struct ScriptStep: Sendable {
             kind = .setVariable(name.lowercased(), try expr("value") ?? .literal(.text("")))
         case "Set Field":
             allowed.formUnion(["field", "value"])
-            var field = try string("field")
-            var rep = 1
-            if field.hasSuffix("]"), let open = field.lastIndex(of: "["), let n = Int(field[field.index(after: open)..<field.index(before: field.endIndex)]), n >= 1 {
-                rep = n
-                field = String(field[..<open])
-            } else {
-                let (base, r) = splitRepetition(field)
-                guard r >= 1 else { throw EmulatorSchemaError("\(place).field has a bad repetition") }
-                field = base
-                rep = r
-            }
+            let (field, rep) = try fieldAndRepetition(try string("field"), place: place)
             kind = .setField(field, repetition: rep, try expr("value") ?? .literal(.text("")))
         case "New Record": kind = .newRecord
         case "Delete Record": kind = .deleteRecord
@@ -113,30 +142,7 @@ public struct ScriptStep: Sendable {
             kind = .goToRecord(which, exitAfterLast: exitAfterLast)
         case "Perform Find":
             allowed.insert("query")
-            guard let requests = json["query"]?.arrayValue, !requests.isEmpty else {
-                throw EmulatorSchemaError("\(place).query must be a non-empty array of find requests")
-            }
-            var parsed: [(omit: Bool, criteria: [(String, FindValue)])] = []
-            for (r, request) in requests.enumerated() {
-                guard let rp = request.objectPairs else { throw EmulatorSchemaError("\(place).query[\(r)] must be an object") }
-                var omit = false
-                var criteria: [(String, FindValue)] = []
-                for (k, v) in rp {
-                    if k.lowercased() == "omit" {
-                        omit = ["true", "1"].contains(v.scalarText?.lowercased() ?? "")
-                    } else if let t = v.scalarText {
-                        criteria.append((k, .text(t)))
-                    } else if let calc = v["calc"]?.stringValue, v.objectPairs?.count == 1 {
-                        do { criteria.append((k, .calc(try ScriptExpr.parse(calc)))) } catch let e as ExprError {
-                            throw EmulatorSchemaError("\(place).query[\(r)].\(k).calc: \(e.message)")
-                        }
-                    } else {
-                        throw EmulatorSchemaError("\(place).query[\(r)].\(k) must be find text or {\"calc\": expression}")
-                    }
-                }
-                parsed.append((omit, criteria))
-            }
-            kind = .performFind(parsed)
+            kind = .performFind(try parseFindRequests(json["query"], place: place))
         case "Show All Records": kind = .showAllRecords
         case "Sort Records":
             allowed.insert("sort")
@@ -339,44 +345,9 @@ extension EmulatorState {
             run.variables[name] = evaluate(e, run)
             return .next
         case let .setField(name, rep, e):
-            let value = evaluate(e, run)
-            guard let t = occurrenceTable(run.layout.table) else { return fail("106") }
-            guard let id = run.currentId, let record = t.records[id] else { return fail("101") }
-            do {
-                if name.contains("::"), let r = name.range(of: "::"),
-                   name[..<r.lowerBound].caseInsensitiveCompare(run.layout.table) != .orderedSame {
-                    guard let rf = relatedField(name, from: run.layout.table, layout: run.layout) else { return fail("102") }
-                    try writeRelated(rf, repetition: rep, json: .string(value.text), from: record, table: t.schema.name,
-                                     session: run.session, now: run.now, dateformats: 0)
-                } else {
-                    guard let f = t.field(Self.bareField(name)) else { return fail("102") }
-                    guard rep <= f.repetitions else { return fail("111") }
-                    let v = try FMValue.parseOrThrow(value.text, field: f, dateformats: 0)
-                    _ = try editRecord(table: t.schema.name, id: id, writes: [Write(field: f, repetition: rep, value: v)],
-                                       session: run.session, now: run.now, bump: !f.global)
-                }
-            } catch let e as FMError {
-                return fail(e.code)
-            } catch {
-                return fail("-1")
-            }
-            run.lastError = "0"
-            return .next
+            return setField(name, repetition: rep, e, &run)
         case .newRecord:
-            guard let key = occurrenceTable(run.layout.table)?.schema.name.lowercased(), var t = tables.removeValue(forKey: key) else {
-                return fail("106")
-            }
-            // Like FileMaker, validation waits for the commit; the emulator does not model commits.
-            var record = StoredRecord(id: t.nextId, modId: 0, values: [:])
-            applyAutoEnter(&record, table: &t, now: run.now, creating: true)
-            t.nextId += 1
-            t.records[record.id] = record
-            t.order.append(record.id)
-            tables[key] = t
-            run.found.append(record.id)
-            run.index = run.found.count - 1
-            run.lastError = "0"
-            return .next
+            return newRecord(&run)
         case .deleteRecord:
             guard occurrenceTable(run.layout.table) != nil, let id = run.currentId else { return fail("101") }
             do { try deleteCascading(occurrence: run.layout.table, id: id, session: run.session) } catch { return fail("101") }
@@ -394,67 +365,26 @@ extension EmulatorState {
             run.lastError = "0"
             return .next
         case let .goToLayout(name):
-            guard let target = layout(name) else { return fail("105") }
-            run.parked[run.layout.table.lowercased()] = (run.found, run.index)
-            if let (found, index) = run.parked[target.table.lowercased()] {
-                run.found = found
-                run.index = index
-            } else {
-                run.found = occurrenceTable(target.table)?.order ?? []
-                run.index = 0
-            }
-            run.layout = target
-            run.lastError = "0"
-            return .next
+            return goToLayout(name, &run)
         case let .goToRecord(which, exitAfterLast):
             guard !run.found.isEmpty else { return fail("101") }
             switch which {
             case "first": run.index = 0
             case "last": run.index = run.found.count - 1
+            // Past either end the step fails with 101 "Record is missing"; with "Exit after last" it also
+            // leaves the loop, and 101 stays the script's last error (what the Data API answers as
+            // `scriptError`: python-fmdata's integration suite, run against FileMaker Server, expects "101").
             case "previous":
-                if run.index == 0 { return exitAfterLast ? .exitLoop : fail("101") }
+                if run.index == 0 { run.lastError = "101"; return exitAfterLast ? .exitLoop : .next }
                 run.index -= 1
             default:
-                if run.index + 1 >= run.found.count { return exitAfterLast ? .exitLoop : fail("101") }
+                if run.index + 1 >= run.found.count { run.lastError = "101"; return exitAfterLast ? .exitLoop : .next }
                 run.index += 1
             }
             run.lastError = "0"
             return .next
         case let .performFind(requests):
-            guard let t = occurrenceTable(run.layout.table) else { return fail("106") }
-            var parsed: [(omit: Bool, criteria: [Criterion])] = []
-            do {
-                for request in requests {
-                    var criteria: [Criterion] = []
-                    for (key, value) in request.criteria {
-                        let text: String
-                        switch value {
-                        case let .text(s): text = s
-                        case let .calc(e): text = evaluate(e, run).text
-                        }
-                        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
-                        criteria.append(try resolveCriterion(key, text: text, layout: run.layout, table: t))
-                    }
-                    parsed.append((request.omit, criteria))
-                }
-            } catch let e as FMError {
-                return fail(e.code)
-            } catch {
-                return fail("-1")
-            }
-            guard parsed.contains(where: { !$0.criteria.isEmpty }) else { return fail("400") }
-            let engine = FindEngine(today: FMDate(run.now), dateformats: 0)
-            let all = t.orderedRecords
-            var hits = Set<Int>()
-            for (i, request) in parsed.enumerated() where !request.criteria.isEmpty {
-                if i == 0, request.omit { hits = Set(all.map(\.id)) }
-                let matched = all.filter { record($0, in: t, matches: request.criteria, engine: engine, session: run.session) }.map(\.id)
-                if request.omit { hits.subtract(matched) } else { hits.formUnion(matched) }
-            }
-            run.found = t.order.filter { hits.contains($0) }
-            run.index = 0
-            run.lastError = run.found.isEmpty ? "401" : "0"
-            return .next
+            return performFind(requests, &run)
         case .showAllRecords:
             run.found = occurrenceTable(run.layout.table)?.order ?? []
             run.index = 0
@@ -503,5 +433,108 @@ extension EmulatorState {
         case .nothing:
             return .next
         }
+    }
+
+    /// `Set Field [name[rep]; e]` on the current record (a related field edits the first related record).
+    private mutating func setField(_ name: String, repetition rep: Int, _ e: ScriptExpr, _ run: inout ScriptRun) -> ScriptFlow {
+        func fail(_ code: String) -> ScriptFlow { run.lastError = code; return .next }
+        let value = evaluate(e, run)
+        guard let t = occurrenceTable(run.layout.table) else { return fail("106") }
+        guard let id = run.currentId, let record = t.records[id] else { return fail("101") }
+        do {
+            if name.contains("::"), let r = name.range(of: "::"),
+               name[..<r.lowerBound].caseInsensitiveCompare(run.layout.table) != .orderedSame {
+                guard let rf = relatedField(name, from: run.layout.table, layout: run.layout) else { return fail("102") }
+                try writeRelated(rf, repetition: rep, json: .string(value.text), from: record, table: t.schema.name,
+                                 session: run.session, now: run.now, dateformats: 0)
+            } else {
+                guard let f = t.field(Self.bareField(name)) else { return fail("102") }
+                guard rep <= f.repetitions else { return fail("111") }
+                let v = try FMValue.parseOrThrow(value.text, field: f, dateformats: 0)
+                _ = try editRecord(table: t.schema.name, id: id, writes: [Write(field: f, repetition: rep, value: v)],
+                                   session: run.session, now: run.now, bump: !f.global)
+            }
+        } catch let e as FMError {
+            return fail(e.code)
+        } catch {
+            return fail("-1")
+        }
+        run.lastError = "0"
+        return .next
+    }
+
+    /// `New Record/Request`: a record with its auto-enter values, made current.
+    private mutating func newRecord(_ run: inout ScriptRun) -> ScriptFlow {
+        func fail(_ code: String) -> ScriptFlow { run.lastError = code; return .next }
+        guard let key = occurrenceTable(run.layout.table)?.schema.name.lowercased(), var t = tables.removeValue(forKey: key) else {
+            return fail("106")
+        }
+        // Like FileMaker, validation waits for the commit; the emulator does not model commits.
+        var record = StoredRecord(id: t.nextId, modId: 0, values: [:])
+        applyAutoEnter(&record, table: &t, now: run.now, creating: true)
+        t.nextId += 1
+        t.records[record.id] = record
+        t.order.append(record.id)
+        tables[key] = t
+        run.found.append(record.id)
+        run.index = run.found.count - 1
+        run.lastError = "0"
+        return .next
+    }
+
+    /// `Go to Layout [name]`: each layout's table keeps its own found set, as in FileMaker.
+    private mutating func goToLayout(_ name: String, _ run: inout ScriptRun) -> ScriptFlow {
+        func fail(_ code: String) -> ScriptFlow { run.lastError = code; return .next }
+        guard let target = layout(name) else { return fail("105") }
+        run.parked[run.layout.table.lowercased()] = (run.found, run.index)
+        if let (found, index) = run.parked[target.table.lowercased()] {
+            run.found = found
+            run.index = index
+        } else {
+            run.found = occurrenceTable(target.table)?.order ?? []
+            run.index = 0
+        }
+        run.layout = target
+        run.lastError = "0"
+        return .next
+    }
+
+    /// `Perform Find [requests]`: the found set of the layout's table (401 when empty).
+    private mutating func performFind(_ requests: [(omit: Bool, criteria: [(String, ScriptStep.FindValue)])], _ run: inout ScriptRun) -> ScriptFlow {
+        func fail(_ code: String) -> ScriptFlow { run.lastError = code; return .next }
+        guard let t = occurrenceTable(run.layout.table) else { return fail("106") }
+        var parsed: [(omit: Bool, criteria: [Criterion])] = []
+        do {
+            for request in requests {
+                var criteria: [Criterion] = []
+                for (key, value) in request.criteria {
+                    let text: String
+                    switch value {
+                    case let .text(s): text = s
+                    case let .calc(e): text = evaluate(e, run).text
+                    }
+                    guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+                    criteria.append(try resolveCriterion(key, text: text, layout: run.layout, table: t))
+                }
+                parsed.append((request.omit, criteria))
+            }
+        } catch let e as FMError {
+            return fail(e.code)
+        } catch {
+            return fail("-1")
+        }
+        guard parsed.contains(where: { !$0.criteria.isEmpty }) else { return fail("400") }
+        let engine = FindEngine(today: FMDate(run.now), dateformats: 0)
+        let all = t.orderedRecords
+        var hits = Set<Int>()
+        for (i, request) in parsed.enumerated() where !request.criteria.isEmpty {
+            if i == 0, request.omit { hits = Set(all.map(\.id)) }
+            let matched = all.filter { record($0, in: t, matches: request.criteria, engine: engine, session: run.session) }.map(\.id)
+            if request.omit { hits.subtract(matched) } else { hits.formUnion(matched) }
+        }
+        run.found = t.order.filter { hits.contains($0) }
+        run.index = 0
+        run.lastError = run.found.isEmpty ? "401" : "0"
+        return .next
     }
 }

@@ -96,6 +96,8 @@ struct EmulatorState {
     /// Connection limits applied by ``Emulator/start(host:port:)``.
     var maxConnections = 256
     var connectionIdleTimeout: TimeInterval = 60
+    var connectionHeaderTimeout: TimeInterval = 10
+    var connectionBodyTimeout: TimeInterval = 30
     /// The session cap (initially the schema's `limits.maxSessions`); `nil` for none.
     var maxSessions: Int?
     /// Successful logins and logouts since start or reset.

@@ -262,10 +262,20 @@ enum FMValue: Hashable, Sendable {
                   FMDate.isValid(year: y, month: m, day: d) else { return nil }
             return FMDate(year: y, month: m, day: d)
         }
-        guard (1...2).contains(parts[0].count), (1...2).contains(parts[1].count), parts[2].count == 4,
-              let m = Int(parts[0]), let d = Int(parts[1]), let y = Int(parts[2]),
-              FMDate.isValid(year: y, month: m, day: d) else { return nil }
+        guard (1...2).contains(parts[0].count), (1...2).contains(parts[1].count), parts[2].count == 4 || parts[2].count == 2,
+              let m = Int(parts[0]), let d = Int(parts[1]), let written = Int(parts[2]) else { return nil }
+        let y = parts[2].count == 2 ? fourDigitYear(written, enteredIn: DateEntry.year ?? DateEntry.currentYear()) : written
+        guard FMDate.isValid(year: y, month: m, day: d) else { return nil }
         return FMDate(year: y, month: m, day: d)
+    }
+
+    /// The four-digit year FileMaker makes of a two-digit one entered in `year`: the one within the next
+    /// 30 years or the preceding 70 (Claris FileMaker Pro Help, "Entering dates with two-digit years":
+    /// in 2015, 45 is 2045 and 46 is 1946; in 2030, 50 is 2050 and 76 is 1976), i.e. in
+    /// `year - 69 … year + 30`.
+    static func fourDigitYear(_ twoDigits: Int, enteredIn year: Int) -> Int {
+        let latest = year + 30
+        return latest - ((latest - twoDigits) % 100 + 100) % 100
     }
 
     static func parseTime(_ input: String) -> Int? {
@@ -455,4 +465,20 @@ struct SortKeys {
             return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending)
         }
     }
+}
+
+/// The year dates are entered in, for two-digit years: the emulator's clock (``Emulator/now``) while it
+/// handles a request, bound around the request by the emulator; the system clock otherwise.
+enum DateEntry {
+    @TaskLocal static var year: Int?
+
+    /// The year of `date` in UTC.
+    static func year(of date: Date) -> Int {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        return calendar.component(.year, from: date)
+    }
+
+    /// The current year of the system clock.
+    static func currentYear() -> Int { year(of: Date()) }
 }

@@ -7,41 +7,67 @@ import FoundationNetworking
 // (Basic, Claris ID or OAuth), the new-session hook, and what the server says about a token.
 
 extension DataAPI {
-    /// Leases a session token for one attempt: the slot's current token when the local clock says it is
-    /// valid, else one login of that slot shared by every concurrent caller. `preferring` sends a replay back
-    /// to its own slot; `force` logs in even when a token is valid (joining a login in flight). The lease's
-    /// busy count must be given back with ``releaseSession(_:)`` (a failed lease gives it back itself).
-    /// `completion` may run synchronously.
-    func leaseSession(preferring: Int?, force: Bool, completion: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) {
+    /// Asks the pool for a session for one attempt of a call. `completion` gets the lease (give it back with
+    /// ``releaseSession(_:)``) or the login failure, once, maybe synchronously. `front`: a replay, which goes
+    /// before the calls queued behind it. Returns the waiter's id, for ``withdrawLease(_:)`` when the call
+    /// ends first.
+    @discardableResult
+    func leaseSession(front: Bool, completion: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> UInt64 {
         let now = self.now()
-        let (slot, ready) = pool.pick(preferring: preferring, force: force, now: now)
-        if let ready {
-            completion(.success(ready))
-            return
+        let stored = pool.wantsStored(now: now) ? loadStoredToken() : nil
+        let (id, plan) = pool.lease(now: now, stored: stored, front: front, deliver: completion)
+        run(plan)
+        return id
+    }
+
+    /// A call that waited for a session ended first: it leaves the queue.
+    func withdrawLease(_ id: UInt64) {
+        pool.withdraw(id)
+    }
+
+    /// Gives a lease back (once; again does nothing): the session goes to the next waiting call.
+    func releaseSession(_ lease: SessionLease) {
+        let now = self.now()
+        let stored = pool.wantsStored(now: now) ? loadStoredToken() : nil
+        run(pool.giveBack(lease, now: now, stored: stored))
+    }
+
+    /// Carries out a pool decision, outside the pool's lock: store write, idle logouts, logins, leases.
+    func run(_ plan: SessionPool.Plan) {
+        guard !plan.isEmpty else { return }
+        apply(plan.persist)
+        for logout in plan.logouts {
+            logger.log(.info, "closing session \(logout.slot + 1) of \(pool.size): idle for \(Int(logout.idle)) s")
+            closeOnServer(logout.token) {}
         }
-        let stored = (force || slot != 0 || pool.pinned) ? nil : loadStoredToken()
-        let action = pool.acquire(slot: slot, now: now, stored: stored, force: force) { [pool] result in
-            if case .failure = result { pool.release(slot: slot) }
-            completion(result.map { SessionLease(slot: slot, token: $0) })
+        for login in plan.logins {
+            guard !pool.pinned else {
+                finishLogin(slot: login.slot, id: login.id, result: .failure(.noToken))
+                continue
+            }
+            logger.log(.info, "logging in to \(configuration.database)" + (pool.size > 1 ? " (session \(login.slot + 1) of \(pool.size))" : ""))
+            openSession(slot: login.slot) { [self] result in finishLogin(slot: login.slot, id: login.id, result: result) }
         }
-        switch action {
+        for (waiter, lease) in plan.grants { waiter.deliver(.success(lease)) }
+        if !plan.failures.isEmpty {
+            logger.log(.error, "login failed: \(plan.failures[0].1.code) — reported to \(plan.failures.count) waiting call(s)")
+        }
+        for (waiter, error) in plan.failures { waiter.deliver(.failure(error)) }
+    }
+
+    /// An explicit login on the first session (``login(completion:)``, ``refreshToken(completion:)``): one
+    /// login even when a token is valid, shared with a login of that session in flight.
+    func forceLogin(completion: @escaping SessionWaiter) {
+        switch pool.forceLogin(now: now(), waiter: completion) {
         case .use(let token):
-            completion(.success(SessionLease(slot: slot, token: token)))
+            completion(.success(token))
         case .wait:
             break
         case .login(let id):
-            guard !pool.pinned else {
-                finishLogin(slot: slot, id: id, result: .failure(.noToken))
-                return
-            }
-            logger.log(.info, "logging in to \(configuration.database)" + (pool.size > 1 ? " (session \(slot + 1) of \(pool.size))" : ""))
-            login(slot: slot, id: id)
+            guard !pool.pinned else { return finishLogin(slot: 0, id: id, result: .failure(.noToken)) }
+            logger.log(.info, "logging in to \(configuration.database)")
+            openSession(slot: 0) { [self] result in finishLogin(slot: 0, id: id, result: result) }
         }
-    }
-
-    /// Login `id` of `slot`, through ``openSession(slot:encoded:completion:)``.
-    private func login(slot: Int, id: UInt64) {
-        openSession(slot: slot) { [self] result in finishLogin(slot: slot, id: id, result: result) }
     }
 
     /// Opens a session: the login (configured credentials, or Basic `encoded`), then the new-session hook,
@@ -105,26 +131,19 @@ extension DataAPI {
         }
     }
 
-    /// Gives back the busy count of a lease.
-    func releaseSession(_ lease: SessionLease) {
-        pool.release(slot: lease.slot)
-    }
-
     private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>) {
-        let (waiters, persist) = pool.loginFinished(slot: slot, id: id, token: try? result.get(), now: now())
-        if slot == 0 { apply(persist) }
-        if case .success(let token) = result, persist == nil {
+        let now = self.now()
+        let stored = pool.wantsStored(now: now) ? loadStoredToken() : nil
+        let (waiters, adopted, plan) = pool.loginFinished(slot: slot, id: id, result: result, now: now, stored: stored)
+        if case .success(let token) = result, !adopted {
             // Not adopted (a logout came first): the waiters use it, nothing holds it. The shutdown logs it
             // out — or, when it has logged every session out already, it is closed now.
-            if lifecycle.isDraining { closeOnServer(token) {} } else { pool.letGo(token, now: now()) }
+            if lifecycle.isDraining { closeOnServer(token) {} } else { pool.letGo(token, now: now) }
         }
-        if case .failure(let error) = result, error.code == "956" {
-            // The server's session cap: the waiters' retries, and later calls, use the sessions open now.
-            pool.sessionRefused(until: now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime))
-        }
-        if case .failure(let error) = result {
+        if case .failure(let error) = result, !waiters.isEmpty {
             logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count) waiting call(s)")
         }
+        run(plan)
         for waiter in waiters { waiter(result) }
     }
 
@@ -145,48 +164,30 @@ extension DataAPI {
 
     /// Logs `token` out on the server, best effort (a session SwiftFM will not use), then calls `then`.
     func closeOnServer(_ token: String, then: @escaping @Sendable () -> Void) {
-        sendBounded(SessionEndpoints.logout(token: token)) { _ in then() }
+        sendSessionRequest(SessionEndpoints.logout(token: token)) { _ in then() }
     }
 
-    /// Logs in once with the configured credentials (Basic, Claris ID or OAuth) and reports the token or the
-    /// error, on any queue. Bounded by ``FMConfiguration/timeout``; counted by the concurrency cap. Nothing is
-    /// stored here.
+    /// Logs in once with the configured credentials (or Basic `encoded`) and reports the token or the error,
+    /// on any queue. The credentials' ``LoginAuthorization`` gives the headers; a rejected login (HTTP 401)
+    /// asks it once more for fresh ones when it renews. Nothing is stored here.
     func performLogin(encoded: String? = nil, completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
-        if encoded == nil, case .clarisID(let provider)? = configuration.credentials {
-            clarisLogin(provider, refresh: false, completion: completion)
-            return
-        }
-        let endpoint: Endpoint<String>
-        switch loginEndpoint(encoded: encoded) {
-        case .success(let built): endpoint = built
-        case .failure(let error): return completion(.failure(error))
-        }
-        sendBounded(endpoint, completion: completion)
+        login(with: loginAuthorization(encoded: encoded), refresh: false, completion: completion)
     }
 
-    /// Claris ID: ask the provider, log in with `FMID`; when the server rejects the token (401), ask again
-    /// with `refresh: true` and log in once more.
-    private func clarisLogin(_ provider: FMClarisIDTokenProvider, refresh: Bool,
-                             completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
-        // A provider is the caller's code: only its first answer counts (a second would log in again).
-        let answered = Locked(false)
-        provider.fetch(refresh) { [self] fetched in
-            let first = answered.withLock { done -> Bool in
-                defer { done = true }
-                return !done
-            }
-            guard first else { return }
-            switch fetched {
+    private func login(with authorization: LoginAuthorization, refresh: Bool,
+                       completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
+        authorization.headers(refresh) { [self] headers in
+            switch headers {
             case .failure(let error):
                 completion(.failure(error))
-            case .success(let idToken):
+            case .success(let headers):
                 var endpoint = SessionEndpoints.login(dataSources: configuration.dataSources)
                 endpoint.auth = .none
-                endpoint.headers["Authorization"] = "FMID " + idToken
-                sendBounded(endpoint) { [self] result in
-                    if !refresh, case .failure(let error) = result, error.httpStatus == 401 {
-                        logger.log(.warning, "the Claris ID token was rejected (\(error.code)); asking the provider for a new one")
-                        clarisLogin(provider, refresh: true, completion: completion)
+                for (name, value) in headers { endpoint.headers[name] = value }
+                sendSessionRequest(endpoint) { [self] result in
+                    if !refresh, authorization.renewsOnRejection, case .failure(let error) = result, error.httpStatus == 401 {
+                        logger.log(.warning, "the login's credentials were rejected (\(error.code)); asking for fresh ones")
+                        login(with: authorization, refresh: true, completion: completion)
                     } else {
                         completion(result)
                     }
@@ -195,57 +196,12 @@ extension DataAPI {
         }
     }
 
-    /// The login endpoint for Basic (configured or `encoded`) or OAuth credentials.
-    private func loginEndpoint(encoded: String?) -> Result<Endpoint<String>, FMError> {
-        var endpoint = SessionEndpoints.login(encoded: encoded, dataSources: configuration.dataSources)
-        if encoded == nil, case .oauth(let requestId, let identifier)? = configuration.credentials {
-            endpoint.auth = .none
-            endpoint.headers["X-FM-Data-OAuth-Request-Id"] = requestId
-            endpoint.headers["X-FM-Data-OAuth-Identifier"] = identifier
-        }
-        return .success(endpoint)
-    }
-
-    /// Sends `endpoint` once (no session, no retry) under its own deadline of ``FMConfiguration/timeout``,
-    /// and reports on any queue.
-    func sendBounded<Value>(_ endpoint: Endpoint<Value>, completion: @escaping @Sendable (Result<Value, FMError>) -> Void) {
-        let box = Locked<(@Sendable (Result<Value, FMError>) -> Void)?>(completion)
-        let finish: @Sendable (Result<Value, FMError>) -> Void = { result in
-            let completion = box.withLock { stored -> (@Sendable (Result<Value, FMError>) -> Void)? in
-                defer { stored = nil }
-                return stored
-            }
-            completion?(result)
-        }
-        if let invalid = endpoint.invalid { return finish(.failure(invalid)) }
-        let authorization: String?
-        switch endpoint.auth {
-        case .basic(let encoded):
-            switch basicAuthorization(encoded) {
-            case .success(let value): authorization = value
-            case .failure(let error): return finish(.failure(error))
-            }
-        case .token(let token): authorization = "Bearer " + token
-        case .none, .session: authorization = nil
-        }
-        let flight = exchange(endpoint, authorization: authorization, sink: .memory(cap: configuration.maxResponseBytes)) { result in
-            switch result {
-            case .failure(let failure):
-                finish(.failure(failure.error))
-            case .success(let answer):
-                let response = Endpoint<Value>.Response(answer.response, body: answer.body)
-                guard answer.response.statusCode == 200 else {
-                    finish(.failure(Envelope.error(status: answer.response.statusCode, body: answer.body)))
-                    return
-                }
-                finish(EngineCall<Value>.decode(endpoint, response))
-            }
-        }
-        let timer = Deadline.after(seconds: configuration.timeout) {
-            flight.cancel(with: .timeout)
-            finish(.failure(.timeout))
-        }
-        flight.onEnd { timer.cancel() }
+    /// Sends a login or a logout through the pipeline like any call (deadline, concurrency cap, rate limit,
+    /// metrics) but once (the calls that wait for a session decide on retries), even while shutting down,
+    /// and reports on the session queue rather than the callback queue (which the caller may be blocking).
+    func sendSessionRequest<Value>(_ endpoint: Endpoint<Value>, completion: @escaping @Sendable (Result<Value, FMError>) -> Void) {
+        perform(endpoint, acceptingStatus: { $0 == 200 }, attachingTo: nil, bypassShutdown: true,
+                retries: false, deliveringOn: sessionQueue, completion: completion)
     }
 
     /// The server accepted `lease`'s token: slide its expiry.
@@ -256,16 +212,20 @@ extension DataAPI {
 
     /// The server no longer knows `lease`'s token: forget it when it is still the slot's.
     func sessionRejected(_ lease: SessionLease) {
-        let persist = pool.rejected(slot: lease.slot, token: lease.token)
+        sessionRejected(slot: lease.slot, token: lease.token)
+    }
+
+    private func sessionRejected(slot: Int, token: String) {
+        let persist = pool.rejected(slot: slot, token: token)
         if persist != nil { logger.log(.warning, "session token rejected; it will be renewed") }
-        if lease.slot == 0 { apply(persist) }
+        if slot == 0 { apply(persist) }
     }
 
     /// A token the caller passed explicitly (not leased) was rejected: if it is the stored token, clear the
     /// store, so `isActiveToken()` turns false and the explicit-token pattern logs in again.
     func explicitTokenRejected(_ token: String) {
         if pool.slot(holding: token) == 0 {
-            sessionRejected(SessionLease(slot: 0, token: token))
+            sessionRejected(slot: 0, token: token)
         } else if loadStoredToken()?.token == token {
             tokenStore.save(nil)
         }

@@ -1,0 +1,52 @@
+import Foundation
+
+/// The credentials seam of the session stage: how one login attempt is authorised, and what to do when
+/// the server rejects it. It knows nothing of the Data API's session shape (the stage builds the login
+/// request and reads the token); a provider of another scheme (Claris ID, OAuth, a future FileMaker API)
+/// only produces headers.
+struct LoginAuthorization: Sendable {
+    /// Produces the headers of one login attempt (`Authorization` and any others); `refresh` is `true` when
+    /// the server rejected the previous attempt's credentials (HTTP 401) and fresh ones are wanted. The
+    /// completion may run on any queue; only its first call counts.
+    let headers: @Sendable (_ refresh: Bool, _ completion: @escaping @Sendable (Result<[String: String], FMError>) -> Void) -> Void
+    /// Whether a rejected login asks ``headers`` once more with `refresh: true` and logs in again.
+    let renewsOnRejection: Bool
+
+    /// Fixed headers, never renewed.
+    static func fixed(_ result: Result<[String: String], FMError>) -> LoginAuthorization {
+        LoginAuthorization(headers: { _, completion in completion(result) }, renewsOnRejection: false)
+    }
+
+    /// A token provider's answer sent as `"<scheme> <token>"` in `Authorization`, asked again once on a rejection.
+    static func provider(scheme: String, _ fetch: @escaping FMClarisIDTokenProvider.Fetch) -> LoginAuthorization {
+        LoginAuthorization(headers: { refresh, completion in
+            // A provider is the caller's code: only its first answer counts (a second would log in again).
+            let answered = Locked(false)
+            fetch(refresh) { fetched in
+                let first = answered.withLock { done -> Bool in
+                    defer { done = true }
+                    return !done
+                }
+                guard first else { return }
+                completion(fetched.map { ["Authorization": scheme + " " + $0] })
+            }
+        }, renewsOnRejection: true)
+    }
+}
+
+extension DataAPI {
+    /// The authorization of a login with the configured credentials, or with Basic `encoded` when given.
+    func loginAuthorization(encoded: String?) -> LoginAuthorization {
+        if encoded == nil {
+            switch configuration.credentials {
+            case .clarisID(let provider)?:
+                return .provider(scheme: "FMID", provider.fetch)
+            case .oauth(let requestId, let identifier)?:
+                return .fixed(.success(["X-FM-Data-OAuth-Request-Id": requestId, "X-FM-Data-OAuth-Identifier": identifier]))
+            default:
+                break
+            }
+        }
+        return .fixed(basicAuthorization(encoded).map { ["Authorization": $0] })
+    }
+}

@@ -1,0 +1,366 @@
+import Foundation
+
+/// Called once with the token to use, or with the login failure (an explicit login's waiters).
+typealias SessionWaiter = @Sendable (Result<String, FMError>) -> Void
+
+/// One pool session leased by one call: it gives itself back once, through ``SessionPool/giveBack(_:now:stored:)``
+/// (the stage's ``DataAPI/releaseSession(_:)``). Giving it back twice does nothing.
+final class SessionLease: Sendable {
+    /// The pool slot.
+    let slot: Int
+    /// The token the call sends.
+    let token: String
+    private let returned = Locked(false)
+
+    init(slot: Int, token: String) {
+        self.slot = slot
+        self.token = token
+    }
+
+    /// Marks the lease returned; `false` when it was returned already.
+    func markReturned() -> Bool {
+        returned.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+    }
+}
+
+/// The session pool (``FMConfiguration/sessionPoolSize``), shaped like FileMaker: the server runs one
+/// request per session at a time, so the pool lends each open session to one call at a time.
+///
+/// A call asks for a lease and waits in FIFO order (under its own deadline) for the first free session.
+/// Sessions are opened on demand — one login per waiting call that no free session or login in flight will
+/// serve, up to the pool size — and a call never waits for one particular login: whichever session frees
+/// first (an open one given back, or a login that ends) goes to the first waiter. A login that fails while
+/// other sessions are open or logging in leaves the waiters waiting for those; with none left, the waiters
+/// get the failure. Sessions idle longer than the idle timeout are closed (logged out) when the pool is
+/// next touched. When the server refuses more sessions (956, its session cap), no new session is opened
+/// for a while and waiters share the open sessions (least busy first) rather than wait for one to free.
+///
+/// Slot 0's token is the one the token store holds. Nothing here calls out: every method returns a
+/// ``Plan`` that the session stage carries out, outside the lock.
+final class SessionPool: Sendable {
+    struct Slot {
+        var machine: SessionStateMachine<SessionWaiter>
+        /// Calls holding a lease on this slot.
+        var busy = 0
+        /// When the slot was last leased or given back (its idle time starts here).
+        var lastUse: Date
+        /// A login the pool started for waiters (not an explicit one).
+        var poolLogin = false
+    }
+
+    /// A call waiting for a lease.
+    struct Waiter {
+        var id: UInt64
+        var deliver: @Sendable (Result<SessionLease, FMError>) -> Void
+    }
+
+    /// What the stage must do after a pool change, outside the lock.
+    struct Plan {
+        /// Leases to hand to waiting calls.
+        var grants: [(Waiter, SessionLease)] = []
+        /// Waiting calls that get a login's failure.
+        var failures: [(Waiter, FMError)] = []
+        /// Logins to start: `(slot, id)`, reported with ``SessionPool/loginFinished(slot:id:result:now:stored:)``.
+        var logins: [(slot: Int, id: UInt64)] = []
+        /// Sessions to log out (closed for idleness), with how long each was idle.
+        var logouts: [(slot: Int, token: String, idle: TimeInterval)] = []
+        /// A token-store write (slot 0).
+        var persist: SessionStateMachine<SessionWaiter>.Persist?
+
+        var isEmpty: Bool { grants.isEmpty && failures.isEmpty && logins.isEmpty && logouts.isEmpty && persist == nil }
+    }
+
+    private struct State {
+        var slots: [Slot]
+        var waiters: [Waiter] = []
+        var nextWaiter: UInt64 = 0
+        /// The most sessions the pool opens, and until when: learnt from a 956 at login (the server's
+        /// session cap), or a failed login while other sessions are open (no login storm).
+        /// `sharing`: the cap is the server's (956), so waiters share the open sessions meanwhile.
+        var ceiling: (limit: Int, until: Date, sharing: Bool)?
+        /// Sessions opened on the server that no slot holds any more (a login that finished after a logout, a
+        /// token replaced by a forced login or an adopted one), with when they were let go: the shutdown logs
+        /// them out too. Those let go more than a session lifetime ago are forgotten (the server closed them).
+        var orphans: [(token: String, since: Date)] = []
+    }
+
+    let size: Int
+    /// A pool that only ever uses one given token (the new-session hook's calls): no login, no recovery.
+    let pinned: Bool
+    /// Sessions idle longer than this are closed (``FMConfiguration/sessionIdleTimeout``).
+    let idleTimeout: TimeInterval
+    /// The most calls one session serves at once (``FMConfiguration/maxCallsPerSession``, 1 by default).
+    let callsPerSession: Int
+    private let state: Locked<State>
+
+    /// The largest pool (``FMConfiguration/sessionPoolSize`` is clamped to it): each slot is allocated up front.
+    static let maximumSize = 1_000
+    /// How long the pool opens no further session after a login failed while other sessions were open.
+    static let failedLoginPause: TimeInterval = 5
+
+    init(size: Int, idleTimeout: TimeInterval = 300, callsPerSession: Int = 1, stored: FMStoredToken?, now: Date) {
+        self.size = min(max(1, size), Self.maximumSize)
+        self.pinned = false
+        self.callsPerSession = max(1, callsPerSession)
+        self.idleTimeout = idleTimeout.isNaN ? 300 : max(0, idleTimeout)
+        var all = (0..<self.size).map { _ in Slot(machine: SessionStateMachine(now: now), lastUse: now) }
+        all[0].machine = SessionStateMachine(stored: stored, now: now)
+        state = Locked(State(slots: all))
+    }
+
+    /// A pool of one slot holding `token` for good.
+    init(pinnedTo token: String) {
+        size = 1
+        pinned = true
+        idleTimeout = .infinity
+        callsPerSession = 1
+        var machine = SessionStateMachine<SessionWaiter>(now: .distantPast)
+        _ = machine.adopt(token: token, expiry: .distantFuture)
+        state = Locked(State(slots: [Slot(machine: machine, lastUse: .distantPast)]))
+    }
+
+    // MARK: leases
+
+    /// A call wants a session: it joins the waiters (at the front for a replay, which was admitted before
+    /// the calls queued behind it) and the pool hands out what it can. `stored` is the token store's value
+    /// (read outside the lock), adopted by slot 0 when it has no valid token. Returns the waiter's id (for
+    /// ``withdraw(_:)``) and the plan.
+    func lease(now: Date, stored: FMStoredToken?, front: Bool,
+               deliver: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> (id: UInt64, plan: Plan) {
+        state.withLock { state in
+            state.nextWaiter += 1
+            let waiter = Waiter(id: state.nextWaiter, deliver: deliver)
+            if front { state.waiters.insert(waiter, at: 0) } else { state.waiters.append(waiter) }
+            return (waiter.id, Self.rebalance(&state, now: now, stored: stored, grow: true, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession))
+        }
+    }
+
+    /// A waiting call ended (cancelled, out of time): it leaves the queue.
+    func withdraw(_ id: UInt64) {
+        state.withLock { state in state.waiters.removeAll { $0.id == id } }
+    }
+
+    /// A call gives its lease back: the session goes to the next waiter, or idles.
+    func giveBack(_ lease: SessionLease, now: Date, stored: FMStoredToken?) -> Plan {
+        guard lease.markReturned() else { return Plan() }
+        return state.withLock { state in
+            if lease.slot < state.slots.count {
+                state.slots[lease.slot].busy = max(0, state.slots[lease.slot].busy - 1)
+                state.slots[lease.slot].lastUse = max(now, state.slots[lease.slot].lastUse)
+            }
+            return Self.rebalance(&state, now: now, stored: stored, grow: true, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession)
+        }
+    }
+
+    /// Login `id` of `slot` ended. Returns the explicit login's waiters (each told the outcome), whether the
+    /// token was adopted, and the plan (leases for waiting calls, or the failure for them when no other
+    /// session can serve them).
+    func loginFinished(slot: Int, id: UInt64, result: Result<String, FMError>, now: Date, stored: FMStoredToken?)
+        -> (waiters: [SessionWaiter], adopted: Bool, plan: Plan) {
+        state.withLock { state in
+            let token = try? result.get()
+            state.slots[slot].poolLogin = false
+            let (waiters, persist) = state.slots[slot].machine.loginFinished(id: id, token: token, now: now)
+            var plan = Plan()
+            plan.persist = slot == 0 ? persist : nil
+            if persist != nil { state.slots[slot].lastUse = now }
+            if case .failure(let error) = result {
+                let open = state.slots.filter { $0.machine.validToken(now: now) != nil }.count
+                let logging = state.slots.contains { $0.machine.isLoggingIn }
+                if error.code == "956" {
+                    // The server's session cap: keep to the sessions open now (at least one) for a session lifetime.
+                    let limit = max(1, min(open, state.ceiling?.limit ?? .max))
+                    state.ceiling = (limit, now.addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime), true)
+                } else if open > 0, state.ceiling?.sharing != true {
+                    state.ceiling = (open, now.addingTimeInterval(Self.failedLoginPause), false)
+                }
+                if open == 0 && !logging {
+                    // Nothing else can serve the waiters: they get the failure (their calls decide on a retry).
+                    plan.failures = state.waiters.map { ($0, error) }
+                    state.waiters = []
+                }
+            }
+            let rest = Self.rebalance(&state, now: now, stored: stored, grow: token != nil, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession)
+            plan.grants = rest.grants
+            plan.logins = rest.logins
+            plan.logouts = rest.logouts
+            plan.persist = rest.persist ?? plan.persist
+            return (waiters, persist != nil, plan)
+        }
+    }
+
+    /// Hands free sessions to waiters in order, closes sessions idle too long, opens sessions for waiters
+    /// nothing will serve. Called under the lock.
+    private static func rebalance(_ state: inout State, now: Date, stored: FMStoredToken?, grow: Bool,
+                                  pinned: Bool, idleTimeout: TimeInterval, perSession: Int) -> Plan {
+        var plan = Plan()
+        if let ceiling = state.ceiling, ceiling.until <= now { state.ceiling = nil }
+        var stored = stored
+        growing: while true {
+            grant(&state, now: now, perSession: perSession, into: &plan)
+            guard grow, !pinned, !state.waiters.isEmpty else { break }
+            let logging = state.slots.filter(\.poolLogin).count
+            guard state.waiters.count > logging else { break }
+            let held = state.slots.filter { $0.machine.isLoggingIn || $0.machine.validToken(now: now) != nil }.count
+            guard held < (state.ceiling?.limit ?? .max),
+                  let slot = state.slots.indices.first(where: {
+                      state.slots[$0].busy == 0 && !state.slots[$0].machine.isLoggingIn && state.slots[$0].machine.validToken(now: now) == nil
+                  })
+            else { break growing }
+            let offered = slot == 0 ? stored : nil
+            if slot == 0 { stored = nil }
+            switch state.slots[slot].machine.acquire(now: now, stored: offered, force: false, waiter: { _ in }) {
+            case .use:
+                state.slots[slot].lastUse = now   // the stored token: open now, handed out by the next grant
+            case .login(let id):
+                state.slots[slot].poolLogin = true
+                plan.logins.append((slot, id))
+            case .wait:
+                break growing
+            }
+        }
+        guard !pinned, state.waiters.isEmpty, idleTimeout.isFinite else { return plan }
+        for index in state.slots.indices where state.slots[index].busy == 0 {
+            let idle = now.timeIntervalSince(state.slots[index].lastUse)
+            guard idle > idleTimeout, state.slots[index].machine.validToken(now: now) != nil else { continue }
+            let (token, persist) = state.slots[index].machine.reset()
+            if let token { plan.logouts.append((index, token, idle)) }
+            if index == 0 { plan.persist = persist }
+        }
+        return plan
+    }
+
+    /// Gives free open sessions to the waiters in order (the lowest slot first, so an idle daemon keeps one
+    /// session); past the server's session cap, the least-busy open session.
+    private static func grant(_ state: inout State, now: Date, perSession: Int, into plan: inout Plan) {
+        while !state.waiters.isEmpty {
+            let open = state.slots.indices.filter { state.slots[$0].machine.validToken(now: now) != nil }
+            var chosen = open.first { state.slots[$0].busy == 0 }
+            if chosen == nil, perSession > 1 {
+                chosen = open.filter { state.slots[$0].busy < perSession }.min { state.slots[$0].busy < state.slots[$1].busy }
+            }
+            if chosen == nil, let ceiling = state.ceiling, ceiling.sharing, ceiling.until > now, open.count >= ceiling.limit,
+               !state.slots.contains(where: { $0.machine.isLoggingIn }) {
+                chosen = open.min { state.slots[$0].busy < state.slots[$1].busy }
+            }
+            guard let slot = chosen, let token = state.slots[slot].machine.validToken(now: now)?.token else { return }
+            state.slots[slot].busy += 1
+            state.slots[slot].lastUse = max(now, state.slots[slot].lastUse)
+            plan.grants.append((state.waiters.removeFirst(), SessionLease(slot: slot, token: token)))
+        }
+    }
+
+    // MARK: explicit logins and tokens
+
+    /// An explicit login on slot 0 (``DataAPI/login(completion:)``): starts one even when a token is valid,
+    /// or joins the one in flight. A valid token it replaces is let go (the shutdown logs it out).
+    func forceLogin(now: Date, waiter: @escaping SessionWaiter) -> SessionStateMachine<SessionWaiter>.Acquire {
+        let (action, replaced) = state.withLock { state -> (SessionStateMachine<SessionWaiter>.Acquire, String?) in
+            let current = state.slots[0].machine.validToken(now: now)?.token
+            let action = state.slots[0].machine.acquire(now: now, stored: nil, force: true, waiter: waiter)
+            if case .login = action { return (action, current) }
+            return (action, nil)
+        }
+        if let replaced { letGo(replaced, now: now) }
+        return action
+    }
+
+    /// `token` is open on the server but no slot holds it any more.
+    func letGo(_ token: String, now: Date) {
+        state.withLock { state in
+            state.orphans.removeAll { now.timeIntervalSince($0.since) > SessionStateMachine<SessionWaiter>.lifetime || $0.token == token }
+            state.orphans.append((token, now))
+        }
+    }
+
+    /// The server accepted `token` on `slot`: slide its expiry.
+    func used(slot: Int, token: String, now: Date) -> SessionStateMachine<SessionWaiter>.Persist? {
+        state.withLock { $0.slots[slot].machine.used(token: token, now: now) }
+    }
+
+    /// The server no longer knows `token` (952, 112, an HTML 401): forget it when it is still the slot's.
+    /// Returns the store write and whether the slot's session was lost by it.
+    func rejected(slot: Int, token: String) -> SessionStateMachine<SessionWaiter>.Persist? {
+        guard !pinned else { return nil }
+        return state.withLock { $0.slots[slot].machine.rejected(token: token) }
+    }
+
+    /// The slot holding `token`, if any.
+    func slot(holding token: String) -> Int? {
+        state.withLock { state in
+            state.slots.indices.first { state.slots[$0].machine.validToken(now: .distantPast)?.token == token }
+        }
+    }
+
+    /// Makes `token` slot 0's current token.
+    func adopt(token: String, expiry: Date, now: Date) -> SessionStateMachine<SessionWaiter>.Persist {
+        let (persist, replaced) = state.withLock { state -> (SessionStateMachine<SessionWaiter>.Persist, String?) in
+            let current = state.slots[0].machine.validToken(now: now)?.token
+            state.slots[0].lastUse = now
+            return (state.slots[0].machine.adopt(token: token, expiry: expiry), current == token ? nil : current)
+        }
+        if let replaced { letGo(replaced, now: now) }
+        return persist
+    }
+
+    /// Forgets slot 0's token (returned) and clears the store.
+    func resetPrimary() -> (token: String?, persist: SessionStateMachine<SessionWaiter>.Persist) {
+        state.withLock { $0.slots[0].machine.reset() }
+    }
+
+    /// Forgets every slot's token and every session let go; returns them (to log them out) and slot 0's
+    /// store write.
+    func resetAll() -> (tokens: [String], persist: SessionStateMachine<SessionWaiter>.Persist?) {
+        state.withLock { state in
+            let lost = state.orphans.map(\.token)
+            state.orphans = []
+            var held: [String] = []
+            var persist: SessionStateMachine<SessionWaiter>.Persist?
+            for index in state.slots.indices {
+                let (token, write) = state.slots[index].machine.reset()
+                if let token { held.append(token) }
+                if index == 0 { persist = write }
+            }
+            return (held + lost.filter { !held.contains($0) }, persist)
+        }
+    }
+
+    /// The valid token of `slot` by the local clock (`.distantPast`: any held token).
+    func validToken(slot: Int, now: Date) -> FMStoredToken? {
+        state.withLock { $0.slots[slot].machine.validToken(now: now) }
+    }
+
+    /// Every token held, whatever its local expiry (for log redaction).
+    var heldTokens: [String] {
+        state.withLock { $0.slots.compactMap { $0.machine.validToken(now: .distantPast)?.token } }
+    }
+
+    /// `true` while `slot` is logging in.
+    func isLoggingIn(slot: Int) -> Bool {
+        state.withLock { $0.slots[slot].machine.isLoggingIn }
+    }
+
+    /// `true` when slot 0 has no valid token (the stage then reads the token store before leasing).
+    func wantsStored(now: Date) -> Bool {
+        !pinned && state.withLock { $0.slots[0].machine.validToken(now: now) == nil && !$0.slots[0].machine.isLoggingIn }
+    }
+
+    /// How many calls hold a lease on each slot (tests and diagnostics).
+    var busyCounts: [Int] { state.withLock { $0.slots.map(\.busy) } }
+
+    /// Calls waiting for a session (tests and diagnostics).
+    var waitingCount: Int { state.withLock { $0.waiters.count } }
+
+    /// Sessions open by the local clock, and logins in flight (metrics and diagnostics).
+    func occupancy(now: Date) -> (open: Int, leased: Int, loggingIn: Int, waiting: Int) {
+        state.withLock { state in
+            (state.slots.filter { $0.machine.validToken(now: now) != nil }.count,
+             state.slots.filter { $0.busy > 0 }.count,
+             state.slots.filter { $0.machine.isLoggingIn }.count,
+             state.waiters.count)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+// fm-codegen: writes a Swift type per FileMaker layout from the layout metadata.
+//
+//   fm-codegen --host URL --database DB --username U --password P [--layout NAME]... --output DIR
+//   fm-codegen --schema FILE [--layout NAME]... --output DIR
+//
+// FM_HOST, FM_DATABASE, FM_USER and FM_PASSWORD stand in for the missing server options. Every layout is
+// generated when no --layout is given. --check writes nothing and exits 1 when DIR's files differ from
+// what would be written (for CI). Same metadata, same bytes: the output has no dates or paths in it.
+import Foundation
+import FMCodegen
+import SwiftFM
+
+let usage = """
+usage: fm-codegen --host URL --database DB --username U --password P [--layout NAME]... --output DIR [--check]
+       fm-codegen --schema FILE [--layout NAME]... --output DIR [--check]
+  (FM_HOST, FM_DATABASE, FM_USER, FM_PASSWORD are read for missing server options)
+
+"""
+
+func fail(_ message: String, code: Int32 = 2) -> Never {
+    FileHandle.standardError.write(Data("fm-codegen: \(message)\n".utf8))
+    exit(code)
+}
+
+var options: [String: String] = [:]
+var layouts: [String] = []
+var check = false
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--check": check = true
+    case "--help", "-h":
+        FileHandle.standardOutput.write(Data(usage.utf8))
+        exit(0)
+    case "--host", "--database", "--username", "--password", "--output", "--schema", "--layout":
+        guard let value = arguments.popFirst() else { fail("\(argument) needs a value\n\(usage)") }
+        if argument == "--layout" { layouts.append(value) } else { options[argument] = value }
+    default:
+        fail("unknown argument \(argument)\n\(usage)")
+    }
+}
+guard let output = options["--output"] else { fail("--output DIR is required\n\(usage)") }
+let environment = ProcessInfo.processInfo.environment
+
+let input: CodegenInput
+do {
+    if let schema = options["--schema"] {
+        input = try await MetadataSource.read(schemaFile: URL(fileURLWithPath: schema), layouts: layouts)
+    } else {
+        guard let host = options["--host"] ?? environment["FM_HOST"],
+              let database = options["--database"] ?? environment["FM_DATABASE"],
+              let username = options["--username"] ?? environment["FM_USER"],
+              let password = options["--password"] ?? environment["FM_PASSWORD"] else {
+            fail("give --schema FILE, or --host, --database, --username and --password (or FM_HOST, FM_DATABASE, FM_USER, FM_PASSWORD)\n\(usage)")
+        }
+        let api = DataAPI(configuration: FMConfiguration(host: host, database: database, username: username, password: password))
+        input = try await MetadataSource.read(api: api, layouts: layouts)
+    }
+} catch let error as FMError {
+    fail("reading the layouts failed: \(error.code) \(error.message)", code: 1)
+} catch {
+    fail("reading the layouts failed: \(error)", code: 1)
+}
+
+let files = CodeGenerator.generate(input)
+let directory = URL(fileURLWithPath: output)
+if check {
+    let stale = files.filter { (try? Data(contentsOf: directory.appendingPathComponent($0.name))) != Data($0.contents.utf8) }
+    let expected = Set(files.map(\.name))
+    let extra = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? [])
+        .filter { $0.hasSuffix(".swift") && !expected.contains($0) }.sorted()
+    for file in stale { print("differs: \(file.name)") }
+    for name in extra { print("not generated: \(name)") }
+    exit(stale.isEmpty && extra.isEmpty ? 0 : 1)
+}
+do {
+    let written = try MetadataSource.write(files, to: directory)
+    print("fm-codegen: \(files.count) file(s) for database \(input.database), \(written.count) changed, in \(output)")
+} catch {
+    fail("writing \(output) failed: \(error)", code: 1)
+}
