@@ -50,13 +50,14 @@ public struct GeneratedFile: Sendable, Hashable {
 /// of a nested `…Row` struct with `recordId`, `modId` and its fields, named after the portal object name.
 /// Output depends only on the metadata: same metadata, same bytes.
 public enum CodeGenerator {
-    /// The files for every layout of `input`, sorted by file name.
-    public static func generate(_ input: CodegenInput) -> [GeneratedFile] {
+    /// The files for every layout of `input`, sorted by file name; `typePrefix` starts every type name
+    /// (to keep two databases, or a layout named like one of your types, apart in one module).
+    public static func generate(_ input: CodegenInput, typePrefix: String = "") -> [GeneratedFile] {
         let layouts = input.layouts.sorted { $0.name.unicodeScalars.lexicographicallyPrecedes($1.name.unicodeScalars) }
         var types = Namer(reserved: reservedTypeNames)
         var files: [GeneratedFile] = []
         for layout in layouts {
-            let typeName = types.claim(Naming.type(layout.name))
+            let typeName = types.claim(typePrefix.isEmpty ? Naming.type(layout.name) : Naming.type(typePrefix + " " + layout.name))
             files.append(GeneratedFile(name: typeName + ".swift", contents: file(layout, typeName: typeName, database: input.database)))
         }
         return files.sorted { $0.name < $1.name }

@@ -15,8 +15,9 @@
 //   transport get one record through callbacks: SwiftFM over FMSocketTransport vs over FMURLSessionTransport
 //             (Linux; the socket transport is the default for http:// hosts only if not slower)
 //   decode    a found set's bytes already in memory → records: raw vs python-fmrest (json.loads + Records),
-//             typed vs JSONDecoder into the same struct (and JSONSerialization alone, for reference)
-//   endtoend  the same found set in one call against the emulator: SwiftFM raw and typed vs python-fmrest
+//             typed vs JSONDecoder into the same struct, the fm-codegen type (and JSONSerialization alone)
+//   endtoend  the same found set in one call against the emulator: SwiftFM raw, typed and generated (the
+//             fm-codegen type in Generated/) vs python-fmrest
 //   paging    --paging-records records in pages of 1,000: peak RSS above the process's baseline
 //   pool      200 concurrent reads, the emulator serialising each session with a 5 ms service time:
 //             a pool of 4 sessions vs a pool of 1 (throughput ratio, target ≥ 3×)
@@ -244,6 +245,7 @@ struct Bench: @unchecked Sendable {
             ("SwiftFM raw", { _ = try FMFoundSet(responseBody: body) }),
             ("JSONSerialization", { _ = try JSONSerialization.jsonObject(with: body) }),
             ("SwiftFM typed", { _ = try FMTypedFoundSet<Row>(responseBody: body) }),
+            ("SwiftFM generated", { _ = try FMTypedFoundSet<GeneratedBench>(responseBody: body) }),
             ("JSONDecoder", { _ = try JSONDecoder().decode(JSONDecoderEnvelope.self, from: body) }),
         ]
         if let python {
@@ -278,12 +280,14 @@ struct Bench: @unchecked Sendable {
         let milli = { (name: String) in String(format: "%.0f ms", tally.median(name) * 1e3) }
         say("found set in memory → records (\(settings.records) × 20 fields, \(body.count / 1024) KiB; \(settings.rounds) rounds):")
         say("  SwiftFM raw \(milli("SwiftFM raw")), JSONSerialization alone \(milli("JSONSerialization")), SwiftFM typed \(milli("SwiftFM typed")), "
+            + "SwiftFM generated (fm-codegen) \(milli("SwiftFM generated")), "
             + "JSONDecoder \(milli("JSONDecoder"))" + (python == nil ? "" : ", python-fmrest json.loads + Records \(milli("python-fmrest"))"))
         if python != nil {
             say("  python-fmrest / SwiftFM raw     \(tally.ratioText("python-fmrest", over: "SwiftFM raw"))   target ≥ 3")
         }
         say("  JSONSerialization / SwiftFM raw \(tally.ratioText("JSONSerialization", over: "SwiftFM raw"))")
-        say("  JSONDecoder / SwiftFM typed     \(tally.ratioText("JSONDecoder", over: "SwiftFM typed"))   target ≥ 2")
+        say("  JSONDecoder / SwiftFM typed     \(tally.ratioText("JSONDecoder", over: "SwiftFM typed"))   target ≥ 3")
+        say("  SwiftFM typed / SwiftFM raw     \(tally.ratioText("SwiftFM typed", over: "SwiftFM raw"))")
     }
 
 
@@ -296,6 +300,7 @@ struct Bench: @unchecked Sendable {
             ("raw URLSession bytes-only", { await timed { _ = try await rawGet(session, rawBytes) } }),
             ("SwiftFM raw", { await timed { _ = try await api.getRecords(layout: "Bench", limit: limit) } }),
             ("SwiftFM typed", { await timed { _ = try await api.getRecords(as: Row.self, layout: "Bench", limit: limit) } }),
+            ("SwiftFM generated", { await timed { _ = try await api.getRecords(as: GeneratedBench.self, limit: limit) } }),
         ]
         if let python {
             contenders.append(("python-fmrest", { try python.time("get \(limit)") }))
@@ -326,10 +331,14 @@ struct Bench: @unchecked Sendable {
         let milli = { (name: String) in String(format: "%.0f ms", tally.median(name) * 1e3) }
         say("the same found set end to end, one call against the emulator (\(rounds) rounds):")
         say("  raw URLSession bytes-only \(milli("raw URLSession bytes-only")) (the floor: the emulator's time and the transfer), SwiftFM raw \(milli("SwiftFM raw")), "
-            + "SwiftFM typed \(milli("SwiftFM typed"))" + (python == nil ? "" : ", python-fmrest \(milli("python-fmrest"))"))
+            + "SwiftFM typed \(milli("SwiftFM typed")), SwiftFM generated \(milli("SwiftFM generated"))"
+            + (python == nil ? "" : ", python-fmrest \(milli("python-fmrest"))"))
+        say("  SwiftFM typed / SwiftFM raw         \(tally.ratioText("SwiftFM typed", over: "SwiftFM raw"))   target ≤ 1.0")
+        say("  SwiftFM generated / SwiftFM raw     \(tally.ratioText("SwiftFM generated", over: "SwiftFM raw"))   target ≤ 1.0")
         if python != nil {
-            say("  SwiftFM raw / python-fmrest    \(tally.ratioText("SwiftFM raw", over: "python-fmrest"))   target ≤ 0.5")
-            say("  SwiftFM typed / python-fmrest  \(tally.ratioText("SwiftFM typed", over: "python-fmrest"))")
+            say("  SwiftFM raw / python-fmrest         \(tally.ratioText("SwiftFM raw", over: "python-fmrest"))   target ≤ 0.5")
+            say("  SwiftFM typed / python-fmrest       \(tally.ratioText("SwiftFM typed", over: "python-fmrest"))   target ≤ 0.40")
+            say("  SwiftFM generated / python-fmrest   \(tally.ratioText("SwiftFM generated", over: "python-fmrest"))   target ≤ 0.40")
         }
     }
 

@@ -4,15 +4,15 @@
 //   fm-codegen --schema FILE [--layout NAME]... --output DIR
 //
 // FM_HOST, FM_DATABASE, FM_USER and FM_PASSWORD stand in for the missing server options. Every layout is
-// generated when no --layout is given. --check writes nothing and exits 1 when DIR's files differ from
-// what would be written (for CI). Same metadata, same bytes: the output has no dates or paths in it.
+// generated when no --layout is given. --type-prefix P starts every type name with P. --check writes
+// nothing and exits 1 when DIR's files differ from what would be written (for CI). Same metadata, same bytes: the output has no dates or paths in it.
 import Foundation
 import FMCodegen
 import SwiftFM
 
 let usage = """
-usage: fm-codegen --host URL --database DB --username U --password P [--layout NAME]... --output DIR [--check]
-       fm-codegen --schema FILE [--layout NAME]... --output DIR [--check]
+usage: fm-codegen --host URL --database DB --username U --password P [--layout NAME]... --output DIR [--type-prefix P] [--check]
+       fm-codegen --schema FILE [--layout NAME]... --output DIR [--type-prefix P] [--check]
   (FM_HOST, FM_DATABASE, FM_USER, FM_PASSWORD are read for missing server options)
 
 """
@@ -32,7 +32,7 @@ while let argument = arguments.popFirst() {
     case "--help", "-h":
         FileHandle.standardOutput.write(Data(usage.utf8))
         exit(0)
-    case "--host", "--database", "--username", "--password", "--output", "--schema", "--layout":
+    case "--host", "--database", "--username", "--password", "--output", "--schema", "--layout", "--type-prefix":
         guard let value = arguments.popFirst() else { fail("\(argument) needs a value\n\(usage)") }
         if argument == "--layout" { layouts.append(value) } else { options[argument] = value }
     default:
@@ -62,7 +62,7 @@ do {
     fail("reading the layouts failed: \(error)", code: 1)
 }
 
-let files = CodeGenerator.generate(input)
+let files = CodeGenerator.generate(input, typePrefix: options["--type-prefix"] ?? "")
 let directory = URL(fileURLWithPath: output)
 if check {
     let stale = files.filter { (try? Data(contentsOf: directory.appendingPathComponent($0.name))) != Data($0.contents.utf8) }

@@ -94,6 +94,13 @@ func withSolution<T>(_ solution: Solution, _ body: (DataAPI, Emulator) async thr
         #expect(Naming.literal("a\"b\\c\nd") == "a\\\"b\\\\c\\nd")
     }
 
+    @Test func aTypePrefixStartsEveryTypeName() async throws {
+        let input = try await MetadataSource.read(schemaFile: Solution.all[1].schema, layouts: ["Teams"])
+        let file = try #require(CodeGenerator.generate(input, typePrefix: "League").first)
+        #expect(file.name == "LeagueTeams.swift")
+        #expect(file.contents.contains("public struct LeagueTeams: FMLayoutRecord") && file.contents.contains("public static let layout = \"Teams\""))
+    }
+
     @Test func typeNamesThatWouldHideSwiftTypesAreChanged() {
         let input = CodegenInput(database: "D", layouts: [
             .init(name: "Date", table: "T", metadata: FMLayoutMetadata(fieldMetaData: [FMFieldMetadata(name: "x")])),
@@ -291,6 +298,28 @@ func compareEveryRecord<T: FMLayoutRecord & Encodable & Sendable>(_ type: T.Type
         let team = try JSONDecoder().decode(Teams.self, from: json)
         #expect(team == Teams(id: 3, name: "Hawks", gMinScore: 2, teamCityZips: ["1", "2"]))
         #expect(team.roster.isEmpty)
+    }
+
+    @Test func aPortalRowOfTheWrongShapeIsMinus1007NamingTheRecord() async throws {
+        struct Team: FMLayoutRecord, Codable, Sendable, Hashable {
+            static let layout = "Teams"
+            var name: String?
+            var roster: [Row] = []
+            struct Row: Codable, Sendable, Hashable {
+                var name: Double   // the portal sends text: not a number
+                enum CodingKeys: String, CodingKey { case name = "Players::name" }
+            }
+            enum CodingKeys: String, CodingKey { case name }
+            mutating func fillPortals(from portals: FMPortals) throws { roster = try portals.decode("roster") }
+        }
+        try await withSolution(Solution.all[1]) { api, _ in
+            do {
+                _ = try await api.getRecords(as: Team.self)
+                Issue.record("a roster name is not a number: the read must fail")
+            } catch let error as FMError {
+                #expect(error.code == "-1007" && error.message.contains("record 1") && error.message.contains("Players::name"), "\(error.message)")
+            }
+        }
     }
 
     @Test func aHandWrittenLayoutRecordWorks() async throws {

@@ -26,6 +26,12 @@ import time
 HOST = "127.0.0.1"
 
 
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def proc_status(pid):
     fields = {}
     with open(f"/proc/{pid}/status") as f:
@@ -196,7 +202,7 @@ def soak(emu, seconds):
     created = []
     while time.time() - start < seconds:
         if time.time() >= next_sample:
-            samples.append((time.time() - start, emu.status()[1], calls))
+            samples.append((time.time() - start, emu.status()[1], calls, cpu_seconds(emu.process.pid)))
             next_sample += 10
         k = calls % 10
         if k < 5:
@@ -214,7 +220,7 @@ def soak(emu, seconds):
             other = login(emu.port)
             call(emu.port, "DELETE", f"/fmi/data/vLatest/databases/Music/sessions/{other}")
         calls += 1
-    samples.append((time.time() - start, emu.status()[1], calls))
+    samples.append((time.time() - start, emu.status()[1], calls, cpu_seconds(emu.process.pid)))
     half = [s for s in samples if s[0] >= seconds / 2]
     xs = [s[0] for s in half]
     ys = [s[1] for s in half]
@@ -222,9 +228,13 @@ def soak(emu, seconds):
     mx, my = sum(xs) / n, sum(ys) / n
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / max(1e-9, sum((x - mx) ** 2 for x in xs))
     rates = [(b[2] - a[2]) / (b[0] - a[0]) for a, b in zip(samples, samples[1:]) if b[0] > a[0]]
+    # The emulator's own CPU time per call, per 10 s window: independent of how busy the machine is.
+    cpu = [(b[3] - a[3]) / max(1, b[2] - a[2]) * 1e6 for a, b in zip(samples, samples[1:]) if b[2] > a[2]]
     print(f"  soak: {calls} mixed calls in {seconds} s; RSS MB by time: " +
-          ", ".join(f"{t:.0f}s {r}" for t, r, _ in samples))
+          ", ".join(f"{t:.0f}s {r}" for t, r, _, _ in samples))
     print(f"  RSS slope over the second half: {slope * 60:.2f} MB/min; calls/s per 10 s: first {rates[0]:.0f}, last {rates[-1]:.0f}")
+    print(f"  emulator CPU per call (µs) per 10 s: first {cpu[0]:.0f}, second {cpu[1]:.0f}, middle {cpu[len(cpu) // 2]:.0f}, "
+          f"last {cpu[-1]:.0f}")
 
 
 def main():

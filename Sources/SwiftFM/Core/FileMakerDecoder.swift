@@ -709,7 +709,18 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try ifPresent(key) { try Rules.integer(UInt32.self, reader, $0, codingPath + [key]) } }
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try ifPresent(key) { try Rules.integer(UInt64.self, reader, $0, codingPath + [key]) } }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        try ifPresent(key) { try child($0, key).unbox(T.self) }
+        // `Date?` (every date, time and timestamp of a generated type): parsed in place, without a child
+        // decoder and a coding path per field; anything else (and every failure) takes the general path.
+        if T.self == Date.self {
+            return try ifPresent(key) { node -> T in
+                if reader.nodes[node].kind == .string,
+                   let date = reader.withRawText(node, { FileMakerDate.parse(bytes: $0, timeZone: decoder.options.timeZone) }) {
+                    return unsafeBitCast(date, to: T.self) // T is Date
+                }
+                return try child(node, key).unbox(T.self)
+            }
+        }
+        return try ifPresent(key) { try child($0, key).unbox(T.self) }
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
