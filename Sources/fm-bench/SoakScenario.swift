@@ -49,10 +49,10 @@ final class SoakState: @unchecked Sendable {
     private(set) var samples: [SoakSample] = []
     private let sampleEvery: Int
     private let sampler: (Int) -> SoakSample
-    private let printer: (SoakSample, Int) -> Void
+    private let printer: (SoakSample, Int, Double) -> Void
     let done = DispatchSemaphore(value: 0)
 
-    init(total: Int, sampler: @escaping (Int) -> SoakSample, printer: @escaping (SoakSample, Int) -> Void) {
+    init(total: Int, sampler: @escaping (Int) -> SoakSample, printer: @escaping (SoakSample, Int, Double) -> Void) {
         self.total = total
         self.sampleEvery = max(1, total / 200)
         self.sampler = sampler
@@ -80,8 +80,17 @@ final class SoakState: @unchecked Sendable {
             sample = taken
         }
         lock.unlock()
-        if let sample, count == total || count % max(1, total / 10) == 0 { printer(sample, total) }
+        if let sample, count == total || count % max(1, total / 10) == 0 { printer(sample, total, slopeSoFar()) }
         if count == total { done.signal() }
+    }
+
+    /// The calls after which samples count towards the slopes (the first 10 %, at least 20,000 calls).
+    var warmUp: Int { max(total / 10, min(20_000, total / 2)) }
+
+    /// The RSS slope in bytes per call over the samples after warm-up so far (so a run cut short still says).
+    private func slopeSoFar() -> Double {
+        lock.lock(); defer { lock.unlock() }
+        return slope(samples.filter { $0.calls >= warmUp }.map { (Double($0.calls), Double($0.rss)) })
     }
 
     func pushCreated(_ id: Int) { lock.lock(); created.append(id); lock.unlock() }
@@ -181,9 +190,10 @@ extension Bench {
                 SoakSample(calls: calls, rss: procStatus("VmRSS") ?? 0, heapInUse: heapInUse(), fds: openDescriptors(),
                            threads: procStatus("Threads").map { $0 / 1024 } ?? 0, emulatorRSS: emulator.status("VmRSS") ?? 0)
             },
-            printer: { sample, total in
+            printer: { sample, total, slopeSoFar in
                 say("  \(String(format: "%3d", sample.calls * 100 / total)) % \(String(format: "%9d", sample.calls)) calls: RSS \(mb(sample.rss)), "
-                    + "heap in use \(mb(sample.heapInUse)), fds \(sample.fds), threads \(sample.threads); emulator RSS \(mb(sample.emulatorRSS))")
+                    + "heap in use \(mb(sample.heapInUse)), fds \(sample.fds), threads \(sample.threads); emulator RSS \(mb(sample.emulatorRSS))"
+                    + (slopeSoFar.isNaN ? "" : String(format: "; RSS slope so far %.1f B/call", slopeSoFar)))
             })
         let pagingFind = FMFindRequest(["id": "1...30"])
 
@@ -258,7 +268,7 @@ extension Bench {
         let elapsed = Double(now() - start) / 1e9
         withExtendedLifetime(bareSession) {}
 
-        let warmUp = max(total / 10, min(20_000, total / 2))
+        let warmUp = state.warmUp
         let measured = state.samples.filter { $0.calls >= warmUp }
         let perCall = { (value: (SoakSample) -> Int) in
             slope(measured.map { (Double($0.calls), Double(value($0))) })

@@ -171,7 +171,6 @@ private final class SocketHostPool: @unchecked Sendable {
         if spawn {
             let thread = Thread { [self] in SocketWorker(pool: self).run() }
             thread.name = "SwiftFM.socket"
-            thread.stackSize = 256 * 1024
             thread.start()
         }
     }
