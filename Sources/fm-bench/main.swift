@@ -27,6 +27,8 @@
 //             pool of 3: RSS, heap, fds, threads and the emulator's RSS every 10 %, slopes in B/call after
 //             warm-up; --soak-transport default|urlsession|socket|bare (bare: URLSession alone, no SwiftFM)
 //   emulatorlog  the emulator's cost of a read with a full request log vs a log of one entry (in process)
+//   clarisid  a Claris ID sign-in (Cognito SRP against fm-emulator --claris-id, then the FMID login): the
+//             client's CPU per sign-in, median of 20 (target ≤ 50 ms)
 //   container a --container-mib MiB file (default 1024) up with uploadContainer(…fileURL:…) and down with
 //             downloadContainer(url:to:): same bytes, peak RSS above the baseline for each (target < 100 MB)
 // Further scenarios (retries and the concurrency cap, the session pool) register in `scenarios` below.
@@ -85,7 +87,7 @@ while !arguments.isEmpty {
         guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
         settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [emulatorlog] [container] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare]")
+        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
@@ -136,7 +138,7 @@ func schemaJSON(records: Int) -> Data {
 
 // MARK: - The run
 
-let all = ["percall", "transport", "decode", "endtoend", "paging", "pool", "policy", "emulatorlog", "container"]
+let all = ["percall", "transport", "decode", "endtoend", "paging", "pool", "policy", "emulatorlog", "container", "clarisid"]
 let known = all + ["soak"] // the soak runs only when named: a million calls take minutes
 let chosen = settings.selected.isEmpty ? all : settings.selected
 for name in chosen where !known.contains(name) {
@@ -389,6 +391,7 @@ let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
     ("pool", { try await $0.pool() }),
     ("policy", { try await $0.policy() }),
     ("emulatorlog", { try await $0.emulatorLog() }),
+    ("clarisid", { try await $0.clarisID() }),
     ("container", { try await $0.container() }), // a 1 GiB transfer leaves the page cache full
     ("soak", { try await $0.soak() }),
 ]

@@ -149,6 +149,31 @@ import Testing
         #expect(slow[0].isClosedByServer(), "the head that started first is the one closed")
     }
 
+    /// The connection closed is the one that has waited longest, whether idle or inside a head: a client
+    /// that has just connected (idle, its request not yet read) is not closed in favour of a slow head that
+    /// has been trickling in for longer.
+    @Test func aJustAcceptedConnectionIsNotClosedBeforeAnOlderSlowHead() throws {
+        let emulator = Emulator()
+        emulator.maxConnections = 2
+        emulator.connectionIdleTimeout = 600
+        emulator.connectionHeaderTimeout = 600
+        let url = try emulator.start()
+        defer { emulator.stop() }
+        let port = try #require(url.port.map(UInt16.init))
+        let server = try server(emulator)
+        let slow = try HTTPRawClient(port: port)
+        try slow.send("GET /fmi/data/vLatest/productInfo HTTP/1.1\r\nX-Slow: ")
+        #expect(server.waitForConnections(timeout: 120) { $0 == [.head] })
+        let fresh = try HTTPRawClient(port: port)
+        #expect(server.waitForConnections(timeout: 120) { $0.count == 2 && $0.contains(.idle) })
+        let third = try HTTPRawClient(port: port)
+        try third.send(Self.productInfo)
+        #expect(try third.readResponse().status == 200)
+        #expect(slow.isClosedByServer(), "the older slow head is the one closed")
+        try fresh.send(Self.productInfo)
+        #expect(try fresh.readResponse().status == 200, "the client that had just connected is served")
+    }
+
     /// Only when every connection is busy inside a request is a new one refused with 503.
     @Test func connectionsBeyondTheCapAreRefusedWhenAllAreBusy() throws {
         let emulator = Emulator()
