@@ -17,7 +17,7 @@ import Testing
         let lines = Lines()
         DataAPI.legacyLogger = { lines.append($0) }
         defer { DataAPI.legacyLogger = nil }
-        try await DataAPI.withLegacyDefaults(server.defaults) {
+        await DataAPI.withLegacyDefaults(server.defaults) {
             #expect(await SwiftFM.newSession() == nil)
             #expect(await SwiftFM.createRecord(layout: "Artists", payload: nil, token: "not-a-token") == nil)
         }
