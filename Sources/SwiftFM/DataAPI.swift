@@ -66,7 +66,7 @@ public enum FMCredentials: Sendable, Equatable, CustomStringConvertible, CustomD
         switch self {
         case .basic(_, let password): [password] + (encodedValue.map { [$0] } ?? [])
         case .encoded: encodedValue.map { [$0] } ?? []
-        case .clarisID: []
+        case .clarisID(let provider): provider.secrets()
         case .oauth(let requestId, let identifier): [requestId, identifier]
         }
     }
@@ -83,14 +83,24 @@ public struct FMClarisIDTokenProvider: Sendable, Equatable, CustomStringConverti
 
     private let id = UUID()
     let fetch: Fetch
+    /// The secrets it holds (password, tokens), scrubbed from log lines.
+    let secrets: @Sendable () -> [String]
 
     /// A provider that calls `fetch` (callback style).
     public init(_ fetch: @escaping Fetch) {
         self.fetch = fetch
+        self.secrets = { [] }
+    }
+
+    /// A provider that knows its secrets (``signIn(username:password:configuration:)``).
+    init(fetch: @escaping Fetch, secrets: @escaping @Sendable () -> [String]) {
+        self.fetch = fetch
+        self.secrets = secrets
     }
 
     /// A provider with an `async` body.
     public init(async body: @escaping @Sendable (_ refresh: Bool) async throws -> String) {
+        self.secrets = { [] }
         self.fetch = { refresh, completion in
             Task {
                 do {
@@ -108,6 +118,7 @@ public struct FMClarisIDTokenProvider: Sendable, Equatable, CustomStringConverti
     /// A provider of one fixed token (it cannot be renewed: a rejected token fails the login).
     public init(token: String) {
         self.fetch = { _, completion in completion(.success(token)) }
+        self.secrets = { [token] }
     }
 
     /// Providers are equal when they are copies of the same provider.

@@ -489,6 +489,8 @@ final class EmulatorCore: Sendable {
     let control = Locked<(server: HTTPServer, url: URL)?>(nil)
     /// Test hook: called with each request just before its body is parsed, outside the state lock.
     let beforeParseHook = Locked<(@Sendable (HTTPRequest) -> Void)?>(nil)
+    /// Claris ID sign-in (Amazon Cognito), when ``Emulator/clarisID`` is on (Cognito/).
+    let cognito = CognitoService()
 
     var beforeParse: (@Sendable (HTTPRequest) -> Void)? { beforeParseHook.withLock { $0 } }
 
@@ -498,6 +500,7 @@ final class EmulatorCore: Sendable {
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
+        if let clarisID = answerClarisID(request) { return clarisID }
         let segments = request.rawPath.split(separator: "/", omittingEmptySubsequences: false)
             .map { decodePathSegment($0) ?? String($0) }
         let decodedPath = segments.joined(separator: "/")

@@ -97,14 +97,14 @@ final class EmulatorProcess {
     /// The control API (`--control`): settings such as per-session serialisation and a service time.
     let controlURL: URL?
 
-    init(schema: URL, port: Int) throws {
+    init(schema: URL, port: Int, extraArguments: [String] = []) throws {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         let binary = directory.appendingPathComponent("fm-emulator")
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             throw BenchError("fm-emulator not found next to fm-bench (\(binary.path)); build it: swift build -c release")
         }
         process.executableURL = binary
-        process.arguments = ["--host", "127.0.0.1", "--port", String(port), "--schema", schema.path, "--control"]
+        process.arguments = ["--host", "127.0.0.1", "--port", String(port), "--schema", schema.path, "--control"] + extraArguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

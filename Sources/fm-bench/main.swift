@@ -22,6 +22,8 @@
 //   policy    get one record with `.standard` retries and a concurrency cap of 8 vs `.none` and no cap
 //             (per-call ratio, target within 2 %)
 //   emulatorlog  the emulator's cost of a read with a full request log vs a log of one entry (in process)
+//   clarisid  a Claris ID sign-in (Cognito SRP against fm-emulator --claris-id, then the FMID login): the
+//             client's CPU per sign-in, median of 20 (target ≤ 50 ms)
 //   container a --container-mib MiB file (default 1024) up with uploadContainer(…fileURL:…) and down with
 //             downloadContainer(url:to:): same bytes, peak RSS above the baseline for each (target < 100 MB)
 // Further scenarios (retries and the concurrency cap, the session pool) register in `scenarios` below.
@@ -68,7 +70,7 @@ while !arguments.isEmpty {
         guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
         settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [policy] [container] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER]")
+        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [policy] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
@@ -119,7 +121,7 @@ func schemaJSON(records: Int) -> Data {
 
 // MARK: - The run
 
-let all = ["percall", "decode", "endtoend", "paging", "pool", "policy", "emulatorlog", "container"]
+let all = ["percall", "decode", "endtoend", "paging", "pool", "policy", "emulatorlog", "container", "clarisid"]
 let chosen = settings.selected.isEmpty ? all : settings.selected
 for name in chosen where !all.contains(name) {
     say("fm-bench: unknown scenario \(name) (known: \(all.joined(separator: ", ")))")
@@ -370,6 +372,7 @@ let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
     ("pool", { try await $0.pool() }),
     ("policy", { try await $0.policy() }),
     ("emulatorlog", { try await $0.emulatorLog() }),
+    ("clarisid", { try await $0.clarisID() }),
     ("container", { try await $0.container() }), // last: a 1 GiB transfer leaves the page cache full
 ]
 

@@ -24,7 +24,7 @@ if let symbol = dlsym(nil, "mallopt") {
 #endif
 
 let usage = """
-    usage: fm-emulator [--host HOST] [--port N] [--schema FILE] [--control] [--control-port N] [--verbose] [--help]
+    usage: fm-emulator [--host HOST] [--port N] [--schema FILE] [--control] [--control-port N] [--claris-id] [--verbose] [--help]
            fm-emulator capture --host URL --database NAME --username NAME … (see fm-emulator capture --help)
 
       --host HOST     address to listen on (default 127.0.0.1; localhost means 127.0.0.1)
@@ -43,6 +43,11 @@ let usage = """
       --header-timeout S  close a connection whose request head takes over S seconds (default 10)
       --body-timeout S  close a connection whose request body stalls for S seconds (default 30)
       --log-bodies    keep request bodies in the request log (control API /v1/log)
+      --claris-id     also play Amazon Cognito for Claris ID (FileMaker Cloud) sign-in: every
+                      schema account is a Claris ID user in FileMaker Cloud's pool; FMID logins
+                      (see Docs/SCHEMA.md, "Claris ID")
+      --claris-id-token-lifetime S  seconds a Claris ID token stays valid (default 3600;
+                      implies --claris-id)
       --verbose       log one line per request to stderr (every token redacted)
       --help          show this help
 
@@ -84,6 +89,8 @@ struct Options {
     var headerTimeout: Double?
     var bodyTimeout: Double?
     var logBodies = false
+    var clarisID = false
+    var clarisIDTokenLifetime: Double?
 }
 
 func parseArguments(_ arguments: [String]) -> Options? {
@@ -163,6 +170,16 @@ func parseArguments(_ arguments: [String]) -> Options? {
             if argument == "--header-timeout" { options.headerTimeout = s } else { options.bodyTimeout = s }
         case "--log-bodies":
             options.logBodies = true
+        case "--claris-id":
+            options.clarisID = true
+        case "--claris-id-token-lifetime":
+            guard let v = inlineValue ?? value(argument) else { return nil }
+            guard let s = Double(v), s >= 1, s.isFinite else {
+                writeStderr("fm-emulator: invalid --claris-id-token-lifetime \(v)\n")
+                return nil
+            }
+            options.clarisID = true
+            options.clarisIDTokenLifetime = s
         default:
             writeStderr("fm-emulator: unknown argument \(arguments[i])\n")
             return nil
@@ -201,6 +218,8 @@ if let s = options.idleTimeout { emulator.connectionIdleTimeout = s }
 if let s = options.headerTimeout { emulator.connectionHeaderTimeout = s }
 if let s = options.bodyTimeout { emulator.connectionBodyTimeout = s }
 emulator.logsBodies = options.logBodies
+emulator.clarisID = options.clarisID
+if let s = options.clarisIDTokenLifetime { emulator.clarisIDTokenLifetime = s }
 
 if options.verbose {
     emulator.onRequest = { line in writeStderr(line.hasSuffix("\n") ? line : line + "\n") }

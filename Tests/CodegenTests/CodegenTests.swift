@@ -63,6 +63,14 @@ func withSolution<T>(_ solution: Solution, _ body: (DataAPI, Emulator) async thr
         #expect(CodeGenerator.generate(try await MetadataSource.read(schemaFile: solution.schema)) == fromSchema)
     }
 
+    @Test func fmBenchsGeneratedTypeIsTheGeneratorsOutput() async throws {
+        // Sources/fm-bench/Generated/GeneratedBench.swift: fm-bench's table, its layout only, prefixed.
+        let input = try await MetadataSource.read(schemaFile: packageRoot.appendingPathComponent("Tests/Fixtures/bench-schema.json"), layouts: ["Bench"])
+        let file = try #require(CodeGenerator.generate(input, typePrefix: "Generated").first)
+        let committed = try String(contentsOf: packageRoot.appendingPathComponent("Sources/fm-bench/Generated/\(file.name)"), encoding: .utf8)
+        #expect(committed == file.contents, "run: swift run fm-codegen --schema Tests/Fixtures/bench-schema.json --layout Bench --type-prefix Generated --output Sources/fm-bench/Generated")
+    }
+
     @Test func namedLayoutsOnly() async throws {
         let input = try await MetadataSource.read(schemaFile: Solution.all[1].schema, layouts: ["Players", "Teams"])
         #expect(CodeGenerator.generate(input).map(\.name) == ["Players.swift", "Teams.swift"])

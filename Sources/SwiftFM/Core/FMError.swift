@@ -70,6 +70,9 @@ extension FMError {
         /// The ``DataAPI`` is shutting down (``DataAPI/shutdown(grace:completion:)``): the call was not sent, or was
         /// stopped when the shutdown's grace period ended.
         public static let shuttingDown = "-1012"
+        /// A Claris ID sign-in failed: Cognito refused it (the message is Cognito's, `underlying` names the
+        /// exception, such as `"Cognito NotAuthorizedException"`) or a challenge could not be answered.
+        public static let signInFailed = "-1013"
     }
 
     static func invalidConfiguration(_ message: String) -> FMError {

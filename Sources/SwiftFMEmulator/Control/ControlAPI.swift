@@ -87,6 +87,7 @@ struct ControlHandler: HTTPHandler {
         ("GET", "/v1/settings"), ("PATCH", "/v1/settings"),
         ("GET", "/v1/counters"), ("POST", "/v1/counters/reset-max-in-flight"),
         ("POST", "/v1/claris-id/accept"), ("POST", "/v1/claris-id/revoke"), ("POST", "/v1/oauth/accept"),
+        ("GET", "/v1/claris-id"), ("POST", "/v1/claris-id/revoke-refresh-tokens"), ("POST", "/v1/claris-id/mfa"),
     ]
 
     /// The endpoint a request names: its method (HEAD as GET), path pattern and path parameter; 404 or 405
@@ -207,6 +208,18 @@ struct ControlHandler: HTTPHandler {
             try Self.allow(body, ["token"])
             guard let token = try Self.string(body, "token"), !token.isEmpty else { throw ControlError("token must be a non-empty string") }
             if pattern.hasSuffix("accept") { emulator.acceptClarisIDToken(token) } else { emulator.revokeClarisIDToken(token) }
+            return ["ok": true]
+        case ("GET", "/v1/claris-id"):
+            return ["enabled": emulator.clarisID, "tokenLifetime": emulator.clarisIDTokenLifetime, "signIns": emulator.clarisIDSignInCount,
+                    "failedSignIns": emulator.clarisIDFailedSignInCount, "refreshes": emulator.clarisIDRefreshCount]
+        case ("POST", "/v1/claris-id/revoke-refresh-tokens"):
+            try Self.expectNoKeys(body)
+            emulator.revokeClarisIDRefreshTokens()
+            return ["ok": true]
+        case ("POST", "/v1/claris-id/mfa"):
+            try Self.allow(body, ["username", "code"])
+            guard let username = try Self.string(body, "username"), !username.isEmpty else { throw ControlError("username must be a non-empty string") }
+            emulator.requireClarisIDMFA(username: username, code: try Self.string(body, "code"))
             return ["ok": true]
         case ("POST", "/v1/oauth/accept"):
             try Self.allow(body, ["requestId", "identifier"])

@@ -1,0 +1,290 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import FMCrypto
+
+/// One Claris ID account's tokens: signs in with Cognito's `USER_SRP_AUTH`, keeps the ID token and the
+/// refresh token, renews with `REFRESH_TOKEN_AUTH` before the ID token's `exp` (or when asked after a
+/// rejection), falls back to SRP when the refresh token is refused. Single-flight: every caller waiting
+/// while a renewal runs gets its result.
+final class ClarisIDSignIn: Sendable {
+    typealias Completion = @Sendable (Result<String, FMError>) -> Void
+
+    struct Tokens {
+        var idToken: String
+        var expiry: Date
+        var refreshToken: String?
+    }
+
+    private struct State {
+        var idToken: String?
+        var expiry: Date = .distantPast
+        var refreshToken: String?
+        var loadedStore = false
+        var running = false
+        var waiters: [Completion] = []
+        var srpSignIns = 0
+        var refreshes = 0
+    }
+
+    /// Renew this long before the ID token's `exp` (clock skew, the login's own time).
+    static let margin: TimeInterval = 60
+    /// A refresh token kept in a token store is given this lifetime (Claris: one year).
+    static let refreshTokenLifetime: TimeInterval = 365 * 24 * 3600
+
+    private let username: String
+    private let password: String
+    private let configuration: FMClarisIDConfiguration
+    private let mfa: FMClarisIDMFAHandler?
+    private let store: (any FMTokenStore)?
+    private let now: @Sendable () -> Date
+    private let timeout: TimeInterval
+    private let state = Locked(State())
+
+    init(username: String, password: String, configuration: FMClarisIDConfiguration, mfa: FMClarisIDMFAHandler?,
+         refreshTokenStore: (any FMTokenStore)?, timeout: TimeInterval = 60, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.username = username
+        self.password = password
+        self.configuration = configuration
+        self.mfa = mfa
+        self.store = refreshTokenStore
+        self.timeout = timeout
+        self.now = now
+    }
+
+    /// SRP sign-ins and refreshes completed (for tests and fm-bench).
+    var counts: (srpSignIns: Int, refreshes: Int) { state.withLock { ($0.srpSignIns, $0.refreshes) } }
+
+    /// The secrets to scrub from log lines: the password and the tokens held.
+    var secrets: [String] {
+        state.withLock { s in [password] + [s.idToken, s.refreshToken].compactMap { $0 } }
+    }
+
+    /// Delivers a valid ID token: the cached one unless `refresh` (the server rejected it) or it is about
+    /// to expire; else joins or starts one renewal.
+    func fetch(refresh: Bool, completion: @escaping Completion) {
+        let current = now()
+        enum Step { case cached(String), wait, start }
+        let step = state.withLock { s -> Step in
+            if !refresh, !s.running, let token = s.idToken, current < s.expiry.addingTimeInterval(-Self.margin) { return .cached(token) }
+            if refresh, !s.running { s.idToken = nil }
+            s.waiters.append(completion)
+            if s.running { return .wait }
+            s.running = true
+            return .start
+        }
+        switch step {
+        case .cached(let token): completion(.success(token))
+        case .wait: break
+        case .start:
+            Task { [self] in
+                let result: Result<Tokens, FMError>
+                do {
+                    result = .success(try await renew())
+                } catch let error as FMError {
+                    result = .failure(error)
+                } catch {
+                    result = .failure(FMError(code: FMError.ClientCode.signInFailed, message: "The Claris ID sign-in failed",
+                                              underlying: String(describing: error)))
+                }
+                let waiters = state.withLock { s -> [Completion] in
+                    if case .success(let tokens) = result {
+                        s.idToken = tokens.idToken
+                        s.expiry = tokens.expiry
+                        if let refresh = tokens.refreshToken { s.refreshToken = refresh }
+                    }
+                    s.running = false
+                    defer { s.waiters.removeAll() }
+                    return s.waiters
+                }
+                for waiter in waiters { waiter(result.map(\.idToken)) }
+            }
+        }
+    }
+
+    /// Refresh when a refresh token is known (from memory or the store), SRP otherwise or when refused.
+    private func renew() async throws -> Tokens {
+        let known = state.withLock { s -> String? in
+            if !s.loadedStore {
+                s.loadedStore = true
+                if s.refreshToken == nil, let stored = store?.load(), stored.expiry > now() { s.refreshToken = stored.token }
+            }
+            return s.refreshToken
+        }
+        if let refreshToken = known {
+            do {
+                let tokens = try await refreshWith(refreshToken)
+                state.withLock { $0.refreshes += 1 }
+                return tokens
+            } catch let error as CognitoError where error.type == "NotAuthorizedException" {
+                // Refused (revoked or expired): forget it and sign in again.
+                state.withLock { if $0.refreshToken == refreshToken { $0.refreshToken = nil } }
+                store?.save(nil)
+            } catch let error as CognitoError {
+                throw error.fmError
+            }
+        }
+        do {
+            let tokens = try await signInWithSRP()
+            state.withLock { $0.srpSignIns += 1 }
+            if let refresh = tokens.refreshToken {
+                store?.save(FMStoredToken(token: refresh, expiry: now().addingTimeInterval(Self.refreshTokenLifetime)))
+            }
+            return tokens
+        } catch let error as CognitoError {
+            throw error.fmError
+        }
+    }
+
+    private func refreshWith(_ refreshToken: String) async throws -> Tokens {
+        let answer = try await call("InitiateAuth", [
+            "AuthFlow": "REFRESH_TOKEN_AUTH", "ClientId": configuration.clientID,
+            "AuthParameters": ["REFRESH_TOKEN": refreshToken],
+        ])
+        // Cognito's refresh answer carries no refresh token: the one we have stays.
+        return try tokens(from: answer, keeping: refreshToken)
+    }
+
+    /// `USER_SRP_AUTH`: InitiateAuth → PASSWORD_VERIFIER → RespondToAuthChallenge, then any MFA challenge.
+    private func signInWithSRP() async throws -> Tokens {
+        let a = CognitoSRP.randomSecret()
+        let A = CognitoSRP.publicKey(secret: a)
+        let first = try await call("InitiateAuth", [
+            "AuthFlow": "USER_SRP_AUTH", "ClientId": configuration.clientID,
+            "AuthParameters": ["USERNAME": username, "SRP_A": A.hex],
+        ])
+        guard first["ChallengeName"] as? String == "PASSWORD_VERIFIER" else {
+            throw CognitoError.unexpected("InitiateAuth answered \(first["ChallengeName"] as? String ?? "no challenge"), not PASSWORD_VERIFIER")
+        }
+        let parameters = first["ChallengeParameters"] as? [String: Any] ?? [:]
+        guard let saltHex = parameters["SALT"] as? String, let salt = BigUInt(hex: saltHex),
+              let bHex = parameters["SRP_B"] as? String, let B = BigUInt(hex: bHex),
+              let secretBlock = parameters["SECRET_BLOCK"] as? String, let blockBytes = Data(base64Encoded: secretBlock),
+              let userID = parameters["USER_ID_FOR_SRP"] as? String, !userID.isEmpty else {
+            throw CognitoError.unexpected("PASSWORD_VERIFIER lacks SALT, SRP_B, SECRET_BLOCK or USER_ID_FOR_SRP")
+        }
+        let poolName = CognitoSRP.poolName(configuration.userPoolID)
+        guard let key = CognitoSRP.clientKey(a: a, A: A, B: B, salt: salt, poolName: poolName, userID: userID, password: password) else {
+            throw CognitoError.unexpected("Cognito sent an unusable SRP_B")
+        }
+        let timestamp = Self.timestamp(now())
+        let signature = CognitoSRP.claimSignature(key: key, poolName: poolName, userID: userID, secretBlock: Array(blockBytes), timestamp: timestamp)
+        let challengeUser = parameters["USERNAME"] as? String ?? userID
+        var request: [String: Any] = [
+            "ChallengeName": "PASSWORD_VERIFIER", "ClientId": configuration.clientID,
+            "ChallengeResponses": ["USERNAME": challengeUser, "PASSWORD_CLAIM_SECRET_BLOCK": secretBlock, "TIMESTAMP": timestamp,
+                                   "PASSWORD_CLAIM_SIGNATURE": Data(signature).base64EncodedString()],
+        ]
+        if let session = first["Session"] as? String { request["Session"] = session }
+        var answer = try await call("RespondToAuthChallenge", request)
+        // At most a few more challenges (MFA); never a loop.
+        for _ in 0..<3 {
+            guard let challenge = answer["ChallengeName"] as? String else { return try tokens(from: answer, keeping: nil) }
+            guard challenge == "SOFTWARE_TOKEN_MFA" || challenge == "SMS_MFA" else {
+                throw CognitoError(type: challenge, message: challenge == "NEW_PASSWORD_REQUIRED"
+                                   ? "The Claris ID sign-in stopped at the NEW_PASSWORD_REQUIRED challenge: set a new password for this account (Claris customer console), then sign in again"
+                                   : "The Claris ID sign-in stopped at the \(challenge) challenge, which SwiftFM does not answer", status: nil)
+            }
+            guard let mfa else {
+                throw CognitoError(type: challenge, message: "The Claris ID sign-in needs an answer to the \(challenge) challenge: pass an mfa handler to FMClarisIDTokenProvider.signIn", status: nil)
+            }
+            let challengeParameters = (answer["ChallengeParameters"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String }
+            let code: String
+            do {
+                code = try await mfa(FMClarisIDChallenge(name: challenge, parameters: challengeParameters))
+            } catch let error as FMError {
+                throw error
+            } catch {
+                throw CognitoError(type: challenge, message: "The MFA handler failed: \(error)", status: nil)
+            }
+            var responses = ["USERNAME": challengeParameters["USER_ID_FOR_SRP"] ?? challengeUser]
+            responses[challenge == "SMS_MFA" ? "SMS_MFA_CODE" : "SOFTWARE_TOKEN_MFA_CODE"] = code
+            var next: [String: Any] = ["ChallengeName": challenge, "ClientId": configuration.clientID, "ChallengeResponses": responses]
+            if let session = answer["Session"] as? String { next["Session"] = session }
+            answer = try await call("RespondToAuthChallenge", next)
+        }
+        throw CognitoError.unexpected("Cognito kept asking challenges")
+    }
+
+    private func tokens(from answer: [String: Any], keeping refreshToken: String?) throws -> Tokens {
+        guard let result = answer["AuthenticationResult"] as? [String: Any], let idToken = result["IdToken"] as? String, !idToken.isEmpty else {
+            throw CognitoError.unexpected("the answer has no AuthenticationResult.IdToken")
+        }
+        let expiresIn = (result["ExpiresIn"] as? NSNumber)?.doubleValue ?? 3600
+        let expiry = Self.expiry(ofJWT: idToken) ?? now().addingTimeInterval(expiresIn)
+        return Tokens(idToken: idToken, expiry: expiry, refreshToken: result["RefreshToken"] as? String ?? refreshToken)
+    }
+
+    // MARK: Wire
+
+    /// A Cognito error (`__type` and `message`), or a failure to reach or read Cognito.
+    struct CognitoError: Error {
+        var type: String
+        var message: String
+        var status: Int?
+        var code: String = FMError.ClientCode.signInFailed
+
+        static func unexpected(_ message: String) -> CognitoError {
+            CognitoError(type: "MalformedResponse", message: "Unexpected Cognito answer: " + message, status: nil,
+                         code: FMError.ClientCode.malformedResponse)
+        }
+
+        var fmError: FMError { FMError(code: code, message: message, httpStatus: status, underlying: "Cognito \(type)") }
+    }
+
+    /// POSTs one Cognito JSON request (`X-Amz-Target: AWSCognitoIdentityProviderService.<target>`).
+    private func call(_ target: String, _ body: [String: Any]) async throws -> [String: Any] {
+        var request = URLRequest(url: configuration.cognitoURL, timeoutInterval: timeout)
+        request.httpMethod = "POST"
+        request.setValue("application/x-amz-json-1.1", forHTTPHeaderField: "Content-Type")
+        request.setValue("AWSCognitoIdentityProviderService." + target, forHTTPHeaderField: "X-Amz-Target")
+        request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        let host = configuration.cognitoURL.host ?? "?"
+        let prepared = request
+        let (data, status): (Data, Int) = try await withCheckedThrowingContinuation { continuation in
+            Self.session.dataTask(with: prepared) { data, response, error in
+                if let error {
+                    continuation.resume(throwing: CognitoError(type: "Transport", message: "Cannot reach Cognito at \(host): \(error.localizedDescription)",
+                                                               status: nil, code: FMError.ClientCode.transport))
+                } else {
+                    continuation.resume(returning: (data ?? Data(), (response as? HTTPURLResponse)?.statusCode ?? 0))
+                }
+            }.resume()
+        }
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        guard (200..<300).contains(status) else {
+            let rawType = object?["__type"] as? String ?? "HTTP \(status)"
+            // `__type` may carry a namespace: `com.amazonaws…#NotAuthorizedException`.
+            let type = rawType.split(separator: "#").last.map(String.init) ?? rawType
+            let message = object?["message"] as? String ?? object?["Message"] as? String ?? "Cognito answered HTTP \(status)"
+            throw CognitoError(type: type, message: message, status: status)
+        }
+        guard let object else { throw CognitoError.unexpected("not a JSON object") }
+        return object
+    }
+
+    /// One URL session for every sign-in (ephemeral: no cookies or cache kept).
+    private static let session = URLSession(configuration: .ephemeral)
+
+    /// Cognito's TIMESTAMP: `Sat Sep 5 09:03:07 UTC 2026` (English, UTC, day not zero-padded).
+    static func timestamp(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "EEE MMM d HH:mm:ss 'UTC' yyyy"
+        return formatter.string(from: date)
+    }
+
+    /// The `exp` claim of a JWT (read, not verified), or `nil`.
+    static func expiry(ofJWT token: String) -> Date? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        var payload = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        payload += String(repeating: "=", count: (4 - payload.count % 4) % 4)
+        guard let data = Data(base64Encoded: payload),
+              let claims = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+              let exp = (claims["exp"] as? NSNumber)?.doubleValue else { return nil }
+        return Date(timeIntervalSince1970: exp)
+    }
+}

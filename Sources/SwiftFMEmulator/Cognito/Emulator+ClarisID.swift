@@ -1,0 +1,97 @@
+import Foundation
+
+extension Emulator {
+    /// Whether the emulator also plays Amazon Cognito for Claris ID (FileMaker Cloud) sign-in
+    /// (`fm-emulator --claris-id`); off by default.
+    ///
+    /// When on, every schema account is also a Claris ID user with the same username and password, in
+    /// FileMaker Cloud's user pool `us-west-2_NqkuZcXQY` and app client `4l9rvl4mv5es1eep1qe97cautn` (the
+    /// defaults of SwiftFM's `FMClarisIDConfiguration.fileMakerCloud`, python-fmrest and pycognito). The
+    /// emulator then answers, at its base URL:
+    /// - the Cognito JSON protocol (`POST /` with `X-Amz-Target: AWSCognitoIdentityProviderService.InitiateAuth`
+    ///   or `.RespondToAuthChallenge`, `Content-Type: application/x-amz-json-1.1`): `USER_SRP_AUTH` verified
+    ///   for real (salt and verifier stored; a wrong password or signature is `NotAuthorizedException`),
+    ///   `REFRESH_TOKEN_AUTH` (answered, as Cognito does, without a new refresh token), and
+    ///   `SOFTWARE_TOKEN_MFA` for accounts given a code with ``requireClarisIDMFA(username:code:)``;
+    /// - `GET /us-west-2_NqkuZcXQY/.well-known/jwks.json`, the public key of the RS256 tokens;
+    /// - `GET /endpoint/userpool/2.2.0.my.claris.com.json`, the pool configuration FileMaker Cloud publishes.
+    ///
+    /// The Data API login accepts `Authorization: FMID <IdToken>` for an ID token it issued until the token's
+    /// `exp` (``clarisIDTokenLifetime`` on the emulator's clock); after that it answers FileMaker Cloud's
+    /// rejection, HTTP 401 with an HTML body. The claim's `TIMESTAMP` is checked for its format only (not
+    /// against the clock, which tests move).
+    public var clarisID: Bool {
+        get { core.cognito.state.withLock { $0.enabled } }
+        set { core.cognito.state.withLock { $0.enabled = newValue } }
+    }
+
+    /// How long the ID and access tokens of ``clarisID`` stay valid, in seconds (3600 by default, as on
+    /// FileMaker Cloud); applies to tokens issued afterwards. At least one second.
+    public var clarisIDTokenLifetime: TimeInterval {
+        get { core.cognito.state.withLock { $0.tokenLifetime } }
+        set { core.cognito.state.withLock { $0.tokenLifetime = max(1, newValue.isFinite ? newValue : 3600) } }
+    }
+
+    /// Claris ID sign-ins completed (SRP, with MFA when required) since the emulator was created or
+    /// ``resetClarisIDCounters()``.
+    public var clarisIDSignInCount: Int { core.cognito.state.withLock { $0.signIns } }
+
+    /// Claris ID sign-ins refused (unknown user, wrong password or signature, wrong MFA code).
+    public var clarisIDFailedSignInCount: Int { core.cognito.state.withLock { $0.failedSignIns } }
+
+    /// `REFRESH_TOKEN_AUTH` requests answered with new tokens.
+    public var clarisIDRefreshCount: Int { core.cognito.state.withLock { $0.refreshes } }
+
+    /// Sets the three Claris ID counters back to zero.
+    public func resetClarisIDCounters() {
+        core.cognito.state.withLock {
+            $0.signIns = 0
+            $0.failedSignIns = 0
+            $0.refreshes = 0
+        }
+    }
+
+    /// Revokes every refresh token issued so far: a later `REFRESH_TOKEN_AUTH` with one of them is
+    /// refused with `NotAuthorizedException` ("Invalid Refresh Token"), as when a refresh token expires.
+    public func revokeClarisIDRefreshTokens() {
+        core.cognito.state.withLock { $0.refreshTokens.removeAll() }
+    }
+
+    /// Requires a `SOFTWARE_TOKEN_MFA` answer of `code` after the password of `username` (any case);
+    /// `nil` removes the requirement.
+    public func requireClarisIDMFA(username: String, code: String?) {
+        core.cognito.state.withLock { $0.mfaCodes[username.lowercased()] = code }
+    }
+
+    /// When set, every Claris ID sign-in and refresh is refused with `NotAuthorizedException` and this
+    /// message (FileMaker Cloud users see "Unable to login because of security reasons." from some
+    /// networks); `nil` to accept again.
+    public var clarisIDRefusal: String? {
+        get { core.cognito.state.withLock { $0.refusal } }
+        set { core.cognito.state.withLock { $0.refusal = newValue } }
+    }
+}
+
+extension EmulatorCore {
+    /// The Cognito part of ``handle(_:)``: answers Cognito requests, and lets an FMID login with an ID
+    /// token the service issued through (accepted) or not (expired: 401 HTML). `nil` to route as usual.
+    func answerClarisID(_ request: HTTPRequest) -> HTTPResponse? {
+        guard cognito.state.withLock({ $0.enabled }) else { return nil }
+        let now = state.withLock { clock().addingTimeInterval($0.clockOffset) }
+        if let auth = request.header("Authorization").map(trimSpaces), request.method == "POST" {
+            let parts = auth.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "fmid" {
+                let token = trimSpaces(String(parts[1]))
+                switch cognito.verdict(forFMID: token, now: now) {
+                case .reject: return CognitoService.expiredTokenResponse()
+                case .accept: state.withLock { _ = $0.clarisIDTokens.insert(token) }
+                case .unknown: break
+                }
+                return nil
+            }
+        }
+        return cognito.answer(request, now: now) {
+            state.withLock { $0.schema.accounts.map { (username: $0.username, password: $0.password) } }
+        }
+    }
+}
