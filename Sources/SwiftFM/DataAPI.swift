@@ -329,7 +329,8 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
     let persistedVersion = Locked<UInt64>(0)
 
-    /// Creates a service with the default transport (``FMURLSessionTransport``).
+    /// Creates a service with the default transport: ``FMURLSessionTransport``, or on Linux for an `http://`
+    /// host ``FMSocketTransport``; either allows as many connections as SwiftFM may have requests in flight.
     ///
     /// - Parameters:
     ///   - configuration: host, database, credentials, version, limits, retries, pool size.
@@ -346,7 +347,7 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     ) {
         self.init(
             configuration: configuration,
-            transport: FMURLSessionTransport(idleTimeout: configuration.timeout),
+            transport: defaultTransport(for: configuration),
             callbackQueue: callbackQueue,
             tokenStore: tokenStore,
             logger: logger,

@@ -12,6 +12,8 @@
 //
 // Scenarios (all by default; name some to run a subset):
 //   percall   get one record: callback and async API vs raw URLSession bytes-only and raw + JSONSerialization
+//   transport get one record through callbacks: SwiftFM over FMSocketTransport vs over FMURLSessionTransport
+//             (Linux; the socket transport is the default for http:// hosts only if not slower)
 //   decode    a found set's bytes already in memory → records: raw vs python-fmrest (json.loads + Records),
 //             typed vs JSONDecoder into the same struct, the fm-codegen type (and JSONSerialization alone)
 //   endtoend  the same found set in one call against the emulator: SwiftFM raw, typed and generated (the
@@ -21,6 +23,9 @@
 //             a pool of 4 sessions vs a pool of 1 (throughput ratio, target ≥ 3×)
 //   policy    get one record with `.standard` retries and a concurrency cap of 8 vs `.none` and no cap
 //             (per-call ratio, target within 2 %)
+//   soak      (only when named) --soak-calls mixed calls (default 1,000,000) through callbacks, 8 in flight,
+//             pool of 3: RSS, heap, fds, threads and the emulator's RSS every 10 %, slopes in B/call after
+//             warm-up; --soak-transport default|urlsession|socket|bare (bare: URLSession alone, no SwiftFM)
 //   emulatorlog  the emulator's cost of a read with a full request log vs a log of one entry (in process)
 //   clarisid  a Claris ID sign-in (Cognito SRP against fm-emulator --claris-id, then the FMID login): the
 //             client's CPU per sign-in, median of 20 (target ≤ 50 ms)
@@ -45,6 +50,10 @@ struct Settings {
     var python = true
     /// `--profile NAME`: the decode or endtoend scenario runs only that contender, repeatedly (for a profiler).
     var profile: String?
+    /// `--soak-calls N`: the soak scenario's call count.
+    var soakCalls = 1_000_000
+    /// `--soak-transport NAME`: the client the soak drives.
+    var soakClient = SoakClient.default
 }
 
 var settings = Settings()
@@ -66,11 +75,19 @@ while !arguments.isEmpty {
     case "--paging-records": settings.pagingRecords = number()
     case "--container-mib": settings.containerMiB = number()
     case "--no-python": settings.python = false
+    case "--soak-calls": settings.soakCalls = number()
+    case "--soak-transport":
+        guard let name = arguments.first, let client = SoakClient(rawValue: name) else {
+            say("fm-bench: --soak-transport needs one of \(SoakClient.allCases.map(\.rawValue).joined(separator: ", "))")
+            exit(2)
+        }
+        arguments.removeFirst()
+        settings.soakClient = client
     case "--profile":
         guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
         settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [decode] [endtoend] [paging] [pool] [policy] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER]")
+        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
@@ -121,10 +138,11 @@ func schemaJSON(records: Int) -> Data {
 
 // MARK: - The run
 
-let all = ["percall", "decode", "endtoend", "paging", "pool", "policy", "emulatorlog", "container", "clarisid"]
+let all = ["percall", "transport", "decode", "endtoend", "paging", "pool", "policy", "emulatorlog", "container", "clarisid"]
+let known = all + ["soak"] // the soak runs only when named: a million calls take minutes
 let chosen = settings.selected.isEmpty ? all : settings.selected
-for name in chosen where !all.contains(name) {
-    say("fm-bench: unknown scenario \(name) (known: \(all.joined(separator: ", ")))")
+for name in chosen where !known.contains(name) {
+    say("fm-bench: unknown scenario \(name) (known: \(known.joined(separator: ", ")))")
     exit(2)
 }
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fm-bench-\(getpid())")
@@ -367,13 +385,15 @@ let bench = Bench(settings: settings, api: api, session: URLSession(configuratio
 let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
     ("paging", { try await $0.paging() }), // first: its peak RSS is measured from a clean baseline
     ("percall", { try await $0.perCall() }),
+    ("transport", { try await $0.transport() }),
     ("decode", { try await $0.decode() }),
     ("endtoend", { try await $0.endToEnd() }),
     ("pool", { try await $0.pool() }),
     ("policy", { try await $0.policy() }),
     ("emulatorlog", { try await $0.emulatorLog() }),
     ("clarisid", { try await $0.clarisID() }),
-    ("container", { try await $0.container() }), // last: a 1 GiB transfer leaves the page cache full
+    ("container", { try await $0.container() }), // a 1 GiB transfer leaves the page cache full
+    ("soak", { try await $0.soak() }),
 ]
 
 for scenario in scenarios where chosen.contains(scenario.name) {

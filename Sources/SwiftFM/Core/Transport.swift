@@ -112,24 +112,32 @@ public final class FMURLSessionTransport: FMTransport {
     /// - Parameters:
     ///   - idleTimeout: the longest silence allowed between two bytes of an answer, in seconds (the whole
     ///     call is bounded by SwiftFM's own deadline, ``FMConfiguration/timeout``).
+    ///   - maxConnectionsPerHost: the most connections URLSession opens to one host (`nil`: its own default,
+    ///     6 on Linux); requests past it wait inside URLSession, where SwiftFM cannot see them. ``DataAPI``
+    ///     sets it from ``FMConfiguration/maxConcurrentRequests`` and ``FMConfiguration/sessionPoolSize``.
     ///   - serverTrust: when given, decides server trust instead of the system (Apple platforms only).
-    public init(idleTimeout: TimeInterval = 60, serverTrust: ServerTrustEvaluator? = nil) {
+    public init(idleTimeout: TimeInterval = 60, maxConnectionsPerHost: Int? = nil, serverTrust: ServerTrustEvaluator? = nil) {
         router = TaskRouter(serverTrust: serverTrust)
-        session = Self.makeSession(idleTimeout: idleTimeout, delegate: router)
+        session = Self.makeSession(idleTimeout: idleTimeout, maxConnectionsPerHost: maxConnectionsPerHost, delegate: router)
     }
     #else
     /// Creates a transport.
     ///
-    /// - Parameter idleTimeout: the longest silence allowed between two bytes of an answer, in seconds (the
-    ///   whole call is bounded by SwiftFM's own deadline, ``FMConfiguration/timeout``).
-    public init(idleTimeout: TimeInterval = 60) {
+    /// - Parameters:
+    ///   - idleTimeout: the longest silence allowed between two bytes of an answer, in seconds (the whole
+    ///     call is bounded by SwiftFM's own deadline, ``FMConfiguration/timeout``).
+    ///   - maxConnectionsPerHost: the most connections URLSession opens to one host (`nil`: its own default,
+    ///     6 on Linux); requests past it wait inside URLSession, where SwiftFM cannot see them. ``DataAPI``
+    ///     sets it from ``FMConfiguration/maxConcurrentRequests`` and ``FMConfiguration/sessionPoolSize``.
+    public init(idleTimeout: TimeInterval = 60, maxConnectionsPerHost: Int? = nil) {
         router = TaskRouter()
-        session = Self.makeSession(idleTimeout: idleTimeout, delegate: router)
+        session = Self.makeSession(idleTimeout: idleTimeout, maxConnectionsPerHost: maxConnectionsPerHost, delegate: router)
     }
     #endif
 
-    private static func makeSession(idleTimeout: TimeInterval, delegate: TaskRouter) -> URLSession {
+    private static func makeSession(idleTimeout: TimeInterval, maxConnectionsPerHost: Int?, delegate: TaskRouter) -> URLSession {
         let configuration = URLSessionConfiguration.ephemeral
+        if let maxConnectionsPerHost { configuration.httpMaximumConnectionsPerHost = max(1, maxConnectionsPerHost) }
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configuration.httpShouldSetCookies = false
@@ -308,6 +316,30 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
 /// Carries a transport error (or none) across a queue hop (`Error` values are not all `Sendable`).
 private struct UncheckedError: @unchecked Sendable {
     let base: Error?
+}
+
+// MARK: - The default transport of a configuration
+
+extension FMConfiguration {
+    /// The most requests SwiftFM may have in flight to one host: ``maxConcurrentRequests`` when set, else
+    /// enough for every session of the pool plus logins and container transfers. The default transport
+    /// allows this many connections, so that the only queue is SwiftFM's own (FIFO, under the deadline).
+    var transportConnectionLimit: Int {
+        if let cap = maxConcurrentRequests { return max(1, cap) }
+        return max(64, 2 * min(1000, max(1, sessionPoolSize)))
+    }
+}
+
+/// The transport ``DataAPI/init(configuration:callbackQueue:tokenStore:logger:now:)`` uses: on Linux, for an
+/// `http://` host, ``FMSocketTransport`` (URLSession keeps memory per request there); else
+/// ``FMURLSessionTransport``. Both allow ``FMConfiguration/transportConnectionLimit`` connections per host.
+func defaultTransport(for configuration: FMConfiguration) -> any FMTransport {
+    #if canImport(Glibc)
+    if configuration.baseURL?.scheme?.lowercased() == "http" {
+        return FMSocketTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit)
+    }
+    #endif
+    return FMURLSessionTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit)
 }
 
 // MARK: - Whole-body transports (tests)

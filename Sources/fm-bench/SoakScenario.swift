@@ -1,0 +1,287 @@
+import Foundation
+import SwiftFM
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// MARK: - Scenario: soak
+
+/// Which client the soak drives (`--soak-transport`).
+enum SoakClient: String, CaseIterable {
+    /// SwiftFM with its default transport on this platform.
+    case `default`
+    /// SwiftFM over ``FMURLSessionTransport``.
+    case urlsession
+    /// SwiftFM over the plain-HTTP/1.1 socket transport (Linux).
+    case socket
+    /// No SwiftFM: a bare `URLSession` loop of `GET …/records/N` (what URLSession alone keeps per request).
+    case bare
+}
+
+/// The soak's calls by `index % 10` (10: the bare loop's GET, 11: the container download).
+let soakKinds = ["getRecord", "getRecord", "getRecord", "find", "getRecords", "create", "edit", "delete", "forEachPage",
+                 "upload", "GET", "download"]
+
+/// One sample of the process's resources after `calls` completed calls.
+struct SoakSample {
+    var calls: Int
+    var rss: Int
+    var heapInUse: Int
+    var fds: Int
+    var threads: Int
+    var emulatorRSS: Int
+}
+
+/// The soak's shared state: counters, the created records waiting for their edit and delete, samples.
+final class SoakState: @unchecked Sendable {
+    // @unchecked: every field is behind `lock`.
+    private let lock = NSLock()
+    let total: Int
+    private var issued = 0
+    private var completed = 0
+    private var created: [Int] = []
+    private(set) var failures: [String: Int] = [:]
+    private(set) var samples: [SoakSample] = []
+    private let sampleEvery: Int
+    private let sampler: (Int) -> SoakSample
+    private let printer: (SoakSample, Int, Double) -> Void
+    let done = DispatchSemaphore(value: 0)
+
+    init(total: Int, sampler: @escaping (Int) -> SoakSample, printer: @escaping (SoakSample, Int, Double) -> Void) {
+        self.total = total
+        self.sampleEvery = max(1, total / 200)
+        self.sampler = sampler
+        self.printer = printer
+    }
+
+    /// The index of the next call to start, or `nil` when all are issued.
+    func next() -> Int? {
+        lock.lock(); defer { lock.unlock() }
+        guard issued < total else { return nil }
+        issued += 1
+        return issued - 1
+    }
+
+    /// One call ended with `code`; samples every 0.5 % and prints every 10 %; signals the end.
+    func finished(_ code: String, kind: String) {
+        lock.lock()
+        if code != "0" { failures["\(kind) \(code)", default: 0] += 1 }
+        completed += 1
+        let count = completed
+        var sample: SoakSample?
+        if count % sampleEvery == 0 || count == total {
+            let taken = sampler(count)
+            samples.append(taken)
+            sample = taken
+        }
+        lock.unlock()
+        if let sample, count == total || count % max(1, total / 10) == 0 { printer(sample, total, slopeSoFar()) }
+        if count == total { done.signal() }
+    }
+
+    /// The calls after which samples count towards the slopes (the first 10 %, at least 20,000 calls).
+    var warmUp: Int { max(total / 10, min(20_000, total / 2)) }
+
+    /// The RSS slope in bytes per call over the samples after warm-up so far (so a run cut short still says).
+    private func slopeSoFar() -> Double {
+        lock.lock(); defer { lock.unlock() }
+        return slope(samples.filter { $0.calls >= warmUp }.map { (Double($0.calls), Double($0.rss)) })
+    }
+
+    func pushCreated(_ id: Int) { lock.lock(); created.append(id); lock.unlock() }
+    func popCreated() -> Int? {
+        lock.lock(); defer { lock.unlock() }
+        return created.isEmpty ? nil : created.removeFirst()
+    }
+}
+
+/// The open descriptors of this process (entries of /proc/self/fd).
+func openDescriptors() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+}
+
+/// Bytes glibc's allocator has handed out and not got back (from `malloc_info`: the system bytes of every
+/// arena plus mmapped blocks, less the free ones): what a leak grows; RSS growing without it is
+/// fragmentation or memory outside malloc. 0 where glibc's `malloc_info` is not there.
+func heapInUse() -> Int {
+    #if canImport(Glibc)
+    // `malloc_info` is not in Swift's Glibc module: looked up by name.
+    guard let symbol = dlsym(nil, "malloc_info") else { return 0 }
+    let mallocInfo = unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafeMutablePointer<FILE>?) -> Int32).self)
+    var buffer: UnsafeMutablePointer<CChar>?
+    var size = 0
+    guard let stream = open_memstream(&buffer, &size) else { return 0 }
+    _ = mallocInfo(0, stream)
+    fclose(stream)
+    guard let buffer else { return 0 }
+    defer { free(buffer) }
+    let xml = String(cString: buffer)
+    /// The `size` of the last element that starts with `prefix` (the totals follow the per-arena parts).
+    func last(_ prefix: String) -> Int {
+        guard let range = xml.range(of: prefix, options: .backwards),
+              let sizeRange = xml[range.upperBound...].range(of: "size=\"") else { return 0 }
+        return Int(xml[sizeRange.upperBound...].prefix { $0.isNumber }) ?? 0
+    }
+    return last("<system type=\"current\"") + last("<total type=\"mmap\"") - last("<total type=\"fast\"") - last("<total type=\"rest\"")
+    #else
+    return 0
+    #endif
+}
+
+/// Least-squares slope of `y` over `x`.
+func slope(_ points: [(x: Double, y: Double)]) -> Double {
+    guard points.count >= 2 else { return .nan }
+    let n = Double(points.count)
+    let mx = points.map(\.x).reduce(0, +) / n, my = points.map(\.y).reduce(0, +) / n
+    let sxy = points.map { ($0.x - mx) * ($0.y - my) }.reduce(0, +)
+    let sxx = points.map { ($0.x - mx) * ($0.x - mx) }.reduce(0, +)
+    return sxx > 0 ? sxy / sxx : .nan
+}
+
+extension Bench {
+    /// `--soak-calls` mixed calls (default 1,000,000), 8 in flight through callbacks (no Task around a
+    /// call, as a Dispatch daemon calls), a pool of 3 sessions, against the emulator in its own process:
+    /// per 10 calls, 3 getRecord, 1 find (10 records), 1 getRecords (10), 1 create, 1 edit and 1 delete of
+    /// what was created, 1 forEachPage (3 pages of 10), and a 2 KB container upload or download (they
+    /// alternate). Prints RSS, heap in use, fds and threads of this process and the emulator's RSS every
+    /// 10 %, then the least-squares slopes in bytes per call after warm-up (the first 10 %, at least 20,000
+    /// calls).
+    func soak() async throws {
+        let total = settings.soakCalls
+        let inFlight = 8
+        let client = settings.soakClient
+        var configuration = api.configuration
+        configuration.sessionPoolSize = 3
+        let soakAPI: DataAPI
+        switch client {
+        case .default, .bare: soakAPI = DataAPI(configuration: configuration)
+        case .urlsession: soakAPI = DataAPI(configuration: configuration, transport: FMURLSessionTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: 64))
+        case .socket:
+            #if canImport(Glibc)
+            soakAPI = DataAPI(configuration: configuration, transport: FMSocketTransport(idleTimeout: configuration.timeout))
+            #else
+            throw BenchError("the socket transport is Linux-only")
+            #endif
+        }
+        // A small request log in the emulator (when its control API can set one): its RSS then says what
+        // the emulator itself keeps per request.
+        try? await emulator.setSettings(["maxLoggedRequests": 1000])
+
+        // Set-up: a container to download (record 1), and a record the uploads replace (an upload changes the
+        // container's URL: the downloads' URL must not change under them).
+        let blob = Data((0..<2048).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        _ = try await soakAPI.uploadContainer(layout: "Files", recordId: 1, field: "file", data: blob, fileName: "soak.bin")
+        guard let uploads = Int(try await soakAPI.createRecord(layout: "Files", fieldData: [:]).recordId) else {
+            throw BenchError("no record for the uploads")
+        }
+        let bareSession = URLSession(configuration: .ephemeral)
+        let bareRequests = (1...100).map { rawRequest("records/\($0)") }
+
+        let emulator = self.emulator
+        let mb = { (bytes: Int) in String(format: "%.1f MB", Double(bytes) / 1e6) }
+        let state = SoakState(
+            total: total,
+            sampler: { calls in
+                SoakSample(calls: calls, rss: procStatus("VmRSS") ?? 0, heapInUse: heapInUse(), fds: openDescriptors(),
+                           threads: procStatus("Threads").map { $0 / 1024 } ?? 0, emulatorRSS: emulator.status("VmRSS") ?? 0)
+            },
+            printer: { sample, total, slopeSoFar in
+                say("  \(String(format: "%3d", sample.calls * 100 / total)) % \(String(format: "%9d", sample.calls)) calls: RSS \(mb(sample.rss)), "
+                    + "heap in use \(mb(sample.heapInUse)), fds \(sample.fds), threads \(sample.threads); emulator RSS \(mb(sample.emulatorRSS))"
+                    + (slopeSoFar.isNaN ? "" : String(format: "; RSS slope so far %.1f B/call", slopeSoFar)))
+            })
+        let pagingFind = FMFindRequest(["id": "1...30"])
+
+        /// Starts call `index`; `done` runs once with its code.
+        @Sendable func run(_ index: Int, _ done: @escaping @Sendable (String) -> Void) {
+            let record = index % 1000 + 1
+            if client == .bare {
+                bareSession.dataTask(with: bareRequests[index % bareRequests.count]) { _, response, error in
+                    done(error == nil && (response as? HTTPURLResponse)?.statusCode == 200 ? "0" : "-1003")
+                }.resume()
+                return
+            }
+            switch index % 10 {
+            case 0, 1, 2:
+                soakAPI.getRecord(layout: "Bench", recordId: record) { _, code in done(code) }
+            case 3:
+                soakAPI.find(layout: "Bench", request: FMFindRequest(["id": "\(record)...\(record + 9)"])) { _, code in done(code) }
+            case 4:
+                soakAPI.getRecords(layout: "Bench", offset: record, limit: 10) { _, code in done(code) }
+            case 5:
+                soakAPI.createRecord(layout: "Bench", fieldData: ["t1": "soak \(index)"]) { reference, code in
+                    if let id = reference.flatMap({ Int($0.recordId) }) { state.pushCreated(id) }
+                    done(code)
+                }
+            case 6:
+                guard let id = state.popCreated() else {
+                    soakAPI.getRecord(layout: "Bench", recordId: record) { _, code in done(code) }
+                    return
+                }
+                soakAPI.editRecord(layout: "Bench", recordId: id, fieldData: ["t2": "edited \(index)"]) { _, code in
+                    state.pushCreated(id) // now for the delete
+                    done(code)
+                }
+            case 7:
+                guard let id = state.popCreated() else {
+                    soakAPI.getRecord(layout: "Bench", recordId: record) { _, code in done(code) }
+                    return
+                }
+                soakAPI.deleteRecord(layout: "Bench", recordId: id) { _, code in done(code) }
+            case 8:
+                soakAPI.forEachPage(layout: "Bench", find: pagingFind, pageSize: 10, page: { _ in true }) { _, code in done(code) }
+            default:
+                if index % 20 == 9 {
+                    soakAPI.uploadContainer(layout: "Files", recordId: uploads, field: "file", data: blob, fileName: "soak.bin") { _, code in done(code) }
+                } else { // read the container's URL, then download it (one call of the mix)
+                    soakAPI.getRecord(layout: "Files", recordId: 1) { found, code in
+                        guard let fields = found?.first?["fieldData"] as? [String: Any], let text = fields["file"] as? String,
+                              let url = URL(string: text) else { return done(code == "0" ? "no container URL" : code) }
+                        soakAPI.downloadContainer(url: url) { _, code in done(code) }
+                    }
+                }
+            }
+        }
+        /// One of `inFlight` chains: each completion starts the next call.
+        @Sendable func chain() {
+            guard let index = state.next() else { return }
+            run(index) { code in
+                state.finished(code, kind: soakKinds[client == .bare ? 10 : index % 20 == 19 ? 11 : index % 10])
+                chain()
+            }
+        }
+
+        say("soak, \(total) mixed calls (\(client.rawValue) client), \(inFlight) in flight through callbacks, pool of 3; the emulator in its own process:")
+        let start = now()
+        for _ in 0..<inFlight { chain() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                state.done.wait()
+                continuation.resume()
+            }
+        }
+        let elapsed = Double(now() - start) / 1e9
+        withExtendedLifetime(bareSession) {}
+
+        let warmUp = state.warmUp
+        let measured = state.samples.filter { $0.calls >= warmUp }
+        let perCall = { (value: (SoakSample) -> Int) in
+            slope(measured.map { (Double($0.calls), Double(value($0))) })
+        }
+        let first = measured.first, last = measured.last
+        say(String(format: "  %.0f s, %.0f calls/s; failures: %@", elapsed, Double(total) / elapsed,
+                   state.failures.isEmpty ? "none" : state.failures.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")))
+        say(String(format: "  after warm-up (%d calls, %d samples): RSS slope %.1f B/call, heap-in-use slope %.1f B/call, emulator RSS slope %.1f B/call   target ≤ 16",
+                   warmUp, measured.count, perCall(\.rss), perCall(\.heapInUse), perCall(\.emulatorRSS)))
+        if let first, let last {
+            say("  fds \(first.fds) → \(last.fds), threads \(first.threads) → \(last.threads); RSS \(mb(first.rss)) → \(mb(last.rss)), "
+                + "emulator RSS \(mb(first.emulatorRSS)) → \(mb(last.emulatorRSS))")
+        }
+        await soakAPI.shutdown()
+    }
+}

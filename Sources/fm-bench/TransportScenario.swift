@@ -1,0 +1,36 @@
+import Foundation
+import SwiftFM
+
+extension Bench {
+    // MARK: Scenario: transport
+
+    /// Get one record through callbacks, SwiftFM over ``FMSocketTransport`` against SwiftFM over
+    /// ``FMURLSessionTransport`` (same configuration), interleaved call by call: what the socket transport
+    /// costs or saves per call (Linux only).
+    func transport() async throws {
+        #if canImport(Glibc)
+        let configuration = api.configuration
+        let socketAPI = DataAPI(configuration: configuration, transport: FMSocketTransport(idleTimeout: configuration.timeout))
+        let sessionAPI = DataAPI(configuration: configuration, transport: FMURLSessionTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: 64))
+        func call(_ api: DataAPI) async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                api.getRecord(layout: "Bench", recordId: 1) { _, _ in continuation.resume() }
+            }
+        }
+        let contenders: [(String, () async throws -> Void)] = [
+            ("socket", { await call(socketAPI) }),
+            ("urlsession", { await call(sessionAPI) }),
+        ]
+        for _ in 0..<100 { for (_, run) in contenders { try await run() } } // warm up: logged in, connections open
+        let tally = try await interleaved(contenders, rounds: settings.rounds, calls: settings.calls)
+        let micro = { (name: String) in String(format: "%.1f µs", tally.median(name) / Double(settings.calls) * 1e6) }
+        say("transport, get one record through callbacks (\(settings.rounds) rounds × \(settings.calls) calls, interleaved call by call):")
+        say("  over FMSocketTransport \(micro("socket")), over FMURLSessionTransport \(micro("urlsession"))")
+        say("  socket / URLSession  \(tally.ratioText("socket", over: "urlsession"))   target ≤ 1.00 (the socket transport is the default only if not slower)")
+        await socketAPI.shutdown()
+        await sessionAPI.shutdown()
+        #else
+        say("transport: the socket transport is Linux-only")
+        #endif
+    }
+}
