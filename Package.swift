@@ -15,9 +15,8 @@ let package = Package(
     ],
     targets: [
         // SHA-256, HMAC, HKDF and big-integer arithmetic for Claris ID (Cognito SRP) sign-in; internal.
-        // Optimised in debug builds too: unoptimised big-integer arithmetic is ~30× slower, and the test
-        // suite signs in many times on a 2-core machine.
-        .target(name: "FMCrypto", swiftSettings: [.unsafeFlags(["-O"])]),
+        // No unsafe flags: SwiftPM refuses a version-pinned dependency whose targets carry them.
+        .target(name: "FMCrypto"),
         // The client library.
         .target(name: "SwiftFM", dependencies: ["FMCrypto"]),
         // The FileMaker Data API emulator (never imported by SwiftFM itself).
