@@ -168,4 +168,50 @@ struct FirstContactTests {
         #expect(text.contains("URLError(-1004 cannotConnectToHost)"), "\(text)")
         #expect(FMError.fromTransport(URLError(.timedOut)).code == FMError.ClientCode.timeout)
     }
+
+    /// A raw record's field in one call, typed by the caller; the records stay `[[String: Any]]`.
+    @Test func aRawRecordFieldReadsInOneCall() throws {
+        let body = #"{"response":{"data":[{"fieldData":{"name":"Nina","rating":5,"born":""},"portalData":{"albums":[{"recordId":"3","albums::title":"One"}]},"recordId":"1","modId":"2"}]},"messages":[{"code":"0","message":"OK"}]}"#
+        let found = try FMFoundSet(responseBody: Data(body.utf8))
+        let record = try #require(found.records.first)
+        #expect(record.field("name", as: String.self) == "Nina")
+        #expect(record.field("rating", as: Int.self) == 5)
+        #expect(record.field("rating", as: String.self) == nil)
+        #expect(record.field("missing", as: String.self) == nil)
+        let row = try #require((record["portalData"] as? [String: Any])?["albums"] as? [[String: Any]]).first
+        #expect(row?.field("albums::title", as: String.self) == "One")
+    }
+
+    /// `getRecords` past the end (or on an empty table) completes like a find with no match: code 401 and
+    /// an empty found set, not `nil`; the async forms return the empty set.
+    @Test func getRecordsPastTheEndIsAnEmptyFoundSet() async throws {
+        let h = Harness(store: Self.loggedIn) { _ in .json(500, Bodies.noRecords) }
+        let raw = Recorder<(Int?, String)>()
+        h.api.getRecords(layout: "Contacts", offset: 1000) { found, code in raw.record((found?.records.count, code)) }
+        #expect(await raw.value().first.map { $0.0 == 0 && $0.1 == "401" } == true)
+        struct Row: Decodable { var name: String }
+        let typed = Recorder<(Int?, String)>()
+        h.api.getRecords(as: Row.self, layout: "Contacts", offset: 1000) { found, code in typed.record((found?.records.count, code)) }
+        #expect(await typed.value().first.map { $0.0 == 0 && $0.1 == "401" } == true)
+        #expect(try await h.api.getRecords(layout: "Contacts", offset: 1000).records.isEmpty)
+        #expect(try await h.api.getRecords(as: Row.self, layout: "Contacts", offset: 1000).records.isEmpty)
+    }
+
+    static let recordIsMissing = #"{"messages":[{"code":"101","message":"Record is missing"}],"response":{}}"#
+
+    /// A range read answered 101 "Record is missing" (real servers, for an empty layout) is an empty page
+    /// to `pages` and `forEachPage`, never an error; a find's 101 stays an error.
+    @Test func aRangeReadAnswered101IsAnEmptyPage() async throws {
+        let h = Harness(store: Self.loggedIn) { _ in .json(500, Self.recordIsMissing) }
+        var pages = 0
+        for try await _ in h.api.pages(layout: "Empty") { pages += 1 }
+        #expect(pages == 0)
+        let walked = Recorder<(Int?, String)>()
+        h.api.forEachPage(layout: "Empty", page: { _ in true }, completion: { count, code in walked.record((count, code)) })
+        #expect(await walked.value().first.map { $0.0 == 0 && $0.1 == "0" } == true)
+        let found = Recorder<String>()
+        h.api.forEachPage(layout: "Empty", find: FMFindRequest(queries: [FMQuery(["a": "b"])]), page: { _ in true },
+                          completion: { _, code in found.record(code) })
+        #expect(await found.value() == ["101"])
+    }
 }

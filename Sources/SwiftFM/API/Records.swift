@@ -91,7 +91,8 @@ extension DataAPI {
 
     /// Reads a range of records (`GET …/layouts/{layout}/records`).
     ///
-    /// An empty table or an offset past the end is FileMaker's `"401"` with a `nil` found set.
+    /// An empty table or an offset past the end is FileMaker's `"401"` with an **empty** found set
+    /// (``FMFoundSet/empty``, not `nil`), as a find that matches nothing.
     ///
     /// - Parameters:
     ///   - layout: the layout name.
@@ -106,7 +107,8 @@ extension DataAPI {
                            options: FMReadOptions = .init(),
                            completion: @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
         perform(Endpoints.getRecords(layout: layout, offset: offset, limit: limit, sort: sort, options: options)) {
-            completion($0.value, $0.code)
+            let pair = $0.noMatchAsEmpty(.empty)
+            completion(pair.0, pair.1)
         }
     }
 
@@ -120,14 +122,15 @@ extension DataAPI {
     ///   - limit: how many records.
     ///   - sort: the sort criteria.
     ///   - options: portals, response layout, `dateformats`, scripts.
-    ///   - completion: the typed found set or `nil`, and the code.
+    ///   - completion: the typed found set (empty for `"401"`: past the end) or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func getRecords<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, offset: Int? = nil, limit: Int? = nil,
                                          sort: [FMSort] = [], options: FMReadOptions = .init(),
                                          completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         perform(Endpoints.getRecords(as: type, layout: layout, offset: offset, limit: limit, sort: sort, options: options)) {
-            completion($0.value, $0.code)
+            let pair = $0.noMatchAsEmpty(.empty)
+            completion(pair.0, pair.1)
         }
     }
 

@@ -37,18 +37,27 @@ extension DataAPI {
         try await bridge(Endpoints.getRecord(as: type, layout: layout, recordId: recordId, options: options))
     }
 
-    /// Reads a range of records as a raw found set.
-    /// - Throws: ``FMError`` (`"401"` for an empty table or an offset past the end).
+    /// Reads a range of records as a raw found set. An empty table or an offset past the end (FileMaker's
+    /// 401) returns ``FMFoundSet/empty``, as a find that matches nothing.
+    /// - Throws: ``FMError`` for every other failure.
     public func getRecords(layout: String, offset: Int? = nil, limit: Int? = nil, sort: [FMSort] = [],
                            options: FMReadOptions = .init()) async throws -> FMFoundSet {
-        try await bridge(Endpoints.getRecords(layout: layout, offset: offset, limit: limit, sort: sort, options: options))
+        do {
+            return try await bridge(Endpoints.getRecords(layout: layout, offset: offset, limit: limit, sort: sort, options: options))
+        } catch let error as FMError where error.isNoRecordsMatch {
+            return .empty
+        }
     }
 
-    /// Reads a range of records decoded into `T`.
-    /// - Throws: ``FMError``.
+    /// Reads a range of records decoded into `T`; past the end (401) an empty typed found set.
+    /// - Throws: ``FMError`` for every other failure.
     public func getRecords<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, offset: Int? = nil, limit: Int? = nil,
                                                            sort: [FMSort] = [], options: FMReadOptions = .init()) async throws -> FMTypedFoundSet<T> {
-        try await bridge(Endpoints.getRecords(as: type, layout: layout, offset: offset, limit: limit, sort: sort, options: options))
+        do {
+            return try await bridge(Endpoints.getRecords(as: type, layout: layout, offset: offset, limit: limit, sort: sort, options: options))
+        } catch let error as FMError where error.isNoRecordsMatch {
+            return .empty
+        }
     }
 
     /// Edits a record; see ``editRecord(layout:recordId:fieldData:portalData:modId:deleteRelated:options:completion:)-(_,Int,_,_,_,_,_,_)``.

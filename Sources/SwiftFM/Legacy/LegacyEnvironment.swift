@@ -49,6 +49,13 @@ final class LegacyState: @unchecked Sendable {
     private var _defaults: UserDefaults = .standard
     private var services: [LegacyTarget: DataAPI] = [:]
     private var _adjust: (@Sendable (inout FMConfiguration) -> Void)?
+    private var _logger: FMLogHandler?
+
+    /// Where the legacy services log, and the SwiftFM 2.x calls their failures (``DataAPI/legacyLogger``).
+    var logger: FMLogHandler? {
+        get { lock.lock(); defer { lock.unlock() }; return _logger }
+        set { lock.lock(); _logger = newValue; lock.unlock() }
+    }
 
     /// Applied to the configuration of every service made from now on (see ``DataAPI/configureLegacyCalls(_:)``).
     var adjust: (@Sendable (inout FMConfiguration) -> Void)? {
@@ -69,7 +76,7 @@ final class LegacyState: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let existing = services[target] { return existing }
-        let made = LegacyState.makeService(target, adjust: _adjust)
+        let made = LegacyState.makeService(target, adjust: _adjust, logger: _logger)
         services[target] = made
         return made
     }
@@ -78,11 +85,12 @@ final class LegacyState: @unchecked Sendable {
     ///
     /// Legacy calls pass their own token (`Endpoint.Auth.token`) or their own base64 credentials
     /// (`.basic(encoded:)`), so the service is configured with the server and database only.
-    private static func makeService(_ target: LegacyTarget, adjust: (@Sendable (inout FMConfiguration) -> Void)?) -> DataAPI {
+    private static func makeService(_ target: LegacyTarget, adjust: (@Sendable (inout FMConfiguration) -> Void)?,
+                                    logger: FMLogHandler?) -> DataAPI {
         var configuration = FMConfiguration(
             host: target.server.absoluteString, database: target.database ?? "", credentials: nil, version: target.version)
         adjust?(&configuration)
-        return DataAPI(configuration: configuration)
+        return DataAPI(configuration: configuration, logger: logger)
     }
 }
 
@@ -96,6 +104,15 @@ extension DataAPI {
     /// legacy call); `nil` restores the defaults (30 s, 256 MiB, ``FMRetryPolicy/standard``, no cap) for them.
     public static func configureLegacyCalls(_ adjust: (@Sendable (inout FMConfiguration) -> Void)?) {
         LegacyState.shared.adjust = adjust
+    }
+
+    /// Where the legacy surfaces log: one redacted line per request and answer of the `DataAPI` class
+    /// functions and the SwiftFM 2.x `SwiftFM` API, and a warning for each 2.x call that fails (those
+    /// return `nil` or `false` and say nothing else: a wrong password in `newSession()` is logged here).
+    /// Set it at start-up, before the first legacy call; `nil` (the default) is silence.
+    public static var legacyLogger: FMLogHandler? {
+        get { LegacyState.shared.logger }
+        set { LegacyState.shared.logger = newValue }
     }
 
     /// The `UserDefaults` the legacy surfaces (`DataAPI`'s class functions and `SwiftFM`) read and write.

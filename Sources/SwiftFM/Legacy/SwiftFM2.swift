@@ -20,7 +20,8 @@ open class SwiftFM {
     open class func newSession() async -> String? {
         guard let auth = LegacyEnvironment.defaults.string(forKey: LegacyKey.auth), !auth.isEmpty else { return nil }
         return await withCheckedContinuation { continuation in
-            DataAPI.legacyLogin(auth: auth, era: .hostAndDatabase) { token, _, _, _ in
+            DataAPI.legacyLogin(auth: auth, era: .hostAndDatabase) { token, _, code, message in
+                if token == nil { warnFailure("newSession()", FMError.current ?? FMError(code: code, message: message)) }
                 continuation.resume(returning: token)
             }
         }
@@ -150,13 +151,20 @@ extension SwiftFM {
     /// Sends one call through the legacy bridge and resumes with `project(outcome)`.
     nonisolated(nonsending)
     static func legacyAsync<T: Sendable>(
-        _ call: LegacyCall, token: String = "", _ project: @escaping (LegacyOutcome) -> T
+        _ call: LegacyCall, token: String = "", function: String = #function, _ project: @escaping (LegacyOutcome) -> T
     ) async -> T {
         await withCheckedContinuation { continuation in
             DataAPI.legacySend(call, era: .hostAndDatabase, token: token) { outcome in
+                if !outcome.isSuccess { warnFailure(function, outcome.error ?? FMError(code: outcome.code, message: outcome.message)) }
                 continuation.resume(returning: project(outcome))
             }
         }
+    }
+
+    /// A 2.x call failed: its `nil`/`false` says nothing more, so the failure goes to ``DataAPI/legacyLogger``
+    /// at warning.
+    static func warnFailure(_ function: String, _ error: FMError) {
+        Logger(handler: LegacyState.shared.logger, secrets: { [] }).log(.warning, "SwiftFM 2.x \(function) failed: \(error)")
     }
 
     /// A record fetch: `response.data` re-serialised (all records, or the first when `single`) and `dataInfo`.
