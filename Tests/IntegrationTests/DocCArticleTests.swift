@@ -14,7 +14,9 @@ struct DocCArticleTests {
         let url = try emulator.start()
         defer { emulator.stop() }
         let host = url.absoluteString
-        try await body(DataAPI(host: host, database: "Music", username: "admin", password: "admin"), emulator, host)
+        // A deadline of minutes: a hook or a step of the test may wait for a busy cooperative pool.
+        let configuration = FMConfiguration(host: host, database: "Music", username: "admin", password: "admin", timeout: 600)
+        try await body(DataAPI(configuration: configuration), emulator, host)
     }
 
     // MARK: GettingStarted.md

@@ -15,6 +15,7 @@ private func withPool<T>(
     defer { emulator.stop() }
     var configuration = FMConfiguration(host: url.absoluteString, database: "Integration", username: "admin", password: "admin")
     configuration.sessionPoolSize = poolSize
+    configuration.timeout = 600 // calls wait for the test's steps (hooks it answers): never a race with a clock
     configure(&configuration)
     let api: DataAPI
     if let clock {

@@ -68,7 +68,7 @@ extension DataAPI {
             #expect(DataAPI.isActiveToken() == false)
             let vc = BandsViewController(defaults: server.defaults)
             vc.viewDidLoad()
-            #expect(vc.done.wait(timeout: .now() + 30) == .success)
+            #expect(vc.done.wait(timeout: .now() + 300) == .success)
             #expect(vc.bands == ["Brian", "Sudie"])
             #expect(vc.lastCode == "0")
             #expect(vc.expiry > Date())
@@ -79,7 +79,7 @@ extension DataAPI {
             // A second view controller now takes the `isActiveToken()` branch with the stored token.
             let second = BandsViewController(defaults: server.defaults)
             second.viewDidLoad()
-            #expect(second.done.wait(timeout: .now() + 30) == .success)
+            #expect(second.done.wait(timeout: .now() + 300) == .success)
             #expect(second.bands == ["Brian", "Sudie"])
             #expect(server.requests("POST", "/sessions").count == 1)
         }

@@ -61,7 +61,7 @@ final class SyncDaemon {
             let daemon = SyncDaemon(defaults: server.defaults)
             let done = DispatchSemaphore(value: 0)
             daemon.sync { done.signal() }
-            #expect(done.wait(timeout: .now() + 30) == .success)
+            #expect(done.wait(timeout: .now() + 300) == .success)
             #expect(names(daemon.fetched) == ["Brian", "Geoff", "Sudie"])
             #expect(daemon.log == ["token expires true"])
             #expect(daemon.fetched.first?["recordId"] as? String == "1")

@@ -132,7 +132,7 @@ final class Waiter<T>: @unchecked Sendable {
     }
 
     func result() -> T? {
-        guard semaphore.wait(timeout: .now() + 30) == .success else { return nil }
+        guard semaphore.wait(timeout: .now() + 300) == .success else { return nil }
         return value
     }
 }

@@ -29,7 +29,7 @@ final class ReportViewController {
             let token = try server.login()
             let vc = ReportViewController()
             vc.load(token: token)
-            #expect(vc.finished.wait(timeout: .now() + 30) == .success)
+            #expect(vc.finished.wait(timeout: .now() + 300) == .success)
             #expect(vc.rows == ["Brian", "Sudie"])
             #expect(vc.status == "0")
         }

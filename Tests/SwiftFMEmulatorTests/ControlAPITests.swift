@@ -313,7 +313,7 @@ struct ControlExecutableTests {
             for line in bytes.split(separator: 0x0A).prefix(count) { result.append(String(decoding: line, as: UTF8.self)) }
             done.signal()
         }
-        guard done.wait(timeout: .now() + 30) == .success else { return [] }
+        guard done.wait(timeout: .now() + 300) == .success else { return [] }
         return result.entries
     }
 }

@@ -330,14 +330,14 @@ extension HTTPRawResponse {
     /// `inFlight` of them and queues `waiting`, then releases them; returns the statuses.
     private func holdAndRelease(_ e: RawEmulator, tokens: [String], inFlight: Int, waiting: Int) throws -> [Int] {
         e.emulator.resetMaxInFlight()
-        e.emulator.serviceTime = 60
+        e.emulator.serviceTime = 600   // released by hand below; longer than any wait for the queue
         var clients: [HTTPRawClient] = []
         for token in tokens {
             let c = try e.client()
             try c.send(e.requestText("GET", "\(e.base)/layouts", token: token))
             clients.append(c)
         }
-        let reached = e.emulator.core.traffic.waitFor(inFlight: inFlight, waiting: waiting, timeout: 20)
+        let reached = e.emulator.core.traffic.waitFor(inFlight: inFlight, waiting: waiting, timeout: 300)
         #expect(reached)
         e.emulator.serviceTime = 0
         return try clients.map { try $0.readResponse().status }
@@ -369,14 +369,14 @@ extension HTTPRawResponse {
         let e = try RawEmulator()
         let token = try e.token()
         e.emulator.serializesSessions = true
-        e.emulator.serviceTime = 60
+        e.emulator.serviceTime = 600   // released by hand below; longer than any wait for the queue
         var clients: [HTTPRawClient] = []
         for i in 1...4 {
             let c = try e.client()
             try c.send(e.requestText("POST", "\(e.base)/layouts/Contacts/records", token: token, body: #"{"fieldData":{"name":"fifo \#(i)"}}"#))
             clients.append(c)
             // The next request is sent only once this one is in flight or in line.
-            #expect(e.emulator.core.traffic.waitFor(inFlight: 1, waiting: i - 1, timeout: 20))
+            #expect(e.emulator.core.traffic.waitFor(inFlight: 1, waiting: i - 1, timeout: 300))
         }
         e.emulator.serviceTime = 0
         #expect(try clients.map { try $0.readResponse().status } == [200, 200, 200, 200])

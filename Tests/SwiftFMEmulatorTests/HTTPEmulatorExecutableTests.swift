@@ -49,11 +49,11 @@ final class HTTPEmulatorProcess: @unchecked Sendable {
             }
             done.signal()
         }
-        guard done.wait(timeout: .now() + 30) == .success else { return nil }
+        guard done.wait(timeout: .now() + 300) == .success else { return nil }
         return result.entries.first
     }
 
-    /// Waits (at most 30 s) for the process to end and returns its status, killing it on timeout.
+    /// Waits (at most 300 s) for the process to end and returns its status, killing it on timeout.
     func waitForExit() -> Int32? {
         let done = DispatchSemaphore(value: 0)
         let process = self.process
@@ -61,7 +61,7 @@ final class HTTPEmulatorProcess: @unchecked Sendable {
             process.waitUntilExit()
             done.signal()
         }
-        guard done.wait(timeout: .now() + 30) == .success else {
+        guard done.wait(timeout: .now() + 300) == .success else {
             process.terminate()
             return nil
         }

@@ -28,7 +28,7 @@ import Testing
                 }.start()
                 // If productInfo needed a lock held here, it could not finish while we wait (the timeout is
                 // a hang guard, not a measurement).
-                completedWhileHeld.set(done.wait(timeout: .now() + 30) == .success)
+                completedWhileHeld.set(done.wait(timeout: .now() + 300) == .success)
             }
         }
         let response = emulator.handler.handle(HTTPRequest(

@@ -160,7 +160,7 @@ final class Harness {
             }
             done.signal()
         }.resume()
-        if done.wait(timeout: .now() + 60) == .timedOut { Issue.record("no answer within 60 s (hang guard)") }
+        if done.wait(timeout: .now() + 300) == .timedOut { Issue.record("no answer within 300 s (hang guard)") }
         return answer.value ?? HTTPResponse(status: 0)
     }
 

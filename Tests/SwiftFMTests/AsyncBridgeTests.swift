@@ -35,12 +35,7 @@ struct AsyncBridgeTests {
             return .hold
         }
         let task = Task { try await h.api.bridge(TestEndpoints.records()) }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                held.wait()
-                continuation.resume()
-            }
-        }
+        await held.value()
         task.cancel()
         let result = await task.result
         #expect((result.testError as? FMError)?.code == "-1005")

@@ -33,16 +33,16 @@ import Testing
         let harness = Harness(Self.withLogin { _ in .json(500, Bodies.noRecords) })
         let recorder = Recorder<(FMFoundSet?, String)>()
         harness.api.find(layout: "Contacts", request: FMFindRequest(["name": "==Nobody"])) { set, code in recorder.record((set, code)) }
-        let value = try #require(recorder.wait().first)
+        let value = try #require(await recorder.value().first)
         #expect(value.0 != nil && value.0?.isEmpty == true && value.1 == "401")
 
         let raw = Recorder<(FMFoundSet?, String)>()
         harness.api.find(layout: "Contacts", payload: ["query": [["name": "x"]]]) { set, code in raw.record((set, code)) }
-        #expect(raw.wait().first.map { $0.0?.isEmpty == true && $0.1 == "401" } == true)
+        #expect(await raw.value().first.map { $0.0?.isEmpty == true && $0.1 == "401" } == true)
 
         let typed = Recorder<(Int?, String)>()
         harness.api.find(as: Person.self, layout: "Contacts", request: FMFindRequest(["name": "x"])) { set, code in typed.record((set?.records.count, code)) }
-        #expect(typed.wait().first.map { $0.0 == 0 && $0.1 == "401" } == true)
+        #expect(await typed.value().first.map { $0.0 == 0 && $0.1 == "401" } == true)
 
         let asyncSet = try await harness.api.find(layout: "Contacts", request: FMFindRequest(["name": "x"]))
         #expect(asyncSet.isEmpty)
@@ -54,7 +54,7 @@ import Testing
         let harness = Harness(Self.withLogin { _ in .json(500, #"{"messages":[{"code":"102","message":"Field is missing"}],"response":{}}"#) })
         let recorder = Recorder<(FMFoundSet?, String)>()
         harness.api.find(layout: "Contacts", request: FMFindRequest(["nope": "x"])) { set, code in recorder.record((set, code)) }
-        #expect(recorder.wait().first.map { $0.0 == nil && $0.1 == "102" } == true)
+        #expect(await recorder.value().first.map { $0.0 == nil && $0.1 == "102" } == true)
         await #expect(throws: FMError.self) { try await harness.api.find(layout: "Contacts", request: FMFindRequest(["nope": "x"])) }
     }
 
@@ -62,11 +62,11 @@ import Testing
         let harness = Harness()
         let recorder = Recorder<(FMRecordReference?, String)>(queueKey: Harness.key)
         harness.api.createRecord(layout: "Contacts", fieldData: ["n": Double.nan]) { ref, code in recorder.record((ref, code)) }
-        #expect(recorder.wait().first.map { $0.0 == nil && $0.1 == "-1002" } == true)
+        #expect(await recorder.value().first.map { $0.0 == nil && $0.1 == "-1002" } == true)
         #expect(recorder.offQueue == 0)
         let globals = Recorder<(Bool, String)>()
         harness.api.setGlobals(["T::g": NSNull()]) { ok, code in globals.record((ok, code)) }
-        #expect(globals.wait().first.map { !$0.0 && $0.1 == "-1002" } == true)
+        #expect(await globals.value().first.map { !$0.0 && $0.1 == "-1002" } == true)
         do {
             try await harness.api.editRecord(layout: "L", recordId: 1, fieldData: ["a": Date()])
             Issue.record("expected a throw")
@@ -123,7 +123,7 @@ import Testing
         let harness = Harness(Self.redirectingStub())
         let recorder = Recorder<(Data?, String)>(queueKey: Harness.key)
         harness.api.downloadContainer(url: Self.containerURL) { data, code in recorder.record((data, code)) }
-        let value = try #require(recorder.wait().first)
+        let value = try #require(await recorder.value().first)
         #expect(value.0 == Data([7, 8, 9]) && value.1 == "0")
         #expect(recorder.offQueue == 0)
         let requests = harness.stub.requests
@@ -142,13 +142,13 @@ import Testing
         defer { try? FileManager.default.removeItem(at: target) }
         let recorder = Recorder<(URL?, String)>()
         harness.api.downloadContainer(url: Self.containerURL, to: target) { url, code in recorder.record((url, code)) }
-        #expect(recorder.wait().first.map { $0.0 == target && $0.1 == "0" } == true)
+        #expect(await recorder.value().first.map { $0.0 == target && $0.1 == "0" } == true)
         #expect(try Data(contentsOf: target) == Data([7, 8, 9]))
 
         let bad = URL(fileURLWithPath: "/nonexistent-dir-\(UUID().uuidString)/x.png")
         let failing = Recorder<(URL?, String)>()
         harness.api.downloadContainer(url: Self.containerURL, to: bad) { url, code in failing.record((url, code)) }
-        #expect(failing.wait().first.map { $0.0 == nil && $0.1 == "-1009" } == true)
+        #expect(await failing.value().first.map { $0.0 == nil && $0.1 == "-1009" } == true)
     }
 
     @Test func containerDownloadRedirectLoopStops() {

@@ -110,6 +110,22 @@ final class TestClock: @unchecked Sendable {
     func advance(_ seconds: TimeInterval) { lock.withLock { current = current.addingTimeInterval(seconds) } }
 }
 
+/// How long a test waits for an event before it fails: minutes, far beyond the work (milliseconds), so a
+/// busy machine only slows a test down and a hang still fails with a message.
+enum TestBound {
+    static let seconds: Double = 300
+    static var deadline: DispatchTime { .now() + seconds }
+}
+
+/// Runs `wait` on a thread of its own and resumes the caller with its result: an async test waits on the
+/// event itself without blocking a thread of the cooperative pool (two threads on this machine) or of
+/// Dispatch's global pool, which blocked threads and a busy machine starve.
+func onOwnThread<R: Sendable>(_ wait: @escaping @Sendable () -> R) async -> R {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: wait()) }.start()
+    }
+}
+
 /// Records completions; `wait()` blocks until the expected number arrived (no sleeps).
 final class Recorder<T>: @unchecked Sendable {
     private let lock = NSLock()
@@ -136,19 +152,18 @@ final class Recorder<T>: @unchecked Sendable {
 
     @discardableResult
     func wait(sourceLocation: SourceLocation = #_sourceLocation) -> [T] {
-        let result = group.wait(timeout: .now() + 20)
-        #expect(result == .success, "timed out waiting for completions", sourceLocation: sourceLocation)
+        let result = group.wait(timeout: TestBound.deadline)
+        #expect(result == .success, "no completion within \(Int(TestBound.seconds)) s (hang guard)", sourceLocation: sourceLocation)
         return values
     }
 
-    /// ``wait()`` without blocking a thread of the concurrency pool: for tests whose completions need
-    /// that pool themselves (async providers and hooks), which a blocked pool would starve.
+    /// ``wait()`` without blocking a thread of the cooperative pool or of Dispatch's global pool (the wait
+    /// runs on a thread of its own): for async tests, and for tests whose completions need those pools
+    /// themselves (async providers and hooks), which a blocked pool would starve.
     @discardableResult
     func value(sourceLocation: SourceLocation = #_sourceLocation) async -> [T] {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<DispatchTimeoutResult, Never>) in
-            DispatchQueue.global().async { [group] in continuation.resume(returning: group.wait(timeout: .now() + 20)) }
-        }
-        #expect(result == .success, "timed out waiting for completions", sourceLocation: sourceLocation)
+        let result = await onOwnThread { [group] in group.wait(timeout: TestBound.deadline) }
+        #expect(result == .success, "no completion within \(Int(TestBound.seconds)) s (hang guard)", sourceLocation: sourceLocation)
         return values
     }
 

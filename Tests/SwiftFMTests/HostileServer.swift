@@ -79,7 +79,7 @@ final class HostileServer: @unchecked Sendable {
             }
             if now { continuation.resume() }
             // A hang guard only (the test then fails on the count), never a synchronisation.
-            DispatchQueue.global().asyncAfter(deadline: .now() + 20) { [self] in
+            DispatchQueue.global().asyncAfter(deadline: TestBound.deadline) { [self] in
                 let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
                     guard let index = endWaiters.firstIndex(where: { $0.1 == id }) else { return nil }
                     return endWaiters.remove(at: index).2

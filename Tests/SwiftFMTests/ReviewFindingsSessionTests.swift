@@ -17,7 +17,7 @@ private final class LogSignal: @unchecked Sendable {
         { [self] event in if event.message.contains(fragment) { semaphore.signal() } }
     }
     /// Waits for one matching line; `false` when none came within a generous bound.
-    func wait() -> Bool { semaphore.wait(timeout: .now() + 5) == .success }
+    func wait() -> Bool { semaphore.wait(timeout: TestBound.deadline) == .success }
 }
 
 /// A DataAPI over `stub` with `configure` applied to a small configuration.
@@ -27,6 +27,7 @@ private func makeAPI(
 ) -> DataAPI {
     var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
     configuration.retry = .none
+    configuration.timeout = 600 // calls wait for the test's steps (hooks, held logins): never a race with a clock
     configure(&configuration)
     return DataAPI(configuration: configuration, transport: stub, tokenStore: store, logger: logger)
 }
@@ -137,7 +138,7 @@ struct ReviewFindingsSessionTests {
         let api = makeAPI(stub, store: store)
         let call = Recorder<Result<String, FMError>>()
         let handle = api.perform(TestEndpoints.records()) { call.record($0) }
-        #expect(loginSent.wait(timeout: .now() + 5) == .success)
+        #expect(loginSent.wait(timeout: TestBound.deadline) == .success)
         handle.cancel()   // the call goes; its login (shared by the slot) goes on
         #expect(call.wait().first?.testFailureCode == FMError.ClientCode.cancelled)
         let shutDown = Recorder<Void>()
@@ -161,7 +162,7 @@ struct ReviewFindingsSessionTests {
         let api = makeAPI(stub, store: store)
         let refreshed = Recorder<String>()
         api.refreshToken(encodedCredentials: basicValue("admin", "pw")) { _, _, code in refreshed.record(code) }
-        #expect(loginSent.wait(timeout: .now() + 5) == .success)
+        #expect(loginSent.wait(timeout: TestBound.deadline) == .success)
         let shutDown = Recorder<Void>()
         api.shutdown { shutDown.record(()) }
         let login = try #require(stub.requests.firstIndex(where: isLogin))
@@ -185,7 +186,7 @@ struct ReviewFindingsSessionTests {
         api.onNewSession = { session, done in hook.put(session, done) }
         let call = Recorder<Result<String, FMError>>()
         api.perform(TestEndpoints.records()) { call.record($0) }
-        #expect(hook.arrived.wait(timeout: .now() + 5) == .success)
+        #expect(hook.arrived.wait(timeout: TestBound.deadline) == .success)
         let shutDown = Recorder<Void>()
         api.shutdown { shutDown.record(()) }
         // The call in flight is waiting for this hook: its setup calls are part of that call.
@@ -247,7 +248,7 @@ struct ReviewFindingsSessionTests {
         // A call that keeps session 1 busy (its answer is held until cancelled).
         let busy = api.perform(TestEndpoints.records("hold")) { sent.record($0) }
         // Once it is on the wire, the next call sees session 1 busy.
-        #expect(holding.wait(timeout: .now() + 5) == .success)
+        #expect(holding.wait(timeout: TestBound.deadline) == .success)
         for _ in 0..<3 {
             let call = Recorder<Result<String, FMError>>()
             api.perform(TestEndpoints.records()) { call.record($0) }
@@ -300,7 +301,7 @@ struct ReviewFindingsSessionTests {
         let api = makeAPI(stub, store: store, configure: { $0.timeout = 600 })
         let call = Recorder<Result<String, FMError>>()
         api.perform(TestEndpoints.records()) { call.record($0) }
-        #expect(loginSent.wait(timeout: .now() + 5) == .success)
+        #expect(loginSent.wait(timeout: TestBound.deadline) == .success)
         let shutDown = Recorder<Void>()
         api.shutdown(grace: 0.2) { shutDown.record(()) }
         shutDown.wait()
@@ -308,7 +309,7 @@ struct ReviewFindingsSessionTests {
         // The login answers after all: that session is closed at once, and not stored.
         let login = try #require(stub.requests.firstIndex(where: isLogin))
         stub.tasks[login].complete(.success((response(stub.requests[login]), Data(Bodies.login().utf8))))
-        #expect(loggedOut.wait(timeout: .now() + 5) == .success)
+        #expect(loggedOut.wait(timeout: TestBound.deadline) == .success)
         #expect(stub.requests(matching: "/sessions/" + Bodies.token).filter { $0.httpMethod == "DELETE" }.count == 1)
         #expect(store.load() == nil)
         #expect(!api.isActiveToken())
@@ -334,7 +335,7 @@ struct ReviewFindingsSessionTests {
         let api = makeAPI(stub)
         let call = Recorder<Result<String, FMError>>()
         api.perform(TestEndpoints.records()) { call.record($0) }
-        #expect(loginSent.wait(timeout: .now() + 5) == .success)
+        #expect(loginSent.wait(timeout: TestBound.deadline) == .success)
         let loggedOut = Recorder<String>()
         api.logout { _, code in loggedOut.record(code) }
         #expect(loggedOut.wait() == ["0"])

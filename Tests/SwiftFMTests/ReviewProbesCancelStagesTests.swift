@@ -52,7 +52,7 @@ struct ReviewProbesCancelStagesTests {
         }
         let call = Recorder<Result<String, FMError>>()
         let handle = api.perform(TestEndpoints.records()) { call.record($0) }
-        #expect((stage == .backoff ? backingOff : reached).wait(timeout: .now() + 5) == .success)
+        #expect((stage == .backoff ? backingOff : reached).wait(timeout: TestBound.deadline) == .success)
         handle.cancel()
         #expect(call.wait().first?.testFailureCode == FMError.ClientCode.cancelled)
         // Let what the call left behind end: a held login or read is cancelled, a waiting hook says ready.
@@ -74,6 +74,7 @@ struct ReviewProbesCredentialsTests {
         var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
         configuration.credentials = credentials
         configuration.retry = .none
+        configuration.timeout = 600 // an async provider runs on the cooperative pool, which a busy machine delays
         return DataAPI(configuration: configuration, transport: stub)
     }
 

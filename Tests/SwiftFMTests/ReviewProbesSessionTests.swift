@@ -76,7 +76,7 @@ struct ReviewProbesSessionTests {
         }
         results.wait()
         // Every call's endpoint (held by the call, its exchange and its timers) is released once it ended.
-        #expect(released.wait(timeout: .now() + 10) == .success)
+        #expect(released.wait(timeout: TestBound.deadline) == .success)
     }
 
     /// A hook that makes a call under a concurrency cap of 1: no deadlock (the login gave its slot back).
@@ -119,7 +119,7 @@ struct ReviewProbesSessionTests {
         }
         let results = Recorder<String>(expecting: 5)
         for _ in 0..<5 { api.perform(TestEndpoints.records()) { results.record($0.testFailureCode ?? "0") } }
-        #expect(loginSent.wait(timeout: .now() + 10) == .success)
+        #expect(loginSent.wait(timeout: TestBound.deadline) == .success)
         let login = try #require(stub.tasks.first)
         let url = try #require(URL(string: "https://fms.example.com/fmi/data/vLatest/databases/Contacts/sessions"))
         let response = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "application/json"]))

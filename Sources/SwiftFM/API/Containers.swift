@@ -27,7 +27,7 @@ extension DataAPI {
         return perform(endpoint) { completion($0.value, $0.code) }
     }
 
-    /// Uploads bytes into a container field; see ``uploadContainer(layout:recordId:field:repetition:fileURL:fileName:mimeType:completion:)``.
+    /// Uploads bytes into a container field; see ``uploadContainer(layout:recordId:field:repetition:fileURL:fileName:mimeType:completion:)-(_,Int,_,_,_,_,_,_)``.
     ///
     /// - Parameters:
     ///   - layout: the layout name.

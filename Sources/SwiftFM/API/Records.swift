@@ -155,7 +155,7 @@ extension DataAPI {
     }
 
     /// Edits a record with `fieldData` encoded from an `Encodable` value; see
-    /// ``editRecord(layout:recordId:fieldData:portalData:modId:deleteRelated:options:completion:)``.
+    /// ``editRecord(layout:recordId:fieldData:portalData:modId:deleteRelated:options:completion:)-(_,Int,_,_,_,_,_,_)``.
     ///
     /// - Parameters:
     ///   - layout: the layout name.

@@ -51,7 +51,7 @@ extension DataAPI {
         try await bridge(Endpoints.getRecords(as: type, layout: layout, offset: offset, limit: limit, sort: sort, options: options))
     }
 
-    /// Edits a record; see ``editRecord(layout:recordId:fieldData:portalData:modId:deleteRelated:options:completion:)``.
+    /// Edits a record; see ``editRecord(layout:recordId:fieldData:portalData:modId:deleteRelated:options:completion:)-(_,Int,_,_,_,_,_,_)``.
     /// - Throws: ``FMError`` (`"306"` when `modId` no longer matches).
     @discardableResult
     public func editRecord(layout: String, recordId: Int, fieldData: [String: Any],

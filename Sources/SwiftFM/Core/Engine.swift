@@ -88,13 +88,25 @@ extension DataAPI {
         return .success("Basic " + value)
     }
 
+    /// nginx's answer to plain HTTP on its HTTPS port (a 400 page) as the wrong-scheme error that names
+    /// `https://` (``FMError/wrongScheme(_:use:underlying:)``); any other result as it is.
+    static func namingTheScheme(_ result: Result<ExchangeAnswer, ExchangeFailure>, url: URL?) -> Result<ExchangeAnswer, ExchangeFailure> {
+        guard case .success(let answer) = result, answer.response.statusCode == 400, url?.scheme?.lowercased() == "http",
+              answer.body.count < 64 * 1024, answer.body.range(of: Data("plain HTTP request was sent to HTTPS port".utf8)) != nil
+        else { return result }
+        let error = FMError.wrongScheme(url, use: "https", underlying: "HTTP 400: The plain HTTP request was sent to HTTPS port")
+        return .failure(ExchangeFailure(error: error, beforeAnswer: false))
+    }
+
     /// One HTTP exchange: build, wait for a slot under the concurrency cap, send, log. `completion` gets the
     /// raw answer (any status) or the failure, once, on the transport's queue — unless the returned flight
-    /// is cancelled first, which completes it with the cancel's error.
+    /// is cancelled first, which completes it with the cancel's error. `accepting`: the statuses the call
+    /// expects; one other than 200 (a container download's 302) is logged at debug, not as a failure.
     func exchange<Value>(
         _ endpoint: Endpoint<Value>,
         authorization: String?,
         sink: BodySink,
+        accepting: @escaping @Sendable (Int) -> Bool = { $0 == 200 },
         completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void
     ) -> Flight {
         let flight = Flight(completion: completion)
@@ -125,17 +137,20 @@ extension DataAPI {
             let bodyFile = built
             logger.log(.debug, "→ \(line)")
             let started = DispatchTime.now().uptimeNanoseconds
-            let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { result in
+            let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { answered in
                 release()
+                let result = Self.namingTheScheme(answered, url: request.url)
                 if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
                 if logger.isEnabled {
                     let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
                     switch result {
                     case .success(let answer):
                         let status = answer.response.statusCode
-                        let code = status == 200 ? "" : " code \(Envelope.error(status: status, body: answer.body).code)"
+                        let expected = status == 200 || accepting(status)
+                        let code = expected ? "" : " code \(Envelope.error(status: status, body: answer.body).code)"
                         let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
-                        logger.log(status == 200 ? .info : .warning, "← \(line) \(status)\(code) \(size) \(duration)")
+                        let level: FMLogEvent.Level = status == 200 ? .info : expected ? .debug : .warning
+                        logger.log(level, "← \(line) \(status)\(code) \(size) \(duration)")
                     case .failure(let failure):
                         let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .info : .error
                         logger.log(level, "← \(line) failed \(failure.error.code) \(duration)")
@@ -382,7 +397,7 @@ final class EngineCall<Value>: @unchecked Sendable {
 
     private func send(authorization: String?, lease: SessionLease?, explicitToken: String?) {
         guard !delivery.isFinished else { return }
-        let flight = api.exchange(endpoint, authorization: authorization, sink: sink) { [self] result in
+        let flight = api.exchange(endpoint, authorization: authorization, sink: sink, accepting: accepting) { [self] result in
             received(result, lease: lease, explicitToken: explicitToken)
         }
         delivery.attach(flight)

@@ -33,7 +33,9 @@ struct FMEnvelope<Response: Decodable>: Decodable {
 /// Reading Data API envelopes: errors for non-200 answers, and helpers for the decoders of 200 answers.
 enum Envelope {
     /// The error for a non-200 answer: FileMaker's code and message from `messages[0]`, `-1006` when the
-    /// body is not JSON (an HTML page from a proxy), `-1007` when it is JSON of the wrong shape or truncated.
+    /// body is not JSON (an HTML page from a proxy), `-1007` when it is JSON of the wrong shape or truncated,
+    /// and `-1007` too when it says code `"0"` (success) or no code: an error status never completes with
+    /// FileMaker's success code.
     static func error(status: Int, body: Data) -> FMError {
         let object: Any
         do {
@@ -47,6 +49,8 @@ enum Envelope {
             return .malformed("the body is not a JSON object", status: status)
         }
         switch firstMessage(in: dictionary) {
+        case .success(let message) where message.code == "0" || message.code.isEmpty:
+            return .malformed("HTTP \(status) with FileMaker code \(message.code.isEmpty ? "\"\"" : "0 (success)")", status: status)
         case .success(let message):
             return FMError(code: message.code, message: message.message, httpStatus: status)
         case .failure(let error):

@@ -46,9 +46,12 @@ final class Exchange: @unchecked Sendable {
     }
     private let state: Locked<State>
     private let sink: BodySink
+    /// The request's URL: a failed TLS handshake names the scheme to use instead.
+    private let url: URL?
 
-    private init(sink: BodySink, completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void) {
+    private init(sink: BodySink, url: URL?, completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void) {
         self.sink = sink
+        self.url = url
         self.state = Locked(State(completion: completion))
     }
 
@@ -59,7 +62,7 @@ final class Exchange: @unchecked Sendable {
         _ request: FMTransportRequest, through transport: any FMTransport, sink: BodySink,
         completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void
     ) -> Exchange {
-        let exchange = Exchange(sink: sink, completion: completion)
+        let exchange = Exchange(sink: sink, url: request.urlRequest.url, completion: completion)
         let events = FMTransportEvents(
             response: { [exchange] in exchange.head($0) },
             data: { [exchange] in exchange.bytes($0) },
@@ -178,7 +181,7 @@ final class Exchange: @unchecked Sendable {
             return
         }
         let beforeAnswer = state.withLock { $0.response == nil }
-        finish(.failure(ExchangeFailure(error: FMError.fromTransport(error), beforeAnswer: beforeAnswer)))
+        finish(.failure(ExchangeFailure(error: FMError.fromTransport(error, url: url), beforeAnswer: beforeAnswer)))
     }
 
     private func finish(_ result: Result<ExchangeAnswer, ExchangeFailure>) {

@@ -7,7 +7,14 @@ import Foundation
 /// * An empty field is `""` for every field type: an optional property that cannot hold `""` (a number,
 ///   a date, an enum without an empty case) reads it as `nil`. A non-optional one fails.
 /// * Numbers sent as text (`"42"`, `" 3.5 "`) decode into numeric properties (a number into a `String`
-///   property is still a mismatch); `Bool` takes `true`/`false`, `1`/`0` and their text forms.
+///   property is still a mismatch); `Bool` takes `true`/`false`, `1`/`0` and their text forms. One rule for
+///   every numeric type (`Int`s, `Double`, `Float`, `Decimal`): text is a number when, trimmed of spaces,
+///   it is a decimal number (an optional sign, digits with an optional point, an optional exponent:
+///   `-3.5`, `+2`, `.5`, `1e3`); anything else (hex `0x10`, `inf`, `nan`, `1,000`, words) is a type
+///   mismatch, never a guess.
+/// * `Double` and `Float` are correctly rounded, from JSON numbers and from text alike: the same bits as
+///   Swift's `Double(String)`/`Float(String)` give for the number's characters, `-0` included.
+/// * A key sent twice in one object reads its last value, as `JSONSerialization` (the raw records) does.
 /// * Dates, times and timestamps decode into `Date` from every `dateformats` FileMaker writes: US
 ///   `MM/dd/yyyy` (formats 0 and 1, and the server default), ISO `yyyy-MM-dd` (format 2), with an optional
 ///   time `HH:mm:ss[.fff]` (24-hour, or 12-hour with `AM`/`PM`) after a space or `T`. A time alone is that
@@ -286,15 +293,16 @@ extension JSONTapeReader {
         }
     }
 
-    /// A number node's value as a `Double` (as `NSNumber.doubleValue` gives for `JSONSerialization`'s types).
+    /// A number node's value as a `Double`, correctly rounded: the bits `Double(String)` gives for its
+    /// characters (`-0` keeps its sign).
     func double(_ index: Int) -> Double? {
-        guard let token = number(index), let value = try? token.classify(bytes) else { return nil }
-        switch value {
-        case .int(let integer): return Double(integer)
-        case .uint(let integer): return Double(integer)
-        case .decimal(let decimal): return NSDecimalNumber(decimal: decimal).doubleValue
-        case .double(let double): return double
-        }
+        number(index)?.double(bytes)
+    }
+
+    /// A number node's value as a `Float`, correctly rounded (the bits `Float(String)` gives; infinite
+    /// beyond `Float`'s range). Never through `Double`: rounding twice can be one unit off.
+    func float(_ index: Int) -> Float? {
+        number(index)?.float(bytes)
     }
 
     /// How a mismatch names what was found.
@@ -315,15 +323,39 @@ private enum Rules {
         .typeMismatch(type, .init(codingPath: path(), debugDescription: "found \(reader.kind(node))"))
     }
 
-    /// The number a text holds (`"42"`, `" -3.5 "`), trimmed of spaces.
-    static func number(inText text: String) -> Double? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let integer = Int(trimmed) { return Double(integer) }
-        if let double = Double(trimmed), double.isFinite,
-           trimmed.first.map({ $0.isNumber || $0 == "-" || $0 == "+" || $0 == "." }) == true {
-            return double
+    /// Whether `text` (already trimmed) is a decimal number: an optional sign, digits with an optional point
+    /// (at least one digit), an optional exponent. The one rule for numbers sent as text, every numeric type.
+    static func isDecimalNumber(_ text: String) -> Bool {
+        var utf8 = text.utf8[...]
+        if let sign = utf8.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") { utf8 = utf8.dropFirst() }
+        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        let whole = utf8.prefix(while: isDigit).count
+        utf8 = utf8.dropFirst(whole)
+        var fraction = 0
+        if utf8.first == UInt8(ascii: ".") {
+            utf8 = utf8.dropFirst()
+            fraction = utf8.prefix(while: isDigit).count
+            utf8 = utf8.dropFirst(fraction)
         }
-        return nil
+        guard whole + fraction > 0 else { return false }
+        if let e = utf8.first, e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
+            utf8 = utf8.dropFirst()
+            if let sign = utf8.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") { utf8 = utf8.dropFirst() }
+            let digits = utf8.prefix(while: isDigit).count
+            guard digits > 0 else { return false }
+            utf8 = utf8.dropFirst(digits)
+        }
+        return utf8.isEmpty
+    }
+
+    /// The decimal number a text holds (`"42"`, `" -3.5 "`), trimmed of spaces; `nil` when it is not one.
+    static func decimalText(_ text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        return isDecimalNumber(trimmed) ? trimmed : nil
+    }
+
+    static func outOfRange(_ type: Any.Type, _ path: [any CodingKey]) -> DecodingError {
+        .dataCorrupted(.init(codingPath: path, debugDescription: "the number does not fit in \(type)"))
     }
 
     static func integer<I: FixedWidthInteger>(_ type: I.Type, _ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> I {
@@ -336,10 +368,9 @@ private enum Rules {
             if let exact = I(token.text(reader.bytes)) { return exact }
             throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "the number does not fit in \(I.self)"))
         case .string:
-            let text = reader.string(node)
-            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            guard let trimmed = decimalText(reader.string(node)) else { break }
             if let exact = I(trimmed) { return exact }
-            guard let double = number(inText: trimmed) else { break }
+            guard let double = Double(trimmed) else { break }
             if abs(double) < 9_007_199_254_740_992, let exact = I(exactly: double) { return exact }
             throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "the number does not fit in \(I.self)"))
         default:
@@ -348,26 +379,33 @@ private enum Rules {
         throw mismatch(I.self, reader, node, path())
     }
 
+    /// A `Double`, correctly rounded (text beyond its range fails instead of reading infinity).
     static func double(_ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> Double {
         switch reader.nodes[node].kind {
         case .number:
             if let value = reader.double(node) { return value }
         case .string:
-            if let value = number(inText: reader.string(node)) { return value }
+            guard let text = decimalText(reader.string(node)), let value = Double(text) else { break }
+            guard value.isFinite else { throw outOfRange(Double.self, path()) }
+            return value
         default:
             break
         }
         throw mismatch(Double.self, reader, node, path())
     }
 
-    /// A `Float` (a number beyond its range fails, as `JSONDecoder`, instead of reading infinity).
+    /// A `Float`, correctly rounded from the number's characters (a number beyond its range fails, as
+    /// `JSONDecoder`, instead of reading infinity).
     static func float(_ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> Float {
-        let value = try double(reader, node, path())
-        let float = Float(value)
-        guard float.isFinite || !value.isFinite else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "the number does not fit in Float"))
+        let value: Float?
+        switch reader.nodes[node].kind {
+        case .number: value = reader.float(node)
+        case .string: value = decimalText(reader.string(node)).flatMap { Float($0) }
+        default: value = nil
         }
-        return float
+        guard let value else { throw mismatch(Float.self, reader, node, path()) }
+        guard value.isFinite else { throw outOfRange(Float.self, path()) }
+        return value
     }
 
     /// A `URL` from text (a container field), as `JSONDecoder` reads it.
@@ -412,8 +450,9 @@ private enum Rules {
         let posix = Locale(identifier: "en_US_POSIX")
         switch reader.nodes[node].kind {
         case .string:
-            let trimmed = reader.string(node).trimmingCharacters(in: .whitespaces)
-            if number(inText: trimmed) != nil, let decimal = Decimal(string: trimmed, locale: posix) { return decimal }
+            guard let trimmed = decimalText(reader.string(node)) else { break }
+            if let decimal = Decimal(string: trimmed, locale: posix), decimal.isFinite { return decimal }
+            throw outOfRange(Decimal.self, path)
         case .number:
             if let text = reader.number(node)?.text(reader.bytes), let decimal = Decimal(string: text, locale: posix) { return decimal }
         default:
@@ -593,6 +632,7 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         let position = cursor.position
         cursor.position += 1
         let nodes = reader.nodes
+        if nodes[object].duplicateKeys { return reader.value(forKey: name, in: object) } // the last, as JSONSerialization
         if position < shape.offsets.count {
             let candidate = object + shape.offsets[position]
             if candidate < nodes[object].end, nodes[candidate].kind == .key, nodes[candidate].depth == nodes[object].depth + 1,

@@ -264,6 +264,13 @@ struct JSONLexer {
 
     // MARK: Numbers
 
+    /// 10^0 … 10^10, each exact in a `Float`.
+    static let floatPowersOfTen: [Float] = (0...10).map { exponent in
+        var value: Float = 1
+        for _ in 0..<exponent { value *= 10 }
+        return value
+    }
+
     /// A number's text and what reading it needs (the lexer has checked its grammar).
     struct NumberToken {
         var start: Int
@@ -311,6 +318,19 @@ struct JSONLexer {
                 return negative ? -value : value
             }
             return Double(text(bytes)) ?? .nan
+        }
+
+        /// The nearest `Float` (infinite when out of range), from the characters: never through `Double`,
+        /// whose rounding then `Float`'s can be one unit off.
+        func float(_ bytes: UnsafeRawBufferPointer) -> Float {
+            // Exact fast path (Clinger): a mantissa below 2^24 scaled by an exact power of ten (up to 10^10).
+            let scale = (hasExponent ? exponent : 0) - fractionDigits
+            if !overflow, mantissa < 1 << 24, scale >= -10, scale <= 10 {
+                var value = Float(mantissa)
+                value = scale < 0 ? value / JSONLexer.floatPowersOfTen[-scale] : value * JSONLexer.floatPowersOfTen[scale]
+                return negative ? -value : value
+            }
+            return Float(text(bytes)) ?? .nan
         }
 
         /// What a number is, by `JSONSerialization`'s rules.

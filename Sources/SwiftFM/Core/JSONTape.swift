@@ -22,6 +22,9 @@ struct JSONTape {
         var escaped: Bool
         /// Strings and keys: bytes above 0x7F.
         var nonASCII: Bool
+        /// Objects: a key appears more than once (lookups then take the last, as `JSONSerialization`). Kept
+        /// beside the flags above, in what would be padding: a node stays 32 bytes.
+        var duplicateKeys = false
         /// Nesting depth (the top-level value is at depth 0).
         var depth: UInt16
         /// Containers: the number of members.
@@ -109,6 +112,71 @@ struct JSONTape {
             depth -= 1
             nodes[at].count = count
             nodes[at].end = nodes.count
+            if kind == .object, count > 1 { nodes[at].duplicateKeys = hasDuplicateKeys(at) }
+        }
+
+        /// Whether a key of object `object` repeats. Plain ASCII keys: a 64-bit filter on length and end
+        /// bytes, the bytes compared only when it says maybe (a hash set above 32 keys, so a hostile object
+        /// stays linear); escaped or non-ASCII keys: their text, compared as `String`s are (canonical
+        /// equivalence, as the decoder's key lookup does).
+        private func hasDuplicateKeys(_ object: Int) -> Bool {
+            let end = nodes[object].end
+            let bytes = lexer.bytes
+            var plain = true
+            var at = object + 1
+            while at < end {
+                if nodes[at].escaped || nodes[at].nonASCII { plain = false; break }
+                at = nodes[at + 1].isContainer ? nodes[at + 1].end : at + 2
+            }
+            if !plain {
+                var seen = Set<String>()
+                var scratch: [UInt8] = []
+                at = object + 1
+                while at < end {
+                    let node = nodes[at]
+                    let token = JSONLexer.StringToken(start: node.start, end: node.end, escaped: node.escaped, nonASCII: node.nonASCII)
+                    if !seen.insert(token.makeString(bytes, scratch: &scratch) ?? "").inserted { return true }
+                    at = nodes[at + 1].isContainer ? nodes[at + 1].end : at + 2
+                }
+                return false
+            }
+            func same(_ a: Int, _ b: Int) -> Bool {
+                let x = nodes[a], y = nodes[b]
+                return x.end - x.start == y.end - y.start
+                    && (x.end == x.start || memcmp(bytes.baseAddress! + x.start, bytes.baseAddress! + y.start, x.end - x.start) == 0)
+            }
+            if nodes[object].count > 32 {
+                var seen: [Int: [Int]] = [:]
+                at = object + 1
+                while at < end {
+                    let node = nodes[at]
+                    var hasher = Hasher()
+                    hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: bytes[node.start..<node.end]))
+                    let hash = hasher.finalize()
+                    if let earlier = seen[hash], earlier.contains(where: { same($0, at) }) { return true }
+                    seen[hash, default: []].append(at)
+                    at = nodes[at + 1].isContainer ? nodes[at + 1].end : at + 2
+                }
+                return false
+            }
+            var filter: UInt64 = 0
+            at = object + 1
+            while at < end {
+                let node = nodes[at]
+                let length = node.end - node.start
+                let hash = length == 0 ? 0 : (length &* 31 &+ Int(bytes[node.start]) &* 7 &+ Int(bytes[node.end - 1])) & 63
+                let bit: UInt64 = 1 << UInt64(hash)
+                if filter & bit != 0 {
+                    var earlier = object + 1
+                    while earlier < at {
+                        if same(earlier, at) { return true }
+                        earlier = nodes[earlier + 1].isContainer ? nodes[earlier + 1].end : earlier + 2
+                    }
+                }
+                filter |= bit
+                at = nodes[at + 1].isContainer ? nodes[at + 1].end : at + 2
+            }
+            return false
         }
     }
 }

@@ -65,6 +65,7 @@ enum Classifier {
     /// Sorts a failed attempt. `usedSession`: the request carried a session token.
     static func verdict(for error: FMError, beforeAnswer: Bool, usedSession: Bool, headers: [String: String]) -> AttemptVerdict {
         if usedSession, isSessionLost(error) { return .sessionLost }
+        if error.isWrongScheme { return .final } // a TLS handshake with a plain-HTTP server fails the same way again
         if error.code == FMError.ClientCode.transport, beforeAnswer { return .transient(retryAfter: nil) }
         let transientStatus = [502, 503, 504].contains(error.httpStatus ?? 0)
         if transientStatus || error.code == "812" || error.code == "956" {

@@ -168,7 +168,7 @@ public final class FMURLSessionTransport: FMTransport {
         }
         router.register(task, events: events)
         task.resume()
-        return URLSessionTaskHandle(task: task)
+        return URLSessionTaskHandle(task: task, router: router)
     }
 }
 
@@ -184,7 +184,10 @@ private final class InlineOperationQueue: OperationQueue, @unchecked Sendable {
 private struct URLSessionTaskHandle: FMTransportTask, @unchecked Sendable {
     // URLSessionTask is thread-safe for `cancel()`; it is not `Sendable`-annotated on every platform.
     let task: URLSessionTask
-    func cancel() { task.cancel() }
+    let router: TaskRouter
+    func cancel() {
+        if router.mayCancel(task) { task.cancel() }
+    }
 }
 
 /// The session delegate: routes each task's events to its ``FMTransportEvents`` and refuses redirects.
@@ -194,6 +197,10 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
         var events: FMTransportEvents
         /// SwiftFM refused the answer: no more of its bytes are handed on.
         var refused = false
+        /// The answer was a redirect, refused: the task ends by itself, and is never cancelled from then on.
+        var redirected = false
+        /// The task was cancelled: a redirect is no longer answered.
+        var cancelled = false
     }
     private let routes = Locked<[Int: Route]>([:])
     #if canImport(Darwin)
@@ -214,8 +221,31 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
     /// Linux toolchains `cancel()` waits for the work queue these callbacks may run on).
     private func refuse(_ task: URLSessionTask) {
         routes.withLock { $0[task.taskIdentifier]?.refused = true }
-        let handle = URLSessionTaskHandle(task: task)
+        let handle = URLSessionTaskHandle(task: task, router: self)
         DispatchQueue.global().async { handle.cancel() }
+    }
+
+    /// Whether `task` may be cancelled now; from then on a redirect of it is not answered. A task whose
+    /// redirect was answered is not: its answer is complete and it ends by itself. (swift-corelibs-foundation
+    /// traps — "Received callback for HTTP redirection, but we're not waiting for it" — when the answer to
+    /// `willPerformHTTPRedirection` reaches a task cancelled meanwhile: a call whose deadline passed during a
+    /// container download's redirect crashed the process.)
+    func mayCancel(_ task: URLSessionTask) -> Bool {
+        routes.withLock { routes in
+            guard routes[task.taskIdentifier] != nil else { return true }
+            if routes[task.taskIdentifier]?.redirected == true { return false }
+            routes[task.taskIdentifier]?.cancelled = true
+            return true
+        }
+    }
+
+    /// Whether the redirect of `task` may be answered (it was not cancelled); no cancel reaches it from then on.
+    private func mayAnswerRedirect(_ task: URLSessionTask) -> Bool {
+        routes.withLock { routes in
+            if routes[task.taskIdentifier]?.cancelled == true { return false }
+            routes[task.taskIdentifier]?.redirected = true
+            return true
+        }
     }
 
     func urlSession(
@@ -250,7 +280,9 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        completionHandler(nil)
+        // Never followed (SwiftFM follows a container's redirect itself). A cancelled task gets no answer:
+        // it has ended already, and the answer would trap in swift-corelibs-foundation.
+        if mayAnswerRedirect(task) { completionHandler(nil) }
     }
 
     #if canImport(Darwin)
@@ -323,8 +355,11 @@ private struct WholeBodyTask: FMTransportTask {
 }
 
 extension FMError {
-    /// Maps a transport failure: timeout → -1004, cancelled → -1005, anything else → -1003.
-    static func fromTransport(_ error: Error) -> FMError {
+    /// Maps a transport failure: timeout → -1004, cancelled → -1005, anything else → -1003 (a TLS handshake
+    /// that fails on an `https` URL, or a TLS answer on an `http` one, with a message naming the scheme to
+    /// use: ``wrongScheme(_:use:underlying:)``). The underlying error prints as `URLError(-1004
+    /// cannotConnectToHost)`, never beside SwiftFM's own codes as a bare number.
+    static func fromTransport(_ error: Error, url: URL? = nil) -> FMError {
         if let fm = error as? FMError { return fm }
         let code: Int
         if let url = error as? URLError {
@@ -334,10 +369,59 @@ extension FMError {
             guard ns.domain == NSURLErrorDomain else { return .transport(String(describing: error)) }
             code = ns.code
         }
+        let description = (error as NSError).localizedDescription
+        let underlying = "\(urlErrorName(code)): \(description)"
         switch code {
         case URLError.Code.timedOut.rawValue: return .timeout
         case URLError.Code.cancelled.rawValue: return .cancelled
-        default: return .transport("URLError \(code): \((error as NSError).localizedDescription)")
+        default:
+            let scheme = url?.scheme?.lowercased()
+            if scheme == "https", isFailedHandshake(code: code, description: description) {
+                return wrongScheme(url, use: "http", underlying: underlying)
+            }
+            if scheme == "http", description.contains("HTTP/0.9") { // TLS bytes where an HTTP answer was expected
+                return wrongScheme(url, use: "https", underlying: underlying)
+            }
+            return .transport(underlying)
         }
     }
+
+    /// `URLError(-1004 cannotConnectToHost)`: the code with its name, so it is never read as SwiftFM's `-1004`.
+    static func urlErrorName(_ code: Int) -> String {
+        let names: [Int: String] = [
+            -1: "unknown", -999: "cancelled", -1000: "badURL", -1001: "timedOut", -1002: "unsupportedURL",
+            -1003: "cannotFindHost", -1004: "cannotConnectToHost", -1005: "networkConnectionLost", -1006: "dnsLookupFailed",
+            -1007: "httpTooManyRedirects", -1009: "notConnectedToInternet", -1011: "badServerResponse",
+            -1017: "cannotParseResponse", -1103: "dataLengthExceedsMaximum", -1200: "secureConnectionFailed",
+            -1201: "serverCertificateHasBadDate", -1202: "serverCertificateUntrusted", -1203: "serverCertificateHasUnknownRoot",
+            -1204: "serverCertificateNotYetValid", -1205: "clientCertificateRejected", -1206: "clientCertificateRequired",
+        ]
+        return "URLError(\(code)\(names[code].map { " " + $0 } ?? ""))"
+    }
+
+    /// A TLS handshake that failed for another reason than the certificate: on Linux libcurl's OpenSSL
+    /// error ("wrong version number" when plain HTTP answered, "unexpected eof" when the server closed),
+    /// on Apple platforms `secureConnectionFailed`.
+    static func isFailedHandshake(code: Int, description: String) -> Bool {
+        if description.localizedCaseInsensitiveContains("certificate") { return false }
+        if code == URLError.Code.secureConnectionFailed.rawValue { return true }
+        return code == -1 && (description.contains("SSL") || description.contains("TLS"))
+    }
+
+    /// How every wrong-scheme message starts (``isWrongScheme``).
+    static let wrongSchemePrefix = "Wrong scheme: "
+
+    /// A call sent with the scheme the server does not speak: `-1003`, a message naming the URL to write
+    /// instead, never retried (it is no transient fault).
+    static func wrongScheme(_ url: URL?, use scheme: String, underlying: String) -> FMError {
+        var address = url?.host ?? "the host"
+        if let port = url?.port { address += ":\(port)" }
+        let said = scheme == "http"
+            ? "the TLS handshake with \(address) failed: the server there speaks plain HTTP (as fm-emulator does)? Write the host as http://\(address)"
+            : "the server at \(address) speaks TLS (HTTPS)? Write the host as https://\(address)"
+        return FMError(code: ClientCode.transport, message: wrongSchemePrefix + said, underlying: underlying)
+    }
+
+    /// Whether this is ``wrongScheme(_:use:underlying:)``'s error.
+    var isWrongScheme: Bool { code == ClientCode.transport && message.hasPrefix(Self.wrongSchemePrefix) }
 }
