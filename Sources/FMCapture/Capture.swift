@@ -114,8 +114,9 @@ public enum SchemaCapture {
             var found: FMFoundSet?
             do {
                 found = try await api.getRecords(layout: layout, limit: max(1, options.records))
-            } catch let e as FMError where e.code == "401" {
-                // An empty table: no records to copy, nothing failed.
+            } catch let e as FMError where e.code == "401" || e.code == "101" {
+                // An empty table (FileMaker Server answers a range read of one 101 "Record is missing"): no
+                // records to copy, nothing failed.
                 found = nil
             } catch let e as FMError {
                 builder.skipped.append("layout \(layout): records failed (FileMaker \(e.code): \(e.message))")

@@ -25,7 +25,8 @@ import Foundation
 /// - Parameter errors (1708, 958, 960) answer HTTP 400; wrong verbs 405 with code 1704 and an `Allow`
 ///   header (HEAD works wherever GET does; OPTIONS is unsupported); unknown
 ///   paths 404 with code `"404"`; a wrong `Content-Type` 415 with code `"415"`.
-/// - An empty range or an offset past the end answers 500/401, like a find without matches.
+/// - A range read of a table without records answers 500/101 "Record is missing", as FileMaker Server
+///   does; an offset past the end answers 500/401, like a find without matches.
 /// - `validateSession` answers `{"isSessionInUse":false}`; an empty login body counts as `{}`;
 ///   logging out an unknown token answers 401/952; the session cap is 500/956.
 /// - ISO dates are accepted only with `dateformats: 2`; ISO timestamps are written with a `T`;

@@ -110,4 +110,21 @@ import Testing
         let other = h.send("PATCH", "\(h.base)/layouts/Contacts/records/1", body: #"{"fieldData":{"Notes::note(1).4":"x"}}"#)
         #expect(other.code == "101")
     }
+
+    /// A range read of a layout whose table has no records answers HTTP 500 with 101 "Record is missing"
+    /// (python-fmrest#4, 2018, and #85, 2026, both against FileMaker Server, with the default `_offset=1`);
+    /// an offset past the end of a non-empty table stays 401 (no public report of what FileMaker answers).
+    @Test func aRangeReadOfAnEmptyTableIs101() throws {
+        let h = try Harness()
+        try h.login()
+        let empty = h.send("GET", "\(h.base)/layouts/NotesList/records", contentType: nil)
+        #expect(empty.code == "0")
+        for id in 1...4 { #expect(h.send("DELETE", "\(h.base)/layouts/NotesList/records/\(id)", contentType: nil).code == "0") }
+        let none = h.send("GET", "\(h.base)/layouts/NotesList/records?_offset=1", contentType: nil)
+        #expect(none.status == 500)
+        #expect(none.code == "101")
+        #expect(none.message == "Record is missing")
+        let past = h.send("GET", "\(h.base)/layouts/Contacts/records?_offset=99", contentType: nil)
+        #expect(past.code == "401")
+    }
 }

@@ -122,6 +122,10 @@ extension EmulatorState {
         guard let t = table(layout.table) else { throw FMError("106") }
         let sorter = try makeSorter(layout, sortSpec)
         let plan = scriptPlanFromQuery(ctx)
+        // A table without records: FileMaker Server answers 101 "Record is missing" (HTTP 500), not 401
+        // (python-fmrest#4 and #85; Docs/FILEMAKER-BEHAVIOUR.md). An offset past the end of a non-empty
+        // table stays 401: no public report shows otherwise.
+        guard !t.order.isEmpty else { throw FMError("101") }
         let ids = t.order
         return try foundSetReply(layout, options: options, plan: plan, offset: max(offset, 1), limit: limit, sorter: sorter,
                                  ctx: ctx) { _ in ids }
