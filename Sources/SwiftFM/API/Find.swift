@@ -61,4 +61,11 @@ extension Result where Failure == FMError {
         if case .failure(let error) = self, error.isNoRecordsMatch { return (empty, error.code) }
         return legacyPair
     }
+
+    /// The `(value?, code)` pair of a range read, with "no records" (401 past the end, 101 for an empty
+    /// table) turned into `(empty, code)`.
+    func noRecordsInRangeAsEmpty(_ empty: Success) -> (Success?, String) {
+        if case .failure(let error) = self, error.isEmptyRangeRead { return (empty, error.code) }
+        return legacyPair
+    }
 }

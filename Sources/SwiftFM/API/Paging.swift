@@ -32,7 +32,7 @@ struct PageSource<Page>: Sendable {
             switch result {
             case .success(let page):
                 completion(.success(counts(page).returned == 0 ? nil : page))
-            case .failure(let error) where error.isNoRecordsMatch || (isRange && error.code == "101"):
+            case .failure(let error) where error.isNoRecordsMatch || (isRange && error.isEmptyRangeRead):
                 completion(.success(nil))
             case .failure(let error):
                 completion(.failure(error))

@@ -91,8 +91,8 @@ extension DataAPI {
 
     /// Reads a range of records (`GET …/layouts/{layout}/records`).
     ///
-    /// An empty table or an offset past the end is FileMaker's `"401"` with an **empty** found set
-    /// (``FMFoundSet/empty``, not `nil`), as a find that matches nothing.
+    /// An offset past the end (FileMaker's `"401"`) or an empty table (FileMaker Server's `"101"`) completes
+    /// with an **empty** found set (``FMFoundSet/empty``, not `nil`) and that code, as a find that matches nothing.
     ///
     /// - Parameters:
     ///   - layout: the layout name.
@@ -107,7 +107,7 @@ extension DataAPI {
                            options: FMReadOptions = .init(),
                            completion: @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
         perform(Endpoints.getRecords(layout: layout, offset: offset, limit: limit, sort: sort, options: options)) {
-            let pair = $0.noMatchAsEmpty(.empty)
+            let pair = $0.noRecordsInRangeAsEmpty(.empty)
             completion(pair.0, pair.1)
         }
     }
@@ -129,7 +129,7 @@ extension DataAPI {
                                          sort: [FMSort] = [], options: FMReadOptions = .init(),
                                          completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         perform(Endpoints.getRecords(as: type, layout: layout, offset: offset, limit: limit, sort: sort, options: options)) {
-            let pair = $0.noMatchAsEmpty(.empty)
+            let pair = $0.noRecordsInRangeAsEmpty(.empty)
             completion(pair.0, pair.1)
         }
     }

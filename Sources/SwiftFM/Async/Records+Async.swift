@@ -37,14 +37,14 @@ extension DataAPI {
         try await bridge(Endpoints.getRecord(as: type, layout: layout, recordId: recordId, options: options))
     }
 
-    /// Reads a range of records as a raw found set. An empty table or an offset past the end (FileMaker's
-    /// 401) returns ``FMFoundSet/empty``, as a find that matches nothing.
+    /// Reads a range of records as a raw found set. An offset past the end (FileMaker's 401) or an empty
+    /// table (FileMaker Server's 101) returns ``FMFoundSet/empty``, as a find that matches nothing.
     /// - Throws: ``FMError`` for every other failure.
     public func getRecords(layout: String, offset: Int? = nil, limit: Int? = nil, sort: [FMSort] = [],
                            options: FMReadOptions = .init()) async throws -> FMFoundSet {
         do {
             return try await bridge(Endpoints.getRecords(layout: layout, offset: offset, limit: limit, sort: sort, options: options))
-        } catch let error as FMError where error.isNoRecordsMatch {
+        } catch let error as FMError where error.isEmptyRangeRead {
             return .empty
         }
     }
@@ -55,7 +55,7 @@ extension DataAPI {
                                                            sort: [FMSort] = [], options: FMReadOptions = .init()) async throws -> FMTypedFoundSet<T> {
         do {
             return try await bridge(Endpoints.getRecords(as: type, layout: layout, offset: offset, limit: limit, sort: sort, options: options))
-        } catch let error as FMError where error.isNoRecordsMatch {
+        } catch let error as FMError where error.isEmptyRangeRead {
             return .empty
         }
     }
