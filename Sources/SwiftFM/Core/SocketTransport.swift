@@ -477,17 +477,18 @@ private final class SocketWorker {
 
     /// The next line (without CRLF) of a head or of chunk framing, at most 64 KiB.
     private func line() throws -> String {
-        var searched = start
+        // Counted from `start`: `fill()` may move the bytes (it empties a fully read buffer first).
+        var searched = 0
         while true {
-            if let end = buffer[searched...].firstIndex(of: 10) {
+            if let end = buffer[(start + searched)...].firstIndex(of: 10) {
                 var last = end
                 if last > start && buffer[last - 1] == 13 { last -= 1 }
                 let text = String(decoding: buffer[start..<last], as: UTF8.self)
                 start = end + 1
                 return text
             }
-            searched = buffer.count
-            guard buffer.count - start < 64 * 1024 else { throw SocketFailure(error: URLError(.badServerResponse)) }
+            searched = buffer.count - start
+            guard searched < 64 * 1024 else { throw SocketFailure(error: URLError(.badServerResponse)) }
             guard try fill() else { throw SocketFailure(error: URLError(.networkConnectionLost)) }
         }
     }
