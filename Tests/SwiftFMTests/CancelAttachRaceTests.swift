@@ -6,7 +6,7 @@ import Testing
 @Suite("Cancel versus attach")
 struct CancelAttachRaceTests {
     /// A task that only records whether it was cancelled.
-    final class FlagTask: TransportTask, @unchecked Sendable {
+    final class FlagTask: CancellableTask, @unchecked Sendable {
         private let lock = NSLock()
         private var cancelled = false
         var isCancelled: Bool { lock.withLock { cancelled } }
