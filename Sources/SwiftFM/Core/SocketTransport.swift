@@ -16,16 +16,18 @@ import Glibc
 /// allocated), so a daemon's memory climbs by hundreds of MB per million calls. This transport keeps
 /// nothing per request: fm-bench's `soak` scenario measures its slope.
 ///
-/// Behaviour: persistent connections (keep-alive, reused FIFO; a reused connection that the server had
-/// closed is redialled once before any byte of the answer arrived), `Content-Length` and chunked answers,
-/// answers until the server closes, `Expect`-less uploads from memory or streamed from a file with
-/// `Content-Length`, no redirect followed (a 3xx is the answer), no cookies, no cache, no compression asked
-/// for (`Accept-Encoding` is not sent unless the request sets it; an answer in an encoding other than
-/// `identity` is passed on as sent). At most `maxConnectionsPerHost` connections per host and port;
-/// requests beyond them wait in FIFO order (SwiftFM's own limits keep that queue empty). Each silence longer
-/// than `idleTimeout` while sending or receiving ends the exchange with `URLError(.timedOut)`; `cancel()`
-/// ends it at once with `URLError(.cancelled)`. One thread per open connection; a connection idle for
-/// `keepAlive` seconds is closed and its thread ends.
+/// Behaviour: persistent connections (keep-alive, reused FIFO; one the server closed while idle is never used,
+/// and one that dies before any byte of the answer arrived is redialled once for a `GET` or `HEAD`, never for a
+/// write), `Content-Length`, chunked and until-close answers, `Expect`-less uploads from memory or streamed from
+/// a file with `Content-Length`. Like ``FMURLSessionTransport`` it asks for compressed answers
+/// (`Accept-Encoding: gzip, deflate`, unless the request sets its own) and hands on the decoded bytes
+/// (`gzip`, `x-gzip`, `deflate` as zlib or raw, decoded in Swift with bounded memory); a corrupt stream or
+/// another coding fails with `URLError(.cannotDecodeContentData)`. No redirect is followed (a 3xx is the
+/// answer), no cookies, no cache. At most `maxConnectionsPerHost` connections per host and port; requests
+/// beyond them wait in FIFO order (SwiftFM's own limits keep that queue empty). Each silence longer than
+/// `idleTimeout` while sending or receiving ends the exchange with `URLError(.timedOut)`; `cancel()` ends it
+/// at once with `URLError(.cancelled)`. One thread per open connection; a connection idle for `keepAlive`
+/// seconds is closed and its thread ends.
 public final class FMSocketTransport: FMTransport, @unchecked Sendable {
     // @unchecked: `pools` and `fallback` are behind their locks; the rest is immutable.
     private let idleTimeout: TimeInterval
