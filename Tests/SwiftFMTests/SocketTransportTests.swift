@@ -201,6 +201,9 @@ func roundTrip(_ transport: any FMTransport, _ url: String, method: String = "GE
 /// connection limit, and everything above the transport (container redirects with the cookie, streaming to
 /// files, a redirect to `https` handed to URLSession). Deadlines, caps, chunked bodies and compression bombs
 /// run through both transports in ``HostileServerTests``.
+///
+/// Connections are kept alive for an hour here: on a loaded machine the suite's own steps can be more than the
+/// default 30 s apart, and a connection closed for idleness would read as a connection not reused.
 @Suite("Socket transport (loopback)")
 struct SocketTransportTests {
     static let json = #"{"response":{"data":[{"fieldData":{"name":"gzipped"},"portalData":{},"recordId":"1","modId":"0"}],"dataInfo":{"database":"DB","layout":"L","table":"T","totalRecordCount":1,"foundCount":1,"returnedCount":1}},"messages":[{"code":"0","message":"OK"}]}"#
@@ -223,7 +226,7 @@ struct SocketTransportTests {
                             chunk: chunked, limit: chunked.count)
         }
         defer { server.stop() }
-        let transport = FMSocketTransport(idleTimeout: 60)
+        let transport = FMSocketTransport(idleTimeout: 300, keepAlive: 3600)
         let first = await roundTrip(transport, server.url + "/a")
         #expect(first.error == nil)
         #expect(first.text == InflateFixtures.text)
@@ -290,7 +293,7 @@ struct SocketTransportTests {
     @Test func reusesAKeptAliveConnection() async {
         let server = KeepAliveServer { _, _, _ in .answer(KeepAliveServer.ok()) }
         defer { server.stop() }
-        let transport = FMSocketTransport(idleTimeout: 60)
+        let transport = FMSocketTransport(idleTimeout: 300, keepAlive: 3600)
         for _ in 0..<5 { #expect(await roundTrip(transport, server.url + "/x").text == "ok") }
         #expect(server.requests.count == 5)
         #expect(server.connections == 1)
@@ -301,7 +304,7 @@ struct SocketTransportTests {
         // timeout passed): every request, writes included, goes out once on a fresh connection.
         let server = KeepAliveServer { _, _, _ in .answerAndClose(KeepAliveServer.ok()) }
         defer { server.stop() }
-        let transport = FMSocketTransport(idleTimeout: 60)
+        let transport = FMSocketTransport(idleTimeout: 300, keepAlive: 3600)
         #expect(await roundTrip(transport, server.url + "/a").text == "ok")
         #expect(await server.waitForCloses(1))
         #expect(await roundTrip(transport, server.url + "/b", method: "POST", body: Data("{}".utf8)).text == "ok")
@@ -316,7 +319,7 @@ struct SocketTransportTests {
         // does not (the server may have acted on it; SwiftFM's retry policy decides).
         let server = KeepAliveServer { _, _, index in index == 0 ? .answer(KeepAliveServer.ok()) : .close }
         defer { server.stop() }
-        let transport = FMSocketTransport(idleTimeout: 60)
+        let transport = FMSocketTransport(idleTimeout: 300, keepAlive: 3600)
         #expect(await roundTrip(transport, server.url + "/1").text == "ok")
         #expect(await roundTrip(transport, server.url + "/2").text == "ok")
         #expect(server.requests.map { String($0.head.prefix(6)) } == ["GET /1", "GET /2", "GET /2"])
@@ -335,7 +338,7 @@ struct SocketTransportTests {
             return .answer(KeepAliveServer.ok())
         }
         defer { server.stop() }
-        let transport = FMSocketTransport(idleTimeout: 120, maxConnectionsPerHost: 3)
+        let transport = FMSocketTransport(idleTimeout: 300, maxConnectionsPerHost: 3, keepAlive: 3600)
         let texts = await withTaskGroup(of: String.self) { group in
             for i in 0..<12 { group.addTask { await roundTrip(transport, server.url + "/\(i)").text } }
             return await group.reduce(into: [String]()) { $0.append($1) }
@@ -367,7 +370,7 @@ struct SocketTransportTests {
         defer { server.stop() }
         var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 30)
         configuration.maxResponseBytes = 1024 // a file download is not capped by it
-        let api = DataAPI(configuration: configuration, transport: FMSocketTransport(idleTimeout: 30))
+        let api = DataAPI(configuration: configuration, transport: FMSocketTransport(idleTimeout: 300, keepAlive: 3600))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("socket-\(UUID().uuidString).bin")
         defer { try? FileManager.default.removeItem(at: file) }
         let saved = try await api.downloadContainer(url: URL(string: server.url + "/Streaming_SSL/MainDB/first.bin?RCType=EmbeddedRCFileProcessor")!, to: file)
@@ -406,7 +409,7 @@ struct SocketTransportTests {
         }
         defer { server.stop() }
         let api = DataAPI(configuration: FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 30),
-                          transport: FMSocketTransport(idleTimeout: 30))
+                          transport: FMSocketTransport(idleTimeout: 300, keepAlive: 3600))
         do {
             _ = try await api.downloadContainer(url: URL(string: server.url + "/Streaming_SSL/MainDB/x.bin")!)
             Issue.record("a plain listener answered a TLS handshake")
