@@ -202,19 +202,8 @@ extension DataAPI {
     }
 }
 
-/// The answer handed to the decoder, converted from the transport's.
-extension Endpoint.Response {
-    init(_ response: HTTPURLResponse, body: Data, file: URL? = nil) {
-        var headers: [String: String] = [:]
-        for (name, value) in response.allHeaderFields {
-            headers[String(describing: name)] = String(describing: value)
-        }
-        self.init(status: response.statusCode, headers: headers, body: body, file: file)
-    }
-}
-
 /// One exchange as the pipeline holds it: queued for a slot, then running; ends exactly once.
-final class Flight: TransportTask, @unchecked Sendable {
+final class Flight: CancellableTask, @unchecked Sendable {
     // @unchecked: mutable state is behind `state`'s lock.
     private struct State {
         var completion: (@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?
@@ -264,7 +253,7 @@ final class Flight: TransportTask, @unchecked Sendable {
         end(.failure(ExchangeFailure(error: error, beforeAnswer: false)))
     }
 
-    /// `TransportTask`: cancel.
+    /// `CancellableTask`: cancel.
     func cancel() { cancel(with: .cancelled) }
 
     fileprivate func end(_ result: Result<ExchangeAnswer, ExchangeFailure>) {

@@ -43,13 +43,18 @@ public final class FMRequest: Sendable, CustomStringConvertible {
     }
 }
 
+/// Work in flight that a call can stop: its exchange (``Flight``).
+protocol CancellableTask: Sendable {
+    func cancel()
+}
+
 /// The delivery side of one call: calls the caller's completion exactly once, on the callback queue, and
 /// remembers the transport task so a cancel can stop it.
 final class OneShot<Value>: @unchecked Sendable {
     // @unchecked: every mutable field is behind `state`'s lock; the completion is only called once, on `queue`.
     private struct State {
         var completion: ((Result<Value, FMError>) -> Void)?
-        var task: TransportTask?
+        var task: CancellableTask?
         var cleanup: (@Sendable () -> Void)?
     }
     private let state: Locked<State>
@@ -77,7 +82,7 @@ final class OneShot<Value>: @unchecked Sendable {
     }
 
     /// Records the task in flight; cancels it at once when the call already finished.
-    func attach(_ task: TransportTask) {
+    func attach(_ task: CancellableTask) {
         let finished = state.withLock { state -> Bool in
             if state.completion == nil { return true }
             state.task = task
@@ -114,7 +119,7 @@ final class OneShot<Value>: @unchecked Sendable {
     }
 
     /// Takes the completion and the task out of the state, atomically.
-    private func take() -> (completion: ((Result<Value, FMError>) -> Void)?, task: TransportTask?) {
+    private func take() -> (completion: ((Result<Value, FMError>) -> Void)?, task: CancellableTask?) {
         let (completion, task, cleanup) = state.withLock { state in
             defer { state.completion = nil; state.task = nil; state.cleanup = nil }
             return (state.completion, state.task, state.completion == nil ? nil : state.cleanup)

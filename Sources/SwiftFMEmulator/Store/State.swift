@@ -117,7 +117,7 @@ struct EmulatorState {
     var baseURL: URL?
     /// The URL clients reach the emulator at (behind a proxy); see ``Emulator/publicURL``.
     var publicURL: URL?
-    /// Table occurrences and relationships (issue 10).
+    /// Table occurrences and relationships: the paths from each layout's table occurrence to related tables.
     var graph = RelationGraph()
 
     init(schema: EmulatorSchema, now: Date) throws {
