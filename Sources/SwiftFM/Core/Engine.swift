@@ -31,6 +31,8 @@ extension DataAPI {
     ///   - retries: whether transient failures are retried under ``FMConfiguration/retry`` (not for logins:
     ///     the calls waiting for the session decide).
     ///   - deliveringOn: where `completion` runs (``callbackQueue`` by default).
+    ///   - inline: `completion` runs at once on the thread that finished the call, on no queue (the async
+    ///     bridge: its continuation resumes on its task's executor, so a queue hop first would be a second hop).
     @discardableResult
     func perform<Value>(
         _ endpoint: Endpoint<Value>,
@@ -42,6 +44,7 @@ extension DataAPI {
         bypassShutdown: Bool = false,
         retries: Bool = true,
         deliveringOn queue: DispatchQueue? = nil,
+        inline: Bool = false,
         completion: @escaping (Result<Value, FMError>) -> Void
     ) -> FMRequest {
         var meter: CallMeter?
@@ -51,7 +54,7 @@ extension DataAPI {
             meter = started
             observe = { code in metrics.callFinished(started.finish(code: code)) }
         }
-        let delivery = OneShot(queue: queue ?? callbackQueue, handle: request ?? FMRequest(), observe: observe, completion: completion)
+        let delivery = OneShot(queue: inline ? nil : queue ?? callbackQueue, handle: request ?? FMRequest(), observe: observe, completion: completion)
         // The new-session hook's calls (a pinned pool) are part of a call in flight: admitted during the grace.
         guard bypassShutdown || lifecycle.admit(delivery, duringGrace: pool.pinned) else {
             delivery.finish(.failure(.shuttingDown))

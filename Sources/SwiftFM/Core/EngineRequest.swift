@@ -58,12 +58,14 @@ final class OneShot<Value>: @unchecked Sendable {
         var cleanup: (@Sendable () -> Void)?
     }
     private let state: Locked<State>
-    private let queue: DispatchQueue
+    /// Where the completion runs; `nil`: at once, on the thread that finishes the call (the async bridge,
+    /// whose continuation hops to its task's executor anyway).
+    private let queue: DispatchQueue?
     let handle: FMRequest
     /// Told the outcome's code as it is delivered (metrics), before the queue hop.
     private let observe: (@Sendable (String) -> Void)?
 
-    init(queue: DispatchQueue, handle: FMRequest = FMRequest(), observe: (@Sendable (String) -> Void)? = nil,
+    init(queue: DispatchQueue?, handle: FMRequest = FMRequest(), observe: (@Sendable (String) -> Void)? = nil,
          completion: @escaping (Result<Value, FMError>) -> Void) {
         self.queue = queue
         self.observe = observe
@@ -140,6 +142,10 @@ final class OneShot<Value>: @unchecked Sendable {
             case .success: observe("0")
             case .failure(let error): observe(error.code)
             }
+        }
+        guard let queue else {
+            FMError.withCurrent(result.failure) { completion(result) }
+            return true
         }
         let box = UncheckedBox((completion, result))
         queue.async { FMError.withCurrent(box.value.1.failure) { box.value.0(box.value.1) } }
