@@ -3,6 +3,15 @@ import Foundation
 import FoundationNetworking
 #endif
 
+/// Header lookup by name, as HTTP defines it: case-insensitive.
+enum HTTPHeader {
+    /// The value of `name` in `headers`, whatever the case of either, or `nil`.
+    static func value(_ name: String, in headers: [String: String]) -> String? {
+        if let exact = headers[name] { return exact }
+        return headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
 /// The description of one Data API call: everything that goes on the wire and how to read the answer.
 ///
 /// Each endpoint of the Data API is described once, by a factory in `Core/Endpoints.swift`; the engine
@@ -148,14 +157,5 @@ struct Endpoint<Value>: Sendable {
         self.auth = auth
         self.invalid = invalid
         self.decode = decode
-    }
-}
-
-/// Header lookup by name, as HTTP defines it: case-insensitive.
-enum HTTPHeader {
-    /// The value of `name` in `headers`, whatever the case of either, or `nil`.
-    static func value(_ name: String, in headers: [String: String]) -> String? {
-        if let exact = headers[name] { return exact }
-        return headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }
