@@ -14,7 +14,11 @@ struct AsyncCancelStressTests {
         let stale = "stale-token-0000"
         // Requests with the stale token get 952; the rest are held until cancelled, or answered when
         // their layout says so.
-        let h = Harness(store: FMMemoryTokenStore(FMStoredToken(token: stale, expiry: .distantFuture))) { request in
+        // The subject is cancellation, not deadlines: a deadline far beyond the work, so that on a loaded machine
+        // the answered calls queued FIFO behind held ones (one call per session) never reach it.
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass")
+        configuration.timeout = 600
+        let h = Harness(configuration: configuration, store: FMMemoryTokenStore(FMStoredToken(token: stale, expiry: .distantFuture))) { request in
             if isLogin(request) { return .json(200, Bodies.login()) }
             if request.header("Authorization") == "Bearer " + stale { return .json(401, Bodies.expired) }
             return (request.url?.path ?? "").contains("/layouts/answer/") ? .json(200, Bodies.value("v")) : .hold
