@@ -343,6 +343,8 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     let newSessionHook = Locked<FMNewSessionHook?>(nil)
     /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
     let persistedVersion = Locked<UInt64>(0)
+    /// Draws a retry's back-off from its range (full jitter); the tests' seam for the random source.
+    let retryJitter = Locked<@Sendable (ClosedRange<Double>) -> Double>({ Double.random(in: $0) })
 
     /// Creates a service with the default transport: ``FMURLSessionTransport``, or on Linux for an `http://`
     /// host ``FMSocketTransport``; either allows as many connections as SwiftFM may have requests in flight.

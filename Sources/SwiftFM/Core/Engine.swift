@@ -495,11 +495,13 @@ final class EngineCall<Value>: @unchecked Sendable {
     private func retry(after error: FMError, retryAfter: TimeInterval?, unsent: Bool = false) {
         let policy = api.configuration.retry
         let attempts = state.withLock { $0.attempts }
-        let untilDeadline = policy.retriesReadsUntilDeadline && endpoint.cannotChangeData
+        // A read that finds the server away (restarting) rides it out until its deadline; the rest keep to maxAttempts.
+        let untilDeadline = policy.retriesReadsUntilDeadline && endpoint.cannotChangeData && Classifier.serverAway(error)
         guard retries, attempts < policy.maxAttempts || untilDeadline, unsent || policy.retriesWrites || endpoint.cannotChangeData else {
             delivery.finish(.failure(error)); return
         }
-        let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter) { Double.random(in: $0) }
+        let jitter = api.retryJitter.value
+        let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter, random: jitter)
         let remaining = Double(endsAt.uptimeNanoseconds &- min(endsAt.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9
         guard wait < remaining else {
             api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first")
