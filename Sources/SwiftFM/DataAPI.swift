@@ -183,7 +183,8 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// cancelled at the cap and the call completes with `-1011` (``FMError/ClientCode/responseTooLarge``).
     /// A container download to `Data` obeys it; a download to a file is streamed and is not capped.
     public var maxResponseBytes: Int = 256 * 1024 * 1024
-    /// How transient failures are retried (default ``FMRetryPolicy/standard``: reads only).
+    /// How transient failures are retried (default ``FMRetryPolicy/standard``: reads only, and a read that
+    /// finds the server away — refused, reset, 502/503/504 — rides it out until ``timeout``).
     public var retry: FMRetryPolicy = .standard
     /// The most HTTP requests in flight at once, logins included (default `nil`: no cap). Calls past it
     /// wait in FIFO order; a waiting call that is cancelled or whose deadline passes is never sent.
