@@ -62,7 +62,7 @@ public struct CaptureError: Error, CustomStringConvertible, Sendable {
     public var description: String { message }
 }
 
-/// Copies a live solution into an emulator schema file through the Data API (issue 10).
+/// Copies a live solution into an emulator schema file through the Data API.
 ///
 /// Layouts (with folders), their fields with types and options, portals, value lists, the table occurrences
 /// that layout metadata and records reveal, scripts by name (stubbed: the Data API cannot read script steps)

@@ -411,19 +411,6 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         self.logger = Self.makeLogger(logger, configuration: configuration, pool: pool)
     }
 
-    /// Creates a service over a whole-body transport (the unit tests' stubs).
-    convenience init(
-        configuration: FMConfiguration,
-        transport: Transport,
-        callbackQueue: DispatchQueue? = nil,
-        tokenStore: FMTokenStore = FMMemoryTokenStore(),
-        logger: FMLogHandler? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
-    ) {
-        self.init(configuration: configuration, transport: WholeBodyTransport(base: transport), callbackQueue: callbackQueue,
-                  tokenStore: tokenStore, logger: logger, now: now)
-    }
-
     /// A service that uses `token` for every call and never logs in or renews (the new-session hook's).
     init(pinnedTo token: String, parent: DataAPI) {
         configuration = parent.configuration

@@ -1,7 +1,7 @@
 import Foundation
 import SwiftFMEmulator
 
-// Scenario `emulatorlog` (issue 20): what a read costs the emulator with a full request log (10,000
+// Scenario `emulatorlog`: what a read costs the emulator with a full request log (10,000
 // entries, the default cap) against a log of one entry. Two emulators in this process, each called
 // through its HTTP handler (no sockets: the figure is the emulator's own work per read), interleaved
 // call by call. Target: full / empty within 1.10.

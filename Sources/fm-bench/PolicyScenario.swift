@@ -4,7 +4,7 @@ import SwiftFM
 extension Bench {
     // MARK: Scenario: retries and the concurrency cap
 
-    /// What the bounds of issue 7 cost a call that needs none of them: get one record with
+    /// What the retry policy and the concurrency cap cost a call that needs neither of them: get one record with
     /// `FMRetryPolicy.standard` and `maxConcurrentRequests: 8` against the same call with `.none` and no cap
     /// (each call still has its deadline and size cap: they cannot be turned off). Interleaved call by call,
     /// the order rotating; min / median / max over rounds of the per-round ratio. Target: within 2 %.

@@ -11,7 +11,10 @@
 // `python3 -c 'import fmrest'` works (it then needs the emulator on port 3000, its only plain-http port).
 //
 // Scenarios (all by default; name some to run a subset):
-//   percall   get one record: callback and async API vs raw URLSession bytes-only and raw + JSONSerialization
+//   percall   get one record, from a plain thread waiting on a semaphore: the callback API vs a raw URLSession
+//             data task (bytes only, and + JSONSerialization), the async API vs a raw request bridged the
+//             same way (a Task and a continuation around each); on Linux also the callback API over
+//             FMURLSessionTransport (http:// hosts default to FMSocketTransport there)
 //   transport get one record through callbacks: SwiftFM over FMSocketTransport vs over FMURLSessionTransport
 //             (Linux; the socket transport is the default for http:// hosts only if not slower)
 //   decode    a found set's bytes already in memory → records: raw vs python-fmrest (json.loads + Records),
@@ -205,32 +208,6 @@ struct Bench: @unchecked Sendable {
         var request = URLRequest(url: URL(string: emulator.url.absoluteString.trimmingCharacters(in: ["/"]) + "/fmi/data/vLatest/databases/Bench/layouts/Bench/" + path)!)
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         return request
-    }
-
-    // MARK: Scenario: per call
-
-    func perCall() async throws {
-        let request = rawRequest("records/1")
-        func callback() async {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                api.getRecord(layout: "Bench", recordId: 1) { _, _ in continuation.resume() }
-            }
-        }
-        let contenders: [(String, () async throws -> Void)] = [
-            ("raw", { _ = try await rawGet(session, request) }),
-            ("raw+JSON", { _ = try JSONSerialization.jsonObject(with: try await rawGet(session, request)) }),
-            ("callback", { await callback() }),
-            ("async", { _ = try await api.getRecord(layout: "Bench", recordId: 1) }),
-        ]
-        for _ in 0..<100 { for (_, run) in contenders { try await run() } } // warm up every path
-        let tally = try await interleaved(contenders, rounds: settings.rounds, calls: settings.calls)
-        let micro = { (name: String) in String(format: "%.1f µs", tally.median(name) / Double(settings.calls) * 1e6) }
-        say("per call, get one record (\(settings.rounds) rounds × \(settings.calls) calls, interleaved call by call):")
-        say("  raw URLSession bytes-only \(micro("raw")), raw + JSONSerialization \(micro("raw+JSON")), callback \(micro("callback")), async \(micro("async"))")
-        say("  callback / raw bytes-only  \(tally.ratioText("callback", over: "raw"))   target ≤ 1.10")
-        say("  async    / raw bytes-only  \(tally.ratioText("async", over: "raw"))   target ≤ 1.10")
-        say("  callback / raw + JSON      \(tally.ratioText("callback", over: "raw+JSON"))   target ≤ 1.03")
-        say("  async    / raw + JSON      \(tally.ratioText("async", over: "raw+JSON"))   target ≤ 1.03")
     }
 
     // MARK: Scenario: found-set bytes in memory → records

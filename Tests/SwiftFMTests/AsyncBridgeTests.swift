@@ -54,6 +54,21 @@ struct AsyncBridgeTests {
         #expect(h.stub.tasks.allSatisfy { $0.isCancelled })
     }
 
+    /// The async surface resumes its continuation from the engine directly: a callback queue that is
+    /// blocked (an app's main queue while its thread waits) does not hold an async call back.
+    @Test func anAsyncCallDoesNotWaitForTheCallbackQueue() async throws {
+        let blocked = DispatchQueue(label: "blocked.callbacks")
+        blocked.suspend()
+        defer { blocked.resume() }
+        let stub = StubTransport { request in isLogin(request) ? .json(200, Bodies.login()) : .json(200, Bodies.value("inline")) }
+        let api = DataAPI(configuration: FMConfiguration(host: "fms.example.com", database: "d", username: "u", password: "p"),
+                          transport: stub, callbackQueue: blocked)
+        let done = Recorder<String>()
+        let task = Task { done.record(try await api.bridge(TestEndpoints.records())) }
+        #expect(await done.value() == ["inline"], "the async call waited for the suspended callback queue")
+        task.cancel()
+    }
+
     @Test func manyConcurrentCallsResumeExactlyOnce() async throws {
         let h = Harness { request in isLogin(request) ? .json(200, Bodies.login()) : .json(200, Bodies.value("v")) }
         let values = try await withThrowingTaskGroup(of: String.self) { group in

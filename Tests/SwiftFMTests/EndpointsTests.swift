@@ -423,6 +423,6 @@ func isNoBody<V>(_ endpoint: Endpoint<V>) -> Bool {
     @Test func cookieMerging() {
         #expect(Endpoints.mergeCookies("a=1; b=2", "b=3; c=4") == "a=1; b=3; c=4")
         #expect(Endpoints.mergeCookies(nil, nil) == nil)
-        #expect(Endpoints.setCookie(in: ["SET-COOKIE": "k=v"]) == "k=v")
+        #expect(Endpoints.setCookie(in: HTTPHeader.value("Set-Cookie", in: ["SET-COOKIE": "k=v"])) == "k=v")
     }
 }

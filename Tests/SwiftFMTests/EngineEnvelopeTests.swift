@@ -53,19 +53,4 @@ struct EngineEnvelopeTests {
         #expect { try Envelope.response(from: Data(#"{"response":{},"messages":[{"code":"8"#.utf8)) } throws: { ($0 as? FMError)?.code == "-1007" }
         #expect { try Envelope.response(from: Data(#"{"response":{},"messages":[{"code":"401","message":"x"}]}"#.utf8)) } throws: { ($0 as? FMError)?.code == "401" }
     }
-
-    struct Token: Decodable { var token: String }
-    struct Counted: Decodable { var dataInfo: Info; struct Info: Decodable { var foundCount: Int } }
-
-    @Test func typedEnvelope() throws {
-        #expect(try Envelope.decode(Token.self, from: Data(Bodies.login("xyz").utf8)).token == "xyz")
-        let wrongType = Data(#"{"response":{"dataInfo":{"foundCount":"3"}},"messages":[{"code":"0","message":"OK"}]}"#.utf8)
-        #expect { try Envelope.decode(Counted.self, from: wrongType) } throws: { error in
-            let e = error as? FMError
-            return e?.code == "-1007" && (e?.message.contains("dataInfo.foundCount") ?? false)
-        }
-        #expect { try Envelope.decode(Counted.self, from: Data(Bodies.ok.utf8)) } throws: { ($0 as? FMError)?.code == "-1007" }
-        #expect { try Envelope.decode(Token.self, from: Data("Bad Gateway".utf8)) } throws: { ($0 as? FMError)?.code == "-1006" }
-        #expect { try Envelope.decode(Token.self, from: Data(#"{"response":{"tok"#.utf8)) } throws: { ($0 as? FMError)?.code == "-1007" }
-    }
 }

@@ -167,7 +167,7 @@ struct EngineLoopbackTests {
         defer { server.stop() }
         let (api, _) = api(server)
         let endpoint = Endpoint<String>(.get, .absolute(URL(string: "http://127.0.0.1:\(server.port)/container")!), [], auth: .none) { response in
-            "\(response.status) \(SessionEndpoints.header("Set-Cookie", in: response.headers) ?? "-")"
+            "\(response.status) \(response.header("Set-Cookie") ?? "-")"
         }
         let recorder = Recorder<Result<String, FMError>>(queueKey: Harness.key)
         api.perform(endpoint, acceptingStatus: { $0 == 200 || $0 == 302 }, attachingTo: nil) { recorder.record($0) }

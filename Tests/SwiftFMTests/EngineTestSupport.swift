@@ -15,7 +15,7 @@ enum StubAnswer: Sendable {
 }
 
 /// A transport that fails the test when a request arrives that the test did not stub.
-final class StubTransport: Transport, @unchecked Sendable {
+final class StubTransport: WholeBodyTransport, @unchecked Sendable {
     typealias Handler = @Sendable (URLRequest) -> StubAnswer?
 
     private let lock = NSLock()
@@ -43,7 +43,7 @@ final class StubTransport: Transport, @unchecked Sendable {
     func send(
         _ request: URLRequest,
         completion: @escaping @Sendable (Result<(HTTPURLResponse, Data), Error>) -> Void
-    ) -> TransportTask {
+    ) -> CancellableTask {
         let task = StubTask(completion: completion)
         let handler = lock.withLock { () -> Handler? in
             _requests.append(request)
@@ -76,7 +76,7 @@ final class StubTransport: Transport, @unchecked Sendable {
     }
 }
 
-final class StubTask: TransportTask, @unchecked Sendable {
+final class StubTask: CancellableTask, @unchecked Sendable {
     private let lock = NSLock()
     private var completion: (@Sendable (Result<(HTTPURLResponse, Data), Error>) -> Void)?
     private var _cancelled = false

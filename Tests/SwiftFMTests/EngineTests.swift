@@ -240,7 +240,7 @@ struct EngineTests {
     @Test func acceptedStatusesReachTheDecoder() {
         let harness = Harness { _ in .json(302, "", headers: ["Location": "https://x/y", "Set-Cookie": "c=1"]) }
         let endpoint = Endpoint<String>(.get, .absolute(URL(string: "https://fms.example.com/Streaming/x.jpg")!), [], auth: .none) { response in
-            "\(response.status) \(SessionEndpoints.header("location", in: response.headers) ?? "-")"
+            "\(response.status) \(response.header("location") ?? "-")"
         }
         let recorder = Recorder<Outcome>(queueKey: Harness.key)
         harness.api.perform(endpoint, acceptingStatus: { $0 == 200 || $0 == 302 }, attachingTo: nil) { recorder.record($0) }

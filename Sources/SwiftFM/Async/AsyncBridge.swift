@@ -30,8 +30,13 @@ extension DataAPI {
     ///
     /// Task cancellation cancels the request (its transport task) and the call throws `"-1005"`; the
     /// continuation is resumed exactly once because the engine completes exactly once.
+    ///
+    /// The engine resumes the continuation directly (no hop through ``callbackQueue`` first): the
+    /// continuation already hands the value to the task's executor.
     func bridge<Value>(_ endpoint: Endpoint<Value>) async throws -> Value {
-        try await bridge { completion in perform(endpoint, completion: completion) }
+        try await bridge { completion in
+            perform(endpoint, acceptingStatus: { $0 == 200 }, attachingTo: nil, inline: true, completion: completion)
+        }
     }
 
     /// The bridge for operations that are not a single endpoint: `start` begins the callback operation and

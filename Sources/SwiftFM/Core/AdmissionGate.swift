@@ -46,9 +46,6 @@ final class AdmissionGate: Sendable {
         return ticket
     }
 
-    /// Requests waiting for a slot (for tests and diagnostics).
-    var waitingCount: Int { state.withLock { $0.waiting.count } }
-
     private func makeRelease() -> @Sendable () -> Void {
         let released = Locked(false)
         return { [self] in

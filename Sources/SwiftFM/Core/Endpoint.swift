@@ -1,4 +1,16 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Header lookup by name, as HTTP defines it: case-insensitive.
+enum HTTPHeader {
+    /// The value of `name` in `headers`, whatever the case of either, or `nil`.
+    static func value(_ name: String, in headers: [String: String]) -> String? {
+        if let exact = headers[name] { return exact }
+        return headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
 
 /// The description of one Data API call: everything that goes on the wire and how to read the answer.
 ///
@@ -49,12 +61,66 @@ struct Endpoint<Value>: Sendable {
     struct Response: Sendable {
         /// The HTTP status (200 for the decoder, except for endpoints that opt in to others).
         var status: Int
-        /// The response headers, names as received.
-        var headers: [String: String]
         /// The body bytes (empty when the body went to a file).
         var body: Data
         /// The file the body was streamed to (a container download to a file).
         var file: URL? = nil
+        /// Where the headers are read from: the transport's response, read only when a header is asked for
+        /// (logins, container hops and the retry classifier do; a record read does not).
+        private var head: Head
+
+        private enum Head: Sendable {
+            case fields([String: String])
+            case http(HTTPURLResponse)
+        }
+
+        /// An answer with these headers (names as received).
+        init(status: Int, headers: [String: String], body: Data, file: URL? = nil) {
+            self.status = status
+            self.head = .fields(headers)
+            self.body = body
+            self.file = file
+        }
+
+        /// The answer of a transport: its headers stay in `response` until asked for.
+        init(_ response: HTTPURLResponse, body: Data, file: URL? = nil) {
+            self.status = response.statusCode
+            self.head = .http(response)
+            self.body = body
+            self.file = file
+        }
+
+        /// The same answer, for another endpoint's decoder.
+        init<Other>(_ other: Endpoint<Other>.Response) {
+            self.status = other.status
+            self.body = other.body
+            self.file = other.file
+            switch other.head {
+            case .fields(let fields): self.head = .fields(fields)
+            case .http(let response): self.head = .http(response)
+            }
+        }
+
+        /// The value of the header `name` (case-insensitive), or `nil`.
+        func header(_ name: String) -> String? {
+            switch head {
+            case .fields(let fields): return HTTPHeader.value(name, in: fields)
+            case .http(let response): return response.value(forHTTPHeaderField: name)
+            }
+        }
+
+        /// Every header, names as received (built when asked for).
+        var headers: [String: String] {
+            switch head {
+            case .fields(let fields): return fields
+            case .http(let response):
+                var headers: [String: String] = [:]
+                for (name, value) in response.allHeaderFields {
+                    headers[String(describing: name)] = String(describing: value)
+                }
+                return headers
+            }
+        }
     }
 
     var method: Method

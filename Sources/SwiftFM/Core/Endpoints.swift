@@ -14,7 +14,7 @@ enum Endpoints {
     /// E1 `GET /productInfo` (no authentication).
     static func productInfo() -> Endpoint<FMProductInfo> {
         Endpoint(.get, .host, ["productInfo"], auth: .none) { response in
-            try JSONPayload.decodeResponse(FMProductInfo.Wrapper.self, from: response.body, status: response.status).productInfo
+            try Envelope.decode(FMProductInfo.Wrapper.self, from: response.body, status: response.status).productInfo
         }
     }
 
@@ -22,14 +22,14 @@ enum Endpoints {
     /// databases; harmless otherwise).
     static func databases(auth: Endpoint<[FMDatabase]>.Auth = .basic(encoded: nil)) -> Endpoint<[FMDatabase]> {
         Endpoint(.get, .host, ["databases"], auth: auth) { response in
-            try JSONPayload.decodeResponse(FMDatabase.Wrapper.self, from: response.body, status: response.status).databases
+            try Envelope.decode(FMDatabase.Wrapper.self, from: response.body, status: response.status).databases
         }
     }
 
     /// E6 `GET /databases/{db}/layouts`.
     static func layouts() -> Endpoint<[FMLayoutEntry]> {
         Endpoint(.get, .database, ["layouts"]) { response in
-            try JSONPayload.decodeResponse(FMLayoutEntry.Wrapper.self, from: response.body, status: response.status).layouts
+            try Envelope.decode(FMLayoutEntry.Wrapper.self, from: response.body, status: response.status).layouts
         }
     }
 
@@ -39,14 +39,14 @@ enum Endpoints {
         var query: [URLQueryItem] = []
         if let recordId { query.append(URLQueryItem(name: "recordId", value: String(recordId))) }
         return Endpoint(.get, .database, ["layouts", layout], query: query) { response in
-            try JSONPayload.decodeResponse(FMLayoutMetadata.self, from: response.body, status: response.status)
+            try Envelope.decode(FMLayoutMetadata.self, from: response.body, status: response.status)
         }
     }
 
     /// E8 `GET /databases/{db}/scripts`.
     static func scripts() -> Endpoint<[FMScriptEntry]> {
         Endpoint(.get, .database, ["scripts"]) { response in
-            try JSONPayload.decodeResponse(FMScriptEntry.Wrapper.self, from: response.body, status: response.status).scripts
+            try Envelope.decode(FMScriptEntry.Wrapper.self, from: response.body, status: response.status).scripts
         }
     }
 
@@ -78,7 +78,7 @@ enum Endpoints {
     private static func createRecord(layout: String, payload: [String: Any], validate: FMError?) -> Endpoint<FMRecordReference> {
         if let error = checkName(layout, "layout") ?? validate { return failing(.post, error) }
         return json(.post, ["layouts", layout, "records"], payload) { response in
-            try JSONPayload.decodeResponse(FMRecordReference.self, from: response.body, status: response.status)
+            try Envelope.decode(FMRecordReference.self, from: response.body, status: response.status)
         }
     }
 
@@ -166,7 +166,7 @@ enum Endpoints {
     private static func editRecord(layout: String, recordId: Int, payload: [String: Any], validate: FMError?) -> Endpoint<FMEditResult> {
         if let error = checkName(layout, "layout") ?? validate { return failing(.patch, error) }
         return json(.patch, ["layouts", layout, "records", String(recordId)], payload) { response in
-            try JSONPayload.decodeResponse(FMEditResult.self, from: response.body, status: response.status)
+            try Envelope.decode(FMEditResult.self, from: response.body, status: response.status)
         }
     }
 
@@ -175,7 +175,7 @@ enum Endpoints {
         if let error = checkName(layout, "layout") ?? options.validationError { return failing(.delete, error) }
         let query = options.entries.map { URLQueryItem(name: $0.0, value: $0.1) }
         return Endpoint(.delete, .database, ["layouts", layout, "records", String(recordId)], query: query) { response in
-            try JSONPayload.decodeResponse(FMScriptResults.self, from: response.body, status: response.status)
+            try Envelope.decode(FMScriptResults.self, from: response.body, status: response.status)
         }
     }
 
@@ -185,7 +185,7 @@ enum Endpoints {
         var payload: [String: Any] = [:]
         for (key, value) in options.entries { payload[key] = value }
         return json(.post, ["layouts", layout, "records", String(recordId)], payload) { response in
-            try JSONPayload.decodeResponse(FMRecordReference.self, from: response.body, status: response.status)
+            try Envelope.decode(FMRecordReference.self, from: response.body, status: response.status)
         }
     }
 
@@ -251,7 +251,7 @@ enum Endpoints {
         var query: [URLQueryItem] = []
         if let parameter { query.append(URLQueryItem(name: "script.param", value: parameter)) }
         return Endpoint(.get, .database, ["layouts", layout, "script", script], query: query) { response in
-            try JSONPayload.decodeResponse(FMScriptResult.self, from: response.body, status: response.status)
+            try Envelope.decode(FMScriptResult.self, from: response.body, status: response.status)
         }
     }
 
@@ -261,7 +261,7 @@ enum Endpoints {
     static func setGlobals(_ fields: [String: Any]) -> Endpoint<Bool> {
         if fields.isEmpty { return failing(.patch, .invalidArgument("No global field to set")) }
         return json(.patch, ["globals"], ["globalFields": fields]) { response in
-            _ = try JSONPayload.responseObject(response.body, status: response.status)
+            _ = try Envelope.response(from: response.body, status: response.status, checkMessages: false)
             return true
         }
     }
@@ -288,7 +288,7 @@ enum Endpoints {
         return Endpoint(.post, .database,
                         ["layouts", layout, "records", String(recordId), "containers", field, String(repetition)],
                         body: .multipart(body, boundary: boundary)) { response in
-            try JSONPayload.decodeResponse(FMEditResult.self, from: response.body, status: response.status)
+            try Envelope.decode(FMEditResult.self, from: response.body, status: response.status)
         }
     }
 
@@ -318,7 +318,7 @@ enum Endpoints {
         return Endpoint(.post, .database,
                         ["layouts", layout, "records", String(recordId), "containers", field, String(repetition)],
                         body: .multipartFile(fileURL, fileName: name, mimeType: type, boundary: Multipart.makeBoundary())) { response in
-            try JSONPayload.decodeResponse(FMEditResult.self, from: response.body, status: response.status)
+            try Envelope.decode(FMEditResult.self, from: response.body, status: response.status)
         }
     }
 
@@ -337,7 +337,7 @@ enum Endpoints {
             case 200:
                 return .data(response.body)
             case 301, 302, 303, 307, 308:
-                guard let location = header("Location", in: response.headers),
+                guard let location = response.header("Location"),
                       let next = URL(string: location, relativeTo: url)?.absoluteURL,
                       let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https",
                       next.host?.isEmpty == false else {
@@ -345,7 +345,7 @@ enum Endpoints {
                 }
                 // The cookies belong to this origin: they follow a redirect within it, never to another one.
                 guard origin(of: next) == origin(of: url) else { return .redirect(next, cookie: nil) }
-                return .redirect(next, cookie: mergeCookies(cookie, setCookie(in: response.headers)))
+                return .redirect(next, cookie: mergeCookies(cookie, setCookie(in: response.header("Set-Cookie"))))
             default:
                 throw FMError.malformed("unexpected status for a container download", status: response.status)
             }
@@ -444,13 +444,9 @@ enum Endpoints {
         return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
     }
 
-    static func header(_ name: String, in headers: [String: String]) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
-    }
-
-    /// The `name=value` pairs of a `Set-Cookie` header (several cookies may be folded into one line).
-    static func setCookie(in headers: [String: String]) -> String? {
-        guard let line = header("Set-Cookie", in: headers), !line.isEmpty else { return nil }
+    /// The `name=value` pairs of a `Set-Cookie` header's value (several cookies may be folded into one line).
+    static func setCookie(in line: String?) -> String? {
+        guard let line, !line.isEmpty else { return nil }
         var pairs: [String] = []
         // Split folded cookies on commas that start a new `name=…` (the comma of an Expires date is
         // followed by a day number, whose text up to `;` holds no `=`).

@@ -31,6 +31,8 @@ extension DataAPI {
     ///   - retries: whether transient failures are retried under ``FMConfiguration/retry`` (not for logins:
     ///     the calls waiting for the session decide).
     ///   - deliveringOn: where `completion` runs (``callbackQueue`` by default).
+    ///   - inline: `completion` runs at once on the thread that finished the call, on no queue (the async
+    ///     bridge: its continuation resumes on its task's executor, so a queue hop first would be a second hop).
     @discardableResult
     func perform<Value>(
         _ endpoint: Endpoint<Value>,
@@ -42,6 +44,7 @@ extension DataAPI {
         bypassShutdown: Bool = false,
         retries: Bool = true,
         deliveringOn queue: DispatchQueue? = nil,
+        inline: Bool = false,
         completion: @escaping (Result<Value, FMError>) -> Void
     ) -> FMRequest {
         var meter: CallMeter?
@@ -51,7 +54,7 @@ extension DataAPI {
             meter = started
             observe = { code in metrics.callFinished(started.finish(code: code)) }
         }
-        let delivery = OneShot(queue: queue ?? callbackQueue, handle: request ?? FMRequest(), observe: observe, completion: completion)
+        let delivery = OneShot(queue: inline ? nil : queue ?? callbackQueue, handle: request ?? FMRequest(), observe: observe, completion: completion)
         // The new-session hook's calls (a pinned pool) are part of a call in flight: admitted during the grace.
         guard bypassShutdown || lifecycle.admit(delivery, duringGrace: pool.pinned) else {
             delivery.finish(.failure(.shuttingDown))
@@ -202,19 +205,8 @@ extension DataAPI {
     }
 }
 
-/// The answer handed to the decoder, converted from the transport's.
-extension Endpoint.Response {
-    init(_ response: HTTPURLResponse, body: Data, file: URL? = nil) {
-        var headers: [String: String] = [:]
-        for (name, value) in response.allHeaderFields {
-            headers[String(describing: name)] = String(describing: value)
-        }
-        self.init(status: response.statusCode, headers: headers, body: body, file: file)
-    }
-}
-
 /// One exchange as the pipeline holds it: queued for a slot, then running; ends exactly once.
-final class Flight: TransportTask, @unchecked Sendable {
+final class Flight: CancellableTask, @unchecked Sendable {
     // @unchecked: mutable state is behind `state`'s lock.
     private struct State {
         var completion: (@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?
@@ -264,7 +256,7 @@ final class Flight: TransportTask, @unchecked Sendable {
         end(.failure(ExchangeFailure(error: error, beforeAnswer: false)))
     }
 
-    /// `TransportTask`: cancel.
+    /// `CancellableTask`: cancel.
     func cancel() { cancel(with: .cancelled) }
 
     fileprivate func end(_ result: Result<ExchangeAnswer, ExchangeFailure>) {

@@ -43,22 +43,29 @@ public final class FMRequest: Sendable, CustomStringConvertible {
     }
 }
 
+/// Work in flight that a call can stop: its exchange (``Flight``).
+protocol CancellableTask: Sendable {
+    func cancel()
+}
+
 /// The delivery side of one call: calls the caller's completion exactly once, on the callback queue, and
 /// remembers the transport task so a cancel can stop it.
 final class OneShot<Value>: @unchecked Sendable {
     // @unchecked: every mutable field is behind `state`'s lock; the completion is only called once, on `queue`.
     private struct State {
         var completion: ((Result<Value, FMError>) -> Void)?
-        var task: TransportTask?
+        var task: CancellableTask?
         var cleanup: (@Sendable () -> Void)?
     }
     private let state: Locked<State>
-    private let queue: DispatchQueue
+    /// Where the completion runs; `nil`: at once, on the thread that finishes the call (the async bridge,
+    /// whose continuation hops to its task's executor anyway).
+    private let queue: DispatchQueue?
     let handle: FMRequest
     /// Told the outcome's code as it is delivered (metrics), before the queue hop.
     private let observe: (@Sendable (String) -> Void)?
 
-    init(queue: DispatchQueue, handle: FMRequest = FMRequest(), observe: (@Sendable (String) -> Void)? = nil,
+    init(queue: DispatchQueue?, handle: FMRequest = FMRequest(), observe: (@Sendable (String) -> Void)? = nil,
          completion: @escaping (Result<Value, FMError>) -> Void) {
         self.queue = queue
         self.observe = observe
@@ -77,7 +84,7 @@ final class OneShot<Value>: @unchecked Sendable {
     }
 
     /// Records the task in flight; cancels it at once when the call already finished.
-    func attach(_ task: TransportTask) {
+    func attach(_ task: CancellableTask) {
         let finished = state.withLock { state -> Bool in
             if state.completion == nil { return true }
             state.task = task
@@ -114,7 +121,7 @@ final class OneShot<Value>: @unchecked Sendable {
     }
 
     /// Takes the completion and the task out of the state, atomically.
-    private func take() -> (completion: ((Result<Value, FMError>) -> Void)?, task: TransportTask?) {
+    private func take() -> (completion: ((Result<Value, FMError>) -> Void)?, task: CancellableTask?) {
         let (completion, task, cleanup) = state.withLock { state in
             defer { state.completion = nil; state.task = nil; state.cleanup = nil }
             return (state.completion, state.task, state.completion == nil ? nil : state.cleanup)
@@ -135,6 +142,10 @@ final class OneShot<Value>: @unchecked Sendable {
             case .success: observe("0")
             case .failure(let error): observe(error.code)
             }
+        }
+        guard let queue else {
+            FMError.withCurrent(result.failure) { completion(result) }
+            return true
         }
         let box = UncheckedBox((completion, result))
         queue.async { FMError.withCurrent(box.value.1.failure) { box.value.0(box.value.1) } }

@@ -1,33 +1,9 @@
 import Foundation
 
 /// One entry of the `messages` array of a Data API answer.
-struct FMMessage: Decodable, Sendable, Equatable {
+struct FMMessage: Sendable, Equatable {
     var code: String
     var message: String
-
-    private enum CodingKeys: String, CodingKey { case code, message }
-
-    init(code: String, message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    init(from decoder: Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        // FileMaker sends strings; tolerate a number rather than failing the whole answer.
-        if let text = try? container.decode(String.self, forKey: .code) {
-            code = text
-        } else {
-            code = String(try container.decode(Int.self, forKey: .code))
-        }
-        message = (try? container.decodeIfPresent(String.self, forKey: .message)) ?? ""
-    }
-}
-
-/// The Data API envelope `{"response": …, "messages": […]}` decoded in one `JSONDecoder` pass.
-struct FMEnvelope<Response: Decodable>: Decodable {
-    var messages: [FMMessage]
-    var response: Response
 }
 
 /// Reading Data API envelopes: errors for non-200 answers, and helpers for the decoders of 200 answers.
@@ -58,52 +34,57 @@ enum Envelope {
         }
     }
 
-    /// Parses a 200 body once (``JSONReader``) and returns its `response` object.
+    /// Parses a 200 body once (``JSONReader``: the values `JSONSerialization` gives, faster) and returns its
+    /// `response` object.
     ///
     /// Throws `-1006` for a non-JSON body, `-1007` for a body without `messages` or `response`, and
-    /// FileMaker's error when `messages[0].code` is not `"0"`.
-    static func response(from body: Data, status: Int = 200) throws(FMError) -> [String: Any] {
+    /// FileMaker's error when `messages[0].code` is not `"0"`. With `checkMessages` false (an answer the
+    /// engine already accepted by its status) `messages` is not read, and any unreadable body is `-1007`.
+    static func response(from body: Data, status: Int = 200, checkMessages: Bool = true) throws(FMError) -> [String: Any] {
         let object: Any
         do {
             object = try JSONReader.parse(body)
         } catch {
+            guard checkMessages else {
+                throw FMError(code: FMError.ClientCode.malformedResponse, message: "Unexpected response: the body is not valid JSON",
+                              httpStatus: status, underlying: String(describing: error))
+            }
             throw looksLikeJSON(body) ? .malformed("truncated or invalid JSON", status: status) : .notJSON(status: status)
         }
         guard let dictionary = object as? [String: Any] else {
             throw .malformed("the body is not a JSON object", status: status)
         }
-        let message: FMMessage
-        switch firstMessage(in: dictionary) {
-        case .success(let first): message = first
-        case .failure(let error): throw error
-        }
-        guard message.code == "0" else {
-            throw FMError(code: message.code, message: message.message, httpStatus: status)
+        if checkMessages {
+            let message: FMMessage
+            switch firstMessage(in: dictionary) {
+            case .success(let first): message = first
+            case .failure(let error): throw error
+            }
+            guard message.code == "0" else {
+                throw FMError(code: message.code, message: message.message, httpStatus: status)
+            }
         }
         guard let response = dictionary["response"] as? [String: Any] else {
-            throw .malformed("no response object", status: status)
+            throw .malformed("no \"response\" object", status: status)
         }
         return response
     }
 
-    /// Decodes a 200 body as `FMEnvelope<R>` with one `JSONDecoder` pass and returns its `response`.
-    ///
-    /// Throws `-1006` for a non-JSON body, `-1007` for a shape that does not match `R`, and FileMaker's
-    /// error when `messages[0].code` is not `"0"`.
-    static func decode<R: Decodable>(_ type: R.Type, from body: Data, status: Int = 200, decoder: JSONDecoder = JSONDecoder()) throws(FMError) -> R {
+    /// Decodes the `response` object of a 200 body with one `JSONDecoder` pass over the bytes (`messages`
+    /// is not read: the engine accepted the answer by its status).
+    static func decode<R: Decodable>(_ type: R.Type, from body: Data, status: Int) throws(FMError) -> R {
         do {
-            let envelope = try decoder.decode(FMEnvelope<R>.self, from: body)
-            if let first = envelope.messages.first, first.code != "0" {
-                throw FMError(code: first.code, message: first.message, httpStatus: status)
-            }
-            return envelope.response
-        } catch let error as FMError {
-            throw error
-        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
-            throw looksLikeJSON(body) ? .malformed("truncated or invalid JSON", status: status) : .notJSON(status: status)
+            return try JSONDecoder().decode(ResponseOnly<R>.self, from: body).response
         } catch {
-            throw .malformed(describe(error), status: status)
+            throw FMError(code: FMError.ClientCode.malformedResponse,
+                          message: "Unexpected response: cannot read \(R.self)",
+                          httpStatus: status, underlying: String(describing: error))
         }
+    }
+
+    /// The part of the envelope a success decoder needs.
+    private struct ResponseOnly<R: Decodable>: Decodable {
+        var response: R
     }
 
     /// `messages[0]` of an envelope, or `-1007`.

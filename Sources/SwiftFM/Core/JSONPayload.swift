@@ -134,43 +134,6 @@ enum JSONPayload {
     private static func nonFinite(_ path: String) -> FMError {
         .invalidArgument("The number at \(path) is NaN or infinite, which JSON cannot carry")
     }
-
-    // MARK: - Responses
-
-    /// Parses a success envelope once (``JSONReader``: the values `JSONSerialization` gives, faster) and
-    /// returns its `response` object.
-    static func responseObject(_ body: Data, status: Int) throws(FMError) -> [String: Any] {
-        let parsed: Any
-        do {
-            parsed = try JSONReader.parse(body)
-        } catch {
-            throw FMError(code: FMError.ClientCode.malformedResponse, message: "Unexpected response: the body is not valid JSON",
-                          httpStatus: status, underlying: String(describing: error))
-        }
-        guard let envelope = parsed as? [String: Any] else {
-            throw FMError.malformed("the body is not a JSON object", status: status)
-        }
-        guard let response = envelope["response"] as? [String: Any] else {
-            throw FMError.malformed("no \"response\" object", status: status)
-        }
-        return response
-    }
-
-    /// Decodes the `response` object of a success envelope with one `JSONDecoder` pass over the bytes.
-    static func decodeResponse<R: Decodable>(_ type: R.Type, from body: Data, status: Int) throws(FMError) -> R {
-        do {
-            return try JSONDecoder().decode(Envelope<R>.self, from: body).response
-        } catch {
-            throw FMError(code: FMError.ClientCode.malformedResponse,
-                          message: "Unexpected response: cannot read \(R.self)",
-                          httpStatus: status, underlying: String(describing: error))
-        }
-    }
-
-    /// The part of the envelope a success decoder needs.
-    private struct Envelope<R: Decodable>: Decodable {
-        var response: R
-    }
 }
 
 // MARK: - Lenient decoding helpers

@@ -67,9 +67,6 @@ final class RateLimiter: Sendable {
         return ticket
     }
 
-    /// Requests waiting for their turn (tests and diagnostics).
-    var waitingCount: Int { state.withLock { $0.waiting.count } }
-
     /// The timer: lets the head of the queue through when its time came, and re-arms for the next.
     private func fire() {
         let now = clock()

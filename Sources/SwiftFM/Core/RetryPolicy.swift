@@ -129,7 +129,7 @@ enum Classifier {
 
     /// `Retry-After` in seconds, or as an HTTP date.
     static func retryAfter(_ headers: [String: String]) -> TimeInterval? {
-        guard let value = SessionEndpoints.header("Retry-After", in: headers)?.trimmingCharacters(in: .whitespaces) else { return nil }
+        guard let value = HTTPHeader.value("Retry-After", in: headers)?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let seconds = Double(value), seconds.isFinite { return max(0, seconds) }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

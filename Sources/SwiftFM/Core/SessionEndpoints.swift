@@ -16,7 +16,7 @@ enum SessionEndpoints {
         }
         return Endpoint(.post, .database, ["sessions"], body: .json(body), auth: .basic(encoded: encoded), invalid: invalid) { response in
             let found = (try? Envelope.response(from: response.body, status: response.status)["token"] as? String).flatMap { $0.isEmpty ? nil : $0 }
-                ?? header("X-FM-Data-Access-Token", in: response.headers).flatMap { $0.isEmpty ? nil : $0 }
+                ?? response.header("X-FM-Data-Access-Token").flatMap { $0.isEmpty ? nil : $0 }
             if let token = found {
                 guard RequestBuilder.isValidToken(token) else {
                     throw FMError.malformed("the login token holds characters a Bearer token cannot carry", status: response.status)
@@ -50,11 +50,5 @@ enum SessionEndpoints {
             _ = try Envelope.response(from: response.body, status: response.status)
             return true
         }
-    }
-
-    /// A header value by case-insensitive name.
-    static func header(_ name: String, in headers: [String: String]) -> String? {
-        let lowered = name.lowercased()
-        return headers.first { $0.key.lowercased() == lowered }?.value
     }
 }

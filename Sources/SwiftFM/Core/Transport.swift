@@ -342,50 +342,6 @@ func defaultTransport(for configuration: FMConfiguration) -> any FMTransport {
     return FMURLSessionTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit)
 }
 
-// MARK: - Whole-body transports (tests)
-
-/// A request in flight of a ``Transport``.
-protocol TransportTask: Sendable {
-    func cancel()
-}
-
-/// A transport that answers with the whole body at once: what the unit tests' stubs implement. It is
-/// adapted to ``FMTransport`` by ``WholeBodyTransport``.
-protocol Transport: Sendable {
-    func send(
-        _ request: URLRequest,
-        completion: @escaping @Sendable (Result<(HTTPURLResponse, Data), Error>) -> Void
-    ) -> TransportTask
-}
-
-/// Adapts a whole-body ``Transport`` to ``FMTransport``.
-struct WholeBodyTransport: FMTransport {
-    let base: Transport
-
-    func send(_ request: FMTransportRequest, events: FMTransportEvents) -> any FMTransportTask {
-        var urlRequest = request.urlRequest
-        if let file = request.bodyFile {
-            urlRequest.httpBody = try? Data(contentsOf: file)
-        }
-        let task = base.send(urlRequest) { result in
-            switch result {
-            case .failure(let error):
-                events.complete(error)
-            case .success(let (response, body)):
-                guard events.response(response) else { return events.complete(URLError(.cancelled)) }
-                if !body.isEmpty, !events.data(body) { return events.complete(URLError(.cancelled)) }
-                events.complete(nil)
-            }
-        }
-        return WholeBodyTask(base: task)
-    }
-}
-
-private struct WholeBodyTask: FMTransportTask {
-    let base: TransportTask
-    func cancel() { base.cancel() }
-}
-
 extension FMError {
     /// Maps a transport failure: timeout → -1004, cancelled → -1005, anything else → -1003 (a TLS handshake
     /// that fails on an `https` URL, or a TLS answer on an `http` one, with a message naming the scheme to

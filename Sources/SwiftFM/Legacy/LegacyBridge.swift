@@ -90,7 +90,7 @@ enum LegacyCall {
             let login = SessionEndpoints.login(encoded: auth, dataSources: [])
             var endpoint = LegacyCall.raw(login)
             endpoint.decode = { answer in
-                let token = try login.decode(.init(status: answer.status, headers: answer.headers, body: answer.body))
+                let token = try login.decode(.init(answer))
                 return LegacyJSON(response: ["token": token], code: "0", message: "OK")
             }
             return endpoint

@@ -287,9 +287,10 @@ public struct FMFoundSet: @unchecked Sendable {
         FMTypedFoundSet(records: try decode(type, timeZone: timeZone), dataInfo: dataInfo, scripts: scripts)
     }
 
-    /// Parses a found-set answer (`response.data`, `response.dataInfo`, script keys) in one pass.
-    init(parsing body: Data, status: Int) throws(FMError) {
-        let response = try JSONPayload.responseObject(body, status: status)
+    /// Parses a found-set answer (`response.data`, `response.dataInfo`, script keys) in one pass;
+    /// `checkMessages`: see ``Envelope/response(from:status:checkMessages:)``.
+    init(parsing body: Data, status: Int, checkMessages: Bool = false) throws(FMError) {
+        let response = try Envelope.response(from: body, status: status, checkMessages: checkMessages)
         guard let data = response["data"] as? [Any] else {
             throw FMError.malformed("no \"data\" array in the found set", status: status)
         }
@@ -316,17 +317,7 @@ extension FMFoundSet {
     /// - Throws: ``FMError``: FileMaker's code when `messages[0].code` is not `"0"`, `-1006` when the body
     ///   is not JSON, `-1007` when it is not a found set.
     public init(responseBody: Data) throws {
-        let response = try Envelope.response(from: responseBody)
-        guard let data = response["data"] as? [Any] else { throw FMError.malformed("no \"data\" array in the found set", status: 200) }
-        var records: [[String: Any]] = []
-        records.reserveCapacity(data.count)
-        for element in data {
-            guard let record = element as? [String: Any] else { throw FMError.malformed("a record of \"data\" is not an object", status: 200) }
-            records.append(record)
-        }
-        self.init(records: records, dataInfo: (response["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:)),
-                  scripts: FMScriptResults(raw: response), rawResponse: responseBody)
-        parsedFromResponse = true
+        try self.init(parsing: responseBody, status: 200, checkMessages: true)
     }
 }
 

@@ -5,9 +5,9 @@ import Foundation
 /// Everything that does not depend on the record is resolved once, when the writer is made for a
 /// request: which table each layout field reads, `Table::field` entries shown through a portal's
 /// relationship, the escaped output keys (`"name(2)":`), global values (one per session), portal
-/// ranges. Per record only the values are looked up and written (issue 9: resolving
-/// `relatedLayoutField` per field per record and formatting numbers through `String` took half of
-/// the emulator's time for a large found set).
+/// ranges. Per record only the values are looked up and written: resolving
+/// `relatedLayoutField` per field per record and formatting numbers through `String` would take half of
+/// the emulator's time for a large found set.
 struct RecordWriter {
     /// Where one `fieldData` field (with its repetitions) comes from.
     enum Source {

@@ -177,8 +177,8 @@ extension EmulatorState {
     /// requesting session (its globals), without the request log, the issued tokens, the other sessions,
     /// blobs and faults. The snapshot shares storage with the live state until either changes; had it
     /// kept the request log, the log append that follows every request (under the lock, while this
-    /// snapshot lives) would copy all its entries, so a read cost grew with the log (issue 20: 10,000
-    /// entries copied per read, 80 % of the emulator's time in a long run). What is left is bounded by
+    /// snapshot lives) would copy all its entries, so a read would cost more as the log grows (10,000
+    /// entries copied per read: 80 % of the emulator's time in a long run). What is left is bounded by
     /// what the read itself touches.
     func readSnapshot(session: String?) -> EmulatorState {
         var s = self
@@ -186,7 +186,7 @@ extension EmulatorState {
         s.issuedTokens = IssuedTokens()
         s.faults = []
         s.blobs = [:]
-        s.streamingCookies = []
+        s.streamingCookies = RecentSet(capacity: 1)
         s.sessions = session.flatMap { token in sessions[token].map { [token: $0] } } ?? [:]
         return s
     }
@@ -371,7 +371,7 @@ extension EmulatorState {
 
     /// Applies `portalData` of a create/edit body; returns the `newPortalRecordInfo` entries.
     ///
-    /// Decision (issue 12, WIRE.md §17): one entry **per field written** in each new portal row, in
+    /// Decision (WIRE.md §17): one entry **per field written** in each new portal row, in
     /// request order, each `{"tableName": <that field's table occurrence>, "recordId", "modId"}`.
     /// Evidence: python-fmdata (commit ea0abf7), whose integration suite runs in CI against real
     /// FileMaker Server 17 and 22, expects exactly that and raises otherwise; fmrest-ruby's source

@@ -93,7 +93,7 @@ func mediaType(_ value: String?) -> String? {
 }
 
 /// A request body parsed **before** the emulator's state lock is taken, so that a large body (tens of
-/// MiB of JSON or multipart) never stalls other clients while it is parsed (issue 12).
+/// MiB of JSON or multipart) never stalls other clients while it is parsed.
 struct PreparedBody: Sendable {
     enum ParsedJSON: Sendable {
         /// No body, or only white space: `{}`.

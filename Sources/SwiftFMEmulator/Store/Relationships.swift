@@ -1,6 +1,6 @@
 import Foundation
 
-// Table occurrences and relationships (issue 10): the schema types, their resolution into paths, and
+// Table occurrences and relationships: the schema types, their resolution into paths, and
 // how related records are found, sorted and written.
 
 extension EmulatorSchema {

@@ -80,7 +80,10 @@ struct EmulatorState {
     var tables: [String: TableState] = [:]
     var sessions: [String: Session] = [:]
     var blobs: [String: Blob] = [:]
-    var streamingCookies: Set<String> = []
+    /// The container-streaming cookies handed out (`X-FMS-Session-Key`), the most recent 4,096: a client
+    /// sends its cookie back on the redirect's next hop, and every download without one gets a new one, so
+    /// an unbounded set grew with every download of a long run.
+    var streamingCookies = RecentSet(capacity: 4096)
     var faults: [PendingFault] = []
     var scriptClosures: [String: @Sendable (ScriptInvocation) -> ScriptOutcome] = [:]
     var rejectLogins = false
@@ -114,7 +117,7 @@ struct EmulatorState {
     var baseURL: URL?
     /// The URL clients reach the emulator at (behind a proxy); see ``Emulator/publicURL``.
     var publicURL: URL?
-    /// Table occurrences and relationships (issue 10).
+    /// Table occurrences and relationships: the paths from each layout's table occurrence to related tables.
     var graph = RelationGraph()
 
     init(schema: EmulatorSchema, now: Date) throws {

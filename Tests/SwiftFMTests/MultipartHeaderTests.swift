@@ -5,11 +5,10 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
-/// Review finding: the caller's `mimeType` of a container upload went verbatim into the part's
-/// `Content-Type` line, so a value with CR/LF added part headers (or ended the header block and injected
-/// content). The file name was already sanitised; the MIME type was not.
-@Suite("Review findings: multipart part headers")
-struct ReviewFindingsMultipartTests {
+/// The caller's `mimeType` and file name of a container upload are sanitised before they go into the
+/// part's headers: a value with CR/LF cannot add part headers or end the header block.
+@Suite("Multipart part headers")
+struct MultipartHeaderTests {
     @Test(arguments: ["text/plain\r\nContent-Disposition: form-data; name=\"other\"", "image/png\n\nINJECTED", "text/plain\u{0}x"])
     func aMIMETypeWithControlCharactersIsRefusedWithoutSending(mimeType: String) {
         let harness = Harness()

@@ -12,8 +12,8 @@ private final class Sentinel: @unchecked Sendable {
     deinit { released.leave() }
 }
 
-@Suite("Review probes: busy counts and releases")
-struct ReviewProbesSessionTests {
+@Suite("Busy counts and releases")
+struct SessionReleaseTests {
 
     /// Many calls over a pool of 3 with a mix of lost sessions, cancels and deadlines: every completion
     /// arrives once and no slot stays busy.

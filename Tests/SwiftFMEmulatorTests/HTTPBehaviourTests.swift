@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Review findings on transport-level behaviour (WIRE.md §1, §3.3, §10).
-@Suite struct ReviewFindingsHTTPTests {
+/// Transport-level behaviour (WIRE.md §1, §3.3, §10).
+@Suite struct HTTPBehaviourTests {
     let path = "/fmi/data/vLatest/databases/Contacts/layouts/Contacts/records"
 
     /// §10.2/§15 pair 24: a container URL matches `…/Streaming_SSL/MainDB/<HEX>(.\w+)??RCType=…`

@@ -5,11 +5,10 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
-/// Review finding: the container download carried the streaming-session cookie to wherever a redirect
-/// pointed, another host included, and a redirect to a non-HTTP URL was reported as the caller's fault
-/// (-1002) rather than as an unusable answer (-1007).
-@Suite("Review findings: container redirects")
-struct ReviewFindingsContainerRedirectTests {
+/// The container download carries the streaming-session cookie only to the host that set it, and a
+/// redirect to a non-HTTP URL is an unusable answer (-1007), not the caller's fault (-1002).
+@Suite("Container redirects")
+struct ContainerRedirectTests {
     static let start = URL(string: "https://fms.example.com/Streaming_SSL/MainDB/ABC.png?RCType=EmbeddedRCFileProcessor")!
 
     @Test func theSessionCookieNeverGoesToAnotherOrigin() throws {

@@ -2,11 +2,11 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
-/// Review finding: a transport task attached while `cancel()` was running was never cancelled.
-@Suite("Review findings: cancel versus attach")
-struct ReviewFindingsCancelTests {
+/// A transport task attached while `cancel()` runs is cancelled too.
+@Suite("Cancel versus attach")
+struct CancelAttachRaceTests {
     /// A task that only records whether it was cancelled.
-    final class FlagTask: TransportTask, @unchecked Sendable {
+    final class FlagTask: CancellableTask, @unchecked Sendable {
         private let lock = NSLock()
         private var cancelled = false
         var isCancelled: Bool { lock.withLock { cancelled } }
@@ -15,11 +15,11 @@ struct ReviewFindingsCancelTests {
 
     /// `cancel()` on one thread and `attach(_:)` (a request going out after a login or for a 952 replay) on
     /// another: whichever runs first, the attached task must end up cancelled, since the caller was told
-    /// `-1005`. Before the fix `cancel()` read the task, then delivered in a second critical section; a task
-    /// attached in between was dropped by the delivery and kept running (a write the caller believed
-    /// cancelled could still reach the server).
+    /// `-1005`. Taking the task and delivering happen in one critical section: a task attached in between
+    /// would otherwise be dropped and keep running (a write the caller believes cancelled reaching the
+    /// server).
     @Test func aTaskAttachedDuringCancelIsCancelled() {
-        let queue = DispatchQueue(label: "review.cancel.callbacks")
+        let queue = DispatchQueue(label: "cancel.attach.callbacks")
         let iterations = 200_000
         let leaked = Locked(0)
         let delivered = Locked(0)

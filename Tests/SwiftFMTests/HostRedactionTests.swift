@@ -2,11 +2,10 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
-/// Review finding: a host written with user info (`https://admin:pw@host`) is refused (-1001), and the
-/// error hid it, but `FMConfiguration.description` (and so `DataAPI.description`) printed the host as given,
-/// password included.
-@Suite("Review findings: redaction of hosts with user info")
-struct ReviewFindingsRedactionTests {
+/// A host written with user info (`https://admin:pw@host`) is refused (-1001), and neither the error nor
+/// `FMConfiguration.description` (and so `DataAPI.description`) shows its password.
+@Suite("Redaction of hosts with user info")
+struct HostRedactionTests {
     @Test(arguments: ["https://admin:hunter2-secret@fms.example.com", "admin:hunter2-secret@fms.example.com:8443",
                       "http://hunter2-secret@127.0.0.1:3000/prefix", "https://admin:hunter2-secret/x?#@fms.example.com"])
     func descriptionsNeverShowUserInfo(host: String) {

@@ -8,8 +8,8 @@ import Testing
 /// Stress of the async bridge over the managed session: tasks cancelled at assorted moments (before the
 /// call, while waiting for the login, while their request or its 952 replay is in flight). Every task must
 /// end (value or -1005, no hang, no continuation misuse) and no transport task may be left running.
-@Suite("Review findings: async cancel stress")
-struct ReviewFindingsAsyncStressTests {
+@Suite("Async cancel stress")
+struct AsyncCancelStressTests {
     @Test func cancelledTasksNeverLeaveATransportTaskRunning() async throws {
         let stale = "stale-token-0000"
         // Requests with the stale token get 952; the rest are held until cancelled, or answered when

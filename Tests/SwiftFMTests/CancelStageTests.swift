@@ -10,8 +10,8 @@ enum CancelStage: String, CaseIterable, Sendable {
     case login, hook, send, replayLogin, backoff
 }
 
-@Suite("Review probes: a cancel at each stage of a session call")
-struct ReviewProbesCancelStagesTests {
+@Suite("A cancel at each stage of a session call")
+struct CancelStageTests {
     /// Cancelling at each stage completes the call once with -1005; once everything settles (a shutdown is
     /// the barrier: it waits for calls and logins), no slot stays busy and every session is logged out.
     @Test(arguments: CancelStage.allCases)
@@ -68,8 +68,8 @@ struct ReviewProbesCancelStagesTests {
     }
 }
 
-@Suite("Review probes: hostile credentials and hooks")
-struct ReviewProbesCredentialsTests {
+@Suite("Hostile credentials and hooks")
+struct HostileCredentialTests {
     private static func api(_ stub: StubTransport, _ credentials: FMCredentials) -> DataAPI {
         var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
         configuration.credentials = credentials
@@ -128,8 +128,8 @@ struct ReviewProbesCredentialsTests {
     }
 }
 
-@Suite("Review probes: calls racing a shutdown")
-struct ReviewProbesShutdownRaceTests {
+@Suite("Calls racing a shutdown")
+struct ShutdownRaceTests {
     /// 200 calls from several threads on a pool of 4 while the shutdown starts: each completes once ("ok" or
     /// -1012), no slot stays busy, and every session any login opened is logged out.
     @Test func callsRacingAShutdownCompleteOnceAndLeaveNoSessionOpen() {

@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
-/// Review finding: numbers too large for `Int` in an answer were wrapped (`NSNumber.intValue`) into
-/// nonsense values (`Int.min`, `0`, a neighbouring integer) instead of being treated as unreadable.
-@Suite("Review findings: huge numbers in answers")
-struct ReviewFindingsNumbersTests {
+/// A number too large for `Int` in an answer is unreadable, never wrapped (`NSNumber.intValue`) into a
+/// nonsense value (`Int.min`, `0`, a neighbouring integer).
+@Suite("Huge numbers in answers")
+struct HugeNumberTests {
     static let hostile = ["1e300", "9223372036854775808", "-9223372036854775809", "18446744073709551616", "3.5", "-1e20"]
 
     /// The raw found-set path reads `dataInfo` counts; a count that is not an exact `Int` reads as absent
@@ -30,7 +30,7 @@ struct ReviewFindingsNumbersTests {
     }
 
     /// A numeric `messages[0].code` that is not an exact `Int` is a malformed answer, not a made-up code
-    /// (`-9223372036854775809` used to become `"-9223372036854775808"`).
+    /// (`-9223372036854775809` never becomes `"-9223372036854775808"`).
     @Test(arguments: hostile)
     func numericCodesAreNeverRounded(number: String) {
         let body = #"{"messages":[{"code":\#(number),"message":"x"}],"response":{}}"#

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Review findings on record writes (WIRE.md §6).
-@Suite struct ReviewFindingsRecordsTests {
+/// Record writes (WIRE.md §6).
+@Suite struct RecordWriteRulesTests {
     /// §6.4: portal rows are the *related* records of the parent. `deleteRelated` and a portal row
     /// with a `recordId` must name a row of that parent's portal; the emulator deleted or edited any
     /// record of the related table, even one belonging to another parent.

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Review findings on find and sort parameters (WIRE.md §6.3, §7).
-@Suite struct ReviewFindingsFindTests {
+/// Find and sort parameters (WIRE.md §6.3, §7).
+@Suite struct FindParameterTests {
     /// §7: `query` is an array of request objects and `sort` an array of sort objects (§6.3 `_sort`
     /// too). A bare object was quietly wrapped into an array, so a client bug passed against the
     /// emulator; a wrongly typed parameter is 1708 like `"sort":"x"` already was.

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Review findings on JSON value conventions (WIRE.md §2).
-@Suite struct ReviewFindingsValuesTests {
+/// JSON value conventions (WIRE.md §2).
+@Suite struct JSONValueTests {
     /// §2: number fields come back as plain JSON numbers. FileMaker stores decimal text, so a large or
     /// tiny stored number must not come back in exponent notation (`1e+16`, `1e-05`), which strict
     /// integer decoders reject and which FileMaker never writes.
@@ -104,8 +104,8 @@ import Testing
     }
 }
 
-/// Review findings on the JSON reader (WIRE.md §2: request bodies are JSON).
-@Suite struct ReviewFindingsJSONTests {
+/// The JSON reader of request bodies (WIRE.md §2: request bodies are JSON).
+@Suite struct JSONRequestBodyTests {
     /// RFC 8259 §6 number grammar: no leading zeros, digits on both sides of `.`, digits after `e`.
     /// The reader took `01`, `.5`, `1.`, `1e` and `-01` (a real server's JSON parser rejects them).
     @Test func numbersFollowTheJSONGrammar() {

@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
-/// Review of the typed decoder over the tape: containers kept after decoding, lookups that stay linear on
+/// The typed decoder over the tape: containers kept after decoding, lookups that stay linear on
 /// hostile answers, optionals asked for by type.
-@Suite("Typed decoder review")
-struct TapeDecoderReviewTests {
+@Suite("Typed decoder over the tape")
+struct TypedTapeDecoderTests {
     static func body(_ records: [String]) -> Data {
         let data = records.enumerated().map { #"{"fieldData":\#($1),"portalData":{},"recordId":"\#($0 + 1)","modId":"1"}"# }
         return Data(#"{"response":{"data":[\#(data.joined(separator: ","))]},"messages":[{"code":"0","message":"OK"}]}"#.utf8)

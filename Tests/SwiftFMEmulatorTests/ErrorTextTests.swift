@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Review findings on error texts (WIRE.md §12) and schema-file errors (SCHEMA.md).
-@Suite struct ReviewFindingsErrorsTests {
+/// Error texts (WIRE.md §12) and schema-file errors (SCHEMA.md).
+@Suite struct ErrorTextTests {
     /// §12 lists these codes with FileMaker's texts; an injected fault without a message must use them,
     /// not "Unknown error".
     @Test func everyListedCodeHasItsText() throws {

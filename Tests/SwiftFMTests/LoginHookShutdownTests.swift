@@ -5,8 +5,8 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
-// Adversarial review of the session side of the engine (issue 8): logins, the new-session hook, the pool's
-// busy counts, shutdown racing logins and hooks. Stub transports only; every wait is on an event.
+// The session side of the engine under adversity: logins, the new-session hook, the pool's busy counts,
+// shutdown racing logins and hooks. Stub transports only; every wait is on an event.
 
 /// Signals a semaphore each time a log line contains `fragment` (the engine's own progress, as an event).
 private final class LogSignal: @unchecked Sendable {
@@ -49,8 +49,8 @@ private final class HookBox: @unchecked Sendable {
     var value: (session: FMNewSession, done: @Sendable (FMError?) -> Void)? { lock.withLock { stored } }
 }
 
-@Suite("Review findings: sessions, logins, the hook, shutdown")
-struct ReviewFindingsSessionTests {
+@Suite("Sessions, logins, the hook, shutdown")
+struct LoginHookShutdownTests {
 
     // MARK: a login that never ends must not wedge its slot
 

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
-@Suite("Review findings: careless configurations of the session pool")
-struct ReviewFindingsConfigTests {
+@Suite("Careless configurations of the session pool")
+struct PoolSizeTests {
     /// A pool size of `Int.max` (a careless "as many as possible") must not allocate a slot per value.
     @Test(arguments: [Int.max, 1 << 40, -5, 0])
     func anAbsurdPoolSizeIsClampedNotACrash(size: Int) {

@@ -5,11 +5,10 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
-/// Review finding: a host whose port is out of range (`host:99999`, `:0`, `:65536`, a 20-digit port) was
-/// accepted; the call went to the network and failed as a transport error (-1003) instead of a
-/// configuration error (-1001) reported without sending anything.
-@Suite("Review findings: malformed hosts")
-struct ReviewFindingsHostTests {
+/// A host whose port is out of range (`host:99999`, `:0`, `:65536`, a 20-digit port) is a configuration
+/// error (-1001) reported without sending anything, not a transport error (-1003) from the network.
+@Suite("Malformed hosts")
+struct HostPortTests {
     func outcome(host: String) -> (Result<String, FMError>?, Int) {
         let harness = Harness(configuration: FMConfiguration(host: host, database: "D", username: "a", password: "b")) { request in
             isLogin(request) ? .json(200, Bodies.login()) : .json(200, Bodies.value("x"))

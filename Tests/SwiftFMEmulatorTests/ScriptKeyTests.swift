@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Review findings on script keys in request bodies (WIRE.md §8.1).
-@Suite struct ReviewFindingsScriptTests {
+/// Script keys in request bodies (WIRE.md §8.1).
+@Suite struct ScriptKeyTests {
     /// §8.1: script names and parameters are strings. A script key with an object, array or null
     /// value was ignored (the request succeeded without running the script); it is 1708 like any
     /// other wrongly typed parameter, and nothing is written.

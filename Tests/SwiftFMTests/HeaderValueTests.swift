@@ -5,10 +5,10 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
-/// Review finding: header values with control characters (CR, LF, NUL) were handed to `URLRequest`, which
-/// silently drops such a header: the call went out without `Authorization` instead of failing.
-@Suite("Review findings: header values")
-struct ReviewFindingsHeaderTests {
+/// A header value with control characters (CR, LF, NUL) fails the call before anything is sent: `URLRequest`
+/// would silently drop such a header, and the call would go out without `Authorization`.
+@Suite("Header values")
+struct HeaderValueTests {
     typealias Outcome = Result<String, FMError>
 
     func run(_ harness: Harness, _ endpoint: Endpoint<String>) -> Outcome? {
@@ -69,8 +69,8 @@ struct ReviewFindingsHeaderTests {
 
 /// A token store holding a value that cannot be a `Bearer` token (a corrupted file, a legacy app writing
 /// `fm-token` by hand) is treated as empty: the managed session logs in instead of failing every call.
-@Suite("Review findings: unusable stored tokens")
-struct ReviewFindingsStoredTokenTests {
+@Suite("Unusable stored tokens")
+struct StoredTokenTests {
     @Test(arguments: ["bad\r\ntoken", "bad token", ""])
     func anUnusableStoredTokenIsIgnored(stored: String) {
         let store = FMMemoryTokenStore(FMStoredToken(token: stored, expiry: .distantFuture))

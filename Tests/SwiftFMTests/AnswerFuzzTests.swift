@@ -8,8 +8,8 @@ import Testing
 /// Seeded, deterministic fuzzing of the answer side: mutated and truncated variants of real Data API
 /// answers, with assorted statuses, go through the engine (stub transport, managed session) into every kind
 /// of decoder. Each call must complete exactly once, on the callback queue, without crashing.
-@Suite("Review findings: fuzzed answers")
-struct ReviewFindingsFuzzTests {
+@Suite("Fuzzed answers")
+struct AnswerFuzzTests {
     typealias Generator = SplitMix64
 
     static let seeds: [String] = [

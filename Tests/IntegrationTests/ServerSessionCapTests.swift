@@ -3,8 +3,8 @@ import Testing
 import SwiftFM
 import SwiftFMEmulator
 
-@Suite("Review findings: sessions against the emulator")
-struct ReviewFindingsPoolIntegrationTests {
+@Suite("A session pool against a server's session cap")
+struct ServerSessionCapTests {
     /// A pool of 4 against a server that allows 2 sessions: every call completes "0" (the refused extra
     /// sessions fall back to the open ones) and the pool stops asking for sessions the server refuses.
     @Test func aPoolLargerThanTheServersSessionCapStillServesEveryCall() async throws {
