@@ -183,7 +183,8 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// cancelled at the cap and the call completes with `-1011` (``FMError/ClientCode/responseTooLarge``).
     /// A container download to `Data` obeys it; a download to a file is streamed and is not capped.
     public var maxResponseBytes: Int = 256 * 1024 * 1024
-    /// How transient failures are retried (default ``FMRetryPolicy/standard``: reads only).
+    /// How transient failures are retried (default ``FMRetryPolicy/standard``: reads only, and a read that
+    /// finds the server away — refused, reset, 502/503/504 — rides it out until ``timeout``).
     public var retry: FMRetryPolicy = .standard
     /// The most HTTP requests in flight at once, logins included (default `nil`: no cap). Calls past it
     /// wait in FIFO order; a waiting call that is cancelled or whose deadline passes is never sent.
@@ -343,6 +344,8 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     let newSessionHook = Locked<FMNewSessionHook?>(nil)
     /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
     let persistedVersion = Locked<UInt64>(0)
+    /// Draws a retry's back-off from its range (full jitter); the tests' seam for the random source.
+    let retryJitter = Locked<@Sendable (ClosedRange<Double>) -> Double>({ Double.random(in: $0) })
 
     /// Creates a service with the default transport: ``FMURLSessionTransport``, or on Linux for an `http://`
     /// host ``FMSocketTransport``; either allows as many connections as SwiftFM may have requests in flight.

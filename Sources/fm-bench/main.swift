@@ -29,6 +29,11 @@
 //   soak      (only when named) --soak-calls mixed calls (default 1,000,000) through callbacks, 8 in flight,
 //             pool of 3: RSS, heap, fds, threads and the emulator's RSS every 10 %, slopes in B/call after
 //             warm-up; --soak-transport default|urlsession|socket|bare (bare: URLSession alone, no SwiftFM)
+//   metrics   get one record with FMConfiguration.metrics unset vs a no-op observer (per-call µs: median,
+//             fastest and slowest block; interleaved call by call)
+//   restart   (only when named) reads with timeout 30 from 8 threads (callback + semaphore) while a
+//             fm-emulator of their own is killed and started again on the same port 5 s later: failures and
+//             the longest call, the default policy vs FMRetryPolicy(maxAttempts: 3)
 //   emulatorlog  the emulator's cost of a read with a full request log vs a log of one entry (in process)
 //   clarisid  a Claris ID sign-in (Cognito SRP against fm-emulator --claris-id, then the FMID login): the
 //             client's CPU per sign-in, median of 20 (target ≤ 50 ms)
@@ -90,7 +95,7 @@ while !arguments.isEmpty {
         guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
         settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare]")
+        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [metrics] [restart] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
@@ -141,8 +146,8 @@ func schemaJSON(records: Int) -> Data {
 
 // MARK: - The run
 
-let all = ["percall", "transport", "decode", "endtoend", "paging", "pool", "policy", "emulatorlog", "container", "clarisid"]
-let known = all + ["soak"] // the soak runs only when named: a million calls take minutes
+let all = ["percall", "transport", "decode", "endtoend", "paging", "pool", "policy", "metrics", "emulatorlog", "container", "clarisid"]
+let known = all + ["soak", "restart"] // these run only when named: a million calls take minutes, a restart 10 s
 let chosen = settings.selected.isEmpty ? all : settings.selected
 for name in chosen where !known.contains(name) {
     say("fm-bench: unknown scenario \(name) (known: \(known.joined(separator: ", ")))")
@@ -367,6 +372,8 @@ let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
     ("endtoend", { try await $0.endToEnd() }),
     ("pool", { try await $0.pool() }),
     ("policy", { try await $0.policy() }),
+    ("metrics", { try await $0.metrics() }),
+    ("restart", { try await $0.restart() }),
     ("emulatorlog", { try await $0.emulatorLog() }),
     ("clarisid", { try await $0.clarisID() }),
     ("container", { try await $0.container() }), // a 1 GiB transfer leaves the page cache full

@@ -33,7 +33,11 @@ struct CompletionErrorTests {
         let emulator = Emulator()
         let url = try emulator.start()
         defer { emulator.stop() }
-        try await body(DataAPI(host: url.absoluteString, database: "Music", username: "admin", password: "admin"), emulator)
+        // Three attempts (the default before reads rode out a restart): a download refused on port 1 fails
+        // after them instead of riding the refusal out until its deadline.
+        var configuration = FMConfiguration(host: url.absoluteString, database: "Music", username: "admin", password: "admin")
+        configuration.retry = FMRetryPolicy(maxAttempts: 3)
+        try await body(DataAPI(configuration: configuration), emulator)
     }
 
     @Test func nilOnSuccessAndOutsideCompletions() async throws {

@@ -129,13 +129,13 @@ struct PagingTests {
     }
 
     @Test func aPageFailingMidWalkIsReportedOnce() async throws {
-        try await withClient { api, emulator in
+        try await withClient(retry: FMRetryPolicy(maxAttempts: 3)) { api, emulator in
             // Callback: the fault is injected while the first page is being handled (back-pressure: the
             // second request is only sent after the handler returns).
             let counter = CallCounter()
             let (count, code) = await callback(api) { done in
                 api.forEachPage(layout: "Bands", pageSize: 1, page: { _ in
-                    // A 502 is retried under the standard policy (3 attempts): fail every attempt.
+                    // A 502 is retried (here 3 attempts; the default rides it out): fail every attempt.
                     if counter.hit() == 1 { emulator.inject(.html502, count: 3, matching: "records") }
                     return true
                 }, completion: done)

@@ -60,6 +60,7 @@ let integrationSchema = Data(#"""
 func withClient<T>(
     callbackQueue: DispatchQueue? = nil,
     timeout: TimeInterval = 30,
+    retry: FMRetryPolicy = .standard,
     _ body: (DataAPI, Emulator) async throws -> T
 ) async throws -> T {
     let emulator = try Emulator(schemaJSON: integrationSchema)
@@ -68,6 +69,7 @@ func withClient<T>(
     defer { emulator.stop() }
     var configuration = FMConfiguration(host: url.absoluteString, database: "Integration", username: "admin", password: "admin")
     configuration.timeout = timeout
+    configuration.retry = retry
     let api = DataAPI(configuration: configuration, callbackQueue: callbackQueue)
     return try await body(api, emulator)
 }

@@ -9,13 +9,13 @@ import SwiftFMEmulator
     @Test func theDeadlineAndTheSizeCapHoldForLegacyCalls() throws {
         let server = try LegacyServer(.dbPath)
         let host = server.url.absoluteString
-        DataAPI.configureLegacyCalls { configuration in
-            guard configuration.host.hasPrefix(host) else { return }   // only this test's server
+        // Through DataAPI.configureLegacyCalls, for this test's server only (LegacyAdjustments).
+        LegacyAdjustments.shared.set(host) { configuration in
             configuration.timeout = 1
             configuration.maxResponseBytes = 600
             configuration.retry = .none
         }
-        defer { DataAPI.configureLegacyCalls(nil) }
+        defer { LegacyAdjustments.shared.remove(host) }
         try server.run {
             let token = try server.login()
             // A body dripped at 1 byte/s: the call ends at its deadline with -1004, once.

@@ -54,7 +54,11 @@ struct AnswerFuzzTests {
             answers.append((statuses[random.below(statuses.count)], Self.mutate(Self.seeds[index % Self.seeds.count], &random)))
         }
         let table = answers
-        let harness = Harness { request in
+        // Three attempts (the default before reads rode out a restart): a read answered 502 gives up, it
+        // does not ride the 502 out until its deadline.
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass")
+        configuration.retry = FMRetryPolicy(maxAttempts: 3)
+        let harness = Harness(configuration: configuration) { request in
             if isLogin(request) { return .json(200, Bodies.login()) }
             // The answer's index is the layout name: …/layouts/F{index}/…
             let parts = (request.url?.path ?? "").split(separator: "/")

@@ -20,8 +20,10 @@ struct EngineTests {
         return values.first
     }
 
-    func loggedIn(_ answer: @escaping @Sendable (URLRequest) -> StubAnswer?) -> Harness {
-        Harness { request in isLogin(request) ? .json(200, Bodies.login()) : answer(request) }
+    func loggedIn(retry: FMRetryPolicy = .standard, _ answer: @escaping @Sendable (URLRequest) -> StubAnswer?) -> Harness {
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass")
+        configuration.retry = retry
+        return Harness(configuration: configuration) { request in isLogin(request) ? .json(200, Bodies.login()) : answer(request) }
     }
 
     @Test func successDecodesOnTheCallbackQueue() {
@@ -44,7 +46,8 @@ struct EngineTests {
         (StubAnswer.json(400, #"{"messages":[{"code":"1708","message":"Parameter value is invalid"}],"response":{}}"#), "1708"),
     ])
     func everyFailureCompletesOnce(answer: StubAnswer, code: String) {
-        let harness = loggedIn { _ in answer }
+        // Three attempts (the default before reads rode out a restart): a refused read completes with -1003.
+        let harness = loggedIn(retry: FMRetryPolicy(maxAttempts: 3)) { _ in answer }
         let outcome = run(harness, TestEndpoints.records())
         #expect(outcome?.testFailureCode == code)
     }

@@ -318,6 +318,9 @@ final class EngineCall<Value>: @unchecked Sendable {
     let meter: CallMeter?
     private let state = Locked(State())
     private var endsAt: DispatchTime = .distantFuture
+    /// How long a read may ride out a server that is away: its deadline, but at most ``FMConfiguration/timeout``
+    /// from its start (a container transfer's own deadline, ``FMConfiguration/containerTimeout``, is far longer).
+    private var rideOutEndsAt: DispatchTime = .distantFuture
 
     init(api: DataAPI, endpoint: Endpoint<Value>, accepting: @escaping @Sendable (Int) -> Bool, delivery: OneShot<Value>, sink: BodySink,
          retries: Bool = true, meter: CallMeter? = nil) {
@@ -339,6 +342,8 @@ final class EngineCall<Value>: @unchecked Sendable {
             return
         }
         endsAt = .now() + (seconds.isFinite ? min(max(0, seconds), 10 * 365 * 86_400) : 10 * 365 * 86_400)
+        let rideOut = min(seconds, api.configuration.timeout)
+        rideOutEndsAt = .now() + (rideOut.isFinite ? min(max(0, rideOut), 10 * 365 * 86_400) : 10 * 365 * 86_400)
         let timer = Deadline.after(seconds: seconds) { [weak self] in self?.delivery.stop(with: .timeout) }
         state.withLock { $0.deadline = timer }
         delivery.onFinish { [self] in
@@ -487,12 +492,22 @@ final class EngineCall<Value>: @unchecked Sendable {
     private func retry(after error: FMError, retryAfter: TimeInterval?, unsent: Bool = false) {
         let policy = api.configuration.retry
         let attempts = state.withLock { $0.attempts }
-        let untilDeadline = policy.retriesReadsUntilDeadline && endpoint.cannotChangeData
+        // A read that finds the server away (restarting) rides it out until its deadline; the rest keep to maxAttempts.
+        let untilDeadline = policy.retriesReadsUntilDeadline && endpoint.cannotChangeData && Classifier.serverAway(error)
         guard retries, attempts < policy.maxAttempts || untilDeadline, unsent || policy.retriesWrites || endpoint.cannotChangeData else {
             delivery.finish(.failure(error)); return
         }
-        let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter) { Double.random(in: $0) }
-        let remaining = Double(endsAt.uptimeNanoseconds &- min(endsAt.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9
+        let jitter = api.retryJitter.value
+        let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter, random: jitter)
+        let now = DispatchTime.now().uptimeNanoseconds
+        if untilDeadline, attempts >= policy.maxAttempts {   // riding out, past maxAttempts: only within `timeout`
+            let rideOutRemaining = Double(rideOutEndsAt.uptimeNanoseconds &- min(rideOutEndsAt.uptimeNanoseconds, now)) / 1e9
+            guard wait < rideOutRemaining else {
+                api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first")
+                delivery.finish(.failure(error)); return
+            }
+        }
+        let remaining = Double(endsAt.uptimeNanoseconds &- min(endsAt.uptimeNanoseconds, now)) / 1e9
         guard wait < remaining else {
             api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first")
             delivery.finish(.failure(error)); return

@@ -3,21 +3,27 @@ import Foundation
 /// When and how SwiftFM retries a call that failed for a reason that is usually transient.
 ///
 /// Retried: a connection refused, reset or closed before any answer; HTTP 502, 503 and 504; FileMaker
-/// 812 ("Exceeded host's capacity") and 956 ("Maximum number of … sessions exceeded"). The delay before
-/// retry *n* is drawn at random between zero and `min(maxDelay, initialDelay × 2ⁿ⁻¹)` ("full jitter"); a
-/// `Retry-After` header (seconds or an HTTP date) is honoured instead, as the server asked. A retry is
-/// never started when it could not begin before the call's deadline (``FMConfiguration/timeout``): the
-/// call then completes at once with the last failure's code. Each retry is logged.
+/// 812 ("Exceeded host's capacity") and 956 ("Maximum number of … sessions exceeded"); a failed name
+/// lookup. The delay before retry *n* is drawn at random between zero and
+/// `min(maxDelay, initialDelay × 2ⁿ⁻¹)` ("full jitter"); a `Retry-After` header (seconds or an HTTP date)
+/// is honoured instead, as the server asked. A retry is never started when it could not begin before the
+/// call's deadline (``FMConfiguration/timeout``): the call then completes at once with the last failure's
+/// code. Each retry is logged. Never retried: a TLS failure (a handshake or certificate the client
+/// rejects, a plain-HTTP server behind an `https://` host or the reverse), a timeout, a cancel, a size cap
+/// and every other answer.
 ///
 /// Only calls that cannot have changed data are retried by default: record reads, `_find`, metadata,
 /// product info, session validation and container downloads. A create, edit, delete, duplicate, container
 /// upload, globals write, script run (or a read that runs a script) is retried only when
 /// ``retriesWrites`` is `true`, because one that reached the server may already have run.
 ///
-/// With ``retriesReadsUntilDeadline`` (set in ``untilDeadline``) those reads are not limited by ``maxAttempts``:
-/// they keep retrying, with the capped, jittered back-off, until they succeed or their deadline comes, so a
-/// server restart of a few seconds costs a read some latency, not a failure. Writes (with
-/// ``retriesWrites``) and calls whose login failed before anything was sent keep to ``maxAttempts``.
+/// **Riding out a restart.** With ``retriesReadsUntilDeadline`` (set in ``standard``, the default) a read
+/// that meets a server that is away — a connection refused, reset or closed before any answer, or a 502,
+/// 503 or 504 from the proxy in front — is not limited by ``maxAttempts``: it keeps retrying, with the
+/// capped, jittered back-off, until it succeeds or its deadline comes, so a server restart of a few seconds
+/// costs a read some latency, not a failure. ``maxAttempts`` bounds everything else: a read's 812, 956 or
+/// failed name lookup, a write (with ``retriesWrites``), and a write whose login failed before anything
+/// was sent. Fail fast with a shorter ``FMConfiguration/timeout`` or ``none``.
 public struct FMRetryPolicy: Sendable, Equatable, CustomStringConvertible {
     /// The most attempts of one call, the first included (1 means no retry).
     public var maxAttempts: Int
@@ -28,7 +34,8 @@ public struct FMRetryPolicy: Sendable, Equatable, CustomStringConvertible {
     /// Whether calls that may change data are retried too.
     public var retriesWrites: Bool
     /// Whether calls that cannot have changed data (reads, finds) keep retrying until their deadline,
-    /// whatever ``maxAttempts`` says.
+    /// whatever ``maxAttempts`` says, when the server is away (a connection refused, reset or closed before
+    /// any answer; HTTP 502, 503, 504).
     public var retriesReadsUntilDeadline: Bool
 
     /// Creates a policy. Values are clamped: at least 1 attempt, delays not negative.
@@ -44,15 +51,19 @@ public struct FMRetryPolicy: Sendable, Equatable, CustomStringConvertible {
     /// No retries.
     public static let none = FMRetryPolicy(maxAttempts: 1, initialDelay: 0, maxDelay: 0)
 
-    /// The default: up to 3 attempts, 0.25 s then 0.5 s base delays (full jitter), at most 8 s, reads only.
-    public static let standard = FMRetryPolicy(maxAttempts: 3, initialDelay: 0.25, maxDelay: 8, retriesWrites: false)
+    /// The default, which rides out a server restart: a read or find that finds the server away (refused,
+    /// reset, 502/503/504) retries until it succeeds or its deadline (``FMConfiguration/timeout``) comes,
+    /// other transient failures make up to 3 attempts; the back-off before retry *n* is drawn between 0 and
+    /// `min(2 s, 0.25 s × 2ⁿ⁻¹)` (full jitter); writes are not retried, except one whose login failed before
+    /// anything was sent (up to 3 attempts).
+    public static let standard = FMRetryPolicy(maxAttempts: 3, initialDelay: 0.25, maxDelay: 2, retriesWrites: false,
+                                               retriesReadsUntilDeadline: true)
 
-    /// For daemons that must ride out a server restart: reads and finds retry until their deadline
-    /// (``FMConfiguration/timeout``) with back-off drawn between 0 and `min(2 s, 0.25 s × 2ⁿ⁻¹)` (full
-    /// jitter); writes are not retried; a call whose login failed before anything was sent makes at most
-    /// 3 attempts.
-    public static let untilDeadline = FMRetryPolicy(maxAttempts: 3, initialDelay: 0.25, maxDelay: 2, retriesWrites: false,
-                                                    retriesReadsUntilDeadline: true)
+    /// The same as ``standard``, which now rides out a restart: reads and finds that find the server away
+    /// retry until their deadline, other transient failures make up to 3 attempts, writes are not retried.
+    /// The earlier default, where every retryable failure made at most 3 attempts, is
+    /// `FMRetryPolicy(maxAttempts: 3)`.
+    public static let untilDeadline = standard
 
     /// `"FMRetryPolicy(maxAttempts: …, …)"`.
     public var description: String {
@@ -83,13 +94,30 @@ enum Classifier {
     /// Sorts a failed attempt. `usedSession`: the request carried a session token.
     static func verdict(for error: FMError, beforeAnswer: Bool, usedSession: Bool, headers: [String: String]) -> AttemptVerdict {
         if usedSession, isSessionLost(error) { return .sessionLost }
-        if error.isWrongScheme { return .final } // a TLS handshake with a plain-HTTP server fails the same way again
+        // A TLS handshake with a plain-HTTP server, or a certificate the client rejects, fails the same way again.
+        if error.isWrongScheme || error.isTLSFailure { return .final }
         if error.code == FMError.ClientCode.transport, beforeAnswer { return .transient(retryAfter: nil) }
         let transientStatus = [502, 503, 504].contains(error.httpStatus ?? 0)
         if transientStatus || error.code == "812" || error.code == "956" {
             return .transient(retryAfter: retryAfter(headers))
         }
         return .final
+    }
+
+    /// Whether a transient failure means the server is away (restarting): a connection refused, reset or
+    /// closed before any answer, or a 502, 503 or 504. Reads ride these out under
+    /// ``FMRetryPolicy/retriesReadsUntilDeadline``; a failed name lookup, an unreachable network, 812 and 956
+    /// keep to ``FMRetryPolicy/maxAttempts``.
+    static func serverAway(_ error: FMError) -> Bool {
+        if [502, 503, 504].contains(error.httpStatus ?? 0) { return true }
+        guard error.code == FMError.ClientCode.transport, !error.isWrongScheme, !error.isTLSFailure else { return false }
+        switch error.urlErrorCode {
+        case URLError.Code.cannotFindHost.rawValue, URLError.Code.dnsLookupFailed.rawValue,
+             URLError.Code.notConnectedToInternet.rawValue, URLError.Code.badURL.rawValue, URLError.Code.unsupportedURL.rawValue:
+            return false
+        default:
+            return true
+        }
     }
 
     /// 952 (token unknown or expired), 112 (a session closed from the Admin Console mid-request) and an HTTP

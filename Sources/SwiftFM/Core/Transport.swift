@@ -412,4 +412,20 @@ extension FMError {
 
     /// Whether this is ``wrongScheme(_:use:underlying:)``'s error.
     var isWrongScheme: Bool { code == ClientCode.transport && message.hasPrefix(Self.wrongSchemePrefix) }
+
+    /// The `URLError` code of a transport failure, read from ``underlying`` (``urlErrorName(_:)`` starts it).
+    var urlErrorCode: Int? {
+        guard code == ClientCode.transport, let underlying, underlying.hasPrefix("URLError(") else { return nil }
+        let digits = underlying.dropFirst("URLError(".count).prefix { $0 == "-" || $0.isNumber }
+        return Int(digits)
+    }
+
+    /// A TLS failure: `secureConnectionFailed`, a certificate error (`-1201` … `-1206`), or libcurl's
+    /// OpenSSL error (code -1 naming SSL, TLS or a certificate). Never retried: it fails the same way again.
+    var isTLSFailure: Bool {
+        guard code == ClientCode.transport, let urlCode = urlErrorCode else { return false }
+        if (-1206 ... -1200).contains(urlCode) { return true }
+        guard urlCode == -1, let underlying else { return false }
+        return underlying.contains("SSL") || underlying.contains("TLS") || underlying.localizedCaseInsensitiveContains("certificate")
+    }
 }

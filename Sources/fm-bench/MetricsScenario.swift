@@ -1,0 +1,42 @@
+import Foundation
+import SwiftFM
+
+/// An observer that does nothing: what the hook itself costs, with no work of the app's behind it.
+final class NoOpMetrics: FMMetricsObserver {
+    func callFinished(_ call: FMCallMetrics) {}
+    func poolEvent(_ event: FMPoolEvent) {}
+}
+
+extension Bench {
+    // MARK: Scenario: the metrics hook
+
+    /// What the metrics hook costs a call: get one record through callbacks with `metrics` unset against
+    /// the same call with a no-op observer set, interleaved call by call (the order rotating) in
+    /// `--rounds` blocks of `--calls` calls. Per block the mean µs per call of each; printed: the median
+    /// block and the fastest and slowest block, and the per-block ratio. Target: unset no slower than
+    /// before the hook, within this spread.
+    func metrics() async throws {
+        func client(_ observer: FMMetricsObserver?) -> DataAPI {
+            var configuration = api.configuration
+            configuration.metrics = observer
+            return DataAPI(configuration: configuration)
+        }
+        func get(_ api: DataAPI) async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                api.getRecord(layout: "Bench", recordId: 1) { _, _ in continuation.resume() }
+            }
+        }
+        let contenders: [(String, DataAPI)] = [("unset", client(nil)), ("no-op observer", client(NoOpMetrics()))]
+        for _ in 0..<100 { for (_, api) in contenders { await get(api) } } // logs both in, warms both up
+        let tally = try await interleaved(contenders.map { contender in (contender.0, { await get(contender.1) }) },
+                                          rounds: settings.rounds, calls: settings.calls)
+        func perCall(_ name: String) -> String {
+            let blocks = tally.rounds.compactMap { $0[name] }.map { $0 / Double(settings.calls) * 1e6 }.sorted()
+            guard !blocks.isEmpty else { return "n/a" }
+            return String(format: "%.1f µs (blocks %.1f … %.1f)", blocks[blocks.count / 2], blocks[0], blocks[blocks.count - 1])
+        }
+        say("the metrics hook, get one record through callbacks (\(settings.rounds) blocks × \(settings.calls) calls, interleaved call by call):")
+        say("  metrics unset \(perCall("unset")), a no-op observer \(perCall("no-op observer"))")
+        say("  no-op observer / unset  \(tally.ratioText("no-op observer", over: "unset"))")
+    }
+}
