@@ -230,6 +230,12 @@ package struct BigUInt: Sendable, Equatable, Comparable {
 }
 
 /// Montgomery arithmetic for one odd modulus (R = 2^(64·n)), to exponentiate without divisions.
+///
+/// The work is done on raw limb buffers allocated once per exponentiation: products by schoolbook
+/// multiplication (a dedicated squaring computes each cross product once), then a separate Montgomery
+/// reduction (SOS). Carries are written so that the compiler emits add-with-carry, not branches. The
+/// exponent is walked in fixed windows with a masked table look-up, so the sequence of operations and
+/// the memory touched do not depend on the exponent's bits (only on its length).
 package struct MontgomeryContext: Sendable {
     /// The modulus.
     package let modulus: BigUInt
@@ -255,97 +261,232 @@ package struct MontgomeryContext: Sendable {
         limbs.count >= count ? Array(limbs.prefix(count)) : limbs + [UInt64](repeating: 0, count: count - limbs.count)
     }
 
-    /// `a · b · R⁻¹ mod n` (CIOS), for `a, b < n` given as `n.count` limbs.
-    private func multiply(_ a: [UInt64], _ b: [UInt64]) -> [UInt64] {
-        let count = n.count
-        var t = [UInt64](repeating: 0, count: count + 2)
-        t.withUnsafeMutableBufferPointer { t in
-            a.withUnsafeBufferPointer { a in
-                b.withUnsafeBufferPointer { b in
-                    n.withUnsafeBufferPointer { n in
-                        for i in 0..<count {
-                            let bi = b[i]
-                            var carry: UInt64 = 0
-                            for j in 0..<count {
-                                let (hi, lo) = a[j].multipliedFullWidth(by: bi)
-                                let (s1, o1) = lo.addingReportingOverflow(t[j])
-                                let (s2, o2) = s1.addingReportingOverflow(carry)
-                                t[j] = s2
-                                carry = hi &+ (o1 ? 1 : 0) &+ (o2 ? 1 : 0)
-                            }
-                            let (s, o) = t[count].addingReportingOverflow(carry)
-                            t[count] = s
-                            t[count + 1] = o ? 1 : 0
-                            let m = t[0] &* nPrime
-                            let (h0, l0) = m.multipliedFullWidth(by: n[0])
-                            let (_, c0) = l0.addingReportingOverflow(t[0])
-                            carry = h0 &+ (c0 ? 1 : 0)
-                            for j in 1..<count {
-                                let (hi, lo) = m.multipliedFullWidth(by: n[j])
-                                let (s1, o1) = lo.addingReportingOverflow(t[j])
-                                let (s2, o2) = s1.addingReportingOverflow(carry)
-                                t[j - 1] = s2
-                                carry = hi &+ (o1 ? 1 : 0) &+ (o2 ? 1 : 0)
-                            }
-                            let (s3, o3) = t[count].addingReportingOverflow(carry)
-                            t[count - 1] = s3
-                            t[count] = t[count + 1] &+ (o3 ? 1 : 0)
-                        }
-                    }
-                }
+    // MARK: Kernels (raw buffers of `count` limbs, least significant first)
+
+    /// `t[0..<2count] = a · b`.
+    @inline(__always)
+    private static func product(_ t: UnsafeMutablePointer<UInt64>, _ a: UnsafePointer<UInt64>, _ b: UnsafePointer<UInt64>, _ count: Int) {
+        t.update(repeating: 0, count: 2 * count)
+        for i in 0..<count {
+            let ai = a[i]
+            var carry: UInt64 = 0
+            let row = t + i
+            for j in 0..<count {
+                var (hi, lo) = ai.multipliedFullWidth(by: b[j])
+                var overflow: Bool
+                (lo, overflow) = lo.addingReportingOverflow(row[j])
+                hi &+= overflow ? 1 : 0
+                (lo, overflow) = lo.addingReportingOverflow(carry)
+                hi &+= overflow ? 1 : 0
+                row[j] = lo
+                carry = hi
             }
+            row[count] = carry
         }
-        // t < 2n: subtract n once when t ≥ n.
-        var geq = t[count] != 0
-        if !geq {
-            geq = true
-            var i = count - 1
-            while i >= 0 {
-                if t[i] != n[i] {
-                    geq = t[i] > n[i]
-                    break
-                }
-                i -= 1
-            }
-        }
-        var out = Array(t.prefix(count))
-        if geq {
-            var borrow: UInt64 = 0
-            for i in 0..<count {
-                let (d1, o1) = out[i].subtractingReportingOverflow(n[i])
-                let (d2, o2) = d1.subtractingReportingOverflow(borrow)
-                out[i] = d2
-                borrow = (o1 ? 1 : 0) + (o2 ? 1 : 0)
-            }
-        }
-        return out
     }
 
-    /// `base ^ exponent mod modulus` (fixed 4-bit windows).
+    /// `t[0..<2count] = a²`: each cross product once, doubled by a shift, then the squares on the diagonal.
+    @inline(__always)
+    private static func square(_ t: UnsafeMutablePointer<UInt64>, _ a: UnsafePointer<UInt64>, _ count: Int) {
+        t.update(repeating: 0, count: 2 * count)
+        for i in 0..<(count - 1) {
+            let ai = a[i]
+            var carry: UInt64 = 0
+            let row = t + i
+            for j in (i + 1)..<count {
+                var (hi, lo) = ai.multipliedFullWidth(by: a[j])
+                var overflow: Bool
+                (lo, overflow) = lo.addingReportingOverflow(row[j])
+                hi &+= overflow ? 1 : 0
+                (lo, overflow) = lo.addingReportingOverflow(carry)
+                hi &+= overflow ? 1 : 0
+                row[j] = lo
+                carry = hi
+            }
+            row[count] = carry
+        }
+        var shifted: UInt64 = 0
+        for i in 0..<(2 * count) {
+            let word = t[i]
+            t[i] = word << 1 | shifted
+            shifted = word >> 63
+        }
+        var carry: UInt64 = 0
+        for i in 0..<count {
+            let (hi, lo) = a[i].multipliedFullWidth(by: a[i])
+            var overflow: Bool
+            var low = lo, high = hi
+            (low, overflow) = low.addingReportingOverflow(carry)
+            high &+= overflow ? 1 : 0
+            (t[2 * i], overflow) = t[2 * i].addingReportingOverflow(low)
+            high &+= overflow ? 1 : 0
+            (t[2 * i + 1], overflow) = t[2 * i + 1].addingReportingOverflow(high)
+            carry = overflow ? 1 : 0
+        }
+    }
+
+    /// `r = t · R⁻¹ mod n` for `t < n·R` (`t` holds `2count` limbs and is overwritten).
+    @inline(__always)
+    private static func reduce(_ r: UnsafeMutablePointer<UInt64>, _ t: UnsafeMutablePointer<UInt64>, _ n: UnsafePointer<UInt64>,
+                               _ nPrime: UInt64, _ count: Int) {
+        var top: UInt64 = 0
+        for i in 0..<count {
+            let m = t[i] &* nPrime
+            var carry: UInt64 = 0
+            let row = t + i
+            for j in 0..<count {
+                var (hi, lo) = m.multipliedFullWidth(by: n[j])
+                var overflow: Bool
+                (lo, overflow) = lo.addingReportingOverflow(row[j])
+                hi &+= overflow ? 1 : 0
+                (lo, overflow) = lo.addingReportingOverflow(carry)
+                hi &+= overflow ? 1 : 0
+                row[j] = lo
+                carry = hi
+            }
+            // The carry out of word i+count goes into word i+count+1 at the next step.
+            var overflow: Bool
+            var sum: UInt64
+            (sum, overflow) = row[count].addingReportingOverflow(carry)
+            var next: UInt64 = overflow ? 1 : 0
+            (sum, overflow) = sum.addingReportingOverflow(top)
+            next &+= overflow ? 1 : 0
+            row[count] = sum
+            top = next
+        }
+        // The value is top·R + t[count..<2count] < 2n: subtract n once when it is at least n (masked).
+        let high = t + count
+        var borrow: UInt64 = 0
+        for i in 0..<count {
+            var overflow: Bool
+            var difference: UInt64
+            (difference, overflow) = high[i].subtractingReportingOverflow(n[i])
+            var out: UInt64 = overflow ? 1 : 0
+            (difference, overflow) = difference.subtractingReportingOverflow(borrow)
+            out &+= overflow ? 1 : 0
+            r[i] = difference
+            borrow = out
+        }
+        // Keep the difference unless it borrowed past a zero top word.
+        let keepOriginal = 0 &- (borrow & ~top & 1)
+        for i in 0..<count { r[i] = (high[i] & keepOriginal) | (r[i] & ~keepOriginal) }
+    }
+
+    /// `r = 2r mod n` for `r < n`.
+    @inline(__always)
+    private static func double(_ r: UnsafeMutablePointer<UInt64>, _ scratch: UnsafeMutablePointer<UInt64>, _ n: UnsafePointer<UInt64>, _ count: Int) {
+        var shifted: UInt64 = 0
+        for i in 0..<count {
+            let word = r[i]
+            r[i] = word << 1 | shifted
+            shifted = word >> 63
+        }
+        var borrow: UInt64 = 0
+        for i in 0..<count {
+            var overflow: Bool
+            var difference: UInt64
+            (difference, overflow) = r[i].subtractingReportingOverflow(n[i])
+            var out: UInt64 = overflow ? 1 : 0
+            (difference, overflow) = difference.subtractingReportingOverflow(borrow)
+            out &+= overflow ? 1 : 0
+            scratch[i] = difference
+            borrow = out
+        }
+        let keepOriginal = 0 &- (borrow & ~shifted & 1)
+        for i in 0..<count { r[i] = (r[i] & keepOriginal) | (scratch[i] & ~keepOriginal) }
+    }
+
+    /// `r = mask == all ones ? source : r` (mask is 0 or all ones).
+    @inline(__always)
+    private static func select(_ r: UnsafeMutablePointer<UInt64>, _ source: UnsafePointer<UInt64>, _ mask: UInt64, _ count: Int) {
+        for i in 0..<count { r[i] = (source[i] & mask) | (r[i] & ~mask) }
+    }
+
+    // MARK: Exponentiation
+
+    /// `base ^ exponent mod modulus`.
     package func power(_ base: BigUInt, _ exponent: BigUInt) -> BigUInt {
         let count = n.count
-        let reduced = base < modulus ? base : base % modulus
-        var one = [UInt64](repeating: 0, count: count)
-        one[0] = 1
-        let oneMont = multiply(one, rSquared)
-        if exponent.isZero { return BigUInt(limbs: multiply(oneMont, one)) }
-        let baseMont = multiply(MontgomeryContext.padded(reduced.limbs, count), rSquared)
-        var table = [oneMont, baseMont]
-        for i in 2..<16 { table.append(multiply(table[i - 1], baseMont)) }
-        var acc = oneMont
-        let windows = (exponent.bitWidth + 3) / 4
-        var w = windows - 1
-        var started = false
-        while w >= 0 {
-            if started { for _ in 0..<4 { acc = multiply(acc, acc) } }
-            var digit = 0
-            for b in 0..<4 where exponent.bit(w * 4 + b) { digit |= 1 << b }
-            if digit != 0 {
-                acc = started ? multiply(acc, table[digit]) : table[digit]
-                started = true
+        if exponent.isZero { return BigUInt(1) }
+        let reduced = MontgomeryContext.padded((base < modulus ? base : base % modulus).limbs, count)
+        let bits = exponent.bitWidth
+        let nPrime = self.nPrime
+        let two = BigUInt(2)
+        let result: [UInt64] = n.withUnsafeBufferPointer { nBuffer in
+            rSquared.withUnsafeBufferPointer { r2Buffer in
+                reduced.withUnsafeBufferPointer { baseBuffer in
+                    guard let n = nBuffer.baseAddress, let r2 = r2Buffer.baseAddress, let b = baseBuffer.baseAddress else { return [] }
+                    let window = base == two ? 1 : (bits > 512 ? 5 : bits > 128 ? 4 : bits > 32 ? 3 : 1)
+                    let entries = base == two ? 0 : 1 << window
+                    // acc, scratch, wide (2count), table (entries · count)
+                    let storage = UnsafeMutablePointer<UInt64>.allocate(capacity: count * (4 + entries))
+                    defer { storage.deallocate() }
+                    let acc = storage, scratch = storage + count, wide = storage + 2 * count, table = storage + 4 * count
+                    // oneMont = R mod n = reduce(R²); baseMont = reduce(base · R²).
+                    wide.update(repeating: 0, count: 2 * count)
+                    wide.update(from: r2, count: count)
+                    MontgomeryContext.reduce(acc, wide, n, nPrime, count)
+                    if base == two {
+                        // 2^e: per bit, square, then double and keep the double when the bit is set.
+                        var i = bits - 1
+                        while i >= 0 {
+                            MontgomeryContext.square(wide, acc, count)
+                            MontgomeryContext.reduce(acc, wide, n, nPrime, count)
+                            scratch.update(from: acc, count: count)
+                            MontgomeryContext.double(scratch, wide, n, count)
+                            let mask = 0 &- ((exponent.limbs[i >> 6] >> UInt64(i & 63)) & 1)
+                            MontgomeryContext.select(acc, scratch, mask, count)
+                            i -= 1
+                        }
+                    } else {
+                        // table[d] = base^d (Montgomery form), d < 2^window.
+                        table.update(from: acc, count: count)
+                        MontgomeryContext.product(wide, b, r2, count)
+                        MontgomeryContext.reduce(table + count, wide, n, nPrime, count)
+                        var d = 2
+                        while d < entries {
+                            MontgomeryContext.product(wide, table + (d - 1) * count, table + count, count)
+                            MontgomeryContext.reduce(table + d * count, wide, n, nPrime, count)
+                            d += 1
+                        }
+                        // Fixed windows from the top; every window squares `window` times and multiplies
+                        // once (by base^0 for a zero digit), the entry read with a mask over the whole table.
+                        var position = ((bits + window - 1) / window - 1) * window
+                        var first = true
+                        while position >= 0 {
+                            var digit: UInt64 = 0
+                            for k in 0..<window where position + k < bits {
+                                let bit = position + k
+                                digit |= ((exponent.limbs[bit >> 6] >> UInt64(bit & 63)) & 1) << UInt64(k)
+                            }
+                            for e in 0..<entries {
+                                // All ones when e == digit: (e XOR digit) - 1 borrows only from zero.
+                                let difference = UInt64(e) ^ digit
+                                let mask = 0 &- ((difference &- 1) >> 63)
+                                MontgomeryContext.select(scratch, table + e * count, mask, count)
+                            }
+                            if first {
+                                acc.update(from: scratch, count: count)
+                                first = false
+                            } else {
+                                for _ in 0..<window {
+                                    MontgomeryContext.square(wide, acc, count)
+                                    MontgomeryContext.reduce(acc, wide, n, nPrime, count)
+                                }
+                                MontgomeryContext.product(wide, acc, scratch, count)
+                                MontgomeryContext.reduce(acc, wide, n, nPrime, count)
+                            }
+                            position -= window
+                        }
+                    }
+                    // Out of Montgomery form: reduce(acc · 1).
+                    wide.update(repeating: 0, count: 2 * count)
+                    wide.update(from: acc, count: count)
+                    MontgomeryContext.reduce(acc, wide, n, nPrime, count)
+                    return Array(UnsafeBufferPointer(start: acc, count: count))
+                }
             }
-            w -= 1
         }
-        return BigUInt(limbs: multiply(acc, one))
+        return BigUInt(limbs: result)
     }
 }

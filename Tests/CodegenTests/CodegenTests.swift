@@ -288,6 +288,38 @@ func compareEveryRecord<T: FMLayoutRecord & Encodable & Sendable>(_ type: T.Type
         }
     }
 
+    /// Issue 18: the `String` id `createRecord` gave goes straight into the layout record calls (callback and
+    /// async); an integer literal still picks the `Int` overloads; text that is not an id is `-1002`, unsent.
+    @Test func theIdCreateGaveReadsAndEditsAGeneratedValue() async throws {
+        try await withSolution(Solution.all[1]) { api, emulator in
+            let ref = try await api.createRecord(Players(teamId: 1, name: "Ida", score: 1))
+            _ = try await api.editRecord(Players(score: 2), recordId: ref.recordId, modId: ref.modId)
+            let read = try await api.getRecord(as: Players.self, recordId: ref.recordId)
+            #expect(read.records.first?.fieldData.score == 2 && read.records.first?.fieldData.name == "Ida")
+
+            let (edited, editCode) = await withCheckedContinuation { (continuation: CheckedContinuation<(FMEditResult?, String), Never>) in
+                api.editRecord(Players(score: 3), recordId: ref.recordId) { continuation.resume(returning: ($0, $1)) }
+            }
+            #expect(edited != nil && editCode == "0")
+            let (got, getCode) = await withCheckedContinuation { (continuation: CheckedContinuation<(Double??, String), Never>) in
+                api.getRecord(as: Players.self, recordId: ref.recordId) { continuation.resume(returning: ($0?.records.first?.fieldData.score, $1)) }
+            }
+            #expect(got == 3 && getCode == "0")
+
+            // Integer literals: the Int overloads, as before.
+            _ = try await api.editRecord(Players(score: 4), recordId: 1)
+            #expect(try await api.getRecord(as: Players.self, recordId: 1).records.first?.fieldData.score == 4)
+
+            let before = emulator.requestLog.count
+            await #expect(throws: FMError.self) { try await api.editRecord(Players(score: 5), recordId: "x1") }
+            let (_, badCode) = await withCheckedContinuation { (continuation: CheckedContinuation<(FMTypedFoundSet<Players>?, String), Never>) in
+                api.getRecord(as: Players.self, recordId: "") { continuation.resume(returning: ($0, $1)) }
+            }
+            #expect(badCode == "-1002")
+            #expect(emulator.requestLog.count == before, "text that is not a record id is never sent")
+        }
+    }
+
     @Test func datesRoundTripThroughAWrite() async throws {
         try await withSolution(Solution.all[0]) { api, _ in
             let born = Date(timeIntervalSince1970: 86_400 * 365)                 // 01/01/1971

@@ -114,3 +114,55 @@ private func bytes(hex: String) -> [UInt8] { BigUInt(hex: hex).map { $0.bytes(pa
     #expect(CognitoSRP.serverKey(b: b, B: B, A: CognitoSRP.N, verifier: v) == nil)
     #expect(CognitoSRP.clientKey(a: a, A: A, B: CognitoSRP.N * BigUInt(2), salt: salt, poolName: "P", userID: "u", password: "p") == nil)
 }
+
+/// A small deterministic generator (SplitMix64) for the randomized checks below.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The Montgomery exponentiation (squaring kernel, masked windows, the doubling path for base 2) against
+/// plain square-and-multiply with schoolbook products and long-division remainders, on random odd moduli of
+/// 1 to 9 limbs and exponents of 1 or 2 limbs, with bases below, equal to and above the modulus.
+@Test func montgomeryPowerMatchesSquareAndMultiply() throws {
+    var random = SplitMix64(state: 0x5EED_CAFE)
+    func number(limbs: Int) -> BigUInt { BigUInt(limbs: (0..<limbs).map { _ in random.next() }) }
+    func reference(_ base: BigUInt, _ exponent: BigUInt, _ modulus: BigUInt) -> BigUInt {
+        var result = BigUInt(1) % modulus, square = base % modulus
+        for i in 0..<exponent.bitWidth {
+            if exponent.bit(i) { result = (result * square) % modulus }
+            square = (square * square) % modulus
+        }
+        return result
+    }
+    for round in 0..<27 {
+        let size = 1 + round % 9
+        var modulus = number(limbs: size)
+        if !modulus.bit(0) { modulus = modulus + BigUInt(1) }
+        if modulus.limbs.count < size || modulus < BigUInt(3) { continue }
+        if round % 3 == 0 { modulus = BigUInt(limbs: [UInt64](repeating: .max, count: size)) } // the top-heavy shape of RFC 5054's N
+        let exponent = number(limbs: 1 + round % 2)
+        let bases = [BigUInt(2), number(limbs: size) % modulus, modulus + BigUInt(5), modulus - BigUInt(1), .zero]
+        for base in bases {
+            #expect(base.power(exponent, modulus: modulus) == reference(base, exponent, modulus), "round \(round), base \(base.hex)")
+        }
+    }
+}
+
+/// In the 3072-bit group: the doubling path (base 2) and the general path (base N + 2) agree, and
+/// Fermat's little theorem holds for N (a prime).
+@Test func groupPowersAgree() throws {
+    let N = CognitoSRP.N
+    let exponent = try #require(BigUInt(hex: String(repeating: "c3a5f00f9e1d2b47", count: 16)))
+    #expect(CognitoSRP.power(CognitoSRP.g, exponent) == CognitoSRP.power(N + BigUInt(2), exponent))
+    #expect(CognitoSRP.power(CognitoSRP.g, N - BigUInt(1)) == BigUInt(1))
+    let base = try #require(BigUInt(hex: "1234567890abcdef1234567890abcdef"))
+    #expect(CognitoSRP.power(base, N - BigUInt(1)) == BigUInt(1))
+    #expect(CognitoSRP.power(base, BigUInt(1)) == base)
+}

@@ -195,6 +195,72 @@ struct NumberOracleTests {
         #expect(wrong.isEmpty, "\(wrong.count) of \(numbers.count) differ from Float(String), for example \(wrong.prefix(5))")
     }
 
+    // MARK: raw records (long numbers are NSDecimalNumbers there) decoded typed
+
+    /// Numbers of 18 to 800 digits (exact expansions, midpoints and their neighbours, random long spellings).
+    static func longNumbers(seed: UInt64, doubles: Bool) -> [String] {
+        var random = SplitMix64(state: seed)
+        var numbers = hardCases.filter { $0.count > 17 }
+        for _ in 0..<400 {
+            let count = 18 + random.below(60)
+            var digits = String(1 + random.below(9))
+            for _ in 1..<count { digits += String(random.below(10)) }
+            let point = random.below(count) + 1
+            var text = String(digits.prefix(point))
+            if point < count { text += "." + digits.dropFirst(point) }
+            if random.chance(50) { text += "e" + String(random.below(100) - 50) }
+            if random.chance(30) { text = "-" + text }
+            numbers.append(text)
+        }
+        for _ in 0..<(doubles ? 3_000 : 400) {
+            let bits = random.next()
+            if doubles {
+                let value = Double(bitPattern: bits)
+                let biased = Int((bits >> 52) & 0x7FF)
+                guard value.isFinite, biased > 900, biased < 1200 else { continue } // exponents a Decimal holds
+                numbers += midpoints(significand: (bits & ((1 << 52) - 1)) | (1 << 52), exponent: biased - 1075, negative: value.sign == .minus)
+            } else {
+                let value = Float(bitPattern: UInt32(truncatingIfNeeded: bits))
+                let biased = Int((bits >> 23) & 0xFF)
+                guard value.isFinite, biased > 0 else { continue }
+                numbers += midpoints(significand: (bits & ((1 << 23) - 1)) | (1 << 23), exponent: biased - 150, negative: value.sign == .minus)
+            }
+        }
+        return numbers
+    }
+
+    /// Issue 18: a found set made in code from raw records (whose numbers of more than 17 characters are
+    /// `NSDecimalNumber`s, which hold 38 digits) decodes `Double` and `Float` with the bits `Double(String)` and
+    /// `Float(String)` give for the characters the server sent, beyond 38 digits too (before, the 38 digits
+    /// the decimal kept could fall on the other side of a midpoint: 465 of 631 differed); so does a raw
+    /// field read as an ``FMFieldValue`` (once through `NSDecimalNumber.doubleValue`, not correctly rounded).
+    @Test func rawRecordsDecodeLongNumbersExactly() throws {
+        for doubles in [true, false] {
+            // Floats: only numbers the raw record keeps as an `NSDecimalNumber` (more than 17 characters before
+            // the exponent); a shorter one is a `Double` there, and a `Float` read from it is rounded twice.
+            let numbers = Self.longNumbers(seed: doubles ? 0xDEC1 : 0xDEC2, doubles: doubles)
+                .filter { doubles ? Double($0)!.isFinite : Float($0)!.isFinite && $0.split(separator: "e")[0].count > 17 }
+            let raw = try FMFoundSet(responseBody: Self.body(numbers))
+            let madeInCode = FMFoundSet(records: raw.records, dataInfo: nil)
+            var wrong: [String] = []
+            if doubles {
+                for (number, record) in zip(numbers, try madeInCode.decode(D.self)) where record.fieldData.n.bitPattern != Double(number)!.bitPattern {
+                    wrong.append(number)
+                }
+                for (number, record) in zip(numbers, raw.records) {
+                    let value = FMFieldValue(any: (record["fieldData"] as? [String: Any])?["n"] as Any)
+                    if value != .number(Double(number)!) { wrong.append("FMFieldValue \(number)") }
+                }
+            } else {
+                for (number, record) in zip(numbers, try madeInCode.decode(F.self)) where record.fieldData.n.bitPattern != Float(number)!.bitPattern {
+                    wrong.append(number)
+                }
+            }
+            #expect(numbers.count > 1_000)
+            #expect(wrong.isEmpty, "\(doubles ? "Double" : "Float"): \(wrong.count) of \(numbers.count) differ, for example \(wrong.prefix(3))")
+        }
+    }
+
     @Test func theExpansionHelperIsExact() {
         #expect(Self.exactDecimal(1, -1) == "0.5")
         #expect(Self.exactDecimal(3, 4) == "48")

@@ -33,6 +33,21 @@ extension DataAPI {
         getRecord(as: type, layout: T.layout, recordId: recordId, options: options, completion: completion)
     }
 
+    /// Reads one record of `T.layout` decoded into `T`, by the id `createRecord` gave (the `Int` overload
+    /// takes the same id as a number; an integer literal picks it).
+    ///
+    /// - Parameters:
+    ///   - type: the layout record type.
+    ///   - recordId: the record id as text (``FMRecordReference/recordId``); `-1002` when it is not one.
+    ///   - options: portals, response layout, `dateformats`, time zone, scripts.
+    ///   - completion: the typed found set or `nil`, and the code (`"101"` when missing).
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func getRecord<T: FMLayoutRecord>(as type: T.Type, recordId: String, options: FMReadOptions = .init(),
+                                             completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+        getRecord(as: type, layout: T.layout, recordId: recordId, options: options, completion: completion)
+    }
+
     /// Performs a find on `T.layout` and decodes the records into `T`, portals filled.
     ///
     /// - Parameters:
@@ -97,6 +112,29 @@ extension DataAPI {
                                                           options: FMWriteOptions = .init(),
                                                           completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         perform(Endpoints.editRecord(record, recordId: recordId, modId: modId, options: options)) { completion($0.value, $0.code) }
+    }
+
+    /// Edits a record of `T.layout` with the set fields of a layout record value, by the id `createRecord`
+    /// gave (an integer literal picks the `Int` overload).
+    ///
+    /// - Parameters:
+    ///   - record: the fields to change (`nil` properties stay as they are).
+    ///   - recordId: the record id as text (``FMRecordReference/recordId``); `-1002` when it is not one, and
+    ///     nothing is sent.
+    ///   - modId: when given, sent so FileMaker answers `"306"` if the record changed since.
+    ///   - options: scripts, `dateformats`, entry/prohibit modes.
+    ///   - completion: the edit result or `nil`, and the code.
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func editRecord<T: FMLayoutRecord & Encodable>(_ record: T, recordId: String, modId: String? = nil,
+                                                          options: FMWriteOptions = .init(),
+                                                          completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+        switch Self.recordNumber(recordId) {
+        case .success(let number):
+            return editRecord(record, recordId: number, modId: modId, options: options, completion: completion)
+        case .failure(let error):
+            return perform(Endpoints.failing(Endpoint<FMEditResult>.Method.patch, error)) { completion($0.value, $0.code) }
+        }
     }
 }
 

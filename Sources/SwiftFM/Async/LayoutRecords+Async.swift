@@ -16,6 +16,13 @@ extension DataAPI {
         try await getRecord(as: type, layout: T.layout, recordId: recordId, options: options)
     }
 
+    /// Reads one record of `T.layout` decoded into `T`, by the id `createRecord` gave.
+    /// - Throws: ``FMError`` (`"101"` when the record is missing, `-1002` when `recordId` is not a record id).
+    public func getRecord<T: FMLayoutRecord>(as type: T.Type, recordId: String,
+                                             options: FMReadOptions = .init()) async throws -> FMTypedFoundSet<T> {
+        try await getRecord(as: type, layout: T.layout, recordId: recordId, options: options)
+    }
+
     /// Performs a find on `T.layout` decoded into `T`, portals filled; no match is an empty found set.
     /// - Throws: ``FMError``.
     public func find<T: FMLayoutRecord>(as type: T.Type, request: FMFindRequest) async throws -> FMTypedFoundSet<T> {
@@ -48,5 +55,13 @@ extension DataAPI {
     public func editRecord<T: FMLayoutRecord & Encodable>(_ record: T, recordId: Int, modId: String? = nil,
                                                           options: FMWriteOptions = .init()) async throws -> FMEditResult {
         try await bridge(Endpoints.editRecord(record, recordId: recordId, modId: modId, options: options))
+    }
+
+    /// Edits a record of `T.layout` with the set fields of a layout record value, by the id `createRecord` gave.
+    /// - Throws: ``FMError`` (`"306"` when `modId` no longer matches, `-1002` when `recordId` is not a record id).
+    @discardableResult
+    public func editRecord<T: FMLayoutRecord & Encodable>(_ record: T, recordId: String, modId: String? = nil,
+                                                          options: FMWriteOptions = .init()) async throws -> FMEditResult {
+        try await editRecord(record, recordId: Self.recordNumber(recordId).get(), modId: modId, options: options)
     }
 }

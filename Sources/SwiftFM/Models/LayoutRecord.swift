@@ -41,9 +41,9 @@ public struct FMLayoutField: Sendable, Hashable {
 ///
 /// The typed calls that take no layout argument (``DataAPI/getRecords(as:offset:limit:sort:options:completion:)``,
 /// ``DataAPI/find(as:request:completion:)``, ``DataAPI/pages(as:find:pageSize:sort:options:)``,
-/// ``DataAPI/getRecord(as:recordId:options:completion:)``) read ``layout``; each record's `fieldData` is
+/// ``DataAPI/getRecord(as:recordId:options:completion:)-(_,Int,_,_)``) read ``layout``; each record's `fieldData` is
 /// decoded into the type with SwiftFM's FileMaker rules, then ``fillPortals(from:)`` reads its portals.
-/// ``DataAPI/createRecord(_:options:completion:)`` and ``DataAPI/editRecord(_:recordId:modId:options:completion:)``
+/// ``DataAPI/createRecord(_:options:completion:)`` and ``DataAPI/editRecord(_:recordId:modId:options:completion:)-(_,Int,_,_,_)``
 /// send the fields that are set, leaving out those ``layoutFields`` marks as not writable.
 ///
 /// ```swift

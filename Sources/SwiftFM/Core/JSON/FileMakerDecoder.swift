@@ -1069,6 +1069,9 @@ extension FMFieldValue {
     init(any value: Any) {
         switch value {
         case let text as String: self = .string(text)
+        case let decimal as NSDecimalNumber:
+            // `doubleValue` is not correctly rounded: read the decimal's exact text instead.
+            self = .number(Double(decimal.description) ?? decimal.doubleValue)
         case let number as NSNumber:
             self = FMFieldValue.isBoolean(number) ? .bool(number.boolValue) : .number(number.doubleValue)
         case let flag as Bool: self = .bool(flag)

@@ -363,11 +363,29 @@ struct JSONLexer {
             let decimalExponent = lowercaseExponentAt == nil ? 0 : exponent
             if length > 17, (-128...127).contains(decimalExponent),
                let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), decimal.isFinite {
-                return .decimal(decimal)
+                return .decimal(overflow ? Self.faithful(decimal, to: text) : decimal)
             }
             let value = double(bytes)
             guard value.isFinite else { throw JSONReader.Failure(offset: start, reason: "a number out of range") }
             return .double(value)
+        }
+
+        /// A `Decimal` holds 38 digits: for a number with more, the one of `decimal` (the text cut to 38
+        /// digits) and its neighbours in the last digit whose text reads as the same `Double` and `Float` as
+        /// the number's own characters (`Double(String)`, `Float(String)`), so a raw record's long number
+        /// decodes typed to the bits the server's text gives. Cutting can cross the midpoint between two
+        /// doubles (or two floats) only when the text lies within 10^-37 of it, and those points are at least
+        /// half a double's unit apart, so one of the three is always right.
+        static func faithful(_ decimal: Decimal, to text: String) -> Decimal {
+            guard let double = Double(text), let float = Float(text) else { return decimal }
+            for candidate in [decimal, decimal.nextUp, decimal.nextDown] {
+                let written = candidate.description
+                if let readDouble = Double(written), readDouble.bitPattern == double.bitPattern,
+                   let readFloat = Float(written), readFloat.bitPattern == float.bitPattern {
+                    return candidate
+                }
+            }
+            return decimal
         }
 
         /// The `JSONSerialization` value: an `Int`/`UInt64` `NSNumber`, an `NSDecimalNumber` or a `Double`
