@@ -204,6 +204,14 @@ struct ControlHandler: HTTPHandler {
             try Self.expectNoKeys(body)
             emulator.resetMaxInFlight()
             return counters(emulator)
+        default:
+            return try routeSignIns(method, pattern, body, emulator)
+        }
+    }
+
+    /// The Claris ID and OAuth endpoints (sign-ins the emulator accepts, revokes and counts).
+    private func routeSignIns(_ method: String, _ pattern: String, _ body: [String: Any], _ emulator: Emulator) throws -> Any {
+        switch (method, pattern) {
         case ("POST", "/v1/claris-id/accept"), ("POST", "/v1/claris-id/revoke"):
             try Self.allow(body, ["token"])
             guard let token = try Self.string(body, "token"), !token.isEmpty else { throw ControlError("token must be a non-empty string") }
@@ -229,7 +237,7 @@ struct ControlHandler: HTTPHandler {
             emulator.acceptOAuth(requestId: id, identifier: identifier)
             return ["ok": true]
         default:
-            throw ControlError("no such control endpoint: \(request.method) \(request.rawPath)", status: 404)
+            throw ControlError("no such control endpoint: \(method) \(pattern)", status: 404)
         }
     }
 
@@ -238,7 +246,8 @@ struct ControlHandler: HTTPHandler {
     private func settings(_ emulator: Emulator) -> [String: Any] {
         ["serviceTime": emulator.serviceTime, "serializesSessions": emulator.serializesSessions,
          "maxSessions": emulator.maxSessions.map { $0 as Any } ?? NSNull(), "rejectLogins": emulator.rejectsLogins,
-         "logsBodies": emulator.logsBodies]
+         "logsBodies": emulator.logsBodies, "maxLoggedRequests": emulator.maxLoggedRequests,
+         "maxLoggedBytes": emulator.maxLoggedBytes]
     }
 
     private func counters(_ emulator: Emulator) -> [String: Any] {
@@ -249,7 +258,8 @@ struct ControlHandler: HTTPHandler {
 
     /// Checks every key before changing anything, so a bad request changes nothing.
     private func applySettings(_ body: [String: Any], _ emulator: Emulator) throws {
-        try Self.allow(body, ["serviceTime", "serializesSessions", "maxSessions", "rejectLogins", "logsBodies"])
+        try Self.allow(body, ["serviceTime", "serializesSessions", "maxSessions", "rejectLogins", "logsBodies",
+                              "maxLoggedRequests", "maxLoggedBytes"])
         let serviceTime = try Self.number(body, "serviceTime")
         if let serviceTime, !(serviceTime >= 0 && serviceTime <= 3600) {
             throw ControlError("serviceTime must be between 0 and 3600 seconds")
@@ -267,11 +277,29 @@ struct ControlHandler: HTTPHandler {
                 throw ControlError("maxSessions must be a whole number from 0 to 1000000, or null for no cap")
             }
         }
+        let maxLoggedRequests = try Self.wholeNumber(body, "maxLoggedRequests", upTo: Self.maxLoggedRequestsLimit)
+        let maxLoggedBytes = try Self.wholeNumber(body, "maxLoggedBytes", upTo: Self.maxLoggedBytesLimit)
         if let serviceTime { emulator.serviceTime = serviceTime }
+        if let maxLoggedRequests { emulator.maxLoggedRequests = maxLoggedRequests }
+        if let maxLoggedBytes { emulator.maxLoggedBytes = maxLoggedBytes }
         if let serializes { emulator.serializesSessions = serializes }
         if let reject { emulator.rejectLogins(reject) }
         if let maxSessions { emulator.maxSessions = maxSessions }
         if let logsBodies { emulator.logsBodies = logsBodies }
+    }
+
+    /// The largest `maxLoggedRequests` the control API (and `fm-emulator --max-logged-requests`) accepts.
+    static let maxLoggedRequestsLimit = 10_000_000
+    /// The largest `maxLoggedBytes` the control API (and `fm-emulator --max-logged-bytes`) accepts: 16 GiB.
+    static let maxLoggedBytesLimit = 16 << 30
+
+    /// The whole number at `key` from 0 to `limit`, `nil` when the key is absent; 400 for anything else.
+    static func wholeNumber(_ body: [String: Any], _ key: String, upTo limit: Int) throws -> Int? {
+        guard body[key] != nil else { return nil }
+        guard let n = try? number(body, key), n >= 0, n <= Double(limit), n == n.rounded() else {
+            throw ControlError("\(key) must be a whole number from 0 to \(limit)")
+        }
+        return Int(n)
     }
 
     // MARK: Faults
