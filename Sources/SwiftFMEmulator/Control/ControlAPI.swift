@@ -88,6 +88,7 @@ struct ControlHandler: HTTPHandler {
         ("GET", "/v1/counters"), ("POST", "/v1/counters/reset-max-in-flight"),
         ("POST", "/v1/claris-id/accept"), ("POST", "/v1/claris-id/revoke"), ("POST", "/v1/oauth/accept"),
         ("GET", "/v1/claris-id"), ("POST", "/v1/claris-id/revoke-refresh-tokens"), ("POST", "/v1/claris-id/mfa"),
+        ("POST", "/v1/claris-id/behavior"),
     ]
 
     /// The endpoint a request names: its method (HEAD as GET), path pattern and path parameter; 404 or 405
@@ -219,7 +220,8 @@ struct ControlHandler: HTTPHandler {
             return ["ok": true]
         case ("GET", "/v1/claris-id"):
             return ["enabled": emulator.clarisID, "tokenLifetime": emulator.clarisIDTokenLifetime, "signIns": emulator.clarisIDSignInCount,
-                    "failedSignIns": emulator.clarisIDFailedSignInCount, "refreshes": emulator.clarisIDRefreshCount]
+                    "failedSignIns": emulator.clarisIDFailedSignInCount, "refreshes": emulator.clarisIDRefreshCount,
+                    "requests": emulator.clarisIDRequestCount]
         case ("POST", "/v1/claris-id/revoke-refresh-tokens"):
             try Self.expectNoKeys(body)
             emulator.revokeClarisIDRefreshTokens()
@@ -229,6 +231,12 @@ struct ControlHandler: HTTPHandler {
             guard let username = try Self.string(body, "username"), !username.isEmpty else { throw ControlError("username must be a non-empty string") }
             emulator.requireClarisIDMFA(username: username, code: try Self.string(body, "code"))
             return ["ok": true]
+        case ("POST", "/v1/claris-id/behavior"):
+            try Self.allow(body, ["username", "behavior", "code"])
+            guard let username = try Self.string(body, "username"), !username.isEmpty else { throw ControlError("username must be a non-empty string") }
+            let behavior = try Self.clarisIDBehavior(name: try Self.string(body, "behavior"), code: try Self.string(body, "code"))
+            emulator.setClarisIDBehavior(behavior, username: username)
+            return ["ok": true, "username": username, "behavior": body["behavior"] ?? NSNull()]
         case ("POST", "/v1/oauth/accept"):
             try Self.allow(body, ["requestId", "identifier"])
             guard let id = try Self.string(body, "requestId"), let identifier = try Self.string(body, "identifier") else {
@@ -487,6 +495,31 @@ struct ControlHandler: HTTPHandler {
         }
         guard let object = value as? [String: Any] else { throw ControlError("the body must be a JSON object") }
         return object
+    }
+
+    /// The names of ``EmulatorClarisIDBehavior`` on the control API (`null` or `"none"`: no behaviour).
+    static let clarisIDBehaviorNames = ["software-token-mfa", "sms-mfa", "new-password-required", "password-reset-required",
+                                        "too-many-requests", "user-not-found", "security-refusal"]
+
+    static func clarisIDBehavior(name: String?, code: String?) throws -> EmulatorClarisIDBehavior? {
+        let needsCode = name == "software-token-mfa" || name == "sms-mfa"
+        if needsCode {
+            guard let code, !code.isEmpty else { throw ControlError("behavior \(name ?? "") needs a non-empty code") }
+        } else if code != nil {
+            throw ControlError("code applies to software-token-mfa and sms-mfa only")
+        }
+        switch name {
+        case nil, "none": return nil
+        case "software-token-mfa": return .softwareTokenMFA(code: code ?? "")
+        case "sms-mfa": return .smsMFA(code: code ?? "")
+        case "new-password-required": return .newPasswordRequired
+        case "password-reset-required": return .passwordResetRequired
+        case "too-many-requests": return .tooManyRequests
+        case "user-not-found": return .userNotFound
+        case "security-refusal": return .securityRefusal
+        case let other?:
+            throw ControlError("unknown behavior \(other) (known: none, \(clarisIDBehaviorNames.joined(separator: ", ")))")
+        }
     }
 
     static func expectNoKeys(_ body: [String: Any]) throws {
