@@ -5,8 +5,8 @@ import Testing
 /// Find and sort parameters (WIRE.md §6.3, §7).
 @Suite struct FindParameterTests {
     /// §7: `query` is an array of request objects and `sort` an array of sort objects (§6.3 `_sort`
-    /// too). A bare object was quietly wrapped into an array, so a client bug passed against the
-    /// emulator; a wrongly typed parameter is 1708 like `"sort":"x"` already was.
+    /// too). A bare object is not quietly wrapped into an array (a client bug would pass against the
+    /// emulator): a wrongly typed parameter is 1708, like `"sort":"x"`.
     @Test(arguments: Via.allCases) func queryAndSortMustBeArrays(_ via: Via) throws {
         let h = try Harness(via: via)
         try h.login()
@@ -44,8 +44,8 @@ import Testing
         #expect(h.send("POST", "\(h.base)/layouts/Contacts/_find", body: #"{"query":[{"stamp":"01/14/2020"}]}"#).code == "401")
     }
 
-    /// §7: `omit` is `"true"`/`"false"`; an object, array or null was read as "not omit", so the
-    /// request silently *added* the records it was meant to remove.
+    /// §7: `omit` is `"true"`/`"false"`; an object, array or null is 1708, never read as "not omit"
+    /// (the request would silently *add* the records it is meant to remove).
     @Test(arguments: Via.allCases) func omitWithAWrongTypeIs1708(_ via: Via) throws {
         let h = try Harness(via: via)
         try h.login()

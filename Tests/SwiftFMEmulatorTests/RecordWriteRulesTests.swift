@@ -48,9 +48,8 @@ import Testing
         #expect(h.send("PATCH", "\(h.base)/layouts/Contacts/records/1", body: #"{"fieldData":{"date":"2024-01-02"},"dateformats":"2"}"#).status == 200)
     }
 
-    /// §6: a request that fails changes nothing. A global field written in the `fieldData` of a create
-    /// or edit that then failed validation kept its new value (only when the body also had
-    /// `portalData` was it rolled back).
+    /// §6: a request that fails changes nothing: a global field written in the `fieldData` of a create
+    /// or edit that then fails validation keeps its old value, with or without `portalData` in the body.
     @Test(arguments: Via.allCases) func failedWritesLeaveGlobalsUnchanged(_ via: Via) throws {
         let h = try Harness(via: via)
         try h.login()

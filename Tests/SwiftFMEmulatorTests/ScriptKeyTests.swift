@@ -5,8 +5,8 @@ import Testing
 /// Script keys in request bodies (WIRE.md §8.1).
 @Suite struct ScriptKeyTests {
     /// §8.1: script names and parameters are strings. A script key with an object, array or null
-    /// value was ignored (the request succeeded without running the script); it is 1708 like any
-    /// other wrongly typed parameter, and nothing is written.
+    /// value is 1708 like any other wrongly typed parameter (never ignored, with the request succeeding
+    /// without running the script), and nothing is written.
     @Test(arguments: Via.allCases) func scriptKeysWithWrongTypesAre1708(_ via: Via) throws {
         let h = try Harness(via: via)
         try h.login()

@@ -3,17 +3,25 @@ import Foundation
 import FoundationNetworking
 #endif
 
-// The call pipeline. One call passes through these stages, in order:
+// The call pipeline. One call passes through these stages, in order; the folders of Core/ follow them:
 //
-//   admission   shutdown check, the call's deadline starts (FMConfiguration.timeout / containerTimeout)
-//   session     a pool session is leased (single-flight login, new-session hook)      SessionController
-//   send        the concurrency cap (AdmissionGate), the transport, the byte cap       Exchange
-//   classify    FileMaker code, transport error, session lost, transient              Classifier
-//   retry       replay once after a lost session; retry transient failures under the
-//               policy with back-off, never past the deadline                         FMRetryPolicy
-//   complete    exactly once, on the callback queue                                   OneShot
+//   admission  Pipeline/  DataAPI.perform: the shutdown check (Lifecycle), the call's deadline (Deadline:
+//                         FMConfiguration.timeout, or containerTimeout for a container transfer)
+//   session    Session/   a pool session is leased: SessionPool and its SessionLease, driven by
+//                         SessionStateMachine; DataAPI.leaseSession (SessionStage.swift) logs in once for
+//                         every waiter and runs the new-session hook
+//   send       Pipeline/  the rate limit (RateLimiter), the concurrency cap (AdmissionGate), one exchange
+//                         (Flight, Exchange: the byte cap) through the transport (Wire/: FMTransport)
+//   classify   Pipeline/  FileMaker code, transport error, session lost, transient: Classifier
+//   retry      Pipeline/  replay once after a lost session; transient failures retried under FMRetryPolicy
+//                         with back-off, never past the deadline (EngineCall.replay, EngineCall.retry)
+//   complete   Pipeline/  exactly once, on the callback queue (inline for the async bridge): OneShot,
+//                         with the caller's handle FMRequest (Completion.swift)
 //
-// Each stage is its own small type; `EngineCall` composes them for one call.
+// Wire/ is what travels: each endpoint described once (Endpoint, Endpoints, SessionEndpoints), the request
+// built from it (RequestBuilder, Multipart), the envelope read back (Envelope), the transports. JSON/ reads
+// answers: one lexer (JSONLexer) under raw values (JSONReader) and typed ones (JSONTape, FileMakerDecoder).
+// EngineCall, below, composes the stages for one call.
 
 extension DataAPI {
     /// Sends `endpoint` and calls `completion` exactly once, on ``callbackQueue``.

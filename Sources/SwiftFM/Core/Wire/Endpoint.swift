@@ -14,7 +14,7 @@ enum HTTPHeader {
 
 /// The description of one Data API call: everything that goes on the wire and how to read the answer.
 ///
-/// Each endpoint of the Data API is described once, by a factory in `Core/Endpoints.swift`; the engine
+/// Each endpoint of the Data API is described once, by a factory in `Core/Wire/Endpoints.swift`; the engine
 /// (`DataAPI.perform`) builds the request, sends it, handles the session and decodes the answer with
 /// ``decode``. Nothing else knows what an endpoint looks like on the wire.
 struct Endpoint<Value>: Sendable {
