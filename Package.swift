@@ -43,7 +43,7 @@ let package = Package(
         // Unit tests of the client (no network).
         .testTarget(name: "SwiftFMTests", dependencies: ["SwiftFM"]),
         // Raw-HTTP conformance tests of the emulator (URLSession, not the SwiftFM client).
-        .testTarget(name: "SwiftFMEmulatorTests", dependencies: ["SwiftFMEmulator"]),
+        .testTarget(name: "SwiftFMEmulatorTests", dependencies: ["SwiftFMEmulator", "FMCrypto"]),
         // The client against the emulator on loopback, through the callback and async surfaces.
         .testTarget(name: "IntegrationTests", dependencies: ["SwiftFM", "SwiftFMEmulator", "FMCapture"]),
         // fm-codegen: its output for the demo, League and odd-names solutions, compiled here and read against the emulator.

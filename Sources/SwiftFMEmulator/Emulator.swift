@@ -394,14 +394,16 @@ public final class Emulator: Sendable {
     /// Every request received, in arrival order.
     public var requestLog: [RecordedRequest] { core.state.withLock { $0.log.all } }
 
-    /// How many requests ``requestLog`` keeps (the oldest are dropped first); 10 000 by default.
+    /// How many requests ``requestLog`` keeps (the oldest are dropped first); 10 000 by default. Also set by
+    /// `fm-emulator --max-logged-requests N` and the control API's `maxLoggedRequests` setting.
     public var maxLoggedRequests: Int {
         get { core.state.withLock { $0.log.maxCount } }
         set { core.state.withLock { $0.log.maxCount = max(0, newValue) } }
     }
 
     /// How many bytes ``requestLog`` keeps (targets, headers and kept bodies; the oldest entries are
-    /// dropped first); 32 MiB by default. With ``maxLoggedRequests`` it bounds the log's memory.
+    /// dropped first); 32 MiB by default. With ``maxLoggedRequests`` it bounds the log's memory. Also set by
+    /// `fm-emulator --max-logged-bytes N` and the control API's `maxLoggedBytes` setting.
     public var maxLoggedBytes: Int {
         get { core.state.withLock { $0.log.maxBytes } }
         set { core.state.withLock { $0.log.maxBytes = max(0, newValue) } }

@@ -136,6 +136,44 @@ final class EmulatorProcess {
         return nil
     }
 
+    /// The emulator process's open descriptors (entries of /proc/PID/fd), -1 where there is no /proc.
+    func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? -1
+    }
+
+    /// The emulator process's threads (`Threads:` of /proc/PID/status), -1 where there is no /proc.
+    func threads() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return -1 }
+        for line in text.split(separator: "\n") where line.hasPrefix("Threads:") {
+            return Int(line.dropFirst("Threads:".count).filter(\.isNumber)) ?? -1
+        }
+        return -1
+    }
+
+    /// CPU seconds the emulator process has used, user and system (`utime` + `stime` of /proc/PID/stat);
+    /// `nil` where there is no /proc.
+    func cpuSeconds() -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        // After "pid (comm)": state is field 3, utime field 14, stime field 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return ticks > 0 ? (user + system) / ticks : nil
+    }
+
+    /// How many requests the emulator's request log holds now (`GET /v1/log?limit=…` of the control API).
+    func logCount() async throws -> Int {
+        guard let controlURL, let url = URL(string: controlURL.absoluteString + "/v1/log?limit=100000") else {
+            throw BenchError("fm-emulator printed no control URL")
+        }
+        let (data, _) = try await URLSession.shared.data(from: url)
+        guard let requests = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["requests"] as? [Any] else {
+            throw BenchError("the control API's log is not JSON")
+        }
+        return requests.count
+    }
+
     /// `PATCH /v1/settings` of the control API with `settings` (JSON object).
     func setSettings(_ settings: [String: Any]) async throws {
         guard let controlURL else { throw BenchError("fm-emulator printed no control URL") }

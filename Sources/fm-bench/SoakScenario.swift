@@ -34,7 +34,13 @@ struct SoakSample {
     var heapInUse: Int
     var fds: Int
     var threads: Int
+    /// Monotonic nanoseconds when the sample was taken.
+    var time: UInt64
     var emulatorRSS: Int
+    var emulatorFDs: Int
+    var emulatorThreads: Int
+    /// CPU seconds the emulator process has used so far.
+    var emulatorCPU: Double
 }
 
 /// The soak's shared state: counters, the created records waiting for their edit and delete, samples.
@@ -49,10 +55,13 @@ final class SoakState: @unchecked Sendable {
     private(set) var samples: [SoakSample] = []
     private let sampleEvery: Int
     private let sampler: (Int) -> SoakSample
-    private let printer: (SoakSample, Int, Double) -> Void
+    private let printer: (_ sample: SoakSample, _ previous: SoakSample?, _ slopes: (client: Double, emulator: Double)) -> Void
+    /// The sample printed last (the start of the next printed interval).
+    private var printed: SoakSample?
     let done = DispatchSemaphore(value: 0)
 
-    init(total: Int, sampler: @escaping (Int) -> SoakSample, printer: @escaping (SoakSample, Int, Double) -> Void) {
+    init(total: Int, sampler: @escaping (Int) -> SoakSample,
+         printer: @escaping (_ sample: SoakSample, _ previous: SoakSample?, _ slopes: (client: Double, emulator: Double)) -> Void) {
         self.total = total
         self.sampleEvery = max(1, total / 200)
         self.sampler = sampler
@@ -80,17 +89,34 @@ final class SoakState: @unchecked Sendable {
             sample = taken
         }
         lock.unlock()
-        if let sample, count == total || count % max(1, total / 10) == 0 { printer(sample, total, slopeSoFar()) }
+        if let sample, count == total || count % max(1, total / 10) == 0 {
+            lock.lock()
+            let previous = printed
+            printed = sample
+            lock.unlock()
+            printer(sample, previous, slopesSoFar())
+        }
         if count == total { done.signal() }
     }
 
     /// The calls after which samples count towards the slopes (the first 10 %, at least 20,000 calls).
     var warmUp: Int { max(total / 10, min(20_000, total / 2)) }
 
-    /// The RSS slope in bytes per call over the samples after warm-up so far (so a run cut short still says).
-    private func slopeSoFar() -> Double {
+    /// The client's and the emulator's RSS slopes in bytes per call over the samples after warm-up so far
+    /// (so a run cut short still says).
+    private func slopesSoFar() -> (client: Double, emulator: Double) {
         lock.lock(); defer { lock.unlock() }
-        return slope(samples.filter { $0.calls >= warmUp }.map { (Double($0.calls), Double($0.rss)) })
+        let measured = samples.filter { $0.calls >= warmUp }
+        return (slope(measured.map { (Double($0.calls), Double($0.rss)) }),
+                slope(measured.map { (Double($0.calls), Double($0.emulatorRSS)) }))
+    }
+
+    /// Takes the sample at call 0, the start of the first printed interval; call it just before the first call.
+    func begin() {
+        let first = sampler(0)
+        lock.lock()
+        printed = first
+        lock.unlock()
     }
 
     func pushCreated(_ id: Int) { lock.lock(); created.append(id); lock.unlock() }
@@ -168,9 +194,9 @@ extension Bench {
             throw BenchError("the socket transport is Linux-only")
             #endif
         }
-        // A small request log in the emulator (when its control API can set one): its RSS then says what
-        // the emulator itself keeps per request.
-        try? await emulator.setSettings(["maxLoggedRequests": 1000])
+        // The emulator keeps a full request log (10,000 entries, its default, set explicitly): once it is
+        // full (before warm-up ends), the emulator's RSS slope says what it keeps per request beyond it.
+        try await emulator.setSettings(["maxLoggedRequests": 10_000])
 
         // Set-up: a container to download (record 1), and a record the uploads replace (an upload changes the
         // container's URL: the downloads' URL must not change under them).
@@ -188,12 +214,20 @@ extension Bench {
             total: total,
             sampler: { calls in
                 SoakSample(calls: calls, rss: procStatus("VmRSS") ?? 0, heapInUse: heapInUse(), fds: openDescriptors(),
-                           threads: procStatus("Threads").map { $0 / 1024 } ?? 0, emulatorRSS: emulator.status("VmRSS") ?? 0)
+                           threads: procStatus("Threads").map { $0 / 1024 } ?? 0, time: now(), emulatorRSS: emulator.status("VmRSS") ?? 0,
+                           emulatorFDs: emulator.openDescriptors(), emulatorThreads: emulator.threads(), emulatorCPU: emulator.cpuSeconds() ?? 0)
             },
-            printer: { sample, total, slopeSoFar in
-                say("  \(String(format: "%3d", sample.calls * 100 / total)) % \(String(format: "%9d", sample.calls)) calls: RSS \(mb(sample.rss)), "
-                    + "heap in use \(mb(sample.heapInUse)), fds \(sample.fds), threads \(sample.threads); emulator RSS \(mb(sample.emulatorRSS))"
-                    + (slopeSoFar.isNaN ? "" : String(format: "; RSS slope so far %.1f B/call", slopeSoFar)))
+            printer: { sample, previous, slopes in
+                var line = "  \(String(format: "%3d", sample.calls * 100 / total)) % \(String(format: "%9d", sample.calls)) calls: "
+                    + "RSS \(mb(sample.rss)), heap in use \(mb(sample.heapInUse)), fds \(sample.fds), threads \(sample.threads); "
+                    + "emulator RSS \(mb(sample.emulatorRSS)), fds \(sample.emulatorFDs), threads \(sample.emulatorThreads)"
+                if let previous, sample.calls > previous.calls, sample.time > previous.time {
+                    let calls = Double(sample.calls - previous.calls)
+                    line += String(format: ", CPU %.0f µs/call; %.0f calls/s", (sample.emulatorCPU - previous.emulatorCPU) / calls * 1e6,
+                                   calls / (Double(sample.time - previous.time) / 1e9))
+                }
+                if !slopes.client.isNaN { line += String(format: "; RSS slope so far %.1f B/call, emulator %.1f", slopes.client, slopes.emulator) }
+                say(line)
             })
         let pagingFind = FMFindRequest(["id": "1...30"])
 
@@ -257,6 +291,7 @@ extension Bench {
         }
 
         say("soak, \(total) mixed calls (\(client.rawValue) client), \(inFlight) in flight through callbacks, pool of 3; the emulator in its own process:")
+        state.begin()
         let start = now()
         for _ in 0..<inFlight { chain() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -266,6 +301,7 @@ extension Bench {
             }
         }
         let elapsed = Double(now() - start) / 1e9
+        let emulatorLogCount = try? await emulator.logCount()
         withExtendedLifetime(bareSession) {}
 
         let warmUp = state.warmUp
@@ -276,11 +312,24 @@ extension Bench {
         let first = measured.first, last = measured.last
         say(String(format: "  %.0f s, %.0f calls/s; failures: %@", elapsed, Double(total) / elapsed,
                    state.failures.isEmpty ? "none" : state.failures.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")))
-        say(String(format: "  after warm-up (%d calls, %d samples): RSS slope %.1f B/call, heap-in-use slope %.1f B/call, emulator RSS slope %.1f B/call   target ≤ 16",
-                   warmUp, measured.count, perCall(\.rss), perCall(\.heapInUse), perCall(\.emulatorRSS)))
+        say(String(format: "  after warm-up (%d calls, %d samples): RSS slope %.1f B/call, heap-in-use slope %.1f B/call   target ≤ 16; "
+                   + "emulator RSS slope %.1f B/call", warmUp, measured.count, perCall(\.rss), perCall(\.heapInUse), perCall(\.emulatorRSS)))
         if let first, let last {
-            say("  fds \(first.fds) → \(last.fds), threads \(first.threads) → \(last.threads); RSS \(mb(first.rss)) → \(mb(last.rss)), "
-                + "emulator RSS \(mb(first.emulatorRSS)) → \(mb(last.emulatorRSS))")
+            say("  client: fds \(first.fds) → \(last.fds), threads \(first.threads) → \(last.threads), RSS \(mb(first.rss)) → \(mb(last.rss)); "
+                + "emulator: fds \(first.emulatorFDs) → \(last.emulatorFDs), threads \(first.emulatorThreads) → \(last.emulatorThreads), "
+                + "RSS \(mb(first.emulatorRSS)) → \(mb(last.emulatorRSS)), request log \(emulatorLogCount.map(String.init) ?? "?") entries")
+            // Throughput and the emulator's CPU per call, first tenth after warm-up against the last tenth.
+            let tenth = measured.filter { $0.calls <= first.calls + (last.calls - first.calls) / 10 }.last
+            let lastTenth = measured.filter { $0.calls >= last.calls - (last.calls - first.calls) / 10 }.first
+            if let tenth, let lastTenth, tenth.calls > first.calls, last.calls > lastTenth.calls {
+                func rate(_ a: SoakSample, _ b: SoakSample) -> (callsPerSecond: Double, cpu: Double) {
+                    let calls = Double(b.calls - a.calls)
+                    return (calls / (Double(b.time - a.time) / 1e9), (b.emulatorCPU - a.emulatorCPU) / calls * 1e6)
+                }
+                let early = rate(first, tenth), late = rate(lastTenth, last)
+                say(String(format: "  throughput %.0f → %.0f calls/s (%.2f×), emulator CPU %.0f → %.0f µs/call (first and last tenth after warm-up)",
+                           early.callsPerSecond, late.callsPerSecond, late.callsPerSecond / early.callsPerSecond, early.cpu, late.cpu))
+            }
         }
         await soakAPI.shutdown()
     }

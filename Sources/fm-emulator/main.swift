@@ -43,6 +43,8 @@ let usage = """
       --header-timeout S  close a connection whose request head takes over S seconds (default 10)
       --body-timeout S  close a connection whose request body stalls for S seconds (default 30)
       --log-bodies    keep request bodies in the request log (control API /v1/log)
+      --max-logged-requests N  requests the request log keeps, oldest dropped first (default 10000)
+      --max-logged-bytes N  bytes the request log keeps, oldest dropped first (default 33554432)
       --claris-id     also play Amazon Cognito for Claris ID (FileMaker Cloud) sign-in: every
                       schema account is a Claris ID user in FileMaker Cloud's pool; FMID logins
                       (see Docs/SCHEMA.md, "Claris ID")
@@ -89,21 +91,20 @@ struct Options {
     var headerTimeout: Double?
     var bodyTimeout: Double?
     var logBodies = false
+    var maxLoggedRequests: Int?
+    var maxLoggedBytes: Int?
     var clarisID = false
     var clarisIDTokenLifetime: Double?
 }
 
+/// The options that take a value.
+let valueOptions: Set<String> = ["--host", "--port", "-p", "--control-port", "--schema", "--public-url", "--max-connections",
+                                 "--idle-timeout", "--header-timeout", "--body-timeout", "--max-logged-requests",
+                                 "--max-logged-bytes", "--claris-id-token-lifetime"]
+
 func parseArguments(_ arguments: [String]) -> Options? {
     var options = Options()
     var i = 0
-    func value(_ name: String) -> String? {
-        guard i + 1 < arguments.count else {
-            writeStderr("fm-emulator: \(name) needs a value\n")
-            return nil
-        }
-        i += 1
-        return arguments[i]
-    }
     while i < arguments.count {
         var argument = arguments[i]
         var inlineValue: String?
@@ -111,75 +112,31 @@ func parseArguments(_ arguments: [String]) -> Options? {
             inlineValue = String(argument[argument.index(after: eq)...])
             argument = String(argument[..<eq])
         }
+        if valueOptions.contains(argument) {
+            if inlineValue == nil, i + 1 < arguments.count {
+                i += 1
+                inlineValue = arguments[i]
+            }
+            guard let value = inlineValue else {
+                writeStderr("fm-emulator: \(argument) needs a value\n")
+                return nil
+            }
+            guard apply(argument, value, to: &options) else { return nil }
+            i += 1
+            continue
+        }
         switch argument {
         case "--help", "-h":
             writeStdout(usage)
             exit(0)
         case "--verbose", "-v":
             options.verbose = true
-        case "--host":
-            guard let v = inlineValue ?? value(argument), !v.isEmpty else { return nil }
-            options.host = v
-        case "--port", "-p":
-            guard let v = inlineValue ?? value(argument) else { return nil }
-            guard let p = UInt16(v) else {
-                writeStderr("fm-emulator: invalid port \(v)\n")
-                return nil
-            }
-            options.port = p
         case "--control":
             if options.controlPort == nil { options.controlPort = 0 }
-        case "--control-port":
-            guard let v = inlineValue ?? value(argument) else { return nil }
-            guard let p = UInt16(v) else {
-                writeStderr("fm-emulator: invalid control port \(v)\n")
-                return nil
-            }
-            options.controlPort = p
-        case "--schema":
-            guard let v = inlineValue ?? value(argument), !v.isEmpty else { return nil }
-            options.schema = v
-        case "--public-url":
-            guard let v = inlineValue ?? value(argument) else { return nil }
-            guard let url = URL(string: v), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                  url.host?.isEmpty == false else {
-                writeStderr("fm-emulator: --public-url needs an http or https URL with a host, not \(v)\n")
-                return nil
-            }
-            options.publicURL = url
-        case "--max-connections":
-            guard let v = inlineValue ?? value(argument) else { return nil }
-            guard let n = Int(v), n >= 1 else {
-                writeStderr("fm-emulator: invalid --max-connections \(v)\n")
-                return nil
-            }
-            options.maxConnections = n
-        case "--idle-timeout":
-            guard let v = inlineValue ?? value(argument) else { return nil }
-            guard let s = Double(v), s > 0, s.isFinite else {
-                writeStderr("fm-emulator: invalid --idle-timeout \(v)\n")
-                return nil
-            }
-            options.idleTimeout = s
-        case "--header-timeout", "--body-timeout":
-            guard let v = inlineValue ?? value(argument) else { return nil }
-            guard let s = Double(v), s > 0, s.isFinite else {
-                writeStderr("fm-emulator: invalid \(argument) \(v)\n")
-                return nil
-            }
-            if argument == "--header-timeout" { options.headerTimeout = s } else { options.bodyTimeout = s }
         case "--log-bodies":
             options.logBodies = true
         case "--claris-id":
             options.clarisID = true
-        case "--claris-id-token-lifetime":
-            guard let v = inlineValue ?? value(argument) else { return nil }
-            guard let s = Double(v), s >= 1, s.isFinite else {
-                writeStderr("fm-emulator: invalid --claris-id-token-lifetime \(v)\n")
-                return nil
-            }
-            options.clarisID = true
-            options.clarisIDTokenLifetime = s
         default:
             writeStderr("fm-emulator: unknown argument \(arguments[i])\n")
             return nil
@@ -187,6 +144,57 @@ func parseArguments(_ arguments: [String]) -> Options? {
         i += 1
     }
     return options
+}
+
+/// Sets option `name` (one of `valueOptions`) from `v`; `false` (after saying why on stderr) when `v` is not valid.
+func apply(_ name: String, _ v: String, to options: inout Options) -> Bool {
+    func invalid(_ what: String = "") -> Bool {
+        writeStderr("fm-emulator: invalid \(name) \(v)\(what)\n")
+        return false
+    }
+    /// A number of seconds above `minimum`, finite.
+    func seconds(above minimum: Double = 0, orEqual: Bool = false) -> Double? {
+        guard let s = Double(v), s.isFinite, orEqual ? s >= minimum : s > minimum else { return nil }
+        return s
+    }
+    switch name {
+    case "--host":
+        guard !v.isEmpty else { return invalid() }
+        options.host = v
+    case "--port", "-p":
+        guard let p = UInt16(v) else { return invalid() }
+        options.port = p
+    case "--control-port":
+        guard let p = UInt16(v) else { return invalid() }
+        options.controlPort = p
+    case "--schema":
+        guard !v.isEmpty else { return invalid() }
+        options.schema = v
+    case "--public-url":
+        guard let url = URL(string: v), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              url.host?.isEmpty == false else {
+            return invalid(" (--public-url needs an http or https URL with a host)")
+        }
+        options.publicURL = url
+    case "--max-connections":
+        guard let n = Int(v), n >= 1 else { return invalid() }
+        options.maxConnections = n
+    case "--idle-timeout", "--header-timeout", "--body-timeout":
+        guard let s = seconds() else { return invalid() }
+        switch name {
+        case "--idle-timeout": options.idleTimeout = s
+        case "--header-timeout": options.headerTimeout = s
+        default: options.bodyTimeout = s
+        }
+    case "--max-logged-requests", "--max-logged-bytes":
+        guard let n = Int(v), n >= 0 else { return invalid(" (a whole number, 0 or more)") }
+        if name == "--max-logged-requests" { options.maxLoggedRequests = n } else { options.maxLoggedBytes = n }
+    default: // --claris-id-token-lifetime
+        guard let s = seconds(above: 1, orEqual: true) else { return invalid() }
+        options.clarisID = true
+        options.clarisIDTokenLifetime = s
+    }
+    return true
 }
 
 signal(SIGPIPE, SIG_IGN)
@@ -218,6 +226,8 @@ if let s = options.idleTimeout { emulator.connectionIdleTimeout = s }
 if let s = options.headerTimeout { emulator.connectionHeaderTimeout = s }
 if let s = options.bodyTimeout { emulator.connectionBodyTimeout = s }
 emulator.logsBodies = options.logBodies
+if let n = options.maxLoggedRequests { emulator.maxLoggedRequests = n }
+if let n = options.maxLoggedBytes { emulator.maxLoggedBytes = n }
 emulator.clarisID = options.clarisID
 if let s = options.clarisIDTokenLifetime { emulator.clarisIDTokenLifetime = s }
 

@@ -93,8 +93,13 @@ import SwiftFMEmulator
             }
             #expect(codes.allSatisfy { $0 == "0" }, "\(Set(codes))")
             #expect(emulator.clarisIDSignInCount == 1)
+            #expect(emulator.clarisIDRequestCount == 2)                   // one InitiateAuth, one PASSWORD_VERIFIER
+            #expect(emulator.clarisIDRefreshCount == 0 && emulator.clarisIDFailedSignInCount == 0)
             #expect(emulator.loginCount == emulator.activeSessionCount)   // one Data API login per pool session
             #expect(emulator.loginCount <= 4)
+            let logins = emulator.requestLog.filter { $0.decodedPath.hasSuffix("/sessions") }
+            #expect(logins.count == emulator.loginCount)
+            #expect(Set(logins.compactMap { $0.header("Authorization") }).count == 1)   // every login with the one ID token
         }
     }
 

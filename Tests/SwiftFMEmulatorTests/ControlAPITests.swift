@@ -141,6 +141,35 @@ final class ControlledEmulator {
         #expect(got["rejectLogins"] as? Bool == true)
     }
 
+    @Test("The request log's caps are read and set over the control API, and the log keeps only that many")
+    func requestLogCapsAreSettings() throws {
+        let c = try ControlledEmulator()
+        let defaults = try c.control("GET", "/v1/settings").json
+        #expect(defaults["maxLoggedRequests"] as? Int == 10_000)
+        #expect(defaults["maxLoggedBytes"] as? Int == 32 * 1024 * 1024)
+        let set = try c.control("PATCH", "/v1/settings", #"{"maxLoggedRequests":2}"#)
+        #expect(set.status == 200)
+        #expect(set.json["maxLoggedRequests"] as? Int == 2)
+        #expect(c.emulator.maxLoggedRequests == 2)
+        let token = try c.data.token()
+        for _ in 0..<4 { #expect(try c.data.send("GET", "\(c.data.base)/layouts", token: token).status == 200) }
+        let log = try #require(try c.control("GET", "/v1/log").json["requests"] as? [[String: Any]])
+        #expect(log.count == 2)
+        #expect(try c.control("GET", "/v1/status").json["maxLoggedRequests"] as? Int == 2)
+
+        #expect(try c.control("PATCH", "/v1/settings", #"{"maxLoggedRequests":10000,"maxLoggedBytes":4096}"#).status == 200)
+        #expect(c.emulator.maxLoggedRequests == 10_000 && c.emulator.maxLoggedBytes == 4096)
+        for bad in [#"{"maxLoggedRequests":-1}"#, #"{"maxLoggedRequests":2.5}"#, #"{"maxLoggedRequests":"5"}"#,
+                    #"{"maxLoggedRequests":null}"#, #"{"maxLoggedRequests":true}"#, #"{"maxLoggedRequests":1e12}"#,
+                    #"{"maxLoggedBytes":-4}"#, #"{"maxLoggedRequests":5,"maxLoggedBytes":"x"}"#] {
+            let r = try c.control("PATCH", "/v1/settings", bad)
+            #expect(r.status == 400, "\(bad)")
+            #expect((r.json["error"] as? String)?.contains("maxLogged") == true, "\(bad)")
+        }
+        // A refused request changed nothing.
+        #expect(c.emulator.maxLoggedRequests == 10_000 && c.emulator.maxLoggedBytes == 4096)
+    }
+
     @Test func resetLogAndRecords() throws {
         let c = try ControlledEmulator()
         c.data.emulator.logsBodies = true

@@ -113,7 +113,8 @@ import Testing
 
     /// A range read of a layout whose table has no records answers HTTP 500 with 101 "Record is missing"
     /// (python-fmrest#4, 2018, and #85, 2026, both against FileMaker Server, with the default `_offset=1`);
-    /// an offset past the end of a non-empty table stays 401 (no public report of what FileMaker answers).
+    /// an offset past the end of a non-empty table stays 401, what python-fmdata's `get_records_paginated`
+    /// (tested against FileMaker Server) waits for to end a walk (Docs/FILEMAKER-BEHAVIOUR.md).
     @Test func aRangeReadOfAnEmptyTableIs101() throws {
         let h = try Harness()
         try h.login()

@@ -53,6 +53,25 @@ final class HTTPEmulatorProcess: @unchecked Sendable {
         return result.entries.first
     }
 
+    /// The first `count` stdout lines (fewer if the process ends or 300 s pass first).
+    func firstLines(_ count: Int) -> [String] {
+        let result = HTTPOrderLog()
+        let done = DispatchSemaphore(value: 0)
+        let handle = stdout.fileHandleForReading
+        Thread.detachNewThread {
+            var bytes = Data()
+            while bytes.filter({ $0 == 0x0A }).count < count {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                bytes.append(chunk)
+            }
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n").prefix(count) { result.append(String(line)) }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 300) == .success else { return [] }
+        return result.entries
+    }
+
     /// Waits (at most 300 s) for the process to end and returns its status, killing it on timeout.
     func waitForExit() -> Int32? {
         let done = DispatchSemaphore(value: 0)
@@ -94,6 +113,32 @@ struct HTTPEmulatorExecutableTests {
         kill(emulator.process.processIdentifier, signalNumber)
         #expect(emulator.waitForExit() == 0)
         #expect(emulator.standardErrorText.contains("/fmi/data/vLatest/productInfo"))
+    }
+
+    @Test("--max-logged-requests and --max-logged-bytes set the request log's caps, as the control API reads them")
+    func requestLogCapFlags() async throws {
+        let emulator = try HTTPEmulatorProcess(["--port", "0", "--control", "--max-logged-requests", "2", "--max-logged-bytes=5000"])
+        defer {
+            emulator.process.terminate()
+            _ = emulator.waitForExit()
+        }
+        let lines = emulator.firstLines(2)
+        let control = try #require(lines.dropFirst().first { $0.hasPrefix("control on ") }, "no control line in \(lines)")
+        let url = try #require(URL(string: String(control.dropFirst("control on ".count)) + "/v1/settings"))
+        let session = makeHTTPTestSession()
+        defer { session.finishTasksAndInvalidate() }
+        let (data, _) = try await session.data(from: url)
+        let settings = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(settings["maxLoggedRequests"] as? Int == 2)
+        #expect(settings["maxLoggedBytes"] as? Int == 5000)
+    }
+
+    @Test("Bad log caps print usage and exit 2", arguments: [["--max-logged-requests", "-1"], ["--max-logged-requests", "x"],
+                                                             ["--max-logged-bytes"], ["--max-logged-bytes=1.5"]])
+    func badLogCaps(arguments: [String]) throws {
+        let emulator = try HTTPEmulatorProcess(arguments)
+        #expect(emulator.waitForExit() == 2)
+        #expect(emulator.standardErrorText.contains("usage: fm-emulator"))
     }
 
     @Test("Bad arguments print usage and exit 2", arguments: [["--bogus"], ["--port"], ["--port", "70000"], ["--port", "x"]])

@@ -72,6 +72,29 @@ import Testing
 
     /// Every token the emulator issued is redacted from `--verbose` lines (the `onRequest` hook) and from
     /// a logged request's text, whatever it looks like.
+    /// Every container download without a cookie is handed a new streaming cookie (the 302 before the
+    /// bytes); the emulator keeps only the most recent ones, so a long run of downloads does not grow it
+    /// (issue 20: it kept every cookie ever handed out). A recent cookie still opens the download.
+    @Test func streamingCookiesStayBoundedOverManyDownloads() throws {
+        let emulator = Emulator()
+        let first = emulator.core.state.withLock { s -> String? in
+            s.blobs["K"] = Blob(data: Data("bytes".utf8), contentType: "application/octet-stream", filename: "f.bin")
+            let request = HTTPRequest(method: "GET", target: "/Streaming_SSL/MainDB/K.bin", headers: [("Host", "127.0.0.1")])
+            var cookie: String?
+            for _ in 0..<10_000 {
+                let answer = s.streamContainer(request, name: "K.bin")
+                cookie = answer.headers.first { $0.name == "Set-Cookie" }?.value
+            }
+            return cookie
+        }
+        #expect(emulator.core.state.withLock { $0.streamingCookies.count } <= 4096)
+        let pair = try #require(first?.split(separator: ";").first.map(String.init))
+        let withCookie = HTTPRequest(method: "GET", target: "/Streaming_SSL/MainDB/K.bin", headers: [("Host", "127.0.0.1"), ("Cookie", pair)])
+        let answer = emulator.core.state.withLock { $0.streamContainer(withCookie, name: "K.bin") }
+        #expect(answer.status == 200)
+        #expect(answer.body == Data("bytes".utf8))
+    }
+
     @Test func issuedTokensAreRedactedFromLogLines() throws {
         let h = try Harness()
         let lines = LockedBox<[String]>([])

@@ -300,10 +300,12 @@ enum DeflateBomb {
     }
 }
 
-/// An ``FMTransport`` around the URLSession one that counts the body bytes handed to SwiftFM, and those
+/// An ``FMTransport`` around a real one (URLSession by default) that counts the body bytes handed to SwiftFM, and those
 /// handed after SwiftFM asked to stop (the transport must stop reading then).
 final class CountingTransport: FMTransport, @unchecked Sendable {
-    private let base = FMURLSessionTransport(idleTimeout: 60)
+    private let base: any FMTransport
+
+    init(_ wire: Wire = .urlSession) { base = wire.transport(idleTimeout: 60) }
     private let lock = NSLock()
     private var _delivered = 0
     private var _afterRefusal = 0

@@ -16,16 +16,18 @@ import Glibc
 /// allocated), so a daemon's memory climbs by hundreds of MB per million calls. This transport keeps
 /// nothing per request: fm-bench's `soak` scenario measures its slope.
 ///
-/// Behaviour: persistent connections (keep-alive, reused FIFO; a reused connection that the server had
-/// closed is redialled once before any byte of the answer arrived), `Content-Length` and chunked answers,
-/// answers until the server closes, `Expect`-less uploads from memory or streamed from a file with
-/// `Content-Length`, no redirect followed (a 3xx is the answer), no cookies, no cache, no compression asked
-/// for (`Accept-Encoding` is not sent unless the request sets it; an answer in an encoding other than
-/// `identity` is passed on as sent). At most `maxConnectionsPerHost` connections per host and port;
-/// requests beyond them wait in FIFO order (SwiftFM's own limits keep that queue empty). Each silence longer
-/// than `idleTimeout` while sending or receiving ends the exchange with `URLError(.timedOut)`; `cancel()`
-/// ends it at once with `URLError(.cancelled)`. One thread per open connection; a connection idle for
-/// `keepAlive` seconds is closed and its thread ends.
+/// Behaviour: persistent connections (keep-alive, reused FIFO; one the server closed while idle is never used,
+/// and one that dies before any byte of the answer arrived is redialled once for a `GET` or `HEAD`, never for a
+/// write), `Content-Length`, chunked and until-close answers, `Expect`-less uploads from memory or streamed from
+/// a file with `Content-Length`. Like ``FMURLSessionTransport`` it asks for compressed answers
+/// (`Accept-Encoding: gzip, deflate`, unless the request sets its own) and hands on the decoded bytes
+/// (`gzip`, `x-gzip`, `deflate` as zlib or raw, decoded in Swift with bounded memory); a corrupt stream or
+/// another coding fails with `URLError(.cannotDecodeContentData)`. No redirect is followed (a 3xx is the
+/// answer), no cookies, no cache. At most `maxConnectionsPerHost` connections per host and port; requests
+/// beyond them wait in FIFO order (SwiftFM's own limits keep that queue empty). Each silence longer than
+/// `idleTimeout` while sending or receiving ends the exchange with `URLError(.timedOut)`; `cancel()` ends it
+/// at once with `URLError(.cancelled)`. One thread per open connection; a connection idle for `keepAlive`
+/// seconds is closed and its thread ends.
 public final class FMSocketTransport: FMTransport, @unchecked Sendable {
     // @unchecked: `pools` and `fallback` are behind their locks; the rest is immutable.
     private let idleTimeout: TimeInterval
@@ -244,6 +246,16 @@ private final class SocketWorker {
     private var buffer = [UInt8]()
     private var start = 0
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Where the answer's body stands (`nextPiece()` reads it).
+    private var framing = Framing.done
+
+    /// How the body of the answer being read is delimited, and how much of it is left.
+    private enum Framing {
+        case done
+        case length(left: Int64)
+        case chunk(left: Int, first: Bool)
+        case untilClose
+    }
 
     init(pool: SocketHostPool) { self.pool = pool }
 
@@ -380,14 +392,20 @@ private final class SocketWorker {
             bodyLength = method == "GET" || method == "HEAD" ? nil : 0
         }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: \(pool.host)\(pool.port == 80 ? "" : ":\(pool.port)")\r\n"
+        var asksEncoding = false
         for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
             switch name.lowercased() {
             case "host", "content-length", "connection", "transfer-encoding", "expect": continue
+            case "accept-encoding":
+                asksEncoding = true
+                fallthrough
             default:
                 // A header value never holds a line break (RequestBuilder refuses them); strip any left.
                 head += "\(name): \(value.filter { $0 != "\r" && $0 != "\n" })\r\n"
             }
         }
+        // As URLSession asks (it asks for br and zstd too, which this transport cannot decode).
+        if !asksEncoding { head += "Accept-Encoding: gzip, deflate\r\n" }
         if let bodyLength { head += "Content-Length: \(bodyLength)\r\n" }
         head += "\r\n"
         var bytes = Array(head.utf8)
@@ -461,17 +479,18 @@ private final class SocketWorker {
 
     /// The next line (without CRLF) of a head or of chunk framing, at most 64 KiB.
     private func line() throws -> String {
-        var searched = start
+        // Counted from `start`: `fill()` may move the bytes (it empties a fully read buffer first).
+        var searched = 0
         while true {
-            if let end = buffer[searched...].firstIndex(of: 10) {
+            if let end = buffer[(start + searched)...].firstIndex(of: 10) {
                 var last = end
                 if last > start && buffer[last - 1] == 13 { last -= 1 }
                 let text = String(decoding: buffer[start..<last], as: UTF8.self)
                 start = end + 1
                 return text
             }
-            searched = buffer.count
-            guard buffer.count - start < 64 * 1024 else { throw SocketFailure(error: URLError(.badServerResponse)) }
+            searched = buffer.count - start
+            guard searched < 64 * 1024 else { throw SocketFailure(error: URLError(.badServerResponse)) }
             guard try fill() else { throw SocketFailure(error: URLError(.networkConnectionLost)) }
         }
     }
@@ -518,57 +537,106 @@ private final class SocketWorker {
             headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
         }
         var keep = version == "HTTP/1.1" && header("Connection")?.lowercased().contains("close") != true
+        let hasBody = !(method == "HEAD" || status == 204 || status == 304)
+        let coding = hasBody ? try contentCoding(header("Content-Encoding")) : nil
         guard exchange.events.response(response) else { throw SocketFailure(error: URLError(.cancelled)) }
-        func deliver(_ bytes: ArraySlice<UInt8>) throws {
+        func deliver(_ bytes: UnsafeRawBufferPointer) throws {
             guard !bytes.isEmpty else { return }
             guard exchange.events.data(Data(bytes)) else { throw SocketFailure(error: URLError(.cancelled)) }
         }
-        if method == "HEAD" || status == 204 || status == 304 {
-            // no body
+        if !hasBody {
+            framing = .done
         } else if header("Transfer-Encoding")?.lowercased().contains("chunked") == true {
-            while true {
-                let sizeLine = try line()
-                let digits = sizeLine.prefix { $0.isHexDigit }
-                guard !digits.isEmpty, digits.count <= 15, var left = Int(digits, radix: 16) else {
-                    throw SocketFailure(error: URLError(.badServerResponse))
-                }
-                if left == 0 {
-                    while try !line().isEmpty {} // trailers
-                    break
-                }
-                while left > 0 {
-                    if start == buffer.count { guard try fill() else { throw SocketFailure(error: URLError(.networkConnectionLost)) } }
-                    let take = min(left, buffer.count - start)
-                    try deliver(buffer[start..<(start + take)])
-                    start += take
-                    left -= take
-                }
-                guard try line().isEmpty else { throw SocketFailure(error: URLError(.badServerResponse)) }
-            }
+            framing = .chunk(left: 0, first: true)
         } else if let lengthText = header("Content-Length") {
-            guard var left = Int64(lengthText), left >= 0 else { throw SocketFailure(error: URLError(.badServerResponse)) }
-            while left > 0 {
-                if start == buffer.count { guard try fill() else { throw SocketFailure(error: URLError(.networkConnectionLost)) } }
-                let take = Int(min(left, Int64(buffer.count - start)))
-                try deliver(buffer[start..<(start + take)])
-                start += take
-                left -= Int64(take)
-            }
+            guard let length = Int64(lengthText), length >= 0 else { throw SocketFailure(error: URLError(.badServerResponse)) }
+            framing = .length(left: length)
         } else {
             keep = false // the body ends when the server closes
-            while true {
-                if start < buffer.count {
-                    try deliver(buffer[start...])
-                    start = buffer.count
-                }
-                guard try fill() else { break }
+            framing = .untilClose
+        }
+        if let coding {
+            var inflater = Inflater(format: coding, input: { [unowned self] in try nextPiece() },
+                                    output: { try deliver(UnsafeRawBufferPointer($0)) })
+            do {
+                try inflater.run()
+            } catch let error as InflateError {
+                throw SocketFailure(error: URLError(.cannotDecodeContentData, userInfo: [
+                    NSLocalizedDescriptionKey: "Cannot decode the answer's \(coding == .gzip ? "gzip" : "deflate") content: \(error)",
+                ]))
             }
+        } else {
+            while let piece = try nextPiece() { try piece.withUnsafeBytes { try deliver($0) } }
         }
         if start == buffer.count {
             buffer.removeAll(keepingCapacity: buffer.capacity <= 256 * 1024)
             start = 0
         }
         if !keep { closeSocket(exchange) }
+    }
+}
+
+extension SocketWorker {
+    /// The next bytes of the body as sent (chunked framing removed, before content decoding); `nil` at its end.
+    /// The slice is only valid until the next call.
+    fileprivate func nextPiece() throws -> ArraySlice<UInt8>? {
+        while true {
+            switch framing {
+            case .done:
+                return nil
+            case .length(let left):
+                if left == 0 { framing = .done; return nil }
+                if start == buffer.count { guard try fill() else { throw SocketFailure(error: URLError(.networkConnectionLost)) } }
+                let take = Int(min(left, Int64(buffer.count - start)))
+                framing = .length(left: left - Int64(take))
+                defer { start += take }
+                return buffer[start..<(start + take)]
+            case .chunk(let left, let first):
+                if left > 0 {
+                    if start == buffer.count { guard try fill() else { throw SocketFailure(error: URLError(.networkConnectionLost)) } }
+                    let take = min(left, buffer.count - start)
+                    framing = .chunk(left: left - take, first: false)
+                    defer { start += take }
+                    return buffer[start..<(start + take)]
+                }
+                // The CRLF after a chunk's data, then the next chunk's size line.
+                if !first { guard try line().isEmpty else { throw SocketFailure(error: URLError(.badServerResponse)) } }
+                let sizeLine = try line()
+                let digits = sizeLine.prefix { $0.isHexDigit }
+                guard !digits.isEmpty, digits.count <= 15, let size = Int(digits, radix: 16) else {
+                    throw SocketFailure(error: URLError(.badServerResponse))
+                }
+                if size == 0 {
+                    while try !line().isEmpty {} // trailers
+                    framing = .done
+                    return nil
+                }
+                framing = .chunk(left: size, first: true)
+            case .untilClose:
+                if start < buffer.count {
+                    defer { start = buffer.count }
+                    return buffer[start...]
+                }
+                guard try fill() else { framing = .done; return nil }
+            }
+        }
+    }
+}
+
+/// The content coding of an answer to decode (`nil`: identity). Codings other than gzip and deflate (never
+/// asked for: the transport sends `Accept-Encoding: gzip, deflate`) fail clearly, as libcurl fails them.
+private func contentCoding(_ value: String?) throws -> Inflater.Format? {
+    guard let value else { return nil }
+    let codings = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        .filter { !$0.isEmpty && $0 != "identity" }
+    switch codings {
+    case []: return nil
+    case ["gzip"], ["x-gzip"]: return .gzip
+    case ["deflate"]: return .deflate
+    default:
+        throw SocketFailure(error: URLError(.cannotDecodeContentData, userInfo: [
+            NSLocalizedDescriptionKey: "The answer's Content-Encoding \(value) cannot be decoded (gzip and deflate can)",
+        ]))
     }
 }
 

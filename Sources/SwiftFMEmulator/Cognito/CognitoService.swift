@@ -41,6 +41,9 @@ final class CognitoService: Sendable {
     struct MFASession {
         var username: String
         var userID: String
+        /// `SOFTWARE_TOKEN_MFA` or `SMS_MFA`: the challenge this session must be answered with.
+        var challenge: String
+        var code: String
         var created: Date
     }
 
@@ -52,8 +55,8 @@ final class CognitoService: Sendable {
         /// SRP exchanges waiting for their `PASSWORD_VERIFIER` answer, by SECRET_BLOCK.
         var pending: [String: Pending] = [:]
         var mfaSessions: [String: MFASession] = [:]
-        /// Lower-cased username → the code `SOFTWARE_TOKEN_MFA` must answer.
-        var mfaCodes: [String: String] = [:]
+        /// Lower-cased username → the challenge or error its sign-in gets (none: signed in on the password).
+        var behaviors: [String: EmulatorClarisIDBehavior] = [:]
         /// Refresh token → username.
         var refreshTokens: [String: String] = [:]
         /// ID tokens issued → their `exp`.
@@ -61,6 +64,8 @@ final class CognitoService: Sendable {
         var signIns = 0
         var failedSignIns = 0
         var refreshes = 0
+        /// Cognito JSON requests received (any target, any outcome).
+        var requests = 0
         /// When set, every sign-in and refresh is refused with NotAuthorizedException and this message.
         var refusal: String?
     }
@@ -80,6 +85,7 @@ final class CognitoService: Sendable {
         guard state.withLock({ $0.enabled }) else { return nil }
         if let target = request.header("X-Amz-Target") {
             guard request.method == "POST" else { return nil }
+            state.withLock { $0.requests += 1 }
             return cognito(target: target, body: request.body, now: now, accounts: accounts)
         }
         guard request.method == "GET" || request.method == "HEAD" else { return nil }
@@ -153,6 +159,10 @@ final class CognitoService: Sendable {
             }
             if let refusal = state.withLock({ $0.refusal }) { throw Failure(type: "NotAuthorizedException", message: refusal) }
             let key = username.lowercased()
+            if let failure = Self.failure(state.withLock { $0.behaviors[key] }, atPasswordCheck: false) {
+                if failure.type == "UserNotFoundException" { state.withLock { $0.failedSignIns += 1 } }
+                throw failure
+            }
             guard let account = accounts().first(where: { $0.username.lowercased() == key }) else {
                 state.withLock { $0.failedSignIns += 1 }
                 throw Failure(type: "UserNotFoundException", message: "User does not exist.")
@@ -184,6 +194,10 @@ final class CognitoService: Sendable {
             }
             guard let (username, refusal) = found else { throw Failure(type: "NotAuthorizedException", message: "Invalid Refresh Token") }
             if let refusal { throw Failure(type: "NotAuthorizedException", message: refusal) }
+            if let failure = Self.failure(state.withLock { $0.behaviors[username] }, atPasswordCheck: false)
+                ?? Self.failure(state.withLock { $0.behaviors[username] }, atPasswordCheck: true) {
+                throw failure
+            }
             let userID = state.withLock { $0.users[username]?.userID } ?? UUID().uuidString.lowercased()
             state.withLock { $0.refreshes += 1 }
             // Cognito's refresh answer carries no new refresh token.
@@ -238,15 +252,30 @@ final class CognitoService: Sendable {
                 state.withLock { $0.failedSignIns += 1 }
                 throw Failure(type: "NotAuthorizedException", message: "Incorrect username or password.")
             }
-            if state.withLock({ $0.mfaCodes[pending.username] }) != nil {
+            let behavior = state.withLock { $0.behaviors[pending.username] }
+            if let failure = Self.failure(behavior, atPasswordCheck: true) { throw failure }
+            switch behavior {
+            case .softwareTokenMFA(let code), .smsMFA(let code):
+                let name = behavior == .softwareTokenMFA(code: code) ? "SOFTWARE_TOKEN_MFA" : "SMS_MFA"
                 let session = Self.randomToken(bytes: 48)
                 state.withLock { s in
                     s.mfaSessions = s.mfaSessions.filter { now.timeIntervalSince($0.value.created) < Self.pendingLifetime }
                     if s.mfaSessions.count >= Self.maxPending { s.mfaSessions.removeAll() }
-                    s.mfaSessions[session] = MFASession(username: pending.username, userID: pending.userID, created: now)
+                    s.mfaSessions[session] = MFASession(username: pending.username, userID: pending.userID, challenge: name, code: code, created: now)
                 }
-                return ["ChallengeName": "SOFTWARE_TOKEN_MFA", "Session": session,
-                        "ChallengeParameters": ["USER_ID_FOR_SRP": pending.userID]]
+                var parameters = ["USER_ID_FOR_SRP": pending.userID]
+                if name == "SMS_MFA" {
+                    parameters["CODE_DELIVERY_DELIVERY_MEDIUM"] = "SMS"
+                    parameters["CODE_DELIVERY_DESTINATION"] = "+*******0100"
+                }
+                return ["ChallengeName": name, "Session": session, "ChallengeParameters": parameters]
+            case .newPasswordRequired:
+                // Cognito's shape; the emulator does not take a new password (the answer is refused).
+                return ["ChallengeName": "NEW_PASSWORD_REQUIRED", "Session": Self.randomToken(bytes: 48),
+                        "ChallengeParameters": ["USER_ID_FOR_SRP": pending.userID, "requiredAttributes": "[]",
+                                                "userAttributes": "{\"email_verified\":\"true\"}"]]
+            default:
+                break
             }
             state.withLock { $0.signIns += 1 }
             return ["ChallengeParameters": [String: Any](), "AuthenticationResult": issue(username: pending.username, userID: pending.userID, now: now, refresh: true)]
@@ -256,15 +285,15 @@ final class CognitoService: Sendable {
             }
             let codeKey = challenge == "SMS_MFA" ? "SMS_MFA_CODE" : "SOFTWARE_TOKEN_MFA_CODE"
             let given = responses[codeKey] as? String ?? ""
-            let outcome = state.withLock { s -> (MFASession, String?)? in
+            let found = state.withLock { s -> MFASession? in
                 defer { s.mfaSessions[session] = nil }
                 guard let m = s.mfaSessions[session], now.timeIntervalSince(m.created) < Self.pendingLifetime else { return nil }
-                return (m, s.mfaCodes[m.username])
+                return m
             }
-            guard let (mfa, expected) = outcome else {
+            guard let mfa = found, mfa.challenge == challenge else {
                 throw Failure(type: "NotAuthorizedException", message: "Invalid session for the user, session is expired.")
             }
-            guard let expected, expected == given else {
+            guard Self.constantTimeEqual(Array(mfa.code.utf8), Array(given.utf8)) else {
                 state.withLock { $0.failedSignIns += 1 }
                 throw Failure(type: "CodeMismatchException", message: "Invalid code received for user")
             }
@@ -272,6 +301,18 @@ final class CognitoService: Sendable {
             return ["ChallengeParameters": [String: Any](), "AuthenticationResult": issue(username: mfa.username, userID: mfa.userID, now: now, refresh: true)]
         default:
             throw Failure(type: "InvalidParameterException", message: "Unsupported ChallengeName \(challenge)")
+        }
+    }
+
+    /// The error `behavior` makes Cognito answer at InitiateAuth (`atPasswordCheck` false: unknown user,
+    /// throttling, the security refusal) or after a correct password claim (true: reset required).
+    static func failure(_ behavior: EmulatorClarisIDBehavior?, atPasswordCheck: Bool) -> Failure? {
+        switch (behavior, atPasswordCheck) {
+        case (.userNotFound, false): return Failure(type: "UserNotFoundException", message: "User does not exist.")
+        case (.tooManyRequests, false): return Failure(type: "TooManyRequestsException", message: "Rate exceeded")
+        case (.securityRefusal, false): return Failure(type: "NotAuthorizedException", message: "Unable to login because of security reasons.")
+        case (.passwordResetRequired, true): return Failure(type: "PasswordResetRequiredException", message: "Password reset required for the user")
+        default: return nil
         }
     }
 

@@ -12,7 +12,8 @@ extension Emulator {
     ///   or `.RespondToAuthChallenge`, `Content-Type: application/x-amz-json-1.1`): `USER_SRP_AUTH` verified
     ///   for real (salt and verifier stored; a wrong password or signature is `NotAuthorizedException`),
     ///   `REFRESH_TOKEN_AUTH` (answered, as Cognito does, without a new refresh token), and
-    ///   `SOFTWARE_TOKEN_MFA` for accounts given a code with ``requireClarisIDMFA(username:code:)``;
+    ///   `SOFTWARE_TOKEN_MFA` for accounts given a code with ``requireClarisIDMFA(username:code:)``, and the
+    ///   other challenges and errors of ``EmulatorClarisIDBehavior`` set with ``setClarisIDBehavior(_:username:)``;
     /// - `GET /us-west-2_NqkuZcXQY/.well-known/jwks.json`, the public key of the RS256 tokens;
     /// - `GET /endpoint/userpool/2.2.0.my.claris.com.json`, the pool configuration FileMaker Cloud publishes.
     ///
@@ -42,9 +43,10 @@ extension Emulator {
     /// `REFRESH_TOKEN_AUTH` requests answered with new tokens.
     public var clarisIDRefreshCount: Int { core.cognito.state.withLock { $0.refreshes } }
 
-    /// Sets the three Claris ID counters back to zero.
+    /// Sets the Claris ID counters (sign-ins, failed sign-ins, refreshes, requests) back to zero.
     public func resetClarisIDCounters() {
         core.cognito.state.withLock {
+            $0.requests = 0
             $0.signIns = 0
             $0.failedSignIns = 0
             $0.refreshes = 0
@@ -58,10 +60,27 @@ extension Emulator {
     }
 
     /// Requires a `SOFTWARE_TOKEN_MFA` answer of `code` after the password of `username` (any case);
-    /// `nil` removes the requirement.
+    /// `nil` removes the requirement. The same as ``setClarisIDBehavior(_:username:)`` with
+    /// ``EmulatorClarisIDBehavior/softwareTokenMFA(code:)``.
     public func requireClarisIDMFA(username: String, code: String?) {
-        core.cognito.state.withLock { $0.mfaCodes[username.lowercased()] = code }
+        setClarisIDBehavior(code.map { .softwareTokenMFA(code: $0) }, username: username)
     }
+
+    /// Makes the Claris ID sign-in of `username` (any case) meet a challenge or an error, to test how a
+    /// client copes; `nil` puts the account back to a plain sign-in on its password. Replaces any earlier
+    /// behaviour of the account, including one set by ``requireClarisIDMFA(username:code:)``.
+    public func setClarisIDBehavior(_ behavior: EmulatorClarisIDBehavior?, username: String) {
+        core.cognito.state.withLock { $0.behaviors[username.lowercased()] = behavior }
+    }
+
+    /// The behaviour set for `username` (any case) with ``setClarisIDBehavior(_:username:)``, or `nil`.
+    public func clarisIDBehavior(username: String) -> EmulatorClarisIDBehavior? {
+        core.cognito.state.withLock { $0.behaviors[username.lowercased()] }
+    }
+
+    /// Cognito JSON requests received (`X-Amz-Target` POSTs: InitiateAuth, RespondToAuthChallenge, any
+    /// other target, answered or refused) since the emulator was created or ``resetClarisIDCounters()``.
+    public var clarisIDRequestCount: Int { core.cognito.state.withLock { $0.requests } }
 
     /// When set, every Claris ID sign-in and refresh is refused with `NotAuthorizedException` and this
     /// message (FileMaker Cloud users see "Unable to login because of security reasons." from some
@@ -94,4 +113,32 @@ extension EmulatorCore {
             state.withLock { $0.schema.accounts.map { (username: $0.username, password: $0.password) } }
         }
     }
+}
+
+/// A challenge or an error the emulator's Cognito plays for one account's Claris ID sign-in
+/// (``Emulator/setClarisIDBehavior(_:username:)``, or `POST /v1/claris-id/behavior` on the control API).
+///
+/// Challenges come after a correct password claim (`RespondToAuthChallenge` with `PASSWORD_VERIFIER`);
+/// the errors are HTTP 400 with Cognito's `__type` and `message`.
+public enum EmulatorClarisIDBehavior: Sendable, Hashable {
+    /// `SOFTWARE_TOKEN_MFA` after the password, to be answered with `code` (`SOFTWARE_TOKEN_MFA_CODE`);
+    /// another code is `CodeMismatchException`.
+    case softwareTokenMFA(code: String)
+    /// `SMS_MFA` after the password (with `CODE_DELIVERY_DESTINATION` `+*******0100`), to be answered
+    /// with `code` (`SMS_MFA_CODE`); another code is `CodeMismatchException`.
+    case smsMFA(code: String)
+    /// `NEW_PASSWORD_REQUIRED` after the password (an account created by an administrator); the emulator
+    /// does not take a new password.
+    case newPasswordRequired
+    /// `PasswordResetRequiredException` "Password reset required for the user" after a correct password
+    /// claim, and at `REFRESH_TOKEN_AUTH`.
+    case passwordResetRequired
+    /// `TooManyRequestsException` "Rate exceeded" at `InitiateAuth` (sign-in and refresh).
+    case tooManyRequests
+    /// `UserNotFoundException` "User does not exist." at `InitiateAuth` (sign-in and refresh), as if the
+    /// account were gone.
+    case userNotFound
+    /// `NotAuthorizedException` "Unable to login because of security reasons." at `InitiateAuth` (sign-in
+    /// and refresh), FileMaker Cloud's refusal from some networks.
+    case securityRefusal
 }

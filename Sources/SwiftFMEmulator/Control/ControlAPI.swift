@@ -88,6 +88,7 @@ struct ControlHandler: HTTPHandler {
         ("GET", "/v1/counters"), ("POST", "/v1/counters/reset-max-in-flight"),
         ("POST", "/v1/claris-id/accept"), ("POST", "/v1/claris-id/revoke"), ("POST", "/v1/oauth/accept"),
         ("GET", "/v1/claris-id"), ("POST", "/v1/claris-id/revoke-refresh-tokens"), ("POST", "/v1/claris-id/mfa"),
+        ("POST", "/v1/claris-id/behavior"),
     ]
 
     /// The endpoint a request names: its method (HEAD as GET), path pattern and path parameter; 404 or 405
@@ -204,6 +205,14 @@ struct ControlHandler: HTTPHandler {
             try Self.expectNoKeys(body)
             emulator.resetMaxInFlight()
             return counters(emulator)
+        default:
+            return try routeSignIns(method, pattern, body, emulator)
+        }
+    }
+
+    /// The Claris ID and OAuth endpoints (sign-ins the emulator accepts, revokes and counts).
+    private func routeSignIns(_ method: String, _ pattern: String, _ body: [String: Any], _ emulator: Emulator) throws -> Any {
+        switch (method, pattern) {
         case ("POST", "/v1/claris-id/accept"), ("POST", "/v1/claris-id/revoke"):
             try Self.allow(body, ["token"])
             guard let token = try Self.string(body, "token"), !token.isEmpty else { throw ControlError("token must be a non-empty string") }
@@ -211,7 +220,8 @@ struct ControlHandler: HTTPHandler {
             return ["ok": true]
         case ("GET", "/v1/claris-id"):
             return ["enabled": emulator.clarisID, "tokenLifetime": emulator.clarisIDTokenLifetime, "signIns": emulator.clarisIDSignInCount,
-                    "failedSignIns": emulator.clarisIDFailedSignInCount, "refreshes": emulator.clarisIDRefreshCount]
+                    "failedSignIns": emulator.clarisIDFailedSignInCount, "refreshes": emulator.clarisIDRefreshCount,
+                    "requests": emulator.clarisIDRequestCount]
         case ("POST", "/v1/claris-id/revoke-refresh-tokens"):
             try Self.expectNoKeys(body)
             emulator.revokeClarisIDRefreshTokens()
@@ -221,6 +231,12 @@ struct ControlHandler: HTTPHandler {
             guard let username = try Self.string(body, "username"), !username.isEmpty else { throw ControlError("username must be a non-empty string") }
             emulator.requireClarisIDMFA(username: username, code: try Self.string(body, "code"))
             return ["ok": true]
+        case ("POST", "/v1/claris-id/behavior"):
+            try Self.allow(body, ["username", "behavior", "code"])
+            guard let username = try Self.string(body, "username"), !username.isEmpty else { throw ControlError("username must be a non-empty string") }
+            let behavior = try Self.clarisIDBehavior(name: try Self.string(body, "behavior"), code: try Self.string(body, "code"))
+            emulator.setClarisIDBehavior(behavior, username: username)
+            return ["ok": true, "username": username, "behavior": body["behavior"] ?? NSNull()]
         case ("POST", "/v1/oauth/accept"):
             try Self.allow(body, ["requestId", "identifier"])
             guard let id = try Self.string(body, "requestId"), let identifier = try Self.string(body, "identifier") else {
@@ -229,7 +245,7 @@ struct ControlHandler: HTTPHandler {
             emulator.acceptOAuth(requestId: id, identifier: identifier)
             return ["ok": true]
         default:
-            throw ControlError("no such control endpoint: \(request.method) \(request.rawPath)", status: 404)
+            throw ControlError("no such control endpoint: \(method) \(pattern)", status: 404)
         }
     }
 
@@ -238,7 +254,8 @@ struct ControlHandler: HTTPHandler {
     private func settings(_ emulator: Emulator) -> [String: Any] {
         ["serviceTime": emulator.serviceTime, "serializesSessions": emulator.serializesSessions,
          "maxSessions": emulator.maxSessions.map { $0 as Any } ?? NSNull(), "rejectLogins": emulator.rejectsLogins,
-         "logsBodies": emulator.logsBodies]
+         "logsBodies": emulator.logsBodies, "maxLoggedRequests": emulator.maxLoggedRequests,
+         "maxLoggedBytes": emulator.maxLoggedBytes]
     }
 
     private func counters(_ emulator: Emulator) -> [String: Any] {
@@ -249,7 +266,8 @@ struct ControlHandler: HTTPHandler {
 
     /// Checks every key before changing anything, so a bad request changes nothing.
     private func applySettings(_ body: [String: Any], _ emulator: Emulator) throws {
-        try Self.allow(body, ["serviceTime", "serializesSessions", "maxSessions", "rejectLogins", "logsBodies"])
+        try Self.allow(body, ["serviceTime", "serializesSessions", "maxSessions", "rejectLogins", "logsBodies",
+                              "maxLoggedRequests", "maxLoggedBytes"])
         let serviceTime = try Self.number(body, "serviceTime")
         if let serviceTime, !(serviceTime >= 0 && serviceTime <= 3600) {
             throw ControlError("serviceTime must be between 0 and 3600 seconds")
@@ -267,11 +285,29 @@ struct ControlHandler: HTTPHandler {
                 throw ControlError("maxSessions must be a whole number from 0 to 1000000, or null for no cap")
             }
         }
+        let maxLoggedRequests = try Self.wholeNumber(body, "maxLoggedRequests", upTo: Self.maxLoggedRequestsLimit)
+        let maxLoggedBytes = try Self.wholeNumber(body, "maxLoggedBytes", upTo: Self.maxLoggedBytesLimit)
         if let serviceTime { emulator.serviceTime = serviceTime }
+        if let maxLoggedRequests { emulator.maxLoggedRequests = maxLoggedRequests }
+        if let maxLoggedBytes { emulator.maxLoggedBytes = maxLoggedBytes }
         if let serializes { emulator.serializesSessions = serializes }
         if let reject { emulator.rejectLogins(reject) }
         if let maxSessions { emulator.maxSessions = maxSessions }
         if let logsBodies { emulator.logsBodies = logsBodies }
+    }
+
+    /// The largest `maxLoggedRequests` the control API (and `fm-emulator --max-logged-requests`) accepts.
+    static let maxLoggedRequestsLimit = 10_000_000
+    /// The largest `maxLoggedBytes` the control API (and `fm-emulator --max-logged-bytes`) accepts: 16 GiB.
+    static let maxLoggedBytesLimit = 16 << 30
+
+    /// The whole number at `key` from 0 to `limit`, `nil` when the key is absent; 400 for anything else.
+    static func wholeNumber(_ body: [String: Any], _ key: String, upTo limit: Int) throws -> Int? {
+        guard body[key] != nil else { return nil }
+        guard let n = try? number(body, key), n >= 0, n <= Double(limit), n == n.rounded() else {
+            throw ControlError("\(key) must be a whole number from 0 to \(limit)")
+        }
+        return Int(n)
     }
 
     // MARK: Faults
@@ -459,6 +495,31 @@ struct ControlHandler: HTTPHandler {
         }
         guard let object = value as? [String: Any] else { throw ControlError("the body must be a JSON object") }
         return object
+    }
+
+    /// The names of ``EmulatorClarisIDBehavior`` on the control API (`null` or `"none"`: no behaviour).
+    static let clarisIDBehaviorNames = ["software-token-mfa", "sms-mfa", "new-password-required", "password-reset-required",
+                                        "too-many-requests", "user-not-found", "security-refusal"]
+
+    static func clarisIDBehavior(name: String?, code: String?) throws -> EmulatorClarisIDBehavior? {
+        let needsCode = name == "software-token-mfa" || name == "sms-mfa"
+        if needsCode {
+            guard let code, !code.isEmpty else { throw ControlError("behavior \(name ?? "") needs a non-empty code") }
+        } else if code != nil {
+            throw ControlError("code applies to software-token-mfa and sms-mfa only")
+        }
+        switch name {
+        case nil, "none": return nil
+        case "software-token-mfa": return .softwareTokenMFA(code: code ?? "")
+        case "sms-mfa": return .smsMFA(code: code ?? "")
+        case "new-password-required": return .newPasswordRequired
+        case "password-reset-required": return .passwordResetRequired
+        case "too-many-requests": return .tooManyRequests
+        case "user-not-found": return .userNotFound
+        case "security-refusal": return .securityRefusal
+        case let other?:
+            throw ControlError("unknown behavior \(other) (known: none, \(clarisIDBehaviorNames.joined(separator: ", ")))")
+        }
     }
 
     static func expectNoKeys(_ body: [String: Any]) throws {

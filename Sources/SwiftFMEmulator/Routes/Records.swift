@@ -186,7 +186,7 @@ extension EmulatorState {
         s.issuedTokens = IssuedTokens()
         s.faults = []
         s.blobs = [:]
-        s.streamingCookies = []
+        s.streamingCookies = RecentSet(capacity: 1)
         s.sessions = session.flatMap { token in sessions[token].map { [token: $0] } } ?? [:]
         return s
     }

@@ -93,22 +93,37 @@ struct RequestLogStore: Sendable {
     }
 }
 
-/// The tokens an emulator issued, most recent `capacity` of them, for redaction.
-struct IssuedTokens: Sendable {
-    private var set: Set<String> = []
+/// The tokens an emulator issued, most recent 4,096 of them, for redaction.
+typealias IssuedTokens = RecentSet
+
+/// The most recent `capacity` distinct strings inserted (the oldest forgotten first): a set whose memory
+/// stays bounded however long the emulator runs.
+struct RecentSet: Sendable {
+    private var members: Set<String> = []
     private var order: [String] = []
     private var head = 0
-    let capacity = 4096
+    let capacity: Int
+
+    init(capacity: Int = 4096) { self.capacity = max(1, capacity) }
 
     mutating func insert(_ token: String) {
-        guard set.insert(token).inserted else { return }
+        guard members.insert(token).inserted else { return }
         order.append(token)
         if order.count - head > capacity {
-            set.remove(order[head])
+            members.remove(order[head])
             head += 1
             if head >= capacity { order.removeFirst(head); head = 0 }
         }
     }
 
-    func contains(_ token: String) -> Bool { set.contains(token) }
+    func contains(_ token: String) -> Bool { members.contains(token) }
+
+    /// How many strings it holds (at most `capacity`).
+    var count: Int { members.count }
+
+    mutating func removeAll() {
+        members.removeAll()
+        order.removeAll()
+        head = 0
+    }
 }

@@ -80,7 +80,10 @@ struct EmulatorState {
     var tables: [String: TableState] = [:]
     var sessions: [String: Session] = [:]
     var blobs: [String: Blob] = [:]
-    var streamingCookies: Set<String> = []
+    /// The container-streaming cookies handed out (`X-FMS-Session-Key`), the most recent 4,096: a client
+    /// sends its cookie back on the redirect's next hop, and every download without one gets a new one, so
+    /// an unbounded set grew with every download of a long run.
+    var streamingCookies = RecentSet(capacity: 4096)
     var faults: [PendingFault] = []
     var scriptClosures: [String: @Sendable (ScriptInvocation) -> ScriptOutcome] = [:]
     var rejectLogins = false

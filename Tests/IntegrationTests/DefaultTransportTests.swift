@@ -1,0 +1,20 @@
+import Foundation
+import Testing
+import SwiftFM
+import SwiftFMEmulator
+
+/// Issue 16: the default transport (on Linux, for the emulator's `http://` URL, SwiftFM's own socket transport)
+/// decodes a gzip answer from fm-emulator as URLSession does.
+@Suite("Default transport against the emulator")
+struct DefaultTransportTests {
+    @Test func aGzipAnswerIsDecoded() async throws {
+        try await withClient { api, emulator in
+            emulator.inject(.gzip, count: 2, matching: "/records")
+            let records = try await api.getRecords(layout: "Bands", limit: 2)
+            #expect(records.count == 2)
+            let (found, code) = await callback(api) { api.getRecords(layout: "Bands", limit: 3, completion: $0) }
+            #expect(code == "0")
+            #expect(found?.count == 3)
+        }
+    }
+}
