@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "fm-examples", targets: ["FMExamples"]),
         .executable(name: "fm-bench", targets: ["fm-bench"]),
         .executable(name: "fm-codegen", targets: ["fm-codegen"]),
+        .plugin(name: "GenerateModels", targets: ["GenerateModels"]),
     ],
     targets: [
         // SHA-256, HMAC, HKDF and big-integer arithmetic for Claris ID (Cognito SRP) sign-in; internal.
@@ -32,6 +33,15 @@ let package = Package(
         // `fm-codegen`: Swift types from layout metadata (a server, or a schema file through the emulator).
         .target(name: "FMCodegen", dependencies: ["SwiftFM", "SwiftFMEmulator"]),
         .executableTarget(name: "fm-codegen", dependencies: ["FMCodegen", "SwiftFM"]),
+        // `swift package --allow-writing-to-package-directory generate-models --schema FILE --output DIR`: runs fm-codegen.
+        .plugin(
+            name: "GenerateModels",
+            capability: .command(
+                intent: .custom(verb: "generate-models", description: "Writes a Swift type per FileMaker layout with fm-codegen"),
+                permissions: [.writeToPackageDirectory(reason: "fm-codegen writes the generated Swift files into the package")]
+            ),
+            dependencies: ["fm-codegen"]
+        ),
         .executableTarget(
             name: "FMExamples",
             dependencies: ["SwiftFM", "SwiftFMEmulator"],

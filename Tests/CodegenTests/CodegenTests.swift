@@ -389,8 +389,8 @@ func compareEveryRecord<T: FMLayoutRecord & Encodable & Sendable>(_ type: T.Type
             let one = try await api.getRecord(as: Artists.self, recordId: 1)
             #expect(one.records.first?.fieldData.name == "Brian Eno")
             let created = try await api.createRecord(Artists(name: "Nina Simone", city: "Dallas"))
-            try await api.editRecord(Artists(rating: 5), recordId: created.recordID ?? 0)
-            let read = try await api.getRecord(as: Artists.self, recordId: created.recordID ?? 0)
+            try await api.editRecord(Artists(rating: 5), recordId: created.recordId)
+            let read = try await api.getRecord(as: Artists.self, recordId: created.recordId)
             #expect(read.records.first?.fieldData.rating == 5 && read.records.first?.fieldData.name == "Nina Simone")
         }
     }

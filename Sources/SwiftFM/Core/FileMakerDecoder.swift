@@ -60,6 +60,17 @@ struct FileMakerDecoder {
     /// A record that does not decode gives `-1007` naming the record id and the field.
     func foundSet<T: Decodable>(_ type: T.Type, body: Data, status: Int, checkMessages: Bool = false) throws(FMError) -> FMTypedFoundSet<T> {
         let result: Result<FMTypedFoundSet<T>, FMError> = body.withUnsafeBytes { bytes in
+            // A large found set is read and decoded in parts on the cores; whatever the parts do not finish (bytes
+            // that are not JSON, a record that does not decode, an answer of another shape) is done again below
+            // in one part, which reports it exactly as it always has.
+            if JSONReader.cores > 1, bytes.count >= Self.splitFrom,
+               let tape = try? JSONTape(bytes, splitFrom: Self.splitFrom, parts: JSONReader.cores), let deferred = tape.deferred {
+                let reader = JSONTapeReader(bytes: bytes, tape: tape)
+                defer { reader.close() }
+                if let set = try? foundSet(T.self, reader, status: status, checkMessages: checkMessages, deferred: deferred) {
+                    return .success(set)
+                }
+            }
             let tape: JSONTape
             do {
                 tape = try JSONTape(bytes)
@@ -102,8 +113,14 @@ struct FileMakerDecoder {
         return try foundSet(T.self, body: body, status: status).records
     }
 
-    /// ``foundSet(_:body:status:checkMessages:)`` over an open reader.
-    func foundSet<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, status: Int, checkMessages: Bool) throws(FMError) -> FMTypedFoundSet<T> {
+    /// Answers of at least this many bytes have their `data` read and decoded in parts on the cores (as the raw
+    /// records' reader does).
+    static let splitFrom = 1 << 20
+
+    /// ``foundSet(_:body:status:checkMessages:)`` over an open reader; `deferred`: its `data` array was left
+    /// unread, to be read and decoded in parts.
+    func foundSet<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, status: Int, checkMessages: Bool,
+                                deferred: JSONTape.Deferred? = nil) throws(FMError) -> FMTypedFoundSet<T> {
         guard reader.nodes[0].kind == .object else { throw FMError.malformed("the body is not a JSON object", status: status) }
         if checkMessages {
             var envelope: [String: Any] = [:]
@@ -128,11 +145,27 @@ struct FileMakerDecoder {
         guard let data, reader.nodes[data].kind == .array else {
             throw FMError.malformed("no \"data\" array in the found set", status: status)
         }
+        let records: [FMRecord<T>]
+        if let deferred {
+            guard deferred.node == data else { throw FMError.malformed("the array read in parts is not the found set's data", status: status) }
+            records = try recordsInParts(T.self, reader, deferred, status: status)
+        } else {
+            records = try self.records(T.self, reader, array: data, status: status)
+        }
+        return FMTypedFoundSet(records: records, dataInfo: (others["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:)),
+                               scripts: FMScriptResults(raw: others))
+    }
+
+    /// The records of array node `array`, in order, portals filled.
+    fileprivate func records<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, array: Int, status: Int) throws(FMError) -> [FMRecord<T>] {
         var records: [FMRecord<T>] = []
-        records.reserveCapacity(Int(reader.nodes[data].count))
-        let decoder = TapeDecoder(reader, node: data, codingPath: [], options: self)
+        records.reserveCapacity(Int(reader.nodes[array].count))
+        let decoder = TapeDecoder(reader, node: array, codingPath: [], options: self)
         let fillsPortals = LayoutPortals.fills(T.self)
-        for (index, element) in reader.members(of: data).enumerated() {
+        var index = 0
+        var element = array + 1
+        let end = reader.nodes[array].end
+        while element < end {
             var next = try record(T.self, decoder: decoder, node: element, index: index, status: status)
             if fillsPortals, !next.portalData.isEmpty {
                 do {
@@ -144,9 +177,36 @@ struct FileMakerDecoder {
                 }
             }
             records.append(next)
+            index += 1
+            element = reader.next(after: element)
         }
-        return FMTypedFoundSet(records: records, dataInfo: (others["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:)),
-                               scripts: FMScriptResults(raw: others))
+        return records
+    }
+
+    /// The records of a deferred `data` array, each part indexed and decoded on its own core (its own tape,
+    /// reader and decoder), joined in order. Any failure in a part fails the whole (the caller then reads the
+    /// answer in one part, for the error as the serial reading reports it).
+    private func recordsInParts<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, _ deferred: JSONTape.Deferred,
+                                              status: Int) throws(FMError) -> [FMRecord<T>] {
+        let split = deferred.split
+        let bounds = [split.start] + split.commas.map { $0 + 1 }
+        let ends = split.commas + [split.close]
+        let depth = Int(reader.nodes[deferred.node].depth)
+        let results = TypedParts<T>(count: bounds.count)
+        let parts: any PartReader = results // the closure sees no `T` (whose metatype need not be Sendable)
+        let shared = SharedTapeBytes(bytes: reader.bytes)
+        let options = self
+        DispatchQueue.concurrentPerform(iterations: bounds.count) { part in
+            parts.read(part, options, UnsafeRawBufferPointer(rebasing: shared.bytes[..<ends[part]]), start: bounds[part],
+                         last: part == bounds.count - 1, depth: depth, status: status)
+        }
+        var records: [FMRecord<T>] = []
+        for part in 0..<bounds.count {
+            guard let decoded = results.get(part) else { throw FMError.malformed("a part of the found set was not read", status: status) }
+            if records.isEmpty { records.reserveCapacity(decoded.count * bounds.count) }
+            records.append(contentsOf: decoded)
+        }
+        return records
     }
 
     /// One record of `data`: `recordId`, `modId`, `fieldData` decoded into `T`, `portalData`, `portalDataInfo`.
@@ -232,6 +292,43 @@ struct FileMakerDecoder {
         @unknown default:
             return "decoding failed"
         }
+    }
+}
+
+/// The bytes of an answer, read (never written) by the parts' threads while `concurrentPerform` runs, inside
+/// the `withUnsafeBytes` that keeps them alive.
+private struct SharedTapeBytes: @unchecked Sendable {
+    let bytes: UnsafeRawBufferPointer
+}
+
+/// The decoded records of each part, each written by one thread of `concurrentPerform` and read after it
+/// returns (`@unchecked`: the caller's `T` need not be `Sendable`; each value is made on one thread and
+/// handed over once, under the lock).
+/// Reads one part of a found set (``TypedParts``, its type erased).
+private protocol PartReader: Sendable {
+    func read(_ part: Int, _ options: FileMakerDecoder, _ bytes: UnsafeRawBufferPointer, start: Int, last: Bool, depth: Int, status: Int)
+}
+
+private final class TypedParts<T: Decodable>: PartReader, @unchecked Sendable {
+    private let lock = NSLock()
+    private var results: [[FMRecord<T>]?]
+
+    init(count: Int) {
+        results = Array(repeating: nil, count: count)
+    }
+
+    /// Indexes and decodes part `part` (its own tape, reader and decoder); on any failure its result stays
+    /// `nil` (the answer is then read again in one part).
+    func read(_ part: Int, _ options: FileMakerDecoder, _ bytes: UnsafeRawBufferPointer, start: Int, last: Bool, depth: Int, status: Int) {
+        guard let tape = try? JSONTape(part: bytes, start: start, last: last, depth: depth) else { return }
+        let reader = JSONTapeReader(bytes: bytes, tape: tape)
+        defer { reader.close() }
+        guard let records = try? options.records(T.self, reader, array: 0, status: status) else { return }
+        lock.withLock { results[part] = records }
+    }
+
+    func get(_ part: Int) -> [FMRecord<T>]? {
+        lock.withLock { results[part] }
     }
 }
 

@@ -147,20 +147,51 @@ struct Inflater {
     private static let distanceExtra: [UInt8] = [0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13]
 
     private mutating func codes(_ literals: Huffman, _ distances: Huffman) throws {
+        // The window's position and count in locals for the loop (written back at every exit and before each emit).
+        let window = self.window
+        let storage = window.storage
+        var end = window.end
+        var total = window.total
+        defer {
+            window.end = end
+            window.total = total
+        }
         while true {
             let symbol = try literals.decode(&bits)
             if symbol < 256 {
-                try window.append(UInt8(symbol))
+                if end == InflateWindow.capacity {
+                    window.end = end
+                    try window.emit()
+                    end = window.end
+                }
+                storage[end] = UInt8(truncatingIfNeeded: symbol)
+                end += 1
+                total += 1
             } else if symbol == 256 {
                 return
             } else {
-                let index = Int(symbol) - 257
+                let index = symbol - 257
                 guard index < 29 else { throw InflateError("invalid length symbol \(symbol)") }
                 let length = Int(Self.lengthBase[index]) + Int(try bits.take(Int(Self.lengthExtra[index])))
-                let code = Int(try distances.decode(&bits))
+                let code = try distances.decode(&bits)
                 guard code < 30 else { throw InflateError("invalid distance symbol \(code)") }
                 let distance = Int(Self.distanceBase[code]) + Int(try bits.take(Int(Self.distanceExtra[code])))
-                try window.copy(distance: distance, length: length)
+                guard distance <= min(total, InflateWindow.history) else {
+                    throw InflateError("distance \(distance) is before the start of the output")
+                }
+                if end + length > InflateWindow.capacity {
+                    window.end = end
+                    try window.emit()
+                    end = window.end
+                }
+                var from = end - distance
+                let stop = end + length
+                while end < stop {
+                    storage[end] = storage[from]
+                    end += 1
+                    from += 1
+                }
+                total += length
             }
         }
     }
@@ -315,17 +346,20 @@ private struct Huffman: Sendable {
 /// The compressed bytes, read least significant bit first, refilled from the source as needed.
 struct BitSource {
     var source: () throws -> ArraySlice<UInt8>? = { nil }
-    private var input: ArraySlice<UInt8> = []
+    /// The current piece of input (copied: the source's buffer is free again at once) and where reading is.
+    private var bytes: [UInt8] = []
+    private var position = 0
     private var ended = false
     private var buffer: UInt64 = 0
     private var count = 0
 
-    /// Refills `input` from the source; `false` at the end.
+    /// Refills `bytes` from the source; `false` at the end.
     private mutating func refill() throws -> Bool {
-        while input.isEmpty {
+        while position == bytes.count {
             if ended { return false }
-            input = [] // the source's buffer may be uniquely referenced again while it reads
-            if let next = try source() { input = next } else { ended = true }
+            bytes.removeAll(keepingCapacity: true)
+            position = 0
+            if let next = try source() { bytes.append(contentsOf: next) } else { ended = true }
         }
         return true
     }
@@ -334,10 +368,15 @@ struct BitSource {
     @inline(__always)
     mutating func fill(_ wanted: Int) throws -> Int {
         while count < wanted {
-            if input.isEmpty { guard try refill() else { break } }
-            buffer |= UInt64(input[input.startIndex]) << UInt64(count)
-            input = input.dropFirst()
-            count += 8
+            if position == bytes.count { guard try refill() else { break } }
+            let end = bytes.count
+            bytes.withUnsafeBufferPointer { input in
+                while count <= 48 && position < end {
+                    buffer |= UInt64(input[position]) << UInt64(count)
+                    position += 1
+                    count += 8
+                }
+            }
         }
         return count
     }
@@ -381,8 +420,8 @@ struct BitSource {
         if buffer != 0 { return true }
         drop(count)
         while try refill() {
-            if input.contains(where: { $0 != 0 }) { return true }
-            input = []
+            if bytes[position...].contains(where: { $0 != 0 }) { return true }
+            position = bytes.count
         }
         return false
     }
@@ -395,9 +434,9 @@ struct BitSource {
             return out
         }
         guard try refill() else { throw InflateError("truncated stored block") }
-        let piece = input.prefix(limit)
-        input = input.dropFirst(piece.count)
-        return Array(piece)
+        let taken = min(limit, bytes.count - position)
+        defer { position += taken }
+        return Array(bytes[position..<(position + taken)])
     }
 }
 
@@ -408,9 +447,9 @@ private final class InflateWindow {
     enum Checksum { case none, crc32(UInt32), adler32(UInt32) }
     static let history = 32 * 1024
     static let capacity = 96 * 1024 + 512
-    private let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: InflateWindow.capacity)
+    let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: InflateWindow.capacity)
     /// Bytes in `storage`; those from `emitted` on are not handed on yet.
-    private var end = 0
+    var end = 0
     private var emitted = 0
     /// Whether the window holds the whole output so far (for the distance check).
     var total = 0
@@ -419,29 +458,16 @@ private final class InflateWindow {
 
     deinit { storage.deallocate() }
 
-    @inline(__always)
-    func append(_ byte: UInt8) throws {
-        if end == Self.capacity { try emit() }
-        storage[end] = byte
-        end += 1
-        total += 1
-    }
-
     func append(_ bytes: [UInt8]) throws {
-        for byte in bytes { try append(byte) }
-    }
-
-    @inline(__always)
-    func copy(distance: Int, length: Int) throws {
-        guard distance <= min(total, Self.history) else { throw InflateError("distance \(distance) is before the start of the output") }
-        if end + length > Self.capacity { try emit() }
-        var from = end - distance
-        for _ in 0..<length {
-            storage[end] = storage[from]
-            end += 1
-            from += 1
+        var from = 0
+        while from < bytes.count {
+            if end == Self.capacity { try emit() }
+            let take = min(bytes.count - from, Self.capacity - end)
+            bytes.withUnsafeBufferPointer { source in (storage + end).update(from: source.baseAddress! + from, count: take) }
+            end += take
+            total += take
+            from += take
         }
-        total += length
     }
 
     /// Hands on the bytes not yet handed on (in pieces of at most 64 KiB), then keeps only the history.

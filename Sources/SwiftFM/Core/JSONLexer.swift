@@ -262,6 +262,57 @@ struct JSONLexer {
         return true
     }
 
+    // MARK: Arrays read in parts
+
+    /// Where an array's parts are: the byte after its `[`, the commas between parts, its `]`.
+    struct Split {
+        var start: Int
+        var commas: [Int]
+        var close: Int
+    }
+
+    /// Finds the top-level commas of the array opened at `open` nearest to equal shares of its bytes, and
+    /// its closing bracket, by following only quotes, escapes and brackets; `nil` when it does not close
+    /// (the bytes are then read in one part, which reports the error).
+    static func split(_ bytes: UnsafeRawBufferPointer, open: Int, parts: Int) -> Split? {
+        var commas: [Int] = []
+        var nextShare = 0
+        var share = 0
+        var level = 0
+        var index = open + 1
+        let count = bytes.count
+        // A first pass is not worth it: the share is estimated from the bytes left in the document.
+        share = (count - open) / parts
+        nextShare = open + share
+        while index < count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                while index < count, bytes[index] != UInt8(ascii: "\"") {
+                    index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                level += 1
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                if level == 0 {
+                    guard byte == UInt8(ascii: "]"), !commas.isEmpty else { return nil }
+                    return Split(start: open + 1, commas: commas, close: index)
+                }
+                level -= 1
+            case UInt8(ascii: ","):
+                if level == 0, index >= nextShare, commas.count < parts - 1 {
+                    commas.append(index)
+                    nextShare = index + share
+                }
+            default:
+                break
+            }
+            index += 1
+        }
+        return nil
+    }
+
     // MARK: Numbers
 
     /// 10^0 … 10^10, each exact in a `Float`.

@@ -291,7 +291,7 @@ enum JSONReader {
                 depth -= 1
                 return []
             }
-            if parts > 1, depth <= 4, lexer.bytes.count - open >= splitFrom, let split = Self.split(lexer.bytes, open: open, parts: parts) {
+            if parts > 1, depth <= 4, lexer.bytes.count - open >= splitFrom, let split = JSONLexer.split(lexer.bytes, open: open, parts: parts) {
                 let array = try readInParts(split)
                 depth -= 1
                 return array
@@ -314,58 +314,9 @@ enum JSONReader {
         /// How many parts at most (the cores).
         var parts = 1
 
-        /// Where an array's parts are: the byte after its `[`, the commas between parts, its `]`.
-        struct Split {
-            var start: Int
-            var commas: [Int]
-            var close: Int
-        }
-
-        /// Finds the top-level commas of the array opened at `open` nearest to equal shares of its bytes, and
-        /// its closing bracket, by following only quotes, escapes and brackets; `nil` when it does not close
-        /// (the bytes are then read in one part, which reports the error).
-        static func split(_ bytes: UnsafeRawBufferPointer, open: Int, parts: Int) -> Split? {
-            var commas: [Int] = []
-            var nextShare = 0
-            var share = 0
-            var level = 0
-            var index = open + 1
-            let count = bytes.count
-            // A first pass is not worth it: the share is estimated from the bytes left in the document.
-            share = (count - open) / parts
-            nextShare = open + share
-            while index < count {
-                let byte = bytes[index]
-                switch byte {
-                case UInt8(ascii: "\""):
-                    index += 1
-                    while index < count, bytes[index] != UInt8(ascii: "\"") {
-                        index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
-                    }
-                case UInt8(ascii: "["), UInt8(ascii: "{"):
-                    level += 1
-                case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                    if level == 0 {
-                        guard byte == UInt8(ascii: "]"), !commas.isEmpty else { return nil }
-                        return Split(start: open + 1, commas: commas, close: index)
-                    }
-                    level -= 1
-                case UInt8(ascii: ","):
-                    if level == 0, index >= nextShare, commas.count < parts - 1 {
-                        commas.append(index)
-                        nextShare = index + share
-                    }
-                default:
-                    break
-                }
-                index += 1
-            }
-            return nil
-        }
-
         /// Reads the parts of `split` at once, each with its own parser, and joins them in order; the lexer
         /// ends after the `]`.
-        mutating func readInParts(_ split: Split) throws(Failure) -> [Any] {
+        mutating func readInParts(_ split: JSONLexer.Split) throws(Failure) -> [Any] {
             let bounds = [split.start] + split.commas.map { $0 + 1 }
             let ends = split.commas + [split.close]
             let results = PartResults(count: bounds.count)

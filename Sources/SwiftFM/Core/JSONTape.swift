@@ -39,6 +39,16 @@ struct JSONTape {
 
     private(set) var nodes: [Node] = []
 
+    /// An array the scan left unread (``init(_:splitFrom:parts:)``): its node, which has no members, and where
+    /// its parts are. Each part is indexed by ``init(part:start:last:depth:)``.
+    struct Deferred {
+        var node: Int
+        var split: JSONLexer.Split
+    }
+
+    /// The array left unread, if any.
+    private(set) var deferred: Deferred?
+
     /// Indexes `bytes`; `fragments` allows a scalar at the top level.
     init(_ bytes: UnsafeRawBufferPointer, fragments: Bool = false) throws(JSONReader.Failure) {
         var builder = Builder(bytes)
@@ -49,10 +59,57 @@ struct JSONTape {
         nodes = builder.nodes
     }
 
+    /// Indexes an object whose first array at depth 2 (a found set's `response.data`) of at least `splitFrom`
+    /// bytes is left unread when it splits into `parts`: ``deferred`` then says where (that node has no members).
+    init(_ bytes: UnsafeRawBufferPointer, splitFrom: Int, parts: Int) throws(JSONReader.Failure) {
+        var builder = Builder(bytes)
+        builder.splitFrom = splitFrom
+        builder.parts = parts
+        builder.nodes.reserveCapacity(64)
+        try builder.lexer.start(fragments: false)
+        try builder.value()
+        try builder.lexer.finish()
+        nodes = builder.nodes
+        deferred = builder.deferred
+    }
+
+    /// Indexes one part of a deferred array: the elements from `start` to the end of `bytes` (a trailing comma
+    /// only in the `last` part, as before `]`), under a root array node at `depth` (the array's own), so that
+    /// nesting limits and offsets are the whole document's. Accepts and rejects what the whole scan would.
+    init(part bytes: UnsafeRawBufferPointer, start: Int, last: Bool, depth: Int) throws(JSONReader.Failure) {
+        var builder = Builder(bytes)
+        builder.nodes.reserveCapacity(Swift.max(16, (bytes.count - start) / 12))
+        builder.nodes.append(Node(kind: .array, escaped: false, nonASCII: false, depth: UInt16(depth), count: 0, start: start, end: 0))
+        builder.depth = depth + 1
+        builder.lexer.index = start
+        builder.lexer.skipSpace()
+        var count: UInt32 = 0
+        if !(last && builder.lexer.peek() == nil) { // a last part may begin after a trailing comma
+            while true {
+                builder.lexer.skipSpace()
+                try builder.value()
+                count += 1
+                builder.lexer.skipSpace()
+                guard let next = builder.lexer.peek() else { break }
+                guard next == UInt8(ascii: ",") else { throw builder.lexer.fail("expected ',' or ']'") }
+                builder.lexer.index += 1
+                builder.lexer.skipSpace()
+                if last, builder.lexer.peek() == nil { break } // a trailing comma before ]
+            }
+        }
+        builder.nodes[0].count = count
+        builder.nodes[0].end = builder.nodes.count
+        nodes = builder.nodes
+    }
+
     private struct Builder {
         var lexer: JSONLexer
         var nodes: [Node] = []
         var depth = 0
+        /// Arrays at depth 2 of at least this many bytes are left for ``JSONTape/init(part:start:last:depth:)``.
+        var splitFrom = Int.max
+        var parts = 1
+        var deferred: Deferred?
 
         init(_ bytes: UnsafeRawBufferPointer) {
             lexer = JSONLexer(bytes)
@@ -90,6 +147,13 @@ struct JSONTape {
             let closing = kind == .object ? UInt8(ascii: "}") : UInt8(ascii: "]")
             let at = nodes.count
             nodes.append(Node(kind: kind, escaped: false, nonASCII: false, depth: UInt16(depth), count: 0, start: lexer.index, end: 0))
+            if kind == .array, depth == 2, parts > 1, deferred == nil, lexer.bytes.count - lexer.index >= splitFrom,
+               let split = JSONLexer.split(lexer.bytes, open: lexer.index, parts: parts) {
+                deferred = Deferred(node: at, split: split)
+                nodes[at].end = nodes.count
+                lexer.index = split.close + 1
+                return
+            }
             depth += 1
             if depth > JSONReader.maxDepth { throw lexer.fail("nesting deeper than \(JSONReader.maxDepth)") }
             lexer.index += 1
