@@ -66,7 +66,8 @@ final class AdmissionGate: Sendable {
             }
             return state.waiting.removeFirst().run
         }
-        next?()
+        // The next exchange may end at once and hand its slot on from inside this one: no nesting per waiter.
+        if let next { Trampoline.run(next) }
     }
 
     private func withdraw(_ id: UInt64) {

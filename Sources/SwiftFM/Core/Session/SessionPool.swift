@@ -74,8 +74,12 @@ final class SessionPool: Sendable {
         var logouts: [(slot: Int, token: String, idle: TimeInterval)] = []
         /// A token-store write (slot 0).
         var persist: SessionStateMachine<SessionWaiter>.Persist?
+        /// Calls wait while a pause keeps the pool from opening the session they need: call
+        /// ``SessionPool/wake(now:stored:)`` after this many seconds, when the pause ends (nothing else may
+        /// touch the pool by then).
+        var wake: TimeInterval?
 
-        var isEmpty: Bool { grants.isEmpty && failures.isEmpty && logins.isEmpty && logouts.isEmpty && persist == nil }
+        var isEmpty: Bool { grants.isEmpty && failures.isEmpty && logins.isEmpty && logouts.isEmpty && persist == nil && wake == nil }
     }
 
     private struct State {
@@ -92,6 +96,8 @@ final class SessionPool: Sendable {
         /// token replaced by a forced login or an adopted one), with when they were let go: the shutdown logs
         /// them out too. Those let go more than a session lifetime ago are forgotten (the server closed them).
         var orphans: [(token: String, since: Date)] = []
+        /// A ``Plan/wake`` is pending: one timer at a time.
+        var wakeArmed = false
     }
 
     let size: Int
@@ -194,13 +200,25 @@ final class SessionPool: Sendable {
                     // Nothing else can serve the waiters: they get the failure (their calls decide on a retry).
                     plan.failures = state.waiters.map { ($0, error) }
                     state.waiters = []
+                } else if !logging {
+                    // A replay takes only a session opened after its own was lost: the sessions open now (as
+                    // dead, after a restart, as the one it lost) cannot serve it. It gets the failure too.
+                    let stranded = Self.stranded(state, now: now)
+                    plan.failures = state.waiters.filter { stranded.contains($0.id) }.map { ($0, error) }
+                    state.waiters.removeAll { stranded.contains($0.id) }
                 }
             }
-            let rest = Self.rebalance(&state, now: now, stored: stored, grow: token != nil, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession)
+            var rest = Self.rebalance(&state, now: now, stored: stored, grow: token != nil, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession)
+            if token == nil, !state.waiters.isEmpty, let ceiling = state.ceiling, !ceiling.sharing, ceiling.until > now, !state.wakeArmed {
+                // The waiters wait for the open sessions; if none frees before the pause ends, the pool opens one then.
+                state.wakeArmed = true
+                rest.wake = ceiling.until.timeIntervalSince(now)
+            }
             plan.grants = rest.grants
             plan.logins = rest.logins
             plan.logouts = rest.logouts
             plan.persist = rest.persist ?? plan.persist
+            plan.wake = rest.wake
             return (waiters, persist != nil, plan)
         }
     }
@@ -218,11 +236,21 @@ final class SessionPool: Sendable {
             let logging = state.slots.filter { $0.poolLogin != nil }.count
             guard state.waiters.count > logging else { break }
             let held = state.slots.filter { $0.machine.isLoggingIn || $0.machine.validToken(now: now) != nil }.count
-            guard held < (state.ceiling?.limit ?? .max),
-                  let slot = state.slots.indices.first(where: {
+            guard let slot = state.slots.indices.first(where: {
                       state.slots[$0].busy == 0 && !state.slots[$0].machine.isLoggingIn && state.slots[$0].machine.validToken(now: now) == nil
                   })
             else { break growing }
+            // The pause after a failed login (not the server's session cap) holds back new sessions while open ones
+            // can serve the waiters; a replay that none can serve still gets its login (its call's retries pace it).
+            let stranded = state.ceiling?.sharing == false ? Self.stranded(state, now: now).count : 0
+            guard held < (state.ceiling?.limit ?? .max) || logging < stranded else {
+                // Paused: look again when the pause ends, whatever else happens (or not) meanwhile.
+                if let ceiling = state.ceiling, !ceiling.sharing, !state.wakeArmed {
+                    state.wakeArmed = true
+                    plan.wake = max(0, ceiling.until.timeIntervalSince(now))
+                }
+                break growing
+            }
             let offered = slot == 0 ? stored : nil
             if slot == 0 { stored = nil }
             switch state.slots[slot].machine.acquire(now: now, stored: offered, force: false, waiter: { _ in }) {
@@ -246,6 +274,24 @@ final class SessionPool: Sendable {
             if index == 0 { plan.persist = persist }
         }
         return plan
+    }
+
+    /// Waiting replays that no open session can serve (each takes only a session opened after its own was lost).
+    private static func stranded(_ state: State, now: Date) -> Set<UInt64> {
+        var ids = Set<UInt64>()
+        for waiter in state.waiters {
+            guard let after = waiter.after else { continue }
+            if !state.slots.contains(where: { $0.opened > after && $0.machine.validToken(now: now) != nil }) { ids.insert(waiter.id) }
+        }
+        return ids
+    }
+
+    /// The pause of a ``Plan/wake`` ended: hands out and opens sessions again.
+    func wake(now: Date, stored: FMStoredToken?) -> Plan {
+        state.withLock { state in
+            state.wakeArmed = false
+            return Self.rebalance(&state, now: now, stored: stored, grow: true, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession)
+        }
     }
 
     /// Gives free open sessions to the waiters in order (the lowest slot first, so an idle daemon keeps one

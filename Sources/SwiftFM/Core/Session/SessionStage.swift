@@ -50,8 +50,24 @@ extension DataAPI {
             let started = DispatchTime.now().uptimeNanoseconds
             openSession(slot: login.slot) { [self] result in finishLogin(slot: login.slot, id: login.id, result: result, started: started) }
         }
-        for (waiter, lease) in plan.grants { waiter.deliver(.success(lease)) }
-        for (waiter, error) in plan.failures { waiter.deliver(.failure(error)) }
+        if let wake = plan.wake {
+            _ = Deadline.after(seconds: wake) { [weak self] in self?.wakePool() }
+        }
+        guard !plan.grants.isEmpty || !plan.failures.isEmpty else { return }
+        // A grant may finish its call at once (a transport that answers in `send`) and give the session back
+        // to the next waiter from inside this one: the trampoline keeps that chain off the stack.
+        let (grants, failures) = (plan.grants, plan.failures)
+        Trampoline.run {
+            for (waiter, lease) in grants { waiter.deliver(.success(lease)) }
+            for (waiter, error) in failures { waiter.deliver(.failure(error)) }
+        }
+    }
+
+    /// The pool's pause ended (``SessionPool/Plan/wake``): calls still waiting get sessions opened for them.
+    private func wakePool() {
+        let now = self.now()
+        let stored = pool.wantsStored(now: now) ? loadStoredToken() : nil
+        run(pool.wake(now: now, stored: stored))
     }
 
     /// An explicit login on the first session (``login(completion:)``, ``refreshToken(completion:)``): one
