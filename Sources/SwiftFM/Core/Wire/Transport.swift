@@ -233,14 +233,16 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
         DispatchQueue.global().async { handle.cancel() }
     }
 
-    /// Whether `task` may be cancelled now; from then on a redirect of it is not answered. A task whose
-    /// redirect was answered is not: its answer is complete and it ends by itself. (swift-corelibs-foundation
+    /// Whether `task` may be cancelled now; from then on a redirect of it is not answered. A task that
+    /// completed (its route is gone) is not: swift-corelibs-foundation can trap ("Trying to access a behaviour
+    /// for a task that in not in the registry") when a cancel's failure report reaches a task it already
+    /// removed. A task whose redirect was answered is not: its answer is complete and it ends by itself. (swift-corelibs-foundation
     /// traps — "Received callback for HTTP redirection, but we're not waiting for it" — when the answer to
     /// `willPerformHTTPRedirection` reaches a task cancelled meanwhile: a call whose deadline passed during a
     /// container download's redirect crashed the process.)
     func mayCancel(_ task: URLSessionTask) -> Bool {
         routes.withLock { routes in
-            guard routes[task.taskIdentifier] != nil else { return true }
+            guard routes[task.taskIdentifier] != nil else { return false }
             if routes[task.taskIdentifier]?.redirected == true { return false }
             routes[task.taskIdentifier]?.cancelled = true
             return true
