@@ -189,7 +189,7 @@ private final class InlineOperationQueue: OperationQueue, @unchecked Sendable {
 #endif
 
 /// Cancels one `URLSessionTask`.
-private struct URLSessionTaskHandle: FMTransportTask, @unchecked Sendable {
+struct URLSessionTaskHandle: FMTransportTask, @unchecked Sendable {
     // URLSessionTask is thread-safe for `cancel()`; it is not `Sendable`-annotated on every platform.
     let task: URLSessionTask
     let router: TaskRouter
@@ -199,7 +199,14 @@ private struct URLSessionTaskHandle: FMTransportTask, @unchecked Sendable {
 }
 
 /// The session delegate: routes each task's events to its ``FMTransportEvents`` and refuses redirects.
-private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+///
+/// A task is ended one way only, whichever comes first: `cancel()` (``mayCancel(_:)``) or a refused head
+/// (the `.cancel` disposition). swift-corelibs-foundation traps when two reach one task — "Trying to access a
+/// behaviour for a task that in not in the registry" when the refused head completes and unregisters the
+/// task before the cancel's second hop looks it up, and "Received response disposition, but we're not
+/// waiting for it" when a head is answered after a cancel stopped the transfer. So a head that arrives
+/// once a cancel was decided gets no answer at all: the cancel ends the task.
+final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: `routes` is behind its lock; the rest is immutable.
     private struct Route {
         var events: FMTransportEvents
@@ -207,8 +214,9 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
         var refused = false
         /// The answer was a redirect, refused: the task ends by itself, and is never cancelled from then on.
         var redirected = false
-        /// The task was cancelled: a redirect is no longer answered.
-        var cancelled = false
+        /// The task is being ended, by `cancel()` or by a refused head: nothing else may end it, and neither
+        /// its head nor a redirect of it is answered.
+        var ending = false
     }
     private let routes = Locked<[Int: Route]>([:])
     #if canImport(Darwin)
@@ -225,36 +233,54 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
         routes.withLock { routes in routes[task.taskIdentifier].flatMap { $0.refused ? nil : $0.events } }
     }
 
-    /// SwiftFM refused `task`'s answer: hand on nothing more, and cancel it from another queue (on older
-    /// Linux toolchains `cancel()` waits for the work queue these callbacks may run on).
+    /// SwiftFM refused `task`'s answer: hand on nothing more, and cancel it from another queue (on Linux
+    /// toolchains up to 6.3 at least, `cancel()` waits for the work queue these callbacks run on).
     private func refuse(_ task: URLSessionTask) {
         routes.withLock { $0[task.taskIdentifier]?.refused = true }
         let handle = URLSessionTaskHandle(task: task, router: self)
         DispatchQueue.global().async { handle.cancel() }
     }
 
-    /// Whether `task` may be cancelled now; from then on a redirect of it is not answered. A task that
-    /// completed (its route is gone) is not: swift-corelibs-foundation can trap ("Trying to access a behaviour
-    /// for a task that in not in the registry") when a cancel's failure report reaches a task it already
-    /// removed. A task whose redirect was answered is not: its answer is complete and it ends by itself. (swift-corelibs-foundation
-    /// traps — "Received callback for HTTP redirection, but we're not waiting for it" — when the answer to
-    /// `willPerformHTTPRedirection` reaches a task cancelled meanwhile: a call whose deadline passed during a
-    /// container download's redirect crashed the process.)
+    /// Whether `task` may be cancelled now (at most once); from then on neither its head nor a redirect of it
+    /// is answered. Not a task that completed (its route is gone), nor one being ended already (cancelled, or
+    /// its head refused), nor one whose redirect was answered (its answer is complete and it ends by itself;
+    /// swift-corelibs-foundation traps — "Received callback for HTTP redirection, but we're not waiting for
+    /// it" — when the answer to `willPerformHTTPRedirection` reaches a task cancelled meanwhile).
     func mayCancel(_ task: URLSessionTask) -> Bool {
         routes.withLock { routes in
-            guard routes[task.taskIdentifier] != nil else { return false }
-            if routes[task.taskIdentifier]?.redirected == true { return false }
-            routes[task.taskIdentifier]?.cancelled = true
+            guard let route = routes[task.taskIdentifier], !route.redirected, !route.ending else { return false }
+            routes[task.taskIdentifier]?.ending = true
             return true
         }
     }
 
-    /// Whether the redirect of `task` may be answered (it was not cancelled); no cancel reaches it from then on.
+    /// Whether the redirect of `task` may be answered (it is not being ended); no cancel reaches it from then on.
     private func mayAnswerRedirect(_ task: URLSessionTask) -> Bool {
         routes.withLock { routes in
-            if routes[task.taskIdentifier]?.cancelled == true { return false }
+            if routes[task.taskIdentifier]?.ending == true { return false }
             routes[task.taskIdentifier]?.redirected = true
             return true
+        }
+    }
+
+    /// How to answer `task`'s head: `nil` (no answer: a cancel ends the task, or it completed), `.allow`, or
+    /// `.cancel` — which then is the one way the task ends, so no cancel follows. `proceed` asks the events.
+    func disposition(for task: URLSessionTask, proceed: (FMTransportEvents) -> Bool) -> URLSession.ResponseDisposition? {
+        // `.none`: no answer; `.some(nil)`: refused already (answered `.cancel`); `.some(events)`: ask them.
+        let events = routes.withLock { routes -> FMTransportEvents?? in
+            guard let route = routes[task.taskIdentifier], !route.ending else { return .none }
+            return .some(route.refused ? nil : route.events)
+        }
+        guard let events else { return nil }
+        let accepted = events.map(proceed) ?? false
+        return routes.withLock { routes -> URLSession.ResponseDisposition? in
+            // On Linux this runs on URLSession's work queue, which a cancel decided meanwhile waits for: its
+            // first step comes after this answer. A cancel decided before this line ends the task instead.
+            guard let route = routes[task.taskIdentifier], !route.ending else { return nil }
+            if accepted { return .allow }
+            routes[task.taskIdentifier]?.refused = true
+            routes[task.taskIdentifier]?.ending = true
+            return .cancel
         }
     }
 
@@ -262,14 +288,11 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        guard let events = events(for: dataTask) else { return completionHandler(.cancel) }
-        guard let http = response as? HTTPURLResponse else {
-            completionHandler(.cancel)
-            return
+        let disposition = disposition(for: dataTask) { events in
+            guard let http = response as? HTTPURLResponse else { return false }
+            return events.response(http)
         }
-        let proceed = events.response(http)
-        if !proceed { routes.withLock { $0[dataTask.taskIdentifier]?.refused = true } }
-        completionHandler(proceed ? .allow : .cancel)
+        if let disposition { completionHandler(disposition) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
