@@ -61,7 +61,7 @@ struct LoginHookShutdownTests {
             return .json(200, Bodies.value("ok"))
         }
         let failed = LogSignal("login failed")
-        let api = makeAPI(stub, logger: failed.handler, configure: { $0.timeout = 0.3 })
+        let api = makeAPI(stub, logger: failed.handler, configure: { $0.timeout = 2 })
         let runs = Locked(0)
         api.onNewSession = { _, done in
             let run = runs.withLock { count -> Int in count += 1; return count }
@@ -72,10 +72,7 @@ struct LoginHookShutdownTests {
         #expect(first.wait().first?.testFailureCode == FMError.ClientCode.timeout)
         // The stuck login is given up (bounded like any login), so the slot logs in again.
         #expect(failed.wait())
-        let second = Recorder<Result<String, FMError>>()
-        api.perform(TestEndpoints.records()) { second.record($0) }
-        #expect(second.wait().first?.testValue == "ok")
-        #expect(api.pool.busyCounts == [0])
+        Self.expectNotWedged(api)
     }
 
     @Test func aClarisProviderThatNeverAnswersDoesNotWedgeTheSession() {
@@ -89,15 +86,28 @@ struct LoginHookShutdownTests {
             if run > 1 { completion(.success("id-token")) }   // the first request is never answered
         }
         let failed = LogSignal("login failed")
-        let api = makeAPI(stub, logger: failed.handler, configure: { $0.timeout = 0.3; $0.credentials = .clarisID(provider) })
+        let api = makeAPI(stub, logger: failed.handler, configure: { $0.timeout = 2; $0.credentials = .clarisID(provider) })
         let first = Recorder<Result<String, FMError>>()
         api.perform(TestEndpoints.records()) { first.record($0) }
         #expect(first.wait().first?.testFailureCode == FMError.ClientCode.timeout)
         #expect(failed.wait())
-        let second = Recorder<Result<String, FMError>>()
-        api.perform(TestEndpoints.records()) { second.record($0) }
-        #expect(second.wait().first?.testValue == "ok")
-        #expect(api.pool.busyCounts == [0])
+        Self.expectNotWedged(api)
+    }
+
+    /// After a login was given up, the session serves calls again. The deadline that bounded the stuck login
+    /// also bounds these calls, so on a busy machine one may run out of time too: the session is wedged only
+    /// if none of them ever gets through.
+    static func expectNotWedged(_ api: DataAPI, sourceLocation: SourceLocation = #_sourceLocation) {
+        var outcomes: [String] = []
+        for _ in 0..<20 where outcomes.last != "ok" {
+            let next = Recorder<Result<String, FMError>>()
+            api.perform(TestEndpoints.records()) { next.record($0) }
+            let result = next.wait().first
+            outcomes.append(result?.testValue ?? result?.testFailureCode ?? "none")
+        }
+        #expect(outcomes.last == "ok", "later calls: \(outcomes)", sourceLocation: sourceLocation)
+        #expect(outcomes.allSatisfy { $0 == "ok" || $0 == FMError.ClientCode.timeout }, "\(outcomes)", sourceLocation: sourceLocation)
+        #expect(api.pool.busyCounts == [0], sourceLocation: sourceLocation)
     }
 
     // MARK: a provider that answers twice
