@@ -185,6 +185,25 @@ final class EmulatorProcess {
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("control API refused \(settings)") }
     }
 
+    /// `GET /v1/counters` of the control API: `loginCount`, `logoutCount`, `maxInFlight`, `activeSessions`, ….
+    func counters() async throws -> [String: Any] {
+        guard let controlURL else { throw BenchError("fm-emulator printed no control URL") }
+        let (data, _) = try await URLSession.shared.data(from: controlURL.appendingPathComponent("v1/counters"))
+        guard let counters = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw BenchError("the control API's counters are not a JSON object")
+        }
+        return counters
+    }
+
+    /// `POST /v1/counters/reset-max-in-flight`: `maxInFlight` starts again from the requests in flight now.
+    func resetMaxInFlight() async throws {
+        guard let controlURL else { throw BenchError("fm-emulator printed no control URL") }
+        var request = URLRequest(url: controlURL.appendingPathComponent("v1/counters/reset-max-in-flight"))
+        request.httpMethod = "POST"
+        let (_, response) = try await URLSession.shared.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("control API refused reset-max-in-flight") }
+    }
+
     /// `POST /v1/faults` of the control API with `fault` (JSON object).
     func injectFault(_ fault: [String: Any]) async throws {
         guard let controlURL else { throw BenchError("fm-emulator printed no control URL") }

@@ -34,6 +34,11 @@
 //   restart   (only when named) reads with timeout 30 from 8 threads (callback + semaphore) while a
 //             fm-emulator of their own is killed and started again on the same port 5 s later: failures and
 //             the longest call, the default policy vs FMRetryPolicy(maxAttempts: 3)
+//   inflight  (only when named) maxConcurrentRequests 32, pool of 32, the emulator holding each request 200 ms:
+//             4 threads × 32 reads through callbacks, timeout 30 s, for the default transport, FMURLSessionTransport
+//             and FMSocketTransport (Linux): the most requests at the server at once (its maxInFlight counter),
+//             failed calls, logins, wall time (target ≥ 24 at once, 0 timeouts); baseline: the same burst
+//             through a bare URLSession at its defaults (httpMaximumConnectionsPerHost unset: 6 on Linux)
 //   emulatorlog  the emulator's cost of a read with a full request log vs a log of one entry (in process)
 //   clarisid  a Claris ID sign-in (Cognito SRP against fm-emulator --claris-id, then the FMID login): the
 //             client's CPU per sign-in, median of 20 (target ≤ 50 ms)
@@ -95,7 +100,7 @@ while !arguments.isEmpty {
         guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
         settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [metrics] [restart] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare]")
+        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [metrics] [restart] [inflight] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
@@ -147,7 +152,7 @@ func schemaJSON(records: Int) -> Data {
 // MARK: - The run
 
 let all = ["percall", "transport", "decode", "endtoend", "paging", "pool", "policy", "metrics", "emulatorlog", "container", "clarisid"]
-let known = all + ["soak", "restart"] // these run only when named: a million calls take minutes, a restart 10 s
+let known = all + ["soak", "restart", "inflight"] // only when named: a million calls take minutes, a restart 10 s, inflight ~20 s
 let chosen = settings.selected.isEmpty ? all : settings.selected
 for name in chosen where !known.contains(name) {
     say("fm-bench: unknown scenario \(name) (known: \(known.joined(separator: ", ")))")
@@ -374,6 +379,7 @@ let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
     ("policy", { try await $0.policy() }),
     ("metrics", { try await $0.metrics() }),
     ("restart", { try await $0.restart() }),
+    ("inflight", { try await $0.inFlight() }),
     ("emulatorlog", { try await $0.emulatorLog() }),
     ("clarisid", { try await $0.clarisID() }),
     ("container", { try await $0.container() }), // a 1 GiB transfer leaves the page cache full
