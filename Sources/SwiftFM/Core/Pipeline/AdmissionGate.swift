@@ -46,15 +46,11 @@ final class AdmissionGate: Sendable {
         return ticket
     }
 
+    /// The `release` handed to one admitted work. It keeps no guard of its own: each path of the call's send
+    /// stage calls it once (the exchange completes once, see ``Exchange``; a work that does not send returns
+    /// at once after calling it).
     private func makeRelease() -> @Sendable () -> Void {
-        let released = Locked(false)
-        return { [self] in
-            let first = released.withLock { done -> Bool in
-                defer { done = true }
-                return !done
-            }
-            if first { handOn() }
-        }
+        { [self] in handOn() }
     }
 
     /// One exchange ended: give its slot to the next waiter, or free it.

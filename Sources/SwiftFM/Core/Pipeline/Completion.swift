@@ -43,100 +43,27 @@ public final class FMRequest: Sendable, CustomStringConvertible {
     }
 }
 
-/// Work in flight that a call can stop: its exchange (``Flight``).
+/// Work in flight that a call can stop (a transport task attached to a ``OneShot``).
 protocol CancellableTask: Sendable {
     func cancel()
 }
 
-/// The delivery side of one call: calls the caller's completion exactly once, on the callback queue, and
-/// remembers the transport task so a cancel can stop it.
-final class OneShot<Value>: @unchecked Sendable {
-    // @unchecked: every mutable field is behind `state`'s lock; the completion is only called once, on `queue`.
-    private struct State {
-        var completion: ((Result<Value, FMError>) -> Void)?
-        var task: CancellableTask?
-        var cleanup: (@Sendable () -> Void)?
-    }
-    private let state: Locked<State>
+/// How one call hands its result over: on the callback queue, or inline (the async bridge). It keeps no
+/// state: ``CallState`` decides when it runs, once.
+struct Delivery<Value>: @unchecked Sendable {
+    // @unchecked: the completion is not `Sendable` (legacy callers capture anything); it runs once, on `queue`.
     /// Where the completion runs; `nil`: at once, on the thread that finishes the call (the async bridge,
     /// whose continuation hops to its task's executor anyway).
-    private let queue: DispatchQueue?
-    let handle: FMRequest
+    let queue: DispatchQueue?
     /// Told the outcome's code as it is delivered (metrics), before the queue hop.
-    private let observe: (@Sendable (String) -> Void)?
+    let observe: (@Sendable (String) -> Void)?
+    let completion: (Result<Value, FMError>) -> Void
 
-    init(queue: DispatchQueue?, handle: FMRequest = FMRequest(), observe: (@Sendable (String) -> Void)? = nil,
-         completion: @escaping (Result<Value, FMError>) -> Void) {
-        self.queue = queue
-        self.observe = observe
-        self.handle = handle
-        self.state = Locked(State(completion: completion))
-        handle.onCancel { [weak self] in self?.cancel() }
-    }
-
-    /// `true` once the result was handed to the queue (or the call was cancelled).
-    var isFinished: Bool { state.withLock { $0.completion == nil } }
-
-    /// Delivers `result` unless something was delivered already. Returns whether this call delivered.
-    @discardableResult
-    func finish(_ result: Result<Value, FMError>) -> Bool {
-        deliver(result, taking: take().completion)
-    }
-
-    /// Records the task in flight; cancels it at once when the call already finished.
-    func attach(_ task: CancellableTask) {
-        let finished = state.withLock { state -> Bool in
-            if state.completion == nil { return true }
-            state.task = task
-            return false
-        }
-        if finished { task.cancel() }
-    }
-
-    /// Runs `cleanup` once the call finished (at once when it has): timers, leases, the shutdown registry.
-    func onFinish(_ cleanup: @escaping @Sendable () -> Void) {
-        let finished = state.withLock { state -> Bool in
-            if state.completion == nil { return true }
-            state.cleanup = cleanup
-            return false
-        }
-        if finished { cleanup() }
-    }
-
-    /// Delivers `error` (if nothing was delivered yet) and stops the transport task: a deadline, a shutdown.
-    func stop(with error: FMError) {
-        let (completion, task) = take()
-        deliver(.failure(error), taking: completion)
-        task?.cancel()
-    }
-
-    /// Cancel: deliver -1005 (if nothing was delivered yet), then stop the transport task.
-    ///
-    /// The completion and the task are taken in one critical section: a task attached after it sees the
-    /// call finished and cancels itself in ``attach(_:)``, so none is left running.
-    func cancel() {
-        let (completion, task) = take()
-        deliver(.failure(.cancelled), taking: completion)
-        task?.cancel()
-    }
-
-    /// Takes the completion and the task out of the state, atomically.
-    private func take() -> (completion: ((Result<Value, FMError>) -> Void)?, task: CancellableTask?) {
-        let (completion, task, cleanup) = state.withLock { state in
-            defer { state.completion = nil; state.task = nil; state.cleanup = nil }
-            return (state.completion, state.task, state.completion == nil ? nil : state.cleanup)
-        }
-        cleanup?()
-        return (completion, task)
-    }
-
-    /// Hands `result` to `completion` on the queue; `false` when there was no completion left.
+    /// Hands `result` to the completion, on the queue.
     ///
     /// While the completion runs, ``FMError/current`` is the result's error (`nil` on success), so the
     /// `(value?, code)` completions built on top of it, legacy ones included, can read the whole error.
-    @discardableResult
-    private func deliver(_ result: Result<Value, FMError>, taking completion: ((Result<Value, FMError>) -> Void)?) -> Bool {
-        guard let completion else { return false }
+    func deliver(_ result: Result<Value, FMError>) {
         if let observe {
             switch result {
             case .success: observe("0")
@@ -145,11 +72,70 @@ final class OneShot<Value>: @unchecked Sendable {
         }
         guard let queue else {
             FMError.withCurrent(result.failure) { completion(result) }
-            return true
+            return
         }
         let box = UncheckedBox((completion, result))
         queue.async { FMError.withCurrent(box.value.1.failure) { box.value.0(box.value.1) } }
-        return true
+    }
+}
+
+/// A call outside the pipeline (a login asked for directly, a shutdown, an answer known at once): its
+/// result, a cancel, and the transport task to stop, through a ``CallState`` that never leases a session
+/// nor backs off. The completion runs exactly once, on the callback queue.
+final class OneShot<Value>: @unchecked Sendable {
+    // @unchecked: the state is behind its lock; the rest is immutable.
+    private typealias State = CallState<Value, Never, any CancellableTask, Never>
+    private let state = Locked(State())
+    private let delivery: Delivery<Value>
+    let handle: FMRequest
+
+    init(queue: DispatchQueue?, handle: FMRequest = FMRequest(), observe: (@Sendable (String) -> Void)? = nil,
+         completion: @escaping (Result<Value, FMError>) -> Void) {
+        delivery = Delivery(queue: queue, observe: observe, completion: completion)
+        self.handle = handle
+        handle.onCancel { [weak self] in self?.cancel() }
+    }
+
+    /// `true` once the result was handed to the queue (or the call was cancelled).
+    var isFinished: Bool { state.withLock { $0.isDone } }
+
+    /// Delivers `result` unless something was delivered already. Returns whether this call delivered.
+    @discardableResult
+    func finish(_ result: Result<Value, FMError>) -> Bool {
+        run(.answered(result))
+    }
+
+    /// Records the task in flight; cancels it at once when the call already finished.
+    func attach(_ task: any CancellableTask) {
+        run(.sent(task))
+    }
+
+    /// Delivers `error` (if nothing was delivered yet), then stops the transport task.
+    func stop(with error: FMError) {
+        run(.shutdown(error))
+    }
+
+    /// Cancel: deliver -1005 (if nothing was delivered yet), then stop the transport task.
+    func cancel() {
+        run(.cancelled)
+    }
+
+    /// Carries out what the state decided for `event`; `true` when it delivered.
+    @discardableResult
+    private func run(_ event: State.Event) -> Bool {
+        var delivered = false
+        for action in state.withLock({ $0.handle(event) }) {
+            switch action {
+            case .deliver(let result):
+                delivered = true
+                delivery.deliver(result)
+            case .stop(let task, _):
+                task.cancel()
+            case .startAttempt, .send, .armBackoff, .cancelTimer, .withdrawFromPool, .releaseLease, .unregister:
+                break   // a OneShot never leases, backs off nor registers
+            }
+        }
+        return delivered
     }
 }
 

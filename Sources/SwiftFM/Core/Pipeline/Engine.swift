@@ -11,12 +11,16 @@ import FoundationNetworking
 //                         SessionStateMachine; DataAPI.leaseSession (SessionStage.swift) logs in once for
 //                         every waiter and runs the new-session hook
 //   send       Pipeline/  the rate limit (RateLimiter), the concurrency cap (AdmissionGate), one exchange
-//                         (Flight, Exchange: the byte cap) through the transport (Wire/: FMTransport)
+//                         (Exchange: the byte cap) through the transport (Wire/: FMTransport)
 //   classify   Pipeline/  FileMaker code, transport error, session lost, transient: Classifier
 //   retry      Pipeline/  replay once after a lost session; transient failures retried under FMRetryPolicy
 //                         with back-off, never past the deadline (EngineCall.replay, EngineCall.retry)
-//   complete   Pipeline/  exactly once, on the callback queue (inline for the async bridge): OneShot,
-//                         with the caller's handle FMRequest (Completion.swift)
+//   complete   Pipeline/  exactly once, on the callback queue (inline for the async bridge): Delivery, with
+//                         the caller's handle FMRequest (Completion.swift)
+//
+// One call's phase through these stages is a CallState (CallState.swift): queued, waiting for a session, in
+// flight, backing off, done. Every stage reports an event to it, and EngineCall carries out the actions it
+// returns; its end is the one place a result is delivered and what the call holds is given back.
 //
 // Wire/ is what travels: each endpoint described once (Endpoint, Endpoints, SessionEndpoints), the request
 // built from it (RequestBuilder, Multipart), the envelope read back (Envelope), the transports. JSON/ reads
@@ -62,17 +66,17 @@ extension DataAPI {
             meter = started
             observe = { code in metrics.callFinished(started.finish(code: code)) }
         }
-        let delivery = OneShot(queue: inline ? nil : queue ?? callbackQueue, handle: request ?? FMRequest(), observe: observe, completion: completion)
-        // The new-session hook's calls (a pinned pool) are part of a call in flight: admitted during the grace.
-        guard bypassShutdown || lifecycle.admit(delivery, duringGrace: pool.pinned) else {
-            delivery.finish(.failure(.shuttingDown))
-            return delivery.handle
-        }
-        let call = EngineCall(api: self, endpoint: endpoint, accepting: acceptingStatus, delivery: delivery,
+        let delivery = Delivery(queue: inline ? nil : queue ?? callbackQueue, observe: observe, completion: completion)
+        let call = EngineCall(api: self, endpoint: endpoint, accepting: acceptingStatus, delivery: delivery, handle: request ?? FMRequest(),
                               sink: sink ?? .memory(cap: configuration.maxResponseBytes), retries: retries, meter: meter)
+        // The new-session hook's calls (a pinned pool) are part of a call in flight: admitted during the grace.
+        guard bypassShutdown || lifecycle.admit(call, duringGrace: pool.pinned) else {
+            call.refuse(.shuttingDown)
+            return call.handle
+        }
         let seconds = endsAt.map { Double($0.uptimeNanoseconds &- min($0.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9 }
         call.start(deadline: seconds ?? (isTransfer ? configuration.containerTimeout : configuration.timeout))
-        return delivery.handle
+        return call.handle
     }
 
     /// Sends `endpoint` and calls `completion` exactly once, on ``callbackQueue``.
@@ -116,90 +120,6 @@ extension DataAPI {
         return .failure(ExchangeFailure(error: error, beforeAnswer: false))
     }
 
-    /// One HTTP exchange: build, wait for a slot under the concurrency cap, send, log. `completion` gets the
-    /// raw answer (any status) or the failure, once, on the transport's queue — unless the returned flight
-    /// is cancelled first, which completes it with the cancel's error. `accepting`: the statuses the call
-    /// expects; one other than 200 (a container download's 302) is logged at debug, not as a failure.
-    func exchange<Value>(
-        _ endpoint: Endpoint<Value>,
-        authorization: String?,
-        sink: BodySink,
-        accepting: @escaping @Sendable (Int) -> Bool = { $0 == 200 },
-        meter: CallMeter? = nil,
-        completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void
-    ) -> Flight {
-        let flight = Flight(completion: completion)
-        let request: URLRequest
-        switch RequestBuilder.request(for: endpoint, configuration: configuration, authorization: authorization) {
-        case .success(let built): request = built
-        case .failure(let error):
-            logger.log(.error, "\(endpoint.method.rawValue) not sent: \(error)")
-            flight.end(.failure(ExchangeFailure(error: error, beforeAnswer: false)))
-            return flight
-        }
-        let logger = self.logger
-        let transport = self.transport
-        let line = logger.isEnabled ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : ""
-        let gate = self.gate
-        let admit: @Sendable () -> Void = {
-        let ticket = gate.enter { release in
-            guard !flight.isEnded else { return release() }   // cancelled or out of time while queued: never sent
-            var built: URL?
-            if case .multipartFile(let source, let fileName, let mimeType, let boundary) = endpoint.body {
-                do {
-                    built = try Multipart.writeBody(boundary: boundary, fileName: fileName, mimeType: mimeType, source: source)
-                } catch {
-                    release()
-                    flight.end(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
-                        message: "Cannot read \(source.path)", underlying: String(describing: error)), beforeAnswer: false)))
-                    return
-                }
-            }
-            let bodyFile = built
-            if let meter {
-                switch endpoint.body {
-                case .json(let data), .multipart(let data, _): meter.sending(bytes: data.count)
-                case .none, .multipartFile: meter.sending(bytes: 0)
-                }
-            }
-            logger.log(.debug, "→ \(line)")
-            let started = DispatchTime.now().uptimeNanoseconds
-            let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { answered in
-                release()
-                let result = Self.namingTheScheme(answered, url: request.url)
-                if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
-                if logger.isEnabled {
-                    let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
-                    switch result {
-                    case .success(let answer):
-                        let status = answer.response.statusCode
-                        let expected = status == 200 || accepting(status)
-                        let code = expected ? "" : " code \(Envelope.error(status: status, body: answer.body).code)"
-                        let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
-                        let level: FMLogEvent.Level = status == 200 ? .info : expected ? .debug : .warning
-                        logger.log(level, "← \(line) \(status)\(code) \(size) \(duration)")
-                    case .failure(let failure):
-                        let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .info : .error
-                        logger.log(level, "← \(line) failed \(failure.error.code) \(duration)")
-                    }
-                }
-                if let meter, case .success(let answer) = result { meter.received(bytes: answer.body.count) }
-                flight.end(result)
-            }
-            flight.running(running)
-        }
-        flight.queued(ticket.withdraw)
-        }
-        // The rate limit first, then the concurrency cap: a request waiting for its turn holds no slot.
-        if let rateLimiter {
-            let turn = rateLimiter.enter { if !flight.isEnded { admit() } }
-            flight.queued(turn.withdraw)
-        } else {
-            admit()
-        }
-        return flight
-    }
-
     /// Applies a token-store write decided by the state machine, unless a newer one was applied already.
     func apply(_ persist: SessionStateMachine<SessionWaiter>.Persist?) {
         guard let persist else { return }
@@ -210,73 +130,6 @@ extension DataAPI {
             applied = persist.version
             tokenStore.save(persist.token)
         }
-    }
-}
-
-/// One exchange as the pipeline holds it: queued for a slot, then running; ends exactly once.
-final class Flight: CancellableTask, @unchecked Sendable {
-    // @unchecked: mutable state is behind `state`'s lock.
-    private struct State {
-        var completion: (@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?
-        var withdraw: [@Sendable () -> Void] = []
-        var exchange: Exchange?
-        var onEnd: [@Sendable () -> Void] = []
-    }
-    private let state: Locked<State>
-
-    init(completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void) {
-        state = Locked(State(completion: completion))
-    }
-
-    var isEnded: Bool { state.withLock { $0.completion == nil } }
-
-    /// The flight waits in a queue (the rate limit, the concurrency cap); `withdraw` leaves it if the flight ends.
-    fileprivate func queued(_ withdraw: @escaping @Sendable () -> Void) {
-        let ended = state.withLock { state -> Bool in
-            if state.completion == nil { return true }
-            state.withdraw.append(withdraw)
-            return false
-        }
-        if ended { withdraw() }
-    }
-
-    fileprivate func running(_ exchange: Exchange) {
-        let ended = state.withLock { state -> Bool in
-            if state.completion == nil { return true }
-            state.exchange = exchange
-            return false
-        }
-        if ended { exchange.cancel(with: .cancelled) }
-    }
-
-    /// Runs `action` when the flight ends (at once if it has).
-    func onEnd(_ action: @escaping @Sendable () -> Void) {
-        let ended = state.withLock { state -> Bool in
-            if state.completion == nil { return true }
-            state.onEnd.append(action)
-            return false
-        }
-        if ended { action() }
-    }
-
-    /// Ends the flight with `error`: leaves the queue, or stops the exchange.
-    func cancel(with error: FMError) {
-        end(.failure(ExchangeFailure(error: error, beforeAnswer: false)))
-    }
-
-    /// `CancellableTask`: cancel.
-    func cancel() { cancel(with: .cancelled) }
-
-    fileprivate func end(_ result: Result<ExchangeAnswer, ExchangeFailure>) {
-        let taken = state.withLock { state -> (completion: (@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?, withdraw: [@Sendable () -> Void], exchange: Exchange?, onEnd: [@Sendable () -> Void]) in
-            defer { state = State() }
-            return (state.completion, state.withdraw, state.exchange, state.onEnd)
-        }
-        guard let completion = taken.completion else { return }
-        for withdraw in taken.withdraw { withdraw() }
-        if case .failure(let failure) = result { taken.exchange?.cancel(with: failure.error) }
-        completion(result)
-        for action in taken.onEnd { action() }
     }
 }
 
@@ -304,23 +157,35 @@ final class Deadline: @unchecked Sendable {
     func cancel() { timer.cancel() }
 }
 
-/// One call of ``DataAPI/perform(_:acceptingStatus:attachingTo:sink:isTransfer:bypassShutdown:completion:)``:
-/// the stages of the pipeline around one or more HTTP exchanges.
-final class EngineCall<Value>: @unchecked Sendable {
-    // @unchecked: mutable state is behind `state`'s lock; the rest is immutable.
-    private struct State {
-        var lease: SessionLease?
-        /// Waiting for a session: the pool's id of this call's place in the queue.
-        var waiting: UInt64?
-        var deadline: Deadline?
-        var backoff: Deadline?
-        var attempts = 0
-        var replayed = false
+/// Something a call handed to the send stage, which it stops if it ends first: its place in the rate-limit or
+/// concurrency queue, or its exchange.
+enum SentWork: Sendable {
+    case queued(@Sendable () -> Void)
+    case exchange(Exchange)
+
+    /// Leaves the queue (nothing once let through), or ends the exchange with `error` and cancels its transfer.
+    func stop(with error: FMError) {
+        switch self {
+        case .queued(let withdraw): withdraw()
+        case .exchange(let exchange): exchange.cancel(with: error)
+        }
     }
+}
+
+/// One call of ``DataAPI/perform(_:acceptingStatus:attachingTo:sink:isTransfer:endsAt:bypassShutdown:retries:deliveringOn:inline:completion:)``:
+/// the stages of the pipeline around one or more HTTP exchanges. Its phase is a ``CallState``: every stage
+/// reports an event, and the call carries out the actions the state returns, outside the lock. It keeps no
+/// other state of its own.
+final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
+    // @unchecked: the state is behind its lock; `endsAt` and `rideOutEndsAt` are written once, in `start`,
+    // before any stage runs; the rest is immutable.
+    typealias State = CallState<Value, SessionLease, SentWork, Deadline>
     let api: DataAPI
     let endpoint: Endpoint<Value>
     let accepting: @Sendable (Int) -> Bool
-    let delivery: OneShot<Value>
+    let delivery: Delivery<Value>
+    /// The caller's handle: its cancel reports ``CallState/Event/cancelled``.
+    let handle: FMRequest
     let sink: BodySink
     let retries: Bool
     let meter: CallMeter?
@@ -330,116 +195,183 @@ final class EngineCall<Value>: @unchecked Sendable {
     /// from its start (a container transfer's own deadline, ``FMConfiguration/containerTimeout``, is far longer).
     private var rideOutEndsAt: DispatchTime = .distantFuture
 
-    init(api: DataAPI, endpoint: Endpoint<Value>, accepting: @escaping @Sendable (Int) -> Bool, delivery: OneShot<Value>, sink: BodySink,
-         retries: Bool = true, meter: CallMeter? = nil) {
+    init(api: DataAPI, endpoint: Endpoint<Value>, accepting: @escaping @Sendable (Int) -> Bool, delivery: Delivery<Value>,
+         handle: FMRequest, sink: BodySink, retries: Bool = true, meter: CallMeter? = nil) {
         self.retries = retries
         self.meter = meter
         self.api = api
         self.endpoint = endpoint
         self.accepting = accepting
         self.delivery = delivery
+        self.handle = handle
         self.sink = sink
+        handle.onCancel { [weak self] in self?.report(.cancelled) }
     }
+
+    /// `true` once the call ended.
+    private var isDone: Bool { state.withLock { $0.isDone } }
+
+    /// Tells the state what happened and carries out what it decides, in order, outside the lock.
+    private func report(_ event: State.Event) {
+        for action in state.withLock({ $0.handle(event) }) {
+            switch action {
+            case .startAttempt(let front): attempt(front: front)
+            case .send(let lease): send(lease: lease)
+            case .armBackoff(let wait):
+                let timer = Deadline.after(seconds: wait) { [self] in report(.backoffEnded) }
+                report(.backoffArmed(timer))
+            case .cancelTimer(let timer): timer.cancel()
+            case .withdrawFromPool(let id): api.withdrawLease(id)
+            case .releaseLease(let lease): api.releaseSession(lease)
+            case .unregister: api.lifecycle.release(self)
+            case .deliver(let result): delivery.deliver(result)
+            case .stop(let work, let error): work.stop(with: error)
+            }
+        }
+    }
+
+    /// `StoppableCall`: the shutdown's grace is over.
+    func stop(with error: FMError) { report(.shutdown(error)) }
 
     // MARK: admission
 
+    /// Not admitted (shutting down): completes with `error`.
+    func refuse(_ error: FMError) { report(.answered(.failure(error))) }
+
     func start(deadline seconds: TimeInterval) {
         if let invalid = endpoint.invalid {
-            delivery.finish(.failure(invalid))
-            api.lifecycle.release(delivery)
+            report(.answered(.failure(invalid)))
             return
         }
         endsAt = .now() + (seconds.isFinite ? min(max(0, seconds), 10 * 365 * 86_400) : 10 * 365 * 86_400)
         let rideOut = min(seconds, api.configuration.timeout)
         rideOutEndsAt = .now() + (rideOut.isFinite ? min(max(0, rideOut), 10 * 365 * 86_400) : 10 * 365 * 86_400)
-        let timer = Deadline.after(seconds: seconds) { [weak self] in self?.delivery.stop(with: .timeout) }
-        state.withLock { $0.deadline = timer }
-        delivery.onFinish { [self] in
-            let (lease, waiting, timers) = state.withLock { state -> (SessionLease?, UInt64?, [Deadline?]) in
-                defer { state.lease = nil; state.waiting = nil; state.deadline = nil; state.backoff = nil }
-                return (state.lease, state.waiting, [state.deadline, state.backoff])
-            }
-            for timer in timers { timer?.cancel() }
-            if let waiting { api.withdrawLease(waiting) }
-            if let lease { api.releaseSession(lease) }
-            api.lifecycle.release(delivery)
-        }
-        attempt()
+        // The timers hold the call (nothing else does while it backs off): the state cancels them when it ends.
+        report(.deadlineArmed(Deadline.after(seconds: seconds) { [self] in report(.deadlinePassed) }))
+        report(.started)
     }
 
     // MARK: session
 
-    private func attempt() {
-        guard !delivery.isFinished else { return }
-        state.withLock { $0.attempts += 1 }
-        switch endpoint.auth {
-        case .none:
-            send(authorization: nil, lease: nil, explicitToken: nil)
-        case .basic(let encoded):
-            switch api.basicAuthorization(encoded) {
-            case .success(let value): send(authorization: value, lease: nil, explicitToken: nil)
-            case .failure(let error): delivery.finish(.failure(error))
-            }
-        case .token(let token):
-            send(authorization: "Bearer " + token, lease: nil, explicitToken: token)
-        case .session:
-            let replay = state.withLock { $0.replayed }
-            releaseLease()
-            let id = api.leaseSession(front: replay) { [self] result in
-                state.withLock { $0.waiting = nil }
-                switch result {
-                case .success(let lease):
-                    let kept = state.withLock { state -> Bool in
-                        guard !delivery.isFinished else { return false }
-                        state.lease = lease
-                        return true
-                    }
-                    guard kept else { return api.releaseSession(lease) }
-                    send(authorization: "Bearer " + lease.token, lease: lease, explicitToken: nil)
-                case .failure(let error):
-                    // The login failed, so nothing of the call was sent: a transient failure (a server still
-                    // restarting, its session cap) is retried under the policy, writes included.
-                    let verdict = Classifier.verdict(for: error, beforeAnswer: error.code == FMError.ClientCode.transport,
-                                                     usedSession: false, headers: [:])
-                    if case .transient = verdict {
-                        retry(after: error, retryAfter: nil, unsent: true)
-                    } else {
-                        delivery.finish(.failure(error))
-                    }
+    private func attempt(front: Bool) {
+        guard case .session = endpoint.auth else { return report(.noSessionNeeded) }
+        let id = api.leaseSession(front: front) { [self] result in
+            switch result {
+            case .success(let lease):
+                report(.leased(lease))
+            case .failure(let error):
+                // The login failed, so nothing of the call was sent: a transient failure (a server still
+                // restarting, its session cap) is retried under the policy, writes included.
+                let verdict = Classifier.verdict(for: error, beforeAnswer: error.code == FMError.ClientCode.transport,
+                                                 usedSession: false, headers: [:])
+                if case .transient = verdict {
+                    retry(after: error, retryAfter: nil, unsent: true)
+                } else {
+                    report(.loginFailed(error))
                 }
             }
-            // Still waiting (not served synchronously): remember the place, to leave the queue if the call ends.
-            let finished = state.withLock { state -> Bool in
-                if delivery.isFinished { return true }
-                if state.lease == nil { state.waiting = id }
-                return false
-            }
-            if finished { api.withdrawLease(id) }
         }
-    }
-
-    private func releaseLease() {
-        let lease = state.withLock { state -> SessionLease? in
-            defer { state.lease = nil }
-            return state.lease
-        }
-        if let lease { api.releaseSession(lease) }
+        // Still waiting (not served synchronously): the state remembers the place, to leave the queue if the call ends.
+        report(.leaseRequested(id))
     }
 
     // MARK: send
 
-    private func send(authorization: String?, lease: SessionLease?, explicitToken: String?) {
-        guard !delivery.isFinished else { return }
-        let flight = api.exchange(endpoint, authorization: authorization, sink: sink, accepting: accepting, meter: meter) { [self] result in
-            received(result, lease: lease, explicitToken: explicitToken)
+    /// One HTTP exchange: build, wait for a turn under the rate limit and a slot under the concurrency cap,
+    /// send, log; the answer (any status) or the failure goes to ``received(_:lease:explicitToken:)``. Each
+    /// place in a queue and the exchange are reported as sent work, which the state stops if the call ends first.
+    private func send(lease: SessionLease?) {
+        let authorization: String?
+        let explicitToken: String?
+        switch (lease, endpoint.auth) {
+        case (let lease?, _):
+            (authorization, explicitToken) = ("Bearer " + lease.token, nil)
+        case (nil, .none), (nil, .session):
+            (authorization, explicitToken) = (nil, nil)
+        case (nil, .basic(let encoded)):
+            switch api.basicAuthorization(encoded) {
+            case .success(let value): (authorization, explicitToken) = (value, nil)
+            case .failure(let error): return report(.answered(.failure(error)))
+            }
+        case (nil, .token(let token)):
+            (authorization, explicitToken) = ("Bearer " + token, token)
         }
-        delivery.attach(flight)
+        let endpoint = self.endpoint
+        let logger = api.logger
+        let request: URLRequest
+        switch RequestBuilder.request(for: endpoint, configuration: api.configuration, authorization: authorization) {
+        case .success(let built): request = built
+        case .failure(let error):
+            logger.log(.error, "\(endpoint.method.rawValue) not sent: \(error)")
+            return received(.failure(ExchangeFailure(error: error, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+        }
+        let transport = api.transport
+        let line = logger.isEnabled ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : ""
+        let gate = api.gate
+        let (accepting, meter, sink) = (self.accepting, self.meter, self.sink)
+        let admit: @Sendable () -> Void = { [self] in
+            let ticket = gate.enter { [self] release in
+                guard !isDone else { return release() }   // cancelled or out of time while queued: never sent
+                var built: URL?
+                if case .multipartFile(let source, let fileName, let mimeType, let boundary) = endpoint.body {
+                    do {
+                        built = try Multipart.writeBody(boundary: boundary, fileName: fileName, mimeType: mimeType, source: source)
+                    } catch {
+                        release()
+                        received(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
+                            message: "Cannot read \(source.path)", underlying: String(describing: error)), beforeAnswer: false)),
+                                 lease: lease, explicitToken: explicitToken)
+                        return
+                    }
+                }
+                let bodyFile = built
+                if let meter {
+                    switch endpoint.body {
+                    case .json(let data), .multipart(let data, _): meter.sending(bytes: data.count)
+                    case .none, .multipartFile: meter.sending(bytes: 0)
+                    }
+                }
+                logger.log(.debug, "→ \(line)")
+                let started = DispatchTime.now().uptimeNanoseconds
+                let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { [self] answered in
+                    release()
+                    let result = DataAPI.namingTheScheme(answered, url: request.url)
+                    if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
+                    if logger.isEnabled {
+                        let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
+                        switch result {
+                        case .success(let answer):
+                            let status = answer.response.statusCode
+                            let expected = status == 200 || accepting(status)
+                            let code = expected ? "" : " code \(Envelope.error(status: status, body: answer.body).code)"
+                            let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
+                            let level: FMLogEvent.Level = status == 200 ? .info : expected ? .debug : .warning
+                            logger.log(level, "← \(line) \(status)\(code) \(size) \(duration)")
+                        case .failure(let failure):
+                            let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .info : .error
+                            logger.log(level, "← \(line) failed \(failure.error.code) \(duration)")
+                        }
+                    }
+                    if let meter, case .success(let answer) = result { meter.received(bytes: answer.body.count) }
+                    received(result, lease: lease, explicitToken: explicitToken)
+                }
+                report(.sent(.exchange(running)))
+            }
+            report(.sent(.queued(ticket.withdraw)))
+        }
+        // The rate limit first, then the concurrency cap: a request waiting for its turn holds no slot.
+        if let rateLimiter = api.rateLimiter {
+            let turn = rateLimiter.enter { [self] in if !isDone { admit() } }
+            report(.sent(.queued(turn.withdraw)))
+        } else {
+            admit()
+        }
     }
 
     // MARK: classify
 
     private func received(_ result: Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?) {
-        guard !delivery.isFinished else { return }
+        guard !isDone else { return }   // ended meanwhile: the session is not touched any more
         let error: FMError
         var beforeAnswer = false
         var headers: [String: String] = [:]
@@ -452,7 +384,7 @@ final class EngineCall<Value>: @unchecked Sendable {
             let response = Endpoint<Value>.Response(answer.response, body: answer.body, file: answer.file)
             if accepting(status) {
                 if let lease { api.sessionUsed(lease) }
-                delivery.finish(Self.decode(endpoint, response))
+                report(.answered(Self.decode(endpoint, response)))
                 return
             }
             error = Envelope.error(status: status, body: answer.body)
@@ -463,16 +395,16 @@ final class EngineCall<Value>: @unchecked Sendable {
         let usedToken = lease != nil || explicitToken != nil
         switch Classifier.verdict(for: error, beforeAnswer: beforeAnswer, usedSession: usedToken, headers: headers) {
         case .final:
-            delivery.finish(.failure(error))
+            report(.answered(.failure(error)))
         case .sessionLost:
             if let explicitToken {
                 api.explicitTokenRejected(explicitToken)
-                delivery.finish(.failure(error))
+                report(.answered(.failure(error)))
             } else if let lease {
                 api.sessionRejected(lease, code: error.code)
                 replay(after: error)
             } else {
-                delivery.finish(.failure(error))
+                report(.answered(.failure(error)))
             }
         case .transient(let retryAfter):
             retry(after: error, retryAfter: retryAfter)
@@ -484,15 +416,11 @@ final class EngineCall<Value>: @unchecked Sendable {
     /// The session was lost: renew it (on the same slot) and send once more — unless the call may already
     /// have run (a write answered 112: the session died while it ran) or it was replayed already.
     private func replay(after error: FMError) {
-        let mayHaveRun = error.code == "112" && !endpoint.cannotChangeData
-        let allowed = state.withLock { state -> Bool in
-            guard !state.replayed, !api.pool.pinned, !mayHaveRun else { return false }
-            state.replayed = true
-            return true
+        let mayReplay = !api.pool.pinned && !(error.code == "112" && !endpoint.cannotChangeData)
+        if mayReplay, !state.withLock({ $0.replayed }) {
+            api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): logging in again and replaying once")
         }
-        guard allowed else { delivery.finish(.failure(error)); return }
-        api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): logging in again and replaying once")
-        attempt()
+        report(.sessionLost(error, mayReplay: mayReplay))
     }
 
     /// A transient failure: wait (back-off with jitter, or `Retry-After`) and try again under the policy.
@@ -503,7 +431,7 @@ final class EngineCall<Value>: @unchecked Sendable {
         // A read that finds the server away (restarting) rides it out until its deadline; the rest keep to maxAttempts.
         let untilDeadline = policy.retriesReadsUntilDeadline && endpoint.cannotChangeData && Classifier.serverAway(error)
         guard retries, attempts < policy.maxAttempts || untilDeadline, unsent || policy.retriesWrites || endpoint.cannotChangeData else {
-            delivery.finish(.failure(error)); return
+            return report(.answered(.failure(error)))
         }
         let jitter = api.retryJitter.value
         let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter, random: jitter)
@@ -512,22 +440,16 @@ final class EngineCall<Value>: @unchecked Sendable {
             let rideOutRemaining = Double(rideOutEndsAt.uptimeNanoseconds &- min(rideOutEndsAt.uptimeNanoseconds, now)) / 1e9
             guard wait < rideOutRemaining else {
                 api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first")
-                delivery.finish(.failure(error)); return
+                return report(.answered(.failure(error)))
             }
         }
         let remaining = Double(endsAt.uptimeNanoseconds &- min(endsAt.uptimeNanoseconds, now)) / 1e9
         guard wait < remaining else {
             api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first")
-            delivery.finish(.failure(error)); return
+            return report(.answered(.failure(error)))
         }
-        releaseLease()
         api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts)\(untilDeadline ? " (until the deadline)" : " of \(policy.maxAttempts - 1)") in \(String(format: "%.2f", wait)) s")
-        let timer = Deadline.after(seconds: wait) { [weak self] in self?.attempt() }
-        let finished = state.withLock { state -> Bool in
-            state.backoff = timer
-            return delivery.isFinished
-        }
-        if finished { timer.cancel() }
+        report(.backOff(wait: wait))
     }
 
     // MARK: complete

@@ -32,6 +32,11 @@ struct ExchangeFailure: Error, Sendable {
 /// One HTTP exchange through an ``FMTransport``: counts the answer's bytes against the cap, streams to a
 /// file when asked, and completes exactly once. It knows nothing of sessions, retries or deadlines:
 /// whoever started it cancels it.
+///
+/// Its `finished` flag is the one guard kept outside ``CallState``, and it guards the transport, not the call:
+/// an exchange ends from several sources the call does not control (the transport's completion, a callback
+/// that refuses the answer on another queue, the call's cancel), and each end must close its file, give its
+/// concurrency slot back once and report once. Which report ends the call is still ``CallState``'s decision.
 final class Exchange: @unchecked Sendable {
     // @unchecked: mutable state is behind `state`'s lock.
     private struct State {

@@ -1,5 +1,11 @@
 import Foundation
 
+/// A call a shutdown can end (``Lifecycle/stopAll(with:)``).
+protocol StoppableCall: AnyObject, Sendable {
+    /// Ends the call with `error` unless it ended already.
+    func stop(with error: FMError)
+}
+
 /// The calls a ``DataAPI`` has in flight, and whether it still admits new ones (graceful shutdown).
 final class Lifecycle: Sendable {
     private struct State {
@@ -22,18 +28,18 @@ final class Lifecycle: Sendable {
     /// Registers a call; `false` when shutting down (the call must complete with `-1012`).
     /// `duringGrace`: admitted while the shutdown waits for calls in flight, refused once it is complete
     /// (the new-session hook's calls, which a call in flight waits for).
-    func admit<Value>(_ delivery: OneShot<Value>, duringGrace: Bool = false) -> Bool {
+    func admit(_ call: some StoppableCall, duringGrace: Bool = false) -> Bool {
         state.withLock { state in
             guard !state.shuttingDown || (duringGrace && !state.finished && state.drained != nil) else { return false }
-            state.calls[ObjectIdentifier(delivery)] = { [weak delivery] error in delivery?.stop(with: error) }
+            state.calls[ObjectIdentifier(call)] = { [weak call] error in call?.stop(with: error) }
             return true
         }
     }
 
     /// A call finished.
-    func release<Value>(_ delivery: OneShot<Value>) {
+    func release(_ call: some StoppableCall) {
         let drained = state.withLock { state -> (@Sendable (_ finished: @escaping @Sendable () -> Void) -> Void)? in
-            state.calls.removeValue(forKey: ObjectIdentifier(delivery))
+            state.calls.removeValue(forKey: ObjectIdentifier(call))
             return Self.takeDrained(&state)
         }
         drained?(finish)

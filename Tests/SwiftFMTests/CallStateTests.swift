@@ -1,0 +1,230 @@
+import Foundation
+import Testing
+@testable import SwiftFM
+
+/// A call's phase and its one exactly-once transition (`CallState`): every (phase, event) pair, with the
+/// next phase and the actions the call carries out, in order.
+@Suite("Call state")
+struct CallStateTests {
+    /// The machine with plain values: a lease is a name, work and timers are numbers.
+    typealias State = CallState<Int, String, Int, Int>
+
+    static let lost = FMError(code: "952", message: "Invalid token")
+
+    /// Reaches each phase from a fresh call, its deadline timer (100) armed.
+    static var phases: [(name: String, path: [State.Event])] { [
+        ("queued", [.deadlineArmed(100)]),
+        ("waitingForSession", [.deadlineArmed(100), .started, .leaseRequested(7)]),
+        ("inFlight", [.deadlineArmed(100), .started, .leaseRequested(7), .leased("L"), .sent(1), .sent(2)]),
+        ("backingOff", [.deadlineArmed(100), .started, .leaseRequested(7), .leased("L"), .sent(1), .backOff(wait: 0.5), .backoffArmed(200)]),
+        ("done", [.deadlineArmed(100), .started, .cancelled]),
+    ] }
+
+    /// Every event, with the values it hands in: a second timer (300), pool id 9, lease M, work 3.
+    static var events: [(name: String, event: State.Event)] { [
+        ("started", .started),
+        ("deadlineArmed", .deadlineArmed(300)),
+        ("leaseRequested", .leaseRequested(9)),
+        ("leased", .leased("M")),
+        ("noSessionNeeded", .noSessionNeeded),
+        ("sent", .sent(3)),
+        ("answered", .answered(.success(42))),
+        ("answeredFailure", .answered(.failure(lost))),
+        ("loginFailed", .loginFailed(lost)),
+        ("sessionLostReplayable", .sessionLost(lost, mayReplay: true)),
+        ("sessionLostFinal", .sessionLost(lost, mayReplay: false)),
+        ("backOff", .backOff(wait: 0.5)),
+        ("backoffArmed", .backoffArmed(300)),
+        ("backoffEnded", .backoffEnded),
+        ("cancelled", .cancelled),
+        ("deadlinePassed", .deadlinePassed),
+        ("shutdown", .shutdown(.shuttingDown)),
+    ] }
+
+    /// (phase, event) → (next phase, actions). Every pair appears once.
+    static let table: [String: (phase: String, actions: [String])] = {
+        var t: [String: (String, [String])] = [:]
+        // What ending does from each phase before the delivery: the timers, the pool, the lease.
+        let giveBack = [
+            "queued": ["cancelTimer(100)"],
+            "waitingForSession": ["cancelTimer(100)", "withdraw(7)"],
+            "inFlight": ["cancelTimer(100)", "release(L)"],
+            "backingOff": ["cancelTimer(100)", "cancelTimer(200)"],
+        ]
+        let unchanged = ["queued": "queued", "waitingForSession": "waitingForSession(7)", "inFlight": "inFlight(L, [1, 2])",
+                         "backingOff": "backingOff(200)"]
+        for phase in ["queued", "waitingForSession", "inFlight", "backingOff"] {
+            let same = unchanged[phase]!
+            let back = giveBack[phase]!
+            let stops: (String) -> [String] = { code in phase == "inFlight" ? ["stop(1, \(code))", "stop(2, \(code))"] : [] }
+            t["\(phase).answered"] = ("done", back + ["unregister", "deliver(42)"])
+            t["\(phase).answeredFailure"] = ("done", back + ["unregister", "deliver(952)"])
+            t["\(phase).loginFailed"] = ("done", back + ["unregister", "deliver(952)"])
+            t["\(phase).sessionLostFinal"] = ("done", back + ["unregister", "deliver(952)"])
+            t["\(phase).cancelled"] = ("done", back + ["unregister", "deliver(-1005)"] + stops("-1005"))
+            t["\(phase).deadlinePassed"] = ("done", back + ["unregister", "deliver(-1004)"] + stops("-1004"))
+            t["\(phase).shutdown"] = ("done", back + ["unregister", "deliver(-1012)"] + stops("-1012"))
+            t["\(phase).deadlineArmed"] = (same, ["cancelTimer(100)"])   // a second deadline replaces the first
+        }
+        // queued
+        t["queued.started"] = ("queued", ["attempt"])
+        t["queued.leaseRequested"] = ("waitingForSession(9)", [])
+        t["queued.leased"] = ("inFlight(M, [])", ["send(M)"])
+        t["queued.noSessionNeeded"] = ("inFlight(nil, [])", ["send(nil)"])
+        t["queued.sent"] = ("inFlight(nil, [3])", [])
+        t["queued.sessionLostReplayable"] = ("done", ["cancelTimer(100)", "unregister", "deliver(952)"])
+        t["queued.backOff"] = ("backingOff(nil)", ["armBackoff(0.5)"])
+        t["queued.backoffArmed"] = ("queued", ["cancelTimer(300)"])
+        t["queued.backoffEnded"] = ("queued", [])
+        // waitingForSession
+        t["waitingForSession.started"] = ("waitingForSession(7)", [])
+        t["waitingForSession.leaseRequested"] = ("waitingForSession(7)", [])
+        t["waitingForSession.leased"] = ("inFlight(M, [])", ["send(M)"])
+        t["waitingForSession.noSessionNeeded"] = ("waitingForSession(7)", [])
+        t["waitingForSession.sent"] = ("waitingForSession(7)", ["stop(3, -1005)"])
+        t["waitingForSession.sessionLostReplayable"] = ("done", ["cancelTimer(100)", "withdraw(7)", "unregister", "deliver(952)"])
+        t["waitingForSession.backOff"] = ("backingOff(nil)", ["armBackoff(0.5)"])
+        t["waitingForSession.backoffArmed"] = ("waitingForSession(7)", ["cancelTimer(300)"])
+        t["waitingForSession.backoffEnded"] = ("waitingForSession(7)", [])
+        // inFlight
+        t["inFlight.started"] = ("inFlight(L, [1, 2])", [])
+        t["inFlight.leaseRequested"] = ("inFlight(L, [1, 2])", [])
+        t["inFlight.leased"] = ("inFlight(L, [1, 2])", ["release(M)"])
+        t["inFlight.noSessionNeeded"] = ("inFlight(L, [1, 2])", [])
+        t["inFlight.sent"] = ("inFlight(L, [1, 2, 3])", [])
+        t["inFlight.sessionLostReplayable"] = ("queued", ["release(L)", "attempt(front)"])
+        t["inFlight.backOff"] = ("backingOff(nil)", ["release(L)", "armBackoff(0.5)"])
+        t["inFlight.backoffArmed"] = ("inFlight(L, [1, 2])", ["cancelTimer(300)"])
+        t["inFlight.backoffEnded"] = ("inFlight(L, [1, 2])", [])
+        // backingOff
+        t["backingOff.started"] = ("backingOff(200)", [])
+        t["backingOff.leaseRequested"] = ("backingOff(200)", [])
+        t["backingOff.leased"] = ("backingOff(200)", ["release(M)"])
+        t["backingOff.noSessionNeeded"] = ("backingOff(200)", [])
+        t["backingOff.sent"] = ("backingOff(200)", ["stop(3, -1005)"])
+        t["backingOff.sessionLostReplayable"] = ("done", ["cancelTimer(100)", "cancelTimer(200)", "unregister", "deliver(952)"])
+        t["backingOff.backOff"] = ("backingOff(200)", [])
+        t["backingOff.backoffArmed"] = ("backingOff(200)", ["cancelTimer(300)"])
+        t["backingOff.backoffEnded"] = ("queued", ["attempt"])
+        // done: what an event hands in goes straight back; nothing is delivered again.
+        for (name, _) in events { t["done.\(name)"] = ("done", []) }
+        t["done.deadlineArmed"] = ("done", ["cancelTimer(300)"])
+        t["done.leaseRequested"] = ("done", ["withdraw(9)"])
+        t["done.leased"] = ("done", ["release(M)"])
+        t["done.sent"] = ("done", ["stop(3, -1005)"])
+        t["done.backoffArmed"] = ("done", ["cancelTimer(300)"])
+        return t
+    }()
+
+    @Test func everyPhaseAndEventGoesWhereTheTableSays() throws {
+        #expect(Self.table.count == Self.phases.count * Self.events.count, "the table has one row per (phase, event)")
+        for (phaseName, path) in Self.phases {
+            for (eventName, event) in Self.events {
+                var state = State()
+                for step in path { _ = state.handle(step) }
+                let actions = state.handle(event).map(Self.describe)
+                let row = try #require(Self.table["\(phaseName).\(eventName)"], "no row for \(phaseName).\(eventName)")
+                #expect(Self.describe(state.phase) == row.phase, "\(phaseName) + \(eventName)")
+                #expect(actions == row.actions, "\(phaseName) + \(eventName)")
+            }
+        }
+    }
+
+    @Test func aCallIsReplayedOnceAfterALostSessionAndLeasesAtTheFrontFromThen() {
+        var state = State()
+        _ = state.handle(.started)
+        _ = state.handle(.leased("L"))
+        #expect(state.handle(.sessionLost(Self.lost, mayReplay: true)).map(Self.describe) == ["release(L)", "attempt(front)"])
+        #expect(state.replayed && state.attempts == 2)
+        _ = state.handle(.leased("M"))
+        #expect(state.handle(.backOff(wait: 1)).map(Self.describe) == ["release(M)", "armBackoff(1.0)"])
+        #expect(state.handle(.backoffEnded).map(Self.describe) == ["attempt(front)"])
+        _ = state.handle(.leased("N"))
+        // A second lost session ends the call.
+        #expect(state.handle(.sessionLost(Self.lost, mayReplay: true)).map(Self.describe) == ["release(N)", "unregister", "deliver(952)"])
+        #expect(state.attempts == 3)
+    }
+
+    @Test func aBackoffTimerThatFiresBeforeItIsRecordedStillStartsTheNextAttempt() {
+        var state = State()
+        _ = state.handle(.started)
+        _ = state.handle(.noSessionNeeded)
+        _ = state.handle(.backOff(wait: 0))
+        #expect(state.handle(.backoffEnded).map(Self.describe) == ["attempt"])
+        #expect(state.handle(.backoffArmed(300)).map(Self.describe) == ["cancelTimer(300)"])
+        #expect(Self.describe(state.phase) == "queued")
+    }
+
+    @Test func aPoolThatAnswersBeforeItsQueueIdLeavesNothingToWithdraw() {
+        var state = State()
+        _ = state.handle(.started)
+        #expect(state.handle(.leased("L")).map(Self.describe) == ["send(L)"])
+        #expect(state.handle(.leaseRequested(9)).isEmpty)
+        #expect(state.handle(.cancelled).map(Self.describe) == ["release(L)", "unregister", "deliver(-1005)"])
+    }
+
+    @Test func aDeadlineThatFiresBeforeItIsRecordedEndsTheCallAndTheTimerIsCancelled() {
+        var state = State()
+        #expect(state.handle(.deadlinePassed).map(Self.describe) == ["unregister", "deliver(-1004)"])
+        #expect(state.handle(.deadlineArmed(100)).map(Self.describe) == ["cancelTimer(100)"])
+        #expect(state.handle(.started).isEmpty, "a call that ended never starts an attempt")
+    }
+
+    /// Any order of events, however unlikely: one delivery, and every lease handed in given back once by the
+    /// end. A fixed seed: the same sequences every run.
+    @Test func anyEventSequenceDeliversOnceAndGivesEveryLeaseBack() {
+        var seed: UInt64 = 0x2545_F491_4F6C_DD1D
+        func next(_ bound: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        for _ in 0..<20_000 {
+            var state = State()
+            var leases = 0
+            var released: [String: Int] = [:]
+            var deliveries = 0
+            func run(_ event: State.Event) {
+                for action in state.handle(event) {
+                    switch action {
+                    case .deliver: deliveries += 1
+                    case .releaseLease(let lease): released[lease, default: 0] += 1
+                    default: break
+                    }
+                }
+            }
+            for _ in 0..<next(12) {
+                var event = Self.events[next(Self.events.count)].event
+                if case .leased = event { leases += 1; event = .leased("lease\(leases)") }
+                run(event)
+            }
+            run([State.Event.cancelled, .deadlinePassed, .shutdown(.shuttingDown), .answered(.success(1))][next(4)])
+            #expect(deliveries == 1)
+            #expect(released.count == leases && released.values.allSatisfy { $0 == 1 }, "leases \(leases), released \(released)")
+        }
+    }
+
+    static func describe(_ phase: State.Phase) -> String {
+        switch phase {
+        case .queued: "queued"
+        case .waitingForSession(let id): "waitingForSession(\(id))"
+        case .inFlight(let lease, let work): "inFlight(\(lease ?? "nil"), \(work))"
+        case .backingOff(let timer): "backingOff(\(timer.map(String.init) ?? "nil"))"
+        case .done: "done"
+        }
+    }
+
+    static func describe(_ action: State.Action) -> String {
+        switch action {
+        case .startAttempt(let front): front ? "attempt(front)" : "attempt"
+        case .send(let lease): "send(\(lease ?? "nil"))"
+        case .armBackoff(let wait): "armBackoff(\(wait))"
+        case .cancelTimer(let timer): "cancelTimer(\(timer))"
+        case .withdrawFromPool(let id): "withdraw(\(id))"
+        case .releaseLease(let lease): "release(\(lease))"
+        case .unregister: "unregister"
+        case .deliver(.success(let value)): "deliver(\(value))"
+        case .deliver(.failure(let error)): "deliver(\(error.code))"
+        case .stop(let work, let error): "stop(\(work), \(error.code))"
+        }
+    }
+}
