@@ -16,7 +16,7 @@ struct CallStateTests {
         ("queued", [.deadlineArmed(100)]),
         ("waitingForSession", [.deadlineArmed(100), .started, .leaseRequested(7)]),
         ("inFlight", [.deadlineArmed(100), .started, .leaseRequested(7), .leased("L"), .sent(1), .sent(2)]),
-        ("backingOff", [.deadlineArmed(100), .started, .leaseRequested(7), .leased("L"), .sent(1), .backOff(wait: 0.5), .backoffArmed(200)]),
+        ("backingOff", [.deadlineArmed(100), .started, .leaseRequested(7), .leased("L"), .sent(1), .backOff(wait: 0.5), .backoffArmed(200, backoff: 1)]),
         ("done", [.deadlineArmed(100), .started, .cancelled]),
     ] }
 
@@ -34,8 +34,10 @@ struct CallStateTests {
         ("sessionLostReplayable", .sessionLost(lost, mayReplay: true)),
         ("sessionLostFinal", .sessionLost(lost, mayReplay: false)),
         ("backOff", .backOff(wait: 0.5)),
-        ("backoffArmed", .backoffArmed(300)),
-        ("backoffEnded", .backoffEnded),
+        ("backoffArmed", .backoffArmed(300, backoff: 1)),
+        ("backoffEnded", .backoffEnded(backoff: 1)),
+        ("backoffArmedEarlier", .backoffArmed(300, backoff: 0)),
+        ("backoffEndedEarlier", .backoffEnded(backoff: 0)),
         ("cancelled", .cancelled),
         ("deadlinePassed", .deadlinePassed),
         ("shutdown", .shutdown(.shuttingDown)),
@@ -65,6 +67,9 @@ struct CallStateTests {
             t["\(phase).deadlinePassed"] = ("done", back + ["unregister", "deliver(-1004)"] + stops("-1004"))
             t["\(phase).shutdown"] = ("done", back + ["unregister", "deliver(-1012)"] + stops("-1012"))
             t["\(phase).deadlineArmed"] = (same, ["cancelTimer(100)"])   // a second deadline replaces the first
+            // A report of an earlier back-off (none came before in these paths but the one in backingOff, #1).
+            t["\(phase).backoffArmedEarlier"] = (same, ["cancelTimer(300)"])
+            t["\(phase).backoffEndedEarlier"] = (same, [])
         }
         // queued
         t["queued.started"] = ("queued", ["attempt"])
@@ -113,6 +118,7 @@ struct CallStateTests {
         t["done.leased"] = ("done", ["release(M)"])
         t["done.sent"] = ("done", ["stop(3, -1005)"])
         t["done.backoffArmed"] = ("done", ["cancelTimer(300)"])
+        t["done.backoffArmedEarlier"] = ("done", ["cancelTimer(300)"])
         return t
     }()
 
@@ -138,7 +144,7 @@ struct CallStateTests {
         #expect(state.replayed && state.attempts == 2)
         _ = state.handle(.leased("M"))
         #expect(state.handle(.backOff(wait: 1)).map(Self.describe) == ["release(M)", "armBackoff(1.0)"])
-        #expect(state.handle(.backoffEnded).map(Self.describe) == ["attempt(front)"])
+        #expect(state.handle(.backoffEnded(backoff: 1)).map(Self.describe) == ["attempt(front)"])
         _ = state.handle(.leased("N"))
         // A second lost session ends the call.
         #expect(state.handle(.sessionLost(Self.lost, mayReplay: true)).map(Self.describe) == ["release(N)", "unregister", "deliver(952)"])
@@ -150,9 +156,29 @@ struct CallStateTests {
         _ = state.handle(.started)
         _ = state.handle(.noSessionNeeded)
         _ = state.handle(.backOff(wait: 0))
-        #expect(state.handle(.backoffEnded).map(Self.describe) == ["attempt"])
-        #expect(state.handle(.backoffArmed(300)).map(Self.describe) == ["cancelTimer(300)"])
+        #expect(state.handle(.backoffEnded(backoff: 1)).map(Self.describe) == ["attempt"])
+        #expect(state.handle(.backoffArmed(300, backoff: 1)).map(Self.describe) == ["cancelTimer(300)"])
         #expect(Self.describe(state.phase) == "queued")
+    }
+
+    /// Back-offs of 0 s on a busy machine: the first timer fires, the next attempt fails and backs off again,
+    /// and only then does the first arming report arrive. It must not take the place of the second timer
+    /// (which the second report would then cancel, leaving the call to wait for its deadline: -1004 where
+    /// the read should have ridden out the restart).
+    @Test func aLateReportOfAnEarlierBackoffNeitherArmsNorCancelsTheNextOne() {
+        var state = State()
+        _ = state.handle(.started)
+        _ = state.handle(.noSessionNeeded)
+        #expect(state.handle(.backOff(wait: 0)).map(Self.describe) == ["armBackoff(0.0)"])
+        #expect(state.handle(.backoffEnded(backoff: 1)).map(Self.describe) == ["attempt"])
+        _ = state.handle(.noSessionNeeded)
+        #expect(state.handle(.backOff(wait: 0)).map(Self.describe) == ["armBackoff(0.0)"])
+        #expect(state.handle(.backoffArmed(301, backoff: 1)).map(Self.describe) == ["cancelTimer(301)"])
+        #expect(Self.describe(state.phase) == "backingOff(nil)")
+        #expect(state.handle(.backoffArmed(302, backoff: 2)).isEmpty)
+        #expect(Self.describe(state.phase) == "backingOff(302)")
+        #expect(state.handle(.backoffEnded(backoff: 1)).isEmpty, "a late firing of the first timer")
+        #expect(state.handle(.backoffEnded(backoff: 2)).map(Self.describe) == ["attempt"])
     }
 
     @Test func aPoolThatAnswersBeforeItsQueueIdLeavesNothingToWithdraw() {
@@ -217,7 +243,7 @@ struct CallStateTests {
         switch action {
         case .startAttempt(let front): front ? "attempt(front)" : "attempt"
         case .send(let lease): "send(\(lease ?? "nil"))"
-        case .armBackoff(let wait): "armBackoff(\(wait))"
+        case .armBackoff(let wait, _): "armBackoff(\(wait))"
         case .cancelTimer(let timer): "cancelTimer(\(timer))"
         case .withdrawFromPool(let id): "withdraw(\(id))"
         case .releaseLease(let lease): "release(\(lease))"

@@ -54,10 +54,11 @@ struct CallState<Value, Lease, Work, Timer> {
         case sessionLost(FMError, mayReplay: Bool)
         /// A transient failure the retry policy retries after `wait` seconds.
         case backOff(wait: TimeInterval)
-        /// The back-off timer is running.
-        case backoffArmed(Timer)
-        /// The back-off is over: the next attempt starts.
-        case backoffEnded
+        /// The timer of back-off number `backoff` (``CallState/backoffs`` when it was armed) is running.
+        case backoffArmed(Timer, backoff: Int)
+        /// Back-off number `backoff` is over: the next attempt starts. A report of an earlier back-off (its
+        /// timer fired late, or its arming was reported after it fired and the call moved on) changes nothing.
+        case backoffEnded(backoff: Int)
         /// The caller cancelled (`-1005`).
         case cancelled
         /// The call's deadline passed (`-1004`).
@@ -72,8 +73,9 @@ struct CallState<Value, Lease, Work, Timer> {
         case startAttempt(front: Bool)
         /// Send the call, with this session (`nil`: the call's own authorization).
         case send(Lease?)
-        /// Arm the back-off timer; it reports ``Event/backoffArmed(_:)`` and, when it fires, ``Event/backoffEnded``.
-        case armBackoff(TimeInterval)
+        /// Arm the timer of back-off number `backoff`; it reports ``Event/backoffArmed(_:backoff:)`` and, when
+        /// it fires, ``Event/backoffEnded(backoff:)``, both with that number.
+        case armBackoff(TimeInterval, backoff: Int)
         /// Cancel a timer.
         case cancelTimer(Timer)
         /// Leave the session pool's queue.
@@ -94,6 +96,9 @@ struct CallState<Value, Lease, Work, Timer> {
     private(set) var attempts = 0
     /// `true` once the call was replayed after a lost session (at most once); later attempts lease at the front.
     private(set) var replayed = false
+    /// The back-offs started so far: each timer's reports carry its number, so a late report of an earlier
+    /// back-off never arms, cancels or ends the current one.
+    private(set) var backoffs = 0
     private var deadline: Timer?
 
     /// `true` once the call ended.
@@ -158,20 +163,23 @@ struct CallState<Value, Lease, Work, Timer> {
             switch phase {
             case .inFlight(let lease, _):
                 phase = .backingOff(nil)
-                return (lease.map { [.releaseLease($0)] } ?? []) + [.armBackoff(wait)]
+                backoffs += 1
+                return (lease.map { [.releaseLease($0)] } ?? []) + [.armBackoff(wait, backoff: backoffs)]
             case .queued, .waitingForSession:
                 // The login failed transiently: the pool has already let the call go.
                 phase = .backingOff(nil)
-                return [.armBackoff(wait)]
+                backoffs += 1
+                return [.armBackoff(wait, backoff: backoffs)]
             case .backingOff, .done:
                 return []
             }
-        case .backoffArmed(let timer):
-            guard case .backingOff(.none) = phase else { return [.cancelTimer(timer)] }   // it fired already
+        case .backoffArmed(let timer, let backoff):
+            // Not the current back-off's timer, or it fired already: it has nothing left to do.
+            guard backoff == backoffs, case .backingOff(.none) = phase else { return [.cancelTimer(timer)] }
             phase = .backingOff(timer)
             return []
-        case .backoffEnded:
-            guard case .backingOff = phase else { return [] }
+        case .backoffEnded(let backoff):
+            guard backoff == backoffs, case .backingOff = phase else { return [] }
             phase = .queued
             return [startAttempt()]
         case .cancelled:
@@ -216,7 +224,7 @@ struct CallState<Value, Lease, Work, Timer> {
     /// After the end: what an event hands in goes straight back; nothing else happens.
     private func handBack(_ event: Event) -> [Action] {
         switch event {
-        case .deadlineArmed(let timer), .backoffArmed(let timer): [.cancelTimer(timer)]
+        case .deadlineArmed(let timer), .backoffArmed(let timer, _): [.cancelTimer(timer)]
         case .leaseRequested(let id): [.withdrawFromPool(id)]
         case .leased(let lease): [.releaseLease(lease)]
         case .sent(let work): [.stop(work, .cancelled)]

@@ -217,9 +217,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             switch action {
             case .startAttempt(let front): attempt(front: front)
             case .send(let lease): send(lease: lease)
-            case .armBackoff(let wait):
-                let timer = Deadline.after(seconds: wait) { [self] in report(.backoffEnded) }
-                report(.backoffArmed(timer))
+            case .armBackoff(let wait, let backoff):
+                let timer = Deadline.after(seconds: wait) { [self] in report(.backoffEnded(backoff: backoff)) }
+                report(.backoffArmed(timer, backoff: backoff))
             case .cancelTimer(let timer): timer.cancel()
             case .withdrawFromPool(let id): api.withdrawLease(id)
             case .releaseLease(let lease): api.releaseSession(lease)
