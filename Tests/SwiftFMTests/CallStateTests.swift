@@ -14,9 +14,9 @@ struct CallStateTests {
     /// Reaches each phase from a fresh call, its deadline timer (100) armed.
     static var phases: [(name: String, path: [State.Event])] { [
         ("queued", [.deadlineArmed(100)]),
-        ("waitingForSession", [.deadlineArmed(100), .started, .leaseRequested(7)]),
-        ("inFlight", [.deadlineArmed(100), .started, .leaseRequested(7), .leased("L"), .sent(1), .sent(2)]),
-        ("backingOff", [.deadlineArmed(100), .started, .leaseRequested(7), .leased("L"), .sent(1), .backOff(wait: 0.5), .backoffArmed(200, backoff: 1)]),
+        ("waitingForSession", [.deadlineArmed(100), .started, .leaseRequested(7, attempt: 1)]),
+        ("inFlight", [.deadlineArmed(100), .started, .leaseRequested(7, attempt: 1), .leased("L"), .sent(1, attempt: 1), .sent(2, attempt: 1)]),
+        ("backingOff", [.deadlineArmed(100), .started, .leaseRequested(7, attempt: 1), .leased("L"), .sent(1, attempt: 1), .backOff(wait: 0.5), .backoffArmed(200, backoff: 1)]),
         ("done", [.deadlineArmed(100), .started, .cancelled]),
     ] }
 
@@ -24,10 +24,12 @@ struct CallStateTests {
     static var events: [(name: String, event: State.Event)] { [
         ("started", .started),
         ("deadlineArmed", .deadlineArmed(300)),
-        ("leaseRequested", .leaseRequested(9)),
+        ("leaseRequested", .leaseRequested(9, attempt: 1)),
+        ("leaseRequestedEarlier", .leaseRequested(9, attempt: 0)),
         ("leased", .leased("M")),
         ("noSessionNeeded", .noSessionNeeded),
-        ("sent", .sent(3)),
+        ("sent", .sent(3, attempt: 1)),
+        ("sentEarlier", .sent(3, attempt: 0)),
         ("answered", .answered(.success(42))),
         ("answeredFailure", .answered(.failure(lost))),
         ("loginFailed", .loginFailed(lost)),
@@ -70,13 +72,19 @@ struct CallStateTests {
             // A report of an earlier back-off (none came before in these paths but the one in backingOff, #1).
             t["\(phase).backoffArmedEarlier"] = (same, ["cancelTimer(300)"])
             t["\(phase).backoffEndedEarlier"] = (same, [])
+            // A report of an earlier attempt (#0: every path but queued has started attempt #1): its pool place is
+            // withdrawn and its work stopped; the phase does not change.
+            t["\(phase).leaseRequestedEarlier"] = (same, ["withdraw(9)"])
+            t["\(phase).sentEarlier"] = (same, ["stop(3, -1005)"])
         }
         // queued
         t["queued.started"] = ("queued", ["attempt"])
-        t["queued.leaseRequested"] = ("waitingForSession(9)", [])
+        t["queued.leaseRequested"] = ("queued", ["withdraw(9)"])   // attempt #1 has not started
+        t["queued.leaseRequestedEarlier"] = ("waitingForSession(9)", [])
         t["queued.leased"] = ("inFlight(M, [])", ["send(M)"])
         t["queued.noSessionNeeded"] = ("inFlight(nil, [])", ["send(nil)"])
-        t["queued.sent"] = ("inFlight(nil, [3])", [])
+        t["queued.sent"] = ("queued", ["stop(3, -1005)"])
+        t["queued.sentEarlier"] = ("inFlight(nil, [3])", [])   // a OneShot's task (attempt #0)
         t["queued.sessionLostReplayable"] = ("done", ["cancelTimer(100)", "unregister", "deliver(952)"])
         t["queued.backOff"] = ("backingOff(nil)", ["armBackoff(0.5)"])
         t["queued.backoffArmed"] = ("queued", ["cancelTimer(300)"])
@@ -117,6 +125,8 @@ struct CallStateTests {
         t["done.leaseRequested"] = ("done", ["withdraw(9)"])
         t["done.leased"] = ("done", ["release(M)"])
         t["done.sent"] = ("done", ["stop(3, -1005)"])
+        t["done.sentEarlier"] = ("done", ["stop(3, -1005)"])
+        t["done.leaseRequestedEarlier"] = ("done", ["withdraw(9)"])
         t["done.backoffArmed"] = ("done", ["cancelTimer(300)"])
         t["done.backoffArmedEarlier"] = ("done", ["cancelTimer(300)"])
         return t
@@ -181,11 +191,29 @@ struct CallStateTests {
         #expect(state.handle(.backoffEnded(backoff: 2)).map(Self.describe) == ["attempt"])
     }
 
+    /// A replay on a busy machine: the first attempt's exchange is reported as sent only after its 952 answer
+    /// moved the call on to the replay. That late report must not make the replay "in flight" without a
+    /// session (the replay's lease would then be handed straight back and the call would wait for its
+    /// deadline, never sent again); the same for a late pool id of the first attempt.
+    @Test func aLateReportOfAnEarlierAttemptDoesNotStallTheNextOne() {
+        var state = State()
+        #expect(state.handle(.started).map(Self.describe) == ["attempt"])
+        #expect(state.handle(.leased("L")).map(Self.describe) == ["send(L)"])
+        #expect(state.handle(.sessionLost(Self.lost, mayReplay: true)).map(Self.describe) == ["release(L)", "attempt(front)"])
+        #expect(state.handle(.sent(1, attempt: 1)).map(Self.describe) == ["stop(1, -1005)"])
+        #expect(state.handle(.leaseRequested(7, attempt: 1)).map(Self.describe) == ["withdraw(7)"])
+        #expect(Self.describe(state.phase) == "queued")
+        #expect(state.handle(.leaseRequested(8, attempt: 2)).isEmpty)
+        #expect(state.handle(.leased("M")).map(Self.describe) == ["send(M)"])
+        #expect(state.handle(.sent(2, attempt: 2)).isEmpty)
+        #expect(Self.describe(state.phase) == "inFlight(M, [2])")
+    }
+
     @Test func aPoolThatAnswersBeforeItsQueueIdLeavesNothingToWithdraw() {
         var state = State()
         _ = state.handle(.started)
         #expect(state.handle(.leased("L")).map(Self.describe) == ["send(L)"])
-        #expect(state.handle(.leaseRequested(9)).isEmpty)
+        #expect(state.handle(.leaseRequested(9, attempt: 1)).isEmpty)
         #expect(state.handle(.cancelled).map(Self.describe) == ["release(L)", "unregister", "deliver(-1005)"])
     }
 
@@ -241,8 +269,8 @@ struct CallStateTests {
 
     static func describe(_ action: State.Action) -> String {
         switch action {
-        case .startAttempt(let front): front ? "attempt(front)" : "attempt"
-        case .send(let lease): "send(\(lease ?? "nil"))"
+        case .startAttempt(let front, _): front ? "attempt(front)" : "attempt"
+        case .send(let lease, _): "send(\(lease ?? "nil"))"
         case .armBackoff(let wait, _): "armBackoff(\(wait))"
         case .cancelTimer(let timer): "cancelTimer(\(timer))"
         case .withdrawFromPool(let id): "withdraw(\(id))"

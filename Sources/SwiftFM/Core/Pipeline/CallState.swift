@@ -37,14 +37,19 @@ struct CallState<Value, Lease, Work, Timer> {
         case started
         /// The call's deadline timer is running.
         case deadlineArmed(Timer)
-        /// The call joined the session pool's queue under `id`.
-        case leaseRequested(UInt64)
+        /// Attempt number `attempt` joined the session pool's queue under `id`. Reported after the pool
+        /// returns, so it may come after that attempt was served, failed or even followed by the next one: a
+        /// report of an earlier attempt changes nothing (its place, if any, is withdrawn).
+        case leaseRequested(UInt64, attempt: Int)
         /// The pool handed the call a session.
         case leased(Lease)
         /// The call needs no pool session (no auth, Basic, an explicit token): it goes straight to the send stage.
         case noSessionNeeded
-        /// The send stage queued or started `work` for the call.
-        case sent(Work)
+        /// The send stage queued or started `work` for attempt number `attempt` (0: a call that never starts
+        /// attempts, a ``OneShot``). Reported after the work was handed on, so it may come after that attempt's
+        /// outcome moved the call on: work of an earlier attempt is stopped (it has ended by then) and never
+        /// becomes the current attempt's.
+        case sent(Work, attempt: Int)
         /// The outcome is decided: the answer, or a failure that is not retried.
         case answered(Result<Value, FMError>)
         /// The session the call waited for could not be opened, and the failure is not retried.
@@ -69,10 +74,11 @@ struct CallState<Value, Lease, Work, Timer> {
 
     /// What the caller carries out, in order, outside its lock.
     enum Action {
-        /// Start an attempt: ask the pool for a session (at the front of the queue after a lost session), or send.
-        case startAttempt(front: Bool)
-        /// Send the call, with this session (`nil`: the call's own authorization).
-        case send(Lease?)
+        /// Start attempt number `attempt`: ask the pool for a session (at the front of the queue after a lost
+        /// session), or send.
+        case startAttempt(front: Bool, attempt: Int)
+        /// Send attempt number `attempt`, with this session (`nil`: the call's own authorization).
+        case send(Lease?, attempt: Int)
         /// Arm the timer of back-off number `backoff`; it reports ``Event/backoffArmed(_:backoff:)`` and, when
         /// it fires, ``Event/backoffEnded(backoff:)``, both with that number.
         case armBackoff(TimeInterval, backoff: Int)
@@ -118,7 +124,8 @@ struct CallState<Value, Lease, Work, Timer> {
             if let old = deadline { deadline = timer; return [.cancelTimer(old)] }
             deadline = timer
             return []
-        case .leaseRequested(let id):
+        case .leaseRequested(let id, let attempt):
+            guard attempt == attempts else { return [.withdrawFromPool(id)] }
             // In any other phase the pool answered already, before its queue id came back.
             guard case .queued = phase else { return [] }
             phase = .waitingForSession(id)
@@ -127,15 +134,16 @@ struct CallState<Value, Lease, Work, Timer> {
             switch phase {
             case .queued, .waitingForSession:
                 phase = .inFlight(lease: lease, work: [])
-                return [.send(lease)]
+                return [.send(lease, attempt: attempts)]
             case .inFlight, .backingOff, .done:
                 return [.releaseLease(lease)]
             }
         case .noSessionNeeded:
             guard case .queued = phase else { return [] }
             phase = .inFlight(lease: nil, work: [])
-            return [.send(nil)]
-        case .sent(let work):
+            return [.send(nil, attempt: attempts)]
+        case .sent(let work, let attempt):
+            guard attempt == attempts else { return [.stop(work, .cancelled)] }
             switch phase {
             case .queued:
                 phase = .inFlight(lease: nil, work: [work])
@@ -193,7 +201,7 @@ struct CallState<Value, Lease, Work, Timer> {
 
     private mutating func startAttempt() -> Action {
         attempts += 1
-        return .startAttempt(front: replayed)
+        return .startAttempt(front: replayed, attempt: attempts)
     }
 
     /// The one exactly-once transition: gives back everything the call holds, then delivers `result`.
@@ -225,9 +233,9 @@ struct CallState<Value, Lease, Work, Timer> {
     private func handBack(_ event: Event) -> [Action] {
         switch event {
         case .deadlineArmed(let timer), .backoffArmed(let timer, _): [.cancelTimer(timer)]
-        case .leaseRequested(let id): [.withdrawFromPool(id)]
+        case .leaseRequested(let id, _): [.withdrawFromPool(id)]
         case .leased(let lease): [.releaseLease(lease)]
-        case .sent(let work): [.stop(work, .cancelled)]
+        case .sent(let work, _): [.stop(work, .cancelled)]
         case .started, .noSessionNeeded, .answered, .loginFailed, .sessionLost, .backOff, .backoffEnded,
              .cancelled, .deadlinePassed, .shutdown: []
         }

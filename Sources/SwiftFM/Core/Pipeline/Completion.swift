@@ -107,7 +107,7 @@ final class OneShot<Value>: @unchecked Sendable {
 
     /// Records the task in flight; cancels it at once when the call already finished.
     func attach(_ task: any CancellableTask) {
-        run(.sent(task))
+        run(.sent(task, attempt: 0))
     }
 
     /// Delivers `error` (if nothing was delivered yet), then stops the transport task.

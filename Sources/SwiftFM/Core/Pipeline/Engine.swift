@@ -215,8 +215,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     private func report(_ event: State.Event) {
         for action in state.withLock({ $0.handle(event) }) {
             switch action {
-            case .startAttempt(let front): attempt(front: front)
-            case .send(let lease): send(lease: lease)
+            case .startAttempt(let front, let number): attempt(front: front, number: number)
+            case .send(let lease, let number): send(lease: lease, attempt: number)
             case .armBackoff(let wait, let backoff):
                 let timer = Deadline.after(seconds: wait) { [self] in report(.backoffEnded(backoff: backoff)) }
                 report(.backoffArmed(timer, backoff: backoff))
@@ -253,7 +253,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
 
     // MARK: session
 
-    private func attempt(front: Bool) {
+    private func attempt(front: Bool, number: Int) {
         guard case .session = endpoint.auth else { return report(.noSessionNeeded) }
         let id = api.leaseSession(front: front) { [self] result in
             switch result {
@@ -272,7 +272,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             }
         }
         // Still waiting (not served synchronously): the state remembers the place, to leave the queue if the call ends.
-        report(.leaseRequested(id))
+        report(.leaseRequested(id, attempt: number))
     }
 
     // MARK: send
@@ -280,7 +280,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// One HTTP exchange: build, wait for a turn under the rate limit and a slot under the concurrency cap,
     /// send, log; the answer (any status) or the failure goes to ``received(_:lease:explicitToken:)``. Each
     /// place in a queue and the exchange are reported as sent work, which the state stops if the call ends first.
-    private func send(lease: SessionLease?) {
+    private func send(lease: SessionLease?, attempt: Int) {
         let authorization: String?
         let explicitToken: String?
         switch (lease, endpoint.auth) {
@@ -355,14 +355,14 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                     if let meter, case .success(let answer) = result { meter.received(bytes: answer.body.count) }
                     received(result, lease: lease, explicitToken: explicitToken)
                 }
-                report(.sent(.exchange(running)))
+                report(.sent(.exchange(running), attempt: attempt))
             }
-            report(.sent(.queued(ticket.withdraw)))
+            report(.sent(.queued(ticket.withdraw), attempt: attempt))
         }
         // The rate limit first, then the concurrency cap: a request waiting for its turn holds no slot.
         if let rateLimiter = api.rateLimiter {
             let turn = rateLimiter.enter { [self] in if !isDone { admit() } }
-            report(.sent(.queued(turn.withdraw)))
+            report(.sent(.queued(turn.withdraw), attempt: attempt))
         } else {
             admit()
         }
