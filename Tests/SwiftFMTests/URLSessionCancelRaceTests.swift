@@ -56,6 +56,16 @@ struct URLSessionCancelRaceTests {
         #expect(!router.mayCancel(accepted))
     }
 
+    /// The default URLSession transport gives up on a silent server later than the call's deadline, so the
+    /// deadline's cancel and URLSession's own timeout never reach a task at the same moment.
+    @Test(arguments: [0.3, 1, 30, 600])
+    func theDeadlineComesBeforeURLSessionsOwnTimeout(timeout: Double) throws {
+        var configuration = FMConfiguration(host: "https://fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        configuration.timeout = timeout
+        let transport = try #require(defaultTransport(for: configuration) as? FMURLSessionTransport)
+        #expect(transport.requestTimeout >= timeout + 5)
+    }
+
     /// A caller's cancel racing the answer's head, as the pipeline does it: the exchange is marked ended, then
     /// its task is cancelled from the caller's thread; a head arriving after the mark is refused. Every task
     /// completes exactly once and the process lives.

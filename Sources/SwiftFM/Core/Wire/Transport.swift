@@ -164,6 +164,9 @@ public final class FMURLSessionTransport: FMTransport {
         session.invalidateAndCancel()
     }
 
+    /// URLSession's idle timeout for requests, in seconds (tests and diagnostics).
+    var requestTimeout: TimeInterval { session.configuration.timeoutIntervalForRequest }
+
     /// Starts the request; see ``FMTransport/send(_:events:)``.
     public func send(_ request: FMTransportRequest, events: FMTransportEvents) -> any FMTransportTask {
         let task: URLSessionTask
@@ -364,7 +367,17 @@ func defaultTransport(for configuration: FMConfiguration) -> any FMTransport {
         return FMSocketTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit)
     }
     #endif
-    return FMURLSessionTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit)
+    return FMURLSessionTransport(idleTimeout: urlSessionIdleTimeout(for: configuration), maxConnectionsPerHost: configuration.transportConnectionLimit)
+}
+
+/// The default URLSession transport's idle timeout: the call's deadline plus a margin, so a silent server
+/// meets SwiftFM's deadline first. Were both the same, URLSession's own timeout and the deadline's cancel
+/// would reach the task at the same moment, and swift-corelibs-foundation can trap when they do ("Trying to
+/// access a behaviour for a task that in not in the registry"). The idle timeout stays a backstop for a
+/// transfer that stalls under a longer deadline (a container's).
+func urlSessionIdleTimeout(for configuration: FMConfiguration) -> TimeInterval {
+    let timeout = configuration.timeout.isFinite ? max(0, configuration.timeout) : 60
+    return timeout + 5
 }
 
 extension FMError {
