@@ -66,6 +66,29 @@ struct URLSessionCancelRaceTests {
         #expect(transport.requestTimeout >= timeout + 5)
     }
 
+    /// The last reference to the transport let go inside one of its own callbacks (on Linux: on URLSession's
+    /// work queue, as when a client is released while its last call completes): the session is invalidated
+    /// without waiting for that queue (which trapped: dispatch_sync on the queue already running).
+    @Test func theTransportCanBeReleasedFromItsOwnCallback() throws {
+        let server = HostileServer { _, _ in .answer(Self.answer) }
+        defer { server.stop() }
+        let url = try #require(URL(string: server.url + "/fmi/data/vLatest/productInfo"))
+        let done = Recorder<Bool>()
+        func start() {
+            let holder = Locked<FMURLSessionTransport?>(FMURLSessionTransport())
+            let events = FMTransportEvents(
+                response: { _ in
+                    holder.withLock { $0 = nil }   // the last reference goes here
+                    return true
+                },
+                data: { _ in true },
+                complete: { error in done.record(error == nil) })
+            _ = holder.value?.send(FMTransportRequest(urlRequest: URLRequest(url: url)), events: events)
+        }
+        start()
+        #expect(done.wait().count == 1)
+    }
+
     /// A caller's cancel racing the answer's head, as the pipeline does it: the exchange is marked ended, then
     /// its task is cancelled from the caller's thread; a head arriving after the mark is refused. Every task
     /// completes exactly once and the process lives.

@@ -161,7 +161,11 @@ public final class FMURLSessionTransport: FMTransport {
     #endif
 
     deinit {
-        session.invalidateAndCancel()
+        // The last reference may go inside one of this transport's own callbacks (a client released while its
+        // last call completes), which on Linux run on URLSession's work queue; invalidating waits for that
+        // queue, so it happens on another one.
+        let session = self.session
+        DispatchQueue.global().async { session.invalidateAndCancel() }
     }
 
     /// URLSession's idle timeout for requests, in seconds (tests and diagnostics).
