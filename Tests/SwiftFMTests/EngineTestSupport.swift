@@ -204,6 +204,20 @@ struct Harness {
 
     /// Waits until everything already queued on the callback queue has run.
     func drain() { queue.sync {} }
+
+    /// Opens a second pool session: a call to a path with "hold" in it is held at the server (its handler
+    /// signals `hold` and answers `.hold`) and keeps the first session busy while a second call opens the
+    /// second session and is answered "ok"; then the held call is cancelled and has completed on return.
+    func openSecondSessionBesideAHeldCall(hold: DispatchSemaphore, sourceLocation: SourceLocation = #_sourceLocation) {
+        let held = Recorder<Result<String, FMError>>()
+        let holding = api.perform(TestEndpoints.records("hold")) { held.record($0) }
+        #expect(hold.wait(timeout: .now() + 240) == .success, sourceLocation: sourceLocation)
+        let second = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { second.record($0) }
+        #expect(second.wait(sourceLocation: sourceLocation).first?.testValue == "ok", sourceLocation: sourceLocation)
+        holding.cancel()
+        held.wait()
+    }
 }
 
 /// Canned bodies.

@@ -43,14 +43,7 @@ struct SessionStageAbuseTests {
             return .json(200, Bodies.value("ok"))
         }
         // Two open sessions: one call holds t0 while a second opens tok-1.
-        let held = Recorder<Result<String, FMError>>()
-        let holding = h.api.perform(TestEndpoints.records("hold")) { held.record($0) }
-        #expect(hold.wait(timeout: .now() + 240) == .success)
-        let second = Recorder<Result<String, FMError>>()
-        h.api.perform(TestEndpoints.records()) { second.record($0) }
-        #expect(second.wait().first?.testValue == "ok")
-        holding.cancel()
-        held.wait()
+        h.openSecondSessionBesideAHeldCall(hold: hold)
         #expect(h.api.pool.validToken(slot: 1, now: h.clock.now)?.token == "tok-1")
         // The restart: both tokens are dead, and the first login after it is refused.
         restarted.withLock { $0 = true }

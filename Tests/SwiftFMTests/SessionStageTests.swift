@@ -148,14 +148,7 @@ struct SessionStageTests {
             return .json(200, Bodies.value("ok"))
         }
         // Two sessions: one call holds the first while a second call opens the second.
-        let held = Recorder<Result<String, FMError>>()
-        let holding = h.api.perform(TestEndpoints.records("hold")) { held.record($0) }
-        #expect(hold.wait(timeout: .now() + 120) == .success)
-        let second = Recorder<Result<String, FMError>>()
-        h.api.perform(TestEndpoints.records()) { second.record($0) }
-        #expect(second.wait().first?.testValue == "ok")
-        holding.cancel()
-        held.wait()
+        h.openSecondSessionBesideAHeldCall(hold: hold)
         #expect(h.stub.count("POST", "/sessions") == 2)
         // Ten minutes later a call takes the first session and the second is logged out.
         h.clock.advance(600)
