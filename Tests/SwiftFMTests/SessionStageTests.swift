@@ -168,6 +168,28 @@ struct SessionStageTests {
 
     // MARK: rate limit
 
+    @Test func theWaitQueueKeepsOrderAcrossWithdrawalsAndCompaction() {
+        var queue = WaitQueue()
+        let ran = Locked<[Int]>([])
+        var numbers: [UInt64] = []
+        for index in 0..<300 {
+            let number = queue.nextPlace()
+            numbers.append(number)
+            queue.append(number) { ran.withLock { $0.append(index) } }
+        }
+        queue.remove(numbers[5])
+        queue.remove(numbers[5])          // twice: nothing more happens
+        queue.remove(UInt64.max)          // never issued: nothing happens
+        for _ in 0..<150 { queue.popFirst()?() }   // past the point where the taken head is compacted away
+        queue.remove(numbers[0])          // already taken: nothing happens
+        queue.remove(numbers[200])
+        while let run = queue.popFirst() { run() }
+        #expect(queue.isEmpty)
+        #expect(ran.value == (0..<300).filter { $0 != 5 && $0 != 200 })
+        let later = queue.nextPlace()
+        #expect(later == 301, "numbers keep rising after the queue emptied")
+    }
+
     @Test func theRateLimitSpacesRequestsInOrderWithTheInjectedClock() {
         final class FakeTime: @unchecked Sendable {
             let lock = NSLock()
@@ -189,7 +211,7 @@ struct SessionStageTests {
         let time = FakeTime()
         let limiter = RateLimiter(rate: 4, clock: { time.lock.withLock { time.now } }, schedule: { time.schedule($0, $1) })
         let sent = Locked<[(Int, Double)]>([])
-        var tickets: [RateLimiter.Ticket] = []
+        var tickets: [QueueTicket] = []
         for index in 0..<6 {
             tickets.append(limiter.enter { sent.withLock { $0.append((index, time.now)) } })
         }

@@ -6,19 +6,9 @@ import Foundation
 /// A waiter whose call ended meanwhile (cancelled, deadline passed) is skipped when its turn comes, so it
 /// is never sent. With no limit, ``enter(_:)`` runs the work at once.
 final class AdmissionGate: Sendable {
-    /// A place in the queue; ``withdraw()`` gives it up.
-    final class Ticket: Sendable {
-        fileprivate let id: UInt64
-        fileprivate let gate: AdmissionGate
-        fileprivate init(id: UInt64, gate: AdmissionGate) { self.id = id; self.gate = gate }
-        /// Leaves the queue without running (the call ended). Does nothing once admitted.
-        func withdraw() { gate.withdraw(id) }
-    }
-
     private struct State {
         var inFlight = 0
-        var nextID: UInt64 = 0
-        var waiting: [(id: UInt64, run: @Sendable () -> Void)] = []
+        var waiting = WaitQueue()
     }
     private let limit: Int?
     private let state = Locked(State())
@@ -30,20 +20,19 @@ final class AdmissionGate: Sendable {
     /// Runs `work` once a slot is free (at once when one is). `work` must call the `release` it is given
     /// exactly once, when its exchange ended.
     @discardableResult
-    func enter(_ work: @escaping @Sendable (_ release: @escaping @Sendable () -> Void) -> Void) -> Ticket {
+    func enter(_ work: @escaping @Sendable (_ release: @escaping @Sendable () -> Void) -> Void) -> QueueTicket {
         let release = makeRelease()
-        let (ticket, runNow) = state.withLock { state -> (Ticket, Bool) in
-            state.nextID += 1
-            let ticket = Ticket(id: state.nextID, gate: self)
+        let (place, runNow) = state.withLock { state -> (UInt64, Bool) in
+            let place = state.waiting.nextPlace()
             if let limit, state.inFlight >= limit {
-                state.waiting.append((ticket.id, { work(release) }))
-                return (ticket, false)
+                state.waiting.append(place) { work(release) }
+                return (place, false)
             }
             state.inFlight += 1
-            return (ticket, true)
+            return (place, true)
         }
         if runNow { work(release) }
-        return ticket
+        return QueueTicket { [self] in state.withLock { $0.waiting.remove(place) } }
     }
 
     /// The `release` handed to one admitted work. It keeps no guard of its own: each path of the call's send
@@ -56,17 +45,13 @@ final class AdmissionGate: Sendable {
     /// One exchange ended: give its slot to the next waiter, or free it.
     private func handOn() {
         let next = state.withLock { state -> (@Sendable () -> Void)? in
-            guard !state.waiting.isEmpty else {
+            guard let next = state.waiting.popFirst() else {
                 state.inFlight -= 1
                 return nil
             }
-            return state.waiting.removeFirst().run
+            return next
         }
         // The next exchange may end at once and hand its slot on from inside this one: no nesting per waiter.
         if let next { Trampoline.run(next) }
-    }
-
-    private func withdraw(_ id: UInt64) {
-        state.withLock { state in state.waiting.removeAll { $0.id == id } }
     }
 }

@@ -7,20 +7,10 @@ import Foundation
 /// Time is injected: `clock` reads a monotonic time in seconds and `schedule` runs work after a delay (the
 /// tests' fake clock records the delays instead of waiting).
 final class RateLimiter: Sendable {
-    /// A place in the queue; ``withdraw()`` gives it up.
-    final class Ticket: Sendable {
-        fileprivate let id: UInt64
-        fileprivate let limiter: RateLimiter
-        fileprivate init(id: UInt64, limiter: RateLimiter) { self.id = id; self.limiter = limiter }
-        /// Leaves the queue without running (the call ended). Does nothing once let through.
-        func withdraw() { limiter.withdraw(id) }
-    }
-
     private struct State {
         /// The earliest time the next request may leave.
         var next: Double = -.infinity
-        var nextID: UInt64 = 0
-        var waiting: [(id: UInt64, run: @Sendable () -> Void)] = []
+        var waiting = WaitQueue()
         var timerArmed = false
     }
 
@@ -48,23 +38,22 @@ final class RateLimiter: Sendable {
 
     /// Runs `work` when its turn comes (at once when the limit allows it and nobody waits).
     @discardableResult
-    func enter(_ work: @escaping @Sendable () -> Void) -> Ticket {
+    func enter(_ work: @escaping @Sendable () -> Void) -> QueueTicket {
         let now = clock()
-        let (ticket, runNow, arm) = state.withLock { state -> (Ticket, Bool, Double?) in
-            state.nextID += 1
-            let ticket = Ticket(id: state.nextID, limiter: self)
+        let (place, runNow, arm) = state.withLock { state -> (UInt64, Bool, Double?) in
+            let place = state.waiting.nextPlace()
             if state.waiting.isEmpty, now >= state.next {
                 state.next = now + interval
-                return (ticket, true, nil)
+                return (place, true, nil)
             }
-            state.waiting.append((ticket.id, work))
-            guard !state.timerArmed else { return (ticket, false, nil) }
+            state.waiting.append(place, work)
+            guard !state.timerArmed else { return (place, false, nil) }
             state.timerArmed = true
-            return (ticket, false, max(0, state.next - now))
+            return (place, false, max(0, state.next - now))
         }
         if runNow { work() }
         if let arm { schedule(arm) { [self] in fire() } }
-        return ticket
+        return QueueTicket { [self] in state.withLock { $0.waiting.remove(place) } }
     }
 
     /// The timer: lets the head of the queue through when its time came, and re-arms for the next.
@@ -74,7 +63,7 @@ final class RateLimiter: Sendable {
             state.timerArmed = false
             var run: (@Sendable () -> Void)?
             if !state.waiting.isEmpty, now >= state.next {
-                run = state.waiting.removeFirst().run
+                run = state.waiting.popFirst()
                 state.next = max(now, state.next) + interval
             }
             guard !state.waiting.isEmpty else { return (run, nil) }
@@ -83,9 +72,5 @@ final class RateLimiter: Sendable {
         }
         run?()
         if let arm { schedule(arm) { [self] in fire() } }
-    }
-
-    private func withdraw(_ id: UInt64) {
-        state.withLock { state in state.waiting.removeAll { $0.id == id } }
     }
 }
