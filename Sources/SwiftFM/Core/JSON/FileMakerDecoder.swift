@@ -273,8 +273,12 @@ struct FileMakerDecoder {
     /// Why a value made in code cannot be decoded.
     static let notJSON = "a value made in code that JSON cannot hold (NaN, infinity, or not a JSON type)"
 
-    /// "field `price`: expected Double, found text" — the path and the problem, never the value.
-    static func describe(_ error: any Error) -> String {
+    /// "field `price`: expected Double, found text" — the path and the problem, never the value. The one
+    /// description of a decoding error, for typed records and for every other answer the client decodes.
+    ///
+    /// - Parameter withDetails: adds the error's own `debugDescription`. This decoder never puts a value in
+    ///   it; `JSONDecoder` may (an out-of-range number), so answers it decoded are described without it.
+    static func describe(_ error: any Error, withDetails: Bool = true) -> String {
         guard let decoding = error as? DecodingError else { return String(describing: error) }
         func field(_ path: [any CodingKey]) -> String {
             guard !path.isEmpty else { return "the record" }
@@ -284,11 +288,11 @@ struct FileMakerDecoder {
         case .keyNotFound(let key, let context):
             return "\(field(context.codingPath + [key])) is missing"
         case .typeMismatch(let type, let context):
-            return "\(field(context.codingPath)): expected \(type); \(context.debugDescription)"
+            return "\(field(context.codingPath)): expected \(type)" + (withDetails ? "; " + context.debugDescription : "")
         case .valueNotFound(let type, let context):
             return "\(field(context.codingPath)) is empty (expected \(type); make the property optional)"
         case .dataCorrupted(let context):
-            return "\(field(context.codingPath)): \(context.debugDescription)"
+            return "\(field(context.codingPath)): " + (withDetails ? context.debugDescription : "not what was expected")
         @unknown default:
             return "decoding failed"
         }

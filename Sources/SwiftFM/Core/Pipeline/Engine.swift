@@ -460,7 +460,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         } catch let error as FMError {
             return .failure(error)
         } catch {
-            return .failure(.malformed(Envelope.describe(error), status: response.status))
+            return .failure(.malformed(FileMakerDecoder.describe(error, withDetails: false), status: response.status))
         }
     }
 }

@@ -118,24 +118,4 @@ enum Envelope {
         }
         return false
     }
-
-    /// A short description of a decoding error: the key path and what went wrong, no values.
-    static func describe(_ error: Error) -> String {
-        guard let decoding = error as? DecodingError else { return String(describing: error) }
-        func path(_ keys: [CodingKey]) -> String {
-            keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-        }
-        switch decoding {
-        case .keyNotFound(let key, let context):
-            return "missing key \(path(context.codingPath + [key]))"
-        case .typeMismatch(let type, let context):
-            return "wrong type at \(path(context.codingPath)) (expected \(type))"
-        case .valueNotFound(let type, let context):
-            return "null at \(path(context.codingPath)) (expected \(type))"
-        case .dataCorrupted(let context):
-            return "corrupted data at \(path(context.codingPath))"
-        @unknown default:
-            return "decoding failed"
-        }
-    }
 }
