@@ -356,20 +356,9 @@ package struct MontgomeryContext: Sendable {
         }
         // The value is top·R + t[count..<2count] < 2n: subtract n once when it is at least n (masked).
         let high = t + count
-        var borrow: UInt64 = 0
-        for i in 0..<count {
-            var overflow: Bool
-            var difference: UInt64
-            (difference, overflow) = high[i].subtractingReportingOverflow(n[i])
-            var out: UInt64 = overflow ? 1 : 0
-            (difference, overflow) = difference.subtractingReportingOverflow(borrow)
-            out &+= overflow ? 1 : 0
-            r[i] = difference
-            borrow = out
-        }
+        let borrow = subtract(high, n, into: r, count)
         // Keep the difference unless it borrowed past a zero top word.
-        let keepOriginal = 0 &- (borrow & ~top & 1)
-        for i in 0..<count { r[i] = (high[i] & keepOriginal) | (r[i] & ~keepOriginal) }
+        select(r, high, 0 &- (borrow & ~top & 1), count)
     }
 
     /// `r = 2r mod n` for `r < n`.
@@ -381,19 +370,27 @@ package struct MontgomeryContext: Sendable {
             r[i] = word << 1 | shifted
             shifted = word >> 63
         }
+        let borrow = subtract(r, n, into: scratch, count)
+        // Take the difference unless it borrowed past a zero shifted-out bit.
+        select(r, scratch, ~(0 &- (borrow & ~shifted & 1)), count)
+    }
+
+    /// `out = a − b` over `count` words; returns the borrow out of the top word (0 or 1). `out` may be `a`.
+    @inline(__always)
+    private static func subtract(_ a: UnsafePointer<UInt64>, _ b: UnsafePointer<UInt64>, into out: UnsafeMutablePointer<UInt64>,
+                                 _ count: Int) -> UInt64 {
         var borrow: UInt64 = 0
         for i in 0..<count {
             var overflow: Bool
             var difference: UInt64
-            (difference, overflow) = r[i].subtractingReportingOverflow(n[i])
-            var out: UInt64 = overflow ? 1 : 0
+            (difference, overflow) = a[i].subtractingReportingOverflow(b[i])
+            var borrowOut: UInt64 = overflow ? 1 : 0
             (difference, overflow) = difference.subtractingReportingOverflow(borrow)
-            out &+= overflow ? 1 : 0
-            scratch[i] = difference
-            borrow = out
+            borrowOut &+= overflow ? 1 : 0
+            out[i] = difference
+            borrow = borrowOut
         }
-        let keepOriginal = 0 &- (borrow & ~shifted & 1)
-        for i in 0..<count { r[i] = (r[i] & keepOriginal) | (scratch[i] & ~keepOriginal) }
+        return borrow
     }
 
     /// `r = mask == all ones ? source : r` (mask is 0 or all ones).
