@@ -18,6 +18,40 @@ struct EngineEnvelopeTests {
         #expect(e == FMError(code: "401", message: "No records match the request", httpStatus: 500))
     }
 
+    /// An answer decoded with `JSONDecoder` (not a typed record) that does not fit: the error names the field
+    /// and what was expected, never the value. `JSONDecoder` on Apple platforms quotes an out-of-range number
+    /// in its description ("Parsed JSON number <…> does not fit in Int."); this answer's decoder does the same.
+    @Test func aDecodingErrorNamesTheFieldButNeverTheValue() {
+        struct Answer: Decodable {
+            struct Inner: Decodable {
+                enum CodingKeys: String, CodingKey { case count }
+                init(from decoder: any Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    let text = try container.decode(String.self, forKey: .count)
+                    throw DecodingError.dataCorruptedError(forKey: .count, in: container,
+                                                           debugDescription: "Parsed JSON number <\(text)> does not fit in Int.")
+                }
+            }
+            var response: Inner
+        }
+        let endpoint = Endpoint<Int>(.get, .database, ["layouts", "L", "records"], auth: .session) { response in
+            _ = try JSONDecoder().decode(Answer.self, from: response.body)
+            return 0
+        }
+        let h = Harness { request in
+            isLogin(request) ? .json(200, Bodies.login())
+                : .json(200, #"{"response":{"count":"98765432109876543210987"},"messages":[{"code":"0","message":"OK"}]}"#)
+        }
+        let recorder = Recorder<Result<Int, FMError>>()
+        h.api.perform(endpoint) { recorder.record($0) }
+        let error = recorder.wait().first?.testError
+        #expect(error?.code == FMError.ClientCode.malformedResponse)
+        #expect(error?.httpStatus == 200)
+        let message = error?.message ?? ""
+        #expect(message.contains("field response.count"), "\(message)")
+        #expect(!message.contains("98765"), "\(message)")
+    }
+
     @Test func htmlFromAProxyIsNotJSON() {
         let e = error(502, "<html><body><h1>502 Bad Gateway</h1></body></html>")
         #expect(e.code == "-1006")
