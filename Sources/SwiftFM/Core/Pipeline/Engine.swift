@@ -10,7 +10,8 @@ import FoundationNetworking
 //   session    Session/   a pool session is leased: SessionPool and its SessionLease, driven by
 //                         SessionStateMachine; DataAPI.leaseSession (SessionStage.swift) logs in once for
 //                         every waiter and runs the new-session hook
-//   send       Pipeline/  the rate limit (RateLimiter), the concurrency cap (AdmissionGate), one exchange
+//   send       Pipeline/  the rate limit (RateLimiter), the concurrency cap (AdmissionGate), each waiting in
+//                         FIFO order in a WaitQueue; one exchange
 //                         (Exchange: the byte cap) through the transport (Wire/: FMTransport)
 //   classify   Pipeline/  FileMaker code, transport error, session lost, transient: Classifier
 //   retry      Pipeline/  replay once after a lost session; transient failures retried under FMRetryPolicy
