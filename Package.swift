@@ -48,12 +48,14 @@ let package = Package(
             path: "Examples/FMExamples"
         ),
 
+        // What several test targets share (a seeded random generator); not a product.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Known-answer tests of the crypto (FIPS 180-4, RFC 4231, RFC 5869, RFC 5054, pycognito).
-        .testTarget(name: "FMCryptoTests", dependencies: ["FMCrypto"]),
+        .testTarget(name: "FMCryptoTests", dependencies: ["FMCrypto", "TestSupport"]),
         // Unit tests of the client (no network).
-        .testTarget(name: "SwiftFMTests", dependencies: ["SwiftFM"]),
+        .testTarget(name: "SwiftFMTests", dependencies: ["SwiftFM", "TestSupport"]),
         // Raw-HTTP conformance tests of the emulator (URLSession, not the SwiftFM client).
-        .testTarget(name: "SwiftFMEmulatorTests", dependencies: ["SwiftFMEmulator", "FMCrypto"]),
+        .testTarget(name: "SwiftFMEmulatorTests", dependencies: ["SwiftFMEmulator", "FMCrypto", "TestSupport"]),
         // The client against the emulator on loopback, through the callback and async surfaces.
         .testTarget(name: "IntegrationTests", dependencies: ["SwiftFM", "SwiftFMEmulator", "FMCapture"]),
         // fm-codegen: its output for the demo, League and odd-names solutions, compiled here and read against the emulator.

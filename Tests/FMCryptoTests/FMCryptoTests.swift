@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import FMCrypto
 
 private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
@@ -115,17 +116,6 @@ private func bytes(hex: String) -> [UInt8] { BigUInt(hex: hex).map { $0.bytes(pa
     #expect(CognitoSRP.clientKey(a: a, A: A, B: CognitoSRP.N * BigUInt(2), salt: salt, poolName: "P", userID: "u", password: "p") == nil)
 }
 
-/// A small deterministic generator (SplitMix64) for the randomized checks below.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The Montgomery exponentiation (squaring kernel, masked windows, the doubling path for base 2) against
 /// plain square-and-multiply with schoolbook products and long-division remainders, on random odd moduli of

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SwiftFMEmulator
 
 /// Issue 9, emulator speed: the fast paths must answer exactly what the plain ones did.
@@ -18,7 +19,7 @@ import Testing
                                 Double(Int64.max), -Double(Int64.max), .pi, -.pi, .ulpOfOne, .leastNonzeroMagnitude,
                                 .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .infinity, -.infinity, .nan,
                                 4_503_599_627_370_496.5, 0.000_1, 0.000_099_99]
-        var rng = SplitMix(seed: 9)
+        var rng = SplitMix64(seed: 9)
         for _ in 0..<5_000 {
             let bits = rng.next()
             values.append(Double(bitPattern: bits))
@@ -99,15 +100,3 @@ import Testing
     }
 }
 
-/// SplitMix64: a small deterministic generator, the same sequence on every platform (the fuzz and oracle tests of this target).
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import Testing
+import TestSupport
 @testable import SwiftFMEmulator
 
 /// The socket layer over raw TCP: framing, keep-alive, limits, faults, lifecycle.
@@ -401,7 +402,7 @@ struct HTTPServerRawTests {
     @Test("Random garbage never crashes the server")
     func garbage() throws {
         try withHTTPServerSync(maxHeaderBytes: 4096) { _, port in
-            var generator = SplitMix(seed: 42)
+            var generator = SplitMix64(seed: 42)
             for round in 0..<40 {
                 let client = try HTTPRawClient(port: port)
                 var bytes = (0..<(64 + round * 50)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }

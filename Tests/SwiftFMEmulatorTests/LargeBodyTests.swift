@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import TestSupport
 @testable import SwiftFMEmulator
 
 /// Issue 9: large request bodies go to a spool file (memory-mapped), container uploads may exceed the
@@ -158,7 +159,7 @@ import Testing
     @Test func sortKeysOrderAsTheValuesCompare() {
         let words = ["", "a", "A", "b", "é", "E", "e\u{301}", "ß", "ss", "Straße", "strasse", "Œuvre", "oeuvre", "Ångström", "angstrom",
                      "zebra", "Zebra", "ZEBRA", "日本", "😀", "ﬁ", "fi", "ı", "İ", "12", "1.5", "-3", "x9", "abc25", "-", ".5", " lead"]
-        var rng = SplitMix(seed: 42)
+        var rng = SplitMix64(seed: 42)
         func pick<T>(_ items: [T]) -> T { items[Int(rng.next() % UInt64(items.count))] }
         func number() -> FMNumber {
             let texts = ["0", "1", "-1", "2.5", "-2.50", "10", "9.99", "123456789012345", "1234567890123456", "12345678901234567890.5",

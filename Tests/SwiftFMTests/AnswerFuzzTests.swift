@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import TestSupport
 @testable import SwiftFM
 
 /// Seeded, deterministic fuzzing of the answer side: mutated and truncated variants of real Data API

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SwiftFM
 
 /// The socket transport's content decoding (gzip and deflate, RFC 1950–1952) against streams made by
@@ -120,7 +121,7 @@ struct InflateTests {
     }
 
     @Test func randomCorruptionIsCaughtOrHarmless() {
-        var random = SplitMix(seed: 16)
+        var random = SplitMix64(seed: 16)
         for name in ["gzipFixed", "gzipAllHeaderFields", "gzipDynamicBig", "zlibDynamic", "rawDeflateSkewed", "zlibFixedOnly"] {
             let fixture = Self.fixture(name)
             let whole = Self.bytes(fixture)
@@ -244,15 +245,3 @@ struct TestBits {
     }
 }
 
-/// A small deterministic generator (SplitMix64) for reproducible corruption.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SwiftFM
 
 /// The JSON reader and the typed decoder's tape against `JSONSerialization` as the oracle: the same

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SwiftFM
 
 /// Issue 18: typed `Double` and `Float` are correctly rounded: for every number, from a JSON number and
