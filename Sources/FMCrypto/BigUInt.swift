@@ -22,20 +22,7 @@ package struct BigUInt: Sendable, Equatable, Comparable {
 
     /// The big-endian unsigned number in `bytes`.
     package init<Bytes: Collection>(bytes: Bytes) where Bytes.Element == UInt8 {
-        var result: [UInt64] = []
-        result.reserveCapacity(bytes.count / 8 + 1)
-        var word: UInt64 = 0, shift: UInt64 = 0
-        for byte in bytes.reversed() {
-            word |= UInt64(byte) << shift
-            shift += 8
-            if shift == 64 {
-                result.append(word)
-                word = 0
-                shift = 0
-            }
-        }
-        if shift > 0 { result.append(word) }
-        self.init(limbs: result)
+        self.init(limbs: Self.limbs(leastSignificantFirst: bytes.reversed(), bitsPerDigit: 8, count: bytes.count))
     }
 
     /// The number written in hexadecimal (either case, no prefix); `nil` for an empty or invalid string.
@@ -51,12 +38,19 @@ package struct BigUInt: Sendable, Equatable, Comparable {
             }
         }
         guard !nibbles.isEmpty else { return nil }
+        self.init(limbs: Self.limbs(leastSignificantFirst: nibbles.reversed(), bitsPerDigit: 4, count: nibbles.count))
+    }
+
+    /// Packs `count` digits of `bitsPerDigit` bits (8 or 4: a divisor of 64), least significant first, into
+    /// 64-bit limbs, least significant first.
+    private static func limbs<Digits: Sequence>(leastSignificantFirst digits: Digits, bitsPerDigit: UInt64, count: Int)
+        -> [UInt64] where Digits.Element == UInt8 {
         var result: [UInt64] = []
-        result.reserveCapacity(nibbles.count / 16 + 1)
+        result.reserveCapacity(count * Int(bitsPerDigit) / 64 + 1)
         var word: UInt64 = 0, shift: UInt64 = 0
-        for nibble in nibbles.reversed() {
-            word |= UInt64(nibble) << shift
-            shift += 4
+        for digit in digits {
+            word |= UInt64(digit) << shift
+            shift += bitsPerDigit
             if shift == 64 {
                 result.append(word)
                 word = 0
@@ -64,7 +58,7 @@ package struct BigUInt: Sendable, Equatable, Comparable {
             }
         }
         if shift > 0 { result.append(word) }
-        self.init(limbs: result)
+        return result
     }
 
     private mutating func normalize() {
