@@ -137,13 +137,7 @@ struct NumberOracleTests {
         // Random decimal spellings: 1 to 40 digits, any point, any exponent (beyond the range left out).
         for _ in 0..<4_000 {
             let count = 1 + random.below(40)
-            var digits = String(1 + random.below(9))
-            for _ in 1..<count { digits += String(random.below(10)) }
-            let point = random.below(count) + 1
-            var text = String(digits.prefix(point))
-            if point < count { text += "." + digits.dropFirst(point) }
-            if random.chance(70) { text += "e" + String(random.below(660) - 340) }
-            if random.chance(30) { text = "-" + text }
+            let text = Self.randomSpelling(&random, digitCount: count, exponentChance: 70, exponents: -340..<320)
             if Double(text)!.isFinite { numbers.append(text) }
         }
         // Exact midpoints between neighbours (normal and subnormal), and just below and above them.
@@ -196,6 +190,19 @@ struct NumberOracleTests {
         #expect(wrong.isEmpty, "\(wrong.count) of \(numbers.count) differ from Float(String), for example \(wrong.prefix(5))")
     }
 
+    /// A random decimal spelling: `digitCount` digits (the first not 0) with the point after any of them, an
+    /// exponent from `exponents` with a chance of `exponentChance` in 100, and a minus sign with 30 in 100.
+    static func randomSpelling(_ random: inout SplitMix64, digitCount: Int, exponentChance: Int, exponents: Range<Int>) -> String {
+        var digits = String(1 + random.below(9))
+        for _ in 1..<digitCount { digits += String(random.below(10)) }
+        let point = random.below(digitCount) + 1
+        var text = String(digits.prefix(point))
+        if point < digitCount { text += "." + digits.dropFirst(point) }
+        if random.chance(exponentChance) { text += "e" + String(exponents.lowerBound + random.below(exponents.count)) }
+        if random.chance(30) { text = "-" + text }
+        return text
+    }
+
     // MARK: raw records (long numbers are NSDecimalNumbers there) decoded typed
 
     /// Numbers of 18 to 800 digits (exact expansions, midpoints and their neighbours, random long spellings).
@@ -204,14 +211,7 @@ struct NumberOracleTests {
         var numbers = hardCases.filter { $0.count > 17 }
         for _ in 0..<400 {
             let count = 18 + random.below(60)
-            var digits = String(1 + random.below(9))
-            for _ in 1..<count { digits += String(random.below(10)) }
-            let point = random.below(count) + 1
-            var text = String(digits.prefix(point))
-            if point < count { text += "." + digits.dropFirst(point) }
-            if random.chance(50) { text += "e" + String(random.below(100) - 50) }
-            if random.chance(30) { text = "-" + text }
-            numbers.append(text)
+            numbers.append(randomSpelling(&random, digitCount: count, exponentChance: 50, exponents: -50..<50))
         }
         for _ in 0..<(doubles ? 3_000 : 400) {
             let bits = random.next()
