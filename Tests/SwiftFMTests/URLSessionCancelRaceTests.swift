@@ -89,6 +89,35 @@ struct URLSessionCancelRaceTests {
         #expect(done.wait().count == 1)
     }
 
+    /// The last reference to the transport let go while a request waits for its answer: the request is not
+    /// cancelled behind the router's back (which can race a refused head into corelibs' "task not in registry"
+    /// trap); it completes with its answer, and the session is invalidated once its tasks are done.
+    @Test func aRequestInFlightWhenTheTransportIsReleasedCompletesWithItsAnswer() throws {
+        let arrived = DispatchSemaphore(value: 0)
+        let answer = DispatchSemaphore(value: 0)
+        let server = HostileServer { _, _ in
+            arrived.signal()
+            _ = answer.wait(timeout: .now() + 240)
+            return .answer(Self.answer)
+        }
+        defer { server.stop() }
+        let url = try #require(URL(string: server.url + "/fmi/data/vLatest/productInfo"))
+        let received = Locked(Data())
+        let completed = Recorder<String>()
+        var transport: FMURLSessionTransport? = FMURLSessionTransport()
+        let events = FMTransportEvents(
+            response: { _ in true },
+            data: { chunk in received.withLock { $0.append(chunk) }; return true },
+            complete: { error in completed.record(error.map { "\($0)" } ?? "ok") })
+        _ = transport?.send(FMTransportRequest(urlRequest: URLRequest(url: url)), events: events)
+        #expect(arrived.wait(timeout: .now() + 240) == .success)
+        transport = nil   // the last reference goes while the request waits for its answer
+        FMURLSessionTransport.invalidations.sync {}   // the session's invalidation has run
+        answer.signal()
+        #expect(completed.wait() == ["ok"])
+        #expect(String(decoding: received.value, as: UTF8.self) == "{}")
+    }
+
     /// A caller's cancel racing the answer's head, as the pipeline does it: the exchange is marked ended, then
     /// its task is cancelled from the caller's thread; a head arriving after the mark is refused. Every task
     /// completes exactly once and the process lives.

@@ -163,10 +163,14 @@ public final class FMURLSessionTransport: FMTransport {
     deinit {
         // The last reference may go inside one of this transport's own callbacks (a client released while its
         // last call completes), which on Linux run on URLSession's work queue; invalidating waits for that
-        // queue, so it happens on another one.
+        // queue, so it happens on another one. Requests still in flight finish (each is bounded by its idle
+        // timeout and its caller's deadline): cancelling them here would bypass TaskRouter's one-way end.
         let session = self.session
-        DispatchQueue.global().async { session.invalidateAndCancel() }
+        Self.invalidations.async { session.finishTasksAndInvalidate() }
     }
+
+    /// Where released transports invalidate their sessions (tests wait on it).
+    static let invalidations = DispatchQueue(label: "SwiftFM.FMURLSessionTransport.invalidations")
 
     /// URLSession's idle timeout for requests, in seconds (tests and diagnostics).
     var requestTimeout: TimeInterval { session.configuration.timeoutIntervalForRequest }
