@@ -163,8 +163,10 @@ public final class FMURLSessionTransport: FMTransport {
     deinit {
         // The last reference may go inside one of this transport's own callbacks (a client released while its
         // last call completes), which on Linux run on URLSession's work queue; invalidating waits for that
-        // queue, so it happens on another one. Requests still in flight finish (each is bounded by its idle
-        // timeout and its caller's deadline): cancelling them here would bypass TaskRouter's one-way end.
+        // queue, so it happens on another one. Requests still in flight finish: cancelling them here would
+        // bypass TaskRouter's one-way end. A DataAPI holds its transport until its calls end (each call holds
+        // the DataAPI), so only a direct user of this transport can release it with a request in flight; that
+        // request ends by its answer, its idle timeout, or the handle's `cancel()`.
         let session = self.session
         Self.invalidations.async { session.finishTasksAndInvalidate() }
     }
