@@ -190,6 +190,37 @@ struct SessionStageTests {
         #expect(later == 301, "numbers keep rising after the queue emptied")
     }
 
+    /// A waiter let through is no longer held by the queue: what its work captured (the call, its request body,
+    /// the caller's completion) goes with it, even while others still wait behind it.
+    @Test func theWaitQueueLetsGoOfTheWorkItTookOut() {
+        final class Payload: Sendable {}
+        let gate = AdmissionGate(limit: 1)
+        let releases = Locked<[@Sendable () -> Void]>([])
+        gate.enter { release in releases.withLock { $0.append(release) } }        // holds the one slot
+        weak var captured: Payload?
+        do {
+            let payload = Payload()
+            captured = payload
+            gate.enter { release in _ = payload; releases.withLock { $0.append(release) } }
+        }
+        gate.enter { release in releases.withLock { $0.append(release) } }        // still waits behind it
+        #expect(captured != nil, "queued: the gate holds its work")
+        let first = releases.withLock { $0.removeFirst() }
+        first()                                                                     // the second work runs
+        #expect(releases.value.count == 1, "the second work ran and holds the slot")
+        #expect(captured == nil, "the work that ran is not kept by the queue while the third waits")
+        var queue = WaitQueue()
+        do {
+            let payload = Payload()
+            captured = payload
+            queue.append(queue.nextPlace()) { _ = payload }
+        }
+        queue.append(queue.nextPlace()) {}
+        queue.popFirst()?()
+        #expect(captured == nil, "popFirst lets go of the work it returned")
+        #expect(!queue.isEmpty)
+    }
+
     @Test func theRateLimitSpacesRequestsInOrderWithTheInjectedClock() {
         final class FakeTime: @unchecked Sendable {
             let lock = NSLock()
