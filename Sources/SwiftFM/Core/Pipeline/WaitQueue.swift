@@ -5,7 +5,8 @@ import Foundation
 /// (``QueueTicket/withdraw()``) and is never run. Not thread-safe: its owner keeps it under its lock.
 struct WaitQueue {
     private var nextNumber: UInt64 = 0
-    private var places: [(number: UInt64, run: @Sendable () -> Void)] = []
+    /// A taken place keeps its number but not its work (`nil`), so what the work captured goes with it.
+    private var places: [(number: UInt64, run: (@Sendable () -> Void)?)] = []
     /// The index of the first place still waiting: taking the head costs O(1), not a shift of the array.
     private var head = 0
 
@@ -27,6 +28,7 @@ struct WaitQueue {
     mutating func popFirst() -> (@Sendable () -> Void)? {
         guard !isEmpty else { return nil }
         let run = places[head].run
+        places[head].run = nil
         head += 1
         if head == places.count {
             places.removeAll(keepingCapacity: true)
