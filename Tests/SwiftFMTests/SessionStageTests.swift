@@ -221,6 +221,33 @@ struct SessionStageTests {
         #expect(!queue.isEmpty)
     }
 
+    /// The last waiter withdraws while the one before it runs, and nobody comes after: the queue is empty, and
+    /// holds nothing. A gate that kept the taken work kept itself (the work holds its `release`, which holds
+    /// the gate) and, in a client, the call and its DataAPI: a cycle nothing breaks once nobody waits.
+    @Test func aGateWhoseLastWaiterWithdrewIsFreedWithItsWork() {
+        final class Payload: Sendable {}
+        weak var weakGate: AdmissionGate?
+        weak var captured: Payload?
+        do {
+            let gate = AdmissionGate(limit: 1)
+            weakGate = gate
+            let releases = Locked<[@Sendable () -> Void]>([])
+            gate.enter { release in releases.withLock { $0.append(release) } }
+            do {
+                let payload = Payload()
+                captured = payload
+                gate.enter { release in _ = payload; releases.withLock { $0.append(release) } }
+            }
+            let last = gate.enter { _ in Issue.record("a withdrawn waiter ran") }
+            releases.withLock { $0.removeFirst() }()     // the second runs
+            last.withdraw()                                // the third leaves: nobody waits
+            releases.withLock { $0.removeFirst() }()     // the second ends: its slot is freed
+            #expect(releases.value.isEmpty)
+        }
+        #expect(captured == nil, "the work that ran is not kept")
+        #expect(weakGate == nil, "the gate is freed once nothing holds it")
+    }
+
     @Test func theRateLimitSpacesRequestsInOrderWithTheInjectedClock() {
         final class FakeTime: @unchecked Sendable {
             let lock = NSLock()
