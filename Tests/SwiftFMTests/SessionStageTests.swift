@@ -248,6 +248,38 @@ struct SessionStageTests {
         #expect(weakGate == nil, "the gate is freed once nothing holds it")
     }
 
+    /// The rate limit's queue too: a waiter let through by the timer, then the last one withdraws. Once the
+    /// timer ran out and the caller let go, nothing holds the limiter (nor the work that ran, which in a client
+    /// holds its call, the client and so the limiter).
+    @Test func aRateLimiterWhoseLastWaiterWithdrewIsFreedWithItsWork() {
+        final class Payload: Sendable {}
+        weak var weakLimiter: RateLimiter?
+        weak var captured: Payload?
+        let now = Locked(100.0)
+        let timers = Locked<[@Sendable () -> Void]>([])
+        let ran = Locked(0)
+        do {
+            let limiter = RateLimiter(rate: 1, clock: { now.value }, schedule: { _, work in timers.withLock { $0.append(work) } })
+            weakLimiter = limiter
+            limiter.enter { ran.withLock { $0 += 1 } }                  // leaves at once
+            do {
+                let payload = Payload()
+                captured = payload
+                // waits for the timer; holds the limiter, as a call's work does (call → client → limiter)
+                limiter.enter { [limiter] in _ = payload; _ = limiter; ran.withLock { $0 += 1 } }
+            }
+            let last = limiter.enter { Issue.record("a withdrawn waiter ran") }
+            now.withLock { $0 += 1 }
+            timers.withLock { $0.removeFirst() }()                      // the second leaves; the timer re-arms
+            last.withdraw()                                              // nobody waits
+            now.withLock { $0 += 1 }
+            while let timer = timers.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { timer() }
+            #expect(ran.value == 2)
+        }
+        #expect(captured == nil, "the work that ran is not kept")
+        #expect(weakLimiter == nil, "the limiter is freed once nothing holds it")
+    }
+
     @Test func theRateLimitSpacesRequestsInOrderWithTheInjectedClock() {
         final class FakeTime: @unchecked Sendable {
             let lock = NSLock()
