@@ -464,6 +464,14 @@ func compareEveryRecord<T: FMLayoutRecord & Encodable & Sendable>(_ type: T.Type
             try await api.editRecord(Artists(rating: 5), recordId: created.recordId)
             let read = try await api.getRecord(as: Artists.self, recordId: created.recordId)
             #expect(read.records.first?.fieldData.rating == 5 && read.records.first?.fieldData.name == "Nina Simone")
+            // README: a value cached as JSON keeps its portals.
+            let cached = try JSONEncoder().encode(artists.records[0].fieldData)
+            #expect(try JSONDecoder().decode(Artists.self, from: cached).albums == artists.records[0].fieldData.albums)
+            // TypedModels.md: the Codable round trip.
+            let artist = try await api.getRecords(as: Artists.self).records[0].fieldData
+            let data = try JSONEncoder().encode(artist)
+            let same = try JSONDecoder().decode(Artists.self, from: data)
+            #expect(same == artist && !same.albums.isEmpty)
         }
     }
 }
