@@ -43,6 +43,8 @@ func scratchDirectory() throws -> URL {
         let folded = Set(files.map { Naming.foldKey($0.name) })
         #expect(folded.count == files.count, "\(files.map(\.name))")
         #expect(files.filter { $0.name.hasPrefix("Orders") }.map(\.name) == ["Orders.swift", "Orders2.swift"])
+        #expect(Orders.layout == "Orders" && Orders2.layout == "orders")
+        #expect(try roundTrip(Orders2(number: 2, status: "open")).0 == Orders2(number: 2, status: "open"))
         for file in files {
             #expect(file.name.utf8.count <= CodeGenerator.maxTypeNameBytes + ".swift".utf8.count, "\(file.name)")
         }
