@@ -54,6 +54,18 @@ public struct EdgeCases: FMLayoutRecord, Codable, Sendable, Hashable {
     /// `title`: text.
     public var title: String?
 
+    /// `rawValue`: text.
+    public var rawValue: String?
+
+    /// `stringValue`: text.
+    public var stringValue: String?
+
+    /// `intValue`: number.
+    public var intValue: Double?
+
+    /// `allCases`: text.
+    public var allCases: String?
+
     /// Portal `Portals` (table occurrence `Lines`), filled from the record's `portalData`;
     /// coded under `Portals` as an array of rows; a create or edit never sends it.
     public var portals: [PortalsRow] = []
@@ -82,6 +94,10 @@ public struct EdgeCases: FMLayoutRecord, Codable, Sendable, Hashable {
         decoder: String? = nil,
         encode2: String? = nil,
         title: String? = nil,
+        rawValue: String? = nil,
+        stringValue: String? = nil,
+        intValue: Double? = nil,
+        allCases: String? = nil,
         portals: [PortalsRow] = [],
         notes2: [NotesRow] = [],
         source: [SourceRow] = []
@@ -100,6 +116,10 @@ public struct EdgeCases: FMLayoutRecord, Codable, Sendable, Hashable {
         self.decoder = decoder
         self.encode2 = encode2
         self.title = title
+        self.rawValue = rawValue
+        self.stringValue = stringValue
+        self.intValue = intValue
+        self.allCases = allCases
         self.portals = portals
         self.notes2 = notes2
         self.source = source
@@ -121,6 +141,10 @@ public struct EdgeCases: FMLayoutRecord, Codable, Sendable, Hashable {
         case decoder
         case encode2 = "encode"
         case title
+        case rawValue
+        case stringValue
+        case intValue
+        case allCases
         case portals = "Portals"
         case source
 
@@ -150,6 +174,10 @@ public struct EdgeCases: FMLayoutRecord, Codable, Sendable, Hashable {
         self.decoder = try container.decodeIfPresent(String.self, forKey: .decoder)
         self.encode2 = try container.decodeIfPresent(String.self, forKey: .encode2)
         self.title = try container.decodeIfPresent(String.self, forKey: .title)
+        self.rawValue = try container.decodeIfPresent(String.self, forKey: .rawValue)
+        self.stringValue = try container.decodeIfPresent(String.self, forKey: .stringValue)
+        self.intValue = try container.decodeIfPresent(Double.self, forKey: .intValue)
+        self.allCases = try container.decodeIfPresent(String.self, forKey: .allCases)
         self.portals = try container.decodeIfPresent([PortalsRow].self, forKey: .portals) ?? []
         self.source = try container.decodeIfPresent([SourceRow].self, forKey: .source) ?? []
     }
@@ -171,6 +199,10 @@ public struct EdgeCases: FMLayoutRecord, Codable, Sendable, Hashable {
         try container.encodeIfPresent(self.decoder, forKey: .decoder)
         try container.encodeIfPresent(self.encode2, forKey: .encode2)
         try container.encodeIfPresent(self.title, forKey: .title)
+        try container.encodeIfPresent(self.rawValue, forKey: .rawValue)
+        try container.encodeIfPresent(self.stringValue, forKey: .stringValue)
+        try container.encodeIfPresent(self.intValue, forKey: .intValue)
+        try container.encodeIfPresent(self.allCases, forKey: .allCases)
         try container.encode(self.portals, forKey: .portals)
         try container.encode(self.source, forKey: .source)
     }
@@ -191,6 +223,10 @@ public struct EdgeCases: FMLayoutRecord, Codable, Sendable, Hashable {
         FMLayoutField("decoder", .text),
         FMLayoutField("encode", .text),
         FMLayoutField("title", .text),
+        FMLayoutField("rawValue", .text),
+        FMLayoutField("stringValue", .text),
+        FMLayoutField("intValue", .number),
+        FMLayoutField("allCases", .text),
         FMLayoutField("Portals", .text, isWritable: false), // portal: its rows are never sent
         FMLayoutField("source", .text, isWritable: false), // portal: its rows are never sent
     ]
@@ -215,17 +251,22 @@ public struct EdgeCases: FMLayoutRecord, Codable, Sendable, Hashable {
         /// `Lines::label`: text.
         public var label: String?
 
+        /// `Lines::rawValue`: text.
+        public var rawValue: String?
+
         /// Creates a portal row (a create or edit of the record does not send portals).
         public init(
             recordId: String? = nil,
             modId: String? = nil,
             amount: Double? = nil,
-            label: String? = nil
+            label: String? = nil,
+            rawValue: String? = nil
         ) {
             self.recordId = recordId
             self.modId = modId
             self.amount = amount
             self.label = label
+            self.rawValue = rawValue
         }
 
         /// The exact FileMaker names.
@@ -234,6 +275,7 @@ public struct EdgeCases: FMLayoutRecord, Codable, Sendable, Hashable {
             case modId
             case amount = "Lines::amount"
             case label = "Lines::label"
+            case rawValue = "Lines::rawValue"
         }
     }
 
