@@ -206,6 +206,17 @@ public enum CodeGenerator {
         return result
     }
 
+    /// The properties whose FileMaker names are equal as Swift strings (canonically: `café` composed and
+    /// decomposed) but not in their scalars: they are read only when their exact key is there, or one
+    /// field's value would show in both properties.
+    private static func ambiguousProperties(_ fields: [Property]) -> Set<String> {
+        var forms: [String: Set<[UInt32]>] = [:]
+        for field in fields {
+            forms[field.fileMakerName.precomposedStringWithCanonicalMapping, default: []].insert(Naming.exactKey(field.fileMakerName))
+        }
+        return Set(fields.filter { (forms[$0.fileMakerName.precomposedStringWithCanonicalMapping]?.count ?? 0) > 1 }.map(\.name))
+    }
+
     /// The table occurrence most of a portal's fields belong to.
     static func portalOccurrence(_ fields: [FMFieldMetadata]) -> String? {
         var counts: [String: Int] = [:]
@@ -264,11 +275,7 @@ public enum CodeGenerator {
                               occurrence: portalOccurrence(fields), fields: fields, isCoded: !fieldNames.contains(name))
             }
         let coded = portals.filter(\.isCoded)
-        // Names equal as Swift strings (canonically: `café` composed and decomposed) but not in their scalars:
-        // read only when the exact key is there, or one field's value would show in both properties.
-        var forms: [String: Set<[UInt32]>] = [:]
-        for field in fields { forms[field.fileMakerName.precomposedStringWithCanonicalMapping, default: []].insert(Naming.exactKey(field.fileMakerName)) }
-        let ambiguous = Set(fields.filter { (forms[$0.fileMakerName.precomposedStringWithCanonicalMapping]?.count ?? 0) > 1 }.map(\.name))
+        let ambiguous = ambiguousProperties(fields)
 
         for property in fields {
             line()
@@ -360,6 +367,7 @@ public enum CodeGenerator {
             var rowNamer = Namer(reserved: ["recordId", "modId", "hashValue", "init", "CodingKeys"])
             // A field named bare `recordId` or `modId` is the row's own key: the row's property reads it.
             let rowFields = properties(portal.fields.filter { $0.name != "recordId" && $0.name != "modId" }, home: portal.occurrence, namer: &rowNamer)
+            let rowAmbiguous = ambiguousProperties(rowFields)
             line()
             line("    /// A row of portal `\(Naming.doc(portal.name))` (table occurrence `\(Naming.doc(portal.occurrence ?? "unknown"))`).")
             line("    public struct \(portal.typeName): Codable, Sendable, Hashable {")
@@ -374,9 +382,21 @@ public enum CodeGenerator {
             }
             emitInit(&out, fields: [("recordId", "String?", "nil"), ("modId", "String?", "nil")] + rowFields.map { ($0.name, $0.swiftType, "nil") },
                      indent: "        ", what: "a portal row (a create or edit of the record does not send portals)")
-            emitCodingKeys(&out, [Property(name: "recordId", fileMakerName: "recordId", swiftType: "", doc: ""),
-                                  Property(name: "modId", fileMakerName: "modId", swiftType: "", doc: "")] + rowFields,
-                           indent: "        ", what: "The exact FileMaker names.")
+            let rowKeys = [Property(name: "recordId", fileMakerName: "recordId", swiftType: "String?", doc: ""),
+                           Property(name: "modId", fileMakerName: "modId", swiftType: "String?", doc: "")] + rowFields
+            emitCodingKeys(&out, rowKeys, indent: "        ", what: "The exact FileMaker names.", exact: !rowAmbiguous.isEmpty)
+            if !rowAmbiguous.isEmpty {
+                line()
+                line("        /// Reads a row from values keyed by the FileMaker names, each field only under its exact name.")
+                line("        public init(from decoder: any Decoder) throws {")
+                line("            let container = try decoder.container(keyedBy: CodingKeys.self)")
+                line("            let present = container.allKeys")
+                for field in rowKeys {
+                    let read = "try container.decodeIfPresent(\(field.swiftType.dropLast()).self, forKey: .\(Naming.code(field.name)))"
+                    line("            self.\(field.name) = " + (rowAmbiguous.contains(field.name) ? "present.contains(.\(Naming.code(field.name))) ? \(read) : nil" : read))
+                }
+                line("        }")
+            }
             line("    }")
         }
         line("}")

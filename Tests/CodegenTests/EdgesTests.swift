@@ -98,6 +98,17 @@ func scratchDirectory() throws -> URL {
         #expect(EdgeCases.layoutFields.filter { $0.name.lowercased().hasPrefix("caf") }.count == 3)
     }
 
+    /// The same in a portal row: `Lines::café` composed and decomposed are two row properties, each read
+    /// only under its own exact name.
+    @Test func canonicallyEqualPortalFieldNamesAreDistinctRowProperties() throws {
+        for row in [EdgeCases.PortalsRow(café: "composed"), EdgeCases.PortalsRow(café2: "decomposed")] {
+            let (decoded, object) = try roundTrip(row)
+            #expect(decoded == row, "\(object)")
+        }
+        let keys = [EdgeCases.PortalsRow.CodingKeys.café, .café2].map { Array($0.rawValue.unicodeScalars) }
+        #expect(keys == ["Lines::caf\u{E9}", "Lines::cafe\u{301}"].map { Array($0.unicodeScalars) })
+    }
+
     /// A portal named `Portals`, and portal fields named bare `recordId` / `modId`, gave code that does not
     /// compile; this file compiles, and the values round-trip through JSON with their portals.
     @Test func edgeCasesRoundTripWithTheirPortals() throws {
@@ -119,10 +130,11 @@ func scratchDirectory() throws -> URL {
         // The SwiftFM read path fills every portal, coded or not, from portalData.
         var read = EdgeCases()
         try read.fillPortals(from: FMPortals(rows: [
-            "Portals": [FMPortalRow(recordId: "5", modId: "1", fields: ["Lines::amount": .number(2), "recordId": .string("5")])],
+            "Portals": [FMPortalRow(recordId: "5", modId: "1", fields: ["Lines::amount": .number(2), "recordId": .string("5"),
+                                                                        "Lines::cafe\u{301}": .string("d")])],
             "notes": [FMPortalRow(recordId: "6", modId: "0", fields: ["Notes::text": .string("n")])],
         ]))
-        #expect(read.portals == [.init(recordId: "5", modId: "1", amount: 2)])
+        #expect(read.portals == [.init(recordId: "5", modId: "1", amount: 2, café2: "d")])
         #expect(read.notes2.map(\.text) == ["n"])
     }
 

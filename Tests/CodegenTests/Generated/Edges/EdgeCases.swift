@@ -254,28 +254,59 @@ public struct EdgeCases: FMLayoutRecord, Codable, Sendable, Hashable {
         /// `Lines::rawValue`: text.
         public var rawValue: String?
 
+        /// `Lines::café`: text.
+        public var café: String?
+
+        /// `Lines::café`: text.
+        public var café2: String?
+
         /// Creates a portal row (a create or edit of the record does not send portals).
         public init(
             recordId: String? = nil,
             modId: String? = nil,
             amount: Double? = nil,
             label: String? = nil,
-            rawValue: String? = nil
+            rawValue: String? = nil,
+            café: String? = nil,
+            café2: String? = nil
         ) {
             self.recordId = recordId
             self.modId = modId
             self.amount = amount
             self.label = label
             self.rawValue = rawValue
+            self.café = café
+            self.café2 = café2
         }
 
         /// The exact FileMaker names.
-        public enum CodingKeys: String, CodingKey {
+        public enum CodingKeys: String, CodingKey, CaseIterable {
             case recordId
             case modId
             case amount = "Lines::amount"
             case label = "Lines::label"
             case rawValue = "Lines::rawValue"
+            case café = "Lines::café"
+            case café2 = "Lines::café"
+
+            /// The key named exactly `stringValue`, in its Unicode scalars (`café` composed is not `café` decomposed).
+            public init?(stringValue: String) {
+                guard let key = Self.allCases.first(where: { $0.rawValue.unicodeScalars.elementsEqual(stringValue.unicodeScalars) }) else { return nil }
+                self = key
+            }
+        }
+
+        /// Reads a row from values keyed by the FileMaker names, each field only under its exact name.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let present = container.allKeys
+            self.recordId = try container.decodeIfPresent(String.self, forKey: .recordId)
+            self.modId = try container.decodeIfPresent(String.self, forKey: .modId)
+            self.amount = try container.decodeIfPresent(Double.self, forKey: .amount)
+            self.label = try container.decodeIfPresent(String.self, forKey: .label)
+            self.rawValue = try container.decodeIfPresent(String.self, forKey: .rawValue)
+            self.café = present.contains(.café) ? try container.decodeIfPresent(String.self, forKey: .café) : nil
+            self.café2 = present.contains(.café2) ? try container.decodeIfPresent(String.self, forKey: .café2) : nil
         }
     }
 
