@@ -15,7 +15,7 @@ extension DataAPI {
     @discardableResult
     public func getRecords<T: FMLayoutRecord>(as type: T.Type, offset: Int? = nil, limit: Int? = nil, sort: [FMSort] = [],
                                               options: FMReadOptions = .init(),
-                                              completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+                                              completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         getRecords(as: type, layout: T.layout, offset: offset, limit: limit, sort: sort, options: options, completion: completion)
     }
 
@@ -29,7 +29,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func getRecord<T: FMLayoutRecord>(as type: T.Type, recordId: Int, options: FMReadOptions = .init(),
-                                             completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+                                             completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         getRecord(as: type, layout: T.layout, recordId: recordId, options: options, completion: completion)
     }
 
@@ -44,7 +44,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func getRecord<T: FMLayoutRecord>(as type: T.Type, recordId: String, options: FMReadOptions = .init(),
-                                             completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+                                             completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         getRecord(as: type, layout: T.layout, recordId: recordId, options: options, completion: completion)
     }
 
@@ -57,7 +57,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func find<T: FMLayoutRecord>(as type: T.Type, request: FMFindRequest,
-                                        completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+                                        completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         find(as: type, layout: T.layout, request: request, completion: completion)
     }
 
@@ -76,8 +76,8 @@ extension DataAPI {
     @discardableResult
     public func forEachPage<T: FMLayoutRecord>(as type: T.Type, find: FMFindRequest? = nil, pageSize: Int = 100,
                                                sort: [FMSort] = [], options: FMReadOptions = .init(),
-                                               page: @escaping (FMTypedFoundSet<T>) -> Bool,
-                                               completion: @escaping (Int?, String) -> Void) -> FMRequest {
+                                               page: sending @escaping (FMTypedFoundSet<T>) -> Bool,
+                                               completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         forEachPage(as: type, layout: T.layout, find: find, pageSize: pageSize, sort: sort, options: options,
                     page: page, completion: completion)
     }
@@ -93,7 +93,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func createRecord<T: FMLayoutRecord & Encodable>(_ record: T, options: FMWriteOptions = .init(),
-                                                            completion: @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
+                                                            completion: sending @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
         perform(Endpoints.createRecord(record, options: options)) { completion($0.value, $0.code) }
     }
 
@@ -110,7 +110,7 @@ extension DataAPI {
     @discardableResult
     public func editRecord<T: FMLayoutRecord & Encodable>(_ record: T, recordId: Int, modId: String? = nil,
                                                           options: FMWriteOptions = .init(),
-                                                          completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                                                          completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         perform(Endpoints.editRecord(record, recordId: recordId, modId: modId, options: options)) { completion($0.value, $0.code) }
     }
 
@@ -128,7 +128,7 @@ extension DataAPI {
     @discardableResult
     public func editRecord<T: FMLayoutRecord & Encodable>(_ record: T, recordId: String, modId: String? = nil,
                                                           options: FMWriteOptions = .init(),
-                                                          completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                                                          completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         switch Self.recordNumber(recordId) {
         case .success(let number):
             return editRecord(record, recordId: number, modId: modId, options: options, completion: completion)

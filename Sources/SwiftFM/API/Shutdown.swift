@@ -57,7 +57,7 @@ extension DataAPI {
     ///
     /// - Returns: the handle of the shutdown (cancelling it does not stop the shutdown).
     @discardableResult
-    public func shutdown(grace: TimeInterval? = nil, completion: @escaping () -> Void) -> FMRequest {
+    public func shutdown(grace: TimeInterval? = nil, completion: sending @escaping () -> Void) -> FMRequest {
         let delivery = OneShot<Void>(queue: callbackQueue) { _ in completion() }
         let bound = grace ?? configuration.timeout
         let timer = Locked<Deadline?>(nil)
