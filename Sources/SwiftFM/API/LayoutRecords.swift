@@ -48,6 +48,57 @@ extension DataAPI {
         getRecord(as: type, layout: T.layout, recordId: recordId, options: options, completion: completion)
     }
 
+    /// Reads one record of `T.layout` as that record (not a found set), portals filled.
+    ///
+    /// - Parameters:
+    ///   - type: the layout record type.
+    ///   - recordId: the record id.
+    ///   - options: portals, response layout, `dateformats`, time zone, scripts.
+    ///   - completion: the record or `nil`, and the code (`"101"` when missing).
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func record<T: FMLayoutRecord>(as type: T.Type, recordId: Int, options: FMReadOptions = .init(),
+                                          completion: sending @escaping (FMRecord<T>?, String) -> Void) -> FMRequest {
+        getRecord(as: type, recordId: recordId, options: options) { found, code in
+            Self.deliverOnlyRecord(found, code, to: completion)
+        }
+    }
+
+    /// Reads one record of `T.layout` as that record, by the id `createRecord` gave.
+    ///
+    /// - Parameters:
+    ///   - type: the layout record type.
+    ///   - recordId: the record id as text (``FMRecordReference/recordId``); `-1002` when it is not one.
+    ///   - options: portals, response layout, `dateformats`, time zone, scripts.
+    ///   - completion: the record or `nil`, and the code (`"101"` when missing).
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func record<T: FMLayoutRecord>(as type: T.Type, recordId: String, options: FMReadOptions = .init(),
+                                          completion: sending @escaping (FMRecord<T>?, String) -> Void) -> FMRequest {
+        getRecord(as: type, recordId: recordId, options: options) { found, code in
+            Self.deliverOnlyRecord(found, code, to: completion)
+        }
+    }
+
+    /// The record of a single-record answer; `101` when the answer held none.
+    static func onlyRecord<T>(of found: FMTypedFoundSet<T>) throws -> FMRecord<T> {
+        guard let record = found.records.first else { throw Self.noRecordError }
+        return record
+    }
+
+    /// Hands the record of a single-record answer to `completion` (`101` when it held none, as FileMaker says).
+    static func deliverOnlyRecord<T>(_ found: FMTypedFoundSet<T>?, _ code: String,
+                                     to completion: (FMRecord<T>?, String) -> Void) {
+        guard code == "0" else { return completion(nil, code) }
+        guard let record = found?.records.first else {
+            return FMError.withCurrent(noRecordError) { completion(nil, noRecordError.code) }
+        }
+        completion(record, code)
+    }
+
+    /// FileMaker's "Record is missing".
+    static var noRecordError: FMError { FMError(code: "101", message: "Record is missing") }
+
     /// Performs a find on `T.layout` and decodes the records into `T`, portals filled.
     ///
     /// - Parameters:
