@@ -323,6 +323,10 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
 /// and renewed once (with one replay of the call) when the server no longer knows it (952, 112, an HTML 401).
 /// Every call is bounded by ``FMConfiguration/timeout`` and ``FMConfiguration/maxResponseBytes``, and transient
 /// failures are retried under ``FMConfiguration/retry``.
+///
+/// Completions are `sending` closures: in Swift 6 language mode one written in main-actor code is not isolated
+/// to the main actor (it runs on ``callbackQueue``), so main-actor state inside it does not compile; hop back
+/// with `Task { @MainActor in … }`, or pass `callbackQueue: .main` and use `MainActor.assumeIsolated`.
 public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The configuration this instance was made with.
     public let configuration: FMConfiguration

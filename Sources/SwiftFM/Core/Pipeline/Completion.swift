@@ -141,7 +141,7 @@ final class OneShot<Value>: @unchecked Sendable {
 
 /// Carries a non-`Sendable` value (a caller's completion, a raw JSON dictionary) across queues.
 ///
-/// Completions of the legacy and callback surfaces are deliberately not `@Sendable` (old callers capture
+/// Completions of the legacy and callback surfaces are `sending`, deliberately not `@Sendable` (old callers capture
 /// view controllers and daemon objects); the library guarantees it calls each one exactly once, on one queue.
 struct UncheckedBox<T>: @unchecked Sendable {
     var value: T
