@@ -37,6 +37,17 @@ import SwiftFMEmulator
         }
     }
 
+    /// With `callbackQueue: .main` a completion marked `@MainActor` runs where its isolation says (the compiler
+    /// accepts the mark on any client; on another callback queue it would trap, as the README warns).
+    func loadWithAMainActorCompletion(then done: @escaping @Sendable () -> Void) {
+        api.getRecords(layout: "Bands", limit: 20) { @MainActor found, code in
+            self.names = found?.records.compactMap { $0.field("name", as: String.self) } ?? []
+            self.code = code
+            self.completionRanOnMain = MainQueue.isCurrent
+            done()
+        }
+    }
+
     /// With `callbackQueue: .main` the completion runs on the main queue: `MainActor.assumeIsolated` says so.
     func loadOnMainQueue(then done: @escaping @Sendable () -> Void) {
         api.getRecords(layout: "Bands", limit: 20) { found, code in
@@ -120,6 +131,17 @@ final class LockedValue<Value: Sendable>: @unchecked Sendable {
         let model = BandsViewModel(api: api)
         await withCheckedContinuation { (resumed: CheckedContinuation<Void, Never>) in
             model.loadOnMainQueue { resumed.resume() }
+        }
+        #expect(model.code == "0" && Set(model.names) == Set(Self.bands))
+        #expect(model.completionRanOnMain == true)
+    }
+
+    @Test func aCompletionMarkedMainActorRunsOnTheMainActorWithTheMainQueueAsCallbackQueue() async throws {
+        let (api, emulator) = try start(callbackQueue: .main)
+        defer { emulator.stop() }
+        let model = BandsViewModel(api: api)
+        await withCheckedContinuation { (resumed: CheckedContinuation<Void, Never>) in
+            model.loadWithAMainActorCompletion { resumed.resume() }
         }
         #expect(model.code == "0" && Set(model.names) == Set(Self.bands))
         #expect(model.completionRanOnMain == true)
