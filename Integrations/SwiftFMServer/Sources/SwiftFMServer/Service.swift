@@ -2,8 +2,8 @@ import Foundation
 import ServiceLifecycle
 import SwiftFM
 
-/// A swift-service-lifecycle `Service` that owns the lifetime of one or more ``SwiftFM/DataAPI`` clients:
-/// put it in a `ServiceGroup` and the group shuts them down gracefully.
+/// A swift-service-lifecycle `Service` that owns the lifetime of one or more ``SwiftFM/DataAPI`` clients (or
+/// any client with a graceful shutdown): put it in a `ServiceGroup` and the group shuts them down gracefully.
 ///
 /// ``run()`` waits for the group's graceful shutdown, then shuts every client down with
 /// ``SwiftFM/DataAPI/shutdown(grace:)``: new calls complete at once with `-1012`, calls in flight may
@@ -14,11 +14,13 @@ import SwiftFM
 /// make calls through its clients (an HTTP server, a poller), so they stop first and it drains what they
 /// left in flight.
 public struct FMService: Service, CustomStringConvertible {
-    /// The clients this service shuts down.
+    /// The ``SwiftFM/DataAPI`` clients this service shuts down.
     public let clients: [DataAPI]
     /// How long calls in flight may finish after graceful shutdown starts (`nil`: each client's
     /// ``SwiftFM/FMConfiguration/timeout``).
     public let grace: TimeInterval?
+    /// Every client's shutdown, each given the grace (0 when cancelled).
+    private let shutdowns: [@Sendable (TimeInterval?) async -> Void]
 
     /// A service owning `client`.
     public init(_ client: DataAPI, grace: TimeInterval? = nil) {
@@ -29,6 +31,16 @@ public struct FMService: Service, CustomStringConvertible {
     public init(clients: [DataAPI], grace: TimeInterval? = nil) {
         self.clients = clients
         self.grace = grace
+        self.shutdowns = clients.map { client in { grace in await client.shutdown(grace: grace) } }
+    }
+
+    /// A service owning another kind of client through its graceful shutdown (an OData client, say):
+    /// `shutdown` gets the grace in seconds (`nil`: the client's own default; 0 when cancelled) and returns
+    /// when the client is shut down.
+    public init(grace: TimeInterval? = nil, shutdown: @escaping @Sendable (_ grace: TimeInterval?) async -> Void) {
+        self.clients = []
+        self.grace = grace
+        self.shutdowns = [shutdown]
     }
 
     /// Waits for graceful shutdown (or cancellation), then shuts the clients down and returns.
@@ -41,12 +53,12 @@ public struct FMService: Service, CustomStringConvertible {
         }
         let grace = cancelled ? 0 : self.grace
         await withTaskGroup(of: Void.self) { group in
-            for client in clients {
-                group.addTask { await client.shutdown(grace: grace) }
+            for shutdown in shutdowns {
+                group.addTask { await shutdown(grace) }
             }
         }
     }
 
     /// `"FMService(n client(s))"`.
-    public var description: String { "FMService(\(clients.count) client(s))" }
+    public var description: String { "FMService(\(shutdowns.count) client(s))" }
 }

@@ -72,4 +72,31 @@ import Testing
             #expect(emulator.logoutCount == 1)
         }
     }
+
+    /// Any other client joins through its shutdown closure: called once, with the grace, on graceful
+    /// shutdown; the DataAPI beside it is shut down too.
+    @Test func anyClientThroughItsShutdown() async throws {
+        try await Emulator.withRunning { emulator in
+            let api = DataAPI(configuration: try configuration(for: emulator))
+            _ = try await api.getRecords(layout: "Artists", limit: 1)
+            let graces = GraceLog()
+            let group = ServiceGroup(services: [FMService(api, grace: 7), FMService(grace: 3) { grace in graces.append(grace) }],
+                                     logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                await group.triggerGracefulShutdown()
+                try await tasks.next()
+            }
+            #expect(graces.all == [3])
+            #expect(emulator.logoutCount == 1)
+            await #expect(throws: FMError.self) { _ = try await api.getRecords(layout: "Artists", limit: 1) }
+        }
+    }
+}
+
+private final class GraceLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var graces: [TimeInterval?] = []
+    func append(_ grace: TimeInterval?) { lock.withLock { graces.append(grace) } }
+    var all: [TimeInterval?] { lock.withLock { graces } }
 }
