@@ -168,6 +168,10 @@ final class CallMeter: Sendable {
     }
 }
 
+/// The fixed path segments of the endpoint kinds (built once: the kind is computed for every measured call).
+private let fixedSegments: Set<String> = ["layouts", "records", "_find", "script", "scripts", "globals", "sessions", "containers",
+                                          "productInfo", "databases", "validateSession"]
+
 extension Endpoint {
     /// The endpoint kind for metrics: the method and the path, names and ids as `{}`.
     var kind: String {
@@ -175,11 +179,10 @@ extension Endpoint {
         case .absolute:
             return method.rawValue + " {container}"
         case .host, .database:
-            let fixed: Set<String> = ["layouts", "records", "_find", "script", "scripts", "globals", "sessions", "containers",
-                                      "productInfo", "databases", "validateSession"]
             var parts: [String] = []
+            parts.reserveCapacity(segments.count)
             for segment in segments {
-                parts.append(fixed.contains(segment) && (parts.last != "layouts" && parts.last != "script") ? segment : "{}")
+                parts.append(fixedSegments.contains(segment) && (parts.last != "layouts" && parts.last != "script") ? segment : "{}")
             }
             return method.rawValue + " " + parts.joined(separator: "/")
         }
