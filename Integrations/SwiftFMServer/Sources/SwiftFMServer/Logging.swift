@@ -2,7 +2,7 @@ import Logging
 import SwiftFM
 
 extension Logger {
-    /// An ``SwiftFM/FMLogHandler`` that writes SwiftFM's lines to this logger.
+    /// An `FMLogHandler` that writes SwiftFM's lines to this logger.
     ///
     /// Levels map one to one (`debug`, `info`, `warning`, `error`); each line carries its metadata
     /// (`fm.request_id`, `fm.endpoint`, `fm.layout`, `fm.code`, `http.response.status_code`) as string values,
@@ -34,11 +34,11 @@ extension Logger.Level {
 }
 
 extension DataAPI {
-    /// Creates a service whose lines go to `logger` (see ``Logging/Logger/fmLogHandler``).
+    /// Creates a service whose lines go to `logger` (see `Logger.fmLogHandler`).
     ///
     /// - Parameters:
-    ///   - configuration: host, database, credentials, limits; set ``SwiftFM/FMConfiguration/metrics`` to an
-    ///     ``FMSwiftMetricsObserver`` and ``SwiftFM/FMConfiguration/instrumentation`` to an
+    ///   - configuration: host, database, credentials, limits; set `FMConfiguration.metrics` to an
+    ///     ``FMSwiftMetricsObserver`` and `FMConfiguration.instrumentation` to an
     ///     ``FMTracingInstrumentation`` for metrics and traces.
     ///   - logger: receives SwiftFM's redacted lines.
     public convenience init(configuration: FMConfiguration, logger: Logger) {

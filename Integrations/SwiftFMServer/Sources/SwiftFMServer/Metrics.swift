@@ -2,8 +2,8 @@ import Foundation
 import Metrics
 import SwiftFM
 
-/// An ``SwiftFM/FMMetricsObserver`` that records through swift-metrics' `MetricsSystem` (or a factory of
-/// your own): set it as ``SwiftFM/FMConfiguration/metrics``.
+/// An `FMMetricsObserver` that records through swift-metrics' `MetricsSystem` (or a factory of
+/// your own): set it as `FMConfiguration.metrics`.
 ///
 /// Names (with the prefix, `swiftfm` by default) and dimensions, beside the ``dimensions`` given at creation:
 ///
@@ -22,7 +22,7 @@ import SwiftFM
 /// | `swiftfm_pool_sessions_open` | gauge | | pool sessions holding a valid token |
 /// | `swiftfm_pool_sessions_busy` | gauge | | open sessions a call holds |
 ///
-/// `endpoint` is ``SwiftFM/FMCallMetrics/endpoint``: the method and the path with names and ids as `{}`
+/// `endpoint` is `FMCallMetrics.endpoint`: the method and the path with names and ids as `{}`
 /// (`GET layouts/{}/records`), so its values are few. Metric objects are made once per name and dimensions
 /// and reused.
 public final class FMSwiftMetricsObserver: FMMetricsObserver {

@@ -2,11 +2,11 @@ import Foundation
 import ServiceLifecycle
 import SwiftFM
 
-/// A swift-service-lifecycle `Service` that owns the lifetime of one or more ``SwiftFM/DataAPI`` clients (or
+/// A swift-service-lifecycle `Service` that owns the lifetime of one or more `DataAPI` clients (or
 /// any client with a graceful shutdown): put it in a `ServiceGroup` and the group shuts them down gracefully.
 ///
 /// ``run()`` waits for the group's graceful shutdown, then shuts every client down with
-/// ``SwiftFM/DataAPI/shutdown(grace:)``: new calls complete at once with `-1012`, calls in flight may
+/// `DataAPI.shutdown(grace:)`: new calls complete at once with `-1012`, calls in flight may
 /// finish for up to ``grace`` seconds, then every session is logged out; `run()` returns when that is done.
 /// When the task is cancelled instead (the group is cancelled), the clients are shut down with no grace.
 ///
@@ -14,10 +14,10 @@ import SwiftFM
 /// make calls through its clients (an HTTP server, a poller), so they stop first and it drains what they
 /// left in flight.
 public struct FMService: Service, CustomStringConvertible {
-    /// The ``SwiftFM/DataAPI`` clients this service shuts down.
+    /// The `DataAPI` clients this service shuts down.
     public let clients: [DataAPI]
     /// How long calls in flight may finish after graceful shutdown starts (`nil`: each client's
-    /// ``SwiftFM/FMConfiguration/timeout``).
+    /// `FMConfiguration.timeout`).
     public let grace: TimeInterval?
     /// Every client's shutdown, each given the grace (0 when cancelled).
     private let shutdowns: [@Sendable (TimeInterval?) async -> Void]

@@ -2,8 +2,8 @@ import Foundation
 import SwiftFM
 import Tracing
 
-/// An ``SwiftFM/FMInstrumentation`` that starts a client span per call through swift-distributed-tracing:
-/// set it as ``SwiftFM/FMConfiguration/instrumentation``.
+/// An `FMInstrumentation` that starts a client span per call through swift-distributed-tracing:
+/// set it as `FMConfiguration.instrumentation`.
 ///
 /// Each call's span is started under the caller's `ServiceContext` (read on the caller's task as the call
 /// begins), or under the span of the call it was made for (a login a waiting call started), and ended once
