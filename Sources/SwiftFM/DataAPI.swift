@@ -217,6 +217,10 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
         set { metricsBox = MetricsBox(observer: newValue) }
     }
     var metricsBox = MetricsBox(observer: nil)
+    /// The lowest level handed to the logging hook (default ``FMLogEvent/Level/debug``: every line). Lines
+    /// below it are not even formatted: a daemon whose logger shows `info` and above sets `.info` and its
+    /// calls build no request or answer line. See ``FMLogEvent``.
+    public var logLevel: FMLogEvent.Level = .debug
     /// Traces every call (default `nil`: nothing is traced): ``FMInstrumentation/startCall(_:)`` runs on the
     /// caller's thread or task as a call begins, and the span it returns is ended once with the outcome.
     /// The companion package `SwiftFMServer` has one for swift-distributed-tracing. See ``FMInstrumentation``.
@@ -281,7 +285,7 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
             + "containerTimeout: \(containerTimeout), maxResponseBytes: \(maxResponseBytes), retry: \(retry), "
             + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize), "
             + "sessionIdleTimeout: \(sessionIdleTimeout), maxCallsPerSession: \(maxCallsPerSession), "
-            + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"), "
+            + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"), logLevel: \(logLevel), "
             + "instrumentation: \(instrumentation == nil ? "nil" : "set"))"
     }
 
@@ -443,7 +447,7 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     private static func makeLogger(_ handler: FMLogHandler?, configuration: FMConfiguration, pool: SessionPool) -> Logger {
         let credentials = configuration.credentials
         let dataSources = configuration.dataSources
-        return Logger(handler: handler) {
+        return Logger(handler: handler, minimum: configuration.logLevel) {
             (credentials?.secrets ?? []) + dataSources.map(\.password) + pool.heldTokens
         }
     }

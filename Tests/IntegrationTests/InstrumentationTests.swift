@@ -152,6 +152,23 @@ import SwiftFMEmulator
         }
     }
 
+    /// FMConfiguration.logLevel: lines below it never reach the hook (nor are formatted); a failure above it does.
+    @Test func logLevelFiltersBeforeTheHook() async throws {
+        try await Emulator.withRunning { emulator in
+            let url = try #require(emulator.baseURL)
+            var configuration = FMConfiguration(host: url.absoluteString, database: emulator.database, username: "admin", password: "admin")
+            configuration.logLevel = .info
+            let lines = LockedEvents()
+            let api = DataAPI(configuration: configuration, logger: { event in lines.append(event) })
+            _ = try await api.getRecords(layout: "Artists", limit: 1)
+            await #expect(throws: FMError.self) { _ = try await api.getRecords(layout: "NoSuchLayout") }
+            let events = lines.all
+            #expect(!events.contains { $0.level < .info }, "\(events.map(\.description))")
+            #expect(events.contains { $0.level == .info && $0.message.hasPrefix("logging in") })
+            #expect(events.contains { $0.level == .warning && $0.metadata["fm.code"] == "105" && $0.message.hasPrefix("← GET") })
+        }
+    }
+
     /// With nothing in flight the shutdown's lines come in order: "shutting down" before "shut down".
     @Test func shutdownLinesInOrder() async throws {
         try await Emulator.withRunning { emulator in

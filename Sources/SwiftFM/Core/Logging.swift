@@ -110,16 +110,27 @@ enum Redaction {
     }
 }
 
-/// Emits events to an optional hook, scrubbing known secrets as a second line of defence.
+/// Emits events to an optional hook, scrubbing known secrets as a second line of defence. Lines below
+/// `minimum` (``FMConfiguration/logLevel``) are not even formatted.
 struct Logger: Sendable {
     let handler: FMLogHandler?
+    var minimum: FMLogEvent.Level = .debug
     let secrets: @Sendable () -> [String]
+
+    init(handler: FMLogHandler?, minimum: FMLogEvent.Level = .debug, secrets: @escaping @Sendable () -> [String]) {
+        self.handler = handler
+        self.minimum = minimum
+        self.secrets = secrets
+    }
 
     var isEnabled: Bool { handler != nil }
 
+    /// `true` when a line at `level` reaches the hook.
+    func isEnabled(_ level: FMLogEvent.Level) -> Bool { handler != nil && level >= minimum }
+
     func log(_ level: FMLogEvent.Level, _ message: @autoclosure () -> String,
              metadata: @autoclosure () -> [String: String] = [:]) {
-        guard let handler else { return }
+        guard let handler, level >= minimum else { return }
         let secrets = secrets()
         handler(FMLogEvent(level: level, message: Redaction.scrub(message(), secrets: secrets),
                            metadata: metadata().mapValues { Redaction.scrub($0, secrets: secrets) }))

@@ -33,6 +33,19 @@ extension Logger.Level {
     }
 }
 
+extension FMLogEvent.Level {
+    /// The lowest SwiftFM level a swift-log logger at `level` shows: `trace` and `debug` show everything,
+    /// `notice` and `warning` show warnings and errors, `error` and `critical` errors.
+    public init(lowestShownBy level: Logger.Level) {
+        switch level {
+        case .trace, .debug: self = .debug
+        case .info: self = .info
+        case .notice, .warning: self = .warning
+        case .error, .critical: self = .error
+        }
+    }
+}
+
 extension DataAPI {
     /// Creates a service whose lines go to `logger` (see `Logger.fmLogHandler`).
     ///
@@ -41,7 +54,11 @@ extension DataAPI {
     ///     ``FMSwiftMetricsObserver`` and `FMConfiguration.instrumentation` to an
     ///     ``FMTracingInstrumentation`` for metrics and traces.
     ///   - logger: receives SwiftFM's redacted lines.
+    /// The configuration's `logLevel` is raised to the logger's level, so lines the logger would drop (request
+    /// and answer lines under `info`) are not even formatted.
     public convenience init(configuration: FMConfiguration, logger: Logger) {
+        var configuration = configuration
+        configuration.logLevel = max(configuration.logLevel, FMLogEvent.Level(lowestShownBy: logger.logLevel))
         self.init(configuration: configuration, logger: logger.fmLogHandler)
     }
 }

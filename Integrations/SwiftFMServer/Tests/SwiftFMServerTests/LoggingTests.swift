@@ -62,6 +62,7 @@ import Testing
             var logger = Logger(label: "test") { _ in handler }
             logger.logLevel = .info
             let api = DataAPI(configuration: try configuration(for: emulator), logger: logger)
+            #expect(api.configuration.logLevel == .info)   // debug lines are not even formatted
             for _ in 0..<3 { _ = try await api.getRecords(layout: "Artists", limit: 1) }
             let lines = handler.entries.map { "\($0.message)" }
             #expect(!lines.isEmpty)   // the login

@@ -321,7 +321,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             return received(.failure(ExchangeFailure(error: error, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
         }
         let transport = api.transport
-        let line = logger.isEnabled ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : ""
+        // The method and redacted path of the request's lines: built once when debug lines are wanted, else only
+        // for a line that is written (a failure).
+        let line = logger.isEnabled(.debug) ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : nil
+        let describe: @Sendable () -> String = { line ?? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" }
         let gate = api.gate
         let (accepting, meter, sink) = (self.accepting, self.meter, self.sink)
         let admit: @Sendable () -> Void = { [self] in
@@ -346,13 +349,16 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                     case .none, .multipartFile: meter.sending(bytes: 0)
                     }
                 }
-                logger.log(.debug, "→ \(line)", metadata: logMetadata())
+                logger.log(.debug, "→ \(describe())", metadata: logMetadata())
                 let started = DispatchTime.now().uptimeNanoseconds
                 let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { [self] answered in
                     release()
                     let result = DataAPI.namingTheScheme(answered, url: request.url)
                     if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
-                    if logger.isEnabled {
+                    // An answer line is debug unless the answer failed: nothing is formatted for a plain answer
+                    // when the hook takes only info and above (FMConfiguration.logLevel).
+                    if logger.isEnabled, logger.isEnabled(Self.answerFailed(result, accepting: accepting) ? .warning : .debug) {
+                        let line = describe()
                         let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
                         switch result {
                         case .success(let answer):
@@ -481,6 +487,14 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     }
 
     // MARK: complete
+
+    /// Whether an exchange's result is a failure whose line may be above debug (not a plain answer, not a cancel).
+    private static func answerFailed(_ result: Result<ExchangeAnswer, ExchangeFailure>, accepting: (Int) -> Bool) -> Bool {
+        switch result {
+        case .success(let answer): !(answer.response.statusCode == 200 || accepting(answer.response.statusCode))
+        case .failure(let failure): failure.error.code != FMError.ClientCode.cancelled
+        }
+    }
 
     /// The structured part of a log line (``FMLogEvent/metadata``): built only when a logger is set.
     private func logMetadata(code: String? = nil, status: Int? = nil) -> [String: String] {
