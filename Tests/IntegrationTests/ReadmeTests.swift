@@ -76,7 +76,7 @@ struct ReadmeTests {
         let logged = DataAPI(configuration: config, logger: { event in lines.append("\(event)") })
         _ = try await logged.getRecords(layout: "Artists", limit: 1)
         let log = lines.lines
-        #expect(log.contains { $0.hasPrefix("[info] ← GET /fmi/data/vLatest/databases/Music/layouts/Artists/records") && $0.contains(" 200 ") })
+        #expect(log.contains { $0.hasPrefix("[debug] ← GET /fmi/data/vLatest/databases/Music/layouts/Artists/records") && $0.contains(" 200 ") })
         #expect(!log.joined().contains("admin:admin") && !log.joined().contains("YWRtaW46YWRtaW4="))
     }
 
