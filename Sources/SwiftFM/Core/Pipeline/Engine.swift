@@ -178,7 +178,7 @@ enum SentWork: Sendable {
 /// reports an event, and the call carries out the actions the state returns, outside the lock. It keeps no
 /// other state of its own.
 final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
-    // @unchecked: the state is behind its lock; `endsAt` and `rideOutEndsAt` are written once, in `start`,
+    // @unchecked: the state is behind its lock; `startedAt`, `endsAt` and `rideOutEndsAt` are written once, in `start`,
     // before any stage runs; the rest is immutable.
     typealias State = CallState<Value, SessionLease, SentWork, Deadline>
     let api: DataAPI
@@ -192,6 +192,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     let meter: CallMeter?
     private let state = Locked(State())
     private var endsAt: DispatchTime = .distantFuture
+    /// When the call started (a retried connection failure's message says for how long it was retried).
+    private var startedAt: DispatchTime = .now()
     /// How long a read may ride out a server that is away: its deadline, but at most ``FMConfiguration/timeout``
     /// from its start (a container transfer's own deadline, ``FMConfiguration/containerTimeout``, is far longer).
     private var rideOutEndsAt: DispatchTime = .distantFuture
@@ -244,6 +246,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             report(.answered(.failure(invalid)))
             return
         }
+        startedAt = .now()
         endsAt = .now() + (seconds.isFinite ? min(max(0, seconds), 10 * 365 * 86_400) : 10 * 365 * 86_400)
         let rideOut = min(seconds, api.configuration.timeout)
         rideOutEndsAt = .now() + (rideOut.isFinite ? min(max(0, rideOut), 10 * 365 * 86_400) : 10 * 365 * 86_400)
@@ -309,6 +312,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         let transport = api.transport
         let line = logger.isEnabled ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : ""
         let gate = api.gate
+        let reachability = api.reachability
         let (accepting, meter, sink) = (self.accepting, self.meter, self.sink)
         let admit: @Sendable () -> Void = { [self] in
             let ticket = gate.enter { [self] release in
@@ -336,6 +340,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 let started = DispatchTime.now().uptimeNanoseconds
                 let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { [self] answered in
                     release()
+                    switch answered {
+                    case .success: reachability.answered(request.url)
+                    case .failure(let failure) where failure.beforeAnswer && Classifier.isConnectionFailure(failure.error):
+                        reachability.unreachable(request.url)
+                    case .failure: break
+                    }
                     let result = DataAPI.namingTheScheme(answered, url: request.url)
                     if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
                     if logger.isEnabled {
@@ -344,9 +354,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                         case .success(let answer):
                             let status = answer.response.statusCode
                             let expected = status == 200 || accepting(status)
-                            let code = expected ? "" : " code \(Envelope.error(status: status, body: answer.body).code)"
+                            let fileMakerCode = expected ? nil : Envelope.error(status: status, body: answer.body).code
+                            let code = fileMakerCode.map { " code \($0)" } ?? ""
                             let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
-                            let level: FMLogEvent.Level = status == 200 ? .info : expected ? .debug : .warning
+                            // A modId conflict (306) and "no records match" (401) are outcomes a caller expects, not faults.
+                            let outcome = fileMakerCode.map(Classifier.expectedOutcomes.contains) ?? false
+                            let level: FMLogEvent.Level = status == 200 || outcome ? .info : expected ? .debug : .warning
                             logger.log(level, "← \(line) \(status)\(code) \(size) \(duration)")
                         case .failure(let failure):
                             let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .info : .error
@@ -388,7 +401,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 report(.answered(Self.decode(endpoint, response)))
                 return
             }
-            error = Envelope.error(status: status, body: answer.body)
+            error = hinted(Envelope.error(status: status, body: answer.body), status: status)
             headers = response.headers
             // A FileMaker error still used (and slid) the session.
             if let lease, status != 401, !Classifier.isSessionLost(error) { api.sessionUsed(lease) }
@@ -432,7 +445,23 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         // A read that finds the server away (restarting) rides it out until its deadline; the rest keep to maxAttempts.
         let untilDeadline = policy.retriesReadsUntilDeadline && endpoint.cannotChangeData && Classifier.serverAway(error)
         guard retries, attempts < policy.maxAttempts || untilDeadline, unsent || policy.retriesWrites || endpoint.cannotChangeData else {
-            return report(.answered(.failure(error)))
+            return report(.answered(.failure(summarised(error, attempts: attempts))))
+        }
+        // First contact: a connection failure is ridden out only for a host that answered this client before
+        // (and has not been away longer than Reachability.window). Otherwise the first failure is the answer.
+        if Classifier.isConnectionFailure(error) {
+            switch api.reachability.standing(target) {
+            case .rideOut:
+                break
+            case .neverAnswered where attempts == 1:
+                return report(.answered(.failure(error.noting(
+                    "not retried: \(FMError.address(of: target)) has not answered this client yet"))))
+            case .awayTooLong where attempts == 1:
+                return report(.answered(.failure(error.noting(
+                    "not retried: \(FMError.address(of: target)) has not answered for more than \(Int(Reachability.window / 60)) minutes"))))
+            case .neverAnswered, .awayTooLong:
+                return report(.answered(.failure(summarised(error, attempts: attempts))))
+            }
         }
         let jitter = api.retryJitter.value
         let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter, random: jitter)
@@ -441,16 +470,51 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             let rideOutRemaining = Double(rideOutEndsAt.uptimeNanoseconds &- min(rideOutEndsAt.uptimeNanoseconds, now)) / 1e9
             guard wait < rideOutRemaining else {
                 api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first")
-                return report(.answered(.failure(error)))
+                return report(.answered(.failure(summarised(error, attempts: attempts))))
             }
         }
         let remaining = Double(endsAt.uptimeNanoseconds &- min(endsAt.uptimeNanoseconds, now)) / 1e9
         guard wait < remaining else {
             api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first")
-            return report(.answered(.failure(error)))
+            return report(.answered(.failure(summarised(error, attempts: attempts))))
         }
         api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts)\(untilDeadline ? " (until the deadline)" : " of \(policy.maxAttempts - 1)") in \(String(format: "%.2f", wait)) s")
         report(.backOff(wait: wait))
+    }
+
+    /// A connection failure that ends a call after retries, with how many and for how long:
+    /// `…: connection refused; retried 11 times over 29.4 s`. Other errors (and a call tried once) as they are.
+    private func summarised(_ error: FMError, attempts: Int) -> FMError {
+        guard attempts > 1, Classifier.isConnectionFailure(error) else { return error }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds &- startedAt.uptimeNanoseconds) / 1e9
+        let times = attempts - 1 == 1 ? "once" : "\(attempts - 1) times"
+        return error.noting("retried \(times) over \(String(format: "%.1f", seconds)) s")
+    }
+
+    /// The host the call goes to: a container URL's, or the configured one.
+    private var target: URL? {
+        if case .absolute(let url) = endpoint.scope { return url }
+        return api.configuration.baseURL
+    }
+
+    /// An answer that is not FileMaker's, with a message that points the right way: a container URL that
+    /// answers 404 names the container; a 404 page from a host configured with a path says to give the host only.
+    private func hinted(_ error: FMError, status: Int) -> FMError {
+        guard status == 404 else { return error }
+        if case .absolute = endpoint.scope {
+            return FMError(code: error.code, message: "The container was not found at \(FMError.address(of: target)) (HTTP 404): "
+                           + "its URL may have expired or the record changed; read the record again for a fresh URL",
+                           httpStatus: error.httpStatus, underlying: error.underlying)
+        }
+        guard error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse,
+              let base = try? api.configuration.resolvedBase().get(), !base.percentEncodedPath.isEmpty, base.percentEncodedPath != "/"
+        else { return error }
+        var hostOnly = base
+        hostOnly.percentEncodedPath = ""
+        return FMError(code: error.code, message: "No FileMaker Data API under \(base.string ?? "the host") (HTTP 404): the host was given "
+                       + "with a path (\(base.percentEncodedPath)); give the host only (\(hostOnly.string ?? "scheme://host:port")), "
+                       + "unless a proxy serves the Data API under that path",
+                       httpStatus: error.httpStatus, underlying: error.underlying)
     }
 
     // MARK: complete
