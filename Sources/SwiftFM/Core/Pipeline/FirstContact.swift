@@ -93,18 +93,20 @@ extension FMError {
     /// What a transport failure means, in words: "connection refused", "no such host", "certificate not
     /// trusted: …" (with the remedy), "TLS handshake failed: …".
     static func cause(code: Int, description: String) -> String {
+        // Foundation's text for a code it has no words for ("The operation could not be completed. (…)") says nothing.
+        let said = description.hasPrefix("The operation could not be completed") || description.isEmpty ? nil : description
         switch code {
         case URLError.Code.cannotConnectToHost.rawValue: return "connection refused"
         case URLError.Code.cannotFindHost.rawValue, URLError.Code.dnsLookupFailed.rawValue: return "no such host"
         case URLError.Code.networkConnectionLost.rawValue: return "the connection closed before an answer"
         case URLError.Code.notConnectedToInternet.rawValue: return "no network connection"
-        case URLError.Code.secureConnectionFailed.rawValue: return "TLS handshake failed: \(description)"
+        case URLError.Code.secureConnectionFailed.rawValue: return "TLS handshake failed" + (said.map { ": \($0)" } ?? "")
         case URLError.Code.serverCertificateHasBadDate.rawValue:
             return "certificate not trusted: it has expired (or this machine's clock is wrong)"
         case URLError.Code.serverCertificateNotYetValid.rawValue:
             return "certificate not trusted: it is not valid yet (or this machine's clock is wrong)"
         case URLError.Code.serverCertificateUntrusted.rawValue, URLError.Code.serverCertificateHasUnknownRoot.rawValue:
-            return "certificate not trusted: \(description). \(trustRemedy)"
+            return "certificate not trusted: \(said ?? "no certificate authority this machine trusts signed it"). \(trustRemedy)"
         case URLError.Code.clientCertificateRejected.rawValue: return "the server rejected the client certificate"
         case URLError.Code.clientCertificateRequired.rawValue: return "the server requires a client certificate"
         case -1 where description.localizedCaseInsensitiveContains("certificate"):
@@ -112,7 +114,7 @@ extension FMError {
         case -1 where description.contains("SSL") || description.contains("TLS"):
             return "TLS handshake failed: \(description)"
         default:
-            return description
+            return said ?? "\(urlErrorName(code))"
         }
     }
 
