@@ -363,6 +363,8 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     let persistedVersion = Locked<UInt64>(0)
     /// The server's address, port and scheme, resolved once from the host (for spans).
     let server: (address: String?, port: Int?, scheme: String?)
+    /// Which hosts have answered this client (the first-contact rule: ``Reachability``).
+    let reachability: Reachability
     /// Draws a retry's back-off from its range (full jitter); the tests' seam for the random source.
     let retryJitter = Locked<@Sendable (ClosedRange<Double>) -> Double>({ Double.random(in: $0) })
 
@@ -419,6 +421,7 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "SwiftFM.DataAPI.callbacks")
         self.tokenStore = tokenStore
         self.now = now
+        self.reachability = Reachability(now: now)
         let pool = SessionPool(size: configuration.sessionPoolSize, idleTimeout: configuration.sessionIdleTimeout,
                                callsPerSession: configuration.maxCallsPerSession,
                                stored: Self.usable(tokenStore.load()), now: now())
@@ -439,6 +442,7 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         callbackQueue = parent.callbackQueue
         tokenStore = FMMemoryTokenStore()
         now = parent.now
+        reachability = parent.reachability
         pool = SessionPool(pinnedTo: token)
         gate = parent.gate
         rateLimiter = parent.rateLimiter

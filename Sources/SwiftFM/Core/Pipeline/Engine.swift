@@ -189,7 +189,7 @@ enum SentWork: Sendable {
 /// reports an event, and the call carries out the actions the state returns, outside the lock. It keeps no
 /// other state of its own.
 final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
-    // @unchecked: the state is behind its lock; `endsAt` and `rideOutEndsAt` are written once, in `start`,
+    // @unchecked: the state is behind its lock; `startedAt`, `endsAt` and `rideOutEndsAt` are written once, in `start`,
     // before any stage runs; the rest is immutable.
     typealias State = CallState<Value, SessionLease, SentWork, Deadline>
     let api: DataAPI
@@ -205,6 +205,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     let requestID: UInt64
     private let state = Locked(State())
     private var endsAt: DispatchTime = .distantFuture
+    /// When the call started (a retried connection failure's message says for how long it was retried).
+    private var startedAt: DispatchTime = .now()
     /// How long a read may ride out a server that is away: its deadline, but at most ``FMConfiguration/timeout``
     /// from its start (a container transfer's own deadline, ``FMConfiguration/containerTimeout``, is far longer).
     private var rideOutEndsAt: DispatchTime = .distantFuture
@@ -258,6 +260,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             report(.answered(.failure(invalid)))
             return
         }
+        startedAt = .now()
         endsAt = .now() + (seconds.isFinite ? min(max(0, seconds), 10 * 365 * 86_400) : 10 * 365 * 86_400)
         let rideOut = min(seconds, api.configuration.timeout)
         rideOutEndsAt = .now() + (rideOut.isFinite ? min(max(0, rideOut), 10 * 365 * 86_400) : 10 * 365 * 86_400)
@@ -326,6 +329,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         let line = logger.isEnabled(.debug) ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : nil
         let describe: @Sendable () -> String = { line ?? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" }
         let gate = api.gate
+        let reachability = api.reachability
         let (accepting, meter, sink) = (self.accepting, self.meter, self.sink)
         let admit: @Sendable () -> Void = { [self] in
             let ticket = gate.enter { [self] release in
@@ -353,6 +357,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 let started = DispatchTime.now().uptimeNanoseconds
                 let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { [self] answered in
                     release()
+                    switch answered {
+                    case .success: reachability.answered(request.url)
+                    case .failure(let failure) where failure.beforeAnswer && Classifier.isConnectionFailure(failure.error):
+                        reachability.unreachable(request.url)
+                    case .failure: break
+                    }
                     let result = DataAPI.namingTheScheme(answered, url: request.url)
                     if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
                     // An answer line is debug unless the answer failed: nothing is formatted for a plain answer
@@ -366,9 +376,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                             let expected = status == 200 || accepting(status)
                             let code = expected ? nil : Envelope.error(status: status, body: answer.body).code
                             let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
-                            // An answer is detail (debug); a FileMaker error other than "no records match" (401)
-                            // is one a caller must see (warning).
-                            let level: FMLogEvent.Level = expected || code == "401" ? .debug : .warning
+                            // An answer is detail (debug), and so are outcomes a caller expects (a modId conflict,
+                            // 306; "no records match", 401); any other FileMaker error is one a caller must see (warning).
+                            let outcome = code.map(Classifier.expectedOutcomes.contains) ?? false
+                            let level: FMLogEvent.Level = expected || outcome ? .debug : .warning
                             logger.log(level, "← \(line) \(status)\(code.map { " code \($0)" } ?? "") \(size) \(duration)",
                                        metadata: logMetadata(code: code ?? "0", status: status))
                         case .failure(let failure):
@@ -414,7 +425,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 report(.answered(Self.decode(endpoint, response)))
                 return
             }
-            error = Envelope.error(status: status, body: answer.body)
+            error = hinted(Envelope.error(status: status, body: answer.body), status: status)
             headers = response.headers
             // A FileMaker error still used (and slid) the session.
             if let lease, status != 401, !Classifier.isSessionLost(error) { api.sessionUsed(lease) }
@@ -461,7 +472,23 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         // A read that finds the server away (restarting) rides it out until its deadline; the rest keep to maxAttempts.
         let untilDeadline = policy.retriesReadsUntilDeadline && endpoint.cannotChangeData && Classifier.serverAway(error)
         guard retries, attempts < policy.maxAttempts || untilDeadline, unsent || policy.retriesWrites || endpoint.cannotChangeData else {
-            return report(.answered(.failure(error)))
+            return report(.answered(.failure(summarised(error, attempts: attempts))))
+        }
+        // First contact: a connection failure is ridden out only for a host that answered this client before
+        // (and has not been away longer than Reachability.window). Otherwise the first failure is the answer.
+        if Classifier.isConnectionFailure(error) {
+            switch api.reachability.standing(target) {
+            case .rideOut:
+                break
+            case .neverAnswered where attempts == 1:
+                return report(.answered(.failure(error.noting(
+                    "not retried: \(FMError.address(of: target)) has not answered this client yet"))))
+            case .awayTooLong where attempts == 1:
+                return report(.answered(.failure(error.noting(
+                    "not retried: \(FMError.address(of: target)) has not answered for more than \(Int(Reachability.window / 60)) minutes"))))
+            case .neverAnswered, .awayTooLong:
+                return report(.answered(.failure(summarised(error, attempts: attempts))))
+            }
         }
         let jitter = api.retryJitter.value
         let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter, random: jitter)
@@ -471,19 +498,54 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             guard wait < rideOutRemaining else {
                 api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first",
                                metadata: logMetadata(code: error.code))
-                return report(.answered(.failure(error)))
+                return report(.answered(.failure(summarised(error, attempts: attempts))))
             }
         }
         let remaining = Double(endsAt.uptimeNanoseconds &- min(endsAt.uptimeNanoseconds, now)) / 1e9
         guard wait < remaining else {
             api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first",
                            metadata: logMetadata(code: error.code))
-            return report(.answered(.failure(error)))
+            return report(.answered(.failure(summarised(error, attempts: attempts))))
         }
         api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts)\(untilDeadline ? " (until the deadline)" : " of \(policy.maxAttempts - 1)") in \(String(format: "%.2f", wait)) s",
                        metadata: logMetadata(code: error.code))
         meter?.span?.record(FMCallEvent(kind: .retry, attempt: attempts, code: error.code, wait: wait))
         report(.backOff(wait: wait))
+    }
+
+    /// A connection failure that ends a call after retries, with how many and for how long:
+    /// `…: connection refused; retried 11 times over 29.4 s`. Other errors (and a call tried once) as they are.
+    private func summarised(_ error: FMError, attempts: Int) -> FMError {
+        guard attempts > 1, Classifier.isConnectionFailure(error) else { return error }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds &- startedAt.uptimeNanoseconds) / 1e9
+        let times = attempts - 1 == 1 ? "once" : "\(attempts - 1) times"
+        return error.noting("retried \(times) over \(String(format: "%.1f", seconds)) s")
+    }
+
+    /// The host the call goes to: a container URL's, or the configured one.
+    private var target: URL? {
+        if case .absolute(let url) = endpoint.scope { return url }
+        return api.configuration.baseURL
+    }
+
+    /// An answer that is not FileMaker's, with a message that points the right way: a container URL that
+    /// answers 404 names the container; a 404 page from a host configured with a path says to give the host only.
+    private func hinted(_ error: FMError, status: Int) -> FMError {
+        guard status == 404 else { return error }
+        if case .absolute = endpoint.scope {
+            return FMError(code: error.code, message: "The container was not found at \(FMError.address(of: target)) (HTTP 404): "
+                           + "its URL may have expired or the record changed; read the record again for a fresh URL",
+                           httpStatus: error.httpStatus, underlying: error.underlying)
+        }
+        guard error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse,
+              let base = try? api.configuration.resolvedBase().get(), !base.percentEncodedPath.isEmpty, base.percentEncodedPath != "/"
+        else { return error }
+        var hostOnly = base
+        hostOnly.percentEncodedPath = ""
+        return FMError(code: error.code, message: "No FileMaker Data API under \(base.string ?? "the host") (HTTP 404): the host was given "
+                       + "with a path (\(base.percentEncodedPath)); give the host only (\(hostOnly.string ?? "scheme://host:port")), "
+                       + "unless a proxy serves the Data API under that path",
+                       httpStatus: error.httpStatus, underlying: error.underlying)
     }
 
     // MARK: complete

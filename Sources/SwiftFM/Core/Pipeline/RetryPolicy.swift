@@ -24,6 +24,12 @@ import Foundation
 /// costs a read some latency, not a failure. ``maxAttempts`` bounds everything else: a read's 812, 956 or
 /// failed name lookup, a write (with ``retriesWrites``), and a write whose login failed before anything
 /// was sent. Fail fast with a shorter ``FMConfiguration/timeout`` or ``none``.
+///
+/// **First contact.** A connection that fails before any answer (refused, reset, closed, a name that does
+/// not resolve) is retried, under any policy, only for a host (scheme, name and port) that has answered
+/// this ``DataAPI`` and has not been unreachable for longer than 5 minutes since. Until then — a wrong
+/// port, a server that is not running, a mistyped name — the first failure is the call's answer, at once,
+/// with a message naming the host, the port and the cause.
 public struct FMRetryPolicy: Sendable, Equatable, CustomStringConvertible {
     /// The most attempts of one call, the first included (1 means no retry).
     public var maxAttempts: Int
@@ -119,6 +125,17 @@ enum Classifier {
             return true
         }
     }
+
+    /// A connection that failed before any answer: refused, reset or closed, a name that did not resolve
+    /// (not a TLS failure or a wrong scheme, which are never retried). The first-contact rule
+    /// (``Reachability``) decides whether it is retried.
+    static func isConnectionFailure(_ error: FMError) -> Bool {
+        error.code == FMError.ClientCode.transport && !error.isWrongScheme && !error.isTLSFailure
+    }
+
+    /// FileMaker codes a caller expects as an outcome, logged at `info`, not as a warning: 306 (the record
+    /// changed since the `modId` sent: an optimistic-locking conflict) and 401 (no records match).
+    static let expectedOutcomes: Set<String> = ["306", "401"]
 
     /// 952 (token unknown or expired), 112 (a session closed from the Admin Console mid-request) and an HTTP
     /// 401 whose body is not a FileMaker envelope (FileMaker Cloud after expiry).

@@ -391,9 +391,10 @@ func urlSessionIdleTimeout(for configuration: FMConfiguration) -> TimeInterval {
 }
 
 extension FMError {
-    /// Maps a transport failure: timeout → -1004, cancelled → -1005, anything else → -1003 (a TLS handshake
-    /// that fails on an `https` URL, or a TLS answer on an `http` one, with a message naming the scheme to
-    /// use: ``wrongScheme(_:use:underlying:)``). The underlying error prints as `URLError(-1004
+    /// Maps a transport failure: timeout → -1004, cancelled → -1005, anything else → -1003 with a message
+    /// naming the host, the port and the cause in words (``connectionFailure(_:cause:underlying:)``), or, for
+    /// a TLS handshake that fails on an `https` URL or a TLS answer on an `http` one, the scheme to use
+    /// (``wrongScheme(_:use:underlying:)``). The underlying error prints as `URLError(-1004
     /// cannotConnectToHost)`, never beside SwiftFM's own codes as a bare number.
     static func fromTransport(_ error: Error, url: URL? = nil) -> FMError {
         if let fm = error as? FMError { return fm }
@@ -418,7 +419,7 @@ extension FMError {
             if scheme == "http", description.contains("HTTP/0.9") { // TLS bytes where an HTTP answer was expected
                 return wrongScheme(url, use: "https", underlying: underlying)
             }
-            return .transport(underlying)
+            return connectionFailure(url, cause: cause(code: code, description: description), underlying: underlying)
         }
     }
 
