@@ -263,10 +263,10 @@ struct FirstContactRuleTests {
         }
     }
 
-    /// An expected 306 (modId conflict) and 401 (no records match) are logged at info, not as warnings;
-    /// another FileMaker error still is a warning.
-    @Test(arguments: [("306", "Record modification ID does not match", FMLogEvent.Level.info),
-                      ("401", "No records match the request", .info),
+    /// An expected 306 (modId conflict) and 401 (no records match) are logged at debug like any answer, not as
+    /// warnings; another FileMaker error still is a warning.
+    @Test(arguments: [("306", "Record modification ID does not match", FMLogEvent.Level.debug),
+                      ("401", "No records match the request", .debug),
                       ("105", "Layout is missing", .warning)])
     func expectedOutcomesAreNotWarnings(code: String, message: String, level: FMLogEvent.Level) async throws {
         let h = Harness(store: Self.loggedIn) { _ in .json(500, #"{"messages":[{"code":"\#(code)","message":"\#(message)"}],"response":{}}"#) }
