@@ -334,7 +334,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 }
                 logger.log(.debug, "→ \(line)")
                 let started = DispatchTime.now().uptimeNanoseconds
-                let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { [self] answered in
+                var transportRequest = FMTransportRequest(urlRequest: request, bodyFile: bodyFile)
+                transportRequest.mayBeSentTwice = endpoint.cannotChangeData
+                let running = Exchange.start(transportRequest, through: transport, sink: sink) { [self] answered in
                     release()
                     let result = DataAPI.namingTheScheme(answered, url: request.url)
                     if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }

@@ -55,6 +55,10 @@ public struct FMTransportRequest: Sendable, CustomStringConvertible, CustomDebug
     /// When set, the body is this file's content (a multipart body SwiftFM assembled on disk), to be
     /// streamed, with `Content-Length` set to its size.
     public var bodyFile: URL?
+    /// Whether a transport may send this request a second time (on a new connection, when a reused one died
+    /// before any byte of the answer): the engine's rule, ``Endpoint/cannotChangeData``. `nil`: the transport
+    /// decides from the method and the URL (a `GET` or `HEAD` that runs no script).
+    var mayBeSentTwice: Bool?
 
     /// Creates a request.
     public init(urlRequest: URLRequest, bodyFile: URL? = nil) {

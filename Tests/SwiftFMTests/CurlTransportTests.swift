@@ -1,0 +1,241 @@
+#if canImport(Glibc)
+import Foundation
+import FoundationNetworking
+import Glibc
+import Testing
+@testable import SwiftFM
+
+/// Issue 31: ``FMCurlTransport``, on the system's libcurl. Deadlines, caps, chunked bodies and compression
+/// bombs run through it in ``HostileServerTests`` (the `curl` wire); here what is its own: keep-alive, never
+/// two writes, leftovers, the connection limit, content decoding, streamed uploads, the missing library.
+@Suite("libcurl transport (loopback)")
+struct CurlTransportTests {
+    func transport(limit: Int = 64) -> FMCurlTransport {
+        FMCurlTransport(idleTimeout: 300, maxConnectionsPerHost: limit)
+    }
+
+    @Test func libcurlLoads() {
+        #expect(FMCurlTransport.isAvailable)
+        #expect(FMCurlTransport.libraryVersion?.isEmpty == false)
+    }
+
+    // MARK: keep-alive
+
+    @Test func reusesAKeptAliveConnection() async {
+        let server = KeepAliveServer { _, _, _ in .answer(KeepAliveServer.ok()) }
+        defer { server.stop() }
+        let transport = transport()
+        for _ in 0..<5 { #expect(await roundTrip(transport, server.url + "/x").text == "ok") }
+        #expect(server.requests.count == 5)
+        #expect(server.connections == 1)
+        #expect(server.requests.allSatisfy { !$0.head.lowercased().contains("expect:") })
+    }
+
+    @Test func aConnectionTheServerClosedWhileIdleIsNotUsed() async {
+        let server = KeepAliveServer { _, _, _ in .answerAndClose(KeepAliveServer.ok()) }
+        defer { server.stop() }
+        let transport = transport()
+        #expect(await roundTrip(transport, server.url + "/a").text == "ok")
+        #expect(await server.waitForCloses(1))
+        #expect(await roundTrip(transport, server.url + "/b", method: "POST", body: Data("{}".utf8)).text == "ok")
+        #expect(await server.waitForCloses(2))
+        #expect(await roundTrip(transport, server.url + "/c", method: "PATCH", body: Data("{}".utf8)).text == "ok")
+        #expect(server.requests.map(\.connection) == [0, 1, 2])
+        #expect(server.requests.map(\.body) == [Data(), Data("{}".utf8), Data("{}".utf8)])
+    }
+
+    // MARK: never two writes
+
+    /// The server takes the second request on a kept-alive connection and drops it unanswered (as a server that
+    /// closed the connection as the request arrived). libcurl sends a plain GET again on a new connection; a
+    /// POST, a PATCH with its body, a DELETE and a GET that runs a script reach the server once and fail
+    /// with `networkConnectionLost` (fails before the prerequest guard: libcurl sent each twice).
+    @Test(arguments: [("POST", "/3", "{}"), ("PATCH", "/3", "{\"a\":1}"), ("DELETE", "/3", ""), ("GET", "/3?script=Log", ""),
+                      ("GET", "/layouts/L/script/Log", "")])
+    func aStaleConnectionIsRedialledForAReadButAWriteIsNeverSentTwice(_ method: String, _ path: String, _ body: String) async {
+        let server = KeepAliveServer { _, _, index in index == 0 ? .answer(KeepAliveServer.ok()) : .close }
+        defer { server.stop() }
+        let transport = transport()
+        #expect(await roundTrip(transport, server.url + "/1").text == "ok")
+        #expect(await roundTrip(transport, server.url + "/2").text == "ok")
+        #expect(server.requests.map { String($0.head.prefix(6)) } == ["GET /1", "GET /2", "GET /2"])
+        #expect(server.requests.map(\.connection) == [0, 0, 1])
+        let write = await roundTrip(transport, server.url + path, method: method, body: body.isEmpty ? nil : Data(body.utf8))
+        #expect(write.error?.code == .networkConnectionLost, "\(String(describing: write.error))")
+        #expect(server.requests.filter { $0.head.hasPrefix("\(method) \(path) ") }.count == 1, "\(server.requests.map(\.head))")
+    }
+
+    @Test func theEnginesRuleDecidesOverTheMethod() {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1/fmi/data/vLatest/databases/DB/layouts/L/_find")!)
+        request.httpMethod = "POST"
+        #expect(!CurlTransfer.isReplayable(FMTransportRequest(urlRequest: request)))
+        var marked = FMTransportRequest(urlRequest: request)
+        marked.mayBeSentTwice = true
+        #expect(CurlTransfer.isReplayable(marked))
+        var read = FMTransportRequest(urlRequest: URLRequest(url: URL(string: "http://127.0.0.1/records")!))
+        #expect(CurlTransfer.isReplayable(read))
+        read.mayBeSentTwice = false
+        #expect(!CurlTransfer.isReplayable(read))
+    }
+
+    // MARK: leftovers
+
+    /// An answer longer than its Content-Length, and a 204 that carries a body: the bytes left over are never
+    /// read as the next request's answer, and that connection is not used again.
+    @Test(arguments: ["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nforgd",
+                      "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nforgd"])
+    func bytesLeftAfterAnAnswerCloseTheConnection(_ first: String) async {
+        let server = KeepAliveServer { _, connection, index in
+            connection == 0 && index == 0 ? .answer(first) : .answer(KeepAliveServer.ok("second"))
+        }
+        defer { server.stop() }
+        let transport = transport()
+        let one = await roundTrip(transport, server.url + "/1")
+        #expect(one.error == nil)
+        #expect(one.text == (first.contains("204") ? "" : "ok"))
+        let two = await roundTrip(transport, server.url + "/2")
+        #expect(two.text == "second", "the leftover was read as the second answer: \(two.text)")
+        #expect(server.requests.map(\.connection) == [0, 1])
+    }
+
+    // MARK: connection limit
+
+    @Test func neverOpensMoreConnectionsThanItsLimit() async {
+        let gate = ConcurrencyGate(target: 3)
+        let server = KeepAliveServer { _, _, _ in
+            gate.hold()
+            return .answer(KeepAliveServer.ok())
+        }
+        defer { server.stop() }
+        let transport = transport(limit: 3)
+        let texts = await withTaskGroup(of: String.self) { group in
+            for i in 0..<12 { group.addTask { await roundTrip(transport, server.url + "/\(i)").text } }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(texts == Array(repeating: "ok", count: 12))
+        #expect(gate.mostAtOnce == 3)
+        #expect(server.mostOpen <= 3)
+    }
+
+    // MARK: bodies
+
+    @Test func decodesGzipAndDeflate() async {
+        let gzip = InflateTests.bytes(InflateTests.fixture("gzipFixed"))
+        let zlib = InflateTests.bytes(InflateTests.fixture("zlibDynamic"))
+        let server = HostileServer { _, index in
+            let (coding, body) = index == 0 ? ("gzip", gzip) : ("deflate", zlib)
+            return .endless(head: HostileServer.head("200 OK", ["Content-Encoding": coding, "Content-Length": "\(body.count)"]),
+                            chunk: Data(body), limit: body.count)
+        }
+        defer { server.stop() }
+        let transport = transport()
+        let first = await roundTrip(transport, server.url + "/a")
+        #expect(first.error == nil)
+        #expect(first.text == InflateFixtures.text)
+        let second = await roundTrip(transport, server.url + "/b")
+        #expect(second.error == nil)
+        #expect(InflateTests.crc([UInt8](second.body)) == InflateTests.fixture("zlibDynamic").crc32)
+        #expect(server.heads.allSatisfy { $0.contains("\r\nAccept-Encoding: ") && $0.contains("gzip") }, "\(server.heads)")
+    }
+
+    @Test func aCorruptOrUnknownEncodingFailsClearly() async {
+        var corrupt = InflateTests.bytes(InflateTests.fixture("gzipFixed"))
+        corrupt[corrupt.count - 6] ^= 0xFF // the CRC-32
+        let server = HostileServer { _, index in
+            index == 0
+                ? .endless(head: HostileServer.head("200 OK", ["Content-Encoding": "gzip", "Content-Length": "\(corrupt.count)"]),
+                           chunk: Data(corrupt), limit: corrupt.count)
+                : .answer(HostileServer.head("200 OK", ["Content-Encoding": "x-unknown", "Content-Length": "2"]) + "{}")
+        }
+        defer { server.stop() }
+        let transport = transport()
+        let first = await roundTrip(transport, server.url + "/a")
+        #expect(first.error?.code == .cannotDecodeContentData, "\(String(describing: first.error))")
+        let second = await roundTrip(transport, server.url + "/b")
+        #expect(second.error?.code == .cannotDecodeContentData, "\(String(describing: second.error))")
+    }
+
+    @Test func streamsAnUploadFromAFile() async throws {
+        let server = KeepAliveServer { _, _, _ in .answer(KeepAliveServer.ok()) }
+        defer { server.stop() }
+        let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("curl-upload-\(UUID().uuidString).bin")
+        try payload.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var request = URLRequest(url: URL(string: server.url + "/upload")!)
+        request.httpMethod = "POST"
+        request.setValue("multipart/form-data; boundary=x", forHTTPHeaderField: "Content-Type")
+        let outcome = Locked(ExchangeOutcome())
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            _ = transport().send(FMTransportRequest(urlRequest: request, bodyFile: file), events: FMTransportEvents(
+                response: { response in outcome.withLock { $0.status = response.statusCode }; return true },
+                data: { data in outcome.withLock { $0.body.append(data) }; return true },
+                complete: { error in
+                    outcome.withLock { $0.error = error as? URLError }
+                    continuation.resume()
+                }))
+        }
+        #expect(outcome.value.error == nil)
+        #expect(outcome.value.text == "ok")
+        #expect(server.requests.first?.head.contains("Content-Length: \(payload.count)") == true)
+        #expect(server.requests.first?.head.contains("Content-Type: multipart/form-data; boundary=x") == true)
+        #expect(server.requests.first?.body == payload)
+    }
+
+    // MARK: cancel
+
+    @Test func cancelEndsATransferOnceWithCancelled() async {
+        let server = HostileServer { _, _ in .silent }
+        defer { server.stop() }
+        let completions = Locked(0)
+        let code = Locked<URLError.Code?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let task = transport().send(FMTransportRequest(urlRequest: URLRequest(url: URL(string: server.url + "/silent")!)),
+                                        events: FMTransportEvents(response: { _ in true }, data: { _ in true }, complete: { error in
+                                            code.withLock { $0 = (error as? URLError)?.code }
+                                            if completions.withLock({ $0 += 1; return $0 == 1 }) { continuation.resume() }
+                                        }))
+            task.cancel()
+            task.cancel()
+        }
+        #expect(code.value == .cancelled)
+        #expect(completions.value == 1)
+    }
+
+    // MARK: above the transport
+
+    @Test func aContainerRedirectCarriesTheCookieAndStreamsToAFile() async throws {
+        let payload = String(repeating: "0123456789abcdef", count: 200_000) // 3.2 MB: the transfer pauses and resumes
+        let server = KeepAliveServer { head, _, _ in
+            if !head.contains("Cookie: X-FMS-Session-Key=s3cret") {
+                return .answer("HTTP/1.1 302 Found\r\nLocation: /Streaming_SSL/MainDB/next.bin\r\n"
+                               + "Set-Cookie: X-FMS-Session-Key=s3cret; Path=/; HttpOnly\r\nContent-Length: 0\r\n\r\n")
+            }
+            return .answer("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: \(payload.utf8.count)\r\n\r\n" + payload)
+        }
+        defer { server.stop() }
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 30)
+        configuration.maxResponseBytes = 1024 // a file download is not capped by it
+        let api = DataAPI(configuration: configuration, transport: transport())
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString).bin")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let saved = try await api.downloadContainer(url: URL(string: server.url + "/Streaming_SSL/MainDB/first.bin?RCType=EmbeddedRCFileProcessor")!, to: file)
+        #expect(try String(contentsOf: saved, encoding: .utf8) == payload)
+        let heads = server.requests.map(\.head)
+        #expect(heads.count == 2)
+        #expect(heads.last?.hasPrefix("GET /Streaming_SSL/MainDB/next.bin HTTP/1.1") == true)
+        #expect(server.connections == 1, "the redirect went out on the kept-alive connection")
+    }
+
+    // MARK: the library
+
+    @Test func aMissingLibraryFailsEveryCallClearly() async {
+        let library = CurlLibrary.at("/nonexistent/libcurl.so.4")
+        #expect(library.error != nil)
+        let transport = FMCurlTransport(idleTimeout: 5, maxConnectionsPerHost: 4, library: library)
+        let outcome = await roundTrip(transport, "http://127.0.0.1:9/x")
+        #expect(outcome.error?.code == .unsupportedURL)
+        #expect(outcome.error?.localizedDescription.contains("libcurl could not be loaded") == true, "\(String(describing: outcome.error))")
+    }
+}
+#endif
