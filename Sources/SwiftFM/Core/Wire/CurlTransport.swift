@@ -152,6 +152,7 @@ enum CurlOption {
     static let tcpKeepAlive: Int32 = 213
     static let connectTimeoutMS: Int32 = 156
     static let suppressConnectHeaders: Int32 = 265
+    static let forbidReuse: Int32 = 75
     // CURLOPTTYPE_OBJECTPOINT / STRINGPOINT (10000) + n
     static let url: Int32 = 10002
     static let errorBuffer: Int32 = 10010
@@ -411,6 +412,11 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             headLines = []
         } else if trimmed.isEmpty {
             if (100..<200).contains(status) { return count } // interim: the final head follows
+            if status == 204 || status == 304, let easy {
+                // No body may follow: bytes that came with it are dropped by libcurl, and the connection is not
+                // used again (what follows on it could be read as the next request's answer).
+                _ = fmcurl_easy_setopt_long(easy, CurlOption.forbidReuse, 1)
+            }
             let head = (status, headLines)
             headLines = []
             deliverHead(status: head.0, lines: head.1)
