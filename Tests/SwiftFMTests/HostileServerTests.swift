@@ -271,6 +271,35 @@ struct HostileServerTests {
     }
 }
 
+extension HostileServerTests {
+    /// Issue 31: an answer that cannot be read (here a content coding no transport knows) is no restart: a read
+    /// fails at once, with what was wrong, instead of riding it out until its deadline (before: the socket
+    /// transport's read went out again and again, until the deadline).
+    @Test(arguments: Wire.allCases)
+    func aMalformedAnswerFailsAtOnce(_ wire: Wire) async {
+        let server = HostileServer { head, _ in
+            HostileServer.isLogin(head) ? HostileServer.login()
+                : .answer(HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Encoding": "x-unknown",
+                                                        "Content-Length": "2"]) + "{}")
+        }
+        defer { server.stop() }
+        let api = makeAPI(server, wire, timeout: 10)
+        let code = await getRecordsCode(api, .async)
+        #expect(code != "0")
+        #expect(server.count("GET ") == 1, "a malformed answer was sent again \(server.count("GET ")) times")
+        if wire != .urlSession { // corelibs hands an unknown coding on as it came
+            do {
+                _ = try await api.getRecords(layout: "Contacts")
+            } catch let error as FMError {
+                #expect(error.code == FMError.ClientCode.transport)
+                #expect("\(error)".contains("cannotDecodeContentData"), "\(error)")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+    }
+}
+
 func littleEndian(_ value: UInt32) -> Data {
     Data([UInt8(value & 0xFF), UInt8((value >> 8) & 0xFF), UInt8((value >> 16) & 0xFF), UInt8(value >> 24)])
 }

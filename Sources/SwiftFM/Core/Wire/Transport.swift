@@ -472,6 +472,14 @@ extension FMError {
         return Int(digits)
     }
 
+    /// An answer that arrived but cannot be read: `cannotParseResponse` (a malformed head) or
+    /// `cannotDecodeContentData` (a content coding that is unknown or corrupt). Never retried or ridden out:
+    /// it fails the same way again, and at once, with what was wrong.
+    var isMalformedAnswer: Bool {
+        guard let urlCode = urlErrorCode else { return false }
+        return urlCode == URLError.Code.cannotParseResponse.rawValue || urlCode == URLError.Code.cannotDecodeContentData.rawValue
+    }
+
     /// A TLS failure: `secureConnectionFailed`, a certificate error (`-1201` … `-1206`), or libcurl's
     /// OpenSSL error (code -1 naming SSL, TLS or a certificate). Never retried: it fails the same way again.
     var isTLSFailure: Bool {
