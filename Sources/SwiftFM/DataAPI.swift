@@ -217,6 +217,15 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
         set { metricsBox = MetricsBox(observer: newValue) }
     }
     var metricsBox = MetricsBox(observer: nil)
+    /// TLS for this client only: a CA bundle trusted instead of the system store, pinned public keys, a client
+    /// certificate (default: the system store, no pin, no client certificate). Honoured by ``FMCurlTransport``;
+    /// see ``FMTLSOptions``. A transport that cannot honour what is set fails every call with `-1001`.
+    public var tls = FMTLSOptions()
+    /// The HTTP proxy every request goes through (`http://proxy.example.com:3128`, credentials in the URL
+    /// allowed: they are redacted in every description and log line). `nil` (default): the environment's
+    /// `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`, as curl reads them. Honoured by
+    /// ``FMCurlTransport``; another transport fails every call with `-1001` when it is set.
+    public var proxy: URL?
 
     /// Creates a configuration.
     public init(
@@ -273,7 +282,8 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
             + "containerTimeout: \(containerTimeout), maxResponseBytes: \(maxResponseBytes), retry: \(retry), "
             + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize), "
             + "sessionIdleTimeout: \(sessionIdleTimeout), maxCallsPerSession: \(maxCallsPerSession), "
-            + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"))"
+            + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"), "
+            + "tls: \(tls), proxy: \(proxy.map { Redaction.host($0.absoluteString) } ?? "nil"))"
     }
 
     /// Same as ``description``.
@@ -333,6 +343,9 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     /// The injected clock.
     let now: @Sendable () -> Date
     let transport: any FMTransport
+    /// Why `transport` cannot send this configuration's calls (TLS options or a proxy it cannot honour): every
+    /// call fails with it.
+    let transportRefusal: FMError?
     let logger: Logger
     let pool: SessionPool
     let gate: AdmissionGate
@@ -409,12 +422,14 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         self.rateLimiter = RateLimiter.make(rate: configuration.maxRequestsPerSecond)
         self.lifecycle = Lifecycle()
         self.logger = Self.makeLogger(logger, configuration: configuration, pool: pool)
+        self.transportRefusal = refusal(of: transport, for: configuration)
     }
 
     /// A service that uses `token` for every call and never logs in or renews (the new-session hook's).
     init(pinnedTo token: String, parent: DataAPI) {
         configuration = parent.configuration
         transport = parent.transport
+        transportRefusal = parent.transportRefusal
         callbackQueue = parent.callbackQueue
         tokenStore = FMMemoryTokenStore()
         now = parent.now
@@ -429,8 +444,9 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     private static func makeLogger(_ handler: FMLogHandler?, configuration: FMConfiguration, pool: SessionPool) -> Logger {
         let credentials = configuration.credentials
         let dataSources = configuration.dataSources
+        let proxySecrets = [configuration.proxy?.user, configuration.proxy?.password].compactMap { $0 }
         return Logger(handler: handler) {
-            (credentials?.secrets ?? []) + dataSources.map(\.password) + pool.heldTokens
+            (credentials?.secrets ?? []) + dataSources.map(\.password) + pool.heldTokens + proxySecrets
         }
     }
 

@@ -241,3 +241,87 @@ struct CurlTransportTests {
     }
 }
 #endif
+
+#if canImport(Glibc)
+/// Issue 31: TLS options and a proxy are honoured by FMCurlTransport, and never ignored by a transport that
+/// cannot honour them. (Over a real TLS front: `TLSOptionsTests`, run by `Tests/tls/run.sh`.)
+@Suite("TLS options and proxy (no network)")
+struct TLSOptionsUnitTests {
+    @Test func aTransportThatCannotHonourThemFailsEveryCall() async {
+        let server = KeepAliveServer { _, _, _ in .answer(KeepAliveServer.ok()) }
+        defer { server.stop() }
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 30)
+        configuration.tls = FMTLSOptions(caCertificates: URL(fileURLWithPath: "/tmp/ca.pem"), pinnedPublicKeys: ["sha256//AAAA"])
+        let api = DataAPI(configuration: configuration, transport: FMURLSessionTransport(idleTimeout: 30))
+        do {
+            _ = try await api.getRecords(layout: "L")
+            Issue.record("sent")
+        } catch let error as FMError {
+            #expect(error.code == FMError.ClientCode.invalidConfiguration)
+            #expect(error.message.contains("tls.caCertificates, tls.pinnedPublicKeys"), "\(error)")
+            #expect(error.message.contains("FMURLSessionTransport"), "\(error)")
+        } catch {
+            Issue.record("\(error)")
+        }
+        #expect(server.requests.isEmpty)
+        // An FMCurlTransport made with other options is refused too.
+        let other = DataAPI(configuration: configuration, transport: FMCurlTransport(idleTimeout: 30))
+        await #expect(throws: FMError.self) { _ = try await other.getRecords(layout: "L") }
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func theDefaultTransportHonoursThem() {
+        var configuration = FMConfiguration(host: "https://fms.example.com", database: "DB", username: "a", password: "b")
+        configuration.tls = FMTLSOptions(caCertificates: URL(fileURLWithPath: "/tmp/ca.pem"))
+        let transport = defaultTransport(for: configuration)
+        #expect((transport as? FMCurlTransport)?.tls == configuration.tls)
+        #expect(refusal(of: transport, for: configuration) == nil)
+    }
+
+    @Test func aProxyGoesThroughAndItsCredentialsAreRedacted() async throws {
+        // A plain HTTP proxy sees the absolute URL of the request.
+        let proxy = KeepAliveServer { _, _, _ in .answer(KeepAliveServer.ok("via proxy")) }
+        defer { proxy.stop() }
+        var configuration = FMConfiguration(host: "http://fms.invalid:8080", database: "DB", username: "admin", password: "pw", timeout: 30)
+        configuration.proxy = URL(string: "http://proxyuser:proxysecret@127.0.0.1:\(proxy.port)")
+        #expect(!"\(configuration)".contains("proxysecret"))
+        #expect(!"\(configuration)".contains("proxyuser"))
+        let transport = defaultTransport(for: configuration)
+        let outcome = await roundTrip(transport, "http://fms.invalid:8080/fmi/data/vLatest/productInfo")
+        #expect(outcome.text == "via proxy", "\(String(describing: outcome.error))")
+        let head = try #require(proxy.requests.first?.head)
+        #expect(head.hasPrefix("GET http://fms.invalid:8080/fmi/data/vLatest/productInfo HTTP/1.1"), "\(head)")
+        #expect(head.contains("Proxy-Authorization: Basic "), "\(head)")
+    }
+
+    @Test func anIPv6LiteralHost() async throws {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        address.sin6_port = 0
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+        guard bound == 0 else { close(fd); return } // no IPv6 loopback on this machine: nothing to show
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin6_port))
+        listen(fd, 4)
+        let head = Locked("")
+        Thread {
+            let client = accept(fd, nil, nil)
+            guard client >= 0 else { return }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = read(client, &buffer, buffer.count)
+            head.withLock { $0 = String(decoding: buffer[0..<max(0, n)], as: UTF8.self) }
+            let answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nv6"
+            _ = answer.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+            close(client)
+        }.start()
+        defer { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+        let outcome = await roundTrip(FMCurlTransport(idleTimeout: 30), "http://[::1]:\(port)/x")
+        #expect(outcome.text == "v6", "\(String(describing: outcome.error))")
+        #expect(head.value.contains("Host: [::1]:\(port)"), "\(head.value)")
+    }
+}
+#endif

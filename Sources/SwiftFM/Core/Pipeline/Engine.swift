@@ -306,6 +306,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             logger.log(.error, "\(endpoint.method.rawValue) not sent: \(error)")
             return received(.failure(ExchangeFailure(error: error, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
         }
+        if let refusal = api.transportRefusal {
+            logger.log(.error, "\(endpoint.method.rawValue) not sent: \(refusal)")
+            return received(.failure(ExchangeFailure(error: refusal, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+        }
         let transport = api.transport
         let line = logger.isEnabled ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : ""
         let gate = api.gate

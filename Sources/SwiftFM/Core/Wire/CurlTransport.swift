@@ -35,6 +35,10 @@ public final class FMCurlTransport: FMTransport, @unchecked Sendable {
     private let engine: CurlEngine?
     private let loadError: String?
     private let settings: CurlSettings
+    /// The TLS options every request is sent with.
+    var tls: FMTLSOptions { settings.tls }
+    /// The proxy every request goes through (`nil`: the environment's, as curl reads it).
+    var proxy: URL? { settings.proxy }
 
     /// Whether the system's libcurl (`libcurl.so.4`, at least 7.68) could be loaded.
     public static var isAvailable: Bool { CurlLibrary.standard.error == nil }
@@ -52,13 +56,17 @@ public final class FMCurlTransport: FMTransport, @unchecked Sendable {
     ///     whole call is bounded by SwiftFM's own deadline, ``FMConfiguration/timeout``).
     ///   - maxConnectionsPerHost: the most connections open at once to one host (at least 1); also the
     ///     number of idle connections kept for reuse.
-    public convenience init(idleTimeout: TimeInterval = 60, maxConnectionsPerHost: Int = 64) {
-        self.init(idleTimeout: idleTimeout, maxConnectionsPerHost: maxConnectionsPerHost, library: .standard)
+    ///   - tls: a CA bundle trusted instead of the system store, pinned public keys, a client certificate
+    ///     (``FMTLSOptions``); chain and host verification are always on.
+    ///   - proxy: the HTTP proxy every request goes through; `nil`: the environment's (`HTTPS_PROXY`,
+    ///     `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`), as curl reads it.
+    public convenience init(idleTimeout: TimeInterval = 60, maxConnectionsPerHost: Int = 64, tls: FMTLSOptions = FMTLSOptions(), proxy: URL? = nil) {
+        self.init(idleTimeout: idleTimeout, maxConnectionsPerHost: maxConnectionsPerHost, tls: tls, proxy: proxy, library: .standard)
     }
 
-    init(idleTimeout: TimeInterval, maxConnectionsPerHost: Int, library: CurlLibrary) {
+    init(idleTimeout: TimeInterval, maxConnectionsPerHost: Int, tls: FMTLSOptions = FMTLSOptions(), proxy: URL? = nil, library: CurlLibrary) {
         let idle = idleTimeout.isFinite ? max(0.001, idleTimeout) : 10 * 365 * 86_400
-        settings = CurlSettings(idleTimeout: idle, maxConnectionsPerHost: max(1, maxConnectionsPerHost))
+        settings = CurlSettings(idleTimeout: idle, maxConnectionsPerHost: max(1, maxConnectionsPerHost), tls: tls, proxy: proxy)
         if let error = library.error {
             loadError = error
             engine = nil
@@ -95,6 +103,8 @@ public final class FMCurlTransport: FMTransport, @unchecked Sendable {
 struct CurlSettings: Sendable {
     var idleTimeout: TimeInterval
     var maxConnectionsPerHost: Int
+    var tls = FMTLSOptions()
+    var proxy: URL?
 }
 
 // MARK: - Loading libcurl
@@ -153,6 +163,14 @@ enum CurlOption {
     static let connectTimeoutMS: Int32 = 156
     static let suppressConnectHeaders: Int32 = 265
     static let forbidReuse: Int32 = 75
+    static let proxy: Int32 = 10004
+    static let sslCert: Int32 = 10025
+    static let caInfo: Int32 = 10065
+    static let sslCertType: Int32 = 10086
+    static let sslKey: Int32 = 10087
+    static let sslKeyType: Int32 = 10088
+    static let caPath: Int32 = 10097
+    static let pinnedPublicKey: Int32 = 10230
     // CURLOPTTYPE_OBJECTPOINT / STRINGPOINT (10000) + n
     static let url: Int32 = 10002
     static let errorBuffer: Int32 = 10010
@@ -298,6 +316,22 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         // "": every coding this libcurl decodes; the bytes handed on are decoded. A request's own
         // Accept-Encoding header takes precedence over curl's.
         string(CurlOption.acceptEncoding, "")
+        // TLS for this client only; verification stays on whatever is set.
+        let tls = settings.tls
+        if let ca = tls.caCertificates {
+            string(CurlOption.caInfo, ca.path)
+            pointer(CurlOption.caPath, nil) // the bundle alone: not the system's directory too
+        }
+        if !tls.pinnedPublicKeys.isEmpty { string(CurlOption.pinnedPublicKey, tls.pinnedPublicKeys.joined(separator: ";")) }
+        if let certificate = tls.clientCertificate {
+            string(CurlOption.sslCert, certificate.path)
+            string(CurlOption.sslCertType, "PEM")
+        }
+        if let key = tls.clientKey {
+            string(CurlOption.sslKey, key.path)
+            string(CurlOption.sslKeyType, "PEM")
+        }
+        if let proxy = settings.proxy { string(CurlOption.proxy, proxy.absoluteString) }
 
         let write: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { bytes, size, count, me in
             guard let me else { return 0 }
@@ -560,7 +594,23 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     func error(forResult result: Int32) -> URLError? {
         guard result != 0 else { return nil }
         let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : fmcurl_easy_strerror(result).map { String(cString: $0) } ?? ""
-        let message = "curl \(result): \(detail)"
+        var message = "curl \(result): \(detail)"
+        let host = request.urlRequest.url?.host ?? "the server"
+        switch result {
+        case 60, 51:
+            message += " — the certificate of \(host) does not verify: trust its CA with FMConfiguration.tls.caCertificates "
+                + "(a PEM bundle, for this client only) or install it into the system store"
+        case 90:
+            message += " — the public key of \(host) matches none of FMConfiguration.tls.pinnedPublicKeys"
+        case 77:
+            message += " — FMConfiguration.tls.caCertificates cannot be read as a PEM bundle"
+        case 58:
+            message += " — FMConfiguration.tls.clientCertificate or clientKey cannot be used (PEM, unencrypted key)"
+        case 56 where detail.lowercased().contains("certificate") || detail.lowercased().contains("alert"):
+            message += " — \(host) refused the TLS handshake: does it require a client certificate (FMConfiguration.tls.clientCertificate)?"
+        default:
+            break
+        }
         if refusedResend {
             return URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey:
                 "the connection closed before any answer; the request was not sent again, as it may change data (\(message))"])

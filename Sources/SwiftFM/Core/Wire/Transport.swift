@@ -376,12 +376,35 @@ extension FMConfiguration {
 /// `http://` host, ``FMSocketTransport`` (URLSession keeps memory per request there); else
 /// ``FMURLSessionTransport``. Both allow ``FMConfiguration/transportConnectionLimit`` connections per host.
 func defaultTransport(for configuration: FMConfiguration) -> any FMTransport {
+    #if os(Linux)
+    // TLS options and a proxy only FMCurlTransport honours.
+    if !configuration.tls.isDefault || configuration.proxy != nil, FMCurlTransport.isAvailable {
+        return FMCurlTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit,
+                               tls: configuration.tls, proxy: configuration.proxy)
+    }
+    #endif
     #if canImport(Glibc)
     if configuration.baseURL?.scheme?.lowercased() == "http" {
         return FMSocketTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit)
     }
     #endif
     return FMURLSessionTransport(idleTimeout: urlSessionIdleTimeout(for: configuration), maxConnectionsPerHost: configuration.transportConnectionLimit)
+}
+
+/// Why `transport` cannot send `configuration`'s calls: TLS options or a proxy that only ``FMCurlTransport``
+/// honours, set for another transport (or for an FMCurlTransport made with other ones). `nil`: it can.
+func refusal(of transport: any FMTransport, for configuration: FMConfiguration) -> FMError? {
+    let names = configuration.tls.namesSet.map { "tls.\($0)" } + (configuration.proxy == nil ? [] : ["proxy"])
+    guard !names.isEmpty else { return nil }
+    #if os(Linux)
+    if let curl = transport as? FMCurlTransport {
+        if curl.tls == configuration.tls && curl.proxy == configuration.proxy { return nil }
+        return .invalidConfiguration("FMConfiguration's \(names.joined(separator: ", ")) differ from the FMCurlTransport's own: "
+            + "make the transport with the same options (FMCurlTransport(tls:proxy:)), or let DataAPI(configuration:) make it")
+    }
+    #endif
+    return .invalidConfiguration("FMConfiguration's \(names.joined(separator: ", ")) cannot be honoured by \(type(of: transport)): "
+        + "only FMCurlTransport (Linux, libcurl) applies them; never ignored silently, so no call is sent")
 }
 
 /// The default URLSession transport's idle timeout: the call's deadline plus a margin, so a silent server
