@@ -360,8 +360,9 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     /// Draws a retry's back-off from its range (full jitter); the tests' seam for the random source.
     let retryJitter = Locked<@Sendable (ClosedRange<Double>) -> Double>({ Double.random(in: $0) })
 
-    /// Creates a service with the default transport: ``FMURLSessionTransport``, or on Linux for an `http://`
-    /// host ``FMSocketTransport``; either allows as many connections as SwiftFM may have requests in flight.
+    /// Creates a service with the default transport: on Linux ``FMCurlTransport`` wherever libcurl loads (else
+    /// ``FMURLSessionTransport``, and the logger says so once), elsewhere ``FMURLSessionTransport``; either allows
+    /// as many connections as SwiftFM may have requests in flight.
     ///
     /// - Parameters:
     ///   - configuration: host, database, credentials, version, limits, retries, pool size.
@@ -376,14 +377,24 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         logger: FMLogHandler? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.init(
-            configuration: configuration,
-            transport: defaultTransport(for: configuration),
-            callbackQueue: callbackQueue,
-            tokenStore: tokenStore,
-            logger: logger,
-            now: now
-        )
+        self.init(configuration: configuration, callbackQueue: callbackQueue, tokenStore: tokenStore, logger: logger, now: now,
+                  curlLibraryPath: "libcurl.so.4")
+    }
+
+    /// The default transport's client, libcurl loaded from `curlLibraryPath` (the tests' missing library); when
+    /// it cannot be loaded, the logger says so once.
+    convenience init(
+        configuration: FMConfiguration,
+        callbackQueue: DispatchQueue?,
+        tokenStore: FMTokenStore,
+        logger: FMLogHandler?,
+        now: @escaping @Sendable () -> Date,
+        curlLibraryPath: String
+    ) {
+        let (transport, note) = defaultTransportChoice(for: configuration, libraryPath: curlLibraryPath)
+        self.init(configuration: configuration, transport: transport, callbackQueue: callbackQueue, tokenStore: tokenStore,
+                  logger: logger, now: now)
+        if let note { self.logger.log(.warning, note) }
     }
 
     /// Creates a service for `database` on `host` (a bare host means `https://host`) with an account.

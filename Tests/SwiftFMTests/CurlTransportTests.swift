@@ -270,6 +270,29 @@ struct TLSOptionsUnitTests {
         #expect(server.requests.isEmpty)
     }
 
+    @Test(arguments: ["http://127.0.0.1:8080", "https://fms.example.com"])
+    func theDefaultIsCurlWhereLibcurlLoads(_ host: String) {
+        let configuration = FMConfiguration(host: host, database: "DB", username: "a", password: "b")
+        #expect(defaultTransport(for: configuration) is FMCurlTransport)
+        #expect(defaultTransportChoice(for: configuration, libraryPath: "libcurl.so.4").note == nil)
+    }
+
+    @Test func aMissingLibcurlFallsBackToURLSessionSayingSoOnce() {
+        let events = Locked<[FMLogEvent]>([])
+        let configuration = FMConfiguration(host: "https://fms.example.com", database: "DB", username: "a", password: "b")
+        let api = DataAPI(configuration: configuration, callbackQueue: nil, tokenStore: FMMemoryTokenStore(),
+                          logger: { event in events.withLock { $0.append(event) } }, now: { Date() },
+                          curlLibraryPath: "/nonexistent/libcurl.so.4")
+        #expect(api.transport is FMURLSessionTransport)
+        #expect(events.value.count == 1)
+        #expect(events.value.first?.level == .warning)
+        #expect(events.value.first?.message.contains("libcurl could not be loaded") == true, "\(events.value)")
+        let loaded = DataAPI(configuration: configuration, callbackQueue: nil, tokenStore: FMMemoryTokenStore(),
+                             logger: { event in events.withLock { $0.append(event) } }, now: { Date() }, curlLibraryPath: "libcurl.so.4")
+        #expect(loaded.transport is FMCurlTransport)
+        #expect(events.value.count == 1)
+    }
+
     @Test func theDefaultTransportHonoursThem() {
         var configuration = FMConfiguration(host: "https://fms.example.com", database: "DB", username: "a", password: "b")
         configuration.tls = FMTLSOptions(caCertificates: URL(fileURLWithPath: "/tmp/ca.pem"))

@@ -372,23 +372,33 @@ extension FMConfiguration {
     }
 }
 
-/// The transport ``DataAPI/init(configuration:callbackQueue:tokenStore:logger:now:)`` uses: on Linux, for an
-/// `http://` host, ``FMSocketTransport`` (URLSession keeps memory per request there); else
-/// ``FMURLSessionTransport``. Both allow ``FMConfiguration/transportConnectionLimit`` connections per host.
+/// The transport ``DataAPI/init(configuration:callbackQueue:tokenStore:logger:now:)`` uses: on Linux
+/// ``FMCurlTransport`` (http and https) wherever libcurl loads, else ``FMURLSessionTransport``. Each allows
+/// ``FMConfiguration/transportConnectionLimit`` connections per host.
 func defaultTransport(for configuration: FMConfiguration) -> any FMTransport {
+    defaultTransportChoice(for: configuration, libraryPath: "libcurl.so.4").transport
+}
+
+/// The default transport, and the line to log when libcurl could not be loaded from `libraryPath` (on Linux;
+/// the tests point it at a missing library).
+func defaultTransportChoice(for configuration: FMConfiguration, libraryPath: String) -> (transport: any FMTransport, note: String?) {
     #if os(Linux)
-    // TLS options and a proxy only FMCurlTransport honours.
-    if !configuration.tls.isDefault || configuration.proxy != nil, FMCurlTransport.isAvailable {
-        return FMCurlTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit,
-                               tls: configuration.tls, proxy: configuration.proxy)
+    let library = CurlLibrary.at(libraryPath)
+    if let error = library.error {
+        return (urlSessionTransport(for: configuration),
+                "libcurl could not be loaded (\(error)): every request goes through FMURLSessionTransport instead "
+                    + "(corelibs URLSession: memory grows per request, and FMConfiguration.tls and proxy cannot be honoured)")
     }
+    return (FMCurlTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit,
+                            tls: configuration.tls, proxy: configuration.proxy, library: library), nil)
+    #else
+    return (urlSessionTransport(for: configuration), nil)
     #endif
-    #if canImport(Glibc)
-    if configuration.baseURL?.scheme?.lowercased() == "http" {
-        return FMSocketTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit)
-    }
-    #endif
-    return FMURLSessionTransport(idleTimeout: urlSessionIdleTimeout(for: configuration), maxConnectionsPerHost: configuration.transportConnectionLimit)
+}
+
+/// The URLSession transport a configuration gets where it is the default (Apple platforms, or Linux without libcurl).
+func urlSessionTransport(for configuration: FMConfiguration) -> FMURLSessionTransport {
+    FMURLSessionTransport(idleTimeout: urlSessionIdleTimeout(for: configuration), maxConnectionsPerHost: configuration.transportConnectionLimit)
 }
 
 /// Why `transport` cannot send `configuration`'s calls: TLS options or a proxy that only ``FMCurlTransport``
