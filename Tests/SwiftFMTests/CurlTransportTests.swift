@@ -229,6 +229,21 @@ struct CurlTransportTests {
         #expect(server.connections == 1, "the redirect went out on the kept-alive connection")
     }
 
+    // MARK: lifetime
+
+    /// A released transport's thread ends, and its multi handle (with its connections and wake-up descriptors)
+    /// is cleaned up, once its last transfer ended: a daemon that makes clients again and again keeps no threads.
+    @Test func aReleasedTransportsThreadEnds() async throws {
+        let server = KeepAliveServer { _, _, _ in .answer(KeepAliveServer.ok()) }
+        defer { server.stop() }
+        var transport: FMCurlTransport? = transport()
+        let engine = try #require(transport?.engine)
+        #expect(await roundTrip(try #require(transport), server.url + "/x").text == "ok")
+        #expect(!engine.waitUntilFinished(timeout: 0))
+        transport = nil
+        #expect(await Task.detached { engine.waitUntilFinished(timeout: 60) }.value)
+    }
+
     // MARK: the library
 
     @Test func aMissingLibraryFailsEveryCallClearly() async {
@@ -348,3 +363,61 @@ struct TLSOptionsUnitTests {
     }
 }
 #endif
+
+/// Issue 31: Claris ID's Cognito requests go through SwiftFM's transport like every other request: bounded by
+/// the sign-in's deadline and a size cap, never redirected. (Before, a private URLSession followed a 307 to
+/// another host and the sign-in succeeded with that host's token; an endless answer was read past the failure;
+/// a dripping Cognito held the sign-in.)
+@Suite("Claris ID through the transport (hostile Cognito)")
+struct ClarisIDTransportTests {
+    func signInCode(_ server: HostileServer, wire: Wire, timeout: TimeInterval = 30) async -> (code: String, message: String) {
+        let configuration = FMClarisIDConfiguration(userPoolID: "us-west-2_TEST", clientID: "client", cognitoURL: URL(string: server.url + "/")!)
+        let signIn = ClarisIDSignIn(username: "user@example.com", password: "pw", configuration: configuration, mfa: nil,
+                                    refreshTokenStore: nil, timeout: timeout, transport: wire.transport(idleTimeout: 300))
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, FMError>, Never>) in
+            signIn.fetch(refresh: false) { continuation.resume(returning: $0) }
+        }
+        switch result {
+        case .success(let token): return ("0", token)
+        case .failure(let error): return (error.code, "\(error)")
+        }
+    }
+
+    @Test(arguments: Wire.allCases)
+    func aRedirectIsAnErrorNamingIt(_ wire: Wire) async {
+        let elsewhere = HostileServer { _, _ in .answer(HostileServer.json(#"{"ChallengeName":"PASSWORD_VERIFIER"}"#)) }
+        defer { elsewhere.stop() }
+        let server = HostileServer { _, _ in
+            .answer("HTTP/1.1 307 Temporary Redirect\r\nLocation: \(elsewhere.url)/\r\nContent-Length: 0\r\n\r\n")
+        }
+        defer { server.stop() }
+        let (code, message) = await signInCode(server, wire: wire)
+        #expect(code == FMError.ClientCode.transport)
+        #expect(message.contains("307") && message.contains("redirect"), "\(message)")
+        #expect(elsewhere.heads.isEmpty, "the redirect was followed")
+    }
+
+    @Test(arguments: Wire.allCases)
+    func anEndlessAnswerStopsAtTheCap(_ wire: Wire) async {
+        let server = HostileServer { _, _ in
+            .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/x-amz-json-1.1"]), first: Data("{\"a\":\"".utf8),
+                     chunk: Data(repeating: UInt8(ascii: "x"), count: 64 * 1024), limit: 64 << 20)
+        }
+        defer { server.stop() }
+        let (code, message) = await signInCode(server, wire: wire)
+        #expect(code == FMError.ClientCode.responseTooLarge, "\(message)")
+        #expect(server.count("POST ") == 1)
+    }
+
+    @Test(arguments: Wire.allCases)
+    func aDrippingCognitoMeetsTheDeadline(_ wire: Wire) async {
+        let body = Data(repeating: UInt8(ascii: " "), count: 400)
+        let server = HostileServer { _, _ in
+            .drip(head: HostileServer.head("200 OK", ["Content-Type": "application/x-amz-json-1.1", "Content-Length": "400"]),
+                  body: body, interval: 0.05)
+        }
+        defer { server.stop() }
+        let (code, message) = await signInCode(server, wire: wire, timeout: 1)
+        #expect(code == FMError.ClientCode.timeout, "\(message)")
+    }
+}

@@ -32,7 +32,7 @@ import Glibc
 /// then uses ``FMURLSessionTransport``.
 public final class FMCurlTransport: FMTransport, @unchecked Sendable {
     // @unchecked: every stored property is immutable; the engine keeps its state behind its lock or on its thread.
-    private let engine: CurlEngine?
+    let engine: CurlEngine?
     private let loadError: String?
     private let settings: CurlSettings
     /// The TLS options every request is sent with.
@@ -661,6 +661,8 @@ final class CurlEngine: @unchecked Sendable {
     private var commands: [Command] = []
     private var closing = false
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Signalled when the thread ended and the multi handle was cleaned up.
+    private let finished = DispatchSemaphore(value: 0)
 
     /// The engine's threads running now, in the process (tests: a released transport's thread ends).
     static let threads = Locked(0)
@@ -719,6 +721,12 @@ final class CurlEngine: @unchecked Sendable {
         }
         _ = fmcurl_multi_cleanup(multi)
         Self.threads.withLock { $0 -= 1 }
+        finished.signal()
+    }
+
+    /// Waits (at most `timeout` seconds) for the thread to end; whether it did (tests).
+    func waitUntilFinished(timeout: TimeInterval) -> Bool {
+        finished.wait(timeout: .now() + timeout) == .success
     }
 
     private func apply(_ command: Command) {
