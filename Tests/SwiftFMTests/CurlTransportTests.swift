@@ -229,6 +229,28 @@ struct CurlTransportTests {
         #expect(server.connections == 1, "the redirect went out on the kept-alive connection")
     }
 
+    // MARK: silence
+
+    /// The idle timeout bounds silence, the head included: a head of short lines arriving a byte at a time,
+    /// never silent for a second but three seconds long in all, is read whole under a 1 s idle timeout
+    /// (curl's own low-speed check, used before, counts body bytes only). Silence is measured per header line
+    /// and per body chunk.
+    @Test func aSlowHeadIsNotSilence() async {
+        let answer = "HTTP/1.1 200 OK\r\n" + (0..<16).map { "X-\($0): a\r\n" }.joined() + "Content-Length: 2\r\n\r\n{}"
+        let server = HostileServer { _, _ in .drip(head: "", body: Data(answer.utf8), interval: 0.02) }
+        defer { server.stop() }
+        let outcome = await roundTrip(FMCurlTransport(idleTimeout: 1), server.url + "/slow")
+        #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+        #expect(outcome.text == "{}")
+    }
+
+    @Test func aSilentServerEndsAtTheIdleTimeout() async {
+        let server = HostileServer { _, _ in .silent }
+        defer { server.stop() }
+        let outcome = await roundTrip(FMCurlTransport(idleTimeout: 0.5), server.url + "/silent")
+        #expect(outcome.error?.code == .timedOut, "\(String(describing: outcome.error))")
+    }
+
     // MARK: lifetime
 
     /// A released transport's thread ends, and its multi handle (with its connections and wake-up descriptors)

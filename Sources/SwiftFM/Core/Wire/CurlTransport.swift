@@ -24,7 +24,8 @@ import Glibc
 /// never sent twice: when a reused connection dies before any byte of its answer, libcurl would send it again
 /// on a new one; this transport refuses that, and the call fails with `URLError(.networkConnectionLost)`
 /// (SwiftFM's retry policy decides). Reads are sent again, as libcurl does. A silence longer than
-/// `idleTimeout` while connecting, sending or receiving ends the exchange with `URLError(.timedOut)`;
+/// `idleTimeout` while connecting, sending or receiving (measured per header line and per chunk of body)
+/// ends the exchange with `URLError(.timedOut)`;
 /// `cancel()` ends it with `URLError(.cancelled)`.
 ///
 /// Where libcurl cannot be loaded (a static SDK, a system without it) ``isAvailable`` is `false` and every
@@ -155,8 +156,6 @@ enum CurlOption {
     static let followLocation: Int32 = 52
     static let httpGet: Int32 = 80
     static let httpVersion: Int32 = 84
-    static let lowSpeedLimit: Int32 = 19
-    static let lowSpeedTime: Int32 = 20
     static let sslVerifyPeer: Int32 = 64
     static let sslVerifyHost: Int32 = 81
     static let tcpKeepAlive: Int32 = 213
@@ -246,6 +245,9 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     let replayable: Bool
     /// How often libcurl was about to send this request.
     private var prereqCount = 0
+    /// The longest silence allowed, in seconds, and when a byte last went or came (engine's thread).
+    private(set) var idleTimeout: TimeInterval = 60
+    private(set) var lastActivity = DispatchTime.now().uptimeNanoseconds
     /// libcurl wanted to send it again and this transport refused.
     private(set) var refusedResend = false
     // The head being read.
@@ -311,8 +313,9 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         long(CurlOption.tcpKeepAlive, 1)
         long(CurlOption.suppressConnectHeaders, 1)
         long(CurlOption.connectTimeoutMS, Int(min(settings.idleTimeout * 1000, Double(Int32.max)).rounded(.up)))
-        long(CurlOption.lowSpeedLimit, 1)
-        long(CurlOption.lowSpeedTime, Int(min(settings.idleTimeout, Double(Int32.max)).rounded(.up)))
+        // The silence between two bytes is bounded by the engine (``CurlEngine``), header bytes included: curl's
+        // own low-speed check counts body bytes only, so a head arriving slowly would read as silence.
+        idleTimeout = settings.idleTimeout
         // "": every coding this libcurl decodes; the bytes handed on are decoded. A request's own
         // Accept-Encoding header takes precedence over curl's.
         string(CurlOption.acceptEncoding, "")
@@ -427,6 +430,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     /// libcurl is about to send the request on a connection; a second time only for a request that may be
     /// sent twice.
     private func aboutToSend() -> Int32 {
+        lastActivity = DispatchTime.now().uptimeNanoseconds
         prereqCount += 1
         if prereqCount > 1 && !replayable {
             refusedResend = true
@@ -437,6 +441,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
 
     private func headerLine(_ bytes: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let bytes else { return 0 }
+        lastActivity = DispatchTime.now().uptimeNanoseconds
         let line = String(decoding: UnsafeRawBufferPointer(start: bytes, count: count), as: UTF8.self)
         let trimmed = line.trimmingCharacters(in: CharacterSet(charactersIn: "\r\n"))
         if trimmed.hasPrefix("HTTP/") {
@@ -466,6 +471,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
 
     private func received(_ bytes: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let bytes else { return 0 }
+        lastActivity = DispatchTime.now().uptimeNanoseconds
         let pause = lock.withLock { () -> Bool? in
             if state.cancelled || state.ended { return nil }
             if state.pending >= Self.highWater {
@@ -484,6 +490,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
 
     private func readBody(_ buffer: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let buffer else { return CurlOption.readAbort }
+        lastActivity = DispatchTime.now().uptimeNanoseconds
         if bodyFD >= 0 {
             let n = Glibc.read(bodyFD, buffer, count)
             return n < 0 ? CurlOption.readAbort : n
@@ -541,6 +548,21 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     }
 
     private var isCancelled: Bool { lock.withLock { state.cancelled } }
+
+    /// Whether no byte went or came for longer than the idle timeout at `now` (a transfer paused because SwiftFM
+    /// has not taken its bytes yet is not silent).
+    func isSilent(at now: UInt64) -> Bool {
+        let limit = idleTimeout * 1e9
+        guard Double(now &- min(now, lastActivity)) > limit else { return false }
+        if lock.withLock({ state.paused }) {
+            lastActivity = now
+            return false
+        }
+        return true
+    }
+
+    /// The engine added the transfer: its silence counts from now.
+    func started() { lastActivity = DispatchTime.now().uptimeNanoseconds }
 
     /// The engine resumed the paused transfer.
     func resumed() {
@@ -716,8 +738,9 @@ final class CurlEngine: @unchecked Sendable {
                 transfer.release()
                 transfer.finish(error)
             }
+            endSilentTransfers()
             let more = lock.withLock { !commands.isEmpty }
-            if !more { _ = fmcurl_multi_poll(multi, 1000) }
+            if !more { _ = fmcurl_multi_poll(multi, active.isEmpty ? 1000 : 250) }
         }
         _ = fmcurl_multi_cleanup(multi)
         Self.threads.withLock { $0 -= 1 }
@@ -729,6 +752,19 @@ final class CurlEngine: @unchecked Sendable {
         finished.wait(timeout: .now() + timeout) == .success
     }
 
+    /// Ends each transfer silent for longer than its idle timeout with `URLError(.timedOut)`.
+    private func endSilentTransfers() {
+        guard !active.isEmpty else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        for (easy, transfer) in active where transfer.isSilent(at: now) {
+            active.removeValue(forKey: easy)
+            _ = fmcurl_multi_remove_handle(multi, easy)
+            let seconds = transfer.idleTimeout
+            transfer.release()
+            transfer.finish(URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: "no byte went or came for \(seconds) s"]))
+        }
+    }
+
     private func apply(_ command: Command) {
         switch command {
         case .add(let transfer):
@@ -738,6 +774,7 @@ final class CurlEngine: @unchecked Sendable {
                 transfer.finish(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_multi_add_handle failed"]))
                 return
             }
+            transfer.started()
             active[easy] = transfer
         case .cancel(let transfer):
             guard let easy = transfer.easy, active.removeValue(forKey: easy) != nil else {
