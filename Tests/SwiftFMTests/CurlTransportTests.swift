@@ -386,6 +386,7 @@ struct TLSOptionsUnitTests {
 }
 #endif
 
+#if canImport(Glibc)
 /// Issue 31: Claris ID's Cognito requests go through SwiftFM's transport like every other request: bounded by
 /// the sign-in's deadline and a size cap, never redirected. (Before, a private URLSession followed a 307 to
 /// another host and the sign-in succeeded with that host's token; an endless answer was read past the failure;
@@ -443,3 +444,4 @@ struct ClarisIDTransportTests {
         #expect(code == FMError.ClientCode.timeout, "\(message)")
     }
 }
+#endif

@@ -210,17 +210,25 @@ enum CurlOption {
 // MARK: - One exchange
 
 /// One request and its answer: the handle SwiftFM can cancel, libcurl's easy handle, and the one place that
-/// completes. libcurl's callbacks run on the engine's thread and only copy; `events` run on `queue`.
+/// completes. libcurl's callbacks run on the engine's thread and only copy into `outbox`; `events` run off that
+/// thread, one drain at a time, in order (one hop for a small answer's head, bytes and end together).
 final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     // @unchecked: `state` is behind `lock`; `easy`, `headers`, `body*`, `head*` and `prereqCount` belong to the
     // engine's thread once the transfer is added (before that, to `send`); the rest is immutable.
     let request: FMTransportRequest
     let events: FMTransportEvents
-    /// Where `events` run, in order: the head, the bytes, the end.
-    private let queue = DispatchQueue(label: "SwiftFM.FMCurlTransport.transfer", target: .global())
+    /// What is handed on, in order: the head, the bytes, the end.
+    private enum Outgoing {
+        case head(Int, [(String, String)])
+        case data(Data)
+        case end(UncheckedCurlError)
+    }
+    /// Behind `lock`: what waits to be handed on, and whether a drain is scheduled or running.
+    private var outbox: [Outgoing] = []
+    private var draining = false
 
     private struct State {
-        /// Bytes handed to `queue` and not yet taken by `events.data`.
+        /// Bytes put in the outbox and not yet taken by `events.data`.
         var pending = 0
         /// The write callback paused the transfer (too much pending).
         var paused = false
@@ -458,7 +466,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             }
             let head = (status, headLines)
             headLines = []
-            deliverHead(status: head.0, lines: head.1)
+            post(.head(head.0, head.1))
         } else if let first = trimmed.first, first == " " || first == "\t", !headLines.isEmpty {
             headLines[headLines.count - 1].1 += " " + trimmed.trimmingCharacters(in: .whitespaces)
         } else if let colon = trimmed.firstIndex(of: ":") {
@@ -484,7 +492,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         guard let pause else { return 0 } // refused or cancelled: curl ends the transfer
         if pause { return CurlOption.writePause } // this chunk comes again once resumed
         let data = Data(bytes: bytes, count: count)
-        queue.async { [self] in deliver(data) }
+        post(.data(data))
         return count
     }
 
@@ -516,22 +524,51 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         return 0
     }
 
-    // MARK: handing on (on `queue`)
+    // MARK: handing on (off the engine's thread)
 
-    private func deliverHead(status: Int, lines: [(String, String)]) {
-        queue.async { [self] in
-            guard !isCancelled, let url = request.urlRequest.url else { return }
-            var fields: [String: String] = [:]
-            for (name, value) in lines {
-                if let existing = fields.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame }) {
-                    fields[existing.key] = existing.value + ", " + value
-                } else {
-                    fields[name] = value
+    /// Puts `item` in the outbox; schedules a drain unless one is scheduled or running.
+    private func post(_ item: Outgoing) {
+        let schedule = lock.withLock { () -> Bool in
+            outbox.append(item)
+            if draining { return false }
+            draining = true
+            return true
+        }
+        if schedule { DispatchQueue.global().async { [self] in drain() } }
+    }
+
+    /// Hands on everything in the outbox, in order, until it is empty.
+    private func drain() {
+        while true {
+            let batch = lock.withLock { () -> [Outgoing] in
+                let taken = outbox
+                outbox = []
+                if taken.isEmpty { draining = false }
+                return taken
+            }
+            if batch.isEmpty { return }
+            for item in batch {
+                switch item {
+                case .head(let status, let lines): deliverHead(status: status, lines: lines)
+                case .data(let data): deliver(data)
+                case .end(let outcome): events.complete(outcome.base)
                 }
             }
-            guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields) else { return }
-            if !events.response(response) { refuse() }
         }
+    }
+
+    private func deliverHead(status: Int, lines: [(String, String)]) {
+        guard !isCancelled, let url = request.urlRequest.url else { return }
+        var fields: [String: String] = [:]
+        for (name, value) in lines {
+            if let existing = fields.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame }) {
+                fields[existing.key] = existing.value + ", " + value
+            } else {
+                fields[name] = value
+            }
+        }
+        guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields) else { return }
+        if !events.response(response) { refuse() }
     }
 
     private func deliver(_ data: Data) {
@@ -593,7 +630,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             return UncheckedCurlError(base: state.cancelled && error != nil ? URLError(.cancelled) : error)
         }
         guard let outcome else { return }
-        queue.async { [events] in events.complete(outcome.base) }
+        post(.end(outcome))
     }
 
     /// Fails before libcurl saw the request.
