@@ -83,9 +83,10 @@ public struct FMTransportRequest: Sendable, CustomStringConvertible, CustomDebug
 
 /// The HTTP client SwiftFM sends every request through.
 ///
-/// ``FMURLSessionTransport`` (URLSession) is the default. Bring your own to use another HTTP stack or TLS
-/// configuration — client certificates on Linux, a proxy, a custom trust store — without SwiftFM depending
-/// on it: pass it to ``DataAPI/init(configuration:transport:callbackQueue:tokenStore:logger:now:)``.
+/// ``FMCurlTransport`` (libcurl) is the default on Linux, ``FMURLSessionTransport`` (URLSession) elsewhere; TLS
+/// per client and proxies are ``FMConfiguration/tls`` and ``FMConfiguration/proxy``. Bring your own to use
+/// another HTTP stack without SwiftFM depending on it: pass it to
+/// ``DataAPI/init(configuration:transport:callbackQueue:tokenStore:logger:now:)``.
 ///
 /// Contract: send the request as given (headers included, no cookies added, no redirect followed, no
 /// cache), report through `events`, and call `events.complete` exactly once. Deadlines, size caps,
@@ -97,8 +98,9 @@ public protocol FMTransport: Sendable {
 
 // MARK: - The URLSession transport
 
-/// The default transport: one private `URLSession` (ephemeral, no cache, no cookies, no redirects followed),
-/// streaming each answer to SwiftFM as it arrives.
+/// The URLSession transport, the default on Apple platforms (and on Linux where libcurl cannot be loaded): one
+/// private `URLSession` (ephemeral, no cache, no cookies, no redirects followed), streaming each answer to
+/// SwiftFM as it arrives.
 ///
 /// On Linux, `URLSession` trusts the certificate authorities of the system bundle that libcurl reads (on
 /// Debian and Ubuntu `/etc/ssl/certs/ca-certificates.crt`); see the README's TLS section for a private CA.
