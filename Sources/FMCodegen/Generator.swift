@@ -2,7 +2,7 @@ import Foundation
 import SwiftFM
 
 /// What the generator reads: one database's layouts and their metadata, however they were obtained
-/// (a live server, an emulator, a schema file through an in-process emulator).
+/// (a live server, an emulator, a schema file through an in-process emulator, a metadata file).
 public struct CodegenInput: Sendable, Hashable {
     /// One layout.
     public struct Layout: Sendable, Hashable {
@@ -25,12 +25,36 @@ public struct CodegenInput: Sendable, Hashable {
     public var database: String
     /// The layouts, in any order (the output does not depend on it).
     public var layouts: [Layout]
+    /// The database's other layouts, not generated: they take part in naming, so a layout's type and file
+    /// name do not depend on which layouts are generated.
+    public var otherLayouts: [String]
+    /// Layouts that could not be read, and why.
+    public var skipped: [SkippedLayout]
 
     /// Describes a database's layouts.
-    public init(database: String, layouts: [Layout]) {
+    public init(database: String, layouts: [Layout], otherLayouts: [String] = [], skipped: [SkippedLayout] = []) {
         self.database = database
         self.layouts = layouts
+        self.otherLayouts = otherLayouts
+        self.skipped = skipped
     }
+}
+
+/// A layout that is not generated, and why.
+public struct SkippedLayout: Sendable, Hashable, CustomStringConvertible {
+    /// The layout name.
+    public var name: String
+    /// Why it is skipped.
+    public var reason: String
+
+    /// Describes a skipped layout.
+    public init(name: String, reason: String) {
+        self.name = name
+        self.reason = reason
+    }
+
+    /// `layout "X": reason`.
+    public var description: String { "layout \"\(Naming.literal(name))\": \(reason)" }
 }
 
 /// One generated Swift file.
@@ -41,33 +65,69 @@ public struct GeneratedFile: Sendable, Hashable {
     public var contents: String
 }
 
+/// What the generator gives: the files, and the layouts it skipped.
+public struct CodegenOutput: Sendable, Hashable {
+    /// One file per generated layout, sorted by name.
+    public var files: [GeneratedFile]
+    /// The layouts not generated (unreadable, or unusable such as an empty name), with the reason.
+    public var skipped: [SkippedLayout]
+}
+
 /// Writes one Swift file per layout: a `Codable`, `Sendable`, `Hashable` struct adopting `FMLayoutRecord`.
 ///
 /// Type mapping (FileMaker `result` → Swift): text → `String?`; number → `Double?` (FileMaker numbers are
 /// decimal; `Double` holds every integer up to 2^53 exactly and 15-17 significant digits); date, time,
 /// timestamp → `Date?` (read with SwiftFM's FileMaker rules, in UTC unless the call sets a time zone);
 /// container → `URL?`. A repeating field is an array (`[String]?`, `[Double?]?`, …). A portal is an array
-/// of a nested `…Row` struct with `recordId`, `modId` and its fields, named after the portal object name.
+/// of a nested `…Row` struct with `recordId`, `modId` and its fields, named after the portal object name,
+/// and coded (`Codable`) under the portal's name as an array of rows.
+/// Fields FileMaker fills itself (auto-enter, calculations, summaries, globals) and containers are
+/// marked not writable: a create or edit never sends them.
 /// Output depends only on the metadata: same metadata, same bytes.
 public enum CodeGenerator {
+    /// The longest type (and file) name, in UTF-8 bytes, before `.swift`: far below the 255 bytes of a file name.
+    static let maxTypeNameBytes = 100
+
     /// The files for every layout of `input`, sorted by file name; `typePrefix` starts every type name
     /// (to keep two databases, or a layout named like one of your types, apart in one module).
     public static func generate(_ input: CodegenInput, typePrefix: String = "") -> [GeneratedFile] {
-        let layouts = input.layouts.sorted { $0.name.unicodeScalars.lexicographicallyPrecedes($1.name.unicodeScalars) }
-        var types = Namer(reserved: reservedTypeNames)
+        output(input, typePrefix: typePrefix).files
+    }
+
+    /// The files for every usable layout of `input`, and the layouts skipped (those `input` already
+    /// skipped, and those that cannot be generated, such as a layout with an empty name).
+    public static func output(_ input: CodegenInput, typePrefix: String = "") -> CodegenOutput {
+        var skipped = input.skipped
+        var byName: [[UInt32]: CodegenInput.Layout] = [:]
+        for layout in input.layouts {
+            if layout.name.isEmpty {
+                skipped.append(SkippedLayout(name: layout.name, reason: "the layout name is empty"))
+            } else if byName[Naming.exactKey(layout.name)] == nil {
+                byName[Naming.exactKey(layout.name)] = layout
+            }
+        }
+        // Every layout of the database takes part in naming, generated or not, in one fixed order.
+        var names: [String] = []
+        var seen = Set<[UInt32]>()
+        for name in input.layouts.map(\.name) + input.otherLayouts where !name.isEmpty && seen.insert(Naming.exactKey(name)).inserted {
+            names.append(name)
+        }
+        names.sort { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
+        var types = Namer(reserved: reservedTypeNames, maxBytes: maxTypeNameBytes)
         var files: [GeneratedFile] = []
-        for layout in layouts {
-            let typeName = types.claim(typePrefix.isEmpty ? Naming.type(layout.name) : Naming.type(typePrefix + " " + layout.name))
+        for name in names {
+            let typeName = types.claim(typePrefix.isEmpty ? Naming.type(name) : Naming.type(typePrefix + " " + name))
+            guard let layout = byName[Naming.exactKey(name)] else { continue }
             files.append(GeneratedFile(name: typeName + ".swift", contents: file(layout, typeName: typeName, database: input.database)))
         }
-        return files.sorted { $0.name < $1.name }
+        return CodegenOutput(files: files.sorted { $0.name < $1.name }, skipped: skipped)
     }
 
     /// Type names that would hide a type the generated code uses.
     static let reservedTypeNames: Set<String> = [
         "String", "Double", "Date", "URL", "Codable", "Sendable", "Hashable", "CodingKey", "Swift", "Foundation",
         "SwiftFM", "FMLayoutRecord", "FMLayoutField", "FMPortals", "Any", "Self", "Type", "Protocol", "Optional",
-        "Array", "Decodable", "Encodable",
+        "Array", "Decodable", "Encodable", "Decoder", "Encoder",
     ]
 
     private struct Property {
@@ -101,8 +161,10 @@ public enum CodeGenerator {
         }
     }
 
+    /// `false` for what FileMaker fills itself (auto-enter: serials, creation and modification stamps;
+    /// calculations; summaries; globals) and for containers (written only by an upload).
     static func isWritable(_ field: FMFieldMetadata) -> Bool {
-        field.type.lowercased() == "normal" && !field.global && field.result.lowercased() != "container"
+        ["normal", ""].contains(field.type.lowercased()) && !field.global && !field.autoEnter && field.result.lowercased() != "container"
     }
 
     /// `TO::field` → (`TO`, `field`); a plain name → (`nil`, name).
@@ -125,20 +187,34 @@ public enum CodeGenerator {
         case "summary": facts.append("summary")
         default: break
         }
+        if field.autoEnter { facts.append("auto-enter") }
         if field.global { facts.append("global") }
         if field.maxRepeat > 1 { facts.append("\(field.maxRepeat) repetitions") }
-        if !isWritable(field) { facts.append("read only") }
+        if !isWritable(field) { facts.append("read only (a create or edit never sends it)") }
         return "`\(Naming.doc(field.name))`: " + facts.joined(separator: ", ") + "."
     }
 
+    /// One property per field name; names that differ only in Unicode form (`café` composed and
+    /// decomposed) are two fields, so two properties.
     private static func properties(_ fields: [FMFieldMetadata], home: String?, namer: inout Namer) -> [Property] {
-        var seen = Set<String>()
+        var seen = Set<[UInt32]>()
         var result: [Property] = []
-        for field in fields where seen.insert(field.name).inserted {
+        for field in fields where seen.insert(Naming.exactKey(field.name)).inserted {
             result.append(Property(name: namer.claim(baseName(field.name, home: home)), fileMakerName: field.name,
                                    swiftType: swiftType(field), doc: describe(field)))
         }
         return result
+    }
+
+    /// The properties whose FileMaker names are equal as Swift strings (canonically: `café` composed and
+    /// decomposed) but not in their scalars: they are read only when their exact key is there, or one
+    /// field's value would show in both properties.
+    private static func ambiguousProperties(_ fields: [Property]) -> Set<String> {
+        var forms: [String: Set<[UInt32]>] = [:]
+        for field in fields {
+            forms[field.fileMakerName.precomposedStringWithCanonicalMapping, default: []].insert(Naming.exactKey(field.fileMakerName))
+        }
+        return Set(fields.filter { (forms[$0.fileMakerName.precomposedStringWithCanonicalMapping]?.count ?? 0) > 1 }.map(\.name))
     }
 
     /// The table occurrence most of a portal's fields belong to.
@@ -155,6 +231,16 @@ public enum CodeGenerator {
             best = occurrence
         }
         return best
+    }
+
+    private struct Portal {
+        var name: String
+        var property: String
+        var typeName: String
+        var occurrence: String?
+        var fields: [FMFieldMetadata]
+        /// Coded under its name (`false` when a field has the same name: the key is the field's).
+        var isCoded: Bool
     }
 
     private static func file(_ layout: CodegenInput.Layout, typeName: String, database: String) -> String {
@@ -176,17 +262,20 @@ public enum CodeGenerator {
         line("    /// The layout these records are read from and written to.")
         line("    public static let layout = \"\(Naming.literal(layout.name))\"")
 
-        var namer = Namer(reserved: ["layout", "layoutFields", "fillPortals", "hashValue", "init"])
+        var namer = Namer(reserved: ["layout", "layoutFields", "fillPortals", "hashValue", "init", "encode", "CodingKeys"])
         let fields = properties(metadata.fieldMetaData, home: table, namer: &namer)
-        struct Portal { var name: String; var property: String; var typeName: String; var occurrence: String?; var fields: [FMFieldMetadata] }
-        var rowTypes = Namer(reserved: ["CodingKeys"])
+        var rowTypes = Namer(reserved: ["CodingKeys"], maxBytes: maxTypeNameBytes)
+        let fieldNames = metadata.fieldMetaData.map(\.name)
         let portals = metadata.portalMetaData.keys
             .sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
             .map { name -> Portal in
                 let fields = metadata.portalMetaData[name] ?? []
+                // JSON keys compare as Swift strings (canonically): a field named like the portal keeps the key.
                 return Portal(name: name, property: namer.claim(Naming.property(name)), typeName: rowTypes.claim(Naming.type(name) + "Row"),
-                              occurrence: portalOccurrence(fields), fields: fields)
+                              occurrence: portalOccurrence(fields), fields: fields, isCoded: !fieldNames.contains(name))
             }
+        let coded = portals.filter(\.isCoded)
+        let ambiguous = ambiguousProperties(fields)
 
         for property in fields {
             line()
@@ -195,42 +284,90 @@ public enum CodeGenerator {
         }
         for portal in portals {
             line()
-            line("    /// Portal `\(Naming.doc(portal.name))` (table occurrence `\(Naming.doc(portal.occurrence ?? "unknown"))`), filled from the record's `portalData`.")
+            line("    /// Portal `\(Naming.doc(portal.name))` (table occurrence `\(Naming.doc(portal.occurrence ?? "unknown"))`), filled from the record's `portalData`;")
+            if portal.isCoded {
+                line("    /// coded under `\(Naming.doc(portal.name))` as an array of rows; a create or edit never sends it.")
+            } else {
+                line("    /// not coded (a field has the same name); a create or edit never sends it.")
+            }
             line("    public var \(Naming.code(portal.property)): [\(portal.typeName)] = []")
         }
         emitInit(&out, fields: fields.map { ($0.name, $0.swiftType, "nil") } + portals.map { ($0.property, "[\($0.typeName)]", "[]") },
                  indent: "    ", what: "a record; fields left `nil` are not sent by a create or edit")
-        emitCodingKeys(&out, fields, indent: "    ")
+        emitCodingKeys(&out, fields + coded.map { Property(name: $0.property, fileMakerName: $0.name, swiftType: "", doc: "") },
+                       indent: "    ", what: coded.isEmpty ? "The exact FileMaker names." : "The exact FileMaker names of the fields and portals.",
+                       exact: !ambiguous.isEmpty)
+        if !coded.isEmpty || !ambiguous.isEmpty {
+            line()
+            line("    /// Reads a record from values keyed by the FileMaker names: a missing field is `nil`, a portal is an")
+            line("    /// array of rows under the portal's name (none when missing).")
+            line("    public init(from decoder: any Decoder) throws {")
+            line("        let container = try decoder.container(keyedBy: CodingKeys.self)")
+            if !ambiguous.isEmpty {
+                line("        let present = container.allKeys")
+            }
+            for field in fields {
+                let read = "try container.decodeIfPresent(\(field.swiftType.dropLast()).self, forKey: .\(Naming.code(field.name)))"
+                if ambiguous.contains(field.name) {
+                    line("        self.\(field.name) = present.contains(.\(Naming.code(field.name))) ? \(read) : nil")
+                } else {
+                    line("        self.\(field.name) = \(read)")
+                }
+            }
+            for portal in coded {
+                line("        self.\(portal.property) = try container.decodeIfPresent([\(portal.typeName)].self, forKey: .\(Naming.code(portal.property))) ?? []")
+            }
+            line("    }")
+            line()
+            line("    /// Writes the fields that are set under their FileMaker names, and each portal's rows under its name.")
+            line("    public func encode(to encoder: any Encoder) throws {")
+            line("        var container = encoder.container(keyedBy: CodingKeys.self)")
+            for field in fields {
+                line("        try container.encodeIfPresent(self.\(field.name), forKey: .\(Naming.code(field.name)))")
+            }
+            for portal in coded {
+                line("        try container.encode(self.\(portal.property), forKey: .\(Naming.code(portal.property)))")
+            }
+            line("    }")
+        }
 
         line()
-        line("    /// The layout's fields: exact names, types, repetitions, and whether a write sends them.")
-        if metadata.fieldMetaData.isEmpty {
+        line(coded.isEmpty ? "    /// The layout's fields: exact names, types, repetitions, and whether a write sends them."
+                           : "    /// The layout's fields: exact names, types, repetitions, and whether a write sends them; and the portals, never sent.")
+        var entries: [String] = []
+        var seen = Set<[UInt32]>()
+        for field in metadata.fieldMetaData where seen.insert(Naming.exactKey(field.name)).inserted {
+            var args = "\"\(Naming.literal(field.name))\", \(kind(field))"
+            if field.maxRepeat > 1 { args += ", repetitions: \(field.maxRepeat)" }
+            if !isWritable(field) { args += ", isWritable: false" }
+            entries.append("        FMLayoutField(\(args)),")
+        }
+        for portal in coded {
+            entries.append("        FMLayoutField(\"\(Naming.literal(portal.name))\", .text, isWritable: false), // portal: its rows are never sent")
+        }
+        if entries.isEmpty {
             line("    public static let layoutFields: [FMLayoutField] = []")
         } else {
             line("    public static let layoutFields: [FMLayoutField] = [")
-            var seen = Set<String>()
-            for field in metadata.fieldMetaData where seen.insert(field.name).inserted {
-                var args = "\"\(Naming.literal(field.name))\", \(kind(field))"
-                if field.maxRepeat > 1 { args += ", repetitions: \(field.maxRepeat)" }
-                if !isWritable(field) { args += ", isWritable: false" }
-                line("        FMLayoutField(\(args)),")
-            }
+            entries.forEach { line($0) }
             line("    ]")
         }
 
         if !portals.isEmpty {
             line()
             line("    /// Reads the portals from the record's `portalData`.")
-            line("    public mutating func fillPortals(from portals: FMPortals) throws {")
+            line("    public mutating func fillPortals(from source: FMPortals) throws {")
             for portal in portals {
-                line("        \(Naming.code(portal.property)) = try portals.decode(\"\(Naming.literal(portal.name))\")")
+                line("        self.\(portal.property) = try source.decode(\"\(Naming.literal(portal.name))\")")
             }
             line("    }")
         }
 
         for portal in portals {
-            var rowNamer = Namer(reserved: ["recordId", "modId", "hashValue", "init"])
-            let rowFields = properties(portal.fields, home: portal.occurrence, namer: &rowNamer)
+            var rowNamer = Namer(reserved: ["recordId", "modId", "hashValue", "init", "CodingKeys"])
+            // A field named bare `recordId` or `modId` is the row's own key: the row's property reads it.
+            let rowFields = properties(portal.fields.filter { $0.name != "recordId" && $0.name != "modId" }, home: portal.occurrence, namer: &rowNamer)
+            let rowAmbiguous = ambiguousProperties(rowFields)
             line()
             line("    /// A row of portal `\(Naming.doc(portal.name))` (table occurrence `\(Naming.doc(portal.occurrence ?? "unknown"))`).")
             line("    public struct \(portal.typeName): Codable, Sendable, Hashable {")
@@ -245,8 +382,21 @@ public enum CodeGenerator {
             }
             emitInit(&out, fields: [("recordId", "String?", "nil"), ("modId", "String?", "nil")] + rowFields.map { ($0.name, $0.swiftType, "nil") },
                      indent: "        ", what: "a portal row (a create or edit of the record does not send portals)")
-            emitCodingKeys(&out, [Property(name: "recordId", fileMakerName: "recordId", swiftType: "", doc: ""),
-                                  Property(name: "modId", fileMakerName: "modId", swiftType: "", doc: "")] + rowFields, indent: "        ")
+            let rowKeys = [Property(name: "recordId", fileMakerName: "recordId", swiftType: "String?", doc: ""),
+                           Property(name: "modId", fileMakerName: "modId", swiftType: "String?", doc: "")] + rowFields
+            emitCodingKeys(&out, rowKeys, indent: "        ", what: "The exact FileMaker names.", exact: !rowAmbiguous.isEmpty)
+            if !rowAmbiguous.isEmpty {
+                line()
+                line("        /// Reads a row from values keyed by the FileMaker names, each field only under its exact name.")
+                line("        public init(from decoder: any Decoder) throws {")
+                line("            let container = try decoder.container(keyedBy: CodingKeys.self)")
+                line("            let present = container.allKeys")
+                for field in rowKeys {
+                    let read = "try container.decodeIfPresent(\(field.swiftType.dropLast()).self, forKey: .\(Naming.code(field.name)))"
+                    line("            self.\(field.name) = " + (rowAmbiguous.contains(field.name) ? "present.contains(.\(Naming.code(field.name))) ? \(read) : nil" : read))
+                }
+                line("        }")
+            }
             line("    }")
         }
         line("}")
@@ -270,16 +420,24 @@ public enum CodeGenerator {
         out += "\(indent)}\n"
     }
 
-    private static func emitCodingKeys(_ out: inout String, _ fields: [Property], indent: String) {
-        out += "\n\(indent)/// The exact FileMaker names.\n"
+    /// `exact`: keys are found by their exact Unicode scalars (two names are canonically equal).
+    private static func emitCodingKeys(_ out: inout String, _ fields: [Property], indent: String, what: String, exact: Bool = false) {
+        out += "\n\(indent)/// \(what)\n"
         guard !fields.isEmpty else {
             out += "\(indent)public enum CodingKeys: CodingKey {}\n"
             return
         }
-        out += "\(indent)public enum CodingKeys: String, CodingKey {\n"
+        out += "\(indent)public enum CodingKeys: String, CodingKey\(exact ? ", CaseIterable" : "") {\n"
         for field in fields {
-            let raw = field.name == field.fileMakerName ? "" : " = \"\(Naming.literal(field.fileMakerName))\""
+            let raw = Naming.exactKey(field.name) == Naming.exactKey(field.fileMakerName) ? "" : " = \"\(Naming.literal(field.fileMakerName))\""
             out += "\(indent)    case \(Naming.code(field.name))\(raw)\n"
+        }
+        if exact {
+            out += "\n\(indent)    /// The key named exactly `stringValue`, in its Unicode scalars (`café` composed is not `café` decomposed).\n"
+            out += "\(indent)    public init?(stringValue: String) {\n"
+            out += "\(indent)        guard let key = Self.allCases.first(where: { $0.rawValue.unicodeScalars.elementsEqual(stringValue.unicodeScalars) }) else { return nil }\n"
+            out += "\(indent)        self = key\n"
+            out += "\(indent)    }\n"
         }
         out += "\(indent)}\n"
     }

@@ -57,22 +57,45 @@ enum Naming {
         return first.uppercased() + word.dropFirst()
     }
 
-    /// A lowerCamelCase identifier for `name` (before making it distinct).
+    /// A lowerCamelCase identifier for `name` (before making it distinct), in Unicode normal form C.
     static func property(_ name: String) -> String {
-        let parts = words(name)
+        let parts = words(name.precomposedStringWithCanonicalMapping)
         guard let first = parts.first else { return "field" }
         var result = lowerFirst(first) + parts.dropFirst().map(upperFirst).joined()
         if let head = result.unicodeScalars.first, !head.properties.isXIDStart { result = "_" + result }
-        return result
+        return result.precomposedStringWithCanonicalMapping
     }
 
-    /// An UpperCamelCase type name for `name` (before making it distinct).
+    /// An UpperCamelCase type name for `name` (before making it distinct), in Unicode normal form C.
     static func type(_ name: String) -> String {
-        let parts = words(name)
+        let parts = words(name.precomposedStringWithCanonicalMapping)
         guard !parts.isEmpty else { return "Layout" }
         var result = parts.map(upperFirst).joined()
         if let head = result.unicodeScalars.first, !head.properties.isXIDStart { result = "Layout" + result }
+        return result.precomposedStringWithCanonicalMapping
+    }
+
+    /// The longest prefix of `text`, in whole characters, of at most `bytes` UTF-8 bytes.
+    static func prefix(_ text: String, bytes: Int) -> String {
+        var result = ""
+        var count = 0
+        for character in text {
+            count += character.utf8.count
+            if count > bytes { break }
+            result.append(character)
+        }
         return result
+    }
+
+    /// What two names must differ in to be distinct: case (folded, so `ß` meets `SS`) and the Unicode form
+    /// (canonically equal text is equal) do not count, as on a case-insensitive disk or in a reader's eye.
+    static func foldKey(_ name: String) -> String {
+        name.uppercased().lowercased().precomposedStringWithCanonicalMapping
+    }
+
+    /// A key equal only for the same Unicode scalars (Swift's `==` also equates canonically equal text).
+    static func exactKey(_ name: String) -> [UInt32] {
+        name.unicodeScalars.map(\.value)
     }
 
     /// `identifier` as it is written in code: a keyword in backticks.
@@ -109,22 +132,31 @@ enum Naming {
 }
 
 /// Hands out distinct identifiers within one scope, in the order asked: the second `eMail` is `eMail2`.
+///
+/// Names are distinct after case folding and Unicode normalisation (`Artists` and `artists` are
+/// `Artists` and `Artists2`, so their files do not meet on a case-insensitive disk), and at most
+/// `maxBytes` UTF-8 bytes long when a limit is given (file names are bounded in bytes).
 struct Namer {
     private var taken: Set<String>
+    private let maxBytes: Int
 
     /// A scope where `reserved` are already taken (members the generated code declares itself).
-    init(reserved: Set<String> = []) { taken = reserved }
+    init(reserved: Set<String> = [], maxBytes: Int = .max) {
+        taken = Set(reserved.map(Naming.foldKey))
+        self.maxBytes = maxBytes
+    }
 
     /// A distinct name for `base`.
     mutating func claim(_ base: String) -> String {
-        var candidate = Naming.unusable.contains(base) ? base + "_" : base
+        let stem = Naming.unusable.contains(base) ? base + "_" : base
+        var candidate = Naming.prefix(stem, bytes: maxBytes)
         var number = 2
-        let stem = candidate
-        while taken.contains(candidate) {
-            candidate = stem + String(number)
+        while taken.contains(Naming.foldKey(candidate)) {
+            let suffix = String(number)
+            candidate = Naming.prefix(stem, bytes: maxBytes - suffix.utf8.count) + suffix
             number += 1
         }
-        taken.insert(candidate)
+        taken.insert(Naming.foldKey(candidate))
         return candidate
     }
 }

@@ -226,6 +226,18 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`, as curl reads them. Honoured by
     /// ``FMCurlTransport``; another transport fails every call with `-1001` when it is set.
     public var proxy: URL?
+    /// The lowest level handed to the logging hook (default ``FMLogEvent/Level/debug``: every line). Lines
+    /// below it are not even formatted: a daemon whose logger shows `info` and above sets `.info` and its
+    /// calls build no request or answer line. See ``FMLogEvent``.
+    public var logLevel: FMLogEvent.Level = .debug
+    /// Traces every call (default `nil`: nothing is traced): ``FMInstrumentation/startCall(_:)`` runs on the
+    /// caller's thread or task as a call begins, and the span it returns is ended once with the outcome.
+    /// The companion package `SwiftFMServer` has one for swift-distributed-tracing. See ``FMInstrumentation``.
+    public var instrumentation: (any FMInstrumentation)? {
+        get { instrumentationBox.instrumentation }
+        set { instrumentationBox = InstrumentationBox(instrumentation: newValue) }
+    }
+    var instrumentationBox = InstrumentationBox(instrumentation: nil)
 
     /// Creates a configuration.
     public init(
@@ -282,7 +294,8 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
             + "containerTimeout: \(containerTimeout), maxResponseBytes: \(maxResponseBytes), retry: \(retry), "
             + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize), "
             + "sessionIdleTimeout: \(sessionIdleTimeout), maxCallsPerSession: \(maxCallsPerSession), "
-            + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"), "
+            + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"), logLevel: \(logLevel), "
+            + "instrumentation: \(instrumentation == nil ? "nil" : "set"), "
             + "tls: \(tls), proxy: \(proxy.map { Redaction.host($0.absoluteString) } ?? "nil"))"
     }
 
@@ -333,6 +346,10 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
 /// and renewed once (with one replay of the call) when the server no longer knows it (952, 112, an HTML 401).
 /// Every call is bounded by ``FMConfiguration/timeout`` and ``FMConfiguration/maxResponseBytes``, and transient
 /// failures are retried under ``FMConfiguration/retry``.
+///
+/// Completions are `sending` closures: in Swift 6 language mode one written in main-actor code is not isolated
+/// to the main actor (it runs on ``callbackQueue``), so main-actor state inside it does not compile; hop back
+/// with `Task { @MainActor in … }`, or pass `callbackQueue: .main` and use `MainActor.assumeIsolated`.
 public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The configuration this instance was made with.
     public let configuration: FMConfiguration
@@ -357,6 +374,8 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     let newSessionHook = Locked<FMNewSessionHook?>(nil)
     /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
     let persistedVersion = Locked<UInt64>(0)
+    /// The server's address, port and scheme, resolved once from the host (for spans).
+    let server: (address: String?, port: Int?, scheme: String?)
     /// Draws a retry's back-off from its range (full jitter); the tests' seam for the random source.
     let retryJitter = Locked<@Sendable (ClosedRange<Double>) -> Double>({ Double.random(in: $0) })
 
@@ -434,6 +453,8 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         self.lifecycle = Lifecycle()
         self.logger = Self.makeLogger(logger, configuration: configuration, pool: pool)
         self.transportRefusal = refusal(of: transport, for: configuration)
+        let base = try? configuration.resolvedBase().get()
+        self.server = (base?.host, base.map { $0.port ?? ($0.scheme == "http" ? 80 : 443) }, base?.scheme)
     }
 
     /// A service that uses `token` for every call and never logs in or renews (the new-session hook's).
@@ -450,13 +471,14 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         lifecycle = parent.lifecycle
         sessionQueue = parent.sessionQueue
         logger = parent.logger
+        server = parent.server
     }
 
     private static func makeLogger(_ handler: FMLogHandler?, configuration: FMConfiguration, pool: SessionPool) -> Logger {
         let credentials = configuration.credentials
         let dataSources = configuration.dataSources
         let proxySecrets = [configuration.proxy?.user, configuration.proxy?.password].compactMap { $0 }
-        return Logger(handler: handler) {
+        return Logger(handler: handler, minimum: configuration.logLevel) {
             (credentials?.secrets ?? []) + dataSources.map(\.password) + pool.heldTokens + proxySecrets
         }
     }

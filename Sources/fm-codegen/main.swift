@@ -2,10 +2,15 @@
 //
 //   fm-codegen --host URL --database DB --username U --password P [--layout NAME]... --output DIR
 //   fm-codegen --schema FILE [--layout NAME]... --output DIR
+//   fm-codegen --metadata FILE [--layout NAME]... --output DIR
 //
 // FM_HOST, FM_DATABASE, FM_USER and FM_PASSWORD stand in for the missing server options. Every layout is
 // generated when no --layout is given. --type-prefix P starts every type name with P. --check writes
-// nothing and exits 1 when DIR's files differ from what would be written (for CI). Same metadata, same bytes: the output has no dates or paths in it.
+// nothing and exits 1 when DIR's files differ from what would be written (for CI); with --layout it
+// checks only those layouts' files. A layout that cannot be generated (an empty name, metadata that
+// cannot be read) is reported and skipped, the others are generated; the exit status is 1 when a layout
+// named by --layout was skipped. Files are written all or nothing. Same metadata, same bytes: the output
+// has no dates or paths in it.
 import Foundation
 import FMCodegen
 import SwiftFM
@@ -13,6 +18,7 @@ import SwiftFM
 let usage = """
 usage: fm-codegen --host URL --database DB --username U --password P [--layout NAME]... --output DIR [--type-prefix P] [--check]
        fm-codegen --schema FILE [--layout NAME]... --output DIR [--type-prefix P] [--check]
+       fm-codegen --metadata FILE [--layout NAME]... --output DIR [--type-prefix P] [--check]
   (FM_HOST, FM_DATABASE, FM_USER, FM_PASSWORD are read for missing server options)
 
 """
@@ -32,7 +38,7 @@ while let argument = arguments.popFirst() {
     case "--help", "-h":
         FileHandle.standardOutput.write(Data(usage.utf8))
         exit(0)
-    case "--host", "--database", "--username", "--password", "--output", "--schema", "--layout", "--type-prefix":
+    case "--host", "--database", "--username", "--password", "--output", "--schema", "--metadata", "--layout", "--type-prefix":
         guard let value = arguments.popFirst() else { fail("\(argument) needs a value\n\(usage)") }
         if argument == "--layout" { layouts.append(value) } else { options[argument] = value }
     default:
@@ -44,7 +50,9 @@ let environment = ProcessInfo.processInfo.environment
 
 let input: CodegenInput
 do {
-    if let schema = options["--schema"] {
+    if let metadata = options["--metadata"] {
+        input = try MetadataSource.read(metadataFile: URL(fileURLWithPath: metadata), layouts: layouts)
+    } else if let schema = options["--schema"] {
         input = try await MetadataSource.read(schemaFile: URL(fileURLWithPath: schema), layouts: layouts)
     } else {
         guard let host = options["--host"] ?? environment["FM_HOST"],
@@ -62,20 +70,25 @@ do {
     fail("reading the layouts failed: \(error)", code: 1)
 }
 
-let files = CodeGenerator.generate(input, typePrefix: options["--type-prefix"] ?? "")
+let generated = CodeGenerator.output(input, typePrefix: options["--type-prefix"] ?? "")
+let files = generated.files
+for layout in generated.skipped {
+    FileHandle.standardError.write(Data("fm-codegen: skipped \(layout)\n".utf8))
+}
+// A layout asked for by name and not generated fails the run (after the others are generated).
+let missedNamed = !layouts.isEmpty && !generated.skipped.isEmpty
 let directory = URL(fileURLWithPath: output)
 if check {
-    let stale = files.filter { (try? Data(contentsOf: directory.appendingPathComponent($0.name))) != Data($0.contents.utf8) }
-    let expected = Set(files.map(\.name))
-    let extra = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? [])
-        .filter { $0.hasSuffix(".swift") && !expected.contains($0) }.sorted()
-    for file in stale { print("differs: \(file.name)") }
-    for name in extra { print("not generated: \(name)") }
-    exit(stale.isEmpty && extra.isEmpty ? 0 : 1)
+    // With --layout, the folder may hold other layouts' files: only the named layouts' files are checked.
+    let problems = MetadataSource.check(files, in: directory, complete: layouts.isEmpty)
+    for problem in problems { print(problem) }
+    exit(problems.isEmpty && !missedNamed ? 0 : 1)
 }
 do {
     let written = try MetadataSource.write(files, to: directory)
-    print("fm-codegen: \(files.count) file(s) for database \(input.database), \(written.count) changed, in \(output)")
+    print("fm-codegen: \(files.count) file(s) for database \(input.database), \(written.count) changed, in \(output)"
+          + (generated.skipped.isEmpty ? "" : "; \(generated.skipped.count) layout(s) skipped"))
 } catch {
-    fail("writing \(output) failed: \(error)", code: 1)
+    fail("writing \(output) failed, nothing written: \(error)", code: 1)
 }
+exit(missedNamed ? 1 : 0)

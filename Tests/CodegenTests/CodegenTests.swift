@@ -76,10 +76,29 @@ func withSolution<T>(_ solution: Solution, _ body: (DataAPI, Emulator) async thr
         #expect(CodeGenerator.generate(input).map(\.name) == ["Players.swift", "Teams.swift"])
     }
 
-    @Test func aMissingLayoutIsTheServersError() async throws {
-        await #expect(throws: FMError.self) {
-            _ = try await MetadataSource.read(schemaFile: Solution.all[1].schema, layouts: ["Nope"])
+    /// Issue 32: one bad layout (one the server does not have, an empty name) stopped the whole run; now it
+    /// is reported with the server's reason and skipped, and the others are read.
+    @Test func aBadLayoutIsReportedAndSkipped() async throws {
+        let input = try await MetadataSource.read(schemaFile: Solution.all[1].schema, layouts: ["Nope", "", "Players"])
+        #expect(input.layouts.map(\.name) == ["Players"])
+        #expect(input.skipped.map(\.name) == ["Nope", ""])
+        #expect(input.skipped.first?.reason.contains("105") == true, "\(input.skipped)")
+        #expect(input.skipped.last?.reason.contains("-1002") == true, "\(input.skipped)")
+        let output = CodeGenerator.output(input)
+        #expect(output.files.map(\.name) == ["Players.swift"])
+        #expect(output.skipped == input.skipped)
+    }
+
+    /// A layout's type name does not depend on which layouts are generated: the others take part in naming.
+    @Test func typeNamesDoNotDependOnTheLayoutsPicked() async throws {
+        let all = CodeGenerator.generate(try await MetadataSource.read(schemaFile: Solution.all[1].schema))
+        for name in ["Teams", "Players", "Games", "Cities"] {
+            let one = CodeGenerator.generate(try await MetadataSource.read(schemaFile: Solution.all[1].schema, layouts: [name]))
+            #expect(one.count == 1 && all.contains(one[0]), "\(name)")
         }
+        let date = CodegenInput(database: "D", layouts: [.init(name: "date", table: "T", metadata: FMLayoutMetadata(fieldMetaData: []))],
+                                otherLayouts: ["Date"])
+        #expect(CodeGenerator.generate(date).map(\.name) == ["Date3.swift"])
     }
 
     @Test func namesAreReadableValidAndDistinct() {
@@ -100,6 +119,13 @@ func withSolution<T>(_ solution: Solution, _ body: (DataAPI, Emulator) async thr
         #expect([namer.claim(Naming.property("e-mail")), namer.claim(Naming.property("e_mail")), namer.claim(Naming.property("self"))]
                 == ["eMail", "eMail2", "self_"])
         #expect(Naming.literal("a\"b\\c\nd") == "a\\\"b\\\\c\\nd")
+        // Distinct after Unicode normalisation and case folding; bounded in UTF-8 bytes.
+        var types = Namer(maxBytes: 12)
+        #expect([types.claim("Artists"), types.claim("ARTISTS"), types.claim("Stra\u{DF}e"), types.claim("STRASSE"),
+                 types.claim("Caf\u{E9}"), types.claim("Cafe\u{301}"), types.claim("Abcdefghijklmnop"), types.claim("Abcdefghijklmnopq")]
+                .map { Array($0.unicodeScalars) }
+                == ["Artists", "ARTISTS2", "Stra\u{DF}e", "STRASSE2", "Caf\u{E9}", "Cafe\u{301}2", "Abcdefghijkl", "Abcdefghijk2"].map { Array($0.unicodeScalars) })
+        #expect(Array(Naming.property("cafe\u{301}").unicodeScalars) == Array("caf\u{E9}".unicodeScalars), "identifiers in normal form C")
     }
 
     @Test func aTypePrefixStartsEveryTypeName() async throws {
@@ -185,9 +211,12 @@ func compareEveryRecord<T: FMLayoutRecord & Encodable & Sendable>(_ type: T.Type
     for (record, rawRecord) in zip(typed.records, raw.records) {
         let context = "\(T.layout) record \(record.recordId)"
         #expect(record.recordId == rawRecord["recordId"] as? String, "\(context)")
-        compareFields(raw: try #require(rawRecord["fieldData"] as? [String: Any]), typed: try encodedObject(record.fieldData), context: context)
-        // Portals: the generated property named after each portal holds its rows.
+        // The typed value also codes its portals (under their names): compare the fields without them.
         let rawPortals = rawRecord["portalData"] as? [String: Any] ?? [:]
+        var typedFields = try encodedObject(record.fieldData)
+        for name in rawPortals.keys { typedFields[name] = nil }
+        compareFields(raw: try #require(rawRecord["fieldData"] as? [String: Any]), typed: typedFields, context: context)
+        // Portals: the generated property named after each portal holds its rows.
         let children = Mirror(reflecting: record.fieldData).children
         for (portal, rows) in rawPortals {
             let rawRows = try #require(rows as? [[String: Any]])
@@ -338,6 +367,49 @@ func compareEveryRecord<T: FMLayoutRecord & Encodable & Sendable>(_ type: T.Type
         let team = try JSONDecoder().decode(Teams.self, from: json)
         #expect(team == Teams(id: 3, name: "Hawks", gMinScore: 2, teamCityZips: ["1", "2"]))
         #expect(team.roster.isEmpty)
+        // Issue 32: portals are arrays of rows keyed by the portal's name (they were left out of Codable).
+        let withRoster = Data(#"{"name": "Owls", "roster": [{"recordId": "4", "modId": "1", "Players::name": "Ann", "Players::nicknames": ["a", "", "aa"]}]}"#.utf8)
+        let owls = try JSONDecoder().decode(Teams.self, from: withRoster)
+        #expect(owls.roster == [Teams.RosterRow(recordId: "4", modId: "1", name: "Ann", nicknames: ["a", "", "aa"])])
+    }
+
+    /// Issue 32: a generated value cached or sent as JSON lost its portals; now they encode and decode under
+    /// the portal's name, as arrays of rows, and the value read through SwiftFM comes back equal.
+    @Test func aGeneratedValueRoundTripsThroughJSONWithItsPortals() async throws {
+        try await withSolution(Solution.all[0]) { api, _ in
+            let artists = try await api.getRecords(as: Artists.self).records.map(\.fieldData)
+            let eno = try #require(artists.first)
+            #expect(eno.albums.count == 2)
+            for artist in artists {
+                let data = try JSONEncoder().encode(artist)
+                #expect(try JSONDecoder().decode(Artists.self, from: data) == artist)
+                let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+                let rows = try #require(object["albums"] as? [[String: Any]], "\(object)")
+                #expect(rows.map { $0["Albums::title"] as? String } == artist.albums.map(\.title))
+                #expect(rows.map { $0["recordId"] as? String } == artist.albums.map(\.recordId))
+            }
+            let league = try await withSolution(Solution.all[1]) { api, _ in try await api.getRecords(as: Teams.self).records.map(\.fieldData) }
+            #expect(league.contains { !$0.roster.isEmpty })
+            for team in league { #expect(try JSONDecoder().decode(Teams.self, from: JSONEncoder().encode(team)) == team) }
+        }
+    }
+
+    /// Issue 32: auto-enter fields (the serial `id`, the creation stamp) were sent by a create or edit; they,
+    /// and the portals now coded with the value, are never sent.
+    @Test func aWriteNeverSendsWhatFileMakerFillsNorPortals() async throws {
+        try await withSolution(Solution.all[0]) { api, emulator in
+            let stamp = Date(timeIntervalSince1970: 0)
+            let created = try await api.createRecord(Artists(id: 99, name: "Auto", created: stamp, albums: [.init(title: "Sent?")]))
+            let body = try #require(emulator.requestLog.last { $0.method == "POST" && $0.decodedPath.hasSuffix("/records") }?.bodyText)
+            #expect(body.contains("\"name\":\"Auto\"") && !body.contains("\"id\"") && !body.contains("created")
+                    && !body.contains("albums") && !body.contains("Sent?"), "\(body)")
+            _ = try await api.editRecord(Artists(id: 98, rating: 4, created: stamp), recordId: created.recordId)
+            let edit = try #require(emulator.requestLog.last { $0.method == "PATCH" }?.bodyText)
+            #expect(edit.contains("rating") && !edit.contains("\"id\"") && !edit.contains("created"), "\(edit)")
+            let read = try #require(try await api.getRecord(as: Artists.self, recordId: created.recordId).records.first?.fieldData)
+            #expect(read.name == "Auto" && read.rating == 4 && read.id != 99 && read.id != 98 && read.created != stamp)
+            #expect(Artists.layoutFields.filter { !$0.isWritable }.map(\.name) == ["id", "headshot", "g_note", "created", "albums"])
+        }
     }
 
     @Test func aPortalRowOfTheWrongShapeIsMinus1007NamingTheRecord() async throws {
@@ -392,6 +464,14 @@ func compareEveryRecord<T: FMLayoutRecord & Encodable & Sendable>(_ type: T.Type
             try await api.editRecord(Artists(rating: 5), recordId: created.recordId)
             let read = try await api.getRecord(as: Artists.self, recordId: created.recordId)
             #expect(read.records.first?.fieldData.rating == 5 && read.records.first?.fieldData.name == "Nina Simone")
+            // README: a value cached as JSON keeps its portals.
+            let cached = try JSONEncoder().encode(artists.records[0].fieldData)
+            #expect(try JSONDecoder().decode(Artists.self, from: cached).albums == artists.records[0].fieldData.albums)
+            // TypedModels.md: the Codable round trip.
+            let artist = try await api.getRecords(as: Artists.self).records[0].fieldData
+            let data = try JSONEncoder().encode(artist)
+            let same = try JSONDecoder().decode(Artists.self, from: data)
+            #expect(same == artist && !same.albums.isEmpty)
         }
     }
 }

@@ -19,7 +19,7 @@ struct FirstContactIntegrationTests {
         let configuration = FMConfiguration(host: address, database: "Music", username: "admin", password: "admin", timeout: 600)
         let api = DataAPI(configuration: configuration, logger: { lines.append("\($0)") })
 
-        let (found, code) = await callback(api) { (done: @escaping (FMFoundSet?, String) -> Void) in
+        let (found, code) = await callback(api) { (done: @escaping @Sendable (FMFoundSet?, String) -> Void) in
             api.getRecords(layout: "Artists", limit: 1) { found, code in done(found, code) }
         }
         #expect(found == nil && code == FMError.ClientCode.transport)
@@ -38,12 +38,12 @@ struct FirstContactIntegrationTests {
     /// The README's chain: create, then edit, read, delete with the `recordId` create gave (a `String`).
     @Test func createThenEditWithTheIdItGave() async throws {
         try await withClient { api, emulator in
-            let (ref, code) = await callback(api) { (done: @escaping (FMRecordReference?, String) -> Void) in
+            let (ref, code) = await callback(api) { (done: @escaping @Sendable (FMRecordReference?, String) -> Void) in
                 api.createRecord(layout: "Bands", fieldData: ["name": "Chain"]) { ref, code in done(ref, code) }
             }
             let created = try #require(ref)
             #expect(code == "0")
-            let (edit, editCode) = await callback(api) { (done: @escaping (FMEditResult?, String) -> Void) in
+            let (edit, editCode) = await callback(api) { (done: @escaping @Sendable (FMEditResult?, String) -> Void) in
                 api.editRecord(layout: "Bands", recordId: created.recordId, fieldData: ["name": "Chained"], modId: created.modId) { result, code in
                     done(result, code)
                 }

@@ -12,22 +12,22 @@ public struct GeneratedBench: FMLayoutRecord, Codable, Sendable, Hashable {
     /// The layout these records are read from and written to.
     public static let layout = "Bench"
 
-    /// `id`: number.
+    /// `id`: number, auto-enter, read only (a create or edit never sends it).
     public var id: Double?
 
-    /// `n1`: number.
+    /// `n1`: number, auto-enter, read only (a create or edit never sends it).
     public var n1: Double?
 
-    /// `n2`: number.
+    /// `n2`: number, auto-enter, read only (a create or edit never sends it).
     public var n2: Double?
 
-    /// `n3`: number.
+    /// `n3`: number, auto-enter, read only (a create or edit never sends it).
     public var n3: Double?
 
-    /// `n4`: number.
+    /// `n4`: number, auto-enter, read only (a create or edit never sends it).
     public var n4: Double?
 
-    /// `n5`: number.
+    /// `n5`: number, auto-enter, read only (a create or edit never sends it).
     public var n5: Double?
 
     /// `d1`: number.
@@ -143,12 +143,12 @@ public struct GeneratedBench: FMLayoutRecord, Codable, Sendable, Hashable {
 
     /// The layout's fields: exact names, types, repetitions, and whether a write sends them.
     public static let layoutFields: [FMLayoutField] = [
-        FMLayoutField("id", .number),
-        FMLayoutField("n1", .number),
-        FMLayoutField("n2", .number),
-        FMLayoutField("n3", .number),
-        FMLayoutField("n4", .number),
-        FMLayoutField("n5", .number),
+        FMLayoutField("id", .number, isWritable: false),
+        FMLayoutField("n1", .number, isWritable: false),
+        FMLayoutField("n2", .number, isWritable: false),
+        FMLayoutField("n3", .number, isWritable: false),
+        FMLayoutField("n4", .number, isWritable: false),
+        FMLayoutField("n5", .number, isWritable: false),
         FMLayoutField("d1", .number),
         FMLayoutField("d2", .number),
         FMLayoutField("d3", .number),

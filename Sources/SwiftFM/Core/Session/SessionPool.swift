@@ -56,8 +56,12 @@ final class SessionPool: Sendable {
     /// A call waiting for a lease.
     struct Waiter {
         var id: UInt64
-        /// A replay after a lost session takes only a session opened after it was lost (`opened > after`):
-        /// another slot's token may be just as dead (a server restart) and a replay happens once.
+        /// A call replayed after a lost session (and its retries) takes only a session opened after the pool
+        /// last lost one (`opened > after`, with `after` the pool's ``State/lostMark`` when the call queued):
+        /// another slot's token may be just as dead (a server restart) and a replay happens once. The mark is
+        /// the loss, not the moment the call queues: the session opened for the calls waiting while the replay
+        /// gave its own back is fresh, and with one slot nothing else would ever open. The slot whose loss set
+        /// the mark is free to open a newer session, so such a call never waits for one that cannot come.
         var after: UInt64?
         var deliver: @Sendable (Result<SessionLease, FMError>) -> Void
     }
@@ -88,6 +92,9 @@ final class SessionPool: Sendable {
         var nextWaiter: UInt64 = 0
         /// Tokens adopted so far (logins, the store, explicit adoptions).
         var openings: UInt64 = 0
+        /// ``openings`` when the server last lost a session the pool held (its token rejected): every session
+        /// opened since (`opened > lostMark`) is newer than that loss.
+        var lostMark: UInt64 = 0
         /// The most sessions the pool opens, and until when: learnt from a 956 at login (the server's
         /// session cap), or a failed login while other sessions are open (no login storm).
         /// `sharing`: the cap is the server's (956), so waiters share the open sessions meanwhile.
@@ -137,17 +144,30 @@ final class SessionPool: Sendable {
 
     // MARK: leases
 
-    /// A call wants a session: it joins the waiters (at the front for a replay, which was admitted before
-    /// the calls queued behind it) and the pool hands out what it can. `stored` is the token store's value
-    /// (read outside the lock), adopted by slot 0 when it has no valid token. Returns the waiter's id (for
+    /// A call wants a session: it joins the waiters (at the front for a call replayed after a lost session,
+    /// which was admitted before the calls queued behind it, and then takes only a session opened since the
+    /// pool last lost one) and the pool hands out what it can. `stored` is the token store's value (read
+    /// outside the lock), adopted by slot 0 when it has no valid token. Returns the waiter's id (for
     /// ``withdraw(_:)``) and the plan.
     func lease(now: Date, stored: FMStoredToken?, front: Bool,
                deliver: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> (id: UInt64, plan: Plan) {
         state.withLock { state in
             state.nextWaiter += 1
-            let waiter = Waiter(id: state.nextWaiter, after: front ? state.openings : nil, deliver: deliver)
+            let waiter = Waiter(id: state.nextWaiter, after: front ? state.lostMark : nil, deliver: deliver)
             if front { state.waiters.insert(waiter, at: 0) } else { state.waiters.append(waiter) }
             return (waiter.id, Self.rebalance(&state, now: now, stored: stored, grow: true, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession))
+        }
+    }
+
+    /// How many sessions hold a valid token, and how many of those are leased (metrics).
+    func usage(now: Date) -> (open: Int, busy: Int) {
+        state.withLock { state in
+            var (open, busy) = (0, 0)
+            for slot in state.slots where slot.machine.validToken(now: now) != nil {
+                open += 1
+                if slot.busy > 0 { busy += 1 }
+            }
+            return (open, busy)
         }
     }
 
@@ -354,7 +374,12 @@ final class SessionPool: Sendable {
     /// Returns the store write and whether the slot's session was lost by it.
     func rejected(slot: Int, token: String) -> SessionStateMachine<SessionWaiter>.Persist? {
         guard !pinned else { return nil }
-        return state.withLock { $0.slots[slot].machine.rejected(token: token) }
+        return state.withLock { state in
+            let persist = state.slots[slot].machine.rejected(token: token)
+            // Lost now: every session open at this moment may be as dead; those opened from now on are not.
+            if persist != nil { state.lostMark = state.openings }
+            return persist
+        }
     }
 
     /// The slot holding `token`, if any.

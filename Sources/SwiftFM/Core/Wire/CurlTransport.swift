@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 #if os(Linux)
-import CFMCurl
+internal import CFMCurl
 import Glibc
 
 // MARK: - The libcurl transport (Linux)

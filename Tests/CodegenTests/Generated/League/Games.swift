@@ -12,7 +12,7 @@ public struct Games: FMLayoutRecord, Codable, Sendable, Hashable {
     /// The layout these records are read from and written to.
     public static let layout = "Games"
 
-    /// `id`: number.
+    /// `id`: number, auto-enter, read only (a create or edit never sends it).
     public var id: Double?
 
     /// `venue`: text.
@@ -41,7 +41,7 @@ public struct Games: FMLayoutRecord, Codable, Sendable, Hashable {
 
     /// The layout's fields: exact names, types, repetitions, and whether a write sends them.
     public static let layoutFields: [FMLayoutField] = [
-        FMLayoutField("id", .number),
+        FMLayoutField("id", .number, isWritable: false),
         FMLayoutField("venue", .text),
         FMLayoutField("points", .number),
     ]

@@ -12,7 +12,7 @@ public struct Players: FMLayoutRecord, Codable, Sendable, Hashable {
     /// The layout these records are read from and written to.
     public static let layout = "Players"
 
-    /// `id`: number.
+    /// `id`: number, auto-enter, read only (a create or edit never sends it).
     public var id: Double?
 
     /// `team_id`: number.
@@ -65,7 +65,7 @@ public struct Players: FMLayoutRecord, Codable, Sendable, Hashable {
 
     /// The layout's fields: exact names, types, repetitions, and whether a write sends them.
     public static let layoutFields: [FMLayoutField] = [
-        FMLayoutField("id", .number),
+        FMLayoutField("id", .number, isWritable: false),
         FMLayoutField("team_id", .number),
         FMLayoutField("name", .text),
         FMLayoutField("score", .number),

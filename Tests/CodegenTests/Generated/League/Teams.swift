@@ -12,7 +12,7 @@ public struct Teams: FMLayoutRecord, Codable, Sendable, Hashable {
     /// The layout these records are read from and written to.
     public static let layout = "Teams"
 
-    /// `id`: number.
+    /// `id`: number, auto-enter, read only (a create or edit never sends it).
     public var id: Double?
 
     /// `name`: text.
@@ -21,7 +21,7 @@ public struct Teams: FMLayoutRecord, Codable, Sendable, Hashable {
     /// `city`: text.
     public var city: String?
 
-    /// `g_min_score`: number, global, read only.
+    /// `g_min_score`: number, global, read only (a create or edit never sends it).
     public var gMinScore: Double?
 
     /// `Team_city::population`: number.
@@ -30,13 +30,16 @@ public struct Teams: FMLayoutRecord, Codable, Sendable, Hashable {
     /// `Team_city::zips`: text, 2 repetitions.
     public var teamCityZips: [String]?
 
-    /// Portal `all games` (table occurrence `All_games`), filled from the record's `portalData`.
+    /// Portal `all games` (table occurrence `All_games`), filled from the record's `portalData`;
+    /// coded under `all games` as an array of rows; a create or edit never sends it.
     public var allGames: [AllGamesRow] = []
 
-    /// Portal `roster` (table occurrence `Players`), filled from the record's `portalData`.
+    /// Portal `roster` (table occurrence `Players`), filled from the record's `portalData`;
+    /// coded under `roster` as an array of rows; a create or edit never sends it.
     public var roster: [RosterRow] = []
 
-    /// Portal `top` (table occurrence `Players_top`), filled from the record's `portalData`.
+    /// Portal `top` (table occurrence `Players_top`), filled from the record's `portalData`;
+    /// coded under `top` as an array of rows; a create or edit never sends it.
     public var top: [TopRow] = []
 
     /// Creates a record; fields left `nil` are not sent by a create or edit.
@@ -62,7 +65,7 @@ public struct Teams: FMLayoutRecord, Codable, Sendable, Hashable {
         self.top = top
     }
 
-    /// The exact FileMaker names.
+    /// The exact FileMaker names of the fields and portals.
     public enum CodingKeys: String, CodingKey {
         case id
         case name
@@ -70,23 +73,58 @@ public struct Teams: FMLayoutRecord, Codable, Sendable, Hashable {
         case gMinScore = "g_min_score"
         case teamCityPopulation = "Team_city::population"
         case teamCityZips = "Team_city::zips"
+        case allGames = "all games"
+        case roster
+        case top
     }
 
-    /// The layout's fields: exact names, types, repetitions, and whether a write sends them.
+    /// Reads a record from values keyed by the FileMaker names: a missing field is `nil`, a portal is an
+    /// array of rows under the portal's name (none when missing).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.id = try container.decodeIfPresent(Double.self, forKey: .id)
+        self.name = try container.decodeIfPresent(String.self, forKey: .name)
+        self.city = try container.decodeIfPresent(String.self, forKey: .city)
+        self.gMinScore = try container.decodeIfPresent(Double.self, forKey: .gMinScore)
+        self.teamCityPopulation = try container.decodeIfPresent(Double.self, forKey: .teamCityPopulation)
+        self.teamCityZips = try container.decodeIfPresent([String].self, forKey: .teamCityZips)
+        self.allGames = try container.decodeIfPresent([AllGamesRow].self, forKey: .allGames) ?? []
+        self.roster = try container.decodeIfPresent([RosterRow].self, forKey: .roster) ?? []
+        self.top = try container.decodeIfPresent([TopRow].self, forKey: .top) ?? []
+    }
+
+    /// Writes the fields that are set under their FileMaker names, and each portal's rows under its name.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(self.id, forKey: .id)
+        try container.encodeIfPresent(self.name, forKey: .name)
+        try container.encodeIfPresent(self.city, forKey: .city)
+        try container.encodeIfPresent(self.gMinScore, forKey: .gMinScore)
+        try container.encodeIfPresent(self.teamCityPopulation, forKey: .teamCityPopulation)
+        try container.encodeIfPresent(self.teamCityZips, forKey: .teamCityZips)
+        try container.encode(self.allGames, forKey: .allGames)
+        try container.encode(self.roster, forKey: .roster)
+        try container.encode(self.top, forKey: .top)
+    }
+
+    /// The layout's fields: exact names, types, repetitions, and whether a write sends them; and the portals, never sent.
     public static let layoutFields: [FMLayoutField] = [
-        FMLayoutField("id", .number),
+        FMLayoutField("id", .number, isWritable: false),
         FMLayoutField("name", .text),
         FMLayoutField("city", .text),
         FMLayoutField("g_min_score", .number, isWritable: false),
         FMLayoutField("Team_city::population", .number),
         FMLayoutField("Team_city::zips", .text, repetitions: 2),
+        FMLayoutField("all games", .text, isWritable: false), // portal: its rows are never sent
+        FMLayoutField("roster", .text, isWritable: false), // portal: its rows are never sent
+        FMLayoutField("top", .text, isWritable: false), // portal: its rows are never sent
     ]
 
     /// Reads the portals from the record's `portalData`.
-    public mutating func fillPortals(from portals: FMPortals) throws {
-        allGames = try portals.decode("all games")
-        roster = try portals.decode("roster")
-        top = try portals.decode("top")
+    public mutating func fillPortals(from source: FMPortals) throws {
+        self.allGames = try source.decode("all games")
+        self.roster = try source.decode("roster")
+        self.top = try source.decode("top")
     }
 
     /// A row of portal `all games` (table occurrence `All_games`).

@@ -12,7 +12,7 @@ public struct Albums: FMLayoutRecord, Codable, Sendable, Hashable {
     /// The layout these records are read from and written to.
     public static let layout = "Albums"
 
-    /// `id`: number.
+    /// `id`: number, auto-enter, read only (a create or edit never sends it).
     public var id: Double?
 
     /// `artist_id`: number.
@@ -24,7 +24,7 @@ public struct Albums: FMLayoutRecord, Codable, Sendable, Hashable {
     /// `year`: number.
     public var year: Double?
 
-    /// `cover`: container, read only.
+    /// `cover`: container, read only (a create or edit never sends it).
     public var cover: URL?
 
     /// Creates a record; fields left `nil` are not sent by a create or edit.
@@ -53,7 +53,7 @@ public struct Albums: FMLayoutRecord, Codable, Sendable, Hashable {
 
     /// The layout's fields: exact names, types, repetitions, and whether a write sends them.
     public static let layoutFields: [FMLayoutField] = [
-        FMLayoutField("id", .number),
+        FMLayoutField("id", .number, isWritable: false),
         FMLayoutField("artist_id", .number),
         FMLayoutField("title", .text),
         FMLayoutField("year", .number),

@@ -12,7 +12,7 @@ public struct Artists: FMLayoutRecord, Codable, Sendable, Hashable {
     /// The layout these records are read from and written to.
     public static let layout = "Artists"
 
-    /// `id`: number.
+    /// `id`: number, auto-enter, read only (a create or edit never sends it).
     public var id: Double?
 
     /// `name`: text.
@@ -33,19 +33,20 @@ public struct Artists: FMLayoutRecord, Codable, Sendable, Hashable {
     /// `alarm`: time.
     public var alarm: Date?
 
-    /// `headshot`: container, read only.
+    /// `headshot`: container, read only (a create or edit never sends it).
     public var headshot: URL?
 
     /// `tags`: text, 3 repetitions.
     public var tags: [String]?
 
-    /// `g_note`: text, global, read only.
+    /// `g_note`: text, global, read only (a create or edit never sends it).
     public var gNote: String?
 
-    /// `created`: timeStamp.
+    /// `created`: timeStamp, auto-enter, read only (a create or edit never sends it).
     public var created: Date?
 
-    /// Portal `albums` (table occurrence `Albums`), filled from the record's `portalData`.
+    /// Portal `albums` (table occurrence `Albums`), filled from the record's `portalData`;
+    /// coded under `albums` as an array of rows; a create or edit never sends it.
     public var albums: [AlbumsRow] = []
 
     /// Creates a record; fields left `nil` are not sent by a create or edit.
@@ -77,7 +78,7 @@ public struct Artists: FMLayoutRecord, Codable, Sendable, Hashable {
         self.albums = albums
     }
 
-    /// The exact FileMaker names.
+    /// The exact FileMaker names of the fields and portals.
     public enum CodingKeys: String, CodingKey {
         case id
         case name
@@ -90,11 +91,47 @@ public struct Artists: FMLayoutRecord, Codable, Sendable, Hashable {
         case tags
         case gNote = "g_note"
         case created
+        case albums
     }
 
-    /// The layout's fields: exact names, types, repetitions, and whether a write sends them.
+    /// Reads a record from values keyed by the FileMaker names: a missing field is `nil`, a portal is an
+    /// array of rows under the portal's name (none when missing).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.id = try container.decodeIfPresent(Double.self, forKey: .id)
+        self.name = try container.decodeIfPresent(String.self, forKey: .name)
+        self.city = try container.decodeIfPresent(String.self, forKey: .city)
+        self.born = try container.decodeIfPresent(Date.self, forKey: .born)
+        self.rating = try container.decodeIfPresent(Double.self, forKey: .rating)
+        self.lastSeen = try container.decodeIfPresent(Date.self, forKey: .lastSeen)
+        self.alarm = try container.decodeIfPresent(Date.self, forKey: .alarm)
+        self.headshot = try container.decodeIfPresent(URL.self, forKey: .headshot)
+        self.tags = try container.decodeIfPresent([String].self, forKey: .tags)
+        self.gNote = try container.decodeIfPresent(String.self, forKey: .gNote)
+        self.created = try container.decodeIfPresent(Date.self, forKey: .created)
+        self.albums = try container.decodeIfPresent([AlbumsRow].self, forKey: .albums) ?? []
+    }
+
+    /// Writes the fields that are set under their FileMaker names, and each portal's rows under its name.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(self.id, forKey: .id)
+        try container.encodeIfPresent(self.name, forKey: .name)
+        try container.encodeIfPresent(self.city, forKey: .city)
+        try container.encodeIfPresent(self.born, forKey: .born)
+        try container.encodeIfPresent(self.rating, forKey: .rating)
+        try container.encodeIfPresent(self.lastSeen, forKey: .lastSeen)
+        try container.encodeIfPresent(self.alarm, forKey: .alarm)
+        try container.encodeIfPresent(self.headshot, forKey: .headshot)
+        try container.encodeIfPresent(self.tags, forKey: .tags)
+        try container.encodeIfPresent(self.gNote, forKey: .gNote)
+        try container.encodeIfPresent(self.created, forKey: .created)
+        try container.encode(self.albums, forKey: .albums)
+    }
+
+    /// The layout's fields: exact names, types, repetitions, and whether a write sends them; and the portals, never sent.
     public static let layoutFields: [FMLayoutField] = [
-        FMLayoutField("id", .number),
+        FMLayoutField("id", .number, isWritable: false),
         FMLayoutField("name", .text),
         FMLayoutField("city", .text),
         FMLayoutField("born", .date),
@@ -104,12 +141,13 @@ public struct Artists: FMLayoutRecord, Codable, Sendable, Hashable {
         FMLayoutField("headshot", .container, isWritable: false),
         FMLayoutField("tags", .text, repetitions: 3),
         FMLayoutField("g_note", .text, isWritable: false),
-        FMLayoutField("created", .timestamp),
+        FMLayoutField("created", .timestamp, isWritable: false),
+        FMLayoutField("albums", .text, isWritable: false), // portal: its rows are never sent
     ]
 
     /// Reads the portals from the record's `portalData`.
-    public mutating func fillPortals(from portals: FMPortals) throws {
-        albums = try portals.decode("albums")
+    public mutating func fillPortals(from source: FMPortals) throws {
+        self.albums = try source.decode("albums")
     }
 
     /// A row of portal `albums` (table occurrence `Albums`).
@@ -119,7 +157,7 @@ public struct Artists: FMLayoutRecord, Codable, Sendable, Hashable {
         /// The related record's modification id.
         public var modId: String?
 
-        /// `Albums::id`: number.
+        /// `Albums::id`: number, auto-enter, read only (a create or edit never sends it).
         public var id: Double?
 
         /// `Albums::title`: text.

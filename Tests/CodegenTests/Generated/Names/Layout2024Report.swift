@@ -12,7 +12,7 @@ public struct Layout2024Report: FMLayoutRecord, Codable, Sendable, Hashable {
     /// The layout these records are read from and written to.
     public static let layout = "2024 Report"
 
-    /// `id`: number.
+    /// `id`: number, auto-enter, read only (a create or edit never sends it).
     public var id: Double?
 
     /// `First Name`: text.
@@ -35,7 +35,7 @@ public struct Layout2024Report: FMLayoutRecord, Codable, Sendable, Hashable {
 
     /// The layout's fields: exact names, types, repetitions, and whether a write sends them.
     public static let layoutFields: [FMLayoutField] = [
-        FMLayoutField("id", .number),
+        FMLayoutField("id", .number, isWritable: false),
         FMLayoutField("First Name", .text),
     ]
 }

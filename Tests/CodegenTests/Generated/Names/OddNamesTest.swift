@@ -12,7 +12,7 @@ public struct OddNamesTest: FMLayoutRecord, Codable, Sendable, Hashable {
     /// The layout these records are read from and written to.
     public static let layout = "Odd Names / Test?"
 
-    /// `id`: number.
+    /// `id`: number, auto-enter, read only (a create or edit never sends it).
     public var id: Double?
 
     /// `e-mail`: text.
@@ -84,16 +84,18 @@ public struct OddNamesTest: FMLayoutRecord, Codable, Sendable, Hashable {
     /// `clock`: time.
     public var clock: Date?
 
-    /// `file`: container, read only.
+    /// `file`: container, read only (a create or edit never sends it).
     public var file: URL?
 
-    /// `g_total`: number, global, read only.
+    /// `g_total`: number, global, read only (a create or edit never sends it).
     public var gTotal: Double?
 
-    /// Portal `Kids` (table occurrence `Kids`), filled from the record's `portalData`.
+    /// Portal `Kids` (table occurrence `Kids`), filled from the record's `portalData`;
+    /// coded under `Kids` as an array of rows; a create or edit never sends it.
     public var kids: [KidsRow] = []
 
-    /// Portal `kids list` (table occurrence `Kids`), filled from the record's `portalData`.
+    /// Portal `kids list` (table occurrence `Kids`), filled from the record's `portalData`;
+    /// coded under `kids list` as an array of rows; a create or edit never sends it.
     public var kidsList: [KidsListRow] = []
 
     /// Creates a record; fields left `nil` are not sent by a create or edit.
@@ -157,7 +159,7 @@ public struct OddNamesTest: FMLayoutRecord, Codable, Sendable, Hashable {
         self.kidsList = kidsList
     }
 
-    /// The exact FileMaker names.
+    /// The exact FileMaker names of the fields and portals.
     public enum CodingKeys: String, CodingKey {
         case id
         case eMail = "e-mail"
@@ -185,11 +187,80 @@ public struct OddNamesTest: FMLayoutRecord, Codable, Sendable, Hashable {
         case clock
         case file
         case gTotal = "g_total"
+        case kids = "Kids"
+        case kidsList = "kids list"
     }
 
-    /// The layout's fields: exact names, types, repetitions, and whether a write sends them.
+    /// Reads a record from values keyed by the FileMaker names: a missing field is `nil`, a portal is an
+    /// array of rows under the portal's name (none when missing).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.id = try container.decodeIfPresent(Double.self, forKey: .id)
+        self.eMail = try container.decodeIfPresent(String.self, forKey: .eMail)
+        self.eMail2 = try container.decodeIfPresent(String.self, forKey: .eMail2)
+        self.eMail3 = try container.decodeIfPresent(String.self, forKey: .eMail3)
+        self.firstName = try container.decodeIfPresent(String.self, forKey: .firstName)
+        self._2ndAddress = try container.decodeIfPresent(String.self, forKey: ._2ndAddress)
+        self.class = try container.decodeIfPresent(String.self, forKey: .`class`)
+        self.default = try container.decodeIfPresent(Double.self, forKey: .`default`)
+        self.self_ = try container.decodeIfPresent(String.self, forKey: .self_)
+        self.init_ = try container.decodeIfPresent(String.self, forKey: .init_)
+        self.type = try container.decodeIfPresent(String.self, forKey: .type)
+        self.layout2 = try container.decodeIfPresent(String.self, forKey: .layout2)
+        self.hashValue2 = try container.decodeIfPresent(String.self, forKey: .hashValue2)
+        self.prénom = try container.decodeIfPresent(String.self, forKey: .prénom)
+        self.名前 = try container.decodeIfPresent(String.self, forKey: .名前)
+        self.field = try container.decodeIfPresent(String.self, forKey: .field)
+        self.field2 = try container.decodeIfPresent(String.self, forKey: .field2)
+        self.urlLink = try container.decodeIfPresent(String.self, forKey: .urlLink)
+        self.httpCode = try container.decodeIfPresent(Double.self, forKey: .httpCode)
+        self.quoteBackSlash = try container.decodeIfPresent(String.self, forKey: .quoteBackSlash)
+        self.scores = try container.decodeIfPresent([Double?].self, forKey: .scores)
+        self.when = try container.decodeIfPresent([Date?].self, forKey: .when)
+        self.stamp = try container.decodeIfPresent(Date.self, forKey: .stamp)
+        self.clock = try container.decodeIfPresent(Date.self, forKey: .clock)
+        self.file = try container.decodeIfPresent(URL.self, forKey: .file)
+        self.gTotal = try container.decodeIfPresent(Double.self, forKey: .gTotal)
+        self.kids = try container.decodeIfPresent([KidsRow].self, forKey: .kids) ?? []
+        self.kidsList = try container.decodeIfPresent([KidsListRow].self, forKey: .kidsList) ?? []
+    }
+
+    /// Writes the fields that are set under their FileMaker names, and each portal's rows under its name.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(self.id, forKey: .id)
+        try container.encodeIfPresent(self.eMail, forKey: .eMail)
+        try container.encodeIfPresent(self.eMail2, forKey: .eMail2)
+        try container.encodeIfPresent(self.eMail3, forKey: .eMail3)
+        try container.encodeIfPresent(self.firstName, forKey: .firstName)
+        try container.encodeIfPresent(self._2ndAddress, forKey: ._2ndAddress)
+        try container.encodeIfPresent(self.class, forKey: .`class`)
+        try container.encodeIfPresent(self.default, forKey: .`default`)
+        try container.encodeIfPresent(self.self_, forKey: .self_)
+        try container.encodeIfPresent(self.init_, forKey: .init_)
+        try container.encodeIfPresent(self.type, forKey: .type)
+        try container.encodeIfPresent(self.layout2, forKey: .layout2)
+        try container.encodeIfPresent(self.hashValue2, forKey: .hashValue2)
+        try container.encodeIfPresent(self.prénom, forKey: .prénom)
+        try container.encodeIfPresent(self.名前, forKey: .名前)
+        try container.encodeIfPresent(self.field, forKey: .field)
+        try container.encodeIfPresent(self.field2, forKey: .field2)
+        try container.encodeIfPresent(self.urlLink, forKey: .urlLink)
+        try container.encodeIfPresent(self.httpCode, forKey: .httpCode)
+        try container.encodeIfPresent(self.quoteBackSlash, forKey: .quoteBackSlash)
+        try container.encodeIfPresent(self.scores, forKey: .scores)
+        try container.encodeIfPresent(self.when, forKey: .when)
+        try container.encodeIfPresent(self.stamp, forKey: .stamp)
+        try container.encodeIfPresent(self.clock, forKey: .clock)
+        try container.encodeIfPresent(self.file, forKey: .file)
+        try container.encodeIfPresent(self.gTotal, forKey: .gTotal)
+        try container.encode(self.kids, forKey: .kids)
+        try container.encode(self.kidsList, forKey: .kidsList)
+    }
+
+    /// The layout's fields: exact names, types, repetitions, and whether a write sends them; and the portals, never sent.
     public static let layoutFields: [FMLayoutField] = [
-        FMLayoutField("id", .number),
+        FMLayoutField("id", .number, isWritable: false),
         FMLayoutField("e-mail", .text),
         FMLayoutField("e_mail", .text),
         FMLayoutField("E Mail", .text),
@@ -215,12 +286,14 @@ public struct OddNamesTest: FMLayoutRecord, Codable, Sendable, Hashable {
         FMLayoutField("clock", .time),
         FMLayoutField("file", .container, isWritable: false),
         FMLayoutField("g_total", .number, isWritable: false),
+        FMLayoutField("Kids", .text, isWritable: false), // portal: its rows are never sent
+        FMLayoutField("kids list", .text, isWritable: false), // portal: its rows are never sent
     ]
 
     /// Reads the portals from the record's `portalData`.
-    public mutating func fillPortals(from portals: FMPortals) throws {
-        kids = try portals.decode("Kids")
-        kidsList = try portals.decode("kids list")
+    public mutating func fillPortals(from source: FMPortals) throws {
+        self.kids = try source.decode("Kids")
+        self.kidsList = try source.decode("kids list")
     }
 
     /// A row of portal `Kids` (table occurrence `Kids`).
