@@ -217,6 +217,15 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
         set { metricsBox = MetricsBox(observer: newValue) }
     }
     var metricsBox = MetricsBox(observer: nil)
+    /// TLS for this client only: a CA bundle trusted instead of the system store, pinned public keys, a client
+    /// certificate (default: the system store, no pin, no client certificate). Honoured by ``FMCurlTransport``;
+    /// see ``FMTLSOptions``. A transport that cannot honour what is set fails every call with `-1001`.
+    public var tls = FMTLSOptions()
+    /// The HTTP proxy every request goes through (`http://proxy.example.com:3128`, credentials in the URL
+    /// allowed: they are redacted in every description and log line). `nil` (default): the environment's
+    /// `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`, as curl reads them. Honoured by
+    /// ``FMCurlTransport``; another transport fails every call with `-1001` when it is set.
+    public var proxy: URL?
     /// The lowest level handed to the logging hook (default ``FMLogEvent/Level/debug``: every line). Lines
     /// below it are not even formatted: a daemon whose logger shows `info` and above sets `.info` and its
     /// calls build no request or answer line. See ``FMLogEvent``.
@@ -286,7 +295,8 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
             + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize), "
             + "sessionIdleTimeout: \(sessionIdleTimeout), maxCallsPerSession: \(maxCallsPerSession), "
             + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"), logLevel: \(logLevel), "
-            + "instrumentation: \(instrumentation == nil ? "nil" : "set"))"
+            + "instrumentation: \(instrumentation == nil ? "nil" : "set"), "
+            + "tls: \(tls), proxy: \(proxy.map { Redaction.host($0.absoluteString) } ?? "nil"))"
     }
 
     /// Same as ``description``.
@@ -350,6 +360,9 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     /// The injected clock.
     let now: @Sendable () -> Date
     let transport: any FMTransport
+    /// Why `transport` cannot send this configuration's calls (TLS options or a proxy it cannot honour): every
+    /// call fails with it.
+    let transportRefusal: FMError?
     let logger: Logger
     let pool: SessionPool
     let gate: AdmissionGate
@@ -368,8 +381,9 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     /// Draws a retry's back-off from its range (full jitter); the tests' seam for the random source.
     let retryJitter = Locked<@Sendable (ClosedRange<Double>) -> Double>({ Double.random(in: $0) })
 
-    /// Creates a service with the default transport: ``FMURLSessionTransport``, or on Linux for an `http://`
-    /// host ``FMSocketTransport``; either allows as many connections as SwiftFM may have requests in flight.
+    /// Creates a service with the default transport: on Linux ``FMCurlTransport`` wherever libcurl loads (else
+    /// ``FMURLSessionTransport``, and the logger says so once), elsewhere ``FMURLSessionTransport``; either allows
+    /// as many connections as SwiftFM may have requests in flight.
     ///
     /// - Parameters:
     ///   - configuration: host, database, credentials, version, limits, retries, pool size.
@@ -384,14 +398,24 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         logger: FMLogHandler? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.init(
-            configuration: configuration,
-            transport: defaultTransport(for: configuration),
-            callbackQueue: callbackQueue,
-            tokenStore: tokenStore,
-            logger: logger,
-            now: now
-        )
+        self.init(configuration: configuration, callbackQueue: callbackQueue, tokenStore: tokenStore, logger: logger, now: now,
+                  curlLibraryPath: "libcurl.so.4")
+    }
+
+    /// The default transport's client, libcurl loaded from `curlLibraryPath` (the tests' missing library); when
+    /// it cannot be loaded, the logger says so once.
+    convenience init(
+        configuration: FMConfiguration,
+        callbackQueue: DispatchQueue?,
+        tokenStore: FMTokenStore,
+        logger: FMLogHandler?,
+        now: @escaping @Sendable () -> Date,
+        curlLibraryPath: String
+    ) {
+        let (transport, note) = defaultTransportChoice(for: configuration, libraryPath: curlLibraryPath)
+        self.init(configuration: configuration, transport: transport, callbackQueue: callbackQueue, tokenStore: tokenStore,
+                  logger: logger, now: now)
+        if let note { self.logger.log(.warning, note) }
     }
 
     /// Creates a service for `database` on `host` (a bare host means `https://host`) with an account.
@@ -431,6 +455,7 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         self.rateLimiter = RateLimiter.make(rate: configuration.maxRequestsPerSecond)
         self.lifecycle = Lifecycle()
         self.logger = Self.makeLogger(logger, configuration: configuration, pool: pool)
+        self.transportRefusal = refusal(of: transport, for: configuration)
         let base = try? configuration.resolvedBase().get()
         self.server = (base?.host, base.map { $0.port ?? ($0.scheme == "http" ? 80 : 443) }, base?.scheme)
     }
@@ -439,6 +464,7 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     init(pinnedTo token: String, parent: DataAPI) {
         configuration = parent.configuration
         transport = parent.transport
+        transportRefusal = parent.transportRefusal
         callbackQueue = parent.callbackQueue
         tokenStore = FMMemoryTokenStore()
         now = parent.now
@@ -455,8 +481,9 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     private static func makeLogger(_ handler: FMLogHandler?, configuration: FMConfiguration, pool: SessionPool) -> Logger {
         let credentials = configuration.credentials
         let dataSources = configuration.dataSources
+        let proxySecrets = [configuration.proxy?.user, configuration.proxy?.password].compactMap { $0 }
         return Logger(handler: handler, minimum: configuration.logLevel) {
-            (credentials?.secrets ?? []) + dataSources.map(\.password) + pool.heldTokens
+            (credentials?.secrets ?? []) + dataSources.map(\.password) + pool.heldTokens + proxySecrets
         }
     }
 

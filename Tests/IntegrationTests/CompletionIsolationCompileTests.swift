@@ -48,8 +48,12 @@ private func typecheck(_ source: String, swiftVersion: String) throws -> (status
     try Data(source.utf8).write(to: file)
     let process = Process()
     process.executableURL = try swiftc()
-    process.arguments = ["-typecheck", "-swift-version", swiftVersion, "-I", try modulesDirectory().path,
-                         "-module-cache-path", directory.appendingPathComponent("cache").path, file.path]
+    let modules = try modulesDirectory()
+    // SwiftFM imports the C module CFMCurl (libcurl's bridge): its module map is where SwiftPM wrote it.
+    let curlModuleMap = modules.deletingLastPathComponent().appendingPathComponent("CFMCurl.build/module.modulemap")
+    let moduleMaps = FileManager.default.fileExists(atPath: curlModuleMap.path) ? ["-Xcc", "-fmodule-map-file=" + curlModuleMap.path] : []
+    process.arguments = ["-typecheck", "-swift-version", swiftVersion, "-I", modules.path] + moduleMaps
+        + ["-module-cache-path", directory.appendingPathComponent("cache").path, file.path]
     let output = Pipe()
     process.standardOutput = output
     process.standardError = output

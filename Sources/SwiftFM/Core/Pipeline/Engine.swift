@@ -323,6 +323,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             logger.log(.error, "\(endpoint.method.rawValue) not sent: \(error)", metadata: logMetadata(code: error.code))
             return received(.failure(ExchangeFailure(error: error, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
         }
+        if let refusal = api.transportRefusal {
+            logger.log(.error, "\(endpoint.method.rawValue) not sent: \(refusal)")
+            return received(.failure(ExchangeFailure(error: refusal, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+        }
         let transport = api.transport
         // The method and redacted path of the request's lines: built once when debug lines are wanted, else only
         // for a line that is written (a failure).
@@ -355,7 +359,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 }
                 logger.log(.debug, "→ \(describe())", metadata: logMetadata())
                 let started = DispatchTime.now().uptimeNanoseconds
-                let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { [self] answered in
+                var transportRequest = FMTransportRequest(urlRequest: request, bodyFile: bodyFile)
+                transportRequest.mayBeSentTwice = endpoint.cannotChangeData
+                let running = Exchange.start(transportRequest, through: transport, sink: sink) { [self] answered in
                     release()
                     switch answered {
                     case .success: reachability.answered(request.url)

@@ -102,6 +102,8 @@ enum Classifier {
         if usedSession, isSessionLost(error) { return .sessionLost }
         // A TLS handshake with a plain-HTTP server, or a certificate the client rejects, fails the same way again.
         if error.isWrongScheme || error.isTLSFailure { return .final }
+        // An answer that came but cannot be read (a malformed head, a body that does not decode) is no restart.
+        if error.isMalformedAnswer { return .final }
         if error.code == FMError.ClientCode.transport, beforeAnswer { return .transient(retryAfter: nil) }
         let transientStatus = [502, 503, 504].contains(error.httpStatus ?? 0)
         if transientStatus || error.code == "812" || error.code == "956" {
@@ -116,7 +118,7 @@ enum Classifier {
     /// keep to ``FMRetryPolicy/maxAttempts``.
     static func serverAway(_ error: FMError) -> Bool {
         if [502, 503, 504].contains(error.httpStatus ?? 0) { return true }
-        guard error.code == FMError.ClientCode.transport, !error.isWrongScheme, !error.isTLSFailure else { return false }
+        guard error.code == FMError.ClientCode.transport, !error.isWrongScheme, !error.isTLSFailure, !error.isMalformedAnswer else { return false }
         switch error.urlErrorCode {
         case URLError.Code.cannotFindHost.rawValue, URLError.Code.dnsLookupFailed.rawValue,
              URLError.Code.notConnectedToInternet.rawValue, URLError.Code.badURL.rawValue, URLError.Code.unsupportedURL.rawValue:
