@@ -38,6 +38,20 @@ struct TLSOptionsTests {
         #expect(code == FMError.ClientCode.transport, "\(message)")
     }
 
+    /// Issue 32, first contact over a real TLS front: a certificate the client does not trust fails the first
+    /// call at once — no retry under the default policy — naming the host, the cause and the remedy.
+    @Test func anUntrustedCertificateFailsAtOnceWithoutARetry() async {
+        let lines = LineSink()
+        let configuration = FMConfiguration(host: base, database: "Music", username: "admin", password: "admin")
+        let api = DataAPI(configuration: configuration, logger: { lines.append("\($0)") })
+        let (code, message) = await outcome(api)
+        #expect(code == FMError.ClientCode.transport, "\(message)")
+        #expect(message.contains("127.0.0.1") && message.contains("certificate"), "\(message)")
+        #expect(message.contains("caCertificates") || message.contains("trust store"), "names a remedy: \(message)")
+        let logged = lines.lines
+        #expect(!logged.contains { $0.contains("retry") }, "a certificate failure is not retried: \(logged)")
+    }
+
     @Test func aCATrustedThroughCaCertificatesAlone() async {
         let (code, message) = await outcome(client(FMTLSOptions(caCertificates: file("FM_TLS_CA"))))
         #expect(code == "0", "\(message)")
