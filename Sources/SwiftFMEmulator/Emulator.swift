@@ -503,9 +503,10 @@ final class EmulatorCore: Sendable {
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        if let clarisID = answerClarisID(request) { return clarisID }
         let segments = request.rawPath.split(separator: "/", omittingEmptySubsequences: false)
             .map { decodePathSegment($0) ?? String($0) }
+        if let refused = answerODataFMID(request, segments: segments) { return refused }
+        if let clarisID = answerClarisID(request) { return clarisID }
         let decodedPath = segments.joined(separator: "/")
         let token = EmulatorCore.carriedToken(request, segments: segments)
         let isDataAPI = segments.count > 2 && segments[1].lowercased() == "fmi" && segments[2].lowercased() == "data"

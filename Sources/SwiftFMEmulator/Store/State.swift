@@ -119,6 +119,12 @@ struct EmulatorState {
     var publicURL: URL?
     /// Table occurrences and relationships: the paths from each layout's table occurrence to related tables.
     var graph = RelationGraph()
+    /// OData: the most rows a page holds before `@odata.nextLink` (``Emulator/odataPageSize``).
+    var odataMaxPageSize = 10_000
+    /// OData: the version `$metadata` reports as `ServerVersion` (``Emulator/odataServerVersion``).
+    var odataVersion = "22.0.4"
+    /// OData: FileMaker Server 22's `Accept: application/octet-stream` quirk on `…/$value` (``Emulator/odataOctetStreamQuirk``).
+    var odataOctetStreamQuirk = false
 
     init(schema: EmulatorSchema, now: Date) throws {
         self.schema = schema
