@@ -17,6 +17,9 @@ import Testing
         #expect(object.json?["scriptResult"]?["resultParameter"]?.stringValue == #"{"a":[1,"b"]}"#)
         let failed = c.send("POST", "/Shop/Script.Fail")
         #expect(failed.status == 200 && failed.json?["scriptResult"]?["code"] == .number(3))
+        // `resultParameter` is always there (empty without Exit Script's result): clients tell the nested
+        // envelope from the flat one by it (fms-odata-py ignored the failure without it).
+        #expect(failed.json?["scriptResult"]?["resultParameter"]?.stringValue == "")
         // A name with spaces, percent-encoded; a registered closure.
         c.emulator.registerScript("Say Hi") { invocation in .result("hi \(invocation.parameter ?? "-")") }
         #expect(c.send("POST", "/Shop/Script.Say%20Hi", body: #"{"scriptParameterValue":"you"}"#)

@@ -258,8 +258,10 @@ extension EmulatorState {
             ?? EmulatorSchema.Layout("", table: schema.tables.first?.name ?? "", fields: [])
         let outcome = runScript(scriptName, param: parameter, phase: "run", layout: layout, found: nil, current: nil,
                                 session: nil, now: ctx.now)
-        var result: [(String, JSON)] = [("code", .number(Double(Int(outcome.error) ?? -1)))]
-        if let r = outcome.result { result.append(("resultParameter", .string(r))) }
+        // `resultParameter` is always present (empty without a result), as in Claris's example: clients tell
+        // this nested envelope from the older flat one by it.
+        let result: [(String, JSON)] = [("code", .number(Double(Int(outcome.error) ?? -1))),
+                                        ("resultParameter", .string(outcome.result ?? ""))]
         return EmulatorState.odataJSON(200, .object([("scriptResult", .object(result))]))
     }
 }
