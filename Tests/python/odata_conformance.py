@@ -3,7 +3,7 @@
 
 Usage: odata_conformance.py PATH/TO/fm-emulator
 Starts `fm-emulator --port 0` (the built-in demo solution, database Music, admin/admin), runs metadata,
-query, CRUD and script calls, cross-checks one write through the Data API (urllib), prints a one-line
+query, CRUD, batch and script calls, cross-checks one write through the Data API (urllib), prints a one-line
 summary and exits non-zero on any mismatch.
 """
 import base64
@@ -96,6 +96,22 @@ def scenario(host):
         expect_error("unknown field is 8309", lambda: db.from_("Artists").select("nope").get(), status=400, code="8309")
         expect_error("$search is refused", lambda: db.from_("Artists").search("Eno").get(), status=400)
         expect_error("validation: not empty", lambda: db.from_("Artists").create({"city": "Nowhere"}), status=400, code="509")
+
+        batch = db.batch()
+        batch.changeset(lambda cs: (cs.create("Artists", {"name": "Batch One"}), cs.patch("Artists", 1, {"city": "Dallas"})))
+        batch.add("Artists", {"$filter": "name eq 'Batch One'", "$select": "name"})
+        sent = batch.send()
+        check("batch: change set and read", [r.status for r in sent.responses] == [201, 204, 200] and sent.ok, repr(sent.responses))
+        read = sent.responses[-1].body if sent.responses else None
+        check("batch: the read sees the change set", isinstance(read, dict) and [r.get("name") for r in read.get("value", [])] == ["Batch One"],
+              repr(read))
+        failing = db.batch()
+        failing.changeset(lambda cs: (cs.create("Artists", {"name": "Rolled Back"}), cs.create("Artists", {"city": "no name"})))
+        result = failing.send()
+        check("batch: a failing change set answers one error", [r.status for r in result.responses] == [400] and not result.ok,
+              repr(result.responses))
+        check("batch: the failing change set is rolled back",
+              db.from_("Artists").filter("name eq 'Rolled Back'").get().value == [])
 
         hello = db.script("Hello")
         check("script: result", hello.result_parameter == "Hello from the emulator", repr(hello))

@@ -164,6 +164,11 @@ extension EmulatorState {
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
             return odataMetadata(ctx)
         }
+        if first == "$batch" {
+            try only("POST")
+            guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
+            return try odataBatch(ctx)
+        }
         if first.hasPrefix("Script.") {
             try only("POST")
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
