@@ -104,6 +104,7 @@ public final class Emulator: Sendable {
     deinit {
         stop()
         stopControl()
+        core.webhooks.stop()
     }
 
     /// The request handler (pure request → response), for tests that skip sockets.
@@ -306,6 +307,9 @@ public final class Emulator: Sendable {
             s.rejectLogins = false
             s.clarisIDTokens.removeAll()
             s.oauthPairs.removeAll()
+            s.odataWebhooks.removeAll()
+            s.odataChangeNotes.removeAll()
+            s.odataOutbox.removeAll()
         }
         core.traffic.reset()
     }
@@ -465,8 +469,10 @@ public final class Emulator: Sendable {
         try core.state.withLock { s in
             let now = core.clock().addingTimeInterval(s.clockOffset)
             do {
-                return try s.createRecord(table: table, input: fields.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) },
-                                          session: nil, dateformats: 0, now: now, restrictTo: nil)
+                let id = try s.createRecord(table: table, input: fields.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) },
+                                            session: nil, dateformats: 0, now: now, restrictTo: nil)
+                core.sendWebhooks(s.takeWebhookDeliveries())
+                return id
             } catch let e as FMError {
                 throw EmulatorSchemaError("record rejected with FileMaker error \(e.code): \(e.message)")
             }
@@ -494,6 +500,15 @@ final class EmulatorCore: Sendable {
     let beforeParseHook = Locked<(@Sendable (HTTPRequest) -> Void)?>(nil)
     /// Claris ID sign-in (Amazon Cognito), when ``Emulator/clarisID`` is on (Cognito/).
     let cognito = CognitoService()
+    /// OData webhook deliveries (OData/ODataWebhooks.swift).
+    let webhooks = ODataWebhookSender()
+
+    /// Starts the webhook deliveries a change produced (outside the state lock).
+    func sendWebhooks(_ deliveries: [ODataDelivery]) {
+        guard !deliveries.isEmpty else { return }
+        let state = self.state
+        webhooks.send(deliveries) { delivery, error in state.withLock { $0.webhookAttempted(delivery, error: error) } }
+    }
 
     var beforeParse: (@Sendable (HTTPRequest) -> Void)? { beforeParseHook.withLock { $0 } }
 
@@ -535,6 +550,7 @@ final class EmulatorCore: Sendable {
         // Parse the body before taking the state lock: a 60 MiB POST must not stall other clients.
         beforeParse?(request)
         let prepared = request.body.isEmpty ? nil : PreparedBody(request)
+        var deliveries: [ODataDelivery] = []
         let (staged, hook, line) = state.withLock { s -> (StagedResponse, (@Sendable (String) -> Void)?, String) in
             let now = clock().addingTimeInterval(s.clockOffset)
             let fault = s.takeFault(for: decodedPath, carriesToken: token != nil)
@@ -545,6 +561,7 @@ final class EmulatorCore: Sendable {
                 s.playStaged(fault, request: request, token: token, now: now)
             }
             s.prepared = outer
+            deliveries = s.takeWebhookDeliveries()
             s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
                                          headers: request.headers, body: s.log.keepsBodies ? request.body : Data(),
                                          bodyByteCount: request.body.count, status: response.response.status, token: token))
@@ -555,6 +572,7 @@ final class EmulatorCore: Sendable {
             }
             return (response, hook, line)
         }
+        sendWebhooks(deliveries)
         // A large answer is written here, outside the lock, from the snapshot it holds.
         let response = staged.finished()
         hook?(line)

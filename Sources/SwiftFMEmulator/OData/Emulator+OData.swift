@@ -24,6 +24,16 @@ extension Emulator {
     }
 }
 
+extension Emulator {
+    /// Seconds between attempts to deliver an OData webhook its endpoint refused (a non-2xx answer or
+    /// none); 1 by default. A webhook's `maxFailedAttempts` bounds the attempts (0: until delivered or
+    /// the webhook is deleted).
+    public var odataWebhookRetryInterval: TimeInterval {
+        get { core.webhooks.retryInterval }
+        set { core.webhooks.retryInterval = newValue }
+    }
+}
+
 extension EmulatorCore {
     /// An OData request with `Authorization: FMID <token>` while Claris ID is on: a token the emulator's
     /// Cognito issued is accepted until it expires, then answered 401/212 in OData's shape. `nil` to route.

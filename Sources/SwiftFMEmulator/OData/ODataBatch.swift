@@ -187,7 +187,7 @@ extension EmulatorState {
                 out += "--\(boundary)\r\n" + render(r, contentID: request.contentID)
                 if r.status >= 400, !continueOnError { return odataBatchResponse(out, boundary: boundary) }
             case let .changeset(requests):
-                let savedTables = tables, savedBlobs = blobs
+                let savedTables = tables, savedBlobs = blobs, savedNotes = odataChangeNotes
                 var responses: [(HTTPResponse, String?)] = []
                 var failure: HTTPResponse?
                 for request in requests {
@@ -202,6 +202,7 @@ extension EmulatorState {
                 if let failure {
                     tables = savedTables
                     blobs = savedBlobs
+                    odataChangeNotes = savedNotes
                     out += "--\(boundary)\r\n" + render(failure, contentID: nil)
                     if !continueOnError { return odataBatchResponse(out, boundary: boundary) }
                     continue

@@ -164,6 +164,10 @@ extension EmulatorState {
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
             return odataMetadata(ctx)
         }
+        if first.hasPrefix("Webhook.") {
+            guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
+            return try odataWebhookRoute(String(first.dropFirst(8)), method: method, ctx)
+        }
         if first == "$batch" {
             try only("POST")
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }

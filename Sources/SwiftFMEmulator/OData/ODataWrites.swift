@@ -109,12 +109,13 @@ extension EmulatorState {
 
     /// Runs `body` and restores every table when it throws: a write through OData changes all or nothing.
     mutating func odataAtomically<T>(_ body: (inout EmulatorState) throws -> T) throws -> T {
-        let savedTables = tables, savedBlobs = blobs
+        let savedTables = tables, savedBlobs = blobs, savedNotes = odataChangeNotes
         do {
             return try body(&self)
         } catch {
             tables = savedTables
             blobs = savedBlobs
+            odataChangeNotes = savedNotes
             throw error
         }
     }

@@ -125,6 +125,13 @@ struct EmulatorState {
     var odataVersion = "22.0.4"
     /// OData: FileMaker Server 22's `Accept: application/octet-stream` quirk on `…/$value` (``Emulator/odataOctetStreamQuirk``).
     var odataOctetStreamQuirk = false
+    /// OData webhooks by id (``ODataWebhook``).
+    var odataWebhooks: [Int: ODataWebhook] = [:]
+    /// Changes noted for the webhooks while a request is answered (only while some webhook exists).
+    var odataChangeNotes: [ODataChangeNote] = []
+    /// Deliveries to start once the request is answered (`Webhook.Invoke`).
+    var odataOutbox: [ODataDelivery] = []
+    var odataWebhookSerial = 0
 
     init(schema: EmulatorSchema, now: Date) throws {
         self.schema = schema
@@ -272,6 +279,7 @@ struct EmulatorState {
         table.nextId += 1
         table.records[record.id] = record
         table.order.append(record.id)
+        noteChange("ADD", table: table.schema.name, record: record)
         return record.id
     }
 
@@ -316,6 +324,7 @@ struct EmulatorState {
             }
         }
         table.records[id] = record
+        if bump { noteChange("UPDATE", table: table.schema.name, record: record) }
         return record.modId
     }
 
@@ -325,6 +334,7 @@ struct EmulatorState {
             throw FMError("101")
         }
         defer { tables[key] = table }
+        if let record = table.records[id] { noteChange("DELETE", table: table.schema.name, record: record) }
         table.records[id] = nil
         if let i = table.order.firstIndex(of: id) { table.order.remove(at: i) }
     }
@@ -341,6 +351,7 @@ struct EmulatorState {
         table.nextId += 1
         table.records[copy.id] = copy
         table.order.append(copy.id)
+        noteChange("ADD", table: table.schema.name, record: copy)
         return copy.id
     }
 
