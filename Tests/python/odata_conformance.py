@@ -3,10 +3,13 @@
 
 Usage: odata_conformance.py PATH/TO/fm-emulator
 Starts `fm-emulator --port 0` (the built-in demo solution, database Music, admin/admin), runs metadata,
-query, CRUD, batch and script calls, cross-checks one write through the Data API (urllib), prints a one-line
+query, CRUD, batch, webhook and script calls, cross-checks one write through the Data API (urllib), prints a one-line
 summary and exits non-zero on any mismatch.
 """
 import base64
+import http.server
+import queue
+import threading
 import json
 import os
 import re
@@ -112,6 +115,38 @@ def scenario(host):
               repr(result.responses))
         check("batch: the failing change set is rolled back",
               db.from_("Artists").filter("name eq 'Rolled Back'").get().value == [])
+
+        # Webhooks: a receiver on loopback gets the change made through the Data API.
+        arrived = queue.Queue()
+
+        class Receiver(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's naming
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                arrived.put((self.headers.get("X-Secret"), body))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        receiver = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=receiver.serve_forever, daemon=True).start()
+        try:
+            hook = db.create_webhook({"webhook": f"http://127.0.0.1:{receiver.server_port}/hook", "tableName": "Albums",
+                                      "select": "title", "filter": "year gt 2000", "endpointHeaders": {"X-Secret": "s"}})
+            check("webhook: created", hook.get("id") == "1", repr(hook))
+            listed = db.get_all_webhooks()
+            check("webhook: listed", [w.get("tableName") for w in listed.get("webhooks", [])] == ["Albums"], repr(listed))
+            data_api(host, "POST", "/layouts/Albums/records", {"fieldData": {"title": "Old", "year": 1999}}, token=token)
+            data_api(host, "POST", "/layouts/Albums/records", {"fieldData": {"title": "New", "year": 2024}}, token=token)
+            secret, body = arrived.get(timeout=60)
+            payload = json.loads(body)
+            check("webhook: the matching change is delivered with its headers", secret == "s"
+                  and [r.get("title") for r in payload.get("value", [])] == ["New"], repr(payload))
+            db.remove_webhook(hook.get("id"))
+            check("webhook: removed", db.get_all_webhooks().get("webhooks") == [])
+        finally:
+            receiver.shutdown()
 
         hello = db.script("Hello")
         check("script: result", hello.result_parameter == "Hello from the emulator", repr(hello))
