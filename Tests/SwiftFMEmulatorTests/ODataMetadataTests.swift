@@ -43,6 +43,23 @@ import Testing
         #expect(c.send("GET", "/Shop").status == 401)
     }
 
+    /// With Claris ID on, an ID token the emulator's Cognito issued works on every OData request until it
+    /// expires (on the emulator's clock), then is refused in OData's shape.
+    @Test func fmidTokensOfTheEmulatorsCognitoExpire() throws {
+        let c = try ODataClient()
+        c.emulator.clarisID = true
+        let expiry = c.emulator.now.addingTimeInterval(3600)
+        c.emulator.core.cognito.state.withLock { $0.idTokens["id-token-1"] = expiry }
+        c.authorization = "FMID id-token-1"
+        #expect(c.send("GET", "/Shop/Customers?$top=1").status == 200)
+        #expect(c.send("GET", "/Shop/Customers('ALFKI')").status == 200)
+        c.emulator.advanceClock(by: 3601)
+        let expired = c.send("GET", "/Shop/Customers?$top=1")
+        #expect(expired.status == 401 && expired.odataCode == "212")
+        #expect(c.send("POST", "/Shop/Customers", body: #"{"code":"LATE"}"#).status == 401)
+        #expect(c.emulator.recordCount(inTable: "Customers") == 4)
+    }
+
     @Test func rejectLoginsAppliesToOData() throws {
         let c = try ODataClient()
         c.emulator.rejectLogins(true)
