@@ -3,7 +3,7 @@
 
 Usage: odata_conformance.py PATH/TO/fm-emulator
 Starts `fm-emulator --port 0` (the built-in demo solution, database Music, admin/admin), runs metadata,
-query, CRUD, batch, webhook and script calls, cross-checks one write through the Data API (urllib), prints a one-line
+query, CRUD, batch, webhook, schema and script calls, cross-checks one write through the Data API (urllib), prints a one-line
 summary and exits non-zero on any mismatch.
 """
 import base64
@@ -18,6 +18,7 @@ import sys
 import urllib.request
 
 from fms_odata import FMSODataClient
+from fms_odata.metadata import MetadataOptions
 from fms_odata_spec import basic_auth
 
 results = []
@@ -147,6 +148,22 @@ def scenario(host):
             check("webhook: removed", db.get_all_webhooks().get("webhooks") == [])
         finally:
             receiver.shutdown()
+
+        # Schema changes: a new table is usable at once, through both APIs' store.
+        made = db.create_table({"tableName": "Venues", "fields": [{"name": "code", "type": "varchar(10)", "primary": True},
+                                                                  {"name": "capacity", "type": "int"}]})
+        check("schema: create table", isinstance(made, dict) and made.get("tableName") == "Venues", repr(made))
+        db.add_fields({"tableName": "Venues", "fields": [{"name": "opened", "type": "date"}]})
+        db.from_("Venues").create({"code": "HALL", "capacity": 300, "opened": "1999-05-01"})
+        venue = db.from_("Venues").by_key("HALL").get()
+        check("schema: the new table and field hold records", venue.get("capacity") == 300 and venue.get("opened") == "1999-05-01",
+              repr(venue))
+        db.metadata(MetadataOptions(refresh=True))
+        db.create_index("Venues", "capacity")
+        db.delete_index("Venues", "capacity")
+        db.delete_field("Venues", "opened", confirm=True)
+        db.delete_table("Venues", confirm=True)
+        expect_error("schema: a dropped table is gone", lambda: db.from_("Venues").get(), status=404, code="-1020")
 
         hello = db.script("Hello")
         check("script: result", hello.result_parameter == "Hello from the emulator", repr(hello))

@@ -164,6 +164,10 @@ extension EmulatorState {
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
             return odataMetadata(ctx)
         }
+        let system = first.split(separator: "(").first.map { $0.lowercased() } ?? ""
+        if system == "filemaker_tables" || system == "filemaker_indexes" {
+            return try odataSchemaRoute(rest, method: method, ctx)
+        }
         if first.hasPrefix("Webhook.") {
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
             return try odataWebhookRoute(String(first.dropFirst(8)), method: method, ctx)

@@ -132,6 +132,13 @@ struct EmulatorState {
     /// Deliveries to start once the request is answered (`Webhook.Invoke`).
     var odataOutbox: [ODataDelivery] = []
     var odataWebhookSerial = 0
+    /// OData ids frozen by a schema change (occurrence → FMTID; table → field → field number), so that ids
+    /// never move when tables or fields come and go; others follow the schema's order.
+    var odataTableIDs: [String: Int] = [:]
+    var odataFieldNumbers: [String: [String: Int]] = [:]
+    /// OData: schema changes per base table (`FileMaker_Tables.ModCount`), and indexed fields (`table::field`).
+    var odataModCounts: [String: Int] = [:]
+    var odataIndexes: Set<String> = []
 
     init(schema: EmulatorSchema, now: Date) throws {
         self.schema = schema
