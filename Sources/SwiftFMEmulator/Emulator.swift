@@ -104,6 +104,7 @@ public final class Emulator: Sendable {
     deinit {
         stop()
         stopControl()
+        core.webhooks.stop()
     }
 
     /// The request handler (pure request → response), for tests that skip sockets.
@@ -307,6 +308,9 @@ public final class Emulator: Sendable {
             s.clarisIDTokens.removeAll()
             s.issuedClarisIDTokens.removeAll()
             s.oauthPairs.removeAll()
+            s.odataWebhooks.removeAll()
+            s.odataChangeNotes.removeAll()
+            s.odataOutbox.removeAll()
         }
         core.traffic.reset()
     }
@@ -471,8 +475,10 @@ public final class Emulator: Sendable {
         try core.state.withLock { s in
             let now = core.clock().addingTimeInterval(s.clockOffset)
             do {
-                return try s.createRecord(table: table, input: fields.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) },
-                                          session: nil, dateformats: 0, now: now, restrictTo: nil)
+                let id = try s.createRecord(table: table, input: fields.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) },
+                                            session: nil, dateformats: 0, now: now, restrictTo: nil)
+                core.sendWebhooks(s.takeWebhookDeliveries())
+                return id
             } catch let e as FMError {
                 throw EmulatorSchemaError("record rejected with FileMaker error \(e.code): \(e.message)")
             }
@@ -500,6 +506,15 @@ final class EmulatorCore: Sendable {
     let beforeParseHook = Locked<(@Sendable (HTTPRequest) -> Void)?>(nil)
     /// Claris ID sign-in (Amazon Cognito), when ``Emulator/clarisID`` is on (Cognito/).
     let cognito = CognitoService()
+    /// OData webhook deliveries (OData/ODataWebhooks.swift).
+    let webhooks = ODataWebhookSender()
+
+    /// Starts the webhook deliveries a change produced (outside the state lock).
+    func sendWebhooks(_ deliveries: [ODataDelivery]) {
+        guard !deliveries.isEmpty else { return }
+        let state = self.state
+        webhooks.send(deliveries) { delivery, error in state.withLock { $0.webhookAttempted(delivery, error: error) } }
+    }
 
     var beforeParse: (@Sendable (HTTPRequest) -> Void)? { beforeParseHook.withLock { $0 } }
 
@@ -509,9 +524,10 @@ final class EmulatorCore: Sendable {
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        if let clarisID = answerClarisID(request) { return clarisID }
         let segments = request.rawPath.split(separator: "/", omittingEmptySubsequences: false)
             .map { decodePathSegment($0) ?? String($0) }
+        if let refused = answerODataFMID(request, segments: segments) { return refused }
+        if let clarisID = answerClarisID(request) { return clarisID }
         let decodedPath = segments.joined(separator: "/")
         let token = EmulatorCore.carriedToken(request, segments: segments)
         let isDataAPI = segments.count > 2 && segments[1].lowercased() == "fmi" && segments[2].lowercased() == "data"
@@ -540,6 +556,7 @@ final class EmulatorCore: Sendable {
         // Parse the body before taking the state lock: a 60 MiB POST must not stall other clients.
         beforeParse?(request)
         let prepared = request.body.isEmpty ? nil : PreparedBody(request)
+        var deliveries: [ODataDelivery] = []
         let (staged, hook, line) = state.withLock { s -> (StagedResponse, (@Sendable (String) -> Void)?, String) in
             let now = clock().addingTimeInterval(s.clockOffset)
             let fault = s.takeFault(for: decodedPath, carriesToken: token != nil)
@@ -550,6 +567,7 @@ final class EmulatorCore: Sendable {
                 s.playStaged(fault, request: request, token: token, now: now)
             }
             s.prepared = outer
+            deliveries = s.takeWebhookDeliveries()
             s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
                                          headers: request.headers, body: s.log.keepsBodies ? request.body : Data(),
                                          bodyByteCount: request.body.count, status: response.response.status, token: token))
@@ -560,6 +578,7 @@ final class EmulatorCore: Sendable {
             }
             return (response, hook, line)
         }
+        sendWebhooks(deliveries)
         // A large answer is written here, outside the lock, from the snapshot it holds.
         let response = staged.finished()
         hook?(line)

@@ -53,6 +53,9 @@ let usage = """
       --verbose       log one line per request to stderr (every token redacted)
       --help          show this help
 
+    Serves the Data API at /fmi/data/{v1,v2,vLatest} and FileMaker's OData v4 API at /fmi/odata/v4
+    (Basic authentication per request) over the same records.
+
     Prints one line `listening on http://HOST:PORT` once ready (then, with --control, one line
     `control on http://HOST:PORT`); stops on SIGINT or SIGTERM.
 

@@ -78,7 +78,12 @@ extension EmulatorState {
         case nil:
             return route(request, now: now)
         case let .fileMakerError(code, status, message):
-            return errorResponse(FMError(code, message, status: status))
+            let error = FMError(code, message, status: status)
+            if request.rawPath.lowercased().hasPrefix("/fmi/odata/") {
+                // An OData request gets the fault in OData's error shape.
+                return EmulatorState.odataError(ODataError(error.status, error.code, error.message))
+            }
+            return errorResponse(error)
         case .html502:
             return HTTPResponse(status: 502, headers: [("Content-Type", "text/html")],
                                 body: Data("<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>".utf8))

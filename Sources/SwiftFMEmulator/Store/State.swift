@@ -122,6 +122,26 @@ struct EmulatorState {
     var publicURL: URL?
     /// Table occurrences and relationships: the paths from each layout's table occurrence to related tables.
     var graph = RelationGraph()
+    /// OData: the most rows a page holds before `@odata.nextLink` (``Emulator/odataPageSize``).
+    var odataMaxPageSize = 10_000
+    /// OData: the version `$metadata` reports as `ServerVersion` (``Emulator/odataServerVersion``).
+    var odataVersion = "22.0.4"
+    /// OData: FileMaker Server 22's `Accept: application/octet-stream` quirk on `…/$value` (``Emulator/odataOctetStreamQuirk``).
+    var odataOctetStreamQuirk = false
+    /// OData webhooks by id (``ODataWebhook``).
+    var odataWebhooks: [Int: ODataWebhook] = [:]
+    /// Changes noted for the webhooks while a request is answered (only while some webhook exists).
+    var odataChangeNotes: [ODataChangeNote] = []
+    /// Deliveries to start once the request is answered (`Webhook.Invoke`).
+    var odataOutbox: [ODataDelivery] = []
+    var odataWebhookSerial = 0
+    /// OData ids frozen by a schema change (occurrence → FMTID; table → field → field number), so that ids
+    /// never move when tables or fields come and go; others follow the schema's order.
+    var odataTableIDs: [String: Int] = [:]
+    var odataFieldNumbers: [String: [String: Int]] = [:]
+    /// OData: schema changes per base table (`FileMaker_Tables.ModCount`), and indexed fields (`table::field`).
+    var odataModCounts: [String: Int] = [:]
+    var odataIndexes: Set<String> = []
 
     init(schema: EmulatorSchema, now: Date) throws {
         self.schema = schema
@@ -269,6 +289,7 @@ struct EmulatorState {
         table.nextId += 1
         table.records[record.id] = record
         table.order.append(record.id)
+        noteChange("ADD", table: table.schema.name, record: record)
         return record.id
     }
 
@@ -313,6 +334,7 @@ struct EmulatorState {
             }
         }
         table.records[id] = record
+        if bump { noteChange("UPDATE", table: table.schema.name, record: record) }
         return record.modId
     }
 
@@ -322,6 +344,7 @@ struct EmulatorState {
             throw FMError("101")
         }
         defer { tables[key] = table }
+        if let record = table.records[id] { noteChange("DELETE", table: table.schema.name, record: record) }
         table.records[id] = nil
         if let i = table.order.firstIndex(of: id) { table.order.remove(at: i) }
     }
@@ -338,6 +361,7 @@ struct EmulatorState {
         table.nextId += 1
         table.records[copy.id] = copy
         table.order.append(copy.id)
+        noteChange("ADD", table: table.schema.name, record: copy)
         return copy.id
     }
 

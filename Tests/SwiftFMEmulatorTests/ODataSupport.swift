@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import SwiftFMEmulator
+
+/// A solution for the OData tests: `Customers` keyed by `code` (not empty + unique), `Orders` without a
+/// key (ROWID), joined by `code = customer_code`.
+let odataShopSchemaJSON = #"""
+{
+  "database": "Shop",
+  "accounts": [ { "username": "admin", "password": "admin" } ],
+  "tables": {
+    "Customers": {
+      "fields": {
+        "code":   { "type": "text", "notEmpty": true, "unique": true },
+        "name":   "text",
+        "city":   "text",
+        "joined": "date",
+        "score":  "number",
+        "alarm":  "time",
+        "seen":   "timestamp",
+        "photo":  "container",
+        "phones": { "type": "text", "repetitions": 2 },
+        "g_note": { "type": "text", "global": true }
+      }
+    },
+    "Orders": {
+      "fields": { "id": { "type": "number", "autoEnter": "serial" }, "customer_code": "text", "total": "number" }
+    }
+  },
+  "relationships": [ { "left": "Customers", "right": "Orders", "match": { "code": "customer_code" } } ],
+  "layouts": {
+    "Customers": { "table": "Customers", "fields": ["code", "name", "city", "joined", "score", "alarm", "seen", "photo", "phones"] },
+    "Orders": { "table": "Orders", "fields": ["id", "customer_code", "total"] }
+  },
+  "scripts": { "Echo": { "returns": "parameter" }, "Fail": { "error": "3" }, "Hello": { "returns": "Hello World" } },
+  "records": {
+    "Customers": [
+      { "code": "ALFKI", "name": "Alfreds", "city": "Berlin", "joined": "01/15/2020", "score": 5, "alarm": "07:30:00", "seen": "11/02/2024 20:15:00" },
+      { "code": "OBR", "name": "O'Brien & Sons", "city": "Dublin", "joined": "06/01/2021", "score": 3.5 },
+      { "code": "ZOE", "name": "Zoë Café", "city": "Paris", "joined": "12/31/2019", "score": 4 },
+      { "code": "NUL", "name": "", "city": "Berlin", "score": 1 }
+    ],
+    "Orders": [
+      { "customer_code": "ALFKI", "total": 10 },
+      { "customer_code": "ALFKI", "total": 25.5 },
+      { "customer_code": "OBR", "total": 7 }
+    ]
+  }
+}
+"""#
+
+/// Raw OData requests against an emulator (through its handler or over loopback HTTP).
+final class ODataClient {
+    let harness: Harness
+    var authorization: String? = "Basic " + Data("admin:admin".utf8).base64EncodedString()
+    var emulator: Emulator { harness.emulator }
+
+    init(schemaJSON: String = odataShopSchemaJSON, via: Via = .handler) throws {
+        harness = try Harness(schemaJSON: schemaJSON, db: "Shop", via: via)
+    }
+
+    /// Sends `method path` (path after `/fmi/odata/v4`, query string raw) and parses JSON answers.
+    @discardableResult
+    func send(_ method: String, _ path: String, body: String? = nil, headers: [(name: String, value: String)] = [],
+              contentType: String? = "application/json") -> Answer {
+        var h: [(name: String, value: String)] = [("Host", "127.0.0.1:3000")]
+        if let authorization { h.append(("Authorization", authorization)) }
+        if let contentType, body != nil { h.append(("Content-Type", contentType)) }
+        h += headers
+        let request = HTTPRequest(method: method, target: "/fmi/odata/v4" + path, headers: h, body: Data((body ?? "").utf8))
+        let r = harness.exchange(request)
+        return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
+    }
+
+    /// Sends raw bytes.
+    @discardableResult
+    func sendData(_ method: String, _ path: String, body: Data, headers: [(name: String, value: String)]) -> Answer {
+        var h: [(name: String, value: String)] = [("Host", "127.0.0.1:3000")]
+        if let authorization { h.append(("Authorization", authorization)) }
+        let r = harness.exchange(HTTPRequest(method: method, target: "/fmi/odata/v4" + path, headers: h + headers, body: body))
+        return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
+    }
+}
+
+extension Answer {
+    /// `error.code` of an OData error body.
+    var odataCode: String? { json?["error"]?["code"]?.stringValue }
+    var odataMessage: String? { json?["error"]?["message"]?.stringValue }
+    /// The rows of a collection.
+    var rows: [JSON] { json?["value"]?.arrayValue ?? [] }
+    var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+extension JSON {
+    /// A number's text (JSON number or kept decimal), for exact comparisons.
+    var numberText: String? {
+        switch self {
+        case let .decimal(t): return t
+        case let .number(n): return JSON.format(number: n)
+        default: return nil
+        }
+    }
+}
