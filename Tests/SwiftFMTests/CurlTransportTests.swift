@@ -314,6 +314,18 @@ struct TLSOptionsUnitTests {
         #expect(defaultTransportChoice(for: configuration, libraryPath: "libcurl.so.4").note == nil)
     }
 
+    /// The default transport's silence limit is the deadline plus a margin, as URLSession's: a silence shorter
+    /// than the call's deadline must not end it (a container dripped at a byte a second under a 1 s `timeout`
+    /// and a long `containerTimeout` ended with the idle timeout on a loaded machine).
+    @Test(arguments: [1.0, 30.0])
+    func theDefaultCurlTransportLeavesTheDeadlineToTheCall(timeout: TimeInterval) throws {
+        var configuration = FMConfiguration(host: "http://127.0.0.1:8080", database: "DB", username: "a", password: "b")
+        configuration.timeout = timeout
+        let curl = try #require(defaultTransport(for: configuration) as? FMCurlTransport)
+        #expect(curl.idleTimeout == timeout + 5)
+        #expect(curl.idleTimeout == urlSessionTransport(for: configuration).requestTimeout)
+    }
+
     @Test func aMissingLibcurlFallsBackToURLSessionSayingSoOnce() {
         let events = Locked<[FMLogEvent]>([])
         let configuration = FMConfiguration(host: "https://fms.example.com", database: "DB", username: "a", password: "b")

@@ -38,6 +38,8 @@ public final class FMCurlTransport: FMTransport, @unchecked Sendable {
     private let settings: CurlSettings
     /// The TLS options every request is sent with.
     var tls: FMTLSOptions { settings.tls }
+    /// The longest silence allowed while connecting, sending or receiving, in seconds.
+    var idleTimeout: TimeInterval { settings.idleTimeout }
     /// The proxy every request goes through (`nil`: the environment's, as curl reads it).
     var proxy: URL? { settings.proxy }
 
