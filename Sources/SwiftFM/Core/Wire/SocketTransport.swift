@@ -58,7 +58,7 @@ public final class FMSocketTransport: FMTransport, @unchecked Sendable {
         guard let url = request.urlRequest.url, url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty else {
             let base = fallback.withLock { transport -> FMURLSessionTransport in
                 if let transport { return transport }
-                // A margin past the idle timeout (the call's deadline by default): see urlSessionIdleTimeout(for:).
+                // A margin past the idle timeout (the call's deadline by default): see defaultIdleTimeout(for:).
                 let made = FMURLSessionTransport(idleTimeout: idleTimeout + 5, maxConnectionsPerHost: maxConnectionsPerHost)
                 transport = made
                 return made

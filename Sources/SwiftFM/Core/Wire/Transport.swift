@@ -391,7 +391,7 @@ func defaultTransportChoice(for configuration: FMConfiguration, libraryPath: Str
                 "libcurl could not be loaded (\(error)): every request goes through FMURLSessionTransport instead "
                     + "(corelibs URLSession: memory grows per request, and FMConfiguration.tls and proxy cannot be honoured)")
     }
-    return (FMCurlTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit,
+    return (FMCurlTransport(idleTimeout: defaultIdleTimeout(for: configuration), maxConnectionsPerHost: configuration.transportConnectionLimit,
                             tls: configuration.tls, proxy: configuration.proxy, library: library), nil)
     #else
     return (urlSessionTransport(for: configuration), nil)
@@ -400,7 +400,7 @@ func defaultTransportChoice(for configuration: FMConfiguration, libraryPath: Str
 
 /// The URLSession transport a configuration gets where it is the default (Apple platforms, or Linux without libcurl).
 func urlSessionTransport(for configuration: FMConfiguration) -> FMURLSessionTransport {
-    FMURLSessionTransport(idleTimeout: urlSessionIdleTimeout(for: configuration), maxConnectionsPerHost: configuration.transportConnectionLimit)
+    FMURLSessionTransport(idleTimeout: defaultIdleTimeout(for: configuration), maxConnectionsPerHost: configuration.transportConnectionLimit)
 }
 
 /// Why `transport` cannot send `configuration`'s calls: TLS options or a proxy that only ``FMCurlTransport``
@@ -419,12 +419,13 @@ func refusal(of transport: any FMTransport, for configuration: FMConfiguration) 
         + "only FMCurlTransport (Linux, libcurl) applies them; never ignored silently, so no call is sent")
 }
 
-/// The default URLSession transport's idle timeout: the call's deadline plus a margin, so a silent server
-/// meets SwiftFM's deadline first. Were both the same, URLSession's own timeout and the deadline's cancel
+/// The default transports' idle timeout (``FMCurlTransport``'s and ``FMURLSessionTransport``'s): the call's
+/// deadline plus a margin, so a silent server meets SwiftFM's deadline first, and a silence shorter than the
+/// deadline never ends a call. Were both the same, URLSession's own timeout and the deadline's cancel
 /// would reach the task at the same moment, and swift-corelibs-foundation can trap when they do ("Trying to
 /// access a behaviour for a task that in not in the registry"). The idle timeout stays a backstop for a
 /// transfer that stalls under a longer deadline (a container's).
-func urlSessionIdleTimeout(for configuration: FMConfiguration) -> TimeInterval {
+func defaultIdleTimeout(for configuration: FMConfiguration) -> TimeInterval {
     let timeout = configuration.timeout.isFinite ? max(0, configuration.timeout) : 60
     return timeout + 5
 }
