@@ -458,7 +458,9 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             headLines = []
         } else if trimmed.isEmpty {
-            if (100..<200).contains(status) { return count } // interim: the final head follows
+            // Interim: the final head follows. Not 101 (Switching Protocols, never asked for): it is the answer, and
+            // the bytes after it its body (they were handed on with no head at all).
+            if (100..<200).contains(status) && status != 101 { return count }
             if status == 204 || status == 304, let easy {
                 // No body may follow: bytes that came with it are dropped by libcurl, and the connection is not
                 // used again (what follows on it could be read as the next request's answer).
