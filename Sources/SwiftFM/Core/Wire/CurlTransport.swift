@@ -711,7 +711,7 @@ private struct UncheckedCurlError: @unchecked Sendable {
 /// arrive (`curl_multi_wakeup`), runs libcurl, and removes each transfer that ended. The thread ends once the
 /// transport is released and its last transfer ended.
 final class CurlEngine: @unchecked Sendable {
-    // @unchecked: `commands` and `closing` are behind `lock`; `multi` and `active` belong to the thread.
+    // @unchecked: `commands`, `closing` and `exited` are behind `lock`; `multi` and `active` belong to the thread.
     private enum Command {
         case add(CurlTransfer)
         case cancel(CurlTransfer)
@@ -721,6 +721,8 @@ final class CurlEngine: @unchecked Sendable {
     private let lock = NSLock()
     private var commands: [Command] = []
     private var closing = false
+    /// The thread decided to end: the multi handle is cleaned up (or about to be) and must not be woken.
+    private var exited = false
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Signalled when the thread ended and the multi handle was cleaned up.
     private let finished = DispatchSemaphore(value: 0)
@@ -749,22 +751,32 @@ final class CurlEngine: @unchecked Sendable {
 
     /// The transport was released: the thread ends once no transfer is left.
     func close() {
-        lock.withLock { closing = true }
-        _ = fmcurl_multi_wakeup(multi)
+        // The wake-up under the lock: the thread may otherwise see `closing`, end and clean the multi handle up
+        // between the two (a use after free).
+        lock.withLock {
+            closing = true
+            if !exited { _ = fmcurl_multi_wakeup(multi) }
+        }
     }
 
     private func post(_ command: Command) {
-        lock.withLock { commands.append(command) }
-        _ = fmcurl_multi_wakeup(multi)
+        // After the thread ended (a late resume from a drain, a cancel of what ended) there is nothing to do.
+        lock.withLock {
+            guard !exited else { return }
+            commands.append(command)
+            _ = fmcurl_multi_wakeup(multi)
+        }
     }
 
     private func run() {
         while true {
             let (taken, done) = lock.withLock { () -> ([Command], Bool) in
                 defer { commands = [] }
-                return (commands, closing && commands.isEmpty)
+                let done = closing && commands.isEmpty && active.isEmpty
+                if done { exited = true }
+                return (commands, done)
             }
-            if done && active.isEmpty { break }
+            if done { break }
             for command in taken { apply(command) }
             var running: Int32 = 0
             _ = fmcurl_multi_perform(multi, &running)
