@@ -210,6 +210,89 @@ struct CurlAttackTests {
         #expect(await Task.detached { engine.waitUntilFinished(timeout: 60) }.value)
     }
 
+    /// Cancel while the transfer is paused (the consumer holds more than the high-water mark) or just resumed, from
+    /// inside the data callback and from another thread: one end each, and the thread ends with the transport.
+    @Test(arguments: [1, 2, 40, 64, 65, 66, 100, 200])
+    func cancelAroundPauseAndResumeEndsOnce(_ after: Int) async throws {
+        let body = String(repeating: "0123456789abcdef", count: 250_000) // 4 MB: pauses at 1 MB held
+        let server = KeepAliveServer { _, _, _ in .answer(KeepAliveServer.ok(body)) }
+        defer { server.stop() }
+        var transport: FMCurlTransport? = FMCurlTransport(idleTimeout: 300, maxConnectionsPerHost: 4)
+        let engine = try #require(transport?.engine)
+        let counter = EndCounter()
+        let chunks = Locked(0)
+        let task = Locked<(any FMTransportTask)?>(nil)
+        let request = FMTransportRequest(urlRequest: URLRequest(url: URL(string: server.url + "/big")!))
+        let sent = try #require(transport).send(request, events: FMTransportEvents(response: { _ in true }, data: { _ in
+            let count = chunks.withLock { $0 += 1; return $0 }
+            if count == after { task.withLock { $0 }?.cancel() }
+            if count == after + 1 { let held = task.withLock { $0 }; DispatchQueue.global().async { held?.cancel() } }
+            return true
+        }, complete: { _ in counter.end(0, cancelled: false) }))
+        task.withLock { $0 = sent }
+        if chunks.value >= after { sent.cancel() }
+        #expect(await counter.wait(for: 1))
+        sent.cancel()
+        #expect(counter.ends[0] == 1)
+        transport = nil
+        #expect(await Task.detached { engine.waitUntilFinished(timeout: 60) }.value)
+        #expect(counter.ends[0] == 1)
+    }
+
+    /// Thousands of calls through one transport, more at once than its connection limit: each ends once, well.
+    @Test func thousandsOfCallsEndOnceEach() async throws {
+        let server = KeepAliveServer { _, _, _ in .answer(KeepAliveServer.ok("ok")) }
+        defer { server.stop() }
+        let transport = FMCurlTransport(idleTimeout: 300, maxConnectionsPerHost: 16)
+        let counter = EndCounter()
+        let failures = Locked(0)
+        for index in 0..<2000 {
+            let request = FMTransportRequest(urlRequest: URLRequest(url: URL(string: server.url + "/\(index)")!))
+            _ = transport.send(request, events: FMTransportEvents(response: { _ in true }, data: { _ in true }, complete: { error in
+                if error != nil { failures.withLock { $0 += 1 } }
+                counter.end(index, cancelled: false)
+            }))
+        }
+        #expect(await counter.wait(for: 2000))
+        #expect(counter.ends.values.allSatisfy { $0 == 1 })
+        #expect(failures.value == 0)
+        #expect(server.mostOpen <= 16)
+    }
+
+    /// A server that answers a large upload before reading its body (413, then closes with the body unread): one end,
+    /// with the answer or with a lost connection, never a hang and never a second head.
+    @Test(arguments: [false, true])
+    func anAnswerBeforeTheBodyWasRead(_ drainFirst: Bool) async throws {
+        let (listener, port) = bindLoopback()
+        listen(listener, 8)
+        let served = Locked(false)
+        Thread {
+            defer { close(listener) }
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var data = Data()
+            while data.range(of: Data("\r\n\r\n".utf8)) == nil {
+                let n = read(client, &buffer, buffer.count)
+                if n <= 0 { break }
+                data.append(contentsOf: buffer[0..<n])
+            }
+            let answer = Data("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+            _ = answer.withUnsafeBytes { send(client, $0.baseAddress, answer.count, Int32(MSG_NOSIGNAL)) }
+            if drainFirst {
+                shutdown(client, Int32(SHUT_WR))
+                while read(client, &buffer, buffer.count) > 0 {}
+            }
+            close(client)
+            served.withLock { $0 = true }
+        }.start()
+        let transport = FMCurlTransport(idleTimeout: 30, maxConnectionsPerHost: 4)
+        let one = await exchange(transport, "http://127.0.0.1:\(port)/upload", method: "POST", body: Data(count: 32 << 20))
+        #expect(one.ends == 1)
+        #expect(one.heads <= 1)
+        #expect(one.status == 413 || one.error?.code == .networkConnectionLost, "\(one)")
+    }
+
     /// Many transports made, used and dropped: each one's thread ends and its multi handle is cleaned up (with its
     /// connections: the server sees each close). Descriptors are not counted here, as other suites run alongside
     /// (measured alone: 300 rounds, 22 descriptors before and after).
