@@ -88,19 +88,48 @@ struct CurlAttackTests {
         #expect(one.ends == 1)
     }
 
-    /// An endless head (header lines that never end): the exchange fails, and what the client read stays bounded
-    /// (the socket buffers, not the server's patience).
+    /// An endless head (header lines that never end): the exchange fails as a malformed answer (it was
+    /// `networkConnectionLost`, libcurl's "Too large response headers", which SwiftFM rides out as a server that is
+    /// away), and what the client read stays bounded (the socket buffers, not the server's patience).
     @Test func anEndlessHeadFails() async {
         let line = Data(("X-Pad: " + String(repeating: "a", count: 1000) + "\r\n").utf8)
         let server = HostileServer { _, _ in .endless(head: "HTTP/1.1 200 OK\r\n", chunk: line, limit: 512 << 20) }
         defer { server.stop() }
         let transport = FMCurlTransport(idleTimeout: 300, maxConnectionsPerHost: 4)
         let one = await exchange(transport, server.url + "/endless-head")
-        #expect(one.error != nil)
+        #expect(one.error?.code == .cannotParseResponse, "\(String(describing: one.error))")
+        #expect(one.error?.localizedDescription.contains("head is larger than") == true)
         #expect(one.heads == 0)
         #expect(one.ends == 1)
         #expect(await server.waitForEnds(1))
         #expect(server.bodyBytesSent(0) < 64 << 20, "the client read \(server.bodyBytesSent(0)) bytes of head")
+    }
+
+    /// Through DataAPI: a host that answered before, then sends an endless head, is not ridden out as a server
+    /// that is away (the read was sent again and again until its deadline): one request, a malformed answer.
+    @Test func anEndlessHeadIsNotRiddenOutAsAServerAway() async {
+        let line = Data(("X-Pad: " + String(repeating: "a", count: 1000) + "\r\n").utf8)
+        let server = HostileServer { _, index in
+            index == 0
+                ? .answer(HostileServer.head("500 Internal Server Error", ["Content-Type": "application/json", "Content-Length": "62"])
+                    + #"{"messages":[{"code":"1630","message":"Bad URL"}],"response":{}}"#)
+                : .endless(head: "HTTP/1.1 200 OK\r\n", chunk: line, limit: 64 << 20)
+        }
+        defer { server.stop() }
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
+        configuration.retry = .standard
+        let store = FMMemoryTokenStore(FMStoredToken(token: "hostile-token", expiry: Date().addingTimeInterval(600)))
+        let api = DataAPI(configuration: configuration, transport: FMCurlTransport(idleTimeout: 20), tokenStore: store)
+        await #expect(throws: FMError.self) { _ = try await api.getRecords(layout: "Contacts") }
+        do {
+            _ = try await api.getRecords(layout: "Contacts")
+            Issue.record("an endless head was an answer")
+        } catch let error as FMError {
+            #expect("\(error)".contains("cannotParseResponse"), "\(error)")
+        } catch {
+            Issue.record("\(error)")
+        }
+        #expect(server.count("GET ") == 2, "the endless head was asked for again \(server.count("GET ") - 1) times")
     }
 
     /// An endless chunk extension: no byte of body ever comes; the idle timeout ends it.

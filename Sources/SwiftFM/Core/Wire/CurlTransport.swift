@@ -261,6 +261,13 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     // The head being read.
     private var status = 0
     private var headLines: [(String, String)] = []
+    /// Bytes of head read so far (interim heads and trailers included), and whether they passed ``maxHeadBytes``.
+    private var headBytes = 0
+    private(set) var headTooLarge = false
+
+    /// The most bytes of head an answer may have: below libcurl's own limit (300 KB since 7.88; none before),
+    /// far above any FileMaker answer's.
+    static let maxHeadBytes = 256 * 1024
 
     /// Above this many bytes waiting for SwiftFM, the transfer pauses; it resumes once they are taken.
     static let highWater = 1 << 20
@@ -450,6 +457,11 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     private func headerLine(_ bytes: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let bytes else { return 0 }
         lastActivity = DispatchTime.now().uptimeNanoseconds
+        headBytes += count
+        if headBytes > Self.maxHeadBytes {
+            headTooLarge = true
+            return 0 // curl ends the transfer (CURLE_WRITE_ERROR); error(forResult:) says why
+        }
         let line = String(decoding: UnsafeRawBufferPointer(start: bytes, count: count), as: UTF8.self)
         let trimmed = line.trimmingCharacters(in: CharacterSet(charactersIn: "\r\n"))
         if trimmed.hasPrefix("HTTP/") {
@@ -671,6 +683,11 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             message += " — \(host) refused the TLS handshake: does it require a client certificate (FMConfiguration.tls.clientCertificate)?"
         default:
             break
+        }
+        if headTooLarge {
+            // A malformed answer, not a lost connection: it is not ridden out as a server that is away.
+            return URLError(.cannotParseResponse, userInfo: [NSLocalizedDescriptionKey:
+                "the answer's head is larger than \(Self.maxHeadBytes / 1024) KB"])
         }
         if refusedResend {
             return URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey:
