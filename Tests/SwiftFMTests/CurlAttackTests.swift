@@ -173,6 +173,24 @@ struct CurlAttackTests {
         if one.error == nil { #expect(one.heads == 1, "an answer without a head ended well: \(one)") }
     }
 
+    /// Answers libcurl cannot read are malformed answers (`cannotParseResponse`: never ridden out as a server that is
+    /// away, never "unsupported URL"). Before: a bad chunk size was `networkConnectionLost`, a bad status line or
+    /// version `unsupportedURL`.
+    @Test(arguments: [
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nok\r\n0\r\n\r\n",
+        "HTTP/1.1 99999 Huge\r\nContent-Length: 2\r\n\r\nok",
+        "HTTP/1.1 abc\r\nContent-Length: 2\r\n\r\nok",
+        "garbage\r\n\r\n",
+    ])
+    func unreadableAnswersAreMalformed(_ answer: String) async {
+        let server = HostileServer { _, _ in .answer(answer) }
+        defer { server.stop() }
+        let transport = FMCurlTransport(idleTimeout: 30, maxConnectionsPerHost: 4)
+        let one = await exchange(transport, server.url + "/bad")
+        #expect(one.ends == 1)
+        #expect(one.error?.code == .cannotParseResponse, "\(String(describing: one.error))")
+    }
+
     /// Odd URLs: each ends once, with an error, and nothing crashes.
     @Test(arguments: ["http://user:pa%20ss@127.0.0.1:9/x", "http://127.0.0.1:99999/x", "http://127.0.0.1:0/x",
                       "http://xn--fm-ija.invalid:9/x", "http://[::1]:9/x", "http://[fe80::1%25lo]:9/x", "http://%2F:9/x",

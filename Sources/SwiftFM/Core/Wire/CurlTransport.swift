@@ -695,7 +695,9 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         }
         let code: URLError.Code
         switch result {
-        case 1: code = detail.contains("HTTP/0.9") ? .cannotParseResponse : .unsupportedURL // UNSUPPORTED_PROTOCOL
+        // UNSUPPORTED_PROTOCOL: also libcurl's word for an answer it cannot read (HTTP/0.9, "Unsupported HTTP version in
+        // response", "Unsupported response code in HTTP response"): a malformed answer, not a URL to fix.
+        case 1: code = detail.contains("HTTP/0.9") || detail.contains("response") ? .cannotParseResponse : .unsupportedURL
         case 3: code = .badURL // URL_MALFORMAT
         case 5, 6: code = .cannotFindHost // COULDNT_RESOLVE_PROXY, COULDNT_RESOLVE_HOST
         case 7: code = .cannotConnectToHost // COULDNT_CONNECT
@@ -705,6 +707,8 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         case 26: code = .cannotOpenFile // READ_ERROR (the body file)
         case 28: code = .timedOut // OPERATION_TIMEDOUT
         case 35: code = .secureConnectionFailed // SSL_CONNECT_ERROR
+        // RECV_ERROR is also a chunked body libcurl cannot parse: a malformed answer, never ridden out as a server away.
+        case 56 where detail.lowercased().contains("chunk"): code = .cannotParseResponse
         case 52, 55, 56: code = .networkConnectionLost // GOT_NOTHING, SEND_ERROR, RECV_ERROR
         case 58, 59: code = .clientCertificateRejected // SSL_CERTPROBLEM, SSL_CIPHER
         case 60, 51, 90: code = .serverCertificateUntrusted // PEER_FAILED_VERIFICATION, SSL_PINNEDPUBKEYNOTMATCH
