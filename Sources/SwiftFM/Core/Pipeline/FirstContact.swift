@@ -64,7 +64,9 @@ final class Reachability: Sendable {
         guard let origin = Self.origin(of: url) else { return }
         let time = now()
         entries.withLock { entries in
-            guard var entry = entries[origin], entry.unreachableSince == nil else { return }
+            guard var entry = entries[origin] else { return }
+            // The first failure since the last answer; a wall clock set back since then restarts the count.
+            if let since = entry.unreachableSince, since <= time { return }
             entry.unreachableSince = time
             entries[origin] = entry
         }
@@ -75,8 +77,15 @@ final class Reachability: Sendable {
         guard let origin = Self.origin(of: url) else { return .neverAnswered }
         let time = now()
         return entries.withLock { entries in
-            guard let entry = entries[origin] else { return .neverAnswered }
+            guard var entry = entries[origin] else { return .neverAnswered }
             guard let since = entry.unreachableSince else { return .rideOut }
+            if since > time {
+                // The wall clock went back: the outage counts from now, so it is ridden out one window at most
+                // (not for as long as the clock went back).
+                entry.unreachableSince = time
+                entries[origin] = entry
+                return .rideOut
+            }
             return time.timeIntervalSince(since) < Self.window ? .rideOut : .awayTooLong
         }
     }

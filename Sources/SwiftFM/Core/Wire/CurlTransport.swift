@@ -263,6 +263,13 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     // The head being read.
     private var status = 0
     private var headLines: [(String, String)] = []
+    /// Bytes of head read so far (interim heads and trailers included), and whether they passed ``maxHeadBytes``.
+    private var headBytes = 0
+    private(set) var headTooLarge = false
+
+    /// The most bytes of head an answer may have: below libcurl's own limit (300 KB since 7.88; none before),
+    /// far above any FileMaker answer's.
+    static let maxHeadBytes = 256 * 1024
 
     /// Above this many bytes waiting for SwiftFM, the transfer pauses; it resumes once they are taken.
     static let highWater = 1 << 20
@@ -452,6 +459,11 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     private func headerLine(_ bytes: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let bytes else { return 0 }
         lastActivity = DispatchTime.now().uptimeNanoseconds
+        headBytes += count
+        if headBytes > Self.maxHeadBytes {
+            headTooLarge = true
+            return 0 // curl ends the transfer (CURLE_WRITE_ERROR); error(forResult:) says why
+        }
         let line = String(decoding: UnsafeRawBufferPointer(start: bytes, count: count), as: UTF8.self)
         let trimmed = line.trimmingCharacters(in: CharacterSet(charactersIn: "\r\n"))
         if trimmed.hasPrefix("HTTP/") {
@@ -460,7 +472,9 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             headLines = []
         } else if trimmed.isEmpty {
-            if (100..<200).contains(status) { return count } // interim: the final head follows
+            // Interim: the final head follows. Not 101 (Switching Protocols, never asked for): it is the answer, and
+            // the bytes after it its body (they were handed on with no head at all).
+            if (100..<200).contains(status) && status != 101 { return count }
             if status == 204 || status == 304, let easy {
                 // No body may follow: bytes that came with it are dropped by libcurl, and the connection is not
                 // used again (what follows on it could be read as the next request's answer).
@@ -672,13 +686,20 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         default:
             break
         }
+        if headTooLarge {
+            // A malformed answer, not a lost connection: it is not ridden out as a server that is away.
+            return URLError(.cannotParseResponse, userInfo: [NSLocalizedDescriptionKey:
+                "the answer's head is larger than \(Self.maxHeadBytes / 1024) KB"])
+        }
         if refusedResend {
             return URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey:
                 "the connection closed before any answer; the request was not sent again, as it may change data (\(message))"])
         }
         let code: URLError.Code
         switch result {
-        case 1: code = detail.contains("HTTP/0.9") ? .cannotParseResponse : .unsupportedURL // UNSUPPORTED_PROTOCOL
+        // UNSUPPORTED_PROTOCOL: also libcurl's word for an answer it cannot read (HTTP/0.9, "Unsupported HTTP version in
+        // response", "Unsupported response code in HTTP response"): a malformed answer, not a URL to fix.
+        case 1: code = detail.contains("HTTP/0.9") || detail.contains("response") ? .cannotParseResponse : .unsupportedURL
         case 3: code = .badURL // URL_MALFORMAT
         case 5, 6: code = .cannotFindHost // COULDNT_RESOLVE_PROXY, COULDNT_RESOLVE_HOST
         case 7: code = .cannotConnectToHost // COULDNT_CONNECT
@@ -688,6 +709,8 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         case 26: code = .cannotOpenFile // READ_ERROR (the body file)
         case 28: code = .timedOut // OPERATION_TIMEDOUT
         case 35: code = .secureConnectionFailed // SSL_CONNECT_ERROR
+        // RECV_ERROR is also a chunked body libcurl cannot parse: a malformed answer, never ridden out as a server away.
+        case 56 where detail.lowercased().contains("chunk"): code = .cannotParseResponse
         case 52, 55, 56: code = .networkConnectionLost // GOT_NOTHING, SEND_ERROR, RECV_ERROR
         case 58, 59: code = .clientCertificateRejected // SSL_CERTPROBLEM, SSL_CIPHER
         case 60, 51, 90: code = .serverCertificateUntrusted // PEER_FAILED_VERIFICATION, SSL_PINNEDPUBKEYNOTMATCH
@@ -711,7 +734,7 @@ private struct UncheckedCurlError: @unchecked Sendable {
 /// arrive (`curl_multi_wakeup`), runs libcurl, and removes each transfer that ended. The thread ends once the
 /// transport is released and its last transfer ended.
 final class CurlEngine: @unchecked Sendable {
-    // @unchecked: `commands` and `closing` are behind `lock`; `multi` and `active` belong to the thread.
+    // @unchecked: `commands`, `closing` and `exited` are behind `lock`; `multi` and `active` belong to the thread.
     private enum Command {
         case add(CurlTransfer)
         case cancel(CurlTransfer)
@@ -721,6 +744,8 @@ final class CurlEngine: @unchecked Sendable {
     private let lock = NSLock()
     private var commands: [Command] = []
     private var closing = false
+    /// The thread decided to end: the multi handle is cleaned up (or about to be) and must not be woken.
+    private var exited = false
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Signalled when the thread ended and the multi handle was cleaned up.
     private let finished = DispatchSemaphore(value: 0)
@@ -749,22 +774,32 @@ final class CurlEngine: @unchecked Sendable {
 
     /// The transport was released: the thread ends once no transfer is left.
     func close() {
-        lock.withLock { closing = true }
-        _ = fmcurl_multi_wakeup(multi)
+        // The wake-up under the lock: the thread may otherwise see `closing`, end and clean the multi handle up
+        // between the two (a use after free).
+        lock.withLock {
+            closing = true
+            if !exited { _ = fmcurl_multi_wakeup(multi) }
+        }
     }
 
     private func post(_ command: Command) {
-        lock.withLock { commands.append(command) }
-        _ = fmcurl_multi_wakeup(multi)
+        // After the thread ended (a late resume from a drain, a cancel of what ended) there is nothing to do.
+        lock.withLock {
+            guard !exited else { return }
+            commands.append(command)
+            _ = fmcurl_multi_wakeup(multi)
+        }
     }
 
     private func run() {
         while true {
             let (taken, done) = lock.withLock { () -> ([Command], Bool) in
                 defer { commands = [] }
-                return (commands, closing && commands.isEmpty)
+                let done = closing && commands.isEmpty && active.isEmpty
+                if done { exited = true }
+                return (commands, done)
             }
-            if done && active.isEmpty { break }
+            if done { break }
             for command in taken { apply(command) }
             var running: Int32 = 0
             _ = fmcurl_multi_perform(multi, &running)
