@@ -328,7 +328,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 let bodyFile = built
                 if let meter {
                     switch endpoint.body {
-                    case .json(let data), .multipart(let data, _): meter.sending(bytes: data.count)
+                    case .json(let data), .multipart(let data, _), .raw(let data, _): meter.sending(bytes: data.count)
                     case .none, .multipartFile: meter.sending(bytes: 0)
                     }
                 }
@@ -344,7 +344,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                         case .success(let answer):
                             let status = answer.response.statusCode
                             let expected = status == 200 || accepting(status)
-                            let code = expected ? "" : " code \(Envelope.error(status: status, body: answer.body).code)"
+                            let code = expected ? "" : " code \(Envelope.error(status: status, body: answer.body, odata: endpoint.isOData).code)"
                             let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
                             let level: FMLogEvent.Level = status == 200 ? .info : expected ? .debug : .warning
                             logger.log(level, "← \(line) \(status)\(code) \(size) \(duration)")
@@ -388,7 +388,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 report(.answered(Self.decode(endpoint, response)))
                 return
             }
-            error = Envelope.error(status: status, body: answer.body)
+            error = Envelope.error(status: status, body: answer.body, odata: endpoint.isOData)
             headers = response.headers
             // A FileMaker error still used (and slid) the session.
             if let lease, status != 401, !Classifier.isSessionLost(error) { api.sessionUsed(lease) }
