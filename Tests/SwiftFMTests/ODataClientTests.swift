@@ -452,3 +452,66 @@ struct ODataClientTests {
         #expect(observer.calls.value.first?.code == "0")
     }
 }
+
+@Suite("FMOData containers against a stub transport")
+struct ODataContainerTests {
+    static let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data((0..<200).map { UInt8($0) })
+
+    func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("odata-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test("download: $value with Accept */*, into memory and streamed into a file")
+    func download() async throws {
+        let setup = ODataHarness { request in
+            request.url?.absoluteString == ODataBodies.base + "/Artists(7)/headshot/$value"
+                ? .body(200, Self.png, contentType: "image/png") : .json(404, ODataBodies.notFound)
+        }
+        let data = try await setup.odata.downloadContainer(from: "Artists", key: 7, field: "headshot")
+        #expect(data == Self.png)
+        #expect(setup.stub.requests.first?.header("Accept") == "*/*")
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let target = directory.appendingPathComponent("head shot.png")
+        let (url, code) = setup.run { $0.downloadContainer(from: "Artists", key: 7, field: "headshot", to: target, completion: $1) }
+        #expect(code == "0" && url == target)
+        #expect(try Data(contentsOf: target) == Self.png)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["head shot.png"])   // no partial file left
+        let (missing, missingCode) = setup.run { $0.downloadContainer(from: "Artists", key: 8, field: "headshot", to: target, completion: $1) }
+        #expect(missing == nil && missingCode == "-1023")
+        #expect(try Data(contentsOf: target) == Self.png)   // the earlier file is untouched
+    }
+
+    @Test("upload: a binary PATCH streamed from the caller's file, which stays in place")
+    func upload() async throws {
+        let setup = ODataHarness { request in request.httpMethod == "PATCH" ? .json(204, "") : nil }
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("photo.bin")
+        try Self.png.write(to: file)
+        let changed = try await setup.odata.uploadContainer(in: "Artists", key: "O'Brien", field: "headshot", fileURL: file, fileName: "ALFKI.png")
+        #expect(changed == 1)
+        let patch = try #require(setup.stub.requests.first)
+        #expect(patch.url?.absoluteString == ODataBodies.base + "/Artists('O''Brien')/headshot")
+        #expect(patch.header("Content-Type") == "image/png")   // sniffed from the bytes
+        #expect(patch.header("Content-Disposition") == "inline; filename=ALFKI.png")
+        #expect(patch.httpBody == Self.png)
+        #expect(FileManager.default.fileExists(atPath: file.path))
+
+        let (count, code) = setup.run {
+            $0.uploadContainer(in: "Artists", key: 7, field: "headshot", data: Data("%PDF-1.4".utf8), fileName: "Café menu.pdf", completion: $1)
+        }
+        #expect(count == 1 && code == "0")
+        #expect(setup.stub.requests.last?.header("Content-Disposition") == "inline; filename*=UTF-8''Caf%C3%A9%20menu.pdf")
+        #expect(setup.stub.requests.last?.header("Content-Type") == "application/pdf")
+
+        let before = setup.stub.requests.count
+        let (none, unreadable) = setup.run {
+            $0.uploadContainer(in: "Artists", key: 7, field: "headshot", fileURL: directory.appendingPathComponent("missing.png"), completion: $1)
+        }
+        #expect(none == nil && unreadable == FMError.ClientCode.fileError)
+        #expect(setup.stub.requests.count == before)
+    }
+}

@@ -157,6 +157,7 @@ enum LegacyCall {
         case .multipartFile(let url, let name, let type, let boundary):
             body = .multipartFile(url, fileName: name, mimeType: type, boundary: boundary)
         case .raw(let data, let contentType): body = .raw(data, contentType: contentType)
+        case .file(let url, let contentType): body = .file(url, contentType: contentType)
         }
         let resolvedAuth: LegacyAuth
         if let auth {

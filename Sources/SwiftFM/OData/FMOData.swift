@@ -89,6 +89,8 @@ struct ODataCall<Value>: Sendable {
     var invalid: FMError?
     var sink: BodySink?
     var isTransfer = false
+    /// More request headers (a container upload's `Content-Disposition`).
+    var extraHeaders: [String: String] = [:]
     var decode: @Sendable (Endpoint<Value>.Response) throws -> Value
 }
 
@@ -171,6 +173,7 @@ extension FMOData {
         var endpoint = Endpoint(call.method, .odata(path, kind: call.kind), [], body: call.body,
                                 auth: headers == nil ? .basic(encoded: nil) : .none, invalid: invalid, decode: call.decode)
         endpoint.headers = ["Accept": call.accept, "OData-Version": "4.0", "OData-MaxVersion": "4.0"]
+        for (name, value) in call.extraHeaders { endpoint.headers[name] = value }
         for (name, value) in headers ?? [:] { endpoint.headers[name] = value }
         return endpoint
     }

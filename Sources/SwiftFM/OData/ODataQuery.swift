@@ -368,7 +368,7 @@ public struct FMODataQuery: Sendable, Equatable {
 /// The key of one record in an OData URL: `Contacts(42)`, `Contacts('O''Brien')`, `Contacts(ROWID=7)`, or a
 /// composite key `contact(3276,'211E…')`.
 ///
-/// Use the primary key field's value (``string(_:)`` for text, ``number(_:)`` for numbers), or the record's
+/// Use the primary key field's value (`string(_:)` for text, `number(_:)` for numbers), or the record's
 /// `ROWID` when the table has no primary key. Integer and string literals make keys directly.
 public struct FMODataKey: Sendable, Equatable, CustomStringConvertible, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
     let parts: [Part]

@@ -325,16 +325,28 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                         return
                     }
                 }
+                // A file sent as it is (an OData container upload) is the caller's: read, never removed.
+                var callersFile: URL?
+                if case .file(let source, _) = endpoint.body {
+                    guard FileManager.default.isReadableFile(atPath: source.path) else {
+                        release()
+                        received(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
+                            message: "Cannot read \(source.path)"), beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+                        return
+                    }
+                    callersFile = source
+                }
                 let bodyFile = built
+                let sentFile = built ?? callersFile
                 if let meter {
                     switch endpoint.body {
                     case .json(let data), .multipart(let data, _), .raw(let data, _): meter.sending(bytes: data.count)
-                    case .none, .multipartFile: meter.sending(bytes: 0)
+                    case .none, .multipartFile, .file: meter.sending(bytes: 0)
                     }
                 }
                 logger.log(.debug, "→ \(line)")
                 let started = DispatchTime.now().uptimeNanoseconds
-                let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: bodyFile), through: transport, sink: sink) { [self] answered in
+                let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: sentFile), through: transport, sink: sink) { [self] answered in
                     release()
                     let result = DataAPI.namingTheScheme(answered, url: request.url)
                     if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }

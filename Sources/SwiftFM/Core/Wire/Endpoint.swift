@@ -61,6 +61,9 @@ struct Endpoint<Value>: Sendable {
         case multipartFile(URL, fileName: String, mimeType: String, boundary: String)
         /// Bytes sent as they are, with this `Content-Type` (an OData container upload).
         case raw(Data, contentType: String)
+        /// A file's bytes sent as they are, streamed from the file, with this `Content-Type` (an OData
+        /// container upload); the file is the caller's and stays in place.
+        case file(URL, contentType: String)
     }
 
     /// What the decoder receives for an HTTP 200 answer.

@@ -98,6 +98,9 @@ enum RequestBuilder {
         case .raw(let data, let contentType):
             request.setValue(contentType, forHTTPHeaderField: "Content-Type")
             request.httpBody = data
+        case .file(_, let contentType):
+            // The body is the file itself (FMTransportRequest.bodyFile), streamed by the transport.
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }
         return .success(request)
     }
