@@ -515,3 +515,83 @@ struct ODataContainerTests {
         #expect(setup.stub.requests.count == before)
     }
 }
+
+@Suite("FMOData webhooks and schema against a stub transport")
+struct ODataWebhookSchemaTests {
+    static let getAll = #"""
+    {"@context":"https://fms.example.com/fmi/odata/v4/Contacts/$metadata#Webhook Processor","status":"ACTIVE","webhooks":[
+     {"webhookID":1,"tableName":"contact","webhook":"https://hooks.example.com/in","headers":{"X-Key":"k"},"notifySchemaChanges":false,
+      "select":"name, city","filter":"city eq 'Austin'","pendingOperations":[{"operation":"ADD","rowIDs":[19967],"status":"NOT_SENT",
+      "lastErrorCode":-1002,"lastErrorMessage":"bad","sendAttempts":36}]}]}
+    """#
+
+    @Test("add, list, get, delete, invoke: URLs, bodies, answers")
+    func webhooks() async throws {
+        let setup = ODataHarness { request in
+            switch (request.httpMethod ?? "", request.url?.lastPathComponent ?? "") {
+            case ("POST", "Webhook.Add"): return .json(200, #"{"webhookResult":{"webhookID":5}}"#)
+            case ("GET", "Webhook.GetAll"): return .json(200, Self.getAll)
+            case ("GET", "Webhook.Get(9)"): return .json(404, #"{"error":{"code":"-1061","message":"Specified WebHook not found"}}"#)
+            case ("POST", "Webhook.Delete(5)"): return .json(200, #"{"webhookResult":{"webhookID":5}}"#)
+            case ("POST", "Webhook.Invoke(5)"): return .json(200, #"{"@odata.context":"x","value":[{"row_id":63}]}"#)
+            default: return nil
+            }
+        }
+        let hook = FMODataWebhook(url: "https://hooks.example.com/in", tableName: "contact", headers: ["X-Key": "k"],
+                                  select: ["name", "Zip Code"], filter: .eq("city", "O'Brien"), maxFailedAttempts: 3)
+        let id = try await setup.odata.addWebhook(hook)
+        #expect(id == 5)
+        let body = try #require(setup.stub.requests.first?.httpBody.flatMap { try JSONSerialization.jsonObject(with: $0) as? [String: Any] })
+        #expect(body["webhook"] as? String == "https://hooks.example.com/in" && body["tableName"] as? String == "contact")
+        #expect(body["endpointHeaders"] as? [String: String] == ["X-Key": "k"])
+        #expect(body["select"] as? String == "name,\"Zip Code\"")
+        #expect(body["filter"] as? String == "city eq 'O''Brien'")
+        #expect((body["maxFailedAttempts"] as? NSNumber)?.intValue == 3)
+
+        let (all, code) = setup.run { $0.webhooks(completion: $1) }
+        #expect(code == "0")
+        let first = try #require(all?.first)
+        #expect(first.id == 1 && first.tableName == "contact" && first.headers == ["X-Key": "k"] && first.select == ["name", "city"])
+        #expect(first.filter?.description == "city eq 'Austin'")
+        #expect(first.pendingOperations == [FMODataWebhook.PendingOperation(operation: "ADD", rowIDs: [19967], status: "NOT_SENT",
+                                                                             lastErrorCode: -1002, lastErrorMessage: "bad", sendAttempts: 36)])
+        #expect(setup.run { $0.webhook(id: 9, completion: $1) }.1 == "-1061")
+        #expect(try await setup.odata.deleteWebhook(id: 5) == 5)
+        let payload = try await setup.odata.invokeWebhook(id: 5, rowIDs: [63, 61])
+        #expect((payload["value"] as? [Any])?.count == 1)
+        #expect(setup.stub.requests.last?.httpBody.flatMap { String(data: $0, encoding: .utf8) } == #"{"rowIDs":[63,61]}"#)
+        // Invoke always sends a body (FileMaker refuses an empty one): [] means every record.
+        _ = try await setup.odata.invokeWebhook(id: 5)
+        #expect(setup.stub.requests.last?.httpBody.flatMap { String(data: $0, encoding: .utf8) } == #"{"rowIDs":[]}"#)
+    }
+
+    @Test("schema: tables, fields and indexes at FileMaker_Tables and FileMaker_Indexes")
+    func schema() async throws {
+        let setup = ODataHarness { request in
+            request.httpMethod == "DELETE" ? .json(204, "") : .json(200, #"{"tableName":"Company","fields":[]}"#)
+        }
+        let fields = [FMODataFieldDefinition(name: "Company ID", type: "int", primary: true),
+                      FMODataFieldDefinition(name: "Notes", type: "varchar(2000)", nullable: false, global: true, defaultValue: "USER")]
+        let answer = try await setup.odata.createTable("Company", fields: fields)
+        #expect(answer["tableName"] as? String == "Company")
+        let post = try #require(setup.stub.requests.first)
+        #expect(post.url?.absoluteString == ODataBodies.base + "/FileMaker_Tables")
+        let body = try #require(post.httpBody.flatMap { try JSONSerialization.jsonObject(with: $0) as? [String: Any] })
+        let sent = try #require(body["fields"] as? [[String: Any]])
+        #expect(sent.count == 2 && sent[0]["primary"] as? Bool == true && sent[1]["nullable"] as? Bool == false && sent[1]["default"] as? String == "USER")
+        _ = try await setup.odata.addFields(to: "Company", fields: [FMODataFieldDefinition(name: "Web Site", type: "varchar(100)")])
+        #expect(setup.stub.requests.last?.httpMethod == "PATCH" && setup.stub.requests.last?.url?.absoluteString == ODataBodies.base + "/FileMaker_Tables/Company")
+        let (deleted, code) = setup.run { $0.deleteField("Web Site", from: "Company", completion: $1) }
+        #expect(deleted?.isEmpty == true && code == "0")
+        #expect(setup.stub.requests.last?.url?.absoluteString == ODataBodies.base + "/FileMaker_Tables/Company/Web%20Site")
+        _ = try await setup.odata.createIndex(on: "Notes", in: "Company")
+        #expect(setup.stub.requests.last?.url?.absoluteString == ODataBodies.base + "/FileMaker_Indexes/Company")
+        #expect(setup.stub.requests.last?.httpBody.flatMap { String(data: $0, encoding: .utf8) } == #"{"indexName":"Notes"}"#)
+        _ = try await setup.odata.deleteIndex(on: "Notes", in: "Company")
+        _ = try await setup.odata.deleteTable("Company")
+        #expect(setup.stub.requests.last?.url?.absoluteString == ODataBodies.base + "/FileMaker_Tables/Company")
+        let before = setup.stub.requests.count
+        #expect(setup.run { $0.deleteTable("", completion: $1) }.1 == "-1002")
+        #expect(setup.stub.requests.count == before)
+    }
+}
