@@ -595,3 +595,112 @@ struct ODataWebhookSchemaTests {
         #expect(setup.stub.requests.count == before)
     }
 }
+
+@Suite("FMOData $batch against a stub transport")
+struct ODataBatchTests {
+    static func answer(_ lines: [String]) -> Data { Data(lines.joined(separator: "\r\n").utf8) }
+
+    static let success = answer([
+        "--batchresponse_abc",
+        "Content-Type: multipart/mixed; boundary=changesetresponse_def",
+        "",
+        "--changesetresponse_def",
+        "Content-Type: application/http",
+        "Content-Transfer-Encoding: binary",
+        "Content-ID: 1",
+        "",
+        "HTTP/1.1 201 Created",
+        "Content-Type: application/json;charset=utf-8",
+        "Location: https://fms.example.com/fmi/odata/v4/Contacts/Artists(9)",
+        "",
+        #"{"@context":"x","name":"Nina","id":9}"#,
+        "--changesetresponse_def",
+        "Content-Type: application/http",
+        "Content-Transfer-Encoding: binary",
+        "",
+        "HTTP/1.1 204 No Content",
+        "fmodata.affected_rows: 1",
+        "",
+        "",
+        "--changesetresponse_def--",
+        "--batchresponse_abc",
+        "Content-Type: application/http",
+        "Content-Transfer-Encoding: binary",
+        "",
+        "HTTP/1.1 200 Ok",
+        "Content-Type: application/json;charset=utf-8",
+        "",
+        #"{"value":[{"name":"a"}]}"#,
+        "--batchresponse_abc--",
+        "",
+    ])
+
+    static let refused = answer([
+        "--batchresponse_x",
+        "Content-Type: application/http",
+        "",
+        "HTTP/1.1 400 Bad Request",
+        "Content-Type: application/json",
+        "",
+        #"{"error":{"code":"8309","message":"The field named 'nope' does not exist"}}"#,
+        "--batchresponse_x--",
+    ])
+
+    func batch() -> FMODataBatch {
+        var batch = FMODataBatch()
+        batch.changeset([.create(in: "Artists", fields: ["name": "Nina"]), .update(in: "Artists", key: "O'Brien", fields: ["city": "Paris"])])
+        batch.read(from: "Artists", query: FMODataQuery(filter: .eq("city", "Austin"), top: 1))
+        return batch
+    }
+
+    @Test("the request: multipart/mixed, a change set, path-absolute sub-requests, Content-Length on bodies; one result per operation")
+    func roundTrip() async throws {
+        let setup = ODataHarness { request in
+            request.url?.absoluteString == ODataBodies.base + "/$batch"
+                ? .body(200, Self.success, contentType: "multipart/mixed; boundary=batchresponse_abc") : nil
+        }
+        let results = try await setup.odata.batch(batch())
+        #expect(results.map(\.status) == [201, 204, 200])
+        #expect(results.map(\.code) == ["0", "0", "0"])
+        #expect(results[0].body?["name"] as? String == "Nina")
+        #expect(results[1].headers["fmodata.affected_rows"] == "1" && results[1].body == nil)
+        #expect((results[2].body?["value"] as? [Any])?.count == 1)
+
+        let request = try #require(setup.stub.requests.first)
+        #expect(request.httpMethod == "POST")
+        let type = try #require(request.header("Content-Type"))
+        #expect(type.hasPrefix("multipart/mixed; boundary=batch_"))
+        let boundary = String(type.dropFirst("multipart/mixed; boundary=".count))
+        let body = String(decoding: try #require(request.httpBody), as: UTF8.self)
+        #expect(body.hasPrefix("--\(boundary)\r\nContent-Type: multipart/mixed; boundary=changeset_"))
+        #expect(body.hasSuffix("--\(boundary)--\r\n"))
+        #expect(body.contains("POST /fmi/odata/v4/Contacts/Artists HTTP/1.1\r\nAccept: application/json\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"name\":\"Nina\"}\r\n"))
+        #expect(body.contains("PATCH /fmi/odata/v4/Contacts/Artists('O''Brien') HTTP/1.1\r\n"))
+        #expect(body.contains("GET /fmi/odata/v4/Contacts/Artists?$filter=city%20eq%20'Austin'&$top=1 HTTP/1.1\r\nAccept: application/json\r\n\r\n\r\n"))
+        #expect(body.contains("Content-ID: 1\r\n") && body.contains("Content-ID: 2\r\n"))
+        // Our own request parses back into its three sub-requests, the change set's two nested.
+        let groups = ODataBatchWire.split(Data(body.utf8), boundary: boundary)
+        #expect(groups.count == 2)
+    }
+
+    @Test("a refused change set gives each change its error; an unanswered read gets status 0 and -1008")
+    func refusedChangeset() throws {
+        let setup = ODataHarness { _ in .body(200, Self.refused, contentType: "multipart/mixed; boundary=batchresponse_x") }
+        let (results, code) = setup.run { $0.batch(batch(), completion: $1) }
+        #expect(code == "0")
+        #expect(results?.map(\.status) == [400, 400, 0])
+        #expect(results?.map(\.code) == ["8309", "8309", FMError.ClientCode.emptyResult])
+    }
+
+    @Test("an empty batch or an unsafe operation fails with -1002 before sending; the batch is never retried")
+    func invalid() {
+        let setup = ODataHarness { _ in .json(503, #"{"error":{"code":"-1","message":"busy"}}"#) }
+        #expect(setup.run { $0.batch(FMODataBatch(), completion: $1) }.1 == "-1002")
+        var bad = FMODataBatch()
+        bad.read(from: "Artists", query: FMODataQuery(filter: .eq("a\"b", 1)))
+        #expect(setup.run { $0.batch(bad, completion: $1) }.1 == "-1002")
+        #expect(setup.stub.requests.isEmpty)
+        #expect(setup.run { $0.batch(batch(), completion: $1) }.1 == "-1")
+        #expect(setup.stub.requests.count == 1)
+    }
+}
