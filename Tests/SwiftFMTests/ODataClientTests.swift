@@ -210,6 +210,27 @@ struct ODataClientTests {
         #expect(wrong == nil && code == "-1007")
     }
 
+    struct Stamped: Decodable {
+        var name: String
+        var created: Date
+        var shifted: Date
+        var local: Date?
+    }
+
+    @Test("records(as:) reads OData's ISO timestamps: Z and a GMT offset name the instant, FileMaker's zone-less form still reads in UTC")
+    func typedTimestamps() async throws {
+        let body = #"{"value":[{"name":"A","created":"2025-12-05T16:36:53Z","shifted":"2025-12-05T18:36:53.5+02:00","local":"2025-12-05 16:36:53"}]}"#
+        let setup = ODataHarness { _ in .json(200, body) }
+        let page = try await setup.odata.records(as: Stamped.self, from: "contacts")
+        let row = try #require(page.rows.first)
+        #expect(row.created == Date(timeIntervalSince1970: 1_764_952_613))
+        #expect(row.shifted == Date(timeIntervalSince1970: 1_764_952_613.5))
+        #expect(row.local == Date(timeIntervalSince1970: 1_764_952_613))
+        #expect(FileMakerDate.parse("2025-12-05T16:36:53+2:00", timeZone: FileMakerDecoder.utc) == nil)   // hours need two digits
+        #expect(FileMakerDate.parse("2025-12-05T16:36:53Zx", timeZone: FileMakerDecoder.utc) == nil)
+        #expect(FileMakerDate.parse("16:36:53Z", timeZone: FileMakerDecoder.utc) == nil)                  // a zone needs a date
+    }
+
     @Test("pages and forEachPage follow @odata.nextLink to the end")
     func paging() async throws {
         let setup = ODataHarness { request in
