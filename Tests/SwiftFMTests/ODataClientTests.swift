@@ -236,7 +236,7 @@ struct ODataClientTests {
         let setup = ODataHarness { request in
             let url = request.url?.absoluteString ?? ""
             if url.hasSuffix("/contacts?$top=5") { return .json(200, ODataBodies.page(["a", "b"], next: ODataBodies.base + "/contacts?$skiptoken=2")) }
-            if url.hasSuffix("$skiptoken=2") { return .json(200, ODataBodies.page(["c", "d"], next: "/fmi/odata/v4/Contacts/contacts?$skiptoken=4")) }
+            if url.hasSuffix("$skiptoken=2") { return .json(200, ODataBodies.page(["c", "d"], next: "/fmi/odata/v4/Contacts.fmp12/contacts?$skiptoken=4")) }
             if url.hasSuffix("$skiptoken=4") { return .json(200, ODataBodies.page(["e"], next: nil)) }
             return nil
         }
@@ -246,6 +246,8 @@ struct ODataClientTests {
         }
         #expect(names == ["a", "b", "c", "d", "e"])
         #expect(setup.stub.requests.count == 3)
+        // A path-absolute link is resolved on the configured server; the database is the server's spelling.
+        #expect(setup.stub.requests.last?.url?.absoluteString == "https://fms.example.com/fmi/odata/v4/Contacts.fmp12/contacts?$skiptoken=4")
 
         let seen = Locked<[String]>([])
         let (total, code) = setup.run { odata, done in

@@ -63,8 +63,8 @@ extension FMOData {
         return page.value
     }
 
-    /// Reads the page at a ``FMODataPage/nextLink``. The link must lead to this client's server (same
-    /// scheme, host and port) and database, else the call completes with `-1007` and nothing is sent.
+    /// Reads the page at a ``FMODataPage/nextLink``. The link must be an OData URL on this client's server
+    /// (same scheme, host and port), else the call completes with `-1007` and nothing is sent.
     /// - Parameters:
     ///   - nextLink: the link of the previous page.
     ///   - completion: the page or `nil`, and the code.

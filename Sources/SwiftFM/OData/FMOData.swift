@@ -89,6 +89,8 @@ struct ODataCall<Value>: Sendable {
     var invalid: FMError?
     var sink: BodySink?
     var isTransfer = false
+    /// `path` starts after `/fmi/odata/v4/` (a next link), not after `{db}/`.
+    var rooted = false
     /// More request headers (a container upload's `Content-Disposition`).
     var extraHeaders: [String: String] = [:]
     var decode: @Sendable (Endpoint<Value>.Response) throws -> Value
@@ -169,7 +171,7 @@ extension FMOData {
         let database = configuration.database
         var invalid = call.invalid
         if invalid == nil, database.isEmpty { invalid = .invalidConfiguration("No database is configured") }
-        let path = ODataText.encodePath(database) + (call.path.isEmpty ? "" : "/" + call.path)
+        let path = call.rooted ? call.path : ODataText.encodePath(database) + (call.path.isEmpty ? "" : "/" + call.path)
         var endpoint = Endpoint(call.method, .odata(path, kind: call.kind), [], body: call.body,
                                 auth: headers == nil ? .basic(encoded: nil) : .none, invalid: invalid, decode: call.decode)
         endpoint.headers = ["Accept": call.accept, "OData-Version": "4.0", "OData-MaxVersion": "4.0"]
@@ -218,17 +220,14 @@ extension FMOData {
         }
     }
 
-    /// The page at a server's next link, which must lead to this client's OData service (same scheme, host
-    /// and port); `-1007` otherwise: credentials never go to another server.
+    /// The page at a server's next link, which must lead to an OData URL on this client's server (same
+    /// scheme, host and port); `-1007` otherwise: credentials never go to another server.
     func pageCall(following link: URL) -> ODataCall<FMODataPage> {
         let decode: @Sendable (Endpoint<FMODataPage>.Response) throws -> FMODataPage = { try ODataEnvelope.page($0.body, status: $0.status) }
         switch tail(of: link) {
         case .success(let path):
-            let database = ODataText.encodePath(configuration.database) + "/"
-            let relative = path.hasPrefix(database) ? String(path.dropFirst(database.count)) : path
-            var call = ODataCall(method: .get, path: relative, kind: "{set}", accepting: { $0 == 200 }, decode: decode)
-            if !path.hasPrefix(database) { call.path = ""; call.invalid = .malformed("the next link leads to another database", status: nil) }
-            return call
+            // As the server wrote it, database segment included (it echoes the name as the client sent it).
+            return ODataCall(method: .get, path: path, kind: "{set}", accepting: { $0 == 200 }, rooted: true, decode: decode)
         case .failure(let error):
             return ODataCall(method: .get, path: "", kind: "{set}", invalid: error, decode: decode)
         }
