@@ -727,3 +727,47 @@ struct ODataBatchTests {
         #expect(setup.stub.requests.count == 1)
     }
 }
+
+@Suite("FMOData through the pipeline's stages")
+struct ODataPipelineTests {
+    @Test("cancel through the handle and through the task: -1005, exactly once, the transport task cancelled")
+    func cancel() async throws {
+        let held = DispatchSemaphore(value: 0)
+        let setup = ODataHarness { _ in held.signal(); return .hold }
+        let recorder = Recorder<String>(queueKey: Harness.key)
+        let request = setup.odata.records(from: "contacts") { _, code in recorder.record(code) }
+        #expect(held.wait(timeout: TestBound.deadline) == .success)
+        request.cancel()
+        #expect(recorder.wait() == [FMError.ClientCode.cancelled])
+        setup.harness.drain()
+        #expect(recorder.values.count == 1)
+        #expect(setup.stub.tasks.first?.isCancelled == true)
+
+        let task = Task { try await setup.odata.metadata() }
+        #expect(await onOwnThread { held.wait(timeout: TestBound.deadline) } == .success)
+        task.cancel()
+        await #expect(throws: FMError.cancelled) { try await task.value }
+    }
+
+    @Test("the deadline (FMConfiguration.timeout) ends a call the server never answers: -1004")
+    func deadline() {
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass")
+        configuration.timeout = 0.2
+        let harness = Harness(configuration: configuration) { _ in .hold }
+        let odata = FMOData(sharing: harness.api)
+        let recorder = Recorder<String>()
+        odata.count(of: "contacts") { _, code in recorder.record(code) }
+        #expect(recorder.wait() == [FMError.ClientCode.timeout])
+    }
+
+    @Test("the size cap (FMConfiguration.maxResponseBytes) holds for OData answers: -1011")
+    func sizeCap() {
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass")
+        configuration.maxResponseBytes = 64
+        let harness = Harness(configuration: configuration) { _ in .json(200, ODataBodies.collection) }
+        let odata = FMOData(sharing: harness.api)
+        let recorder = Recorder<String>()
+        odata.records(from: "contacts") { _, code in recorder.record(code) }
+        #expect(recorder.wait() == [FMError.ClientCode.responseTooLarge])
+    }
+}
