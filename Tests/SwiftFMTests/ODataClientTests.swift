@@ -770,4 +770,29 @@ struct ODataPipelineTests {
         odata.records(from: "contacts") { _, code in recorder.record(code) }
         #expect(recorder.wait() == [FMError.ClientCode.responseTooLarge])
     }
+
+    @Test("a client sharing a DataAPI shares its concurrency cap: the second call leaves only when the first ends")
+    func sharedConcurrencyCap() {
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass")
+        configuration.maxConcurrentRequests = 1
+        let held = DispatchSemaphore(value: 0)
+        let cancelling = Locked(false)
+        let sentAfterCancel = Locked<[Bool]>([])
+        let harness = Harness(configuration: configuration) { request in
+            if request.url?.path.hasSuffix("/first") == true { held.signal(); return .hold }
+            sentAfterCancel.withLock { $0.append(cancelling.value) }
+            return .json(200, ODataBodies.collection)
+        }
+        let odata = FMOData(sharing: harness.api)
+        let first = Recorder<String>()
+        let second = Recorder<String>()
+        let request = odata.records(from: "first") { _, code in first.record(code) }
+        #expect(held.wait(timeout: TestBound.deadline) == .success)
+        odata.records(from: "second") { _, code in second.record(code) }
+        cancelling.withLock { $0 = true }
+        request.cancel()
+        #expect(first.wait() == [FMError.ClientCode.cancelled])
+        #expect(second.wait() == ["0"])
+        #expect(sentAfterCancel.value == [true])
+    }
 }
