@@ -249,6 +249,14 @@ struct ODataClientTests {
         // A path-absolute link is resolved on the configured server; the database is the server's spelling.
         #expect(setup.stub.requests.last?.url?.absoluteString == "https://fms.example.com/fmi/odata/v4/Contacts.fmp12/contacts?$skiptoken=4")
 
+        struct Row: Decodable { var name: String; var age: Int }
+        var typed: [String] = []
+        for try await page in setup.odata.pages(as: Row.self, from: "contacts", query: FMODataQuery(top: 5)) {
+            typed += page.rows.map { "\($0.name)\($0.age)" }   // age arrives as text ("7"): FileMaker's rules read it
+        }
+        #expect(typed == ["a7", "b7", "c7", "d7", "e7"])
+        #expect(setup.stub.requests.count == 6)
+
         let seen = Locked<[String]>([])
         let (total, code) = setup.run { odata, done in
             odata.forEachPage(from: "contacts", query: FMODataQuery(top: 5), page: { page in

@@ -114,3 +114,71 @@ extension FMOData {
         }
     }
 }
+
+/// The pages of an OData read decoded into `T`, as an `AsyncSequence` of ``FMODataTypedPage``
+/// (``FMOData/pages(as:from:query:)``); it walks like ``FMODataPages``.
+public struct FMODataTypedPages<T: Decodable & SendableMetatype>: AsyncSequence, Sendable {
+    /// A typed page.
+    public typealias Element = FMODataTypedPage<T>
+
+    let odata: FMOData
+    let set: String
+    let query: FMODataQuery
+
+    /// Starts a walk from the first page.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(odata: odata, set: set, query: query)
+    }
+
+    /// Reads the pages of one walk, one per call of ``next()``.
+    public struct Iterator: AsyncIteratorProtocol {
+        let odata: FMOData
+        let set: String
+        let query: FMODataQuery
+        var step = FMODataPages.Iterator.Step.first
+
+        init(odata: FMOData, set: String, query: FMODataQuery) {
+            self.odata = odata
+            self.set = set
+            self.query = query
+        }
+
+        /// The next page, or `nil` after the last one (and after a failure was thrown once).
+        /// - Throws: ``FMError`` for a failed page (`"-1007"` when a row does not decode, `"-1005"` when the
+        ///   task was cancelled).
+        public mutating func next() async throws -> FMODataTypedPage<T>? {
+            let current = step
+            step = .done
+            if case .done = current { return nil }
+            if Task.isCancelled { throw FMError.cancelled }
+            let call: ODataCall<FMODataTypedPage<T>>
+            switch current {
+            case .done: return nil
+            case .first: call = odata.typedPageCall(T.self, odata.pageCall(from: set, query: query))
+            case .link(let link): call = odata.typedPageCall(T.self, odata.pageCall(following: link))
+            }
+            let odata = self.odata
+            let page = try await odata.api.bridge { completion in
+                odata.send(call, inline: true) { completion($0.map { UncheckedBox($0) }) }
+            }.value
+            if let next = page.nextLink {
+                if case .link(let previous) = current, previous == next {
+                    throw FMError.malformed("the server sent the same next link twice", status: nil)
+                }
+                step = .link(next)
+            } else if page.rows.isEmpty {
+                return nil
+            }
+            return page
+        }
+    }
+}
+
+extension FMOData {
+    /// The pages of `set` that match `query`, each decoded into `T` with FileMaker's rules, following
+    /// `@odata.nextLink`, as an `AsyncSequence` (see ``pages(from:query:)``).
+    public func pages<T: Decodable & SendableMetatype>(as type: T.Type, from set: String,
+                                                      query: FMODataQuery = FMODataQuery()) -> FMODataTypedPages<T> {
+        FMODataTypedPages(odata: self, set: set, query: query)
+    }
+}
