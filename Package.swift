@@ -19,7 +19,9 @@ let package = Package(
         // No unsafe flags: SwiftPM refuses a version-pinned dependency whose targets carry them.
         .target(name: "FMCrypto"),
         // The client library.
-        .target(name: "SwiftFM", dependencies: ["FMCrypto"]),
+        // libcurl on Linux, loaded at run time (dlopen): fixed-argument wrappers of curl's variadic calls; no headers.
+        .target(name: "CFMCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        .target(name: "SwiftFM", dependencies: ["FMCrypto", "CFMCurl"]),
         // The FileMaker Data API emulator (never imported by SwiftFM itself).
         .target(
             name: "SwiftFMEmulator",

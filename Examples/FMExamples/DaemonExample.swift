@@ -34,7 +34,7 @@ final class DaemonExample: @unchecked Sendable {  // state is only touched on `q
 
     /// Runs the daemon's jobs one after another and reports whether every step succeeded.
     func run(stop: Stop = .selfSignal, _ done: @escaping @Sendable (Bool) -> Void) {
-        let jobsDone: (@escaping @Sendable (Bool) -> Void) -> Void = { done in self.serve(until: stop, done) }
+        let jobsDone: @Sendable (@escaping @Sendable (Bool) -> Void) -> Void = { done in self.serve(until: stop, done) }
         say("daemon: callbacks on \(queue.label)")
         api.productInfo { info, code in
             self.report("productInfo", code, info.map { "\($0.name) \($0.version)" })
@@ -54,7 +54,7 @@ final class DaemonExample: @unchecked Sendable {  // state is only touched on `q
     }
 
     /// Create, read, edit with a modId, find, run a script, delete: against the emulator only.
-    private func writeCycle(layout: String, then next: @escaping () -> Void) {
+    private func writeCycle(layout: String, then next: @escaping @Sendable () -> Void) {
         api.createRecord(layout: layout, fieldData: ["name": "Daemon Band", "city": "Austin"]) { ref, code in
             self.report("createRecord", code, ref.map { "recordId \($0.recordId)" })
             guard let ref, let id = Int(ref.recordId) else { return next() }

@@ -217,6 +217,27 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
         set { metricsBox = MetricsBox(observer: newValue) }
     }
     var metricsBox = MetricsBox(observer: nil)
+    /// TLS for this client only: a CA bundle trusted instead of the system store, pinned public keys, a client
+    /// certificate (default: the system store, no pin, no client certificate). Honoured by ``FMCurlTransport``;
+    /// see ``FMTLSOptions``. A transport that cannot honour what is set fails every call with `-1001`.
+    public var tls = FMTLSOptions()
+    /// The HTTP proxy every request goes through (`http://proxy.example.com:3128`, credentials in the URL
+    /// allowed: they are redacted in every description and log line). `nil` (default): the environment's
+    /// `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`, as curl reads them. Honoured by
+    /// ``FMCurlTransport``; another transport fails every call with `-1001` when it is set.
+    public var proxy: URL?
+    /// The lowest level handed to the logging hook (default ``FMLogEvent/Level/debug``: every line). Lines
+    /// below it are not even formatted: a daemon whose logger shows `info` and above sets `.info` and its
+    /// calls build no request or answer line. See ``FMLogEvent``.
+    public var logLevel: FMLogEvent.Level = .debug
+    /// Traces every call (default `nil`: nothing is traced): ``FMInstrumentation/startCall(_:)`` runs on the
+    /// caller's thread or task as a call begins, and the span it returns is ended once with the outcome.
+    /// The companion package `SwiftFMServer` has one for swift-distributed-tracing. See ``FMInstrumentation``.
+    public var instrumentation: (any FMInstrumentation)? {
+        get { instrumentationBox.instrumentation }
+        set { instrumentationBox = InstrumentationBox(instrumentation: newValue) }
+    }
+    var instrumentationBox = InstrumentationBox(instrumentation: nil)
 
     /// Creates a configuration.
     public init(
@@ -273,7 +294,9 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
             + "containerTimeout: \(containerTimeout), maxResponseBytes: \(maxResponseBytes), retry: \(retry), "
             + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize), "
             + "sessionIdleTimeout: \(sessionIdleTimeout), maxCallsPerSession: \(maxCallsPerSession), "
-            + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"))"
+            + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"), logLevel: \(logLevel), "
+            + "instrumentation: \(instrumentation == nil ? "nil" : "set"), "
+            + "tls: \(tls), proxy: \(proxy.map { Redaction.host($0.absoluteString) } ?? "nil"))"
     }
 
     /// Same as ``description``.
@@ -323,6 +346,10 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
 /// and renewed once (with one replay of the call) when the server no longer knows it (952, 112, an HTML 401).
 /// Every call is bounded by ``FMConfiguration/timeout`` and ``FMConfiguration/maxResponseBytes``, and transient
 /// failures are retried under ``FMConfiguration/retry``.
+///
+/// Completions are `sending` closures: in Swift 6 language mode one written in main-actor code is not isolated
+/// to the main actor (it runs on ``callbackQueue``), so main-actor state inside it does not compile; hop back
+/// with `Task { @MainActor in … }`, or pass `callbackQueue: .main` and use `MainActor.assumeIsolated`.
 public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The configuration this instance was made with.
     public let configuration: FMConfiguration
@@ -333,6 +360,9 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     /// The injected clock.
     let now: @Sendable () -> Date
     let transport: any FMTransport
+    /// Why `transport` cannot send this configuration's calls (TLS options or a proxy it cannot honour): every
+    /// call fails with it.
+    let transportRefusal: FMError?
     let logger: Logger
     let pool: SessionPool
     let gate: AdmissionGate
@@ -344,11 +374,16 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     let newSessionHook = Locked<FMNewSessionHook?>(nil)
     /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
     let persistedVersion = Locked<UInt64>(0)
+    /// The server's address, port and scheme, resolved once from the host (for spans).
+    let server: (address: String?, port: Int?, scheme: String?)
+    /// Which hosts have answered this client (the first-contact rule: ``Reachability``).
+    let reachability: Reachability
     /// Draws a retry's back-off from its range (full jitter); the tests' seam for the random source.
     let retryJitter = Locked<@Sendable (ClosedRange<Double>) -> Double>({ Double.random(in: $0) })
 
-    /// Creates a service with the default transport: ``FMURLSessionTransport``, or on Linux for an `http://`
-    /// host ``FMSocketTransport``; either allows as many connections as SwiftFM may have requests in flight.
+    /// Creates a service with the default transport: on Linux ``FMCurlTransport`` wherever libcurl loads (else
+    /// ``FMURLSessionTransport``, and the logger says so once), elsewhere ``FMURLSessionTransport``; either allows
+    /// as many connections as SwiftFM may have requests in flight.
     ///
     /// - Parameters:
     ///   - configuration: host, database, credentials, version, limits, retries, pool size.
@@ -363,14 +398,24 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         logger: FMLogHandler? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.init(
-            configuration: configuration,
-            transport: defaultTransport(for: configuration),
-            callbackQueue: callbackQueue,
-            tokenStore: tokenStore,
-            logger: logger,
-            now: now
-        )
+        self.init(configuration: configuration, callbackQueue: callbackQueue, tokenStore: tokenStore, logger: logger, now: now,
+                  curlLibraryPath: "libcurl.so.4")
+    }
+
+    /// The default transport's client, libcurl loaded from `curlLibraryPath` (the tests' missing library); when
+    /// it cannot be loaded, the logger says so once.
+    convenience init(
+        configuration: FMConfiguration,
+        callbackQueue: DispatchQueue?,
+        tokenStore: FMTokenStore,
+        logger: FMLogHandler?,
+        now: @escaping @Sendable () -> Date,
+        curlLibraryPath: String
+    ) {
+        let (transport, note) = defaultTransportChoice(for: configuration, libraryPath: curlLibraryPath)
+        self.init(configuration: configuration, transport: transport, callbackQueue: callbackQueue, tokenStore: tokenStore,
+                  logger: logger, now: now)
+        if let note { self.logger.log(.warning, note) }
     }
 
     /// Creates a service for `database` on `host` (a bare host means `https://host`) with an account.
@@ -400,6 +445,7 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "SwiftFM.DataAPI.callbacks")
         self.tokenStore = tokenStore
         self.now = now
+        self.reachability = Reachability(now: now)
         let pool = SessionPool(size: configuration.sessionPoolSize, idleTimeout: configuration.sessionIdleTimeout,
                                callsPerSession: configuration.maxCallsPerSession,
                                stored: Self.usable(tokenStore.load()), now: now())
@@ -409,28 +455,35 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         self.rateLimiter = RateLimiter.make(rate: configuration.maxRequestsPerSecond)
         self.lifecycle = Lifecycle()
         self.logger = Self.makeLogger(logger, configuration: configuration, pool: pool)
+        self.transportRefusal = refusal(of: transport, for: configuration)
+        let base = try? configuration.resolvedBase().get()
+        self.server = (base?.host, base.map { $0.port ?? ($0.scheme == "http" ? 80 : 443) }, base?.scheme)
     }
 
     /// A service that uses `token` for every call and never logs in or renews (the new-session hook's).
     init(pinnedTo token: String, parent: DataAPI) {
         configuration = parent.configuration
         transport = parent.transport
+        transportRefusal = parent.transportRefusal
         callbackQueue = parent.callbackQueue
         tokenStore = FMMemoryTokenStore()
         now = parent.now
+        reachability = parent.reachability
         pool = SessionPool(pinnedTo: token)
         gate = parent.gate
         rateLimiter = parent.rateLimiter
         lifecycle = parent.lifecycle
         sessionQueue = parent.sessionQueue
         logger = parent.logger
+        server = parent.server
     }
 
     private static func makeLogger(_ handler: FMLogHandler?, configuration: FMConfiguration, pool: SessionPool) -> Logger {
         let credentials = configuration.credentials
         let dataSources = configuration.dataSources
-        return Logger(handler: handler) {
-            (credentials?.secrets ?? []) + dataSources.map(\.password) + pool.heldTokens
+        let proxySecrets = [configuration.proxy?.user, configuration.proxy?.password].compactMap { $0 }
+        return Logger(handler: handler, minimum: configuration.logLevel) {
+            (credentials?.secrets ?? []) + dataSources.map(\.password) + pool.heldTokens + proxySecrets
         }
     }
 

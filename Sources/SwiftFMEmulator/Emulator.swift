@@ -305,6 +305,7 @@ public final class Emulator: Sendable {
             s.maxSessions = s.schema.limits.maxSessions
             s.rejectLogins = false
             s.clarisIDTokens.removeAll()
+            s.issuedClarisIDTokens.removeAll()
             s.oauthPairs.removeAll()
         }
         core.traffic.reset()
@@ -332,10 +333,15 @@ public final class Emulator: Sendable {
         core.state.withLock { _ = $0.clarisIDTokens.insert(token) }
     }
 
-    /// Stops accepting `token` for Claris ID logins (as when a Claris ID token expires after an hour);
+    /// Stops accepting `token` for Claris ID logins (as when a Claris ID token expires after an hour),
+    /// whether it was accepted here or issued by the emulator's Cognito (``clarisID``), which forgets it;
     /// sessions it opened stay open.
     public func revokeClarisIDToken(_ token: String) {
-        core.state.withLock { _ = $0.clarisIDTokens.remove(token) }
+        core.state.withLock {
+            _ = $0.clarisIDTokens.remove(token)
+            _ = $0.issuedClarisIDTokens.removeValue(forKey: token)
+        }
+        core.cognito.revoke(idToken: token)
     }
 
     /// Accepts an OAuth login whose `X-FM-Data-OAuth-Request-Id` and `X-FM-Data-OAuth-Identifier`

@@ -31,6 +31,8 @@
 //             warm-up; --soak-transport default|urlsession|socket|bare (bare: URLSession alone, no SwiftFM)
 //   metrics   get one record with FMConfiguration.metrics unset vs a no-op observer (per-call µs: median,
 //             fastest and slowest block; interleaved call by call)
+//   instrumentation  get one record with FMConfiguration.instrumentation unset vs a no-op instrumentation
+//             (per-call µs, as metrics; target ≤ 1.03×)
 //   restart   (only when named) reads with timeout 30 from 8 threads (callback + semaphore) while a
 //             fm-emulator of their own is killed and started again on the same port 5 s later: failures and
 //             the longest call, the default policy vs FMRetryPolicy(maxAttempts: 3)
@@ -100,7 +102,7 @@ while !arguments.isEmpty {
         guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
         settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [metrics] [restart] [inflight] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare]")
+        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [metrics] [instrumentation] [restart] [inflight] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
@@ -151,7 +153,7 @@ func schemaJSON(records: Int) -> Data {
 
 // MARK: - The run
 
-let all = ["percall", "transport", "decode", "endtoend", "paging", "pool", "policy", "metrics", "emulatorlog", "container", "clarisid"]
+let all = ["percall", "transport", "decode", "endtoend", "paging", "pool", "policy", "metrics", "instrumentation", "emulatorlog", "container", "clarisid"]
 let known = all + ["soak", "restart", "inflight"] // only when named: a million calls take minutes, a restart 10 s, inflight ~20 s
 let chosen = settings.selected.isEmpty ? all : settings.selected
 for name in chosen where !known.contains(name) {
@@ -378,6 +380,7 @@ let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
     ("pool", { try await $0.pool() }),
     ("policy", { try await $0.policy() }),
     ("metrics", { try await $0.metrics() }),
+    ("instrumentation", { try await $0.instrumentation() }),
     ("restart", { try await $0.restart() }),
     ("inflight", { try await $0.inFlight() }),
     ("emulatorlog", { try await $0.emulatorLog() }),

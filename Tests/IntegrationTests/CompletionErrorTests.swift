@@ -14,8 +14,8 @@ struct CompletionErrorTests {
     }
 
     /// Starts a callback call whose completion reports `(code, FMError.current)`.
-    func seen(_ api: DataAPI, _ start: (@escaping (String) -> Void) -> Void) async -> Seen {
-        let (value, code) = await callback(api) { (done: @escaping (Seen?, String) -> Void) in
+    func seen(_ api: DataAPI, _ start: (@escaping @Sendable (String) -> Void) -> Void) async -> Seen {
+        let (value, code) = await callback(api) { (done: @escaping @Sendable (Seen?, String) -> Void) in
             start { code in done(Seen(code: code, error: FMError.current), code) }
         }
         return value ?? Seen(code: code, error: nil)

@@ -29,7 +29,7 @@ struct DocCArticleTests {
             _ = try await logged.productInfo()
             #expect(!lines.lines.isEmpty)
 
-            let (count, code) = await callback(api) { (done: @escaping (Int?, String) -> Void) in
+            let (count, code) = await callback(api) { (done: @escaping @Sendable (Int?, String) -> Void) in
                 api.getRecords(layout: "Artists", limit: 20) { found, code in
                     guard code == "0", let found else {
                         return done(nil, FMError.current?.description ?? code)
@@ -98,11 +98,11 @@ struct DocCArticleTests {
     @Test func sessionsExplicit() async throws {
         try await demo { api, _, _ in
             #expect(!api.isActiveToken())
-            let (token, code) = await callback(api) { (done: @escaping (String?, String) -> Void) in
+            let (token, code) = await callback(api) { (done: @escaping @Sendable (String?, String) -> Void) in
                 api.refreshToken { token, expiry, code in done(expiry == nil ? nil : token, code) }
             }
             #expect(code == "0" && token?.isEmpty == false)
-            let (ok, logoutCode) = await callback(api) { (done: @escaping (Bool?, String) -> Void) in
+            let (ok, logoutCode) = await callback(api) { (done: @escaping @Sendable (Bool?, String) -> Void) in
                 api.logout { ok, code in done(ok, code) }
             }
             #expect(ok == true && logoutCode == "0" && !api.isActiveToken())
@@ -142,7 +142,7 @@ struct DocCArticleTests {
 
     @Test func errorsInCompletion() async throws {
         let api = DataAPI(host: "", database: "Music", username: "admin", password: "admin")
-        let (message, code) = await callback(api) { (done: @escaping (String?, String) -> Void) in
+        let (message, code) = await callback(api) { (done: @escaping @Sendable (String?, String) -> Void) in
             api.productInfo { info, code in
                 done(FMError.current?.message ?? "", code)
             }

@@ -12,7 +12,7 @@ struct ReadmeTests {
         defer { emulator.stop() }
         let api = DataAPI(host: url.absoluteString, database: "Music", username: "admin", password: "admin")
 
-        let (names, code) = await callback(api) { (done: @escaping ([String]?, String) -> Void) in
+        let (names, code) = await callback(api) { (done: @escaping @Sendable ([String]?, String) -> Void) in
             // README: api.getRecords(layout:limit:) { found, code in … }
             api.getRecords(layout: "Artists", limit: 20) { found, code in
                 guard code == "0", let found else { return done(nil, code) }
@@ -28,7 +28,7 @@ struct ReadmeTests {
         }
         #expect(findCode == "401" && found?.records.isEmpty == true)
 
-        let (_, editCode) = await callback(api) { (done: @escaping (FMEditResult?, String) -> Void) in
+        let (_, editCode) = await callback(api) { (done: @escaping @Sendable (FMEditResult?, String) -> Void) in
             let request = api.editRecord(layout: "Artists", recordId: 1, fieldData: ["city": "Dallas"], modId: "3") { result, code in
                 done(result, code)   // "306" when someone else edited the record first
             }
@@ -55,7 +55,7 @@ struct ReadmeTests {
         let url = try emulator.start()
         defer { emulator.stop() }
         let api = DataAPI(host: url.absoluteString, database: "Music", username: "admin", password: "admin")
-        let (line, code) = await callback(api) { (done: @escaping (String?, String) -> Void) in
+        let (line, code) = await callback(api) { (done: @escaping @Sendable (String?, String) -> Void) in
             api.getRecords(layout: "Missing Layout", limit: 20) { found, code in
                 guard code == "0", let found else {
                     return done(FMError.current?.description ?? code, code)   // README: print("failed:", …)
@@ -76,7 +76,7 @@ struct ReadmeTests {
         let logged = DataAPI(configuration: config, logger: { event in lines.append("\(event)") })
         _ = try await logged.getRecords(layout: "Artists", limit: 1)
         let log = lines.lines
-        #expect(log.contains { $0.hasPrefix("[info] ← GET /fmi/data/vLatest/databases/Music/layouts/Artists/records") && $0.contains(" 200 ") })
+        #expect(log.contains { $0.hasPrefix("[debug] ← GET /fmi/data/vLatest/databases/Music/layouts/Artists/records") && $0.contains(" 200 ") })
         #expect(!log.joined().contains("admin:admin") && !log.joined().contains("YWRtaW46YWRtaW4="))
     }
 

@@ -89,7 +89,7 @@ final class CallCounter: @unchecked Sendable {
 func callback<V>(
     _ api: DataAPI,
     sourceLocation: SourceLocation = #_sourceLocation,
-    _ start: (@escaping (V?, String) -> Void) -> Void
+    _ start: (@escaping @Sendable (V?, String) -> Void) -> Void
 ) async -> (V?, String) {
     let counter = CallCounter()
     let box: UncheckedResult<V> = await withCheckedContinuation { continuation in

@@ -51,14 +51,30 @@ final class BandsViewController {
     }
 }
 
+#if swift(>=6)
+// Swift 6 port (PortingFromDataAPISwift.md, "Swift 6 language mode", 1): the completions capture `self` and run
+// on the callback queue, so the class must be safe to send there. Its state is touched by one completion at a
+// time, and read by the test only after `done` was signalled.
+extension BandsViewController: @unchecked Sendable {}
+#endif
+
 /// Methods pasted into an extension of `DataAPI` (the README's unqualified calls). `DataAPI`'s legacy
 /// functions are class functions, so unqualified calls resolve in a static context.
 extension DataAPI {
+    #if swift(>=6)
+    // Swift 6 port (2): a completion handed on to SwiftFM is `sending` (or `@Sendable`).
+    static func firstTwoNames(token: String, completion: sending @escaping ([String]) -> Void) {
+        getRecords(token: token, layout: "Artists", limit: 2) { records, code in
+            completion(records.compactMap { ($0["fieldData"] as? [String: Any])?["name"] as? String })
+        }
+    }
+    #else
     static func firstTwoNames(token: String, completion: @escaping ([String]) -> Void) {
         getRecords(token: token, layout: "Artists", limit: 2) { records, code in
             completion(records.compactMap { ($0["fieldData"] as? [String: Any])?["name"] as? String })
         }
     }
+    #endif
 }
 
 @Suite struct Corpus2018Tests {
@@ -88,6 +104,15 @@ extension DataAPI {
     @Test func refreshTokenThreeValueNonOptional() throws {
         let server = try LegacyServer(.dbPath)
         try server.run {
+            #if swift(>=6)
+            // Swift 6 port (3): a completion does not assign the caller's local variables; it hands the values on.
+            let (code, tokenText, expiryDate) = wait { done in
+                DataAPI.refreshToken(for: LegacyServer.auth, completion: { token, expiry, code in
+                    let text: String = token   // String, not String?: the disfavoured 2018 shape
+                    done((code, text, expiry))
+                })
+            } ?? ("", "", Date(timeIntervalSince1970: 0))
+            #else
             var tokenText = ""
             var expiryDate = Date(timeIntervalSince1970: 0)
             let code = wait { done in
@@ -97,6 +122,7 @@ extension DataAPI {
                     done(code)
                 })
             }
+            #endif
             #expect(code == "0")
             #expect(!tokenText.isEmpty)
             #expect(expiryDate > Date())
@@ -204,6 +230,15 @@ extension DataAPI {
             }
             #expect(created == "0")
             // E9: createRecord → (recordId, code), read from `recordId` (E9 read `recordID` and never had one).
+            #if swift(>=6)
+            // Swift 6 port (3).
+            let (code9, newId) = wait { done in
+                DataAPI.createRecord(token: token, layout: "Artists", payload: ["fieldData": ["name": "Pinkish Black"]], completion: { recordId, code in
+                    let id: String = recordId
+                    done((code, id))
+                })
+            } ?? ("", "")
+            #else
             var newId = ""
             let code9 = wait { done in
                 DataAPI.createRecord(token: token, layout: "Artists", payload: ["fieldData": ["name": "Pinkish Black"]], completion: { recordId, code in
@@ -211,6 +246,7 @@ extension DataAPI {
                     done(code)
                 })
             }
+            #endif
             #expect(code9 == "0")
             #expect(newId == "5")
             let id = try #require(Int(newId))

@@ -20,6 +20,41 @@ final class SyncDaemon {
     }
 
     /// The 2019 README's token guard: `switch isActiveToken()` then `refreshToken(for:)`.
+    #if swift(>=6)
+    // Swift 6 port (PortingFromDataAPISwift.md, "Swift 6 language mode", 2): a closure a completion calls is `@Sendable`.
+    func withToken(_ body: @escaping @Sendable (String) -> Void) {
+        switch DataAPI.isActiveToken() {
+        case true:
+            body(self.token ?? "")
+        case false:
+            DataAPI.refreshToken(for: self.auth, completion: { token, expiry, code in
+                guard let token = token, let expiry = expiry else {
+                    self.log.append("refresh token sad. \(code)")
+                    return
+                }
+                self.token = token
+                self.log.append("token expires \(expiry > Date())")
+                body(token)
+            })
+        }
+    }
+
+    func sync(completion: @escaping @Sendable () -> Void) {
+        withToken { token in
+            DataAPI.getRecords(token: token, layout: "Artists", offset: 1, limit: 20, completion: { records, code in
+                guard let records = records else {
+                    self.log.append("get records sad. \(code)")
+                    completion()
+                    return
+                }
+                for record in records {
+                    self.fetched.append(record)
+                }
+                completion()
+            })
+        }
+    }
+    #else
     func withToken(_ body: @escaping (String) -> Void) {
         switch DataAPI.isActiveToken() {
         case true:
@@ -52,7 +87,14 @@ final class SyncDaemon {
             })
         }
     }
+    #endif
 }
+
+#if swift(>=6)
+// Swift 6 port (1): the completions capture `self` and run on the callback queue, one at a time; the test reads
+// the state after the last one signalled.
+extension SyncDaemon: @unchecked Sendable {}
+#endif
 
 @Suite struct Corpus2019Tests {
     @Test func daemonRefreshesAndFetches() throws {
@@ -143,6 +185,15 @@ final class SyncDaemon {
                 }
             }
             #expect(instance == "5")
+            #if swift(>=6)
+            // Swift 6 port (3): the completion hands the id on instead of assigning a local variable.
+            let (code11, nonOptionalId) = wait { done in
+                DataAPI().createRecord(token: token, layout: "Artists", payload: ["fieldData": ["name": "Eleven"]], completion: { recordId, code in
+                    let id: String = recordId
+                    done((code, id))
+                })
+            } ?? ("", "")
+            #else
             var nonOptionalId = ""
             let code11 = wait { done in
                 DataAPI().createRecord(token: token, layout: "Artists", payload: ["fieldData": ["name": "Eleven"]], completion: { recordId, code in
@@ -150,6 +201,7 @@ final class SyncDaemon {
                     done(code)
                 })
             }
+            #endif
             #expect(code11 == "0")
             #expect(nonOptionalId == "6")
 

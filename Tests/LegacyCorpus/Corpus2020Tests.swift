@@ -12,6 +12,29 @@ final class AppDelegate {
     var token = ""
     var messages: [String] = []
 
+    #if swift(>=6)
+    // Swift 6 port (PortingFromDataAPISwift.md, "Swift 6 language mode", 2): a closure a completion calls is `@Sendable`.
+    func applicationWillEnterForeground(defaults: UserDefaults, then body: @escaping @Sendable (String) -> Void) {
+        let auth = defaults.string(forKey: "fm-auth") ?? ""
+        let token = defaults.string(forKey: "fm-token") ?? ""
+        DataAPI.validateSession(token: token, completion: { success, _ in
+            switch success {
+            case true:
+                self.token = token
+                body(token)
+            case false:
+                DataAPI.refreshToken(auth: auth, completion: { token, _, message in
+                    guard let token = token else {
+                        self.messages.append(message)
+                        return
+                    }
+                    self.token = token
+                    body(token)
+                })
+            }
+        })
+    }
+    #else
     func applicationWillEnterForeground(defaults: UserDefaults, then body: @escaping (String) -> Void) {
         let auth = defaults.string(forKey: "fm-auth") ?? ""
         let token = defaults.string(forKey: "fm-token") ?? ""
@@ -32,10 +55,29 @@ final class AppDelegate {
             }
         })
     }
+    #endif
 }
+
+#if swift(>=6)
+// Swift 6 port (1): the completions capture `self` and run on the callback queue, one at a time.
+extension AppDelegate: @unchecked Sendable {}
+#endif
 
 extension DataAPI {
     /// README-style record code pasted into the DataAPI type: unqualified E21 calls.
+    #if swift(>=6)
+    // Swift 6 port (2): a completion handed on from a completion is `@Sendable`.
+    static func renameArtist(id recid: Int, to name: String, token: String, completion: @escaping @Sendable (String, String) -> Void) {
+        getRecord(id: recid, token: token, layout: "Artists") { record, code, message in
+            guard let record = record, let modId = Int(record["modId"] as? String ?? "") else {
+                return completion(code, message)
+            }
+            editRecord(id: recid, token: token, layout: "Artists", payload: ["fieldData": ["name": name]], modId: modId) { code, message in
+                completion(code, message)
+            }
+        }
+    }
+    #else
     static func renameArtist(id recid: Int, to name: String, token: String, completion: @escaping (String, String) -> Void) {
         getRecord(id: recid, token: token, layout: "Artists") { record, code, message in
             guard let record = record, let modId = Int(record["modId"] as? String ?? "") else {
@@ -46,6 +88,7 @@ extension DataAPI {
             }
         }
     }
+    #endif
 }
 
 @Suite struct Corpus2020Tests {

@@ -138,7 +138,9 @@ final class Waiter<T>: @unchecked Sendable {
 }
 
 /// Starts one legacy call and returns what its completion delivered (nil if it never fired).
-func wait<T>(_ start: (@escaping (T) -> Void) -> Void) -> T? {
+///
+/// `done` is `@Sendable` so that, in Swift 6 mode, a completion (a `sending` parameter) may capture it.
+func wait<T>(_ start: (@escaping @Sendable (T) -> Void) -> Void) -> T? {
     let waiter = Waiter<T>()
     start { waiter.deliver($0) }
     let result = waiter.result()

@@ -55,3 +55,9 @@ final class ResolutionSamples {
         DataAPI.getRecordWith(id: 1, token: token, layout: "L") { record, code, message in self.record = record ?? [:] }
     }
 }
+
+#if swift(>=6)
+// Swift 6 port (PortingFromDataAPISwift.md, "Swift 6 language mode", 1): the completions capture `self` and run
+// on the callback queue, so the class must be safe to send there (compile-only here: nothing runs).
+extension ResolutionSamples: @unchecked Sendable {}
+#endif

@@ -80,12 +80,22 @@ final class StubTask: CancellableTask, @unchecked Sendable {
     private let lock = NSLock()
     private var completion: (@Sendable (Result<(HTTPURLResponse, Data), Error>) -> Void)?
     private var _cancelled = false
+    private let cancelledSignal = DispatchSemaphore(value: 0)
 
     init(completion: @escaping @Sendable (Result<(HTTPURLResponse, Data), Error>) -> Void) {
         self.completion = completion
     }
 
     var isCancelled: Bool { lock.withLock { _cancelled } }
+
+    /// Waits until the task is cancelled, at most until `deadline`: a call that ended early stops its transport
+    /// task after it delivered its result, so a test that has the result may look before the cancel arrived.
+    func waitUntilCancelled(deadline: DispatchTime) -> Bool {
+        guard !isCancelled else { return true }
+        guard cancelledSignal.wait(timeout: deadline) == .success else { return isCancelled }
+        cancelledSignal.signal()   // for the next waiter
+        return true
+    }
 
     func complete(_ result: Result<(HTTPURLResponse, Data), Error>) {
         let completion = lock.withLock { () -> (@Sendable (Result<(HTTPURLResponse, Data), Error>) -> Void)? in
@@ -96,7 +106,11 @@ final class StubTask: CancellableTask, @unchecked Sendable {
     }
 
     func cancel() {
-        lock.withLock { _cancelled = true }
+        let first = lock.withLock { () -> Bool in
+            defer { _cancelled = true }
+            return !_cancelled
+        }
+        if first { cancelledSignal.signal() }
         DispatchQueue.global().async { self.complete(.failure(URLError(.cancelled))) }
     }
 }

@@ -11,12 +11,13 @@ enum Surface: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-/// The transport a behaviour is driven through: URLSession, or (on Linux) SwiftFM's own socket transport,
-/// the default there for `http://` hosts, which must keep every bound URLSession keeps.
+/// The transport a behaviour is driven through: URLSession, or (on Linux) SwiftFM's own socket transport and
+/// the libcurl transport, which must keep every bound URLSession keeps.
 enum Wire: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case urlSession
     #if canImport(Glibc)
     case socket
+    case curl
     #endif
     var testDescription: String { rawValue }
 
@@ -25,6 +26,7 @@ enum Wire: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .urlSession: return FMURLSessionTransport(idleTimeout: idleTimeout)
         #if canImport(Glibc)
         case .socket: return FMSocketTransport(idleTimeout: idleTimeout)
+        case .curl: return FMCurlTransport(idleTimeout: idleTimeout)
         #endif
         }
     }
@@ -266,6 +268,35 @@ struct HostileServerTests {
         // Nothing is handed on after the refusal: no backlog of inflated chunks builds up behind it.
         #expect(transport.afterRefusal == 0)
         #expect(transport.delivered <= Self.cap + 64 * 1024)
+    }
+}
+
+extension HostileServerTests {
+    /// Issue 31: an answer that cannot be read (here a content coding no transport knows) is no restart: a read
+    /// fails at once, with what was wrong, instead of riding it out until its deadline (before: the socket
+    /// transport's read went out again and again, until the deadline).
+    @Test(arguments: Wire.allCases)
+    func aMalformedAnswerFailsAtOnce(_ wire: Wire) async {
+        let server = HostileServer { head, _ in
+            HostileServer.isLogin(head) ? HostileServer.login()
+                : .answer(HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Encoding": "x-unknown",
+                                                        "Content-Length": "2"]) + "{}")
+        }
+        defer { server.stop() }
+        let api = makeAPI(server, wire, timeout: 10)
+        let code = await getRecordsCode(api, .async)
+        #expect(code != "0")
+        #expect(server.count("GET ") == 1, "a malformed answer was sent again \(server.count("GET ")) times")
+        if wire != .urlSession { // corelibs hands an unknown coding on as it came
+            do {
+                _ = try await api.getRecords(layout: "Contacts")
+            } catch let error as FMError {
+                #expect(error.code == FMError.ClientCode.transport)
+                #expect("\(error)".contains("cannotDecodeContentData"), "\(error)")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
     }
 }
 

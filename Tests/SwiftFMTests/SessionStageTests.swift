@@ -417,7 +417,7 @@ struct SessionStageTests {
     func aReadRidesOutARestartAndAWriteDoesNot(_ failure: URLError.Code) async throws {
         var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
         configuration.retry = FMRetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0, retriesReadsUntilDeadline: true)
-        let down = Locked(8)   // eight refused requests: more than maxAttempts, fewer than the deadline allows
+        let down = Locked(0)
         let h = Harness(configuration: configuration, store: FMMemoryTokenStore(Self.valid("tok"))) { request in
             if isLogin(request) { return .json(200, Bodies.login("tok")) }
             let refused = down.withLock { left -> Bool in
@@ -428,15 +428,18 @@ struct SessionStageTests {
             if refused { return .failure(failure) }
             return request.httpMethod == "GET" ? .json(200, Bodies.value("ok")) : .json(200, Bodies.ok)
         }
-        // Callback surface.
+        // The host answers once (issue 32: only a host that answered this client is ridden out).
+        #expect(try await h.api.bridge(TestEndpoints.records()) == "ok")
+        // Callback surface: eight refused requests, more than maxAttempts, fewer than the deadline allows.
+        down.withLock { $0 = 8 }
         let read = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { read.record($0) }
         #expect(read.wait().first?.testValue == "ok")
-        #expect(h.stub.count("GET", "/records") == 9)
+        #expect(h.stub.count("GET", "/records") == 1 + 9)
         // Async surface.
         down.withLock { $0 = 5 }
         #expect(try await h.api.bridge(TestEndpoints.records()) == "ok")
-        #expect(h.stub.count("GET", "/records") == 15)
+        #expect(h.stub.count("GET", "/records") == 1 + 15)
         // A write that met a refused connection is not retried.
         down.withLock { $0 = 5 }
         let create = Endpoint<String>(.post, .database, ["layouts", "Contacts", "records"], body: .json(Data("{}".utf8))) { _ in "" }
@@ -472,6 +475,7 @@ struct SessionStageTests {
         var isUp: Bool { lock.withLock { up } }
         var drawn: [ClosedRange<Double>] { lock.withLock { ranges } }
         func goDown() { lock.withLock { up = false; ranges = [] } }
+        func comeUp() { lock.withLock { up = true } }
 
         /// The engine's jitter: records the range, comes back up at the `upAfter`-th draw, waits 0 s.
         func draw(_ range: ClosedRange<Double>) -> Double {
@@ -504,16 +508,20 @@ struct SessionStageTests {
         }
         h.api.retryJitter.withLock { $0 = { restart.draw($0) } }
         #expect(h.api.configuration.retry == .standard)
+        // The host answers once (issue 32: only a host that answered this client is ridden out).
+        restart.comeUp()
+        #expect(try await h.api.bridge(TestEndpoints.records()) == "ok")
+        restart.goDown()
         // Callback surface: six refused attempts, then the seventh answers.
         let read = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { read.record($0) }
         #expect(read.wait().first?.testValue == "ok")
-        #expect(h.stub.count("GET", "/records") == 7)
+        #expect(h.stub.count("GET", "/records") == 1 + 7)
         #expect(restart.drawn == [0...0.25, 0...0.5, 0...1, 0...2, 0...2, 0...2])
         // Async surface.
         restart.goDown()
         #expect(try await h.api.bridge(TestEndpoints.records()) == "ok")
-        #expect(h.stub.count("GET", "/records") == 14)
+        #expect(h.stub.count("GET", "/records") == 1 + 14)
         #expect(restart.drawn.count == 6)
         // A find (a POST that cannot change data) rides it out too.
         restart.goDown()
@@ -532,7 +540,7 @@ struct SessionStageTests {
 
     /// A restart forgets the sessions: a read whose token the server no longer knows after it came back
     /// logs in again and replays; one whose login meets the restart rides that out too.
-    @Test func aRestartThatForgetsTheSessionAndRefusesTheLoginIsRiddenOut() {
+    @Test func aRestartThatForgetsTheSessionAndRefusesTheLoginIsRiddenOut() async throws {
         let restart = Restart(upAfter: 5)
         let logins = Locked(0)
         let h = Harness(store: FMMemoryTokenStore(Self.valid("old"))) { request in
@@ -545,6 +553,10 @@ struct SessionStageTests {
             return .json(200, Bodies.value("ok"))
         }
         h.api.retryJitter.withLock { $0 = { restart.draw($0) } }
+        // The host answers once (issue 32: only a host that answered this client is ridden out).
+        restart.comeUp()
+        #expect(try await h.api.bridge(Self.productInfo) == "ok")
+        restart.goDown()
         let read = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { read.record($0) }
         #expect(read.wait().first?.testValue == "ok")
@@ -557,6 +569,11 @@ struct SessionStageTests {
         #expect(second.wait().first?.testValue == "ok")
         #expect(h.stub.count("POST", "/sessions") >= 5 + 2)
         #expect(logins.value == 2)
+    }
+
+    /// A call without a session (`GET /productInfo`): answered "ok" by the stubs above when the host is up.
+    static let productInfo = Endpoint<String>(.get, .host, ["productInfo"], auth: .none) { response in
+        (try Envelope.response(from: response.body, status: response.status))["value"] as? String ?? ""
     }
 
     /// What `maxAttempts` still bounds under the default policy, and what is never retried.
@@ -572,9 +589,14 @@ struct SessionStageTests {
     func theDefaultPolicyKeepsOtherFailuresToMaxAttempts(_ answer: StubAnswer, code: String, attempts: Int) {
         let restart = Restart(upAfter: .max)
         let h = Harness(store: FMMemoryTokenStore(Self.valid("tok"))) { request in
-            isLogin(request) ? .json(200, Bodies.login("tok")) : answer
+            if (request.url?.path ?? "").hasSuffix("/productInfo") { return .json(200, Bodies.value("ok")) }
+            return isLogin(request) ? .json(200, Bodies.login("tok")) : answer
         }
         h.api.retryJitter.withLock { $0 = { restart.draw($0) } }
+        // The host answered once (issue 32): a failed name lookup then keeps to maxAttempts.
+        let primed = Recorder<Result<String, FMError>>()
+        h.api.perform(Self.productInfo) { primed.record($0) }
+        #expect(primed.wait().first?.testValue == "ok")
         let read = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { read.record($0) }
         #expect(read.wait().first?.testError?.code == code)

@@ -19,6 +19,7 @@ final class KeepAliveServer: @unchecked Sendable {
     struct Request: Sendable {
         var head: String
         var connection: Int
+        var body = Data()
     }
 
     let port: Int
@@ -99,6 +100,7 @@ final class KeepAliveServer: @unchecked Sendable {
         serving: while true {
             // One request: the head, then Content-Length bytes of body.
             var head: String?
+            var body = Data()
             while head == nil {
                 if let end = pending.range(of: Data("\r\n\r\n".utf8)) {
                     let text = String(decoding: pending[..<end.lowerBound], as: UTF8.self)
@@ -106,6 +108,7 @@ final class KeepAliveServer: @unchecked Sendable {
                         .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
                     if pending.count - end.upperBound >= length {
                         head = text
+                        body = Data(pending[end.upperBound..<(end.upperBound + length)])
                         pending.removeSubrange(..<(end.upperBound + length))
                         break
                     }
@@ -115,7 +118,7 @@ final class KeepAliveServer: @unchecked Sendable {
                 pending.append(contentsOf: buffer[0..<n])
             }
             guard let head else { break }
-            lock.withLock { _requests.append(Request(head: head, connection: number)) }
+            lock.withLock { _requests.append(Request(head: head, connection: number, body: body)) }
             let action = play(head, number, index)
             index += 1
             switch action {

@@ -45,6 +45,17 @@ printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" "basicConstraints=CA:F
     "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" > server.ext
 openssl x509 -req -sha256 -days 2 -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -extfile server.ext \
     -out server.crt 2>/dev/null
+# For FMTLSOptions (issue 31): a second, wrong CA; a client certificate from the CA; the pins (curl's sha256//).
+openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj "/CN=SwiftFM wrong test CA" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout wrong-ca.key -out wrong-ca.crt 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=swiftfm-client" -keyout client.key -out client.csr 2>/dev/null
+printf '%s\n' "basicConstraints=CA:FALSE" "keyUsage=critical,digitalSignature" "extendedKeyUsage=clientAuth" > client.ext
+openssl x509 -req -sha256 -days 2 -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -extfile client.ext \
+    -out client.crt 2>/dev/null
+pin() { openssl pkey -in "$1" -pubout -outform der 2>/dev/null | openssl dgst -sha256 -binary | base64; }
+server_pin="sha256//$(pin server.key)"
+wrong_pin="sha256//$(pin wrong-ca.key)"
 cd "$root"
 
 # 2. fm-emulator on a free loopback port (the built-in demo solution, database Music).
@@ -59,6 +70,7 @@ emulator_url=$(sed -n 's/^listening on //p' "$work/emulator.out")
 #    (the emulator's address): only X-Forwarded-Proto/Host tell it what the client used, and
 #    proxy_redirect is off, so any Location header is the emulator's own.
 tls_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mtls_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -m 1777 "$work/tmp"
 cat > "$work/nginx.conf" <<CONF
 worker_processes 1;
@@ -85,6 +97,23 @@ http {
             proxy_set_header X-Forwarded-Proto \$scheme;
             proxy_set_header X-Forwarded-Host \$http_host;
             proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+            proxy_redirect off;
+        }
+    }
+    # Mutual TLS: a client certificate from the test CA is required.
+    server {
+        listen 127.0.0.1:$mtls_port ssl;
+        server_name localhost;
+        ssl_certificate $work/server.crt;
+        ssl_certificate_key $work/server.key;
+        ssl_client_certificate $work/ca.crt;
+        ssl_verify_client on;
+        location / {
+            proxy_pass $emulator_url;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header X-Forwarded-Proto \$scheme;
+            proxy_set_header X-Forwarded-Host \$http_host;
             proxy_redirect off;
         }
     }
@@ -139,6 +168,20 @@ WORK="$work" BASE="$base" unshare --mount --propagation private bash -euo pipefa
 ' || fail "SwiftFM client over HTTPS"
 # The namespace is gone: the machine's bundle does not hold the test CA.
 grep -q "$(sed -n 2p "$work/ca.crt")" /etc/ssl/certs/ca-certificates.crt && fail "the test CA leaked into the system bundle"
+
+# 5b. FMTLSOptions through FMCurlTransport, the system store untouched (it does not know the CA): the CA through
+#     caCertificates alone, the wrong CA refused, the right pin accepted and a wrong one refused, and a server
+#     requiring a client certificate refused without one and answered with one.
+echo "tls: FMTLSOptions (CA bundle, pins, client certificate) over HTTPS, system store untouched"
+curl -sf -o /dev/null --cacert "$work/ca.crt" "https://127.0.0.1:$mtls_port/fmi/data/vLatest/productInfo" \
+    && fail "the mTLS server answered curl without a client certificate"
+status=0
+FM_TLS_BASE_URL="$base" FM_TLS_MTLS_URL="https://127.0.0.1:$mtls_port" FM_TLS_CA="$work/ca.crt" FM_TLS_WRONG_CA="$work/wrong-ca.crt" \
+    FM_TLS_PIN="$server_pin" FM_TLS_WRONG_PIN="$wrong_pin" FM_TLS_CLIENT_CERT="$work/client.crt" FM_TLS_CLIENT_KEY="$work/client.key" \
+    swift test --skip-build --filter TLSOptionsTests > "$work/swift-tls-options.log" 2>&1 || status=$?
+grep -E "✘|Suite TLSOptionsTests|Test run with" "$work/swift-tls-options.log" || tail -30 "$work/swift-tls-options.log"
+[ "$status" = 0 ] && grep -q "Suite TLSOptionsTests passed" "$work/swift-tls-options.log" \
+    && ! grep -q "skipped" "$work/swift-tls-options.log" || fail "FMTLSOptions over HTTPS"
 
 # 6. python-fmrest over HTTPS, trusting the CA file through verify_ssl (requests' CA bundle).
 echo "tls: python-fmrest over HTTPS"

@@ -21,7 +21,7 @@ extension DataAPI {
     @discardableResult
     public func uploadContainer(layout: String, recordId: Int, field: String, repetition: Int = 1, fileURL: URL,
                                 fileName: String? = nil, mimeType: String? = nil,
-                                completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                                completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         let endpoint = Endpoints.uploadContainer(layout: layout, recordId: recordId, field: field, repetition: repetition,
                                                  fileURL: fileURL, fileName: fileName, mimeType: mimeType)
         return perform(endpoint) { completion($0.value, $0.code) }
@@ -42,7 +42,7 @@ extension DataAPI {
     @discardableResult
     public func uploadContainer(layout: String, recordId: Int, field: String, repetition: Int = 1, data: Data,
                                 fileName: String, mimeType: String? = nil,
-                                completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                                completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         let endpoint = Endpoints.uploadContainer(layout: layout, recordId: recordId, field: field, repetition: repetition,
                                                  data: data, fileName: fileName, mimeType: mimeType)
         return perform(endpoint) { completion($0.value, $0.code) }
@@ -59,7 +59,7 @@ extension DataAPI {
     ///   - completion: the bytes or `nil`, and the code.
     /// - Returns: a handle that cancels the download, whichever hop is in flight.
     @discardableResult
-    public func downloadContainer(url: URL, completion: @escaping (Data?, String) -> Void) -> FMRequest {
+    public func downloadContainer(url: URL, completion: sending @escaping (Data?, String) -> Void) -> FMRequest {
         followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects) { result in
             completion(result.value, result.code)
         }
@@ -78,7 +78,7 @@ extension DataAPI {
     /// - Returns: a handle that cancels the download.
     @discardableResult
     public func downloadContainer(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)? = nil,
-                                  completion: @escaping (URL?, String) -> Void) -> FMRequest {
+                                  completion: sending @escaping (URL?, String) -> Void) -> FMRequest {
         downloadContainerResult(url: url, to: fileURL, progress: progress) { completion($0.value, $0.code) }
     }
 

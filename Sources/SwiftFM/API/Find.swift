@@ -13,7 +13,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func find(layout: String, request: FMFindRequest,
-                     completion: @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
+                     completion: sending @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
         perform(Endpoints.find(layout: layout, request: request)) { result in
             let pair = result.noMatchAsEmpty(.empty)
             completion(pair.0, pair.1)
@@ -29,7 +29,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func find(layout: String, payload: [String: Any],
-                     completion: @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
+                     completion: sending @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
         perform(Endpoints.find(layout: layout, payload: payload)) { result in
             let pair = result.noMatchAsEmpty(.empty)
             completion(pair.0, pair.1)
@@ -47,7 +47,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func find<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, request: FMFindRequest,
-                                   completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+                                   completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         perform(Endpoints.find(as: type, layout: layout, request: request)) { result in
             let pair = result.noMatchAsEmpty(.empty)
             completion(pair.0, pair.1)

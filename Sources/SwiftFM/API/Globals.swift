@@ -11,7 +11,7 @@ extension DataAPI {
     ///   - completion: `true` on success, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func setGlobals(_ fields: [String: Any], completion: @escaping (Bool, String) -> Void) -> FMRequest {
+    public func setGlobals(_ fields: [String: Any], completion: sending @escaping (Bool, String) -> Void) -> FMRequest {
         perform(Endpoints.setGlobals(fields)) { completion($0.value ?? false, $0.code) }
     }
 }

@@ -15,7 +15,7 @@ extension DataAPI {
     @discardableResult
     public func getRecords<T: FMLayoutRecord>(as type: T.Type, offset: Int? = nil, limit: Int? = nil, sort: [FMSort] = [],
                                               options: FMReadOptions = .init(),
-                                              completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+                                              completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         getRecords(as: type, layout: T.layout, offset: offset, limit: limit, sort: sort, options: options, completion: completion)
     }
 
@@ -29,7 +29,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func getRecord<T: FMLayoutRecord>(as type: T.Type, recordId: Int, options: FMReadOptions = .init(),
-                                             completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+                                             completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         getRecord(as: type, layout: T.layout, recordId: recordId, options: options, completion: completion)
     }
 
@@ -44,9 +44,60 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func getRecord<T: FMLayoutRecord>(as type: T.Type, recordId: String, options: FMReadOptions = .init(),
-                                             completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+                                             completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         getRecord(as: type, layout: T.layout, recordId: recordId, options: options, completion: completion)
     }
+
+    /// Reads one record of `T.layout` as that record (not a found set), portals filled.
+    ///
+    /// - Parameters:
+    ///   - type: the layout record type.
+    ///   - recordId: the record id.
+    ///   - options: portals, response layout, `dateformats`, time zone, scripts.
+    ///   - completion: the record or `nil`, and the code (`"101"` when missing).
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func record<T: FMLayoutRecord>(as type: T.Type, recordId: Int, options: FMReadOptions = .init(),
+                                          completion: sending @escaping (FMRecord<T>?, String) -> Void) -> FMRequest {
+        getRecord(as: type, recordId: recordId, options: options) { found, code in
+            Self.deliverOnlyRecord(found, code, to: completion)
+        }
+    }
+
+    /// Reads one record of `T.layout` as that record, by the id `createRecord` gave.
+    ///
+    /// - Parameters:
+    ///   - type: the layout record type.
+    ///   - recordId: the record id as text (``FMRecordReference/recordId``); `-1002` when it is not one.
+    ///   - options: portals, response layout, `dateformats`, time zone, scripts.
+    ///   - completion: the record or `nil`, and the code (`"101"` when missing).
+    /// - Returns: a handle to cancel the request.
+    @discardableResult
+    public func record<T: FMLayoutRecord>(as type: T.Type, recordId: String, options: FMReadOptions = .init(),
+                                          completion: sending @escaping (FMRecord<T>?, String) -> Void) -> FMRequest {
+        getRecord(as: type, recordId: recordId, options: options) { found, code in
+            Self.deliverOnlyRecord(found, code, to: completion)
+        }
+    }
+
+    /// The record of a single-record answer; `101` when the answer held none.
+    static func onlyRecord<T>(of found: FMTypedFoundSet<T>) throws -> FMRecord<T> {
+        guard let record = found.records.first else { throw Self.noRecordError }
+        return record
+    }
+
+    /// Hands the record of a single-record answer to `completion` (`101` when it held none, as FileMaker says).
+    static func deliverOnlyRecord<T>(_ found: FMTypedFoundSet<T>?, _ code: String,
+                                     to completion: (FMRecord<T>?, String) -> Void) {
+        guard code == "0" else { return completion(nil, code) }
+        guard let record = found?.records.first else {
+            return FMError.withCurrent(noRecordError) { completion(nil, noRecordError.code) }
+        }
+        completion(record, code)
+    }
+
+    /// FileMaker's "Record is missing".
+    static var noRecordError: FMError { FMError(code: "101", message: "Record is missing") }
 
     /// Performs a find on `T.layout` and decodes the records into `T`, portals filled.
     ///
@@ -57,7 +108,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func find<T: FMLayoutRecord>(as type: T.Type, request: FMFindRequest,
-                                        completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+                                        completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         find(as: type, layout: T.layout, request: request, completion: completion)
     }
 
@@ -76,8 +127,8 @@ extension DataAPI {
     @discardableResult
     public func forEachPage<T: FMLayoutRecord>(as type: T.Type, find: FMFindRequest? = nil, pageSize: Int = 100,
                                                sort: [FMSort] = [], options: FMReadOptions = .init(),
-                                               page: @escaping (FMTypedFoundSet<T>) -> Bool,
-                                               completion: @escaping (Int?, String) -> Void) -> FMRequest {
+                                               page: sending @escaping (FMTypedFoundSet<T>) -> Bool,
+                                               completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         forEachPage(as: type, layout: T.layout, find: find, pageSize: pageSize, sort: sort, options: options,
                     page: page, completion: completion)
     }
@@ -93,7 +144,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func createRecord<T: FMLayoutRecord & Encodable>(_ record: T, options: FMWriteOptions = .init(),
-                                                            completion: @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
+                                                            completion: sending @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
         perform(Endpoints.createRecord(record, options: options)) { completion($0.value, $0.code) }
     }
 
@@ -110,7 +161,7 @@ extension DataAPI {
     @discardableResult
     public func editRecord<T: FMLayoutRecord & Encodable>(_ record: T, recordId: Int, modId: String? = nil,
                                                           options: FMWriteOptions = .init(),
-                                                          completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                                                          completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         perform(Endpoints.editRecord(record, recordId: recordId, modId: modId, options: options)) { completion($0.value, $0.code) }
     }
 
@@ -128,7 +179,7 @@ extension DataAPI {
     @discardableResult
     public func editRecord<T: FMLayoutRecord & Encodable>(_ record: T, recordId: String, modId: String? = nil,
                                                           options: FMWriteOptions = .init(),
-                                                          completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                                                          completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         switch Self.recordNumber(recordId) {
         case .success(let number):
             return editRecord(record, recordId: number, modId: modId, options: options, completion: completion)

@@ -6,7 +6,7 @@ extension DataAPI {
     /// - Parameter completion: the product information or `nil`, and the code (`"0"` on success).
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func productInfo(completion: @escaping (FMProductInfo?, String) -> Void) -> FMRequest {
+    public func productInfo(completion: sending @escaping (FMProductInfo?, String) -> Void) -> FMRequest {
         perform(Endpoints.productInfo()) { completion($0.value, $0.code) }
     }
 
@@ -18,7 +18,7 @@ extension DataAPI {
     /// - Parameter completion: the databases or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func databases(completion: @escaping ([FMDatabase]?, String) -> Void) -> FMRequest {
+    public func databases(completion: sending @escaping ([FMDatabase]?, String) -> Void) -> FMRequest {
         perform(Endpoints.databases(auth: databasesAuth)) { completion($0.value, $0.code) }
     }
 
@@ -27,7 +27,7 @@ extension DataAPI {
     /// - Parameter completion: the top-level entries (layouts and folders) or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func layouts(completion: @escaping ([FMLayoutEntry]?, String) -> Void) -> FMRequest {
+    public func layouts(completion: sending @escaping ([FMLayoutEntry]?, String) -> Void) -> FMRequest {
         perform(Endpoints.layouts()) { completion($0.value, $0.code) }
     }
 
@@ -40,7 +40,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func layoutMetadata(layout: String, recordId: Int? = nil,
-                               completion: @escaping (FMLayoutMetadata?, String) -> Void) -> FMRequest {
+                               completion: sending @escaping (FMLayoutMetadata?, String) -> Void) -> FMRequest {
         perform(Endpoints.layoutMetadata(layout: layout, recordId: recordId)) { completion($0.value, $0.code) }
     }
 
@@ -49,7 +49,7 @@ extension DataAPI {
     /// - Parameter completion: the top-level entries (scripts, separators, folders) or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func scripts(completion: @escaping ([FMScriptEntry]?, String) -> Void) -> FMRequest {
+    public func scripts(completion: sending @escaping ([FMScriptEntry]?, String) -> Void) -> FMRequest {
         perform(Endpoints.scripts()) { completion($0.value, $0.code) }
     }
 

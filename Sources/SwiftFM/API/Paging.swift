@@ -163,8 +163,8 @@ extension DataAPI {
     @discardableResult
     public func forEachPage(layout: String, find: FMFindRequest? = nil, pageSize: Int = 100, sort: [FMSort] = [],
                             options: FMReadOptions = .init(),
-                            page: @escaping (FMFoundSet) -> Bool,
-                            completion: @escaping (Int?, String) -> Void) -> FMRequest {
+                            page: sending @escaping (FMFoundSet) -> Bool,
+                            completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         let handle = FMRequest()
         PageSource<FMFoundSet>.raw(api: self, layout: layout, find: find, pageSize: pageSize, sort: sort, options: options)
             .walk(handle: handle, page: page, completion: completion)
@@ -190,8 +190,8 @@ extension DataAPI {
     public func forEachPage<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, find: FMFindRequest? = nil,
                                                              pageSize: Int = 100, sort: [FMSort] = [],
                                                              options: FMReadOptions = .init(),
-                                                             page: @escaping (FMTypedFoundSet<T>) -> Bool,
-                                                             completion: @escaping (Int?, String) -> Void) -> FMRequest {
+                                                             page: sending @escaping (FMTypedFoundSet<T>) -> Bool,
+                                                             completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         let handle = FMRequest()
         PageSource<FMTypedFoundSet<T>>.typed(type, api: self, layout: layout, find: find, pageSize: pageSize, sort: sort,
                                              options: options)

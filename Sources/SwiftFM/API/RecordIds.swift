@@ -17,10 +17,11 @@ extension DataAPI {
 
     /// Runs `call` with the record id as an integer, or completes `completion` with `-1002` (on the callback
     /// queue, with ``FMError/current`` set, as every failure) without sending anything.
-    private func withRecordNumber<V>(_ recordId: String, _ method: Endpoint<V>.Method, completion: @escaping (V?, String) -> Void,
-                                     _ call: (Int) -> FMRequest) -> FMRequest {
+    private func withRecordNumber<V>(_ recordId: String, _ method: Endpoint<V>.Method,
+                                     completion: sending @escaping (V?, String) -> Void,
+                                     _ call: (Int, sending @escaping (V?, String) -> Void) -> FMRequest) -> FMRequest {
         switch Self.recordNumber(recordId) {
-        case .success(let number): return call(number)
+        case .success(let number): return call(number, completion)
         case .failure(let error): return perform(Endpoints.failing(method, error)) { completion($0.value, $0.code) }
         }
     }
@@ -37,9 +38,9 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func getRecord(layout: String, recordId: String, options: FMReadOptions = .init(),
-                          completion: @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
+                          completion: sending @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
         withRecordNumber(recordId, .get, completion: completion) {
-            getRecord(layout: layout, recordId: $0, options: options, completion: completion)
+            getRecord(layout: layout, recordId: $0, options: options, completion: $1)
         }
     }
 
@@ -54,9 +55,9 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func getRecord<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, recordId: String, options: FMReadOptions = .init(),
-                                                          completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+                                                          completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         withRecordNumber(recordId, .get, completion: completion) {
-            getRecord(as: type, layout: layout, recordId: $0, options: options, completion: completion)
+            getRecord(as: type, layout: layout, recordId: $0, options: options, completion: $1)
         }
     }
 
@@ -83,10 +84,10 @@ extension DataAPI {
     public func editRecord(layout: String, recordId: String, fieldData: [String: Any],
                            portalData: [String: [[String: Any]]]? = nil, modId: String? = nil,
                            deleteRelated: [String] = [], options: FMWriteOptions = .init(),
-                           completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                           completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         withRecordNumber(recordId, .patch, completion: completion) {
             editRecord(layout: layout, recordId: $0, fieldData: fieldData, portalData: portalData, modId: modId,
-                       deleteRelated: deleteRelated, options: options, completion: completion)
+                       deleteRelated: deleteRelated, options: options, completion: $1)
         }
     }
 
@@ -106,10 +107,10 @@ extension DataAPI {
     public func editRecord<F: Encodable>(layout: String, recordId: String, fields: F,
                                          portalData: [String: [[String: Any]]]? = nil, modId: String? = nil,
                                          deleteRelated: [String] = [], options: FMWriteOptions = .init(),
-                                         completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                                         completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         withRecordNumber(recordId, .patch, completion: completion) {
             editRecord(layout: layout, recordId: $0, fields: fields, portalData: portalData, modId: modId,
-                       deleteRelated: deleteRelated, options: options, completion: completion)
+                       deleteRelated: deleteRelated, options: options, completion: $1)
         }
     }
 
@@ -124,9 +125,9 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func editRecord(layout: String, recordId: String, payload: [String: Any], modId: Int? = nil,
-                           completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                           completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         withRecordNumber(recordId, .patch, completion: completion) {
-            editRecord(layout: layout, recordId: $0, payload: payload, modId: modId, completion: completion)
+            editRecord(layout: layout, recordId: $0, payload: payload, modId: modId, completion: $1)
         }
     }
 
@@ -140,9 +141,9 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func deleteRecord(layout: String, recordId: String, options: FMScriptOptions = .init(),
-                             completion: @escaping (FMScriptResults?, String) -> Void) -> FMRequest {
+                             completion: sending @escaping (FMScriptResults?, String) -> Void) -> FMRequest {
         withRecordNumber(recordId, .delete, completion: completion) {
-            deleteRecord(layout: layout, recordId: $0, options: options, completion: completion)
+            deleteRecord(layout: layout, recordId: $0, options: options, completion: $1)
         }
     }
 
@@ -156,9 +157,9 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func duplicateRecord(layout: String, recordId: String, options: FMScriptOptions = .init(),
-                                completion: @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
+                                completion: sending @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
         withRecordNumber(recordId, .post, completion: completion) {
-            duplicateRecord(layout: layout, recordId: $0, options: options, completion: completion)
+            duplicateRecord(layout: layout, recordId: $0, options: options, completion: $1)
         }
     }
 
@@ -177,10 +178,10 @@ extension DataAPI {
     @discardableResult
     public func uploadContainer(layout: String, recordId: String, field: String, repetition: Int = 1, fileURL: URL,
                                 fileName: String? = nil, mimeType: String? = nil,
-                                completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                                completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         withRecordNumber(recordId, .post, completion: completion) {
             uploadContainer(layout: layout, recordId: $0, field: field, repetition: repetition, fileURL: fileURL,
-                            fileName: fileName, mimeType: mimeType, completion: completion)
+                            fileName: fileName, mimeType: mimeType, completion: $1)
         }
     }
 
@@ -199,10 +200,10 @@ extension DataAPI {
     @discardableResult
     public func uploadContainer(layout: String, recordId: String, field: String, repetition: Int = 1, data: Data,
                                 fileName: String, mimeType: String? = nil,
-                                completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                                completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         withRecordNumber(recordId, .post, completion: completion) {
             uploadContainer(layout: layout, recordId: $0, field: field, repetition: repetition, data: data,
-                            fileName: fileName, mimeType: mimeType, completion: completion)
+                            fileName: fileName, mimeType: mimeType, completion: $1)
         }
     }
 

@@ -17,7 +17,7 @@ extension DataAPI {
     @discardableResult
     public func createRecord(layout: String, fieldData: [String: Any], portalData: [String: [[String: Any]]]? = nil,
                              options: FMWriteOptions = .init(),
-                             completion: @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
+                             completion: sending @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
         perform(Endpoints.createRecord(layout: layout, fieldData: fieldData, portalData: portalData, options: options)) {
             completion($0.value, $0.code)
         }
@@ -38,7 +38,7 @@ extension DataAPI {
     @discardableResult
     public func createRecord<F: Encodable>(layout: String, fields: F, portalData: [String: [[String: Any]]]? = nil,
                                            options: FMWriteOptions = .init(),
-                                           completion: @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
+                                           completion: sending @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
         perform(Endpoints.createRecord(layout: layout, fields: fields, portalData: portalData, options: options)) {
             completion($0.value, $0.code)
         }
@@ -53,7 +53,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func createRecord(layout: String, payload: [String: Any],
-                             completion: @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
+                             completion: sending @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
         perform(Endpoints.createRecord(layout: layout, payload: payload)) { completion($0.value, $0.code) }
     }
 
@@ -67,7 +67,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func getRecord(layout: String, recordId: Int, options: FMReadOptions = .init(),
-                          completion: @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
+                          completion: sending @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
         perform(Endpoints.getRecord(layout: layout, recordId: recordId, options: options)) { completion($0.value, $0.code) }
     }
 
@@ -83,7 +83,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func getRecord<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, recordId: Int, options: FMReadOptions = .init(),
-                                        completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+                                        completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         perform(Endpoints.getRecord(as: type, layout: layout, recordId: recordId, options: options)) {
             completion($0.value, $0.code)
         }
@@ -105,7 +105,7 @@ extension DataAPI {
     @discardableResult
     public func getRecords(layout: String, offset: Int? = nil, limit: Int? = nil, sort: [FMSort] = [],
                            options: FMReadOptions = .init(),
-                           completion: @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
+                           completion: sending @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
         perform(Endpoints.getRecords(layout: layout, offset: offset, limit: limit, sort: sort, options: options)) {
             let pair = $0.noRecordsInRangeAsEmpty(.empty)
             completion(pair.0, pair.1)
@@ -127,7 +127,7 @@ extension DataAPI {
     @discardableResult
     public func getRecords<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, offset: Int? = nil, limit: Int? = nil,
                                          sort: [FMSort] = [], options: FMReadOptions = .init(),
-                                         completion: @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
+                                         completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
         perform(Endpoints.getRecords(as: type, layout: layout, offset: offset, limit: limit, sort: sort, options: options)) {
             let pair = $0.noRecordsInRangeAsEmpty(.empty)
             completion(pair.0, pair.1)
@@ -151,7 +151,7 @@ extension DataAPI {
     public func editRecord(layout: String, recordId: Int, fieldData: [String: Any],
                            portalData: [String: [[String: Any]]]? = nil, modId: String? = nil,
                            deleteRelated: [String] = [], options: FMWriteOptions = .init(),
-                           completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                           completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         let endpoint = Endpoints.editRecord(layout: layout, recordId: recordId, fieldData: fieldData, portalData: portalData,
                                             modId: modId, deleteRelated: deleteRelated, options: options)
         return perform(endpoint) { completion($0.value, $0.code) }
@@ -174,7 +174,7 @@ extension DataAPI {
     public func editRecord<F: Encodable>(layout: String, recordId: Int, fields: F,
                                          portalData: [String: [[String: Any]]]? = nil, modId: String? = nil,
                                          deleteRelated: [String] = [], options: FMWriteOptions = .init(),
-                                         completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                                         completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         let endpoint = Endpoints.editRecord(layout: layout, recordId: recordId, fields: fields, portalData: portalData,
                                             modId: modId, deleteRelated: deleteRelated, options: options)
         return perform(endpoint) { completion($0.value, $0.code) }
@@ -192,7 +192,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func editRecord(layout: String, recordId: Int, payload: [String: Any], modId: Int? = nil,
-                           completion: @escaping (FMEditResult?, String) -> Void) -> FMRequest {
+                           completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
         perform(Endpoints.editRecord(layout: layout, recordId: recordId, payload: payload, modId: modId)) {
             completion($0.value, $0.code)
         }
@@ -208,7 +208,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func deleteRecord(layout: String, recordId: Int, options: FMScriptOptions = .init(),
-                             completion: @escaping (FMScriptResults?, String) -> Void) -> FMRequest {
+                             completion: sending @escaping (FMScriptResults?, String) -> Void) -> FMRequest {
         perform(Endpoints.deleteRecord(layout: layout, recordId: recordId, options: options)) { completion($0.value, $0.code) }
     }
 
@@ -222,7 +222,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func duplicateRecord(layout: String, recordId: Int, options: FMScriptOptions = .init(),
-                                completion: @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
+                                completion: sending @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
         perform(Endpoints.duplicateRecord(layout: layout, recordId: recordId, options: options)) { completion($0.value, $0.code) }
     }
 }

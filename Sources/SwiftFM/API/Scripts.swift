@@ -14,7 +14,7 @@ extension DataAPI {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func runScript(layout: String, script: String, parameter: String? = nil,
-                          completion: @escaping (FMScriptResult?, String) -> Void) -> FMRequest {
+                          completion: sending @escaping (FMScriptResult?, String) -> Void) -> FMRequest {
         perform(Endpoints.runScript(layout: layout, script: script, parameter: parameter)) { completion($0.value, $0.code) }
     }
 }

@@ -8,7 +8,7 @@ extension DataAPI {
     ///
     /// Completes with `(token, "0")`, or `(nil, code)` — `"212"` for wrong credentials, a client code otherwise.
     @discardableResult
-    public func login(completion: @escaping (String?, String) -> Void) -> FMRequest {
+    public func login(completion: sending @escaping (String?, String) -> Void) -> FMRequest {
         loginResult { completion(try? $0.get(), $0.sessionTupleCode) }
     }
 
@@ -17,13 +17,13 @@ extension DataAPI {
     /// Completes with `(true, "0")`, also when there was no session; `(false, code)` when the server refused
     /// (for example `"952"` for a token it had already closed) — the store is cleared in every case.
     @discardableResult
-    public func logout(completion: @escaping (Bool, String) -> Void) -> FMRequest {
+    public func logout(completion: sending @escaping (Bool, String) -> Void) -> FMRequest {
         logoutResult(token: nil) { completion((try? $0.get()) ?? false, $0.sessionTupleCode) }
     }
 
     /// Logs out the session of `token`; clears the token store when it is the current token.
     @discardableResult
-    public func logout(token: String, completion: @escaping (Bool, String) -> Void) -> FMRequest {
+    public func logout(token: String, completion: sending @escaping (Bool, String) -> Void) -> FMRequest {
         logoutResult(token: token) { completion((try? $0.get()) ?? false, $0.sessionTupleCode) }
     }
 
@@ -32,13 +32,13 @@ extension DataAPI {
     /// `(true, "0")` when valid; `(false, "952")` when the server rejected it (the token is then forgotten);
     /// `(false, "-1010")` when there is no current token.
     @discardableResult
-    public func validateSession(completion: @escaping (Bool, String) -> Void) -> FMRequest {
+    public func validateSession(completion: sending @escaping (Bool, String) -> Void) -> FMRequest {
         validateSessionResult(token: nil) { completion((try? $0.get()) ?? false, $0.sessionTupleCode) }
     }
 
     /// Asks the server whether `token` is valid (`GET /validateSession` with `Bearer token`).
     @discardableResult
-    public func validateSession(token: String, completion: @escaping (Bool, String) -> Void) -> FMRequest {
+    public func validateSession(token: String, completion: sending @escaping (Bool, String) -> Void) -> FMRequest {
         validateSessionResult(token: token) { completion((try? $0.get()) ?? false, $0.sessionTupleCode) }
     }
 
@@ -49,7 +49,7 @@ extension DataAPI {
     /// Logs in with the configured credentials and returns the new token and its expiry (now + 15 minutes);
     /// the token becomes the current one and is written to the token store.
     @discardableResult
-    public func refreshToken(completion: @escaping (String?, Date?, String) -> Void) -> FMRequest {
+    public func refreshToken(completion: sending @escaping (String?, Date?, String) -> Void) -> FMRequest {
         refreshTokenResult(encodedCredentials: nil) { completion($0.sessionTupleValue?.token, $0.sessionTupleValue?.expiry, $0.sessionTupleCode) }
     }
 
@@ -57,7 +57,7 @@ extension DataAPI {
     /// expiry (now + 15 minutes); the token becomes the current one and is written to the token store.
     /// ``onNewSession`` runs on the new session first, like after any login.
     @discardableResult
-    public func refreshToken(encodedCredentials: String, completion: @escaping (String?, Date?, String) -> Void) -> FMRequest {
+    public func refreshToken(encodedCredentials: String, completion: sending @escaping (String?, Date?, String) -> Void) -> FMRequest {
         refreshTokenResult(encodedCredentials: encodedCredentials) { completion($0.sessionTupleValue?.token, $0.sessionTupleValue?.expiry, $0.sessionTupleCode) }
     }
 

@@ -57,16 +57,17 @@ extension DataAPI {
     ///
     /// - Returns: the handle of the shutdown (cancelling it does not stop the shutdown).
     @discardableResult
-    public func shutdown(grace: TimeInterval? = nil, completion: @escaping () -> Void) -> FMRequest {
+    public func shutdown(grace: TimeInterval? = nil, completion: sending @escaping () -> Void) -> FMRequest {
         let delivery = OneShot<Void>(queue: callbackQueue) { _ in completion() }
         let bound = grace ?? configuration.timeout
         let timer = Locked<Deadline?>(nil)
-        let first = lifecycle.beginShutdown(notify: { delivery.finish(.success(())) }) { [self] finished in
+        let first = lifecycle.beginShutdown(notify: { delivery.finish(.success(())) }, began: { [logger] in
+            logger.log(.info, "shutting down: no new calls; waiting up to \(bound) s for calls in flight")
+        }) { [self] finished in
             timer.withLock { $0?.cancel() }
             logOutEverySession(then: finished)
         }
         if first {
-            logger.log(.info, "shutting down: no new calls; waiting up to \(bound) s for calls in flight")
             let deadline = Deadline.after(seconds: bound) { [lifecycle] in lifecycle.stopAll(with: .shuttingDown) }
             timer.withLock { $0 = $0 == nil ? deadline : $0 }
         }
@@ -86,6 +87,7 @@ extension DataAPI {
         for slot in slots { configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: slot, reason: "shutdown")) }
         apply(persist)
         tokenStore.save(nil)
+        reportPoolUsage()
         let group = DispatchGroup()
         for token in tokens {
             group.enter()

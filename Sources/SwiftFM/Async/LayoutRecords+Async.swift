@@ -23,6 +23,22 @@ extension DataAPI {
         try await getRecord(as: type, layout: T.layout, recordId: recordId, options: options)
     }
 
+    /// Reads one record of `T.layout` as that record (not a found set), portals filled:
+    /// `let one = try await api.record(as: Artists.self, recordId: 1)` then `one.fieldData.name`.
+    /// `getRecord(as:recordId:)` gives the found set (with its `dataInfo` and script results).
+    /// - Throws: ``FMError`` (`"101"` when the record is missing).
+    public func record<T: FMLayoutRecord>(as type: T.Type, recordId: Int,
+                                          options: FMReadOptions = .init()) async throws -> FMRecord<T> {
+        try Self.onlyRecord(of: await getRecord(as: type, recordId: recordId, options: options))
+    }
+
+    /// Reads one record of `T.layout` as that record, by the id `createRecord` gave.
+    /// - Throws: ``FMError`` (`"101"` when the record is missing, `-1002` when `recordId` is not a record id).
+    public func record<T: FMLayoutRecord>(as type: T.Type, recordId: String,
+                                          options: FMReadOptions = .init()) async throws -> FMRecord<T> {
+        try Self.onlyRecord(of: await getRecord(as: type, recordId: recordId, options: options))
+    }
+
     /// Performs a find on `T.layout` decoded into `T`, portals filled; no match is an empty found set.
     /// - Throws: ``FMError``.
     public func find<T: FMLayoutRecord>(as type: T.Type, request: FMFindRequest) async throws -> FMTypedFoundSet<T> {

@@ -40,16 +40,20 @@ final class ClarisIDSignIn: Sendable {
     private let store: (any FMTokenStore)?
     private let now: @Sendable () -> Date
     private let timeout: TimeInterval
+    /// Where the Cognito requests go.
+    private let transport: any FMTransport
     private let state = Locked(State())
 
     init(username: String, password: String, configuration: FMClarisIDConfiguration, mfa: FMClarisIDMFAHandler?,
-         refreshTokenStore: (any FMTokenStore)?, timeout: TimeInterval = 60, now: @escaping @Sendable () -> Date = { Date() }) {
+         refreshTokenStore: (any FMTokenStore)?, timeout: TimeInterval = 60, transport: (any FMTransport)? = nil,
+         now: @escaping @Sendable () -> Date = { Date() }) {
         self.username = username
         self.password = password
         self.configuration = configuration
         self.mfa = mfa
         self.store = refreshTokenStore
         self.timeout = timeout
+        self.transport = transport ?? Self.sharedTransport
         self.now = now
     }
 
@@ -241,17 +245,7 @@ final class ClarisIDSignIn: Sendable {
         request.setValue("AWSCognitoIdentityProviderService." + target, forHTTPHeaderField: "X-Amz-Target")
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
         let host = configuration.cognitoURL.host ?? "?"
-        let prepared = request
-        let (data, status): (Data, Int) = try await withCheckedThrowingContinuation { continuation in
-            Self.session.dataTask(with: prepared) { data, response, error in
-                if let error {
-                    continuation.resume(throwing: CognitoError(type: "Transport", message: "Cannot reach Cognito at \(host): \(error.localizedDescription)",
-                                                               status: nil, code: FMError.ClientCode.transport))
-                } else {
-                    continuation.resume(returning: (data ?? Data(), (response as? HTTPURLResponse)?.statusCode ?? 0))
-                }
-            }.resume()
-        }
+        let (data, status) = try await exchange(request, host: host)
         let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
         guard (200..<300).contains(status) else {
             let rawType = object?["__type"] as? String ?? "HTTP \(status)"
@@ -264,8 +258,81 @@ final class ClarisIDSignIn: Sendable {
         return object
     }
 
-    /// One URL session for every sign-in (ephemeral: no cookies or cache kept).
-    private static let session = URLSession(configuration: .ephemeral)
+    /// The most bytes a Cognito answer may have (its answers are a few KB): past it the sign-in fails with `-1011`.
+    static let maxAnswerBytes = 1 << 20
+
+    /// What one Cognito exchange gathered.
+    private struct Gathered {
+        var status = 0
+        var body = Data()
+        var failure: CognitoError?
+        var done = false
+    }
+
+    /// Sends one Cognito request through ``transport``, as every other request: bounded by `timeout` (`-1004`),
+    /// by ``maxAnswerBytes`` (`-1011`), and never redirected (a 3xx is an error naming it, `-1003`).
+    private func exchange(_ request: URLRequest, host: String) async throws -> (Data, Int) {
+        let gathered = Locked(Gathered())
+        let timeout = self.timeout
+        let transport = self.transport
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, Int), Error>) in
+            let finish: @Sendable (CognitoError?) -> Void = { failure in
+                let outcome = gathered.withLock { g -> Result<(Data, Int), CognitoError>? in
+                    guard !g.done else { return nil }
+                    g.done = true
+                    if let failure = g.failure ?? failure { return .failure(failure) }
+                    return .success((g.body, g.status))
+                }
+                if let outcome { continuation.resume(with: outcome.mapError { $0 as Error }) }
+            }
+            let task = transport.send(FMTransportRequest(urlRequest: request), events: FMTransportEvents(
+                response: { response in
+                    let status = response.statusCode
+                    if (300..<400).contains(status) {
+                        let location = response.value(forHTTPHeaderField: "Location") ?? "nowhere"
+                        gathered.withLock {
+                            $0.failure = CognitoError(type: "Redirect", message: "Cognito at \(host) answered HTTP \(status) to \(location): "
+                                                      + "a redirect is never followed (check FMClarisIDConfiguration.cognitoURL)",
+                                                      status: status, code: FMError.ClientCode.transport)
+                        }
+                        return false
+                    }
+                    gathered.withLock { $0.status = status }
+                    return true
+                },
+                data: { data in
+                    gathered.withLock { g in
+                        g.body.append(data)
+                        guard g.body.count > Self.maxAnswerBytes else { return true }
+                        g.failure = CognitoError(type: "TooLarge", message: "Cognito at \(host) answered more than \(Self.maxAnswerBytes) bytes",
+                                                 status: g.status, code: FMError.ClientCode.responseTooLarge)
+                        g.body = Data()
+                        return false
+                    }
+                },
+                complete: { error in
+                    finish(error.map { error in
+                        CognitoError(type: "Transport", message: "Cannot reach Cognito at \(host): \(error.localizedDescription)",
+                                     status: nil, code: FMError.ClientCode.transport)
+                    })
+                }))
+            let seconds = timeout.isFinite ? min(max(0, timeout), 86_400) : 86_400
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+                finish(CognitoError(type: "Timeout", message: "Cognito at \(host) did not answer within \(timeout) s",
+                                    status: nil, code: FMError.ClientCode.timeout))
+                task.cancel()
+            }
+        }
+    }
+
+    /// The transport of every sign-in that is given none: on Linux ``FMCurlTransport`` where libcurl loads,
+    /// else ``FMURLSessionTransport`` (no cookies, no cache, no redirects followed).
+    static let sharedTransport: any FMTransport = {
+        #if os(Linux)
+        if FMCurlTransport.isAvailable { return FMCurlTransport(idleTimeout: 60, maxConnectionsPerHost: 8) }
+        #endif
+        return FMURLSessionTransport(idleTimeout: 60, maxConnectionsPerHost: 8)
+    }()
 
     /// Cognito's TIMESTAMP: `Sat Sep 5 09:03:07 UTC 2026` (English, UTC, day not zero-padded).
     static func timestamp(_ date: Date) -> String {

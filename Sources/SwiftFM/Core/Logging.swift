@@ -2,18 +2,28 @@ import Foundation
 
 /// One line of SwiftFM's diagnostic log, handed to the ``DataAPI`` logging hook.
 ///
-/// Messages never contain the password, the Basic value or a session token: URLs are reduced to their
-/// path (tokens in a logout path are replaced by `<token>`) and header values are never logged.
+/// Messages and metadata never contain the password, the Basic value or a session token: URLs are reduced
+/// to their path (tokens in a logout path are replaced by `<token>`) and header values are never logged.
+///
+/// The levels follow the server-side Swift guide (a library logs its detail at `debug`); see
+/// <doc:TracingAndLogLevels>:
+/// - ``Level/debug``: every request line (`→`) and every answer line (`←`), a cancelled exchange, and an
+///   answer of FileMaker's "no records match" (401).
+/// - ``Level/info``: rare events of the client's life: a login, a session closed for idleness, a shutdown.
+/// - ``Level/warning``: what a caller must see that SwiftFM recovers from or reports: a retry, a replay after a
+///   lost session, a rejected token, an answer with a FileMaker error.
+/// - ``Level/error``: a failure a caller must see: the server could not be reached, a login failed or timed
+///   out, the new-session hook failed, a request could not be built.
 public struct FMLogEvent: Sendable, CustomStringConvertible {
     /// The severity of an event.
     public enum Level: Int, Sendable, Comparable, CustomStringConvertible {
-        /// Per-request detail.
+        /// Per-request detail: one line per request and per answer.
         case debug
-        /// Normal operation: one line per request and per answer.
+        /// Rare events of the client's life: a login, an idle session closed, a shutdown.
         case info
-        /// Something was retried or recovered (a re-login after 952).
+        /// Something was retried or recovered (a re-login after 952), or an answer carried a FileMaker error.
         case warning
-        /// A call failed.
+        /// A call failed in a way its caller must see (the server unreachable, a failed login).
         case error
 
         /// Orders levels by severity.
@@ -34,11 +44,22 @@ public struct FMLogEvent: Sendable, CustomStringConvertible {
     public var level: Level
     /// The redacted message.
     public var message: String
+    /// The structured part of a call's lines (empty for the client's own lines): `fm.request_id` (the call's
+    /// number, as in ``FMCallStart/requestID``), `fm.endpoint` (as in ``FMCallMetrics/endpoint``), `fm.layout`
+    /// (when the call names one), `fm.code` (`"0"` or the FileMaker or client code, on answers and failures)
+    /// and `http.response.status_code` (on answers). Redacted like the message.
+    public var metadata: [String: String]
 
     /// Creates an event.
     public init(level: Level, message: String) {
+        self.init(level: level, message: message, metadata: [:])
+    }
+
+    /// Creates an event with metadata.
+    public init(level: Level, message: String, metadata: [String: String]) {
         self.level = level
         self.message = message
+        self.metadata = metadata
     }
 
     /// `"[level] message"`.
@@ -89,15 +110,29 @@ enum Redaction {
     }
 }
 
-/// Emits events to an optional hook, scrubbing known secrets as a second line of defence.
+/// Emits events to an optional hook, scrubbing known secrets as a second line of defence. Lines below
+/// `minimum` (``FMConfiguration/logLevel``) are not even formatted.
 struct Logger: Sendable {
     let handler: FMLogHandler?
+    var minimum: FMLogEvent.Level = .debug
     let secrets: @Sendable () -> [String]
+
+    init(handler: FMLogHandler?, minimum: FMLogEvent.Level = .debug, secrets: @escaping @Sendable () -> [String]) {
+        self.handler = handler
+        self.minimum = minimum
+        self.secrets = secrets
+    }
 
     var isEnabled: Bool { handler != nil }
 
-    func log(_ level: FMLogEvent.Level, _ message: @autoclosure () -> String) {
-        guard let handler else { return }
-        handler(FMLogEvent(level: level, message: Redaction.scrub(message(), secrets: secrets())))
+    /// `true` when a line at `level` reaches the hook.
+    func isEnabled(_ level: FMLogEvent.Level) -> Bool { handler != nil && level >= minimum }
+
+    func log(_ level: FMLogEvent.Level, _ message: @autoclosure () -> String,
+             metadata: @autoclosure () -> [String: String] = [:]) {
+        guard let handler, level >= minimum else { return }
+        let secrets = secrets()
+        handler(FMLogEvent(level: level, message: Redaction.scrub(message(), secrets: secrets),
+                           metadata: metadata().mapValues { Redaction.scrub($0, secrets: secrets) }))
     }
 }

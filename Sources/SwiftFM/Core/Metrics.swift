@@ -10,6 +10,15 @@ public protocol FMMetricsObserver: AnyObject, Sendable {
     func callFinished(_ call: FMCallMetrics)
     /// A pool session opened, closed, was lost, or a login failed.
     func poolEvent(_ event: FMPoolEvent)
+    /// How many pool sessions are open (hold a valid token) and how many of those a call holds: a snapshot,
+    /// taken after a call takes or gives back a session, a login ends or a session is lost or closed.
+    /// Does nothing unless implemented.
+    func poolUsage(open: Int, busy: Int)
+}
+
+extension FMMetricsObserver {
+    /// Does nothing: observers written before ``poolUsage(open:busy:)`` keep compiling.
+    public func poolUsage(open: Int, busy: Int) {}
 }
 
 /// What one call cost.
@@ -97,19 +106,26 @@ struct MetricsBox: Sendable, Equatable {
     static func == (lhs: MetricsBox, rhs: MetricsBox) -> Bool { lhs.observer === rhs.observer }
 }
 
-/// What a call records for its ``FMCallMetrics`` (only when an observer is set).
+/// What a call records for its ``FMCallMetrics`` and its span's ``FMCallOutcome`` (only when an observer or an
+/// instrumentation is set).
 final class CallMeter: Sendable {
     private struct State {
         var firstSend: UInt64?
         var attempts = 0
         var sent = 0
         var received = 0
+        var status: Int?
     }
     let endpoint: String
+    /// The call's span (``FMConfiguration/instrumentation``).
+    let span: (any FMCallSpan)?
     let started = DispatchTime.now().uptimeNanoseconds
     private let state = Locked(State())
 
-    init(endpoint: String) { self.endpoint = endpoint }
+    init(endpoint: String, span: (any FMCallSpan)? = nil) {
+        self.endpoint = endpoint
+        self.span = span
+    }
 
     /// A request leaves with `bytes` of body.
     func sending(bytes: Int) {
@@ -121,18 +137,40 @@ final class CallMeter: Sendable {
         }
     }
 
-    /// An answer of `bytes` arrived.
-    func received(bytes: Int) { state.withLock { $0.received += bytes } }
+    /// An answer of `bytes` arrived, with HTTP `status`.
+    func received(bytes: Int, status: Int) {
+        state.withLock { state in
+            state.received += bytes
+            state.status = status
+        }
+    }
 
     /// The record, at completion with `code`.
     func finish(code: String) -> FMCallMetrics {
-        let now = DispatchTime.now().uptimeNanoseconds
-        let state = self.state.value
+        finish(code: code, now: DispatchTime.now().uptimeNanoseconds, state: state.value)
+    }
+
+    private func finish(code: String, now: UInt64, state: State) -> FMCallMetrics {
         let seconds = { (from: UInt64, to: UInt64) in Double(to &- min(from, to)) / 1e9 }
         return FMCallMetrics(endpoint: endpoint, queueWait: seconds(started, state.firstSend ?? now), duration: seconds(started, now),
                              code: code, attempts: state.attempts, bytesSent: state.sent, bytesReceived: state.received)
     }
+
+    /// The call ended with `error` (`nil`: success): ends the span, then tells `observer`. Called once (the delivery).
+    func end(error: FMError?, observer: (any FMMetricsObserver)?) {
+        let code = error?.code ?? "0"
+        let state = self.state.value
+        let metrics = finish(code: code, now: DispatchTime.now().uptimeNanoseconds, state: state)
+        span?.end(FMCallOutcome(code: code, error: error, httpStatus: state.status, attempts: metrics.attempts,
+                                bytesSent: metrics.bytesSent, bytesReceived: metrics.bytesReceived,
+                                queueWait: metrics.queueWait, duration: metrics.duration))
+        observer?.callFinished(metrics)
+    }
 }
+
+/// The fixed path segments of the endpoint kinds (built once: the kind is computed for every measured call).
+private let fixedSegments: Set<String> = ["layouts", "records", "_find", "script", "scripts", "globals", "sessions", "containers",
+                                          "productInfo", "databases", "validateSession"]
 
 extension Endpoint {
     /// The endpoint kind for metrics: the method and the path, names and ids as `{}`.
@@ -143,11 +181,10 @@ extension Endpoint {
         case .absolute:
             return method.rawValue + " {container}"
         case .host, .database:
-            let fixed: Set<String> = ["layouts", "records", "_find", "script", "scripts", "globals", "sessions", "containers",
-                                      "productInfo", "databases", "validateSession"]
             var parts: [String] = []
+            parts.reserveCapacity(segments.count)
             for segment in segments {
-                parts.append(fixed.contains(segment) && (parts.last != "layouts" && parts.last != "script") ? segment : "{}")
+                parts.append(fixedSegments.contains(segment) && (parts.last != "layouts" && parts.last != "script") ? segment : "{}")
             }
             return method.rawValue + " " + parts.joined(separator: "/")
         }

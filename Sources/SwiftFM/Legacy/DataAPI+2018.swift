@@ -22,14 +22,14 @@ extension DataAPI {
 
     /// 2018 (E1–E4, E6): logs in with base64 `user:pass`; writes `fm-token` and `fm-token-expiry`. On failure `("", 1970, code)`.
     @_disfavoredOverload
-    public class func refreshToken(for auth: String, completion: @escaping (String, Date, String) -> Void) {
+    public class func refreshToken(for auth: String, completion: sending @escaping (String, Date, String) -> Void) {
         legacyLogin(auth: auth, era: .dbPath) { token, expiry, code, _ in
             completion(token ?? "", expiry ?? Date(timeIntervalSince1970: 0), code)
         }
     }
 
     /// 2018–2019 README and E5: `(token, expiry)`. On failure `("", Date(timeIntervalSince1970: 0))`.
-    public class func refreshToken(for auth: String, completion: @escaping (String, Date) -> Void) {
+    public class func refreshToken(for auth: String, completion: sending @escaping (String, Date) -> Void) {
         legacyLogin(auth: auth, era: .dbPath) { token, expiry, _, _ in
             completion(token ?? "", expiry ?? Date(timeIntervalSince1970: 0))
         }
@@ -39,7 +39,7 @@ extension DataAPI {
 
     /// May 2019 (E8): creates a record; delivers only the code.
     public class func createRecord(
-        token: String, layout: String, payload: [String: Any], completion: @escaping (String) -> Void
+        token: String, layout: String, payload: [String: Any], completion: sending @escaping (String) -> Void
     ) {
         legacyRecordId(.create(layout: layout, payload: payload), era: .dbPath, token: token) { _, code, _ in
             completion(code)
@@ -49,7 +49,7 @@ extension DataAPI {
     /// May 2019 (E9): `(recordId, code)`, with the id read from `recordId` (E9 read `recordID`). `""` on failure.
     @_disfavoredOverload
     public class func createRecord(
-        token: String, layout: String, payload: [String: Any], completion: @escaping (String, String) -> Void
+        token: String, layout: String, payload: [String: Any], completion: sending @escaping (String, String) -> Void
     ) {
         legacyRecordId(.create(layout: layout, payload: payload), era: .dbPath, token: token) { id, code, _ in
             completion(id ?? "", code)
@@ -61,7 +61,7 @@ extension DataAPI {
     /// 2018 – May 2019 (E1–E6, E8–E9): records with a limit (`_limit` is sent). `[]` on failure.
     @_disfavoredOverload
     public class func getRecords(
-        token: String, layout: String, limit: Int, completion: @escaping ([[String: Any]], String) -> Void
+        token: String, layout: String, limit: Int, completion: sending @escaping ([[String: Any]], String) -> Void
     ) {
         legacyRecords(.getRecords(layout: layout, offset: nil, limit: limit, extra: []), era: .dbPath, token: token) {
             records, code, _ in completion(records ?? [], code)
@@ -72,7 +72,7 @@ extension DataAPI {
     @_disfavoredOverload
     public class func getRecords(
         token: String, layout: String, offset: Int, limit: Int,
-        completion: @escaping ([[String: Any]], String) -> Void
+        completion: sending @escaping ([[String: Any]], String) -> Void
     ) {
         legacyRecords(.getRecords(layout: layout, offset: offset, limit: limit, extra: []), era: .dbPath, token: token) {
             records, code, _ in completion(records ?? [], code)
@@ -83,7 +83,7 @@ extension DataAPI {
     @_disfavoredOverload
     public class func findRequest(
         token: String, layout: String, payload: [String: Any],
-        completion: @escaping ([[String: Any]], String) -> Void
+        completion: sending @escaping ([[String: Any]], String) -> Void
     ) {
         legacyRecords(.find(layout: layout, payload: payload), era: .dbPath, token: token) { records, code, _ in
             completion(records ?? [], code)
@@ -94,7 +94,7 @@ extension DataAPI {
 
     /// September 2018 (E1): one record by id. `[:]` on failure; `-1008` when the answer is empty.
     public class func getRecord(
-        token: String, layout: String, recordId: Int, completion: @escaping ([String: Any], String) -> Void
+        token: String, layout: String, recordId: Int, completion: sending @escaping ([String: Any], String) -> Void
     ) {
         legacyRecord(.getRecord(layout: layout, recordId: recordId), era: .dbPath, token: token) { record, code, _ in
             completion(record ?? [:], code)
@@ -103,7 +103,7 @@ extension DataAPI {
 
     /// October 2018 – February 2019 (E3): one record by id. `[:]` on failure.
     public class func getRecord(
-        with id: Int, token: String, layout: String, completion: @escaping ([String: Any], String) -> Void
+        with id: Int, token: String, layout: String, completion: sending @escaping ([String: Any], String) -> Void
     ) {
         legacyRecord(.getRecord(layout: layout, recordId: id), era: .dbPath, token: token) { record, code, _ in
             completion(record ?? [:], code)
@@ -113,7 +113,7 @@ extension DataAPI {
     /// 2018 – May 2019 (E2, E4–E9): one record by id. `[:]` on failure.
     @_disfavoredOverload
     public class func getRecordWith(
-        id: Int, token: String, layout: String, completion: @escaping ([String: Any], String) -> Void
+        id: Int, token: String, layout: String, completion: sending @escaping ([String: Any], String) -> Void
     ) {
         legacyRecord(.getRecord(layout: layout, recordId: id), era: .dbPath, token: token) { record, code, _ in
             completion(record ?? [:], code)
@@ -124,7 +124,7 @@ extension DataAPI {
 
     /// September 2018 (E1): deletes a record; delivers the code.
     public class func deleteRecord(
-        token: String, layout: String, recordId: Int, completion: @escaping (String) -> Void
+        token: String, layout: String, recordId: Int, completion: sending @escaping (String) -> Void
     ) {
         legacyStatus(.delete(layout: layout, recordId: recordId), era: .dbPath, token: token) { code, _ in
             completion(code)
@@ -133,14 +133,14 @@ extension DataAPI {
 
     /// October 2018 – February 2019 (E3): deletes a record; delivers the code.
     public class func deleteRecord(
-        with id: Int, token: String, layout: String, completion: @escaping (String) -> Void
+        with id: Int, token: String, layout: String, completion: sending @escaping (String) -> Void
     ) {
         legacyStatus(.delete(layout: layout, recordId: id), era: .dbPath, token: token) { code, _ in completion(code) }
     }
 
     /// 2018–2019 (E2, E4–E14, E17–E19): deletes a record; delivers the code.
     public class func deleteRecordWith(
-        id: Int, token: String, layout: String, completion: @escaping (String) -> Void
+        id: Int, token: String, layout: String, completion: sending @escaping (String) -> Void
     ) {
         legacyStatus(.delete(layout: layout, recordId: id), era: .dbPath, token: token) { code, _ in completion(code) }
     }
@@ -150,7 +150,7 @@ extension DataAPI {
     /// September 2018 (E1): edits a record; `modID` is sent (the original ignored it).
     public class func editRecord(
         token: String, layout: String, payload: [String: Any], recordId: Int, modID: Int?,
-        completion: @escaping (String) -> Void
+        completion: sending @escaping (String) -> Void
     ) {
         legacyStatus(.edit(layout: layout, recordId: recordId, payload: payload, modId: modID), era: .dbPath, token: token) {
             code, _ in completion(code)
@@ -160,7 +160,7 @@ extension DataAPI {
     /// October 2018 – February 2019 (E3): edits a record; `modID` is sent.
     public class func editRecord(
         with id: Int, token: String, layout: String, payload: [String: Any], modID: Int?,
-        completion: @escaping (String) -> Void
+        completion: sending @escaping (String) -> Void
     ) {
         legacyStatus(.edit(layout: layout, recordId: id, payload: payload, modId: modID), era: .dbPath, token: token) {
             code, _ in completion(code)
@@ -170,7 +170,7 @@ extension DataAPI {
     /// 2018 – June 2019 (E2, E4–E13): edits a record; `modID` is sent.
     public class func editRecordWith(
         id: Int, token: String, layout: String, payload: [String: Any], modID: Int?,
-        completion: @escaping (String) -> Void
+        completion: sending @escaping (String) -> Void
     ) {
         legacyStatus(.edit(layout: layout, recordId: id, payload: payload, modId: modID), era: .dbPath, token: token) {
             code, _ in completion(code)

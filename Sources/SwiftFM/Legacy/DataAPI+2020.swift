@@ -13,19 +13,19 @@ extension DataAPI {
     // MARK: Session
 
     /// 2020 (E20–E21): `(isValid, message)` from `GET /validateSession`.
-    public class func validateSession(token: String, completion: @escaping (Bool, String) -> Void) {
+    public class func validateSession(token: String, completion: sending @escaping (Bool, String) -> Void) {
         legacySend(.validate, era: .hostAndDatabase, token: token) { outcome in
             completion(outcome.isSuccess, outcome.message)
         }
     }
 
     /// 2020 (E20–E21): `(token?, code, message)`; writes `fm-token` (and `fm-token-expiry`).
-    public class func refreshToken(auth: String, completion: @escaping (String?, String, String) -> Void) {
+    public class func refreshToken(auth: String, completion: sending @escaping (String?, String, String) -> Void) {
         legacyLogin(auth: auth, era: .hostAndDatabase) { token, _, code, message in completion(token, code, message) }
     }
 
     /// 2020 (E20–E21): `(code, message)`; on success clears `fm-token` (and writes `0` to `fm-token-expiry`).
-    public class func deleteToken(_ token: String, completion: @escaping (String, String) -> Void) {
+    public class func deleteToken(_ token: String, completion: sending @escaping (String, String) -> Void) {
         legacyLogout(token: token, era: .hostAndDatabase, completion: completion)
     }
 
@@ -34,21 +34,21 @@ extension DataAPI {
     /// 2020 (E20–E21): `(recordId?, code, message)`.
     public class func createRecord(
         token: String, layout: String, payload: [String: Any],
-        completion: @escaping (String?, String, String) -> Void
+        completion: sending @escaping (String?, String, String) -> Void
     ) {
         legacyRecordId(.create(layout: layout, payload: payload), era: .hostAndDatabase, token: token, completion: completion)
     }
 
     /// August 2020 (E20): duplicates a record; `(code, message)`.
     public class func duplicateRecordWith(
-        id: Int, token: String, layout: String, completion: @escaping (String, String) -> Void
+        id: Int, token: String, layout: String, completion: sending @escaping (String, String) -> Void
     ) {
         legacyStatus(.duplicate(layout: layout, recordId: id), era: .hostAndDatabase, token: token, completion: completion)
     }
 
     /// 2020 (E21): duplicates a record; `(code, message)`.
     public class func duplicateRecord(
-        id: Int, token: String, layout: String, completion: @escaping (String, String) -> Void
+        id: Int, token: String, layout: String, completion: sending @escaping (String, String) -> Void
     ) {
         legacyStatus(.duplicate(layout: layout, recordId: id), era: .hostAndDatabase, token: token, completion: completion)
     }
@@ -58,7 +58,7 @@ extension DataAPI {
     /// 2020 (E20–E21): `(records?, code, message)` with an offset and a limit.
     public class func getRecords(
         token: String, layout: String, offset: Int, limit: Int,
-        completion: @escaping ([[String: Any]]?, String, String) -> Void
+        completion: sending @escaping ([[String: Any]]?, String, String) -> Void
     ) {
         legacyRecords(
             .getRecords(layout: layout, offset: offset, limit: limit, extra: []), era: .hostAndDatabase, token: token,
@@ -68,7 +68,7 @@ extension DataAPI {
     /// 2020 (E20–E21): `(records?, code, message)` of a find; nil and `"401"` when nothing matches.
     public class func findRequest(
         token: String, layout: String, payload: [String: Any],
-        completion: @escaping ([[String: Any]]?, String, String) -> Void
+        completion: sending @escaping ([[String: Any]]?, String, String) -> Void
     ) {
         legacyRecords(.find(layout: layout, payload: payload), era: .hostAndDatabase, token: token, completion: completion)
     }
@@ -77,14 +77,14 @@ extension DataAPI {
 
     /// August 2020 (E20): `(record?, code, message)`; `-1008` when the answer is empty.
     public class func getRecordWith(
-        id: Int, token: String, layout: String, completion: @escaping ([String: Any]?, String, String) -> Void
+        id: Int, token: String, layout: String, completion: sending @escaping ([String: Any]?, String, String) -> Void
     ) {
         legacyRecord(.getRecord(layout: layout, recordId: id), era: .hostAndDatabase, token: token, completion: completion)
     }
 
     /// 2020 (E21): `(record?, code, message)`; `-1008` when the answer is empty.
     public class func getRecord(
-        id: Int, token: String, layout: String, completion: @escaping ([String: Any]?, String, String) -> Void
+        id: Int, token: String, layout: String, completion: sending @escaping ([String: Any]?, String, String) -> Void
     ) {
         legacyRecord(.getRecord(layout: layout, recordId: id), era: .hostAndDatabase, token: token, completion: completion)
     }
@@ -93,14 +93,14 @@ extension DataAPI {
 
     /// August 2020 (E20): deletes a record; `(code, message)`.
     public class func deleteRecordWith(
-        id: Int, token: String, layout: String, completion: @escaping (String, String) -> Void
+        id: Int, token: String, layout: String, completion: sending @escaping (String, String) -> Void
     ) {
         legacyStatus(.delete(layout: layout, recordId: id), era: .hostAndDatabase, token: token, completion: completion)
     }
 
     /// 2020 (E21): deletes a record; `(code, message)`.
     public class func deleteRecord(
-        id: Int, token: String, layout: String, completion: @escaping (String, String) -> Void
+        id: Int, token: String, layout: String, completion: sending @escaping (String, String) -> Void
     ) {
         legacyStatus(.delete(layout: layout, recordId: id), era: .hostAndDatabase, token: token, completion: completion)
     }
@@ -110,7 +110,7 @@ extension DataAPI {
     /// August 2020 (E20): edits a record; `modId` is sent; `(code, message)`.
     public class func editRecordWith(
         id: Int, token: String, layout: String, payload: [String: Any], modId: Int?,
-        completion: @escaping (String, String) -> Void
+        completion: sending @escaping (String, String) -> Void
     ) {
         legacyStatus(
             .edit(layout: layout, recordId: id, payload: payload, modId: modId), era: .hostAndDatabase, token: token,
@@ -120,7 +120,7 @@ extension DataAPI {
     /// 2020 (E21): edits a record; `modId` is sent; `(code, message)`.
     public class func editRecord(
         id: Int, token: String, layout: String, payload: [String: Any], modId: Int?,
-        completion: @escaping (String, String) -> Void
+        completion: sending @escaping (String, String) -> Void
     ) {
         legacyStatus(
             .edit(layout: layout, recordId: id, payload: payload, modId: modId), era: .hostAndDatabase, token: token,
@@ -131,7 +131,7 @@ extension DataAPI {
 
     /// 2020 (E20–E21): sets global fields (`["globalFields": …]`); `(code, message)`.
     public class func setGlobalFields(
-        token: String, payload: [String: Any], completion: @escaping (String, String) -> Void
+        token: String, payload: [String: Any], completion: sending @escaping (String, String) -> Void
     ) {
         legacyStatus(.globals(payload: payload), era: .hostAndDatabase, token: token, completion: completion)
     }

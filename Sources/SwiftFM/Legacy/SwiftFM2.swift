@@ -33,7 +33,7 @@ open class SwiftFM {
     }
 
     /// SwiftFM 2.x: logs out; on success clears `fm-token`. The completion is always called (background queue).
-    open class func deleteSession(token: String, completion: @escaping (Bool) -> Void) {
+    open class func deleteSession(token: String, completion: sending @escaping (Bool) -> Void) {
         DataAPI.legacyLogout(token: token, era: .hostAndDatabase) { code, _ in completion(code == "0") }
     }
 

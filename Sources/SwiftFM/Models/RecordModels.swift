@@ -366,6 +366,11 @@ public struct FMTypedFoundSet<T: Decodable>: Decodable {
     }
 }
 
+extension FMTypedFoundSet {
+    /// The first record, `nil` when the found set is empty: the one record of a `getRecord` answer.
+    public var first: FMRecord<T>? { records.first }
+}
+
 extension FMTypedFoundSet: Sendable where T: Sendable {}
 extension FMTypedFoundSet: Equatable where T: Equatable {}
 

@@ -21,6 +21,32 @@ final class CognitoService: Sendable {
     /// At most this many exchanges are kept waiting (the oldest go first).
     static let maxPending = 10_000
 
+    // Bounds: a request's fields are capped before anything is parsed or computed, and every token is
+    // forgotten when it expires or is revoked, so a long-running emulator keeps no memory per sign-in.
+
+    /// The largest Cognito request body read, in bytes (Cognito's requests are a few KB).
+    static let maxBodyBytes = 64 * 1024
+    /// The most hex digits of `SRP_A` (the 3072-bit group: 768 digits, with room for leading zeros).
+    static let maxSRPADigits = 1024
+    /// The longest `USERNAME`, `ClientId`, `AuthFlow` and `ChallengeName` (Cognito's limit for each is 128).
+    static let maxNameLength = 128
+    /// The longest `Session` (Cognito's limit).
+    static let maxSessionLength = 2048
+    /// The longest other value of `AuthParameters` or `ChallengeResponses`.
+    static let maxParameterLength = 4096
+    /// The most entries of `AuthParameters` or `ChallengeResponses`.
+    static let maxParameters = 32
+    /// The most ID tokens and refresh tokens remembered (each map); past it the soonest to expire go first.
+    static let maxTokens = 10_000
+    /// How long a refresh token is honoured (Cognito's default: 30 days).
+    static let refreshTokenLifetime: TimeInterval = 30 * 86_400
+    /// Expired tokens, exchanges and MFA sessions are swept at most this often (emulator clock), and at once
+    /// when a map reaches its cap.
+    static let sweepInterval: TimeInterval = 60
+    /// The most accounts with a behaviour (``Emulator/setClarisIDBehavior(_:username:)``); past it the
+    /// behaviour set longest ago is dropped.
+    static let maxBehaviors = 1_000
+
     struct User {
         var userID: String
         var password: String
@@ -57,10 +83,54 @@ final class CognitoService: Sendable {
         var mfaSessions: [String: MFASession] = [:]
         /// Lower-cased username → the challenge or error its sign-in gets (none: signed in on the password).
         var behaviors: [String: EmulatorClarisIDBehavior] = [:]
-        /// Refresh token → username.
-        var refreshTokens: [String: String] = [:]
+        /// Lower-cased username → when its behaviour was set (a sequence number), to drop the oldest past the cap.
+        var behaviorOrder: [String: UInt64] = [:]
+        var behaviorSequence: UInt64 = 0
+        /// Refresh token → username and expiry.
+        var refreshTokens: [String: RefreshGrant] = [:]
         /// ID tokens issued → their `exp`.
         var idTokens: [String: Date] = [:]
+        /// When expired entries were last swept.
+        var sweptAt: Date = .distantPast
+
+        /// Forgets expired ID and refresh tokens, exchanges and MFA sessions, at most every ``sweepInterval``
+        /// unless `force`; then drops the soonest-expiring tokens past ``maxTokens``.
+        mutating func sweep(now: Date, force: Bool = false) {
+            guard force || now.timeIntervalSince(sweptAt) >= CognitoService.sweepInterval || now < sweptAt else { return }
+            sweptAt = now
+            idTokens = idTokens.filter { $0.value > now }
+            refreshTokens = refreshTokens.filter { $0.value.expires > now }
+            pending = pending.filter { now.timeIntervalSince($0.value.created) < CognitoService.pendingLifetime }
+            mfaSessions = mfaSessions.filter { now.timeIntervalSince($0.value.created) < CognitoService.pendingLifetime }
+            if idTokens.count >= CognitoService.maxTokens {
+                for (token, _) in idTokens.sorted(by: { $0.value < $1.value }).prefix(idTokens.count - CognitoService.maxTokens + 1) {
+                    idTokens[token] = nil
+                }
+            }
+            if refreshTokens.count >= CognitoService.maxTokens {
+                for (token, _) in refreshTokens.sorted(by: { $0.value.expires < $1.value.expires })
+                    .prefix(refreshTokens.count - CognitoService.maxTokens + 1) {
+                    refreshTokens[token] = nil
+                }
+            }
+        }
+
+        /// Sets or removes the behaviour of `key`, dropping the one set longest ago past ``maxBehaviors``.
+        mutating func setBehavior(_ behavior: EmulatorClarisIDBehavior?, for key: String) {
+            guard let behavior else {
+                behaviors[key] = nil
+                behaviorOrder[key] = nil
+                return
+            }
+            if behaviors[key] == nil, behaviors.count >= CognitoService.maxBehaviors,
+               let oldest = behaviorOrder.min(by: { $0.value < $1.value })?.key {
+                behaviors[oldest] = nil
+                behaviorOrder[oldest] = nil
+            }
+            behaviorSequence += 1
+            behaviors[key] = behavior
+            behaviorOrder[key] = behaviorSequence
+        }
         var signIns = 0
         var failedSignIns = 0
         var refreshes = 0
@@ -71,6 +141,12 @@ final class CognitoService: Sendable {
     }
 
     let state = Locked(State())
+
+    /// A refresh token's owner and expiry.
+    struct RefreshGrant {
+        var username: String
+        var expires: Date
+    }
 
     struct Failure: Error {
         var type: String
@@ -105,13 +181,40 @@ final class CognitoService: Sendable {
     /// What the Data API login does with `Authorization: FMID <token>`: `.reject` for a token this
     /// service issued that has expired (FileMaker Cloud's 401 with an HTML body), `.accept` for one it
     /// issued that has not, `.unknown` otherwise (the emulator's own rules decide).
-    enum FMIDVerdict { case accept, reject, unknown }
+    enum FMIDVerdict: Equatable { case accept(until: Date), reject, unknown }
 
     func verdict(forFMID token: String, now: Date) -> FMIDVerdict {
-        state.withLock { s in
-            guard s.enabled, let exp = s.idTokens[token] else { return .unknown }
-            return exp > now ? .accept : .reject
+        let (enabled, known) = state.withLock { s in (s.enabled, s.idTokens[token]) }
+        guard enabled else { return .unknown }
+        if let exp = known {
+            if exp > now { return .accept(until: exp) }
+            state.withLock { _ = $0.idTokens.removeValue(forKey: token) }   // expired: forgotten
+            return .reject
         }
+        // Not remembered (expired and forgotten, or revoked): a token this service signed whose `exp` has
+        // passed still gets FileMaker Cloud's rejection, read from the token itself.
+        if let exp = Self.signedExpiry(of: token), exp <= now { return .reject }
+        return .unknown
+    }
+
+    /// The `exp` of an ID token this service signed (its RS256 signature checked by signing again:
+    /// PKCS#1 v1.5 is deterministic), or `nil` for any other text.
+    static func signedExpiry(of token: String) -> Date? {
+        guard token.utf8.count <= 8192 else { return nil }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }) else { return nil }
+        guard EmulatorTokenKey.base64URL(EmulatorTokenKey.sign(Array("\(parts[0]).\(parts[1])".utf8))) == parts[2] else { return nil }
+        var text = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
+        guard let payload = Data(base64Encoded: text),
+              let claims = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any],
+              claims["token_use"] as? String == "id", let exp = (claims["exp"] as? NSNumber)?.doubleValue else { return nil }
+        return Date(timeIntervalSince1970: exp)
+    }
+
+    /// Forgets the ID token `token` (revoked): a later FMID login with it is refused.
+    func revoke(idToken token: String) {
+        state.withLock { _ = $0.idTokens.removeValue(forKey: token) }
     }
 
     /// FileMaker Cloud's answer to an expired Claris ID token: 401 with an HTML body.
@@ -122,9 +225,16 @@ final class CognitoService: Sendable {
 
     private func cognito(target: String, body: Data, now: Date, accounts: () -> [(username: String, password: String)]) -> HTTPResponse {
         do {
+            guard body.count <= Self.maxBodyBytes else {
+                throw Failure(type: "InvalidParameterException", message: "The request body is larger than \(Self.maxBodyBytes) bytes.")
+            }
             guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
                 throw Failure(type: "SerializationException", message: "The request body is not a JSON object.")
             }
+            try Self.checkBounds(object)
+            // Swept after the request, so a token that expired since the last sweep is still told apart
+            // ("Refresh Token has expired") from one never issued.
+            defer { state.withLock { $0.sweep(now: now) } }
             if let client = object["ClientId"] as? String, client != Self.clientID {
                 throw Failure(type: "ResourceNotFoundException", message: "User pool client \(client) does not exist.")
             }
@@ -141,6 +251,43 @@ final class CognitoService: Sendable {
             return Self.json(["__type": failure.type, "message": failure.message], status: 400)
         } catch {
             return Self.json(["__type": "InternalErrorException", "message": "\(error)"], status: 500)
+        }
+    }
+
+    /// Cognito's validation error for a value past its length limit.
+    static func tooLong(_ field: String, limit: Int) -> Failure {
+        Failure(type: "InvalidParameterException",
+                message: "1 validation error detected: Value at '\(field)' failed to satisfy constraint: Member must have length less than or equal to \(limit)")
+    }
+
+    /// Refuses a request whose fields pass their caps, before any of them is parsed or used.
+    static func checkBounds(_ object: [String: Any]) throws {
+        for (key, limit) in [("ClientId", maxNameLength), ("AuthFlow", maxNameLength), ("ChallengeName", maxNameLength),
+                             ("Session", maxSessionLength)] {
+            if let text = object[key] as? String, text.utf8.count > limit {
+                throw tooLong(key.prefix(1).lowercased() + key.dropFirst(), limit: limit)
+            }
+        }
+        for mapKey in ["AuthParameters", "ChallengeResponses"] {
+            guard let value = object[mapKey] else { continue }
+            guard let map = value as? [String: Any] else {
+                throw Failure(type: "SerializationException", message: "\(mapKey) must be a map of strings.")
+            }
+            let field = mapKey.prefix(1).lowercased() + mapKey.dropFirst()
+            guard map.count <= maxParameters else {
+                throw Failure(type: "InvalidParameterException",
+                              message: "1 validation error detected: Value at '\(field)' failed to satisfy constraint: Member must have at most \(maxParameters) entries")
+            }
+            for (name, entry) in map {
+                guard name.utf8.count <= maxNameLength else { throw tooLong(field, limit: maxNameLength) }
+                guard let text = entry as? String else { continue }
+                let limit = switch name {
+                case "SRP_A": maxSRPADigits
+                case "USERNAME": maxNameLength
+                default: maxParameterLength
+                }
+                if text.utf8.count > limit { throw tooLong("\(field).\(name)", limit: limit) }
+            }
         }
     }
 
@@ -188,11 +335,16 @@ final class CognitoService: Sendable {
             guard let token = parameters["REFRESH_TOKEN"] as? String, !token.isEmpty else {
                 throw Failure(type: "InvalidParameterException", message: "Missing required parameter REFRESH_TOKEN")
             }
-            let found = state.withLock { s -> (String, String?)? in
-                guard let username = s.refreshTokens[token] else { return nil }
-                return (username, s.refusal)
+            let found = state.withLock { s -> (String, String?)?? in
+                guard let grant = s.refreshTokens[token] else { return nil }
+                guard grant.expires > now else {
+                    s.refreshTokens[token] = nil
+                    return .some(nil)
+                }
+                return (grant.username, s.refusal)
             }
-            guard let (username, refusal) = found else { throw Failure(type: "NotAuthorizedException", message: "Invalid Refresh Token") }
+            guard let found else { throw Failure(type: "NotAuthorizedException", message: "Invalid Refresh Token") }
+            guard let (username, refusal) = found else { throw Failure(type: "NotAuthorizedException", message: "Refresh Token has expired") }
             if let refusal { throw Failure(type: "NotAuthorizedException", message: refusal) }
             if let failure = Self.failure(state.withLock { $0.behaviors[username] }, atPasswordCheck: false)
                 ?? Self.failure(state.withLock { $0.behaviors[username] }, atPasswordCheck: true) {
@@ -335,10 +487,13 @@ final class CognitoService: Sendable {
         var result: [String: Any] = ["AccessToken": accessToken, "ExpiresIn": Int(lifetime), "IdToken": idToken, "TokenType": "Bearer"]
         let refreshToken = refresh ? Self.randomToken(bytes: 96) : nil
         state.withLock { s in
-            // Forget tokens long expired (bounded memory for a long-running emulator).
-            if s.idTokens.count > 10_000 { s.idTokens = s.idTokens.filter { $0.value > now } }
+            // Bounded memory for a long-running emulator: expired tokens go at the sweep, the soonest to
+            // expire when a map is full.
+            s.sweep(now: now, force: s.idTokens.count >= Self.maxTokens || s.refreshTokens.count >= Self.maxTokens)
             s.idTokens[idToken] = expDate
-            if let refreshToken { s.refreshTokens[refreshToken] = username }
+            if let refreshToken {
+                s.refreshTokens[refreshToken] = RefreshGrant(username: username, expires: now.addingTimeInterval(Self.refreshTokenLifetime))
+            }
         }
         if let refreshToken { result["RefreshToken"] = refreshToken }
         return result

@@ -69,8 +69,12 @@ extension Emulator {
     /// Makes the Claris ID sign-in of `username` (any case) meet a challenge or an error, to test how a
     /// client copes; `nil` puts the account back to a plain sign-in on its password. Replaces any earlier
     /// behaviour of the account, including one set by ``requireClarisIDMFA(username:code:)``.
+    ///
+    /// At most 1,000 accounts keep a behaviour: setting one more drops the behaviour set longest ago. A
+    /// username longer than 128 bytes (Cognito's limit, so no sign-in can name it) is ignored.
     public func setClarisIDBehavior(_ behavior: EmulatorClarisIDBehavior?, username: String) {
-        core.cognito.state.withLock { $0.behaviors[username.lowercased()] = behavior }
+        guard username.utf8.count <= CognitoService.maxNameLength else { return }
+        core.cognito.state.withLock { $0.setBehavior(behavior, for: username.lowercased()) }
     }
 
     /// The behaviour set for `username` (any case) with ``setClarisIDBehavior(_:username:)``, or `nil`.
@@ -91,6 +95,30 @@ extension Emulator {
     }
 }
 
+extension EmulatorState {
+    /// Lets the FMID login of a token the emulator's Cognito issued through until `until` (its `exp`). Entries
+    /// past their `exp` are swept here (at most every ``CognitoService/sweepInterval``, at once when
+    /// ``CognitoService/maxTokens`` are held), so no per-sign-in memory outlives its token.
+    mutating func admitIssuedClarisIDToken(_ token: String, until: Date, now: Date) {
+        if issuedClarisIDTokens.count >= CognitoService.maxTokens || now.timeIntervalSince(issuedClarisIDTokensSweptAt) >= CognitoService.sweepInterval
+            || now < issuedClarisIDTokensSweptAt {
+            issuedClarisIDTokensSweptAt = now
+            issuedClarisIDTokens = issuedClarisIDTokens.filter { $0.value > now }
+            if issuedClarisIDTokens.count >= CognitoService.maxTokens,
+               let soonest = issuedClarisIDTokens.min(by: { $0.value < $1.value })?.key {
+                issuedClarisIDTokens[soonest] = nil
+            }
+        }
+        issuedClarisIDTokens[token] = until
+    }
+
+    /// Whether an FMID login with `token` is let through: accepted by hand, or issued by the emulator's
+    /// Cognito and not expired.
+    func admitsClarisIDToken(_ token: String, now: Date) -> Bool {
+        clarisIDTokens.contains(token) || issuedClarisIDTokens[token].map { $0 > now } == true
+    }
+}
+
 extension EmulatorCore {
     /// The Cognito part of ``handle(_:)``: answers Cognito requests, and lets an FMID login with an ID
     /// token the service issued through (accepted) or not (expired: 401 HTML). `nil` to route as usual.
@@ -103,7 +131,7 @@ extension EmulatorCore {
                 let token = trimSpaces(String(parts[1]))
                 switch cognito.verdict(forFMID: token, now: now) {
                 case .reject: return CognitoService.expiredTokenResponse()
-                case .accept: state.withLock { _ = $0.clarisIDTokens.insert(token) }
+                case .accept(let until): state.withLock { $0.admitIssuedClarisIDToken(token, until: until, now: now) }
                 case .unknown: break
                 }
                 return nil

@@ -216,6 +216,7 @@ struct ControlHandler: HTTPHandler {
         case ("POST", "/v1/claris-id/accept"), ("POST", "/v1/claris-id/revoke"):
             try Self.allow(body, ["token"])
             guard let token = try Self.string(body, "token"), !token.isEmpty else { throw ControlError("token must be a non-empty string") }
+            guard token.utf8.count <= 16 * 1024 else { throw ControlError("token must be at most 16384 bytes") }
             if pattern.hasSuffix("accept") { emulator.acceptClarisIDToken(token) } else { emulator.revokeClarisIDToken(token) }
             return ["ok": true]
         case ("GET", "/v1/claris-id"):
@@ -229,11 +230,17 @@ struct ControlHandler: HTTPHandler {
         case ("POST", "/v1/claris-id/mfa"):
             try Self.allow(body, ["username", "code"])
             guard let username = try Self.string(body, "username"), !username.isEmpty else { throw ControlError("username must be a non-empty string") }
+            guard username.utf8.count <= CognitoService.maxNameLength else {
+                throw ControlError("username must be at most \(CognitoService.maxNameLength) bytes (Cognito's limit)")
+            }
             emulator.requireClarisIDMFA(username: username, code: try Self.string(body, "code"))
             return ["ok": true]
         case ("POST", "/v1/claris-id/behavior"):
             try Self.allow(body, ["username", "behavior", "code"])
             guard let username = try Self.string(body, "username"), !username.isEmpty else { throw ControlError("username must be a non-empty string") }
+            guard username.utf8.count <= CognitoService.maxNameLength else {
+                throw ControlError("username must be at most \(CognitoService.maxNameLength) bytes (Cognito's limit)")
+            }
             let behavior = try Self.clarisIDBehavior(name: try Self.string(body, "behavior"), code: try Self.string(body, "code"))
             emulator.setClarisIDBehavior(behavior, username: username)
             return ["ok": true, "username": username, "behavior": body["behavior"] ?? NSNull()]
@@ -505,6 +512,7 @@ struct ControlHandler: HTTPHandler {
         let needsCode = name == "software-token-mfa" || name == "sms-mfa"
         if needsCode {
             guard let code, !code.isEmpty else { throw ControlError("behavior \(name ?? "") needs a non-empty code") }
+            guard code.utf8.count <= 64 else { throw ControlError("code must be at most 64 bytes") }
         } else if code != nil {
             throw ControlError("code applies to software-token-mfa and sms-mfa only")
         }

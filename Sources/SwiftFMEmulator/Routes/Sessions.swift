@@ -23,7 +23,7 @@ extension EmulatorState {
                 account = match.username
             } else if scheme == "fmid", parts.count == 2 {
                 // Claris ID (FileMaker Cloud): the token must have been accepted and not revoked.
-                guard clarisIDTokens.contains(trimSpaces(String(parts[1]))) else { throw FMError("212") }
+                guard admitsClarisIDToken(trimSpaces(String(parts[1])), now: ctx.now) else { throw FMError("212") }
                 account = "fmid"
             } else {
                 throw FMError("212", "Authorization header '\(parts.first.map(String.init) ?? "")' invalid")

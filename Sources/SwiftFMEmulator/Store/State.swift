@@ -106,8 +106,11 @@ struct EmulatorState {
     /// Successful logins and logouts since start or reset.
     var loginCount = 0
     var logoutCount = 0
-    /// Claris ID tokens accepted by `Authorization: FMID <token>` logins.
+    /// Claris ID tokens accepted by `Authorization: FMID <token>` logins (``Emulator/acceptClarisIDToken(_:)``).
     var clarisIDTokens: Set<String> = []
+    /// ID tokens the emulator's Cognito issued that an FMID login presented, and their `exp`.
+    var issuedClarisIDTokens: [String: Date] = [:]
+    var issuedClarisIDTokensSweptAt: Date = .distantPast
     /// OAuth (request id, identifier) pairs accepted, joined by a newline.
     var oauthPairs: Set<String> = []
     var clockOffset: TimeInterval = 0

@@ -55,8 +55,8 @@ struct Delivery<Value>: @unchecked Sendable {
     /// Where the completion runs; `nil`: at once, on the thread that finishes the call (the async bridge,
     /// whose continuation hops to its task's executor anyway).
     let queue: DispatchQueue?
-    /// Told the outcome's code as it is delivered (metrics), before the queue hop.
-    let observe: (@Sendable (String) -> Void)?
+    /// Told the outcome's error (`nil` on success) as it is delivered (metrics, the span), before the queue hop.
+    let observe: (@Sendable (FMError?) -> Void)?
     let completion: (Result<Value, FMError>) -> Void
 
     /// Hands `result` to the completion, on the queue.
@@ -66,8 +66,8 @@ struct Delivery<Value>: @unchecked Sendable {
     func deliver(_ result: Result<Value, FMError>) {
         if let observe {
             switch result {
-            case .success: observe("0")
-            case .failure(let error): observe(error.code)
+            case .success: observe(nil)
+            case .failure(let error): observe(error)
             }
         }
         guard let queue else {
@@ -89,7 +89,7 @@ final class OneShot<Value>: @unchecked Sendable {
     private let delivery: Delivery<Value>
     let handle: FMRequest
 
-    init(queue: DispatchQueue?, handle: FMRequest = FMRequest(), observe: (@Sendable (String) -> Void)? = nil,
+    init(queue: DispatchQueue?, handle: FMRequest = FMRequest(), observe: (@Sendable (FMError?) -> Void)? = nil,
          completion: @escaping (Result<Value, FMError>) -> Void) {
         delivery = Delivery(queue: queue, observe: observe, completion: completion)
         self.handle = handle
@@ -141,7 +141,7 @@ final class OneShot<Value>: @unchecked Sendable {
 
 /// Carries a non-`Sendable` value (a caller's completion, a raw JSON dictionary) across queues.
 ///
-/// Completions of the legacy and callback surfaces are deliberately not `@Sendable` (old callers capture
+/// Completions of the legacy and callback surfaces are `sending`, deliberately not `@Sendable` (old callers capture
 /// view controllers and daemon objects); the library guarantees it calls each one exactly once, on one queue.
 struct UncheckedBox<T>: @unchecked Sendable {
     var value: T

@@ -46,6 +46,7 @@ extension DataAPI {
     ///   - deliveringOn: where `completion` runs (``callbackQueue`` by default).
     ///   - inline: `completion` runs at once on the thread that finished the call, on no queue (the async
     ///     bridge: its continuation resumes on its task's executor, so a queue hop first would be a second hop).
+    ///   - parent: the span of the call this one is made for (a login a waiting call started).
     @discardableResult
     func perform<Value>(
         _ endpoint: Endpoint<Value>,
@@ -58,18 +59,28 @@ extension DataAPI {
         retries: Bool = true,
         deliveringOn queue: DispatchQueue? = nil,
         inline: Bool = false,
+        parent: (any FMCallSpan)? = nil,
         completion: @escaping (Result<Value, FMError>) -> Void
     ) -> FMRequest {
+        // The metrics observer and the instrumentation ride the same meter; with neither set, a call measures nothing.
+        let (metrics, instrumentation) = (configuration.metrics, configuration.instrumentation)
+        let requestID = logger.isEnabled || instrumentation != nil ? RequestIDs.make() : 0
         var meter: CallMeter?
-        var observe: (@Sendable (String) -> Void)?
-        if let metrics = configuration.metrics {
-            let started = CallMeter(endpoint: endpoint.kind)
+        var observe: (@Sendable (FMError?) -> Void)?
+        if metrics != nil || instrumentation != nil {
+            let kind = endpoint.kind
+            // Synchronously, on the caller's thread or task: the instrumentation reads its task-local context here.
+            let span = instrumentation?.startCall(FMCallStart(
+                endpoint: kind, method: endpoint.method.rawValue, layout: endpoint.layout, database: configuration.database,
+                serverAddress: server.address, serverPort: server.port, scheme: server.scheme, requestID: requestID, parent: parent))
+            let started = CallMeter(endpoint: kind, span: span)
             meter = started
-            observe = { code in metrics.callFinished(started.finish(code: code)) }
+            observe = { error in started.end(error: error, observer: metrics) }
         }
         let delivery = Delivery(queue: inline ? nil : queue ?? callbackQueue, observe: observe, completion: completion)
         let call = EngineCall(api: self, endpoint: endpoint, accepting: acceptingStatus, delivery: delivery, handle: request ?? FMRequest(),
-                              sink: sink ?? .memory(cap: configuration.maxResponseBytes), retries: retries, meter: meter)
+                              sink: sink ?? .memory(cap: configuration.maxResponseBytes), retries: retries, meter: meter,
+                              requestID: requestID)
         // The new-session hook's calls (a pinned pool) are part of a call in flight: admitted during the grace.
         guard bypassShutdown || lifecycle.admit(call, duringGrace: pool.pinned) else {
             call.refuse(.shuttingDown)
@@ -178,7 +189,7 @@ enum SentWork: Sendable {
 /// reports an event, and the call carries out the actions the state returns, outside the lock. It keeps no
 /// other state of its own.
 final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
-    // @unchecked: the state is behind its lock; `endsAt` and `rideOutEndsAt` are written once, in `start`,
+    // @unchecked: the state is behind its lock; `startedAt`, `endsAt` and `rideOutEndsAt` are written once, in `start`,
     // before any stage runs; the rest is immutable.
     typealias State = CallState<Value, SessionLease, SentWork, Deadline>
     let api: DataAPI
@@ -190,16 +201,21 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     let sink: BodySink
     let retries: Bool
     let meter: CallMeter?
+    /// The call's number in log lines and its span (0 when neither a logger nor an instrumentation is set).
+    let requestID: UInt64
     private let state = Locked(State())
     private var endsAt: DispatchTime = .distantFuture
+    /// When the call started (a retried connection failure's message says for how long it was retried).
+    private var startedAt: DispatchTime = .now()
     /// How long a read may ride out a server that is away: its deadline, but at most ``FMConfiguration/timeout``
     /// from its start (a container transfer's own deadline, ``FMConfiguration/containerTimeout``, is far longer).
     private var rideOutEndsAt: DispatchTime = .distantFuture
 
     init(api: DataAPI, endpoint: Endpoint<Value>, accepting: @escaping @Sendable (Int) -> Bool, delivery: Delivery<Value>,
-         handle: FMRequest, sink: BodySink, retries: Bool = true, meter: CallMeter? = nil) {
+         handle: FMRequest, sink: BodySink, retries: Bool = true, meter: CallMeter? = nil, requestID: UInt64 = 0) {
         self.retries = retries
         self.meter = meter
+        self.requestID = requestID
         self.api = api
         self.endpoint = endpoint
         self.accepting = accepting
@@ -244,6 +260,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             report(.answered(.failure(invalid)))
             return
         }
+        startedAt = .now()
         endsAt = .now() + (seconds.isFinite ? min(max(0, seconds), 10 * 365 * 86_400) : 10 * 365 * 86_400)
         let rideOut = min(seconds, api.configuration.timeout)
         rideOutEndsAt = .now() + (rideOut.isFinite ? min(max(0, rideOut), 10 * 365 * 86_400) : 10 * 365 * 86_400)
@@ -256,7 +273,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
 
     private func attempt(front: Bool, number: Int) {
         guard case .session = endpoint.auth else { return report(.noSessionNeeded) }
-        let id = api.leaseSession(front: front) { [self] result in
+        let id = api.leaseSession(front: front, parent: meter?.span) { [self] result in
             switch result {
             case .success(let lease):
                 report(.leased(lease))
@@ -303,12 +320,20 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         switch RequestBuilder.request(for: endpoint, configuration: api.configuration, authorization: authorization) {
         case .success(let built): request = built
         case .failure(let error):
-            logger.log(.error, "\(endpoint.method.rawValue) not sent: \(error)")
+            logger.log(.error, "\(endpoint.method.rawValue) not sent: \(error)", metadata: logMetadata(code: error.code))
             return received(.failure(ExchangeFailure(error: error, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
         }
+        if let refusal = api.transportRefusal {
+            logger.log(.error, "\(endpoint.method.rawValue) not sent: \(refusal)")
+            return received(.failure(ExchangeFailure(error: refusal, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+        }
         let transport = api.transport
-        let line = logger.isEnabled ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : ""
+        // The method and redacted path of the request's lines: built once when debug lines are wanted, else only
+        // for a line that is written (a failure).
+        let line = logger.isEnabled(.debug) ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : nil
+        let describe: @Sendable () -> String = { line ?? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" }
         let gate = api.gate
+        let reachability = api.reachability
         let (accepting, meter, sink) = (self.accepting, self.meter, self.sink)
         let admit: @Sendable () -> Void = { [self] in
             let ticket = gate.enter { [self] release in
@@ -344,28 +369,46 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                     case .none, .multipartFile, .file: meter.sending(bytes: 0)
                     }
                 }
-                logger.log(.debug, "→ \(line)")
+                logger.log(.debug, "→ \(describe())", metadata: logMetadata())
                 let started = DispatchTime.now().uptimeNanoseconds
-                let running = Exchange.start(FMTransportRequest(urlRequest: request, bodyFile: sentFile), through: transport, sink: sink) { [self] answered in
+                var transportRequest = FMTransportRequest(urlRequest: request, bodyFile: sentFile)
+                transportRequest.mayBeSentTwice = endpoint.cannotChangeData
+                let running = Exchange.start(transportRequest, through: transport, sink: sink) { [self] answered in
                     release()
+                    switch answered {
+                    case .success: reachability.answered(request.url)
+                    case .failure(let failure) where failure.beforeAnswer && Classifier.isConnectionFailure(failure.error):
+                        reachability.unreachable(request.url)
+                    case .failure: break
+                    }
                     let result = DataAPI.namingTheScheme(answered, url: request.url)
                     if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
-                    if logger.isEnabled {
+                    // An answer line is debug unless the answer failed: nothing is formatted for a plain answer
+                    // when the hook takes only info and above (FMConfiguration.logLevel).
+                    if logger.isEnabled, logger.isEnabled(Self.answerFailed(result, accepting: accepting) ? .warning : .debug) {
+                        let line = describe()
                         let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
                         switch result {
                         case .success(let answer):
                             let status = answer.response.statusCode
                             let expected = status == 200 || accepting(status)
-                            let code = expected ? "" : " code \(Envelope.error(status: status, body: answer.body, odata: endpoint.isOData).code)"
+                            let code = expected ? nil : Envelope.error(status: status, body: answer.body, odata: endpoint.isOData).code
                             let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
-                            let level: FMLogEvent.Level = status == 200 ? .info : expected ? .debug : .warning
-                            logger.log(level, "← \(line) \(status)\(code) \(size) \(duration)")
+                            // An answer is detail (debug), and so are outcomes a caller expects (a modId conflict,
+                            // 306; "no records match", 401); any other FileMaker error is one a caller must see (warning).
+                            let outcome = code.map(Classifier.expectedOutcomes.contains) ?? false
+                            let level: FMLogEvent.Level = expected || outcome ? .debug : .warning
+                            logger.log(level, "← \(line) \(status)\(code.map { " code \($0)" } ?? "") \(size) \(duration)",
+                                       metadata: logMetadata(code: code ?? "0", status: status))
                         case .failure(let failure):
-                            let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .info : .error
-                            logger.log(level, "← \(line) failed \(failure.error.code) \(duration)")
+                            // A transport failure is one a caller must see (error); a cancel was the caller's own doing.
+                            let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .debug : .error
+                            logger.log(level, "← \(line) failed \(failure.error.code) \(duration)", metadata: logMetadata(code: failure.error.code))
                         }
                     }
-                    if let meter, case .success(let answer) = result { meter.received(bytes: answer.body.count) }
+                    if let meter, case .success(let answer) = result {
+                        meter.received(bytes: answer.body.count, status: answer.response.statusCode)
+                    }
                     received(result, lease: lease, explicitToken: explicitToken)
                 }
                 report(.sent(.exchange(running), attempt: attempt))
@@ -400,7 +443,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 report(.answered(Self.decode(endpoint, response)))
                 return
             }
-            error = Envelope.error(status: status, body: answer.body, odata: endpoint.isOData)
+            // OData answers are read in OData's error shape; the Data API's hints (a host with a path) are not theirs.
+            error = endpoint.isOData ? Envelope.error(status: status, body: answer.body, odata: true)
+                : hinted(Envelope.error(status: status, body: answer.body), status: status)
             headers = response.headers
             // A FileMaker error still used (and slid) the session.
             if let lease, status != 401, !Classifier.isSessionLost(error) { api.sessionUsed(lease) }
@@ -430,8 +475,11 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// have run (a write answered 112: the session died while it ran) or it was replayed already.
     private func replay(after error: FMError) {
         let mayReplay = !api.pool.pinned && !(error.code == "112" && !endpoint.cannotChangeData)
-        if mayReplay, !state.withLock({ $0.replayed }) {
-            api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): logging in again and replaying once")
+        let (replayed, attempts) = state.withLock { ($0.replayed, $0.attempts) }
+        if mayReplay, !replayed {
+            api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): logging in again and replaying once",
+                           metadata: logMetadata(code: error.code))
+            meter?.span?.record(FMCallEvent(kind: .replay, attempt: attempts, code: error.code))
         }
         report(.sessionLost(error, mayReplay: mayReplay))
     }
@@ -444,7 +492,23 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         // A read that finds the server away (restarting) rides it out until its deadline; the rest keep to maxAttempts.
         let untilDeadline = policy.retriesReadsUntilDeadline && endpoint.cannotChangeData && Classifier.serverAway(error)
         guard retries, attempts < policy.maxAttempts || untilDeadline, unsent || policy.retriesWrites || endpoint.cannotChangeData else {
-            return report(.answered(.failure(error)))
+            return report(.answered(.failure(summarised(error, attempts: attempts))))
+        }
+        // First contact: a connection failure is ridden out only for a host that answered this client before
+        // (and has not been away longer than Reachability.window). Otherwise the first failure is the answer.
+        if Classifier.isConnectionFailure(error) {
+            switch api.reachability.standing(target) {
+            case .rideOut:
+                break
+            case .neverAnswered where attempts == 1:
+                return report(.answered(.failure(error.noting(
+                    "not retried: \(FMError.address(of: target)) has not answered this client yet"))))
+            case .awayTooLong where attempts == 1:
+                return report(.answered(.failure(error.noting(
+                    "not retried: \(FMError.address(of: target)) has not answered for more than \(Int(Reachability.window / 60)) minutes"))))
+            case .neverAnswered, .awayTooLong:
+                return report(.answered(.failure(summarised(error, attempts: attempts))))
+            }
         }
         let jitter = api.retryJitter.value
         let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter, random: jitter)
@@ -452,20 +516,76 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         if untilDeadline, attempts >= policy.maxAttempts {   // riding out, past maxAttempts: only within `timeout`
             let rideOutRemaining = Double(rideOutEndsAt.uptimeNanoseconds &- min(rideOutEndsAt.uptimeNanoseconds, now)) / 1e9
             guard wait < rideOutRemaining else {
-                api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first")
-                return report(.answered(.failure(error)))
+                api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first",
+                               metadata: logMetadata(code: error.code))
+                return report(.answered(.failure(summarised(error, attempts: attempts))))
             }
         }
         let remaining = Double(endsAt.uptimeNanoseconds &- min(endsAt.uptimeNanoseconds, now)) / 1e9
         guard wait < remaining else {
-            api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first")
-            return report(.answered(.failure(error)))
+            api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first",
+                           metadata: logMetadata(code: error.code))
+            return report(.answered(.failure(summarised(error, attempts: attempts))))
         }
-        api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts)\(untilDeadline ? " (until the deadline)" : " of \(policy.maxAttempts - 1)") in \(String(format: "%.2f", wait)) s")
+        api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts)\(untilDeadline ? " (until the deadline)" : " of \(policy.maxAttempts - 1)") in \(String(format: "%.2f", wait)) s",
+                       metadata: logMetadata(code: error.code))
+        meter?.span?.record(FMCallEvent(kind: .retry, attempt: attempts, code: error.code, wait: wait))
         report(.backOff(wait: wait))
     }
 
+    /// A connection failure that ends a call after retries, with how many and for how long:
+    /// `…: connection refused; retried 11 times over 29.4 s`. Other errors (and a call tried once) as they are.
+    private func summarised(_ error: FMError, attempts: Int) -> FMError {
+        guard attempts > 1, Classifier.isConnectionFailure(error) else { return error }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds &- startedAt.uptimeNanoseconds) / 1e9
+        let times = attempts - 1 == 1 ? "once" : "\(attempts - 1) times"
+        return error.noting("retried \(times) over \(String(format: "%.1f", seconds)) s")
+    }
+
+    /// The host the call goes to: a container URL's, or the configured one.
+    private var target: URL? {
+        if case .absolute(let url) = endpoint.scope { return url }
+        return api.configuration.baseURL
+    }
+
+    /// An answer that is not FileMaker's, with a message that points the right way: a container URL that
+    /// answers 404 names the container; a 404 page from a host configured with a path says to give the host only.
+    private func hinted(_ error: FMError, status: Int) -> FMError {
+        guard status == 404 else { return error }
+        if case .absolute = endpoint.scope {
+            return FMError(code: error.code, message: "The container was not found at \(FMError.address(of: target)) (HTTP 404): "
+                           + "its URL may have expired or the record changed; read the record again for a fresh URL",
+                           httpStatus: error.httpStatus, underlying: error.underlying)
+        }
+        guard error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse,
+              let base = try? api.configuration.resolvedBase().get(), !base.percentEncodedPath.isEmpty, base.percentEncodedPath != "/"
+        else { return error }
+        var hostOnly = base
+        hostOnly.percentEncodedPath = ""
+        return FMError(code: error.code, message: "No FileMaker Data API under \(base.string ?? "the host") (HTTP 404): the host was given "
+                       + "with a path (\(base.percentEncodedPath)); give the host only (\(hostOnly.string ?? "scheme://host:port")), "
+                       + "unless a proxy serves the Data API under that path",
+                       httpStatus: error.httpStatus, underlying: error.underlying)
+    }
+
     // MARK: complete
+
+    /// Whether an exchange's result is a failure whose line may be above debug (not a plain answer, not a cancel).
+    private static func answerFailed(_ result: Result<ExchangeAnswer, ExchangeFailure>, accepting: (Int) -> Bool) -> Bool {
+        switch result {
+        case .success(let answer): !(answer.response.statusCode == 200 || accepting(answer.response.statusCode))
+        case .failure(let failure): failure.error.code != FMError.ClientCode.cancelled
+        }
+    }
+
+    /// The structured part of a log line (``FMLogEvent/metadata``): built only when a logger is set.
+    private func logMetadata(code: String? = nil, status: Int? = nil) -> [String: String] {
+        var metadata = ["fm.request_id": String(requestID), "fm.endpoint": endpoint.kind]
+        if let layout = endpoint.layout { metadata["fm.layout"] = layout }
+        if let code { metadata["fm.code"] = code }
+        if let status { metadata["http.response.status_code"] = String(status) }
+        return metadata
+    }
 
     static func decode(_ endpoint: Endpoint<Value>, _ response: Endpoint<Value>.Response) -> Result<Value, FMError> {
         do {

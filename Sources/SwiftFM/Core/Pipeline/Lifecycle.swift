@@ -89,7 +89,7 @@ final class Lifecycle: Sendable {
     /// Stops admitting calls. The first shutdown's `drained` runs once no call is in flight (at once when
     /// none is) and calls its `finished` when the shutdown is complete; every shutdown's `notify` runs then
     /// (at once for a shutdown asked after completion). Returns whether this was the first shutdown.
-    func beginShutdown(notify: @escaping @Sendable () -> Void,
+    func beginShutdown(notify: @escaping @Sendable () -> Void, began: () -> Void = {},
                        drained: @escaping @Sendable (_ finished: @escaping @Sendable () -> Void) -> Void) -> Bool {
         let (first, runNow, notifyNow) = state.withLock { state -> (Bool, Bool, Bool) in
             if state.finished { return (false, false, true) }
@@ -105,6 +105,7 @@ final class Lifecycle: Sendable {
             return (true, false, false)
         }
         if notifyNow { notify() }
+        if first { began() }   // before the drain, which may finish at once
         if runNow { drained(finish) }
         return first
     }

@@ -24,6 +24,12 @@ import Foundation
 /// costs a read some latency, not a failure. ``maxAttempts`` bounds everything else: a read's 812, 956 or
 /// failed name lookup, a write (with ``retriesWrites``), and a write whose login failed before anything
 /// was sent. Fail fast with a shorter ``FMConfiguration/timeout`` or ``none``.
+///
+/// **First contact.** A connection that fails before any answer (refused, reset, closed, a name that does
+/// not resolve) is retried, under any policy, only for a host (scheme, name and port) that has answered
+/// this ``DataAPI`` and has not been unreachable for longer than 5 minutes since. Until then — a wrong
+/// port, a server that is not running, a mistyped name — the first failure is the call's answer, at once,
+/// with a message naming the host, the port and the cause.
 public struct FMRetryPolicy: Sendable, Equatable, CustomStringConvertible {
     /// The most attempts of one call, the first included (1 means no retry).
     public var maxAttempts: Int
@@ -96,6 +102,8 @@ enum Classifier {
         if usedSession, isSessionLost(error) { return .sessionLost }
         // A TLS handshake with a plain-HTTP server, or a certificate the client rejects, fails the same way again.
         if error.isWrongScheme || error.isTLSFailure { return .final }
+        // An answer that came but cannot be read (a malformed head, a body that does not decode) is no restart.
+        if error.isMalformedAnswer { return .final }
         if error.code == FMError.ClientCode.transport, beforeAnswer { return .transient(retryAfter: nil) }
         let transientStatus = [502, 503, 504].contains(error.httpStatus ?? 0)
         if transientStatus || error.code == "812" || error.code == "956" {
@@ -110,7 +118,7 @@ enum Classifier {
     /// keep to ``FMRetryPolicy/maxAttempts``.
     static func serverAway(_ error: FMError) -> Bool {
         if [502, 503, 504].contains(error.httpStatus ?? 0) { return true }
-        guard error.code == FMError.ClientCode.transport, !error.isWrongScheme, !error.isTLSFailure else { return false }
+        guard error.code == FMError.ClientCode.transport, !error.isWrongScheme, !error.isTLSFailure, !error.isMalformedAnswer else { return false }
         switch error.urlErrorCode {
         case URLError.Code.cannotFindHost.rawValue, URLError.Code.dnsLookupFailed.rawValue,
              URLError.Code.notConnectedToInternet.rawValue, URLError.Code.badURL.rawValue, URLError.Code.unsupportedURL.rawValue:
@@ -119,6 +127,17 @@ enum Classifier {
             return true
         }
     }
+
+    /// A connection that failed before any answer: refused, reset or closed, a name that did not resolve
+    /// (not a TLS failure or a wrong scheme, which are never retried). The first-contact rule
+    /// (``Reachability``) decides whether it is retried.
+    static func isConnectionFailure(_ error: FMError) -> Bool {
+        error.code == FMError.ClientCode.transport && !error.isWrongScheme && !error.isTLSFailure
+    }
+
+    /// FileMaker codes a caller expects as an outcome, logged at `info`, not as a warning: 306 (the record
+    /// changed since the `modId` sent: an optimistic-locking conflict) and 401 (no records match).
+    static let expectedOutcomes: Set<String> = ["306", "401"]
 
     /// 952 (token unknown or expired), 112 (a session closed from the Admin Console mid-request) and an HTTP
     /// 401 whose body is not a FileMaker envelope (FileMaker Cloud after expiry).

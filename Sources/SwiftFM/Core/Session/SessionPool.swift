@@ -159,6 +159,18 @@ final class SessionPool: Sendable {
         }
     }
 
+    /// How many sessions hold a valid token, and how many of those are leased (metrics).
+    func usage(now: Date) -> (open: Int, busy: Int) {
+        state.withLock { state in
+            var (open, busy) = (0, 0)
+            for slot in state.slots where slot.machine.validToken(now: now) != nil {
+                open += 1
+                if slot.busy > 0 { busy += 1 }
+            }
+            return (open, busy)
+        }
+    }
+
     /// A waiting call ended (cancelled, out of time): it leaves the queue.
     func withdraw(_ id: UInt64) {
         state.withLock { state in state.waiters.removeAll { $0.id == id } }

@@ -10,14 +10,23 @@ extension DataAPI {
     /// Asks the pool for a session for one attempt of a call. `completion` gets the lease (give it back with
     /// ``releaseSession(_:)``) or the login failure, once, maybe synchronously. `front`: a replay, which goes
     /// before the calls queued behind it. Returns the waiter's id, for ``withdrawLease(_:)`` when the call
-    /// ends first.
+    /// ends first. `parent`: the span of the call that asks (a login it starts is traced under it).
     @discardableResult
-    func leaseSession(front: Bool, completion: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> UInt64 {
+    func leaseSession(front: Bool, parent: (any FMCallSpan)? = nil,
+                      completion: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> UInt64 {
         let now = self.now()
         let stored = pool.wantsStored(now: now) ? loadStoredToken() : nil
         let (id, plan) = pool.lease(now: now, stored: stored, front: front, deliver: completion)
-        run(plan)
+        run(plan, parent: parent)
+        reportPoolUsage()
         return id
+    }
+
+    /// Tells the metrics observer how many pool sessions are open and busy (only when one is set).
+    func reportPoolUsage() {
+        guard let metrics = configuration.metrics, !pool.pinned else { return }
+        let (open, busy) = pool.usage(now: now())
+        metrics.poolUsage(open: open, busy: busy)
     }
 
     /// A call that waited for a session ended first: it leaves the queue.
@@ -30,10 +39,12 @@ extension DataAPI {
         let now = self.now()
         let stored = pool.wantsStored(now: now) ? loadStoredToken() : nil
         run(pool.giveBack(lease, now: now, stored: stored))
+        reportPoolUsage()
     }
 
     /// Carries out a pool decision, outside the pool's lock: store write, idle logouts, logins, leases.
-    func run(_ plan: SessionPool.Plan) {
+    /// `parent`: the span of the call whose lease made the plan (its logins are traced under it).
+    func run(_ plan: SessionPool.Plan, parent: (any FMCallSpan)? = nil) {
         guard !plan.isEmpty else { return }
         apply(plan.persist)
         for logout in plan.logouts {
@@ -48,7 +59,9 @@ extension DataAPI {
             }
             logger.log(.info, "logging in to \(configuration.database)" + (pool.size > 1 ? " (session \(login.slot + 1) of \(pool.size))" : ""))
             let started = DispatchTime.now().uptimeNanoseconds
-            openSession(slot: login.slot) { [self] result in finishLogin(slot: login.slot, id: login.id, result: result, started: started) }
+            openSession(slot: login.slot, parent: parent) { [self] result in
+                finishLogin(slot: login.slot, id: login.id, result: result, started: started)
+            }
         }
         if let wake = plan.wake {
             _ = Deadline.after(seconds: wake) { [weak self] in self?.wakePool() }
@@ -92,7 +105,8 @@ extension DataAPI {
     /// login opened is closed; a hook's failure closes the session before `completion` gets it. A shutdown
     /// waits for this step (and that closing), so the session it opens is logged out too; a login answer that
     /// only arrives after the bound is closed on arrival.
-    func openSession(slot: Int, encoded: String? = nil, completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
+    func openSession(slot: Int, encoded: String? = nil, parent: (any FMCallSpan)? = nil,
+                     completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
         struct Progress { var ended = false; var token: String? }
         let progress = Locked(Progress())
         // Held even while shutting down: a call in flight may log in during the shutdown's grace period.
@@ -115,7 +129,7 @@ extension DataAPI {
             guard let token else { return inFlight() }
             closeOnServer(token) { inFlight() }
         }
-        performLogin(encoded: encoded) { [self] result in
+        performLogin(encoded: encoded, parent: parent) { [self] result in
             switch result {
             case .failure:
                 guard end() else { return }
@@ -167,6 +181,7 @@ extension DataAPI {
             logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count + plan.failures.count) waiting call(s)")
         }
         run(plan)
+        reportPoolUsage()
         for waiter in waiters { waiter(result) }
     }
 
@@ -193,11 +208,12 @@ extension DataAPI {
     /// Logs in once with the configured credentials (or Basic `encoded`) and reports the token or the error,
     /// on any queue. The credentials' ``LoginAuthorization`` gives the headers; a rejected login (HTTP 401)
     /// asks it once more for fresh ones when it renews. Nothing is stored here.
-    func performLogin(encoded: String? = nil, completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
-        login(with: loginAuthorization(encoded: encoded), refresh: false, completion: completion)
+    func performLogin(encoded: String? = nil, parent: (any FMCallSpan)? = nil,
+                      completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
+        login(with: loginAuthorization(encoded: encoded), refresh: false, parent: parent, completion: completion)
     }
 
-    private func login(with authorization: LoginAuthorization, refresh: Bool,
+    private func login(with authorization: LoginAuthorization, refresh: Bool, parent: (any FMCallSpan)?,
                        completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
         authorization.headers(refresh) { [self] headers in
             switch headers {
@@ -207,10 +223,10 @@ extension DataAPI {
                 var endpoint = SessionEndpoints.login(dataSources: configuration.dataSources)
                 endpoint.auth = .none
                 for (name, value) in headers { endpoint.headers[name] = value }
-                sendSessionRequest(endpoint) { [self] result in
+                sendSessionRequest(endpoint, parent: parent) { [self] result in
                     if !refresh, authorization.renewsOnRejection, case .failure(let error) = result, error.httpStatus == 401 {
                         logger.log(.warning, "the login's credentials were rejected (\(error.code)); asking for fresh ones")
-                        login(with: authorization, refresh: true, completion: completion)
+                        login(with: authorization, refresh: true, parent: parent, completion: completion)
                     } else {
                         completion(result)
                     }
@@ -222,9 +238,10 @@ extension DataAPI {
     /// Sends a login or a logout through the pipeline like any call (deadline, concurrency cap, rate limit,
     /// metrics) but once (the calls that wait for a session decide on retries), even while shutting down,
     /// and reports on the session queue rather than the callback queue (which the caller may be blocking).
-    func sendSessionRequest<Value>(_ endpoint: Endpoint<Value>, completion: @escaping @Sendable (Result<Value, FMError>) -> Void) {
+    func sendSessionRequest<Value>(_ endpoint: Endpoint<Value>, parent: (any FMCallSpan)? = nil,
+                                   completion: @escaping @Sendable (Result<Value, FMError>) -> Void) {
         perform(endpoint, acceptingStatus: { $0 == 200 }, attachingTo: nil, bypassShutdown: true,
-                retries: false, deliveringOn: sessionQueue, completion: completion)
+                retries: false, deliveringOn: sessionQueue, parent: parent, completion: completion)
     }
 
     /// The server accepted `lease`'s token: slide its expiry.
@@ -243,6 +260,7 @@ extension DataAPI {
         if persist != nil {
             logger.log(.warning, "session token rejected; it will be renewed")
             configuration.metrics?.poolEvent(FMPoolEvent(kind: .lost, session: slot, code: code))
+            reportPoolUsage()
         }
         if slot == 0 { apply(persist) }
     }

@@ -55,6 +55,10 @@ public struct FMTransportRequest: Sendable, CustomStringConvertible, CustomDebug
     /// When set, the body is this file's content (a multipart body SwiftFM assembled on disk), to be
     /// streamed, with `Content-Length` set to its size.
     public var bodyFile: URL?
+    /// Whether a transport may send this request a second time (on a new connection, when a reused one died
+    /// before any byte of the answer): the engine's rule, ``Endpoint/cannotChangeData``. `nil`: the transport
+    /// decides from the method and the URL (a `GET` or `HEAD` that runs no script).
+    var mayBeSentTwice: Bool?
 
     /// Creates a request.
     public init(urlRequest: URLRequest, bodyFile: URL? = nil) {
@@ -79,9 +83,10 @@ public struct FMTransportRequest: Sendable, CustomStringConvertible, CustomDebug
 
 /// The HTTP client SwiftFM sends every request through.
 ///
-/// ``FMURLSessionTransport`` (URLSession) is the default. Bring your own to use another HTTP stack or TLS
-/// configuration — client certificates on Linux, a proxy, a custom trust store — without SwiftFM depending
-/// on it: pass it to ``DataAPI/init(configuration:transport:callbackQueue:tokenStore:logger:now:)``.
+/// ``FMCurlTransport`` (libcurl) is the default on Linux, ``FMURLSessionTransport`` (URLSession) elsewhere; TLS
+/// per client and proxies are ``FMConfiguration/tls`` and ``FMConfiguration/proxy``. Bring your own to use
+/// another HTTP stack without SwiftFM depending on it: pass it to
+/// ``DataAPI/init(configuration:transport:callbackQueue:tokenStore:logger:now:)``.
 ///
 /// Contract: send the request as given (headers included, no cookies added, no redirect followed, no
 /// cache), report through `events`, and call `events.complete` exactly once. Deadlines, size caps,
@@ -93,8 +98,9 @@ public protocol FMTransport: Sendable {
 
 // MARK: - The URLSession transport
 
-/// The default transport: one private `URLSession` (ephemeral, no cache, no cookies, no redirects followed),
-/// streaming each answer to SwiftFM as it arrives.
+/// The URLSession transport, the default on Apple platforms (and on Linux where libcurl cannot be loaded): one
+/// private `URLSession` (ephemeral, no cache, no cookies, no redirects followed), streaming each answer to
+/// SwiftFM as it arrives.
 ///
 /// On Linux, `URLSession` trusts the certificate authorities of the system bundle that libcurl reads (on
 /// Debian and Ubuntu `/etc/ssl/certs/ca-certificates.crt`); see the README's TLS section for a private CA.
@@ -368,16 +374,49 @@ extension FMConfiguration {
     }
 }
 
-/// The transport ``DataAPI/init(configuration:callbackQueue:tokenStore:logger:now:)`` uses: on Linux, for an
-/// `http://` host, ``FMSocketTransport`` (URLSession keeps memory per request there); else
-/// ``FMURLSessionTransport``. Both allow ``FMConfiguration/transportConnectionLimit`` connections per host.
+/// The transport ``DataAPI/init(configuration:callbackQueue:tokenStore:logger:now:)`` uses: on Linux
+/// ``FMCurlTransport`` (http and https) wherever libcurl loads, else ``FMURLSessionTransport``. Each allows
+/// ``FMConfiguration/transportConnectionLimit`` connections per host.
 func defaultTransport(for configuration: FMConfiguration) -> any FMTransport {
-    #if canImport(Glibc)
-    if configuration.baseURL?.scheme?.lowercased() == "http" {
-        return FMSocketTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit)
+    defaultTransportChoice(for: configuration, libraryPath: "libcurl.so.4").transport
+}
+
+/// The default transport, and the line to log when libcurl could not be loaded from `libraryPath` (on Linux;
+/// the tests point it at a missing library).
+func defaultTransportChoice(for configuration: FMConfiguration, libraryPath: String) -> (transport: any FMTransport, note: String?) {
+    #if os(Linux)
+    let library = CurlLibrary.at(libraryPath)
+    if let error = library.error {
+        return (urlSessionTransport(for: configuration),
+                "libcurl could not be loaded (\(error)): every request goes through FMURLSessionTransport instead "
+                    + "(corelibs URLSession: memory grows per request, and FMConfiguration.tls and proxy cannot be honoured)")
+    }
+    return (FMCurlTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: configuration.transportConnectionLimit,
+                            tls: configuration.tls, proxy: configuration.proxy, library: library), nil)
+    #else
+    return (urlSessionTransport(for: configuration), nil)
+    #endif
+}
+
+/// The URLSession transport a configuration gets where it is the default (Apple platforms, or Linux without libcurl).
+func urlSessionTransport(for configuration: FMConfiguration) -> FMURLSessionTransport {
+    FMURLSessionTransport(idleTimeout: urlSessionIdleTimeout(for: configuration), maxConnectionsPerHost: configuration.transportConnectionLimit)
+}
+
+/// Why `transport` cannot send `configuration`'s calls: TLS options or a proxy that only ``FMCurlTransport``
+/// honours, set for another transport (or for an FMCurlTransport made with other ones). `nil`: it can.
+func refusal(of transport: any FMTransport, for configuration: FMConfiguration) -> FMError? {
+    let names = configuration.tls.namesSet.map { "tls.\($0)" } + (configuration.proxy == nil ? [] : ["proxy"])
+    guard !names.isEmpty else { return nil }
+    #if os(Linux)
+    if let curl = transport as? FMCurlTransport {
+        if curl.tls == configuration.tls && curl.proxy == configuration.proxy { return nil }
+        return .invalidConfiguration("FMConfiguration's \(names.joined(separator: ", ")) differ from the FMCurlTransport's own: "
+            + "make the transport with the same options (FMCurlTransport(tls:proxy:)), or let DataAPI(configuration:) make it")
     }
     #endif
-    return FMURLSessionTransport(idleTimeout: urlSessionIdleTimeout(for: configuration), maxConnectionsPerHost: configuration.transportConnectionLimit)
+    return .invalidConfiguration("FMConfiguration's \(names.joined(separator: ", ")) cannot be honoured by \(type(of: transport)): "
+        + "only FMCurlTransport (Linux, libcurl) applies them; never ignored silently, so no call is sent")
 }
 
 /// The default URLSession transport's idle timeout: the call's deadline plus a margin, so a silent server
@@ -391,9 +430,10 @@ func urlSessionIdleTimeout(for configuration: FMConfiguration) -> TimeInterval {
 }
 
 extension FMError {
-    /// Maps a transport failure: timeout → -1004, cancelled → -1005, anything else → -1003 (a TLS handshake
-    /// that fails on an `https` URL, or a TLS answer on an `http` one, with a message naming the scheme to
-    /// use: ``wrongScheme(_:use:underlying:)``). The underlying error prints as `URLError(-1004
+    /// Maps a transport failure: timeout → -1004, cancelled → -1005, anything else → -1003 with a message
+    /// naming the host, the port and the cause in words (``connectionFailure(_:cause:underlying:)``), or, for
+    /// a TLS handshake that fails on an `https` URL or a TLS answer on an `http` one, the scheme to use
+    /// (``wrongScheme(_:use:underlying:)``). The underlying error prints as `URLError(-1004
     /// cannotConnectToHost)`, never beside SwiftFM's own codes as a bare number.
     static func fromTransport(_ error: Error, url: URL? = nil) -> FMError {
         if let fm = error as? FMError { return fm }
@@ -418,7 +458,7 @@ extension FMError {
             if scheme == "http", description.contains("HTTP/0.9") { // TLS bytes where an HTTP answer was expected
                 return wrongScheme(url, use: "https", underlying: underlying)
             }
-            return .transport(underlying)
+            return connectionFailure(url, cause: cause(code: code, description: description), underlying: underlying)
         }
     }
 
@@ -466,6 +506,14 @@ extension FMError {
         guard code == ClientCode.transport, let underlying, underlying.hasPrefix("URLError(") else { return nil }
         let digits = underlying.dropFirst("URLError(".count).prefix { $0 == "-" || $0.isNumber }
         return Int(digits)
+    }
+
+    /// An answer that arrived but cannot be read: `cannotParseResponse` (a malformed head) or
+    /// `cannotDecodeContentData` (a content coding that is unknown or corrupt). Never retried or ridden out:
+    /// it fails the same way again, and at once, with what was wrong.
+    var isMalformedAnswer: Bool {
+        guard let urlCode = urlErrorCode else { return false }
+        return urlCode == URLError.Code.cannotParseResponse.rawValue || urlCode == URLError.Code.cannotDecodeContentData.rawValue
     }
 
     /// A TLS failure: `secureConnectionFailed`, a certificate error (`-1201` … `-1206`), or libcurl's

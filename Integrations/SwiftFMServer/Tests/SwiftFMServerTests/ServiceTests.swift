@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import SwiftFM
+import SwiftFMEmulator
+import SwiftFMServer
+import Testing
+
+@Suite struct ServiceTests {
+    /// In a ServiceGroup, graceful shutdown lets a call in flight finish, refuses new calls with -1012, logs
+    /// the session out, and then the group's run returns.
+    @Test func drainsInFlightCallsAndRefusesNewOnes() async throws {
+        let emulator = Emulator()
+        try emulator.start()
+        defer { emulator.stop() }
+
+        // The first records request is held at the emulator until the test lets it go.
+        let arrived = Signal()
+        let release = DispatchSemaphore(value: 0)
+        let held = NSLock()
+        nonisolated(unsafe) var holding = true
+        emulator.onRequest = { line in
+            guard line.contains("/layouts/Artists/records") else { return }
+            held.lock()
+            let hold = holding
+            holding = false
+            held.unlock()
+            guard hold else { return }
+            arrived.fire()
+            _ = release.wait(timeout: .now() + 120)
+        }
+        let shuttingDown = Signal()
+        let api = DataAPI(configuration: try configuration(for: emulator), logger: { event in
+            if event.message.hasPrefix("shutting down") { shuttingDown.fire() }
+        })
+        let group = ServiceGroup(services: [FMService(api, grace: 60)], logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let inFlight = Task { try await api.getRecords(layout: "Artists", limit: 1) }
+            #expect(await arrived.wait())
+
+            await group.triggerGracefulShutdown()
+            #expect(await shuttingDown.wait())
+            await #expect(throws: FMError.self) {
+                do { _ = try await api.getRecords(layout: "Artists", limit: 1) } catch let error as FMError {
+                    #expect(error.code == FMError.ClientCode.shuttingDown)
+                    throw error
+                }
+            }
+            #expect(emulator.logoutCount == 0)   // still draining: the session is not logged out under the call
+
+            release.signal()
+            let found = try await inFlight.value
+            #expect(found.records.count == 1)
+            try await tasks.next()   // the group's run returns once the client is shut down
+        }
+        #expect(emulator.logoutCount == 1)
+        #expect(emulator.activeSessionCount == 0)
+    }
+
+    /// Cancelling the group (no graceful shutdown) still shuts the client down: calls then are refused.
+    @Test func cancellationShutsTheClientDown() async throws {
+        try await Emulator.withRunning { emulator in
+            let api = DataAPI(configuration: try configuration(for: emulator))
+            _ = try await api.getRecords(layout: "Artists", limit: 1)
+            let service = FMService(api)
+            let run = Task { try await service.run() }
+            run.cancel()
+            try await run.value
+            await #expect(throws: FMError.self) { _ = try await api.getRecords(layout: "Artists", limit: 1) }
+            #expect(emulator.logoutCount == 1)
+        }
+    }
+
+    /// Any other client joins through its shutdown closure: called once, with the grace, on graceful
+    /// shutdown; the DataAPI beside it is shut down too.
+    @Test func anyClientThroughItsShutdown() async throws {
+        try await Emulator.withRunning { emulator in
+            let api = DataAPI(configuration: try configuration(for: emulator))
+            _ = try await api.getRecords(layout: "Artists", limit: 1)
+            let graces = GraceLog()
+            let group = ServiceGroup(services: [FMService(api, grace: 7), FMService(grace: 3) { grace in graces.append(grace) }],
+                                     logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                await group.triggerGracefulShutdown()
+                try await tasks.next()
+            }
+            #expect(graces.all == [3])
+            #expect(emulator.logoutCount == 1)
+            await #expect(throws: FMError.self) { _ = try await api.getRecords(layout: "Artists", limit: 1) }
+        }
+    }
+}
+
+private final class GraceLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var graces: [TimeInterval?] = []
+    func append(_ grace: TimeInterval?) { lock.withLock { graces.append(grace) } }
+    var all: [TimeInterval?] { lock.withLock { graces } }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import SwiftFM
+import SwiftFMEmulator
+import Testing
+
+/// A configuration for `emulator` (admin/admin, the demo solution).
+func configuration(for emulator: Emulator) throws -> FMConfiguration {
+    let url = try #require(emulator.baseURL)
+    var configuration = FMConfiguration(host: url.absoluteString, database: emulator.database, username: "admin", password: "admin")
+    configuration.timeout = 60
+    // Retries wait at most a few milliseconds: no test waits on a back-off's clock.
+    configuration.retry = FMRetryPolicy(maxAttempts: 3, initialDelay: 0.001, maxDelay: 0.01)
+    return configuration
+}
+
+/// The secrets a log line or span must never hold, once `emulator` has issued its tokens.
+func secrets(of emulator: Emulator) -> [String] {
+    ["admin:admin", Data("admin:admin".utf8).base64EncodedString()] + emulator.activeTokens + emulator.requestLog.compactMap(\.token)
+}
+
+/// Something that happens once, awaited with a generous bound (never a sleep as synchronisation).
+final class Signal: @unchecked Sendable {
+    // @unchecked: state under `lock`.
+    private let lock = NSLock()
+    private var fired = false
+    private var waiters: [CheckedContinuation<Bool, Never>] = []
+
+    func fire() {
+        lock.lock()
+        guard !fired else { return lock.unlock() }
+        fired = true
+        let resumed = waiters
+        waiters = []
+        lock.unlock()
+        for waiter in resumed { waiter.resume(returning: true) }
+    }
+
+    /// `true` once fired; `false` if `seconds` pass first.
+    func wait(seconds: Double = 60) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            lock.lock()
+            if fired {
+                lock.unlock()
+                return continuation.resume(returning: true)
+            }
+            waiters.append(continuation)
+            lock.unlock()
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+                lock.lock()
+                guard let index = waiters.firstIndex(where: { _ in true }) else { return lock.unlock() }
+                let timedOut = waiters.remove(at: index)
+                lock.unlock()
+                timedOut.resume(returning: false)
+            }
+        }
+    }
+}

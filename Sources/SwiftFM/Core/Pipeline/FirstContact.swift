@@ -1,0 +1,147 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The first-contact rule: which hosts have answered this client, and since when one has been unreachable.
+///
+/// A read that meets a host that is away (a connection refused, reset or closed before any answer) rides it
+/// out under ``FMRetryPolicy/retriesReadsUntilDeadline`` only when the host has answered this ``DataAPI``
+/// before — it is restarting — and has not been unreachable for longer than ``window``. Until then (a wrong
+/// port, a host that does not resolve, a server that is not running) the first failure is the answer: no
+/// retry, no back-off. Any HTTP answer, whatever its status, counts as an answer.
+///
+/// One entry per origin (`host:port`), at most ``maxOrigins`` (a container URL may name another host); past
+/// that an arbitrary entry is forgotten, which only means that origin is treated as new again.
+final class Reachability: Sendable {
+    /// How long a host that answered before may stay unreachable and still be ridden out: 5 minutes, longer
+    /// than a FileMaker Server restart. After that, connection failures to it fail fast again until it answers.
+    static let window: TimeInterval = 300
+    /// The most origins remembered.
+    static let maxOrigins = 64
+
+    private struct Entry {
+        /// When the host last answered.
+        var answered: Date
+        /// The first connection failure since then, if any.
+        var unreachableSince: Date?
+    }
+
+    /// What the rule says for one connection failure.
+    enum Standing: Equatable {
+        /// The host answered before and is within the window: ride it out.
+        case rideOut
+        /// The host has never answered this client.
+        case neverAnswered
+        /// The host answered once, but has been unreachable for longer than the window.
+        case awayTooLong
+    }
+
+    private let entries = Locked<[String: Entry]>([:])
+    private let now: @Sendable () -> Date
+
+    init(now: @escaping @Sendable () -> Date) { self.now = now }
+
+    /// `host:port` (lowercased host, the scheme's port when none is written), or `nil` without a host.
+    static func origin(of url: URL?) -> String? {
+        guard let url, let host = url.host?.lowercased(), !host.isEmpty else { return nil }
+        let port = url.port ?? (url.scheme?.lowercased() == "http" ? 80 : 443)
+        return "\(host):\(port)"
+    }
+
+    /// The host behind `url` answered (any HTTP status).
+    func answered(_ url: URL?) {
+        guard let origin = Self.origin(of: url) else { return }
+        let time = now()
+        entries.withLock { entries in
+            if entries[origin] == nil, entries.count >= Self.maxOrigins, let any = entries.keys.first { entries[any] = nil }
+            entries[origin] = Entry(answered: time, unreachableSince: nil)
+        }
+    }
+
+    /// A connection to the host behind `url` failed before any answer.
+    func unreachable(_ url: URL?) {
+        guard let origin = Self.origin(of: url) else { return }
+        let time = now()
+        entries.withLock { entries in
+            guard var entry = entries[origin], entry.unreachableSince == nil else { return }
+            entry.unreachableSince = time
+            entries[origin] = entry
+        }
+    }
+
+    /// Whether a connection failure to the host behind `url` may be ridden out.
+    func standing(_ url: URL?) -> Standing {
+        guard let origin = Self.origin(of: url) else { return .neverAnswered }
+        let time = now()
+        return entries.withLock { entries in
+            guard let entry = entries[origin] else { return .neverAnswered }
+            guard let since = entry.unreachableSince else { return .rideOut }
+            return time.timeIntervalSince(since) < Self.window ? .rideOut : .awayTooLong
+        }
+    }
+}
+
+extension FMError {
+    /// `host:port` of `url` for a message (`the host` without one); the port is the scheme's when none is written.
+    static func address(of url: URL?) -> String {
+        guard let url, let host = url.host, !host.isEmpty else { return "the host" }
+        let port = url.port ?? (url.scheme?.lowercased() == "http" ? 80 : 443)
+        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// What a transport failure means, in words: "connection refused", "no such host", "certificate not
+    /// trusted: …" (with the remedy), "TLS handshake failed: …".
+    static func cause(code: Int, description: String) -> String {
+        // Foundation's text for a code it has no words for ("The operation could not be completed. (…)") says nothing.
+        let said = description.hasPrefix("The operation could not be completed") || description.isEmpty ? nil : description
+        switch code {
+        case URLError.Code.cannotConnectToHost.rawValue: return "connection refused"
+        case URLError.Code.cannotFindHost.rawValue, URLError.Code.dnsLookupFailed.rawValue: return "no such host"
+        case URLError.Code.networkConnectionLost.rawValue: return "the connection closed before an answer"
+        case URLError.Code.notConnectedToInternet.rawValue: return "no network connection"
+        case URLError.Code.secureConnectionFailed.rawValue: return "TLS handshake failed" + (said.map { ": \($0)" } ?? "")
+        case URLError.Code.serverCertificateHasBadDate.rawValue:
+            return "certificate not trusted: it has expired (or this machine's clock is wrong)"
+        case URLError.Code.serverCertificateNotYetValid.rawValue:
+            return "certificate not trusted: it is not valid yet (or this machine's clock is wrong)"
+        case URLError.Code.serverCertificateUntrusted.rawValue, URLError.Code.serverCertificateHasUnknownRoot.rawValue:
+            return "certificate not trusted: \(said ?? "no certificate authority this machine trusts signed it"). \(trustRemedy)"
+        case URLError.Code.clientCertificateRejected.rawValue: return "the server rejected the client certificate"
+        case URLError.Code.clientCertificateRequired.rawValue: return "the server requires a client certificate"
+        case -1 where description.localizedCaseInsensitiveContains("certificate"):
+            return "certificate not trusted: \(description). \(trustRemedy)"
+        case -1 where description.contains("SSL") || description.contains("TLS"):
+            return "TLS handshake failed: \(description)"
+        default:
+            return said ?? "\(urlErrorName(code))"
+        }
+    }
+
+    /// What to do about a certificate the client does not trust.
+    static var trustRemedy: String {
+        #if canImport(Darwin)
+        "Trust its certificate authority in the system trust store (the keychain), decide trust yourself with "
+            + "FMURLSessionTransport(serverTrust:), or give the server a certificate from a public authority"
+        #else
+        "Add its certificate authority to the system trust store (copy it to /usr/local/share/ca-certificates and run "
+            + "update-ca-certificates), or give the server a certificate from a public authority"
+        #endif
+    }
+
+    /// How every connection failure's message starts, before the address.
+    static let connectionFailurePrefix = "The request to "
+
+    /// A connection failure: `The request to HOST:PORT failed before FileMaker answered: CAUSE`.
+    static func connectionFailure(_ url: URL?, cause: String, underlying: String) -> FMError {
+        FMError(code: ClientCode.transport,
+                message: "\(connectionFailurePrefix)\(address(of: url)) failed before FileMaker answered: \(cause)", underlying: underlying)
+    }
+
+    /// This error with a note appended to its message (`; …`).
+    func noting(_ note: String) -> FMError {
+        var copy = self
+        copy.message += "; \(note)"
+        return copy
+    }
+}

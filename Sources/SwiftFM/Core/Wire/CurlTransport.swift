@@ -1,0 +1,833 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if os(Linux)
+internal import CFMCurl
+import Glibc
+
+// MARK: - The libcurl transport (Linux)
+
+/// A transport on the system's libcurl (`libcurl.so.4`, the library FoundationNetworking already links on
+/// Linux), loaded at run time: the build needs no curl headers and no system package.
+///
+/// One curl multi handle per transport, driven by a thread of its own (`curl_multi_poll`, woken by
+/// `curl_multi_wakeup`); connections are kept alive and reused, at most `maxConnectionsPerHost` to one host
+/// (requests beyond it wait inside curl, in order; SwiftFM's own limits keep that queue empty). Answers are
+/// decoded by libcurl (`gzip`, `deflate`, and what else the library was built with); the bytes SwiftFM sees,
+/// and caps, are the decoded ones. libcurl's callbacks only copy bytes out: the answer's head, its bytes and
+/// the end reach ``FMTransportEvents`` on a queue of the transfer's own, never on the multi thread, and a
+/// body arriving faster than SwiftFM takes it pauses the transfer (bounded memory).
+///
+/// No redirect is followed, no cookie is kept, no cache; `Expect: 100-continue` is never sent; HTTP/1.1.
+/// A request that may change data (every method but `GET` and `HEAD`, and a `GET` that runs a script) is
+/// never sent twice: when a reused connection dies before any byte of its answer, libcurl would send it again
+/// on a new one; this transport refuses that, and the call fails with `URLError(.networkConnectionLost)`
+/// (SwiftFM's retry policy decides). Reads are sent again, as libcurl does. A silence longer than
+/// `idleTimeout` while connecting, sending or receiving (measured per header line and per chunk of body)
+/// ends the exchange with `URLError(.timedOut)`;
+/// `cancel()` ends it with `URLError(.cancelled)`.
+///
+/// Where libcurl cannot be loaded (a static SDK, a system without it) ``isAvailable`` is `false` and every
+/// request fails with `URLError(.unsupportedURL)` saying so; ``DataAPI/init(configuration:callbackQueue:tokenStore:logger:now:)``
+/// then uses ``FMURLSessionTransport``.
+public final class FMCurlTransport: FMTransport, @unchecked Sendable {
+    // @unchecked: every stored property is immutable; the engine keeps its state behind its lock or on its thread.
+    let engine: CurlEngine?
+    private let loadError: String?
+    private let settings: CurlSettings
+    /// The TLS options every request is sent with.
+    var tls: FMTLSOptions { settings.tls }
+    /// The proxy every request goes through (`nil`: the environment's, as curl reads it).
+    var proxy: URL? { settings.proxy }
+
+    /// Whether the system's libcurl (`libcurl.so.4`, at least 7.68) could be loaded.
+    public static var isAvailable: Bool { CurlLibrary.standard.error == nil }
+
+    /// The loaded libcurl's version (`"7.88.1"`), or `nil` when it could not be loaded.
+    public static var libraryVersion: String? {
+        guard isAvailable, let version = fmcurl_version() else { return nil }
+        return String(cString: version)
+    }
+
+    /// Creates a transport.
+    ///
+    /// - Parameters:
+    ///   - idleTimeout: the longest silence allowed while connecting, sending or receiving, in seconds (the
+    ///     whole call is bounded by SwiftFM's own deadline, ``FMConfiguration/timeout``).
+    ///   - maxConnectionsPerHost: the most connections open at once to one host (at least 1); also the
+    ///     number of idle connections kept for reuse.
+    ///   - tls: a CA bundle trusted instead of the system store, pinned public keys, a client certificate
+    ///     (``FMTLSOptions``); chain and host verification are always on.
+    ///   - proxy: the HTTP proxy every request goes through; `nil`: the environment's (`HTTPS_PROXY`,
+    ///     `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`), as curl reads it.
+    public convenience init(idleTimeout: TimeInterval = 60, maxConnectionsPerHost: Int = 64, tls: FMTLSOptions = FMTLSOptions(), proxy: URL? = nil) {
+        self.init(idleTimeout: idleTimeout, maxConnectionsPerHost: maxConnectionsPerHost, tls: tls, proxy: proxy, library: .standard)
+    }
+
+    init(idleTimeout: TimeInterval, maxConnectionsPerHost: Int, tls: FMTLSOptions = FMTLSOptions(), proxy: URL? = nil, library: CurlLibrary) {
+        let idle = idleTimeout.isFinite ? max(0.001, idleTimeout) : 10 * 365 * 86_400
+        settings = CurlSettings(idleTimeout: idle, maxConnectionsPerHost: max(1, maxConnectionsPerHost), tls: tls, proxy: proxy)
+        if let error = library.error {
+            loadError = error
+            engine = nil
+        } else {
+            loadError = nil
+            engine = CurlEngine(maxConnectionsPerHost: settings.maxConnectionsPerHost)
+        }
+    }
+
+    deinit {
+        // Transfers in flight finish; the engine's thread ends after the last of them.
+        engine?.close()
+    }
+
+    /// Starts the request; see ``FMTransport/send(_:events:)``.
+    public func send(_ request: FMTransportRequest, events: FMTransportEvents) -> any FMTransportTask {
+        let transfer = CurlTransfer(request: request, events: events)
+        guard let engine else {
+            transfer.fail(URLError(.unsupportedURL, userInfo: [
+                NSLocalizedDescriptionKey: "libcurl could not be loaded (\(loadError ?? "unknown reason")); use FMURLSessionTransport",
+            ]))
+            return transfer
+        }
+        if let error = transfer.prepare(settings) {
+            transfer.fail(error)
+            return transfer
+        }
+        engine.add(transfer)
+        return transfer
+    }
+}
+
+/// What every transfer of a transport is configured with.
+struct CurlSettings: Sendable {
+    var idleTimeout: TimeInterval
+    var maxConnectionsPerHost: Int
+    var tls = FMTLSOptions()
+    var proxy: URL?
+}
+
+// MARK: - Loading libcurl
+
+/// The system's libcurl, loaded once per process.
+struct CurlLibrary: Sendable {
+    /// Why it could not be loaded, or `nil` when it is.
+    let error: String?
+
+    /// `libcurl.so.4`, loaded on first use.
+    static let standard = CurlLibrary(loading: "libcurl.so.4")
+
+    /// The library at `path`: loaded for the standard name; another path (the tests' missing library) is only
+    /// tried, never used (libcurl is loaded once per process).
+    static func at(_ path: String) -> CurlLibrary {
+        path == "libcurl.so.4" ? standard : CurlLibrary(probing: path)
+    }
+
+    private init(loading path: String) {
+        var buffer = [CChar](repeating: 0, count: 512)
+        let status = fmcurl_load(path, &buffer, buffer.count)
+        error = status == 0 ? nil : Self.string(buffer)
+    }
+
+    private init(probing path: String) {
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+            error = dlerror().map { String(cString: $0) } ?? "\(path) could not be loaded"
+            return
+        }
+        dlclose(handle)
+        error = CurlLibrary.standard.error
+    }
+
+    private static func string(_ buffer: [CChar]) -> String {
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+// MARK: - curl's stable ABI: the option numbers SwiftFM uses (curl.h)
+
+enum CurlOption {
+    // CURLOPTTYPE_LONG + n
+    static let nosignal: Int32 = 99
+    static let noprogress: Int32 = 43
+    static let nobody: Int32 = 44
+    static let post: Int32 = 47
+    static let followLocation: Int32 = 52
+    static let httpGet: Int32 = 80
+    static let httpVersion: Int32 = 84
+    static let sslVerifyPeer: Int32 = 64
+    static let sslVerifyHost: Int32 = 81
+    static let tcpKeepAlive: Int32 = 213
+    static let connectTimeoutMS: Int32 = 156
+    static let suppressConnectHeaders: Int32 = 265
+    static let forbidReuse: Int32 = 75
+    static let proxy: Int32 = 10004
+    static let sslCert: Int32 = 10025
+    static let caInfo: Int32 = 10065
+    static let sslCertType: Int32 = 10086
+    static let sslKey: Int32 = 10087
+    static let sslKeyType: Int32 = 10088
+    static let caPath: Int32 = 10097
+    static let pinnedPublicKey: Int32 = 10230
+    // CURLOPTTYPE_OBJECTPOINT / STRINGPOINT (10000) + n
+    static let url: Int32 = 10002
+    static let errorBuffer: Int32 = 10010
+    static let writeData: Int32 = 10001
+    static let readData: Int32 = 10009
+    static let httpHeader: Int32 = 10023
+    static let headerData: Int32 = 10029
+    static let customRequest: Int32 = 10036
+    static let acceptEncoding: Int32 = 10102
+    static let privateData: Int32 = 10103
+    static let copyPostFields: Int32 = 10165
+    static let seekData: Int32 = 10168
+    static let prereqData: Int32 = 10313
+    // CURLOPTTYPE_FUNCTIONPOINT (20000) + n
+    static let writeFunction: Int32 = 20011
+    static let readFunction: Int32 = 20012
+    static let headerFunction: Int32 = 20079
+    static let seekFunction: Int32 = 20167
+    static let prereqFunction: Int32 = 20312
+    // CURLOPTTYPE_OFF_T (30000) + n
+    static let postFieldSizeLarge: Int32 = 30120
+
+    // curl_multi_setopt: CURLOPTTYPE_LONG + n
+    static let multiMaxConnects: Int32 = 6
+    static let multiMaxHostConnections: Int32 = 7
+
+    /// CURL_HTTP_VERSION_1_1
+    static let http11 = 2
+    /// CURL_WRITEFUNC_PAUSE / CURL_READFUNC_ABORT
+    static let writePause = 0x1000_0001
+    static let readAbort = 0x1000_0000
+    /// CURLPAUSE_CONT
+    static let pauseContinue: Int32 = 0
+    /// CURL_ERROR_SIZE
+    static let errorSize = 256
+}
+
+// MARK: - One exchange
+
+/// One request and its answer: the handle SwiftFM can cancel, libcurl's easy handle, and the one place that
+/// completes. libcurl's callbacks run on the engine's thread and only copy into `outbox`; `events` run off that
+/// thread, one drain at a time, in order (one hop for a small answer's head, bytes and end together).
+final class CurlTransfer: FMTransportTask, @unchecked Sendable {
+    // @unchecked: `state` is behind `lock`; `easy`, `headers`, `body*`, `head*` and `prereqCount` belong to the
+    // engine's thread once the transfer is added (before that, to `send`); the rest is immutable.
+    let request: FMTransportRequest
+    let events: FMTransportEvents
+    /// What is handed on, in order: the head, the bytes, the end.
+    private enum Outgoing {
+        case head(Int, [(String, String)])
+        case data(Data)
+        case end(UncheckedCurlError)
+    }
+    /// Behind `lock`: what waits to be handed on, and whether a drain is scheduled or running.
+    private var outbox: [Outgoing] = []
+    private var draining = false
+
+    private struct State {
+        /// Bytes put in the outbox and not yet taken by `events.data`.
+        var pending = 0
+        /// The write callback paused the transfer (too much pending).
+        var paused = false
+        var resumeAsked = false
+        /// `cancel()` was called, or SwiftFM refused the answer.
+        var cancelled = false
+        /// `events.complete` was scheduled.
+        var ended = false
+    }
+    private let lock = NSLock()
+    private var state = State()
+    weak var engine: CurlEngine?
+
+    var easy: UnsafeMutableRawPointer?
+    private var headerList: UnsafeMutableRawPointer?
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: CurlOption.errorSize)
+    /// The request body from memory, or the file's descriptor.
+    private var bodyBytes: [UInt8] = []
+    private var bodyOffset = 0
+    private var bodyFD: Int32 = -1
+    /// May this request be sent a second time (libcurl's retry on a dead reused connection)?
+    let replayable: Bool
+    /// How often libcurl was about to send this request.
+    private var prereqCount = 0
+    /// The longest silence allowed, in seconds, and when a byte last went or came (engine's thread).
+    private(set) var idleTimeout: TimeInterval = 60
+    private(set) var lastActivity = DispatchTime.now().uptimeNanoseconds
+    /// libcurl wanted to send it again and this transport refused.
+    private(set) var refusedResend = false
+    // The head being read.
+    private var status = 0
+    private var headLines: [(String, String)] = []
+
+    /// Above this many bytes waiting for SwiftFM, the transfer pauses; it resumes once they are taken.
+    static let highWater = 1 << 20
+
+    init(request: FMTransportRequest, events: FMTransportEvents) {
+        self.request = request
+        self.events = events
+        self.replayable = Self.isReplayable(request)
+        errorBuffer.initialize(repeating: 0, count: CurlOption.errorSize)
+    }
+
+    deinit {
+        if let headerList { fmcurl_slist_free_all(headerList) }
+        if bodyFD >= 0 { close(bodyFD) }
+        errorBuffer.deallocate()
+    }
+
+    /// The engine's rule (``Endpoint/cannotChangeData``) read off the request: a `GET` or `HEAD` that runs no
+    /// script may be sent again; nothing else may.
+    static func isReplayable(_ request: FMTransportRequest) -> Bool {
+        if let marked = request.mayBeSentTwice { return marked }
+        let method = (request.urlRequest.httpMethod ?? "GET").uppercased()
+        guard method == "GET" || method == "HEAD", request.bodyFile == nil else { return false }
+        guard let url = request.urlRequest.url else { return false }
+        if url.pathComponents.contains("script") { return false }
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        return !items.contains { $0.name.lowercased().hasPrefix("script") }
+    }
+
+    // MARK: setup (on the caller's thread, before the engine sees it)
+
+    /// Creates and configures the easy handle; an error when the request cannot be sent.
+    func prepare(_ settings: CurlSettings) -> URLError? {
+        let urlRequest = request.urlRequest
+        guard let url = urlRequest.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: "FMCurlTransport sends http and https URLs only"])
+        }
+        guard let easy = fmcurl_easy_init() else {
+            return URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_easy_init failed"])
+        }
+        self.easy = easy
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        var failed = false
+        func long(_ option: Int32, _ value: Int) { if fmcurl_easy_setopt_long(easy, option, value) != 0 { failed = true } }
+        func string(_ option: Int32, _ value: String) {
+            if value.withCString({ fmcurl_easy_setopt_ptr(easy, option, $0) }) != 0 { failed = true }
+        }
+        func pointer(_ option: Int32, _ value: UnsafeRawPointer?) { if fmcurl_easy_setopt_ptr(easy, option, value) != 0 { failed = true } }
+
+        string(CurlOption.url, url.absoluteString)
+        pointer(CurlOption.errorBuffer, UnsafeRawPointer(errorBuffer))
+        pointer(CurlOption.privateData, UnsafeRawPointer(me))
+        long(CurlOption.nosignal, 1)
+        long(CurlOption.followLocation, 0)
+        long(CurlOption.httpVersion, CurlOption.http11)
+        long(CurlOption.sslVerifyPeer, 1)
+        long(CurlOption.sslVerifyHost, 2)
+        long(CurlOption.tcpKeepAlive, 1)
+        long(CurlOption.suppressConnectHeaders, 1)
+        long(CurlOption.connectTimeoutMS, Int(min(settings.idleTimeout * 1000, Double(Int32.max)).rounded(.up)))
+        // The silence between two bytes is bounded by the engine (``CurlEngine``), header bytes included: curl's
+        // own low-speed check counts body bytes only, so a head arriving slowly would read as silence.
+        idleTimeout = settings.idleTimeout
+        // "": every coding this libcurl decodes; the bytes handed on are decoded. A request's own
+        // Accept-Encoding header takes precedence over curl's.
+        string(CurlOption.acceptEncoding, "")
+        // TLS for this client only; verification stays on whatever is set.
+        let tls = settings.tls
+        if let ca = tls.caCertificates {
+            string(CurlOption.caInfo, ca.path)
+            pointer(CurlOption.caPath, nil) // the bundle alone: not the system's directory too
+        }
+        if !tls.pinnedPublicKeys.isEmpty { string(CurlOption.pinnedPublicKey, tls.pinnedPublicKeys.joined(separator: ";")) }
+        if let certificate = tls.clientCertificate {
+            string(CurlOption.sslCert, certificate.path)
+            string(CurlOption.sslCertType, "PEM")
+        }
+        if let key = tls.clientKey {
+            string(CurlOption.sslKey, key.path)
+            string(CurlOption.sslKeyType, "PEM")
+        }
+        if let proxy = settings.proxy { string(CurlOption.proxy, proxy.absoluteString) }
+
+        let write: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { bytes, size, count, me in
+            guard let me else { return 0 }
+            return Unmanaged<CurlTransfer>.fromOpaque(me).takeUnretainedValue().received(bytes, size * count)
+        }
+        let header: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { bytes, size, count, me in
+            guard let me else { return 0 }
+            return Unmanaged<CurlTransfer>.fromOpaque(me).takeUnretainedValue().headerLine(bytes, size * count)
+        }
+        let prereq: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32 = { me, _, _, _, _ in
+            guard let me else { return 1 }
+            return Unmanaged<CurlTransfer>.fromOpaque(me).takeUnretainedValue().aboutToSend()
+        }
+        pointer(CurlOption.writeFunction, unsafeBitCast(write, to: UnsafeRawPointer.self))
+        pointer(CurlOption.writeData, UnsafeRawPointer(me))
+        pointer(CurlOption.headerFunction, unsafeBitCast(header, to: UnsafeRawPointer.self))
+        pointer(CurlOption.headerData, UnsafeRawPointer(me))
+        pointer(CurlOption.prereqFunction, unsafeBitCast(prereq, to: UnsafeRawPointer.self))
+        pointer(CurlOption.prereqData, UnsafeRawPointer(me))
+
+        // Method and body.
+        let method = (urlRequest.httpMethod ?? "GET").uppercased()
+        var bodyLength: Int64 = 0
+        if let file = request.bodyFile {
+            let fd = open(file.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                return URLError(.fileDoesNotExist, userInfo: [NSLocalizedDescriptionKey: "cannot open the body file: \(String(cString: strerror(errno)))"])
+            }
+            bodyFD = fd
+            var info = stat()
+            guard fstat(fd, &info) == 0 else {
+                return URLError(.cannotOpenFile, userInfo: [NSLocalizedDescriptionKey: "cannot read the body file's size"])
+            }
+            bodyLength = Int64(info.st_size)
+        } else if let data = urlRequest.httpBody, !data.isEmpty {
+            bodyBytes = [UInt8](data)
+            bodyLength = Int64(bodyBytes.count)
+        }
+        var headers = urlRequest.allHTTPHeaderFields ?? [:]
+        if method == "GET" && bodyLength == 0 {
+            long(CurlOption.httpGet, 1)
+        } else if method == "HEAD" && bodyLength == 0 {
+            long(CurlOption.nobody, 1)
+        } else {
+            long(CurlOption.post, 1)
+            if method != "POST" { string(CurlOption.customRequest, method) }
+            if fmcurl_easy_setopt_off(easy, CurlOption.postFieldSizeLarge, bodyLength) != 0 { failed = true }
+            if bodyLength == 0 {
+                string(CurlOption.copyPostFields, "")
+            } else {
+                let read: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { buffer, size, count, me in
+                    guard let me else { return CurlOption.readAbort }
+                    return Unmanaged<CurlTransfer>.fromOpaque(me).takeUnretainedValue().readBody(buffer, size * count)
+                }
+                let seek: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int32 = { me, offset, origin in
+                    guard let me else { return 1 }
+                    return Unmanaged<CurlTransfer>.fromOpaque(me).takeUnretainedValue().seekBody(offset, origin)
+                }
+                pointer(CurlOption.readFunction, unsafeBitCast(read, to: UnsafeRawPointer.self))
+                pointer(CurlOption.readData, UnsafeRawPointer(me))
+                pointer(CurlOption.seekFunction, unsafeBitCast(seek, to: UnsafeRawPointer.self))
+                pointer(CurlOption.seekData, UnsafeRawPointer(me))
+            }
+            // curl would add `Content-Type: application/x-www-form-urlencoded` to a POST without one.
+            if HTTPHeader.value("Content-Type", in: headers) == nil { headers["Content-Type"] = "" }
+        }
+        // Never `Expect: 100-continue` (a write waits for no interim answer).
+        headers = headers.filter { $0.key.lowercased() != "expect" }
+        headers["Expect"] = ""
+        var list: UnsafeMutableRawPointer?
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            // "Name:" removes a header curl would add; "Name;" sends it empty.
+            guard !name.contains(where: { $0 == "\r" || $0 == "\n" || $0 == ":" }), !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                return URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "a request header contains a line break or a colon in its name"])
+            }
+            let line = value.isEmpty ? "\(name):" : "\(name): \(value)"
+            guard let appended = fmcurl_slist_append(list, line) else {
+                failed = true
+                break
+            }
+            list = appended
+        }
+        headerList = list
+        pointer(CurlOption.httpHeader, UnsafeRawPointer(list))
+        if failed {
+            return URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "this libcurl refused an option SwiftFM needs (at least 7.80 is required)"])
+        }
+        return nil
+    }
+
+    // MARK: libcurl's callbacks (on the engine's thread)
+
+    /// libcurl is about to send the request on a connection; a second time only for a request that may be
+    /// sent twice.
+    private func aboutToSend() -> Int32 {
+        lastActivity = DispatchTime.now().uptimeNanoseconds
+        prereqCount += 1
+        if prereqCount > 1 && !replayable {
+            refusedResend = true
+            return 1 // CURL_PREREQFUNC_ABORT
+        }
+        return 0
+    }
+
+    private func headerLine(_ bytes: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+        guard let bytes else { return 0 }
+        lastActivity = DispatchTime.now().uptimeNanoseconds
+        let line = String(decoding: UnsafeRawBufferPointer(start: bytes, count: count), as: UTF8.self)
+        let trimmed = line.trimmingCharacters(in: CharacterSet(charactersIn: "\r\n"))
+        if trimmed.hasPrefix("HTTP/") {
+            // A status line: a new head (after a 1xx, the final one).
+            let parts = trimmed.split(separator: " ", maxSplits: 2)
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            headLines = []
+        } else if trimmed.isEmpty {
+            if (100..<200).contains(status) { return count } // interim: the final head follows
+            if status == 204 || status == 304, let easy {
+                // No body may follow: bytes that came with it are dropped by libcurl, and the connection is not
+                // used again (what follows on it could be read as the next request's answer).
+                _ = fmcurl_easy_setopt_long(easy, CurlOption.forbidReuse, 1)
+            }
+            let head = (status, headLines)
+            headLines = []
+            post(.head(head.0, head.1))
+        } else if let first = trimmed.first, first == " " || first == "\t", !headLines.isEmpty {
+            headLines[headLines.count - 1].1 += " " + trimmed.trimmingCharacters(in: .whitespaces)
+        } else if let colon = trimmed.firstIndex(of: ":") {
+            let name = String(trimmed[..<colon]).trimmingCharacters(in: .whitespaces)
+            let value = String(trimmed[trimmed.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            headLines.append((name, value))
+        }
+        return count
+    }
+
+    private func received(_ bytes: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+        guard let bytes else { return 0 }
+        lastActivity = DispatchTime.now().uptimeNanoseconds
+        let pause = lock.withLock { () -> Bool? in
+            if state.cancelled || state.ended { return nil }
+            if state.pending >= Self.highWater {
+                state.paused = true
+                return true
+            }
+            state.pending += count
+            return false
+        }
+        guard let pause else { return 0 } // refused or cancelled: curl ends the transfer
+        if pause { return CurlOption.writePause } // this chunk comes again once resumed
+        let data = Data(bytes: bytes, count: count)
+        post(.data(data))
+        return count
+    }
+
+    private func readBody(_ buffer: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+        guard let buffer else { return CurlOption.readAbort }
+        lastActivity = DispatchTime.now().uptimeNanoseconds
+        if bodyFD >= 0 {
+            let n = Glibc.read(bodyFD, buffer, count)
+            return n < 0 ? CurlOption.readAbort : n
+        }
+        let n = min(count, bodyBytes.count - bodyOffset)
+        guard n > 0 else { return 0 }
+        bodyBytes.withUnsafeBytes { source in
+            UnsafeMutableRawPointer(buffer).copyMemory(from: source.baseAddress! + bodyOffset, byteCount: n)
+        }
+        bodyOffset += n
+        return n
+    }
+
+    /// libcurl rewinds the body to send it again: refused for a request that may change data.
+    private func seekBody(_ offset: Int64, _ origin: Int32) -> Int32 {
+        guard replayable, origin == SEEK_SET else {
+            refusedResend = true
+            return 1 // CURL_SEEKFUNC_FAIL
+        }
+        if bodyFD >= 0 { return lseek(bodyFD, off_t(offset), SEEK_SET) < 0 ? 1 : 0 }
+        guard offset >= 0, offset <= Int64(bodyBytes.count) else { return 1 }
+        bodyOffset = Int(offset)
+        return 0
+    }
+
+    // MARK: handing on (off the engine's thread)
+
+    /// Puts `item` in the outbox; schedules a drain unless one is scheduled or running.
+    private func post(_ item: Outgoing) {
+        let schedule = lock.withLock { () -> Bool in
+            outbox.append(item)
+            if draining { return false }
+            draining = true
+            return true
+        }
+        if schedule { DispatchQueue.global().async { [self] in drain() } }
+    }
+
+    /// Hands on everything in the outbox, in order, until it is empty.
+    private func drain() {
+        while true {
+            let batch = lock.withLock { () -> [Outgoing] in
+                let taken = outbox
+                outbox = []
+                if taken.isEmpty { draining = false }
+                return taken
+            }
+            if batch.isEmpty { return }
+            for item in batch {
+                switch item {
+                case .head(let status, let lines): deliverHead(status: status, lines: lines)
+                case .data(let data): deliver(data)
+                case .end(let outcome): events.complete(outcome.base)
+                }
+            }
+        }
+    }
+
+    private func deliverHead(status: Int, lines: [(String, String)]) {
+        guard !isCancelled, let url = request.urlRequest.url else { return }
+        var fields: [String: String] = [:]
+        for (name, value) in lines {
+            if let existing = fields.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame }) {
+                fields[existing.key] = existing.value + ", " + value
+            } else {
+                fields[name] = value
+            }
+        }
+        guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields) else { return }
+        if !events.response(response) { refuse() }
+    }
+
+    private func deliver(_ data: Data) {
+        let live = !isCancelled
+        let accepted = live && events.data(data)
+        let resume = lock.withLock { () -> Bool in
+            state.pending -= data.count
+            guard state.paused, !state.resumeAsked, state.pending == 0 else { return false }
+            state.resumeAsked = true
+            return true
+        }
+        if live && !accepted { refuse() }
+        if resume { engine?.resume(self) }
+    }
+
+    private var isCancelled: Bool { lock.withLock { state.cancelled } }
+
+    /// Whether no byte went or came for longer than the idle timeout at `now` (a transfer paused because SwiftFM
+    /// has not taken its bytes yet is not silent).
+    func isSilent(at now: UInt64) -> Bool {
+        let limit = idleTimeout * 1e9
+        guard Double(now &- min(now, lastActivity)) > limit else { return false }
+        if lock.withLock({ state.paused }) {
+            lastActivity = now
+            return false
+        }
+        return true
+    }
+
+    /// The engine added the transfer: its silence counts from now.
+    func started() { lastActivity = DispatchTime.now().uptimeNanoseconds }
+
+    /// The engine resumed the paused transfer.
+    func resumed() {
+        lock.withLock {
+            state.paused = false
+            state.resumeAsked = false
+        }
+    }
+
+    /// SwiftFM refused the answer: hand on nothing more and end the transfer.
+    private func refuse() { cancel() }
+
+    func cancel() {
+        let first = lock.withLock { () -> Bool in
+            guard !state.cancelled, !state.ended else { return false }
+            state.cancelled = true
+            return true
+        }
+        guard first else { return }
+        if let engine { engine.cancel(self) } else { finish(URLError(.cancelled)) }
+    }
+
+    /// Completes the exchange (once), after everything handed on before.
+    func finish(_ error: Error?) {
+        let outcome = lock.withLock { () -> UncheckedCurlError? in
+            guard !state.ended else { return nil }
+            state.ended = true
+            return UncheckedCurlError(base: state.cancelled && error != nil ? URLError(.cancelled) : error)
+        }
+        guard let outcome else { return }
+        post(.end(outcome))
+    }
+
+    /// Fails before libcurl saw the request.
+    func fail(_ error: URLError) {
+        finish(error)
+    }
+
+    /// The engine removed the easy handle: frees it.
+    func release() {
+        if let easy { fmcurl_easy_cleanup(easy) }
+        easy = nil
+        if let headerList { fmcurl_slist_free_all(headerList) }
+        headerList = nil
+        if bodyFD >= 0 { close(bodyFD) }
+        bodyFD = -1
+        bodyBytes = []
+    }
+
+    /// libcurl's result, as the `URLError` SwiftFM maps (``FMError/fromTransport(_:url:)``).
+    func error(forResult result: Int32) -> URLError? {
+        guard result != 0 else { return nil }
+        let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : fmcurl_easy_strerror(result).map { String(cString: $0) } ?? ""
+        var message = "curl \(result): \(detail)"
+        let host = request.urlRequest.url?.host ?? "the server"
+        switch result {
+        case 60, 51:
+            message += " — the certificate of \(host) does not verify: trust its CA with FMConfiguration.tls.caCertificates "
+                + "(a PEM bundle, for this client only) or install it into the system store"
+        case 90:
+            message += " — the public key of \(host) matches none of FMConfiguration.tls.pinnedPublicKeys"
+        case 77:
+            message += " — FMConfiguration.tls.caCertificates cannot be read as a PEM bundle"
+        case 58:
+            message += " — FMConfiguration.tls.clientCertificate or clientKey cannot be used (PEM, unencrypted key)"
+        case 56 where detail.lowercased().contains("certificate") || detail.lowercased().contains("alert"):
+            message += " — \(host) refused the TLS handshake: does it require a client certificate (FMConfiguration.tls.clientCertificate)?"
+        default:
+            break
+        }
+        if refusedResend {
+            return URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey:
+                "the connection closed before any answer; the request was not sent again, as it may change data (\(message))"])
+        }
+        let code: URLError.Code
+        switch result {
+        case 1: code = detail.contains("HTTP/0.9") ? .cannotParseResponse : .unsupportedURL // UNSUPPORTED_PROTOCOL
+        case 3: code = .badURL // URL_MALFORMAT
+        case 5, 6: code = .cannotFindHost // COULDNT_RESOLVE_PROXY, COULDNT_RESOLVE_HOST
+        case 7: code = .cannotConnectToHost // COULDNT_CONNECT
+        case 8: code = .cannotParseResponse // WEIRD_SERVER_REPLY
+        case 18: code = .networkConnectionLost // PARTIAL_FILE
+        case 23, 42: code = .cancelled // WRITE_ERROR (refused), ABORTED_BY_CALLBACK
+        case 26: code = .cannotOpenFile // READ_ERROR (the body file)
+        case 28: code = .timedOut // OPERATION_TIMEDOUT
+        case 35: code = .secureConnectionFailed // SSL_CONNECT_ERROR
+        case 52, 55, 56: code = .networkConnectionLost // GOT_NOTHING, SEND_ERROR, RECV_ERROR
+        case 58, 59: code = .clientCertificateRejected // SSL_CERTPROBLEM, SSL_CIPHER
+        case 60, 51, 90: code = .serverCertificateUntrusted // PEER_FAILED_VERIFICATION, SSL_PINNEDPUBKEYNOTMATCH
+        case 61: code = .cannotDecodeContentData // BAD_CONTENT_ENCODING
+        case 65: code = .networkConnectionLost // SEND_FAIL_REWIND
+        case 77, 80, 83: code = .secureConnectionFailed // SSL_CACERT_BADFILE, SSL_SHUTDOWN_FAILED, SSL_ISSUER_ERROR
+        default: code = .unknown
+        }
+        return URLError(code, userInfo: [NSLocalizedDescriptionKey: message])
+    }
+}
+
+/// Carries a transport error (or none) across a queue hop.
+private struct UncheckedCurlError: @unchecked Sendable {
+    let base: Error?
+}
+
+// MARK: - The multi handle and its thread
+
+/// One curl multi handle, driven by a thread of its own: it adds, cancels and resumes transfers as commands
+/// arrive (`curl_multi_wakeup`), runs libcurl, and removes each transfer that ended. The thread ends once the
+/// transport is released and its last transfer ended.
+final class CurlEngine: @unchecked Sendable {
+    // @unchecked: `commands` and `closing` are behind `lock`; `multi` and `active` belong to the thread.
+    private enum Command {
+        case add(CurlTransfer)
+        case cancel(CurlTransfer)
+        case resume(CurlTransfer)
+    }
+    private let multi: UnsafeMutableRawPointer
+    private let lock = NSLock()
+    private var commands: [Command] = []
+    private var closing = false
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Signalled when the thread ended and the multi handle was cleaned up.
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// The engine's threads running now, in the process (tests: a released transport's thread ends).
+    static let threads = Locked(0)
+
+    init?(maxConnectionsPerHost: Int) {
+        guard let multi = fmcurl_multi_init() else { return nil }
+        self.multi = multi
+        _ = fmcurl_multi_setopt_long(multi, CurlOption.multiMaxHostConnections, maxConnectionsPerHost)
+        _ = fmcurl_multi_setopt_long(multi, CurlOption.multiMaxConnects, maxConnectionsPerHost)
+        Self.threads.withLock { $0 += 1 }
+        let thread = Thread { [self] in run() }
+        thread.name = "SwiftFM.FMCurlTransport"
+        thread.start()
+    }
+
+    func add(_ transfer: CurlTransfer) {
+        transfer.engine = self
+        post(.add(transfer))
+    }
+
+    func cancel(_ transfer: CurlTransfer) { post(.cancel(transfer)) }
+    func resume(_ transfer: CurlTransfer) { post(.resume(transfer)) }
+
+    /// The transport was released: the thread ends once no transfer is left.
+    func close() {
+        lock.withLock { closing = true }
+        _ = fmcurl_multi_wakeup(multi)
+    }
+
+    private func post(_ command: Command) {
+        lock.withLock { commands.append(command) }
+        _ = fmcurl_multi_wakeup(multi)
+    }
+
+    private func run() {
+        while true {
+            let (taken, done) = lock.withLock { () -> ([Command], Bool) in
+                defer { commands = [] }
+                return (commands, closing && commands.isEmpty)
+            }
+            if done && active.isEmpty { break }
+            for command in taken { apply(command) }
+            var running: Int32 = 0
+            _ = fmcurl_multi_perform(multi, &running)
+            var easy: UnsafeMutableRawPointer?
+            var result: Int32 = 0
+            while fmcurl_multi_next_done(multi, &easy, &result) == 1 {
+                guard let handle = easy, let transfer = active.removeValue(forKey: handle) else { continue }
+                _ = fmcurl_multi_remove_handle(multi, handle)
+                let error = transfer.error(forResult: result)
+                transfer.release()
+                transfer.finish(error)
+            }
+            endSilentTransfers()
+            let more = lock.withLock { !commands.isEmpty }
+            if !more { _ = fmcurl_multi_poll(multi, active.isEmpty ? 1000 : 250) }
+        }
+        _ = fmcurl_multi_cleanup(multi)
+        Self.threads.withLock { $0 -= 1 }
+        finished.signal()
+    }
+
+    /// Waits (at most `timeout` seconds) for the thread to end; whether it did (tests).
+    func waitUntilFinished(timeout: TimeInterval) -> Bool {
+        finished.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Ends each transfer silent for longer than its idle timeout with `URLError(.timedOut)`.
+    private func endSilentTransfers() {
+        guard !active.isEmpty else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        for (easy, transfer) in active where transfer.isSilent(at: now) {
+            active.removeValue(forKey: easy)
+            _ = fmcurl_multi_remove_handle(multi, easy)
+            let seconds = transfer.idleTimeout
+            transfer.release()
+            transfer.finish(URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: "no byte went or came for \(seconds) s"]))
+        }
+    }
+
+    private func apply(_ command: Command) {
+        switch command {
+        case .add(let transfer):
+            guard let easy = transfer.easy else { return }
+            if fmcurl_multi_add_handle(multi, easy) != 0 {
+                transfer.release()
+                transfer.finish(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_multi_add_handle failed"]))
+                return
+            }
+            transfer.started()
+            active[easy] = transfer
+        case .cancel(let transfer):
+            guard let easy = transfer.easy, active.removeValue(forKey: easy) != nil else {
+                // Not added (it failed to start) or ended already: its end is decided elsewhere.
+                transfer.finish(URLError(.cancelled))
+                return
+            }
+            _ = fmcurl_multi_remove_handle(multi, easy)
+            transfer.release()
+            transfer.finish(URLError(.cancelled))
+        case .resume(let transfer):
+            guard let easy = transfer.easy, active[easy] != nil else { return }
+            transfer.resumed()
+            // May call the write callback at once with what curl held back.
+            _ = fmcurl_easy_pause(easy, CurlOption.pauseContinue)
+        }
+    }
+}
+#endif

@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+
+// What the compiler says about completions formed in main-actor code: the call sites below are type-checked
+// with the toolchain's `swiftc` against the SwiftFM module this test run was built with.
+//
+// Swift 6 mode: main-actor state inside a completion is refused, with the compiler's diagnostic naming the
+// property and the nonisolated context (the porting guide says what to write instead); the shapes the README and
+// the porting guide show compile without a warning. Swift 5 mode: top-level code of the legacy eras compiles
+// unchanged. (On main, the refused code compiled without a warning and trapped at run time.)
+
+/// The directory holding `SwiftFM.swiftmodule` for this build, found from the test executable's path.
+private func modulesDirectory() throws -> URL {
+    let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                                          ?? CommandLine.arguments[0]).standardizedFileURL
+    var directory = executable.deletingLastPathComponent()
+    for _ in 0..<6 {
+        let modules = directory.appendingPathComponent("Modules")
+        if FileManager.default.fileExists(atPath: modules.appendingPathComponent("SwiftFM.swiftmodule").path) {
+            return modules
+        }
+        directory = directory.deletingLastPathComponent()
+    }
+    throw CompileCheckError("no Modules/SwiftFM.swiftmodule above \(executable.path)")
+}
+
+/// `swiftc` on the `PATH`.
+private func swiftc() throws -> URL {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+    for directory in path.split(separator: ":") {
+        let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent("swiftc")
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+    }
+    throw CompileCheckError("no swiftc on the PATH")
+}
+
+private struct CompileCheckError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Type-checks `source` as a `main.swift` in the given language mode; returns the exit status and the diagnostics.
+private func typecheck(_ source: String, swiftVersion: String) throws -> (status: Int32, diagnostics: String) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("swiftfm-typecheck-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("main.swift")
+    try Data(source.utf8).write(to: file)
+    let process = Process()
+    process.executableURL = try swiftc()
+    let modules = try modulesDirectory()
+    // SwiftFM imports the C module CFMCurl (libcurl's bridge): its module map is where SwiftPM wrote it.
+    let curlModuleMap = modules.deletingLastPathComponent().appendingPathComponent("CFMCurl.build/module.modulemap")
+    let moduleMaps = FileManager.default.fileExists(atPath: curlModuleMap.path) ? ["-Xcc", "-fmodule-map-file=" + curlModuleMap.path] : []
+    process.arguments = ["-typecheck", "-swift-version", swiftVersion, "-I", modules.path] + moduleMaps
+        + ["-module-cache-path", directory.appendingPathComponent("cache").path, file.path]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let diagnostics = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, diagnostics)
+}
+
+/// Main-actor code whose completions touch main-actor state: a `@MainActor` class and top-level code.
+private let mainActorStateInCompletions = """
+    import Foundation
+    import SwiftFM
+
+    @MainActor final class Model {
+        var names: [String] = []
+        func load(_ api: DataAPI) {
+            api.getRecords(layout: "Artists") { found, code in
+                self.names = found?.records.compactMap { $0.field("name", as: String.self) } ?? []
+            }
+        }
+    }
+
+    var total = 0
+    let api = DataAPI(host: "fms.example.com", database: "Music", username: "admin", password: "secret")
+    api.getRecords(layout: "Artists") { found, code in
+        total = found?.records.count ?? 0
+    }
+    """
+
+/// The same, written as the README and the porting guide say.
+private let mainActorStateHandedBack = """
+    import Foundation
+    import SwiftFM
+
+    @MainActor final class Model {
+        var names: [String] = []
+        func load(_ api: DataAPI) {
+            api.getRecords(layout: "Artists") { found, code in
+                let names = found?.records.compactMap { $0.field("name", as: String.self) } ?? []
+                Task { @MainActor in self.names = names }
+            }
+        }
+        func load(token: String) {
+            DataAPI.getRecords(token: token, layout: "Artists", limit: 20) { records, code in
+                let names = records.compactMap { ($0["fieldData"] as? [String: Any])?["name"] as? String }
+                DispatchQueue.main.async { self.names = names }
+            }
+        }
+    }
+
+    let api = DataAPI(host: "fms.example.com", database: "Music", username: "admin", password: "secret")
+    let done = DispatchSemaphore(value: 0)
+    api.getRecords(layout: "Artists") { found, code in
+        print(found?.records.map { $0.count } ?? [], code)
+        done.signal()
+    }
+    done.wait()
+    """
+
+/// Top-level code of the completion-handler era (no concurrency annotations), as a Swift 5 mode tool has it.
+private let legacyTopLevel = """
+    import Foundation
+    import SwiftFM
+
+    final class Daemon {
+        var names: [String] = []
+        func run(token: String) {
+            DataAPI.getRecords(token: token, layout: "Artists", limit: 20) { records, code in
+                for record in records { self.names.append("\\(record["recordId"] ?? "")") }
+            }
+        }
+    }
+
+    var total = 0
+    let done = DispatchSemaphore(value: 0)
+    let api = DataAPI(host: "fms.example.com", database: "Music", username: "admin", password: "secret")
+    api.getRecords(layout: "Artists") { found, code in
+        total = found?.records.map { $0.count }.count ?? 0
+        done.signal()
+    }
+    done.wait()
+    func count() -> Int {
+        var n = 0
+        let signal = DispatchSemaphore(value: 0)
+        api.getRecords(layout: "Artists") { found, _ in n = found?.records.count ?? 0; signal.signal() }
+        signal.wait()
+        return n
+    }
+    """
+
+@Suite("Completions formed on the main actor: what compiles")
+struct CompletionIsolationCompileTests {
+    @Test func swift6RefusesMainActorStateInACompletion() throws {
+        let (status, diagnostics) = try typecheck(mainActorStateInCompletions, swiftVersion: "6")
+        #expect(status != 0)
+        #expect(diagnostics.contains("error: main actor-isolated property 'names' can not be mutated from a nonisolated context"),
+                "\(diagnostics)")
+        #expect(diagnostics.contains("error: main actor-isolated var 'total' can not be mutated from a nonisolated context"),
+                "\(diagnostics)")
+    }
+
+    @Test func swift6AcceptsTheHandBackAndTheSemaphorePattern() throws {
+        let (status, diagnostics) = try typecheck(mainActorStateHandedBack, swiftVersion: "6")
+        #expect(status == 0, "\(diagnostics)")
+        #expect(!diagnostics.contains("warning:"), "\(diagnostics)")
+    }
+
+    @Test func swift5ModeLegacyTopLevelCodeCompilesUnchanged() throws {
+        let (status, diagnostics) = try typecheck(legacyTopLevel, swiftVersion: "5")
+        #expect(status == 0, "\(diagnostics)")
+        #expect(!diagnostics.contains("warning:"), "\(diagnostics)")
+    }
+}
