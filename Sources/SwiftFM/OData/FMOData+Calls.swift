@@ -5,7 +5,7 @@ import Foundation
 extension FMOData {
     // MARK: metadata
 
-    /// Reads the database's `$metadata` (XML CSDL): entity sets and types, fields with their Edm and FileMaker
+    /// Reads the database's `$metadata` (JSON CSDL): entity sets and types, fields with their Edm and FileMaker
     /// types, keys, relationships and FileMaker's annotations.
     /// - Parameter completion: the metadata or `nil`, and the code.
     /// - Returns: a handle to cancel the request.

@@ -208,8 +208,8 @@ extension FMOData {
     }
 
     func metadataCall() -> ODataCall<FMODataMetadata> {
-        ODataCall(method: .get, path: "$metadata", kind: "$metadata", accept: "application/xml", accepting: { $0 == 200 }) {
-            try ODataEnvelope.metadata($0.body, status: $0.status)
+        ODataCall(method: .get, path: "$metadata", kind: "$metadata", accept: "application/json", accepting: { $0 == 200 }) {
+            try ODataMetadataReader.metadata($0.body, status: $0.status)
         }
     }
 

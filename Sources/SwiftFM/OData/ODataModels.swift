@@ -217,10 +217,10 @@ public struct FMODataEntitySet: Sendable, Equatable {
     }
 }
 
-/// A database's `$metadata` (XML CSDL): its tables as entity sets and types, fields with their Edm and
+/// A database's `$metadata` (read as JSON CSDL): its tables as entity sets and types, fields with their Edm and
 /// FileMaker types, keys, relationships and FileMaker's annotations.
 public struct FMODataMetadata: Sendable, Equatable {
-    /// The schema namespace (`com.filemaker.odata.<db>.fmp12`).
+    /// The schema namespace (`<db>.fmp12` in FileMaker's JSON CSDL).
     public var namespace: String
     /// The OData engine's version (`ServerVersion`, e.g. `"OData Engine 22.0.2"`), when sent.
     public var serverVersion: String?
