@@ -176,6 +176,8 @@ extension Endpoint {
     /// The endpoint kind for metrics: the method and the path, names and ids as `{}`.
     var kind: String {
         switch scope {
+        case .odata(_, let kind):
+            return method.rawValue + " odata/" + kind
         case .absolute:
             return method.rawValue + " {container}"
         case .host, .database:

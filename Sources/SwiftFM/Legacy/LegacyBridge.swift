@@ -147,6 +147,7 @@ enum LegacyCall {
         case .host: scope = .host
         case .database: scope = .database
         case .absolute(let url): scope = .absolute(url)
+        case .odata(let path, let kind): scope = .odata(path, kind: kind)
         }
         let body: Endpoint<LegacyJSON>.Body
         switch endpoint.body {
@@ -155,6 +156,8 @@ enum LegacyCall {
         case .multipart(let data, let boundary): body = .multipart(data, boundary: boundary)
         case .multipartFile(let url, let name, let type, let boundary):
             body = .multipartFile(url, fileName: name, mimeType: type, boundary: boundary)
+        case .raw(let data, let contentType): body = .raw(data, contentType: contentType)
+        case .file(let url, let contentType): body = .file(url, contentType: contentType)
         }
         let resolvedAuth: LegacyAuth
         if let auth {

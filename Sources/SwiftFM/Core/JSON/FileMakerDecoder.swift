@@ -1050,6 +1050,12 @@ enum FileMakerDate {
         }
         guard let time = scanner.time() else { return nil }
         seconds = time
+        // An ISO 8601 zone after a date and a time (FileMaker's OData service: `…Z`, or `…+02:00` with
+        // `fmodata.gmtoffset`) names the instant itself; the Data API never sends one.
+        if hasDate, let offset = scanner.zone() {
+            guard scanner.atEnd || scanner.onlySpacesLeft else { return nil }
+            return Date(timeIntervalSince1970: Double(days) * 86_400 + seconds - Double(offset))
+        }
         scanner.skipSpaces()
         guard scanner.atEnd else { return nil }
         if !hasDate { days = 0 }
@@ -1120,6 +1126,34 @@ enum FileMakerDate {
                 index += 1
             }
             return count == 0 ? nil : (value, count)
+        }
+
+        /// An ISO 8601 zone designator, `Z` or `±HH[:MM]`, as seconds east of UTC; `nil` (nothing read) when
+        /// there is none.
+        mutating func zone() -> Int? {
+            guard index < bytes.count else { return nil }
+            let save = index
+            if bytes[index] == UInt8(ascii: "Z") {
+                index += 1
+                return 0
+            }
+            guard bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") else { return nil }
+            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            index += 1
+            guard let hours = digits(max: 2), hours.count == 2, hours.value <= 14 else {
+                index = save
+                return nil
+            }
+            var minutes = 0
+            if index < bytes.count, bytes[index] == UInt8(ascii: ":") { index += 1 }
+            if let parsed = digits(max: 2) {
+                guard parsed.count == 2, parsed.value < 60 else {
+                    index = save
+                    return nil
+                }
+                minutes = parsed.value
+            }
+            return sign * (hours.value * 3600 + minutes * 60)
         }
 
         /// `H:mm[:ss[.fff]]`, optionally followed by `AM`/`PM`; hours may exceed 24 (a duration).

@@ -350,16 +350,28 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                         return
                     }
                 }
+                // A file sent as it is (an OData container upload) is the caller's: read, never removed.
+                var callersFile: URL?
+                if case .file(let source, _) = endpoint.body {
+                    guard FileManager.default.isReadableFile(atPath: source.path) else {
+                        release()
+                        received(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
+                            message: "Cannot read \(source.path)"), beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+                        return
+                    }
+                    callersFile = source
+                }
                 let bodyFile = built
+                let sentFile = built ?? callersFile
                 if let meter {
                     switch endpoint.body {
-                    case .json(let data), .multipart(let data, _): meter.sending(bytes: data.count)
-                    case .none, .multipartFile: meter.sending(bytes: 0)
+                    case .json(let data), .multipart(let data, _), .raw(let data, _): meter.sending(bytes: data.count)
+                    case .none, .multipartFile, .file: meter.sending(bytes: 0)
                     }
                 }
                 logger.log(.debug, "→ \(describe())", metadata: logMetadata())
                 let started = DispatchTime.now().uptimeNanoseconds
-                var transportRequest = FMTransportRequest(urlRequest: request, bodyFile: bodyFile)
+                var transportRequest = FMTransportRequest(urlRequest: request, bodyFile: sentFile)
                 transportRequest.mayBeSentTwice = endpoint.cannotChangeData
                 let running = Exchange.start(transportRequest, through: transport, sink: sink) { [self] answered in
                     release()
@@ -380,7 +392,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                         case .success(let answer):
                             let status = answer.response.statusCode
                             let expected = status == 200 || accepting(status)
-                            let code = expected ? nil : Envelope.error(status: status, body: answer.body).code
+                            let code = expected ? nil : Envelope.error(status: status, body: answer.body, odata: endpoint.isOData).code
                             let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
                             // An answer is detail (debug), and so are outcomes a caller expects (a modId conflict,
                             // 306; "no records match", 401); any other FileMaker error is one a caller must see (warning).
@@ -431,7 +443,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 report(.answered(Self.decode(endpoint, response)))
                 return
             }
-            error = hinted(Envelope.error(status: status, body: answer.body), status: status)
+            // OData answers are read in OData's error shape; the Data API's hints (a host with a path) are not theirs.
+            error = endpoint.isOData ? Envelope.error(status: status, body: answer.body, odata: true)
+                : hinted(Envelope.error(status: status, body: answer.body), status: status)
             headers = response.headers
             // A FileMaker error still used (and slid) the session.
             if let lease, status != 401, !Classifier.isSessionLost(error) { api.sessionUsed(lease) }

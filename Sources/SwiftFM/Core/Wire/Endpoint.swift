@@ -31,6 +31,10 @@ struct Endpoint<Value>: Sendable {
         case database
         /// An absolute URL taken from a response (a container's streaming URL); segments are ignored.
         case absolute(URL)
+        /// FileMaker's OData service: `/fmi/odata/v4/` + `path`, already percent-encoded (database, resource
+        /// and query string, as ``FMOData`` writes them); segments are ignored. `kind` names the endpoint in
+        /// metrics. Error answers are read in OData's shape (`{"error":{"code","message"}}`).
+        case odata(String, kind: String)
     }
 
     /// How the request authenticates.
@@ -55,6 +59,11 @@ struct Endpoint<Value>: Sendable {
         /// A multipart/form-data body with one file part whose bytes are read from `source` as the request
         /// is sent (assembled in a temporary file, streamed, removed afterwards).
         case multipartFile(URL, fileName: String, mimeType: String, boundary: String)
+        /// Bytes sent as they are, with this `Content-Type` (an OData container upload).
+        case raw(Data, contentType: String)
+        /// A file's bytes sent as they are, streamed from the file, with this `Content-Type` (an OData
+        /// container upload); the file is the caller's and stays in place.
+        case file(URL, contentType: String)
     }
 
     /// What the decoder receives for an HTTP 200 answer.
@@ -138,6 +147,12 @@ struct Endpoint<Value>: Sendable {
     var decode: @Sendable (Response) throws -> Value
     /// Extra request headers, sent as given (the container download sends `Cookie` on its second hop).
     var headers: [String: String] = [:]
+
+    /// `true` for a call to FileMaker's OData service (``Scope/odata(_:kind:)``).
+    var isOData: Bool {
+        if case .odata = scope { return true }
+        return false
+    }
 
     init(
         _ method: Method,

@@ -12,7 +12,10 @@ enum Envelope {
     /// body is not JSON (an HTML page from a proxy), `-1007` when it is JSON of the wrong shape or truncated,
     /// and `-1007` too when it says code `"0"` (success) or no code: an error status never completes with
     /// FileMaker's success code.
-    static func error(status: Int, body: Data) -> FMError {
+    ///
+    /// With `odata`, the body is read in FileMaker's OData shape instead (``ODataEnvelope/error(status:body:)``).
+    static func error(status: Int, body: Data, odata: Bool = false) -> FMError {
+        if odata { return ODataEnvelope.error(status: status, body: body) }
         let object: Any
         do {
             object = try JSONReader.parse(body, fragments: true)

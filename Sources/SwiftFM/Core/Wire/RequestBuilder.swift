@@ -95,6 +95,12 @@ enum RequestBuilder {
         case .multipartFile(_, _, _, let boundary):
             // The body is a file the engine assembles when it sends (FMTransportRequest.bodyFile).
             request.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
+        case .raw(let data, let contentType):
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+            request.httpBody = data
+        case .file(_, let contentType):
+            // The body is the file itself (FMTransportRequest.bodyFile), streamed by the transport.
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }
         return .success(request)
     }
@@ -145,6 +151,20 @@ enum RequestBuilder {
     static func url<Value>(for endpoint: Endpoint<Value>, configuration: FMConfiguration) -> Result<URL, FMError> {
         var components: URLComponents
         switch endpoint.scope {
+        case .odata(let path, _):
+            guard case .success(let base) = configuration.resolvedBase() else {
+                return .failure(.invalidConfiguration("Invalid host: \(Redaction.host(configuration.host))"))
+            }
+            var components = base
+            var prefix = components.percentEncodedPath
+            while prefix.hasSuffix("/") { prefix.removeLast() }
+            components.percentEncodedPath = ""
+            components.percentEncodedQuery = nil
+            components.fragment = nil
+            guard let origin = components.string, let url = URL(string: origin + prefix + "/fmi/odata/v4/" + path) else {
+                return .failure(.invalidConfiguration("Cannot build a URL for host \(Redaction.host(configuration.host))"))
+            }
+            return .success(url)
         case .absolute(let absolute):
             guard let parsed = URLComponents(url: absolute, resolvingAgainstBaseURL: true),
                   let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https", parsed.host != nil

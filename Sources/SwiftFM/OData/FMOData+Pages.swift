@@ -1,0 +1,184 @@
+import Foundation
+
+/// The pages of an OData read, as an `AsyncSequence` of ``FMODataPage`` (``FMOData/pages(from:query:)``).
+///
+/// The first page is read with the query; each next one at the previous page's `@odata.nextLink`, only
+/// when the loop asks for it, so one page is held at a time. The sequence ends after the page without a
+/// next link (an empty result is a sequence of no pages). A failed page throws its ``FMError`` once and
+/// ends the sequence; cancelling the task cancels the page in flight (`"-1005"`). A server that answers
+/// the same next link twice in a row ends the walk with `-1007` instead of looping.
+public struct FMODataPages: AsyncSequence, Sendable {
+    /// A page.
+    public typealias Element = FMODataPage
+
+    let odata: FMOData
+    let set: String
+    let query: FMODataQuery
+
+    /// Starts a walk from the first page.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(odata: odata, set: set, query: query)
+    }
+
+    /// Reads the pages of one walk, one per call of ``next()``.
+    public struct Iterator: AsyncIteratorProtocol {
+        enum Step {
+            case first
+            case link(URL)
+            case done
+        }
+
+        let odata: FMOData
+        let set: String
+        let query: FMODataQuery
+        var step = Step.first
+
+        init(odata: FMOData, set: String, query: FMODataQuery) {
+            self.odata = odata
+            self.set = set
+            self.query = query
+        }
+
+        /// The next page, or `nil` after the last one (and after a failure was thrown once).
+        /// - Throws: ``FMError`` for a failed page (`"-1005"` when the task was cancelled).
+        public mutating func next() async throws -> FMODataPage? {
+            let current = step
+            step = .done   // a failure ends the walk: it is thrown once
+            if case .done = current { return nil }
+            if Task.isCancelled { throw FMError.cancelled }
+            let page: FMODataPage
+            switch current {
+            case .done: return nil
+            case .first: page = try await odata.records(from: set, query: query)
+            case .link(let link): page = try await odata.records(following: link)
+            }
+            if let next = page.nextLink {
+                if case .link(let previous) = current, previous == next {
+                    throw FMError.malformed("the server sent the same next link twice", status: nil)
+                }
+                step = .link(next)
+            } else if page.rows.isEmpty {
+                return nil
+            }
+            return page
+        }
+    }
+}
+
+extension FMOData {
+    /// The pages of `set` that match `query`, following `@odata.nextLink`, as an `AsyncSequence`.
+    ///
+    /// Nothing is sent until the loop asks for the first page; see ``FMODataPages``. `query.top` bounds the
+    /// whole walk (FileMaker pages within it); use `Prefer`-free server paging for large tables.
+    ///
+    /// ```swift
+    /// for try await page in odata.pages(from: "Artists", query: FMODataQuery(filter: .eq("city", "Austin"))) {
+    ///     for row in page.rows { … }
+    /// }
+    /// ```
+    public func pages(from set: String, query: FMODataQuery = FMODataQuery()) -> FMODataPages {
+        FMODataPages(odata: self, set: set, query: query)
+    }
+
+    /// Walks the pages of `set` that match `query`, following `@odata.nextLink`: `page` runs on
+    /// ``callbackQueue`` for each page (return `false` to stop), then `completion` once with the number of
+    /// rows read and the code (`"0"` at the end or when `page` stopped the walk).
+    /// - Parameters:
+    ///   - set: the entity set name.
+    ///   - query: the filter, fields, sort, window and expansions of the walk.
+    ///   - page: called with each page in order; `false` stops the walk.
+    ///   - completion: the rows read or `nil`, and the code.
+    /// - Returns: a handle to cancel the walk (the completion then gets `"-1005"`).
+    @discardableResult
+    public func forEachPage(from set: String, query: FMODataQuery = FMODataQuery(), page: @escaping (FMODataPage) -> Bool,
+                            completion: @escaping (Int?, String) -> Void) -> FMRequest {
+        let handle = FMRequest()
+        walk(pageCall(from: set, query: query), previous: nil, rows: 0, handle: handle, page: page, completion: completion)
+        return handle
+    }
+
+    private func walk(_ call: ODataCall<FMODataPage>, previous: URL?, rows: Int, handle: FMRequest,
+                      page: @escaping (FMODataPage) -> Bool, completion: @escaping (Int?, String) -> Void) {
+        send(call, attachingTo: handle) { [self] result in
+            switch result {
+            case .failure(let error):
+                completion(nil, error.code)
+            case .success(let current):
+                let total = rows + current.rows.count
+                if current.rows.isEmpty, current.nextLink == nil { return completion(total, "0") }
+                guard page(current), let next = current.nextLink else { return completion(total, "0") }
+                if handle.isCancelled { return completion(nil, FMError.ClientCode.cancelled) }
+                if next == previous { return completion(nil, FMError.ClientCode.malformedResponse) }
+                walk(pageCall(following: next), previous: next, rows: total, handle: handle, page: page, completion: completion)
+            }
+        }
+    }
+}
+
+/// The pages of an OData read decoded into `T`, as an `AsyncSequence` of ``FMODataTypedPage``
+/// (``FMOData/pages(as:from:query:)``); it walks like ``FMODataPages``.
+public struct FMODataTypedPages<T: Decodable & SendableMetatype>: AsyncSequence, Sendable {
+    /// A typed page.
+    public typealias Element = FMODataTypedPage<T>
+
+    let odata: FMOData
+    let set: String
+    let query: FMODataQuery
+
+    /// Starts a walk from the first page.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(odata: odata, set: set, query: query)
+    }
+
+    /// Reads the pages of one walk, one per call of ``next()``.
+    public struct Iterator: AsyncIteratorProtocol {
+        let odata: FMOData
+        let set: String
+        let query: FMODataQuery
+        var step = FMODataPages.Iterator.Step.first
+
+        init(odata: FMOData, set: String, query: FMODataQuery) {
+            self.odata = odata
+            self.set = set
+            self.query = query
+        }
+
+        /// The next page, or `nil` after the last one (and after a failure was thrown once).
+        /// - Throws: ``FMError`` for a failed page (`"-1007"` when a row does not decode, `"-1005"` when the
+        ///   task was cancelled).
+        public mutating func next() async throws -> FMODataTypedPage<T>? {
+            let current = step
+            step = .done
+            if case .done = current { return nil }
+            if Task.isCancelled { throw FMError.cancelled }
+            let call: ODataCall<FMODataTypedPage<T>>
+            switch current {
+            case .done: return nil
+            case .first: call = odata.typedPageCall(T.self, odata.pageCall(from: set, query: query))
+            case .link(let link): call = odata.typedPageCall(T.self, odata.pageCall(following: link))
+            }
+            let odata = self.odata
+            let page = try await odata.api.bridge { completion in
+                odata.send(call, inline: true) { completion($0.map { UncheckedBox($0) }) }
+            }.value
+            if let next = page.nextLink {
+                if case .link(let previous) = current, previous == next {
+                    throw FMError.malformed("the server sent the same next link twice", status: nil)
+                }
+                step = .link(next)
+            } else if page.rows.isEmpty {
+                return nil
+            }
+            return page
+        }
+    }
+}
+
+extension FMOData {
+    /// The pages of `set` that match `query`, each decoded into `T` with FileMaker's rules, following
+    /// `@odata.nextLink`, as an `AsyncSequence` (see ``pages(from:query:)``).
+    public func pages<T: Decodable & SendableMetatype>(as type: T.Type, from set: String,
+                                                      query: FMODataQuery = FMODataQuery()) -> FMODataTypedPages<T> {
+        FMODataTypedPages(odata: self, set: set, query: query)
+    }
+}

@@ -1,0 +1,378 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A client of FileMaker's OData v4 service (`/fmi/odata/v4/{database}`), on the same pipeline as
+/// ``DataAPI``: the same ``FMConfiguration`` (host, database, credentials), transport, deadline
+/// (``FMConfiguration/timeout``), size cap (``FMConfiguration/maxResponseBytes``), retries (reads only, under
+/// ``FMConfiguration/retry``), concurrency cap, rate limit, metrics and redacted logging.
+///
+/// OData has no sessions: every request carries the credentials, `Authorization: Basic …` on FileMaker
+/// Server, `Authorization: FMID <token>` with ``FMCredentials/clarisID(_:)`` on FileMaker Cloud (a token the
+/// server rejects with HTTP 401 is asked for again once, with `refresh: true`, and the request sent again).
+///
+/// Every call has a completion-handler form, completing exactly once on ``callbackQueue`` with
+/// `(value?, code)` — `"0"` on success, else FileMaker's code as a string or a client code (`-10xx`, as the
+/// Data API uses them) — and an `async throws` twin that throws ``FMError``. FileMaker's OData engine has
+/// negative codes of its own (`-1002` syntax error in the URL, `-1020` unknown table, `-1023` no such
+/// record): those come with ``FMError/httpStatus`` set, client codes without.
+///
+/// ```swift
+/// let odata = FMOData(configuration: FMConfiguration(host: "fms.example.com", database: "Music",
+///                                                    username: "admin", password: "secret"))
+/// let page = try await odata.records(from: "Artists", query: FMODataQuery(filter: .eq("city", "Austin"), top: 50))
+/// ```
+public final class FMOData: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The ``DataAPI`` whose pipeline carries the calls (its gate, rate limit, transport and logger).
+    let api: DataAPI
+
+    /// The configuration the calls use.
+    public var configuration: FMConfiguration { api.configuration }
+
+    /// The queue every completion runs on.
+    public var callbackQueue: DispatchQueue { api.callbackQueue }
+
+    /// Creates a client with the default transport (as ``DataAPI/init(configuration:callbackQueue:tokenStore:logger:now:)``).
+    ///
+    /// - Parameters:
+    ///   - configuration: host, database, credentials, limits, retries.
+    ///   - callbackQueue: where completions run; by default a serial queue owned by this instance.
+    ///   - logger: receives one redacted line per request and per answer; `nil` for silence.
+    public convenience init(configuration: FMConfiguration, callbackQueue: DispatchQueue? = nil, logger: FMLogHandler? = nil) {
+        self.init(sharing: DataAPI(configuration: configuration, callbackQueue: callbackQueue, logger: logger))
+    }
+
+    /// Creates a client over your own HTTP client (see ``FMTransport``).
+    ///
+    /// - Parameters:
+    ///   - configuration: host, database, credentials, limits, retries.
+    ///   - transport: sends every request.
+    ///   - callbackQueue: where completions run; by default a serial queue owned by this instance.
+    ///   - logger: receives one redacted line per request and per answer; `nil` for silence.
+    public convenience init(configuration: FMConfiguration, transport: any FMTransport, callbackQueue: DispatchQueue? = nil,
+                            logger: FMLogHandler? = nil) {
+        self.init(sharing: DataAPI(configuration: configuration, transport: transport, callbackQueue: callbackQueue, logger: logger))
+    }
+
+    /// Creates a client that shares `api`'s configuration, transport, callback queue, logger, concurrency cap
+    /// and rate limit: FileMaker counts both APIs against one quota, and so do these limits.
+    public init(sharing api: DataAPI) {
+        self.api = api
+    }
+
+    /// A description with credentials redacted.
+    public var description: String { "FMOData(\(configuration))" }
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+    /// A mirror that shows no secret.
+    public var customMirror: Mirror { Redaction.mirror(of: self, description) }
+}
+
+// MARK: - The core: one OData request through the engine
+
+/// A completion that is not `Sendable` (callers capture anything), carried across the credentials step; it
+/// runs once.
+struct ODataCompletion<Value>: @unchecked Sendable {
+    let run: (Result<Value, FMError>) -> Void
+}
+
+/// What one OData request is, before its credentials are known.
+struct ODataCall<Value>: Sendable {
+    var method: Endpoint<Value>.Method
+    /// After `{db}/`, percent-encoded, query string included.
+    var path: String
+    var kind: String
+    var body: Endpoint<Value>.Body = .none
+    var accept: String = "application/json"
+    var accepting: @Sendable (Int) -> Bool = { (200...299).contains($0) }
+    var invalid: FMError?
+    var sink: BodySink?
+    var isTransfer = false
+    /// `path` starts after `/fmi/odata/v4/` (a next link), not after `{db}/`.
+    var rooted = false
+    /// More request headers (a container upload's `Content-Disposition`).
+    var extraHeaders: [String: String] = [:]
+    var decode: @Sendable (Endpoint<Value>.Response) throws -> Value
+}
+
+extension FMOData {
+    /// The credentials of one request: `nil` for the configured Basic credentials (the engine adds them), or
+    /// the headers of a Claris ID token (`refresh`: the server rejected the last one).
+    func credentials(refresh: Bool, _ done: @escaping @Sendable (Result<[String: String]?, FMError>) -> Void) {
+        switch configuration.credentials {
+        case .basic?, .encoded?:
+            done(.success(nil))
+        case .clarisID(let provider)?:
+            LoginAuthorization.provider(scheme: "FMID", provider.fetch).headers(refresh) { done($0.map { $0 }) }
+        case .oauth?:
+            done(.failure(.invalidConfiguration("OData requests authenticate with Basic or Claris ID credentials, not OAuth")))
+        case nil:
+            done(.failure(.invalidConfiguration("No credentials are configured")))
+        }
+    }
+
+    /// Sends `call` and completes once (on ``callbackQueue``, or inline for the async bridge), through the
+    /// engine: admission, credentials, rate limit, concurrency cap, transport, deadline, size cap, retries of
+    /// reads, classification, metrics, logging. A Claris ID token rejected with HTTP 401 is renewed once.
+    @discardableResult
+    func send<Value>(_ call: ODataCall<Value>, attachingTo handle: FMRequest? = nil, inline: Bool = false,
+                     completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
+        let handle = handle ?? FMRequest()
+        let done = ODataCompletion(run: completion)
+        if call.invalid != nil {
+            attempt(call, headers: nil, handle: handle, inline: inline, done: done)
+            return handle
+        }
+        credentials(refresh: false) { [self] result in
+            switch result {
+            case .failure(let error):
+                deliver(.failure(handle.isCancelled ? .cancelled : error), inline: inline, done)
+            case .success(let headers):
+                attempt(call, headers: headers, handle: handle, inline: inline) { [self] result in
+                    guard case .failure(let error) = result, error.httpStatus == 401, headers != nil, !handle.isCancelled else {
+                        return done.run(result)
+                    }
+                    api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one")
+                    credentials(refresh: true) { [self] renewed in
+                        switch renewed {
+                        case .failure(let error): deliver(.failure(handle.isCancelled ? .cancelled : error), inline: inline, done)
+                        case .success(let headers): attempt(call, headers: headers, handle: handle, inline: inline, done: done)
+                        }
+                    }
+                }
+            }
+        }
+        return handle
+    }
+
+    private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
+                                done: ODataCompletion<Value>) {
+        attempt(call, headers: headers, handle: handle, inline: inline, then: done.run)
+    }
+
+    private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
+                                then: @escaping (Result<Value, FMError>) -> Void) {
+        api.perform(endpoint(call, headers: headers), acceptingStatus: call.accepting, attachingTo: handle, sink: call.sink,
+                    isTransfer: call.isTransfer, inline: inline, completion: then)
+    }
+
+    private func deliver<Value>(_ result: Result<Value, FMError>, inline: Bool, _ done: ODataCompletion<Value>) {
+        if inline {
+            done.run(result)
+        } else {
+            let box = UncheckedBox(result)
+            callbackQueue.async { done.run(box.value) }
+        }
+    }
+
+    /// The engine's endpoint for `call`.
+    func endpoint<Value>(_ call: ODataCall<Value>, headers: [String: String]?) -> Endpoint<Value> {
+        let database = configuration.database
+        var invalid = call.invalid
+        if invalid == nil, database.isEmpty { invalid = .invalidConfiguration("No database is configured") }
+        let path = call.rooted ? call.path : ODataText.encodePath(database) + (call.path.isEmpty ? "" : "/" + call.path)
+        var endpoint = Endpoint(call.method, .odata(path, kind: call.kind), [], body: call.body,
+                                auth: headers == nil ? .basic(encoded: nil) : .none, invalid: invalid, decode: call.decode)
+        endpoint.headers = ["Accept": call.accept, "OData-Version": "4.0", "OData-MaxVersion": "4.0"]
+        for (name, value) in call.extraHeaders { endpoint.headers[name] = value }
+        for (name, value) in headers ?? [:] { endpoint.headers[name] = value }
+        return endpoint
+    }
+
+    /// The async twin of ``send(_:attachingTo:inline:completion:)``.
+    func sendAsync<Value>(_ call: ODataCall<Value>) async throws -> Value {
+        try await api.bridge { completion in send(call, inline: true, completion: completion) }
+    }
+}
+
+// MARK: - Calls
+
+extension FMOData {
+    /// `{set}` or `{set}?{query}`, or `-1002`.
+    static func collectionPath(_ set: String, query: FMODataQuery) -> (String, FMError?) {
+        guard !set.isEmpty else { return ("", .invalidArgument("An empty entity set name")) }
+        switch query.queryString() {
+        case .success(let text): return (ODataText.encodePath(set) + (text.isEmpty ? "" : "?" + text), nil)
+        case .failure(let error): return ("", error)
+        }
+    }
+
+    /// `{set}({key})`, or `-1002`.
+    static func recordPath(_ set: String, key: FMODataKey) -> (String, FMError?) {
+        guard !set.isEmpty else { return ("", .invalidArgument("An empty entity set name")) }
+        switch key.encoded() {
+        case .success(let text): return (ODataText.encodePath(set) + text, nil)
+        case .failure(let error): return ("", error)
+        }
+    }
+
+    func metadataCall() -> ODataCall<FMODataMetadata> {
+        ODataCall(method: .get, path: "$metadata", kind: "$metadata", accept: "application/json", accepting: { $0 == 200 }) {
+            try ODataMetadataReader.metadata($0.body, status: $0.status)
+        }
+    }
+
+    func pageCall(from set: String, query: FMODataQuery) -> ODataCall<FMODataPage> {
+        let (path, invalid) = Self.collectionPath(set, query: query)
+        return ODataCall(method: .get, path: path, kind: "{set}", accepting: { $0 == 200 }, invalid: invalid) {
+            try ODataEnvelope.page($0.body, status: $0.status)
+        }
+    }
+
+    /// The page at a server's next link, which must lead to an OData URL on this client's server (same
+    /// scheme, host and port); `-1007` otherwise: credentials never go to another server.
+    func pageCall(following link: URL) -> ODataCall<FMODataPage> {
+        let decode: @Sendable (Endpoint<FMODataPage>.Response) throws -> FMODataPage = { try ODataEnvelope.page($0.body, status: $0.status) }
+        switch tail(of: link) {
+        case .success(let path):
+            // As the server wrote it, database segment included (it echoes the name as the client sent it).
+            return ODataCall(method: .get, path: path, kind: "{set}", accepting: { $0 == 200 }, rooted: true, decode: decode)
+        case .failure(let error):
+            return ODataCall(method: .get, path: "", kind: "{set}", invalid: error, decode: decode)
+        }
+    }
+
+    /// The part of `link` after `/fmi/odata/v4/`, when it leads to this client's host.
+    private func tail(of link: URL) -> Result<String, FMError> {
+        guard case .success(var base) = configuration.resolvedBase() else {
+            return .failure(.invalidConfiguration("Invalid host: \(Redaction.host(configuration.host))"))
+        }
+        var prefix = base.percentEncodedPath
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        base.percentEncodedPath = prefix + "/fmi/odata/v4/" + ODataText.encodePath(configuration.database) + "/"
+        guard let baseURL = base.url, let resolved = URL(string: link.absoluteString, relativeTo: baseURL)?.absoluteURL,
+              let components = URLComponents(url: resolved, resolvingAgainstBaseURL: false) else {
+            return .failure(.malformed("the next link is not a URL", status: nil))
+        }
+        func port(_ scheme: String?, _ port: Int?) -> Int? { port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) }
+        guard components.scheme?.lowercased() == base.scheme?.lowercased(),
+              components.host?.lowercased() == base.host?.lowercased(),
+              port(components.scheme?.lowercased(), components.port) == port(base.scheme?.lowercased(), base.port) else {
+            return .failure(.malformed("the next link leads to another server", status: nil))
+        }
+        let path = components.percentEncodedPath
+        guard let range = path.range(of: "/fmi/odata/v4/", options: .caseInsensitive) else {
+            return .failure(.malformed("the next link is not an OData URL", status: nil))
+        }
+        return .success(String(path[range.upperBound...]) + (components.percentEncodedQuery.map { "?" + $0 } ?? ""))
+    }
+
+    func typedPageCall<T: Decodable & SendableMetatype>(_ type: T.Type, _ call: ODataCall<FMODataPage>) -> ODataCall<FMODataTypedPage<T>> {
+        ODataCall(method: .get, path: call.path, kind: call.kind, accepting: call.accepting, invalid: call.invalid) { response in
+            let page = try call.decode(Endpoint<FMODataPage>.Response(response))
+            return FMODataTypedPage(rows: try Self.decodeRows(T.self, page.rows, status: response.status), count: page.count,
+                                    nextLink: page.nextLink)
+        }
+    }
+
+    /// Rows decoded into `T` with FileMaker's rules, or `-1007` naming the row and the field.
+    static func decodeRows<T: Decodable>(_ type: T.Type, _ rows: [[String: Any]], status: Int) throws(FMError) -> [T] {
+        let decoder = FileMakerDecoder()
+        var decoded: [T] = []
+        decoded.reserveCapacity(rows.count)
+        for (index, row) in rows.enumerated() {
+            do {
+                decoded.append(try decoder.decode(T.self, from: row))
+            } catch {
+                throw FMError(code: FMError.ClientCode.malformedResponse,
+                              message: "Unexpected response: cannot read row \(index) as \(T.self): \(FileMakerDecoder.describe(error))",
+                              httpStatus: status, underlying: String(describing: error))
+            }
+        }
+        return decoded
+    }
+
+    func recordCall(from set: String, key: FMODataKey, query: FMODataQuery) -> ODataCall<[String: Any]> {
+        var (path, invalid) = Self.recordPath(set, key: key)
+        if invalid == nil {
+            switch FMODataQuery(select: query.select, expand: query.expand).queryString() {
+            case .success(let text): path += text.isEmpty ? "" : "?" + text
+            case .failure(let error): invalid = error
+            }
+        }
+        return ODataCall(method: .get, path: path, kind: "{set}({key})", accepting: { $0 == 200 }, invalid: invalid) {
+            ODataEnvelope.fields(try ODataEnvelope.object($0.body, status: $0.status))
+        }
+    }
+
+    func countCall(of set: String, filter: FMODataFilter?, viaCollection: Bool) -> ODataCall<Int> {
+        if viaCollection {
+            let (path, invalid) = Self.collectionPath(set, query: FMODataQuery(filter: filter, top: 1, count: true))
+            return ODataCall(method: .get, path: path, kind: "{set}", accepting: { $0 == 200 }, invalid: invalid) { response in
+                guard let count = try ODataEnvelope.count(in: try ODataEnvelope.object(response.body, status: response.status),
+                                                          status: response.status) else {
+                    throw FMError.malformed("no @odata.count", status: response.status)
+                }
+                return count
+            }
+        }
+        var (path, invalid) = Self.collectionPath(set, query: FMODataQuery())
+        path += "/$count"
+        if invalid == nil, let filter {
+            switch filter.expression() {
+            case .success(let text): path += "?$filter=" + ODataText.encodeQuery(text)
+            case .failure(let error): invalid = error
+            }
+        }
+        return ODataCall(method: .get, path: path, kind: "{set}/$count", accept: "text/plain", accepting: { $0 == 200 }, invalid: invalid) {
+            try ODataEnvelope.plainCount($0.body, status: $0.status)
+        }
+    }
+
+    func createCall(in set: String, fields: [String: Any]) -> ODataCall<[String: Any]> {
+        let (path, invalid) = Self.collectionPath(set, query: FMODataQuery())
+        let decode: @Sendable (Endpoint<[String: Any]>.Response) throws -> [String: Any] = { response in
+            if response.status == 204 || response.body.isEmpty { return [:] }
+            return ODataEnvelope.fields(try ODataEnvelope.object(response.body, status: response.status))
+        }
+        switch JSONPayload.serialize(fields) {
+        case .success(let data):
+            return ODataCall(method: .post, path: path, kind: "{set}", body: .json(data), invalid: invalid, decode: decode)
+        case .failure(let error):
+            return ODataCall(method: .post, path: path, kind: "{set}", invalid: invalid ?? error, decode: decode)
+        }
+    }
+
+    /// The affected-row count of a PATCH or DELETE: FileMaker's `fmodata.affected_rows` header, else 1.
+    static func affectedRows(_ response: Endpoint<Int>.Response) throws(FMError) -> Int {
+        guard let header = response.header("fmodata.affected_rows") else { return 1 }
+        guard let count = Int(header.trimmingCharacters(in: .whitespaces)), count >= 0 else {
+            throw .malformed("fmodata.affected_rows is not an integer", status: response.status)
+        }
+        return count
+    }
+
+    func updateCall(in set: String, key: FMODataKey, fields: [String: Any]) -> ODataCall<Int> {
+        let (path, invalid) = Self.recordPath(set, key: key)
+        switch JSONPayload.serialize(fields) {
+        case .success(let data):
+            return ODataCall(method: .patch, path: path, kind: "{set}({key})", body: .json(data), invalid: invalid) { try Self.affectedRows($0) }
+        case .failure(let error):
+            return ODataCall(method: .patch, path: path, kind: "{set}({key})", invalid: invalid ?? error) { try Self.affectedRows($0) }
+        }
+    }
+
+    func deleteCall(in set: String, key: FMODataKey) -> ODataCall<Int> {
+        let (path, invalid) = Self.recordPath(set, key: key)
+        return ODataCall(method: .delete, path: path, kind: "{set}({key})", invalid: invalid) { try Self.affectedRows($0) }
+    }
+
+    func scriptCall(_ script: String, parameter: String?) -> ODataCall<FMODataScriptResult> {
+        let decode: @Sendable (Endpoint<FMODataScriptResult>.Response) throws -> FMODataScriptResult = {
+            try ODataEnvelope.script($0.body, status: $0.status)
+        }
+        var invalid: FMError?
+        if script.isEmpty { invalid = .invalidArgument("An empty script name") }
+        let path = "Script." + ODataText.encodePath(script)
+        guard let parameter else {
+            return ODataCall(method: .post, path: path, kind: "Script.{}", invalid: invalid, decode: decode)
+        }
+        switch JSONPayload.serialize(["scriptParameterValue": parameter]) {
+        case .success(let data):
+            return ODataCall(method: .post, path: path, kind: "Script.{}", body: .json(data), invalid: invalid, decode: decode)
+        case .failure(let error):
+            return ODataCall(method: .post, path: path, kind: "Script.{}", invalid: invalid ?? error, decode: decode)
+        }
+    }
+}
