@@ -18,10 +18,15 @@ private let odataSchema = Data(#"""
         "score":  "number",
         "joined": "date"
       }
+    },
+    "Orders": {
+      "fields": { "id": { "type": "number", "autoEnter": "serial" }, "customer_code": "text", "total": "number" }
     }
   },
+  "relationships": [ { "left": "Customers", "right": "Orders", "match": { "code": "customer_code" } } ],
   "layouts": {
-    "Customers": { "table": "Customers", "fields": ["code", "name", "city", "score", "joined"] }
+    "Customers": { "table": "Customers", "fields": ["code", "name", "city", "score", "joined"] },
+    "Orders": { "table": "Orders", "fields": ["id", "customer_code", "total"] }
   },
   "scripts": { "Echo": { "returns": "parameter" }, "Fail": { "error": "3" } },
   "records": {
@@ -30,7 +35,12 @@ private let odataSchema = Data(#"""
       { "code": "OBR", "name": "O'Brien & Sons", "city": "Dublin", "score": 3.5 },
       { "code": "OBR2", "name": "O'Brien Jr", "city": "Cork", "score": 2 },
       { "code": "ZOE", "name": "Zoë Café", "city": "Paris", "score": 4 },
-      { "code": "NUL", "name": "", "city": "Berlin", "score": 1 }
+      { "code": "NUL", "name": "", "city": "Berlin", "score": 1 },
+      { "code": "D'X", "name": "Quoted key", "city": "Oslo", "score": 0.25 }
+    ],
+    "Orders": [
+      { "customer_code": "D'X", "total": 3 },
+      { "customer_code": "ALFKI", "total": 4.5 }
     ]
   }
 }
@@ -110,7 +120,7 @@ private func odataCallback<V>(_ start: (@escaping @Sendable (V?, String) -> Void
                 pages += 1
                 codes += page.rows.compactMap { $0["code"] as? String }
             }
-            #expect(codes == ["ALFKI", "NUL", "OBR", "OBR2", "ZOE"])
+            #expect(codes == ["ALFKI", "D'X", "NUL", "OBR", "OBR2", "ZOE"])
             #expect(pages == 3)
 
             let collected = CallBox()
@@ -120,8 +130,8 @@ private func odataCallback<V>(_ start: (@escaping @Sendable (V?, String) -> Void
                 }, completion: { done($0, $1) })
             }
             #expect(code == "0")
-            #expect(total == 5)
-            #expect(collected.pages == [["ALFKI", "NUL"], ["OBR", "OBR2"], ["ZOE"]])
+            #expect(total == 6)
+            #expect(collected.pages == [["ALFKI", "D'X"], ["NUL", "OBR"], ["OBR2", "ZOE"]])
         }
     }
 
@@ -132,10 +142,11 @@ private func odataCallback<V>(_ start: (@escaping @Sendable (V?, String) -> Void
             #expect(row["city"] as? String == "Dublin")
             await #expect(throws: FMError.self) { try await odata.record(from: "Customers", key: "NOPE") }
 
-            #expect(try await odata.count(of: "Customers") == 5)
+            #expect(try await odata.count(of: "Customers") == 6)
             #expect(try await odata.count(of: "Customers", filter: .eq("city", "Berlin")) == 2)
             #expect(try await odata.count(of: "Customers", filter: .contains("name", "O'Brien")) == 2)
             let (count, code) = await odataCallback { done in odata.count(of: "Customers", filter: .gt("score", 3)) { done($0, $1) } }
+            #expect(try await odata.count(of: "Customers", filter: .eq("score", .double(0.25))) == 1)
             #expect(code == "0")
             #expect(count == 3)
         }
@@ -160,7 +171,7 @@ private func odataCallback<V>(_ start: (@escaping @Sendable (V?, String) -> Void
             let (deleted, code) = await odataCallback { done in odata.deleteRecord(in: "Customers", key: "NEW") { done($0, $1) } }
             #expect(code == "0")
             #expect(deleted == 1)
-            #expect(try await odata.count(of: "Customers") == 5)
+            #expect(try await odata.count(of: "Customers") == 6)
         }
     }
 
@@ -180,7 +191,7 @@ private func odataCallback<V>(_ start: (@escaping @Sendable (V?, String) -> Void
         try await withOData { odata, api, _ in
             let viaDataAPI = try await api.getRecords(layout: "Customers", sort: [FMSort("code")])
             let viaOData = try await odata.records(from: "Customers", query: FMODataQuery(orderBy: [.ascending("code")]))
-            #expect(viaDataAPI.records.count == 5)
+            #expect(viaDataAPI.records.count == 6)
             #expect(viaOData.rows.count == viaDataAPI.records.count)
             for (record, row) in zip(viaDataAPI.records, viaOData.rows) {
                 let fields = try #require(record["fieldData"] as? [String: Any])
@@ -201,6 +212,43 @@ private func odataCallback<V>(_ start: (@escaping @Sendable (V?, String) -> Void
                     #expect(odataDate is NSNull)
                 }
             }
+        }
+    }
+}
+
+extension ODataEndToEndTests {
+    struct Customer: Decodable { var code: String; var name: String; var score: Double }
+
+    @Test func quotedKeysRowIDsTypedRowsExpandAndBatch() async throws {
+        try await withOData { odata, _, _ in
+            let quoted = try await odata.record(from: "Customers", key: "D'X")
+            #expect(quoted["name"] as? String == "Quoted key")
+            #expect(try await odata.updateRecord(in: "Customers", key: "D'X", fields: ["city": "Bergen"]) == 1)
+
+            // Orders has no key: its records are addressed by ROWID.
+            let order = try await odata.record(from: "Orders", key: .rowID(1))
+            #expect(order["customer_code"] as? String == "D'X")
+
+            let typed = try await odata.records(as: Customer.self, from: "Customers",
+                                                query: FMODataQuery(filter: .eq("code", "D'X")))
+            #expect(typed.rows.map(\.code) == ["D'X"])
+            #expect(typed.rows.first?.score == 0.25)
+
+            let expanded = try await odata.records(from: "Customers",
+                                                   query: FMODataQuery(filter: .eq("code", "D'X"), expand: [FMODataExpand("Orders")]))
+            let orders = try #require(expanded.rows.first?["Orders"] as? [[String: Any]])
+            #expect(orders.map { $0["total"] as? Int } == [3])
+            #expect(expanded.rows.first?["city"] as? String == "Bergen")
+
+            var batch = FMODataBatch()
+            batch.read(from: "Customers", key: "D'X")
+            batch.changeset([.create(in: "Customers", fields: ["code": "B'1", "name": "Batch"]),
+                             .update(in: "Customers", key: "ALFKI", fields: ["city": "Bonn"])])
+            let results = try await odata.batch(batch)
+            #expect(results.map(\.status) == [200, 201, 204])
+            #expect(results.first?.body?["name"] as? String == "Quoted key")
+            #expect(try await odata.record(from: "Customers", key: "B'1")["name"] as? String == "Batch")
+            #expect(try await odata.record(from: "Customers", key: "ALFKI")["city"] as? String == "Bonn")
         }
     }
 }
