@@ -11,35 +11,15 @@ struct SessionStageTests {
     private static let start = Date(timeIntervalSince1970: 1_700_000_000)
     private static func valid(_ token: String) -> FMStoredToken { FMStoredToken(token: token, expiry: .distantFuture) }
 
-    /// Leases a session from `pool`, recording what the waiter is given.
-    private final class Taker: @unchecked Sendable {
-        private let lock = NSLock()
-        private var _lease: SessionLease?
-        private var _error: FMError?
-        var lease: SessionLease? { lock.withLock { _lease } }
-        var error: FMError? { lock.withLock { _error } }
-        func deliver(_ result: Result<SessionLease, FMError>) {
-            lock.withLock {
-                switch result {
-                case .success(let lease): _lease = lease
-                case .failure(let error): _error = error
-                }
-            }
-        }
-    }
-
-    /// Leases and hands out the plan's grants and failures (what the stage does).
-    private func take(_ pool: SessionPool, now: Date = start, stored: FMStoredToken? = nil) -> (Taker, SessionPool.Plan) {
-        let taker = Taker()
+    /// Leases a session from `pool` and hands out the plan's grants and failures (what the stage does).
+    private func take(_ pool: SessionPool, now: Date = start, stored: FMStoredToken? = nil) -> (PoolTaker, SessionPool.Plan) {
+        let taker = PoolTaker()
         let (_, plan) = pool.lease(now: now, stored: stored, front: false) { taker.deliver($0) }
         deliver(plan)
         return (taker, plan)
     }
 
-    private func deliver(_ plan: SessionPool.Plan) {
-        for (waiter, lease) in plan.grants { waiter.deliver(.success(lease)) }
-        for (waiter, error) in plan.failures { waiter.deliver(.failure(error)) }
-    }
+    private func deliver(_ plan: SessionPool.Plan) { plan.deliverToWaiters() }
 
     // MARK: the lease
 
