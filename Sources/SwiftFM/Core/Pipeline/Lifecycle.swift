@@ -56,13 +56,9 @@ final class Lifecycle: Sendable {
             return true
         }
         guard held else { return nil }
-        let released = Locked(false)
+        let released = Once()
         return { [self] in
-            let first = released.withLock { done -> Bool in
-                defer { done = true }
-                return !done
-            }
-            guard first else { return }
+            guard released.claim() else { return }
             let drained = state.withLock { state -> (@Sendable (_ finished: @escaping @Sendable () -> Void) -> Void)? in
                 state.holds -= 1
                 return Self.takeDrained(&state)

@@ -21,13 +21,9 @@ struct LoginAuthorization: Sendable {
     static func provider(scheme: String, _ fetch: @escaping FMClarisIDTokenProvider.Fetch) -> LoginAuthorization {
         LoginAuthorization(headers: { refresh, completion in
             // A provider is the caller's code: only its first answer counts (a second would log in again).
-            let answered = Locked(false)
+            let answered = Once()
             fetch(refresh) { fetched in
-                let first = answered.withLock { done -> Bool in
-                    defer { done = true }
-                    return !done
-                }
-                guard first else { return }
+                guard answered.claim() else { return }
                 completion(fetched.map { ["Authorization": scheme + " " + $0] })
             }
         }, renewsOnRejection: true)

@@ -10,7 +10,7 @@ final class SessionLease: Sendable {
     let slot: Int
     /// The token the call sends.
     let token: String
-    private let returned = Locked(false)
+    private let returned = Once()
 
     init(slot: Int, token: String) {
         self.slot = slot
@@ -19,10 +19,7 @@ final class SessionLease: Sendable {
 
     /// Marks the lease returned; `false` when it was returned already.
     func markReturned() -> Bool {
-        returned.withLock { done -> Bool in
-            defer { done = true }
-            return !done
-        }
+        returned.claim()
     }
 }
 
