@@ -5,6 +5,9 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
+// The engine over a real socket: a login and a call on an explicit port, redirects not followed, an HTML 502 is
+// -1006, a silent server -1004, and a real request cancelled.
+
 /// A one-shot HTTP server on 127.0.0.1: accepts connections, reads each request head (and its body by
 /// Content-Length), and answers with `respond(head)` — or holds the connection open when it returns nil.
 final class LoopbackServer: @unchecked Sendable {

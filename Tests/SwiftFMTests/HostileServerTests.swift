@@ -5,6 +5,8 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
+// Against a hostile server every call is bounded in time and in memory and completes once, over every transport.
+
 /// The surface a behaviour is driven through.
 enum Surface: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case callback, async
@@ -32,7 +34,7 @@ enum Wire: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 }
 
-/// Issue 7 against a hostile loopback server: every call is bounded in time (`-1004`) and in memory
+/// Against a hostile loopback server, every call is bounded in time (`-1004`) and in memory
 /// (`-1011`) whatever the server does; each completes exactly once. Codes, request counts and byte counts
 /// are asserted — never durations.
 @Suite("Bounds against a hostile server (real transports)")
@@ -272,7 +274,7 @@ struct HostileServerTests {
 }
 
 extension HostileServerTests {
-    /// Issue 31: an answer that cannot be read (here a content coding no transport knows) is no restart: a read
+    /// An answer that cannot be read (here a content coding no transport knows) is no restart: a read
     /// fails at once, with what was wrong, instead of riding it out until its deadline (before: the socket
     /// transport's read went out again and again, until the deadline).
     @Test(arguments: Wire.allCases)

@@ -5,6 +5,9 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
+// FMOData speaks the wire FileMaker's OData service speaks (against a stub transport): metadata, records, paging (a
+// foreign next link refused), keys, counts, writes, scripts, containers, webhooks, schema calls and $batch.
+
 /// Wire shapes FileMaker's OData service answers with (ODATA.md: captures from FMS 22, Claris's examples).
 enum ODataBodies {
     static let base = "https://fms.example.com/fmi/odata/v4/Contacts"

@@ -5,6 +5,9 @@ import Glibc
 import Testing
 @testable import SwiftFM
 
+// `FMSocketTransport` does for `http://` what the URLSession transport does: content decoding, keep-alive with a
+// safe redial (never a write twice), its connection limit, container redirects with the cookie, https handed on.
+
 /// A loopback HTTP/1.1 server that keeps connections open: `play(head, body, connection, indexOnConnection)`
 /// decides each answer. It records every request with the connection it came on, and counts connections.
 final class KeepAliveServer: @unchecked Sendable {
@@ -199,7 +202,7 @@ func roundTrip(_ transport: any FMTransport, _ url: String, method: String = "GE
     return outcome.value
 }
 
-/// Issue 16: ``FMSocketTransport``, the default transport on Linux for `http://` hosts, keeps what the URLSession
+/// ``FMSocketTransport``, SwiftFM's own HTTP/1.1 transport for `http://` hosts, keeps what the URLSession
 /// transport does for the requests it carries: content decoding, keep-alive with a safe redial, the
 /// connection limit, and everything above the transport (container redirects with the cookie, streaming to
 /// files, a redirect to `https` handed to URLSession). Deadlines, caps, chunked bodies and compression bombs

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
-/// Issue 19: a found set of at least 1 MiB is read and decoded in parts on the cores (each part its own tape
+/// A found set of at least 1 MiB is read and decoded in parts on the cores (each part its own tape
 /// and decoder); the records, their order and every error are the same as when read in one part.
 @Suite("Typed found sets read in parts")
 struct TypedPartsTests {
