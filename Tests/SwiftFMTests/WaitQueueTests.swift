@@ -19,13 +19,15 @@ struct WaitQueueTests {
             queue.append(number) { ran.withLock { $0.append(index) } }
         }
         #expect(queue.count == 5_000)
-        // Every third place leaves, from the back and the middle: most of the queue is places that left.
-        let withdrawn = Set(stride(from: 4_999, through: 0, by: -3))
-        for index in withdrawn { queue.remove(numbers[index]) }
+        // Two places in three leave, from the back: most of the queue is places that left (the queue drops their
+        // numbers while others still wait).
+        let withdrawn = Set((0..<5_000).filter { $0 % 3 != 0 })
+        for index in withdrawn.sorted(by: >) { queue.remove(numbers[index]) }
         #expect(queue.count == 5_000 - withdrawn.count)
         for _ in 0..<1_000 { queue.popFirst()?() }
         // Leaving again, or after being let through, changes nothing.
         queue.remove(numbers[4_999])
+        queue.remove(numbers[3])
         queue.remove(numbers[0])
         // Later arrivals queue behind the ones still waiting.
         for index in 5_000..<5_010 { queue.append(queue.nextPlace()) { ran.withLock { $0.append(index) } } }
