@@ -46,7 +46,7 @@ func roundTrip(_ transport: any FMTransport, _ url: String, method: String = "GE
     return outcome.value
 }
 
-/// Issue 16: ``FMSocketTransport``, the default transport on Linux for `http://` hosts, keeps what the URLSession
+/// ``FMSocketTransport``, SwiftFM's own HTTP/1.1 transport for `http://` hosts, keeps what the URLSession
 /// transport does for the requests it carries: content decoding, keep-alive with a safe redial, the
 /// connection limit, and everything above the transport (container redirects with the cookie, streaming to
 /// files, a redirect to `https` handed to URLSession). Deadlines, caps, chunked bodies and compression bombs
