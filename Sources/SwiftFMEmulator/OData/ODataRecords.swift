@@ -249,6 +249,7 @@ extension EmulatorState {
 
     /// `GET /{db}/{set}`: a page of rows, `@odata.count` when asked, `@odata.nextLink` past a page.
     func odataCollection(_ set: ODataSet, _ ctx: ODataContext) throws -> HTTPResponse {
+        if ctx.options["apply"] != nil { return try odataApplyCollection(set, ctx) }
         var pageSize = max(1, odataMaxPageSize)
         if let p = ctx.preferences["odata.maxpagesize"].flatMap({ Int($0) }), p > 0 { pageSize = min(pageSize, p) }
         var pageStart: Int?
