@@ -82,6 +82,17 @@ import TestSupport
         let only = client.send("GET", "/Shop/Customers?$apply=" + Self.q("filter(score ge 4)") + "&$select=code&$orderby=code")
         #expect(only.status == 200, "\(only.text)")
         #expect(only.rows.map { $0["code"]?.stringValue } == ["ALFKI", "ZOE"])
+        // Filters only are a normal read: server-driven paging keeps the $apply in the next link.
+        let first = client.send("GET", "/Shop/Customers?$apply=" + Self.q("filter(score ge 4)") + "&$select=code&$count=true",
+                                headers: [("Prefer", "odata.maxpagesize=1")])
+        #expect(first.rows.map { $0["code"]?.stringValue } == ["ALFKI"])
+        #expect(first.json?["@odata.count"]?.numberText == "2")
+        let next = try #require(first.json?["@odata.nextLink"]?.stringValue)
+        let path = try #require(next.range(of: "/fmi/odata/v4").map { String(next[$0.upperBound...]) })
+        #expect(path.contains("$apply=filter(score%20ge%204)"))
+        let second = client.send("GET", path, headers: [("Prefer", "odata.maxpagesize=1")])
+        #expect(second.rows.map { $0["code"]?.stringValue } == ["ZOE"])
+        #expect(second.json?["@odata.nextLink"] == nil)
 
         let groups = client.send("GET", "/Shop/Orders?$apply="
                                  + Self.q("groupby((customer_code),aggregate(total with sum as sum))/filter(sum gt 8)")

@@ -178,13 +178,20 @@ extension EmulatorState {
         return padded.lexicographicallyPrecedes([22, 0, 1]) == false
     }
 
+    /// What a `$apply` gives: the answer of an aggregation, or the ids of the records that pass its filters.
+    enum ODataApplyResult {
+        case rows(HTTPResponse)
+        case records([Int])
+    }
+
     /// `GET /{db}/{set}?$apply=…`: the transformations in order; a result of records continues as a normal
-    /// read (`$filter`, `$select`, `$orderby`, paging), an aggregated one as rows of the grouping fields and
-    /// aliases, sorted by the grouping fields, windowed by `$top`/`$skip` and counted by `$count`.
-    func odataApplyCollection(_ set: ODataSet, _ ctx: ODataContext) throws -> HTTPResponse {
+    /// read (`$filter`, `$select`, `$orderby`, paging: the caller's), an aggregated one is answered here as
+    /// rows of the grouping fields and aliases, sorted by the grouping fields, windowed by `$top`/`$skip` and
+    /// counted by `$count`.
+    func odataApplyCollection(_ set: ODataSet, _ ctx: ODataContext) throws -> ODataApplyResult {
         guard odataSupportsApply else { throw ODataError.unsupported("$apply (OData Engine \(odataVersion))") }
         let apply = try ODataApply.parse(ctx.options["apply"] ?? "")
-        guard let table = table(set.table) else { return EmulatorState.odataJSON(200, .object([("value", .array([]))])) }
+        guard let table = table(set.table) else { return .records([]) }
         var ids = table.order
         var rows: [ODataAggregateRow]?
         for step in apply.steps {
@@ -211,17 +218,8 @@ extension EmulatorState {
                 rows = try odataGroup(set, records: ids.compactMap { table.records[$0] }, fields: fields, aggregates: aggregates)
             }
         }
-        guard let aggregated = rows else {
-            // Only filters: the records that pass, read as usual.
-            var options = ctx.options
-            options["apply"] = nil
-            options["skiptoken"] = nil
-            let result = try odataSelectRows(set, candidates: ids, options: options, ctx: ctx, depth: 0)
-            var pairs: [(String, JSON)] = [(ctx.annotation("context"), .string(odataCollectionContext(set, select: ctx.options["select"], ctx: ctx)))]
-            if try ODataReadOptions(options).count { pairs.append(("@odata.count", .number(Double(result.total)))) }
-            pairs.append(("value", .array(result.rows)))
-            return EmulatorState.odataJSON(200, .object(pairs))
-        }
+        // Only filters: the records that pass, read as usual.
+        guard let aggregated = rows else { return .records(ids) }
         for option in ["select", "expand", "filter", "skiptoken"] where ctx.options[option] != nil {
             throw ODataError.unsupported("$\(option) with an aggregating $apply")
         }
@@ -239,7 +237,7 @@ extension EmulatorState {
         pairs.append(("value", .array(sorted[start..<end].map { row in
             .object(row.values.map { ($0.0, EmulatorState.odataAggregateJSON($0.1, ieee754: ctx.ieee754)) })
         })))
-        return EmulatorState.odataJSON(200, .object(pairs))
+        return .rows(EmulatorState.odataJSON(200, .object(pairs)))
     }
 
     static func odataAggregateJSON(_ value: ODataValue, ieee754: Bool) -> JSON {
