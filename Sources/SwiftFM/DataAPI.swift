@@ -358,7 +358,9 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
 ///
 /// Completions are `sending` closures: in Swift 6 language mode one written in main-actor code is not isolated
 /// to the main actor (it runs on ``callbackQueue``), so main-actor state inside it does not compile; hop back
-/// with `Task { @MainActor in … }`, or pass `callbackQueue: .main` and use `MainActor.assumeIsolated`.
+/// with `Task { @MainActor in … }`, or pass `callbackQueue: .main` and use `MainActor.assumeIsolated`, or mark the
+/// completion `{ @MainActor found, code in … }`: every completion method has a main-actor twin, which Swift picks for
+/// a marked closure and which runs it on the main actor.
 public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The configuration this instance was made with.
     public let configuration: FMConfiguration

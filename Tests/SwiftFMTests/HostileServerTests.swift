@@ -107,6 +107,24 @@ struct HostileServerTests {
         }
     }
 
+    /// A timeout names where the call went, as a connection failure does: `The request to HOST:PORT timed out
+    /// after N s` (before, only "The request timed out").
+    @Test func aTimeoutNamesTheHostAndPort() async {
+        let server = HostileServer { head, _ in HostileServer.isLogin(head) ? HostileServer.login() : .silent }
+        defer { server.stop() }
+        let api = makeAPI(server)
+        do {
+            _ = try await api.getRecords(layout: "Contacts")
+            Issue.record("a silent server answered")
+        } catch let error as FMError {
+            #expect(error.code == FMError.ClientCode.timeout)
+            // The call's deadline (1 s), or on a very busy machine the login's bound: both name the server.
+            #expect(error.message.hasPrefix("The request to 127.0.0.1:\(server.port) timed out after 1.0 s"), "\(error.message)")
+        } catch {
+            Issue.record("not an FMError: \(error)")
+        }
+    }
+
     @Test(arguments: Surface.allCases, Wire.allCases)
     func headersThenADrippingBody(_ surface: Surface, _ wire: Wire) async {
         // 400 bytes at 20 bytes per second: never idle for a second, done after 20 s. The call's deadline is 1 s.

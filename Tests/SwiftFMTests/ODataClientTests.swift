@@ -117,7 +117,7 @@ struct ODataHarness {
 
     /// Runs one callback call and returns its `(value, code)`, checking it completed once on the callback queue.
     func run<V>(sourceLocation: SourceLocation = #_sourceLocation,
-                _ start: (FMOData, @escaping (V?, String) -> Void) -> FMRequest) -> (V?, String) {
+                _ start: (FMOData, @escaping @Sendable (V?, String) -> Void) -> FMRequest) -> (V?, String) {
         let recorder = Recorder<UncheckedBox<(V?, String)>>(queueKey: Harness.key)
         _ = start(odata) { value, code in recorder.record(UncheckedBox((value, code))) }
         let values = recorder.wait(sourceLocation: sourceLocation)

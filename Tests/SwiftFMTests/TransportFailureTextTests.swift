@@ -55,5 +55,7 @@ struct TransportFailureTextTests {
         #expect(text.hasPrefix("FMError -1003: "))
         #expect(text.contains("URLError(-1004 cannotConnectToHost)"), "\(text)")
         #expect(FMError.fromTransport(URLError(.timedOut)).code == FMError.ClientCode.timeout)
+        let timedOut = FMError.fromTransport(URLError(.timedOut), url: URL(string: "https://fms.example.com/fmi/data/vLatest/databases/Music"))
+        #expect(timedOut.message == "The request to fms.example.com:443 timed out", "\(timedOut.message)")
     }
 }

@@ -317,7 +317,7 @@ final class ClarisIDSignIn: Sendable {
                 }))
             let seconds = timeout.isFinite ? min(max(0, timeout), 86_400) : 86_400
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-                finish(CognitoError(type: "Timeout", message: "Cognito at \(host) did not answer within \(timeout) s",
+                finish(CognitoError(type: "Timeout", message: "Cognito at \(FMError.address(of: request.url)) did not answer within \(timeout) s",
                                     status: nil, code: FMError.ClientCode.timeout))
                 task.cancel()
             }
