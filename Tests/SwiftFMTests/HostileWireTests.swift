@@ -102,9 +102,14 @@ enum HostileWireCases {
         let body = method == "GET" ? nil : Data("{\"fieldData\":{}}".utf8)
         let write = await roundTrip(transport, url + path, method: method, body: body,
                                     headers: body == nil ? [:] : ["Content-Type": "application/json"])
-        #expect(write.error != nil, "the write was answered by a server that never answers it")
         let sent = server.requests.filter { $0.head.hasPrefix("\(method) \(path) ") }
         #expect(sent.count == 1, "the write reached the server \(sent.count) times: \(server.requests.map(\.head))")
+        // On the kept-alive connection (the usual case) the server closes it unanswered, so the call fails. A transport
+        // that saw that connection closed before sending (a loaded machine's test process may shut a descriptor
+        // number another test reused) sends the write once on a new connection, where it is answered: also right.
+        if sent.first?.connection == server.requests.first?.connection {
+            #expect(write.error != nil, "the write was answered by a server that never answers it")
+        }
         withExtendedLifetime(relay) {}
     }
 
