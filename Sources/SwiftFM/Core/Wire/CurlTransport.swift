@@ -58,8 +58,9 @@ public final class FMCurlTransport: FMTransport, @unchecked Sendable {
     /// - Parameters:
     ///   - idleTimeout: the longest silence allowed while connecting, sending or receiving, in seconds (the
     ///     whole call is bounded by SwiftFM's own deadline, ``FMConfiguration/timeout``).
-    ///   - maxConnectionsPerHost: the most connections open at once to one host (at least 1); also the
-    ///     number of idle connections kept for reuse.
+    ///   - maxConnectionsPerHost: the most requests in flight, and so connections open, at once to one host and
+    ///     port (at least 1; the requests past it wait, in order, and their idle time counts from when they
+    ///     start); also the number of idle connections kept for reuse.
     ///   - tls: a CA bundle trusted instead of the system store, pinned public keys, a client certificate
     ///     (``FMTLSOptions``); chain and host verification are always on.
     ///   - proxy: the HTTP proxy every request goes through; `nil`: the environment's (`HTTPS_PROXY`,
