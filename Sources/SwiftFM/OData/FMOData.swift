@@ -258,29 +258,11 @@ extension FMOData {
         return .success(String(path[range.upperBound...]) + (components.percentEncodedQuery.map { "?" + $0 } ?? ""))
     }
 
+    /// `call` with its rows decoded into `T` straight from the answer's bytes (same path, same server).
     func typedPageCall<T: Decodable & SendableMetatype>(_ type: T.Type, _ call: ODataCall<FMODataPage>) -> ODataCall<FMODataTypedPage<T>> {
-        ODataCall(method: .get, path: call.path, kind: call.kind, accepting: call.accepting, invalid: call.invalid) { response in
-            let page = try call.decode(Endpoint<FMODataPage>.Response(response))
-            return FMODataTypedPage(rows: try Self.decodeRows(T.self, page.rows, status: response.status), count: page.count,
-                                    nextLink: page.nextLink)
+        ODataCall(method: .get, path: call.path, kind: call.kind, accepting: call.accepting, invalid: call.invalid, rooted: call.rooted) { response in
+            try ODataEnvelope.typedPage(T.self, response.body, status: response.status)
         }
-    }
-
-    /// Rows decoded into `T` with FileMaker's rules, or `-1007` naming the row and the field.
-    static func decodeRows<T: Decodable>(_ type: T.Type, _ rows: [[String: Any]], status: Int) throws(FMError) -> [T] {
-        let decoder = FileMakerDecoder()
-        var decoded: [T] = []
-        decoded.reserveCapacity(rows.count)
-        for (index, row) in rows.enumerated() {
-            do {
-                decoded.append(try decoder.decode(T.self, from: row))
-            } catch {
-                throw FMError(code: FMError.ClientCode.malformedResponse,
-                              message: "Unexpected response: cannot read row \(index) as \(T.self): \(FileMakerDecoder.describe(error))",
-                              httpStatus: status, underlying: String(describing: error))
-            }
-        }
-        return decoded
     }
 
     func recordCall(from set: String, key: FMODataKey, query: FMODataQuery) -> ODataCall<[String: Any]> {
