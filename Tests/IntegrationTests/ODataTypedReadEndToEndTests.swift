@@ -25,6 +25,8 @@ import SwiftFMEmulator
         #expect(counts.first == 3)
         let reads = emulator.requestLog.filter { $0.decodedPath.contains("/fmi/odata/") }
         #expect(reads.count == 2 && reads.allSatisfy { $0.status == 200 }, "\(reads.map { "\($0.status) \($0.target)" })")
+        // Collection reads ask for no per-row annotations (the rows drop them anyway).
+        #expect(reads.allSatisfy { $0.header("Accept") == "application/json;odata.metadata=none" })
     }
 
     /// One typed page: the same values as the raw rows, the count and next link read too.

@@ -213,9 +213,14 @@ extension FMOData {
         }
     }
 
+    /// What a collection read accepts: JSON without the per-row `@id`/`@editLink` (`odata.metadata=none`, as
+    /// proofkit asks of FileMaker Server by default), which the rows would lose anyway; `@odata.count` and
+    /// `@odata.nextLink` still come.
+    static let collectionAccept = "application/json;odata.metadata=none"
+
     func pageCall(from set: String, query: FMODataQuery) -> ODataCall<FMODataPage> {
         let (path, invalid) = Self.collectionPath(set, query: query)
-        return ODataCall(method: .get, path: path, kind: "{set}", accepting: { $0 == 200 }, invalid: invalid) {
+        return ODataCall(method: .get, path: path, kind: "{set}", accept: Self.collectionAccept, accepting: { $0 == 200 }, invalid: invalid) {
             try ODataEnvelope.page($0.body, status: $0.status)
         }
     }
@@ -227,7 +232,8 @@ extension FMOData {
         switch tail(of: link) {
         case .success(let path):
             // As the server wrote it, database segment included (it echoes the name as the client sent it).
-            return ODataCall(method: .get, path: path, kind: "{set}", accepting: { $0 == 200 }, rooted: true, decode: decode)
+            return ODataCall(method: .get, path: path, kind: "{set}", accept: Self.collectionAccept, accepting: { $0 == 200 }, rooted: true,
+                             decode: decode)
         case .failure(let error):
             return ODataCall(method: .get, path: "", kind: "{set}", invalid: error, decode: decode)
         }
@@ -258,9 +264,10 @@ extension FMOData {
         return .success(String(path[range.upperBound...]) + (components.percentEncodedQuery.map { "?" + $0 } ?? ""))
     }
 
-    /// `call` with its rows decoded into `T` straight from the answer's bytes (same path, same server).
+    /// `call` with its page's rows decoded into `T` (same path, same server: a next link stays rooted).
     func typedPageCall<T: Decodable & SendableMetatype>(_ type: T.Type, _ call: ODataCall<FMODataPage>) -> ODataCall<FMODataTypedPage<T>> {
-        ODataCall(method: .get, path: call.path, kind: call.kind, accepting: call.accepting, invalid: call.invalid, rooted: call.rooted) { response in
+        ODataCall(method: .get, path: call.path, kind: call.kind, accept: call.accept, accepting: call.accepting, invalid: call.invalid,
+                  rooted: call.rooted) { response in
             try ODataEnvelope.typedPage(T.self, response.body, status: response.status)
         }
     }
