@@ -154,7 +154,7 @@ func schemaJSON(records: Int) -> Data {
 // MARK: - The run
 
 let all = ["percall", "transport", "decode", "endtoend", "paging", "pool", "policy", "metrics", "instrumentation", "emulatorlog", "container", "clarisid"]
-let known = all + ["soak", "restart", "inflight"] // only when named: a million calls take minutes, a restart 10 s, inflight ~20 s
+let known = all + ["soak", "restart", "inflight", "odata"] // only when named: a million calls take minutes, a restart 10 s, inflight ~20 s
 let chosen = settings.selected.isEmpty ? all : settings.selected
 for name in chosen where !known.contains(name) {
     say("fm-bench: unknown scenario \(name) (known: \(known.joined(separator: ", ")))")
@@ -387,6 +387,7 @@ let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
     ("clarisid", { try await $0.clarisID() }),
     ("container", { try await $0.container() }), // a 1 GiB transfer leaves the page cache full
     ("soak", { try await $0.soak() }),
+    ("odata", { try await $0.odata() }),
 ]
 
 for scenario in scenarios where chosen.contains(scenario.name) {

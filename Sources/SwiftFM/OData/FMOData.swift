@@ -213,9 +213,14 @@ extension FMOData {
         }
     }
 
+    /// What a collection read accepts: JSON without the per-row `@id`/`@editLink` (`odata.metadata=none`, as
+    /// proofkit asks of FileMaker Server by default), which the rows would lose anyway; `@odata.count` and
+    /// `@odata.nextLink` still come.
+    static let collectionAccept = "application/json;odata.metadata=none"
+
     func pageCall(from set: String, query: FMODataQuery) -> ODataCall<FMODataPage> {
         let (path, invalid) = Self.collectionPath(set, query: query)
-        return ODataCall(method: .get, path: path, kind: "{set}", accepting: { $0 == 200 }, invalid: invalid) {
+        return ODataCall(method: .get, path: path, kind: "{set}", accept: Self.collectionAccept, accepting: { $0 == 200 }, invalid: invalid) {
             try ODataEnvelope.page($0.body, status: $0.status)
         }
     }
@@ -227,7 +232,8 @@ extension FMOData {
         switch tail(of: link) {
         case .success(let path):
             // As the server wrote it, database segment included (it echoes the name as the client sent it).
-            return ODataCall(method: .get, path: path, kind: "{set}", accepting: { $0 == 200 }, rooted: true, decode: decode)
+            return ODataCall(method: .get, path: path, kind: "{set}", accept: Self.collectionAccept, accepting: { $0 == 200 }, rooted: true,
+                             decode: decode)
         case .failure(let error):
             return ODataCall(method: .get, path: "", kind: "{set}", invalid: error, decode: decode)
         }
@@ -258,29 +264,12 @@ extension FMOData {
         return .success(String(path[range.upperBound...]) + (components.percentEncodedQuery.map { "?" + $0 } ?? ""))
     }
 
+    /// `call` with its page's rows decoded into `T` (same path, same server: a next link stays rooted).
     func typedPageCall<T: Decodable & SendableMetatype>(_ type: T.Type, _ call: ODataCall<FMODataPage>) -> ODataCall<FMODataTypedPage<T>> {
-        ODataCall(method: .get, path: call.path, kind: call.kind, accepting: call.accepting, invalid: call.invalid) { response in
-            let page = try call.decode(Endpoint<FMODataPage>.Response(response))
-            return FMODataTypedPage(rows: try Self.decodeRows(T.self, page.rows, status: response.status), count: page.count,
-                                    nextLink: page.nextLink)
+        ODataCall(method: .get, path: call.path, kind: call.kind, accept: call.accept, accepting: call.accepting, invalid: call.invalid,
+                  rooted: call.rooted) { response in
+            try ODataEnvelope.typedPage(T.self, response.body, status: response.status)
         }
-    }
-
-    /// Rows decoded into `T` with FileMaker's rules, or `-1007` naming the row and the field.
-    static func decodeRows<T: Decodable>(_ type: T.Type, _ rows: [[String: Any]], status: Int) throws(FMError) -> [T] {
-        let decoder = FileMakerDecoder()
-        var decoded: [T] = []
-        decoded.reserveCapacity(rows.count)
-        for (index, row) in rows.enumerated() {
-            do {
-                decoded.append(try decoder.decode(T.self, from: row))
-            } catch {
-                throw FMError(code: FMError.ClientCode.malformedResponse,
-                              message: "Unexpected response: cannot read row \(index) as \(T.self): \(FileMakerDecoder.describe(error))",
-                              httpStatus: status, underlying: String(describing: error))
-            }
-        }
-        return decoded
     }
 
     func recordCall(from set: String, key: FMODataKey, query: FMODataQuery) -> ODataCall<[String: Any]> {

@@ -96,15 +96,7 @@ enum ODataEnvelope {
             guard let row = value as? [String: Any] else { throw .malformed("a row is not a JSON object", status: status) }
             rows.append(fields(row))
         }
-        let next: URL?
-        switch annotation("nextLink", in: object) {
-        case nil, is NSNull: next = nil
-        case let text as String:
-            guard let url = URL(string: text) else { throw .malformed("@odata.nextLink is not a URL", status: status) }
-            next = url
-        default: throw .malformed("@odata.nextLink is not a string", status: status)
-        }
-        return FMODataPage(rows: rows, count: try count(in: object, status: status), nextLink: next)
+        return FMODataPage(rows: rows, count: try count(in: object, status: status), nextLink: try nextLink(in: object, status: status))
     }
 
     /// A `$count` answer: a decimal integer as plain text.

@@ -35,13 +35,19 @@ extension Emulator {
 }
 
 extension EmulatorCore {
-    /// An OData request with `Authorization: FMID <token>` while Claris ID is on: a token the emulator's
-    /// Cognito issued is accepted until it expires, then answered 401/212 in OData's shape. `nil` to route.
+    /// An OData request while Claris ID is on (FileMaker Cloud): `Authorization: Basic …` is refused with
+    /// 401/212 in OData's shape (FileMaker Cloud's OData takes `FMID` only, ODATA.md §1.2); with
+    /// `Authorization: FMID <token>`, a token the emulator's Cognito issued is accepted until it expires,
+    /// then answered 401/212 in OData's shape. `nil` to route.
     func answerODataFMID(_ request: HTTPRequest, segments: [String]) -> HTTPResponse? {
         guard segments.count > 2, segments[1].lowercased() == "fmi", segments[2].lowercased() == "odata",
               let auth = request.header("Authorization").map(trimSpaces) else { return nil }
         let parts = auth.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "fmid", cognito.state.withLock({ $0.enabled }) else { return nil }
+        guard parts.count == 2, cognito.state.withLock({ $0.enabled }) else { return nil }
+        if parts[0].lowercased() == "basic" {
+            return EmulatorState.odataError(ODataError(401, "212", FMError.text(for: "212")))
+        }
+        guard parts[0].lowercased() == "fmid" else { return nil }
         let token = trimSpaces(String(parts[1]))
         let now = state.withLock { clock().addingTimeInterval($0.clockOffset) }
         switch cognito.verdict(forFMID: token, now: now) {

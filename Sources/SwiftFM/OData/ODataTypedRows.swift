@@ -1,0 +1,42 @@
+import Foundation
+
+extension ODataEnvelope {
+    /// `@odata.nextLink` (or `@nextLink`) of a collection answer: `nil` on the last page.
+    static func nextLink(in object: [String: Any], status: Int) throws(FMError) -> URL? {
+        switch annotation("nextLink", in: object) {
+        case nil, is NSNull: return nil
+        case let text as String:
+            guard let url = URL(string: text) else { throw .malformed("@odata.nextLink is not a URL", status: status) }
+            return url
+        default: throw .malformed("@odata.nextLink is not a string", status: status)
+        }
+    }
+
+    /// A collection answer with its rows decoded into `T` with FileMaker's rules (as the Data API's typed
+    /// reads). The rows go to the decoder in one piece, annotations (`@odata.id`, …) left in as keys `T`
+    /// does not read: one pass for the page, not one per row. A row that does not decode gives `-1007`
+    /// naming the row and the field.
+    static func typedPage<T: Decodable>(_ type: T.Type, _ body: Data, status: Int) throws(FMError) -> FMODataTypedPage<T> {
+        let object = try object(body, status: status)
+        guard let values = object["value"] as? [Any] else { throw .malformed("no \"value\" array", status: status) }
+        let decoder = FileMakerDecoder()
+        let rows: [T]
+        if let all = try? decoder.decode([T].self, from: values) {
+            rows = all
+        } else {
+            // Which row, and why (the error path only).
+            for (index, value) in values.enumerated() {
+                guard value is [String: Any] else { throw .malformed("a row is not a JSON object", status: status) }
+                do {
+                    _ = try decoder.decode(T.self, from: value)
+                } catch {
+                    throw FMError(code: FMError.ClientCode.malformedResponse,
+                                  message: "Unexpected response: cannot read row \(index) as \(T.self): \(FileMakerDecoder.describe(error))",
+                                  httpStatus: status, underlying: String(describing: error))
+                }
+            }
+            throw .malformed("the rows cannot be read as [\(T.self)]", status: status)
+        }
+        return FMODataTypedPage(rows: rows, count: try count(in: object, status: status), nextLink: try nextLink(in: object, status: status))
+    }
+}
