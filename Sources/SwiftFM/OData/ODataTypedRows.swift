@@ -13,10 +13,16 @@ extension ODataEnvelope {
     }
 
     /// A collection answer with its rows decoded into `T` with FileMaker's rules (as the Data API's typed
-    /// reads). The rows go to the decoder in one piece, annotations (`@odata.id`, …) left in as keys `T`
-    /// does not read: one pass for the page, not one per row. A row that does not decode gives `-1007`
+    /// reads), read from the answer's bytes in one pass, annotations (`@odata.id`, …) left in as keys `T`
+    /// does not read. A row that does not decode gives `-1007`
     /// naming the row and the field.
     static func typedPage<T: Decodable>(_ type: T.Type, _ body: Data, status: Int) throws(FMError) -> FMODataTypedPage<T> {
+        // Straight from the bytes (no dictionaries in between); anything that does not read goes the slow way
+        // below, which names what was wrong.
+        if let fast = try? FileMakerDecoder().decodeMember([T].self, "value", of: body),
+           let count = try? count(in: fast.others, status: status), let next = try? nextLink(in: fast.others, status: status) {
+            return FMODataTypedPage(rows: fast.value, count: count, nextLink: next)
+        }
         let object = try object(body, status: status)
         guard let values = object["value"] as? [Any] else { throw .malformed("no \"value\" array", status: status) }
         let decoder = FileMakerDecoder()

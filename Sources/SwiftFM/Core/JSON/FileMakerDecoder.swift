@@ -67,6 +67,26 @@ struct FileMakerDecoder {
         }
     }
 
+    /// Decodes `T` from member `key` of the JSON object in `body` (an OData collection's `value`), read from the
+    /// bytes in one pass, and hands back every other member as plain values (`@odata.count`, the next link).
+    /// `nil` when the body is not an object holding `key`; a value that does not decode throws.
+    func decodeMember<T: Decodable>(_ type: T.Type, _ key: String, of body: Data) throws -> (value: T, others: [String: Any])? {
+        try body.withUnsafeBytes { bytes in
+            let tape = try JSONTape(bytes, fragments: false)
+            let reader = JSONTapeReader(bytes: bytes, tape: tape)
+            defer { reader.close() }
+            guard reader.nodes.first?.kind == .object else { return nil }
+            var member: Int?
+            var others: [String: Any] = [:]
+            reader.forEachMember(of: 0) { name, value in
+                let text = reader.string(name)
+                if text == key { member = value } else { others[text] = reader.any(value) }
+            }
+            guard let member else { return nil }
+            return (try TapeDecoder(reader, node: member, codingPath: [], options: self).unbox(T.self), others)
+        }
+    }
+
     /// Reads a found-set answer's bytes (`response.data`, `dataInfo`, script keys) into typed records.
     /// A record that does not decode gives `-1007` naming the record id and the field.
     func foundSet<T: Decodable>(_ type: T.Type, body: Data, status: Int, checkMessages: Bool = false) throws(FMError) -> FMTypedFoundSet<T> {
