@@ -363,7 +363,7 @@ struct SessionStageTests {
         let failed = observer.waitForCalls { $0.count == 6 }[5]
         #expect(failed.code == "401" && failed.attempts == 1 && failed.bytesReceived == Bodies.noRecords.utf8.count)
         // A login that fails.
-        _ = h.api.resetSession()
+        _ = h.api.sessions.resetSession()
         logins.withLock { $0 = 100 }
         let refused = DataAPI(configuration: configuration, transport: StubTransport { _ in .json(401, Bodies.badLogin) })
         let recorder = Recorder<Result<String, FMError>>()
@@ -542,7 +542,7 @@ struct SessionStageTests {
         #expect(read.wait().first?.testValue == "ok")
         #expect(logins.value == 1)
         // A read that must log in first while the server is away.
-        _ = h.api.resetSession()
+        _ = h.api.sessions.resetSession()
         restart.goDown()
         let second = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { second.record($0) }

@@ -28,7 +28,7 @@ struct PageSource<Page>: Sendable {
         if let invalid {
             return api.complete(Result<Page?, FMError>.failure(invalid), completion)
         }
-        return api.perform(endpoint(offset, pageSize), acceptingStatus: { $0 == 200 }, attachingTo: handle) { [counts, isRange] result in
+        return api.perform(endpoint(offset, pageSize), options: CallOptions(accepting: { $0 == 200 }, handle: handle)) { [counts, isRange] result in
             switch result {
             case .success(let page):
                 completion(.success(counts(page).returned == 0 ? nil : page))
