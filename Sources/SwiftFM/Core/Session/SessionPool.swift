@@ -113,7 +113,8 @@ final class SessionPool: Sendable {
         var isEmpty: Bool { grants.isEmpty && failures.isEmpty && logins.isEmpty && logouts.isEmpty && persist == nil && wake == nil }
     }
 
-    private struct State {
+    /// Everything the pool decides on, behind ``state``'s lock.
+    struct State {
         var slots: [Slot]
         var waiters: [Waiter] = []
         var nextWaiter: UInt64 = 0
@@ -141,7 +142,8 @@ final class SessionPool: Sendable {
     let idleTimeout: TimeInterval
     /// The most calls one session serves at once (``FMConfiguration/maxCallsPerSession``, 1 by default).
     let callsPerSession: Int
-    private let state: Locked<State>
+    /// Changed only by the pool's methods, under its lock (the tests read it through their own observers).
+    let state: Locked<State>
 
     /// The largest pool (``FMConfiguration/sessionPoolSize`` is clamped to it): each slot is allocated up front.
     static let maximumSize = 1_000
@@ -474,19 +476,4 @@ final class SessionPool: Sendable {
         !pinned && state.withLock { $0.slots[0].machine.validToken(now: now) == nil && !$0.slots[0].machine.isLoggingIn }
     }
 
-    /// How many calls hold a lease on each slot (tests and diagnostics).
-    var busyCounts: [Int] { state.withLock { $0.slots.map(\.busy) } }
-
-    /// Calls waiting for a session (tests and diagnostics).
-    var waitingCount: Int { state.withLock { $0.waiters.count } }
-
-    /// Sessions open by the local clock, and logins in flight (metrics and diagnostics).
-    func occupancy(now: Date) -> (open: Int, leased: Int, loggingIn: Int, waiting: Int) {
-        state.withLock { state in
-            (state.slots.filter { $0.machine.validToken(now: now) != nil }.count,
-             state.slots.filter { $0.busy > 0 }.count,
-             state.slots.filter { $0.machine.isLoggingIn }.count,
-             state.waiters.count)
-        }
-    }
 }
