@@ -68,7 +68,7 @@ public final class FMCurlTransport: FMTransport, @unchecked Sendable {
     }
 
     init(idleTimeout: TimeInterval, maxConnectionsPerHost: Int, tls: FMTLSOptions = FMTLSOptions(), proxy: URL? = nil, library: CurlLibrary) {
-        let idle = idleTimeout.isFinite ? max(0.001, idleTimeout) : 10 * 365 * 86_400
+        let idle = idleTimeout.isFinite ? max(0.001, idleTimeout) : Deadline.longest
         settings = CurlSettings(idleTimeout: idle, maxConnectionsPerHost: max(1, maxConnectionsPerHost), tls: tls, proxy: proxy)
         if let error = library.error {
             loadError = error
