@@ -45,7 +45,7 @@ printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" "basicConstraints=CA:F
     "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" > server.ext
 openssl x509 -req -sha256 -days 2 -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -extfile server.ext \
     -out server.crt 2>/dev/null
-# For FMTLSOptions (issue 31): a second, wrong CA; a client certificate from the CA; the pins (curl's sha256//).
+# For FMTLSOptions: a second, wrong CA; a client certificate from the CA; the pins (curl's sha256//).
 openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj "/CN=SwiftFM wrong test CA" \
     -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
     -keyout wrong-ca.key -out wrong-ca.crt 2>/dev/null

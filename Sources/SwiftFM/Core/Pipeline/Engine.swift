@@ -125,7 +125,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         endsAt = Deadline.fromNow(seconds)
         rideOutEndsAt = Deadline.fromNow(min(seconds, context.configuration.timeout))
         // The timers hold the call (nothing else does while it backs off): the state cancels them when it ends.
-        report(.deadlineArmed(Deadline.after(seconds: seconds) { [self] in report(.deadlinePassed) }))
+        report(.deadlineArmed(Deadline.after(seconds: seconds) { [self] in report(.deadlinePassed(.timeout(endpoint, context.configuration, after: seconds))) }))
         report(.started)
     }
 

@@ -147,6 +147,21 @@ extension FMError {
                 message: "\(connectionFailurePrefix)\(address(of: url)) failed before FileMaker answered: \(cause)", underlying: underlying)
     }
 
+    /// A deadline that passed, naming where the call went: `The request to HOST:PORT timed out after N s`
+    /// (`-1004`). `seconds` is the deadline (``FMConfiguration/timeout`` unless the call set its own), `nil`
+    /// when the transport gave up on its own (its idle timeout).
+    static func timeout(_ url: URL?, after seconds: TimeInterval?) -> FMError {
+        let bound = seconds.flatMap { $0.isFinite ? " after \(($0 * 1000).rounded() / 1000) s" : nil } ?? ""
+        return FMError(code: ClientCode.timeout, message: "\(connectionFailurePrefix)\(address(of: url)) timed out\(bound)")
+    }
+
+    /// ``timeout(_:after:)`` for `endpoint`: its URL, or the configured host's when the URL cannot be built.
+    static func timeout<Value>(_ endpoint: Endpoint<Value>, _ configuration: FMConfiguration, after seconds: TimeInterval?) -> FMError {
+        let url = (try? RequestBuilder.url(for: endpoint, configuration: configuration).get())
+            ?? (try? configuration.resolvedBase().get().url)
+        return timeout(url, after: seconds)
+    }
+
     /// This error with a note appended to its message (`; …`).
     func noting(_ note: String) -> FMError {
         var copy = self

@@ -240,7 +240,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             }
             guard first else { return }
             logger.log(.error, "the login (or the new-session hook) took longer than the timeout; given up")
-            completion(.failure(.timeout))
+            completion(.failure(.timeout(try? configuration.resolvedBase().get().url, after: configuration.timeout)))
             guard let token else { return inFlight() }
             closeOnServer(token) { inFlight() }
         }

@@ -449,7 +449,7 @@ extension FMError {
         let description = (error as NSError).localizedDescription
         let underlying = "\(urlErrorName(code)): \(description)"
         switch code {
-        case URLError.Code.timedOut.rawValue: return .timeout
+        case URLError.Code.timedOut.rawValue: return .timeout(url, after: nil)
         case URLError.Code.cancelled.rawValue: return .cancelled
         default:
             let scheme = url?.scheme?.lowercased()
