@@ -72,65 +72,6 @@ public enum FMCredentials: Sendable, Equatable, CustomStringConvertible, CustomD
     }
 }
 
-/// Supplies the Claris ID token of a ``FMCredentials/clarisID(_:)`` login.
-///
-/// SwiftFM calls it before a login with `refresh: false` (a cached token is fine), and with `refresh: true`
-/// after the server rejected the token it gave (Claris ID tokens expire after an hour). Two providers are
-/// equal only when they are the same instance's copies.
-public struct FMClarisIDTokenProvider: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
-    /// Delivers a token, or the error to report to the calls waiting for the login.
-    public typealias Fetch = @Sendable (_ refresh: Bool, _ completion: @escaping @Sendable (Result<String, FMError>) -> Void) -> Void
-
-    private let id = UUID()
-    let fetch: Fetch
-    /// The secrets it holds (password, tokens), scrubbed from log lines.
-    let secrets: @Sendable () -> [String]
-
-    /// A provider that calls `fetch` (callback style).
-    public init(_ fetch: @escaping Fetch) {
-        self.fetch = fetch
-        self.secrets = { [] }
-    }
-
-    /// A provider that knows its secrets (``signIn(username:password:configuration:)``).
-    init(fetch: @escaping Fetch, secrets: @escaping @Sendable () -> [String]) {
-        self.fetch = fetch
-        self.secrets = secrets
-    }
-
-    /// A provider with an `async` body.
-    public init(async body: @escaping @Sendable (_ refresh: Bool) async throws -> String) {
-        self.secrets = { [] }
-        self.fetch = { refresh, completion in
-            Task {
-                do {
-                    completion(.success(try await body(refresh)))
-                } catch let error as FMError {
-                    completion(.failure(error))
-                } catch {
-                    completion(.failure(FMError(code: FMError.ClientCode.invalidConfiguration,
-                                                message: "The Claris ID token provider failed", underlying: String(describing: error))))
-                }
-            }
-        }
-    }
-
-    /// A provider of one fixed token (it cannot be renewed: a rejected token fails the login).
-    public init(token: String) {
-        self.fetch = { _, completion in completion(.success(token)) }
-        self.secrets = { [token] }
-    }
-
-    /// Providers are equal when they are copies of the same provider.
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id }
-
-    /// `"FMClarisIDTokenProvider(<redacted>)"`.
-    public var description: String { "FMClarisIDTokenProvider(<redacted>)" }
-
-    /// A mirror that shows no secret.
-    public var customMirror: Mirror { Redaction.mirror(of: self, description) }
-}
-
 /// An external FileMaker data source to authenticate at login (`fmDataSource` of the login body).
 public struct FMDataSource: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The external file's name, without `.fmp12`.
@@ -366,31 +307,26 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     public let configuration: FMConfiguration
     /// The queue every completion runs on (a private serial queue unless one was given; never `.main` by default).
     public let callbackQueue: DispatchQueue
+    /// What a call reaches: the session stage, the send stage, the lifecycle (``CallContext``).
+    let context: CallContext
+
     /// Where the session token (of the first pool session) is kept.
-    public let tokenStore: FMTokenStore
+    public var tokenStore: FMTokenStore { context.sessions.tokenStore }
+    /// The session stage: the pool, logins, the token store.
+    var sessions: SessionStage { context.sessions }
+    /// The send stage's tenants: the transport, the rate limit, the concurrency cap, the log.
+    var sender: Sender { context.sender }
+    var lifecycle: Lifecycle { context.lifecycle }
+    var logger: Logger { context.sender.logger }
+    var pool: SessionPool { context.sessions.pool }
     /// The injected clock.
-    let now: @Sendable () -> Date
-    let transport: any FMTransport
-    /// Why `transport` cannot send this configuration's calls (TLS options or a proxy it cannot honour): every
-    /// call fails with it.
-    let transportRefusal: FMError?
-    let logger: Logger
-    let pool: SessionPool
-    let gate: AdmissionGate
-    /// The rate limit (``FMConfiguration/maxRequestsPerSecond``), shared by every request.
-    let rateLimiter: RateLimiter?
-    let lifecycle: Lifecycle
-    /// Where logins and logouts report (never the callback queue, which a caller may block).
-    let sessionQueue: DispatchQueue
-    let newSessionHook = Locked<FMNewSessionHook?>(nil)
-    /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
-    let persistedVersion = Locked<UInt64>(0)
-    /// The server's address, port and scheme, resolved once from the host (for spans).
-    let server: (address: String?, port: Int?, scheme: String?)
-    /// Which hosts have answered this client (the first-contact rule: ``Reachability``).
-    let reachability: Reachability
+    var now: @Sendable () -> Date { context.sessions.now }
+    var transport: any FMTransport { context.sender.transport }
+    var rateLimiter: RateLimiter? { context.sender.rateLimiter }
     /// Draws a retry's back-off from its range (full jitter); the tests' seam for the random source.
-    let retryJitter = Locked<@Sendable (ClosedRange<Double>) -> Double>({ Double.random(in: $0) })
+    var retryJitter: Locked<@Sendable (ClosedRange<Double>) -> Double> { context.sender.retryJitter }
+    /// Where logins and logouts report (never the callback queue, which a caller may block).
+    var sessionQueue: DispatchQueue { context.sessions.queue }
 
     /// Creates a service with the default transport: on Linux ``FMCurlTransport`` wherever libcurl loads (else
     /// ``FMURLSessionTransport``, and the logger says so once), elsewhere ``FMURLSessionTransport``; either allows
@@ -451,42 +387,40 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         logger: FMLogHandler? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        let callbackQueue = callbackQueue ?? DispatchQueue(label: "SwiftFM.DataAPI.callbacks")
         self.configuration = configuration
-        self.transport = transport
-        self.callbackQueue = callbackQueue ?? DispatchQueue(label: "SwiftFM.DataAPI.callbacks")
-        self.tokenStore = tokenStore
-        self.now = now
-        self.reachability = Reachability(now: now)
+        self.callbackQueue = callbackQueue
         let pool = SessionPool(size: configuration.sessionPoolSize, idleTimeout: configuration.sessionIdleTimeout,
                                callsPerSession: configuration.maxCallsPerSession,
-                               stored: Self.usable(tokenStore.load()), now: now())
-        self.sessionQueue = DispatchQueue(label: "SwiftFM.DataAPI.sessions")
-        self.pool = pool
-        self.gate = AdmissionGate(limit: configuration.maxConcurrentRequests)
-        self.rateLimiter = RateLimiter.make(rate: configuration.maxRequestsPerSecond)
-        self.lifecycle = Lifecycle()
-        self.logger = Self.makeLogger(logger, configuration: configuration, pool: pool)
-        self.transportRefusal = refusal(of: transport, for: configuration)
-        let base = try? configuration.resolvedBase().get()
-        self.server = (base?.host, base.map { $0.port ?? ($0.scheme == "http" ? 80 : 443) }, base?.scheme)
+                               stored: SessionStage.usable(tokenStore.load()), now: now())
+        let logger = Self.makeLogger(logger, configuration: configuration, pool: pool)
+        let lifecycle = Lifecycle()
+        let sender = Sender(configuration: configuration, transport: transport, refusal: refusal(of: transport, for: configuration),
+                            logger: logger, now: now)
+        let sessions = SessionStage(
+            pool: pool, tokenStore: tokenStore, configuration: configuration, logger: logger, lifecycle: lifecycle, now: now,
+            pinnedAPI: { pinned in
+                DataAPI(context: CallContext(configuration: configuration, sessions: pinned, sender: sender, lifecycle: lifecycle,
+                                             callbackQueue: callbackQueue))
+            },
+            send: CallContext.sessionSend(configuration: configuration, sender: sender, lifecycle: lifecycle, callbackQueue: callbackQueue))
+        self.context = CallContext(configuration: configuration, sessions: sessions, sender: sender, lifecycle: lifecycle,
+                                   callbackQueue: callbackQueue)
     }
 
-    /// A service that uses `token` for every call and never logs in or renews (the new-session hook's).
-    init(pinnedTo token: String, parent: DataAPI) {
-        configuration = parent.configuration
-        transport = parent.transport
-        transportRefusal = parent.transportRefusal
-        callbackQueue = parent.callbackQueue
-        tokenStore = FMMemoryTokenStore()
-        now = parent.now
-        reachability = parent.reachability
-        pool = SessionPool(pinnedTo: token)
-        gate = parent.gate
-        rateLimiter = parent.rateLimiter
-        lifecycle = parent.lifecycle
-        sessionQueue = parent.sessionQueue
-        logger = parent.logger
-        server = parent.server
+    /// A service over `context` (the new-session hook's: a pinned session stage, the parent's sender and lifecycle).
+    init(context: CallContext) {
+        self.configuration = context.configuration
+        self.callbackQueue = context.callbackQueue
+        self.context = context
+    }
+
+    /// A service that uses `token` for every call and never logs in or renews, over `parent`'s sender and lifecycle.
+    convenience init(pinnedTo token: String, parent: DataAPI) {
+        let context = parent.context
+        self.init(context: CallContext(configuration: context.configuration,
+                                       sessions: SessionStage(pinnedTo: token, parent: context.sessions),
+                                       sender: context.sender, lifecycle: context.lifecycle, callbackQueue: context.callbackQueue))
     }
 
     private static func makeLogger(_ handler: FMLogHandler?, configuration: FMConfiguration, pool: SessionPool) -> Logger {

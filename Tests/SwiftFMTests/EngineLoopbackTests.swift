@@ -53,7 +53,7 @@ struct EngineLoopbackTests {
             "\(response.status) \(response.header("Set-Cookie") ?? "-")"
         }
         let recorder = Recorder<Result<String, FMError>>(queueKey: Harness.key)
-        api.perform(endpoint, acceptingStatus: { $0 == 200 || $0 == 302 }, attachingTo: nil) { recorder.record($0) }
+        api.perform(endpoint, options: CallOptions(accepting: { $0 == 200 || $0 == 302 })) { recorder.record($0) }
         #expect(recorder.wait().first?.testValue == "302 X-FMS-Session-Key=abc; HttpOnly")
         #expect(server.heads.count == 1)
     }

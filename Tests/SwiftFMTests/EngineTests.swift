@@ -247,7 +247,7 @@ struct EngineTests {
             "\(response.status) \(response.header("location") ?? "-")"
         }
         let recorder = Recorder<Outcome>(queueKey: Harness.key)
-        harness.api.perform(endpoint, acceptingStatus: { $0 == 200 || $0 == 302 }, attachingTo: nil) { recorder.record($0) }
+        harness.api.perform(endpoint, options: CallOptions(accepting: { $0 == 200 || $0 == 302 })) { recorder.record($0) }
         #expect(recorder.wait().first?.testValue == "302 https://x/y")
     }
 
@@ -256,7 +256,7 @@ struct EngineTests {
         let handle = FMRequest()
         handle.cancel()
         let recorder = Recorder<Outcome>(queueKey: Harness.key)
-        let returned = harness.api.perform(TestEndpoints.records(auth: .none), acceptingStatus: { $0 == 200 }, attachingTo: handle) { recorder.record($0) }
+        let returned = harness.api.perform(TestEndpoints.records(auth: .none), options: CallOptions(accepting: { $0 == 200 }, handle: handle)) { recorder.record($0) }
         #expect(returned === handle)
         #expect(recorder.wait().first?.testFailureCode == "-1005")
         #expect(harness.stub.requests.isEmpty || harness.stub.tasks.allSatisfy(\.isCancelled))

@@ -25,3 +25,22 @@ extension SessionPool.Plan {
         for (waiter, error) in failures { waiter.deliver(.failure(error)) }
     }
 }
+
+/// The tests' view of a pool (the pool itself keeps no accessor for them).
+extension SessionPool {
+    /// How many calls hold a lease on each slot.
+    var busyCounts: [Int] { state.withLock { $0.slots.map(\.busy) } }
+
+    /// Calls waiting for a session.
+    var waitingCount: Int { state.withLock { $0.waiters.count } }
+
+    /// Sessions open by the local clock, slots leased, logins in flight, calls waiting.
+    func occupancy(now: Date) -> (open: Int, leased: Int, loggingIn: Int, waiting: Int) {
+        state.withLock { state in
+            (state.slots.filter { $0.machine.validToken(now: now) != nil }.count,
+             state.slots.filter { $0.busy > 0 }.count,
+             state.slots.filter { $0.machine.isLoggingIn }.count,
+             state.waiters.count)
+        }
+    }
+}

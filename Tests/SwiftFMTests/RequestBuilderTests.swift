@@ -120,7 +120,7 @@ struct RequestBuilderTests {
         #expect(request.header("Content-Type") == "application/json")
         #expect(request.header("Authorization") == "Bearer tok")
         #expect(request.httpBody == body)
-        #expect(request.timeoutInterval == 30)
+        #expect(request.timeoutInterval == 35)   // the transport's idle timeout: the deadline + 5 s
     }
 
     @Test func multipartHeaders() throws {
@@ -138,7 +138,7 @@ struct RequestBuilderTests {
         #expect(request.header("Content-Type") == nil)
         #expect(request.header("Authorization") == nil)
         #expect(request.httpBody == nil)
-        #expect(request.timeoutInterval == 7)
+        #expect(request.timeoutInterval == 12)   // from the configuration, as the transport reads it: 7 + 5 s
         #expect(request.httpMethod == "DELETE")
     }
 

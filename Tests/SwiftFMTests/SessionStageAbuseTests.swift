@@ -357,8 +357,9 @@ struct SessionStageAbuseTests {
         for index in 0..<count {
             // Deadlines from 0 to 20 ms race the grants, the logins and the answers.
             let ends = DispatchTime.now() + .microseconds(Int.random(in: 0..<20_000))
-            let handle = h.api.perform(TestEndpoints.records(), acceptingStatus: { $0 == 200 }, attachingTo: nil,
-                                       endsAt: Int.random(in: 0..<4) == 0 ? nil : ends) { _ in
+            var options = CallOptions()
+            options.endsAt = Int.random(in: 0..<4) == 0 ? nil : ends
+            let handle = h.api.perform(TestEndpoints.records(), options: options) { _ in
                 counts.withLock { $0[index] += 1 }
                 all.record(index)
             }

@@ -101,11 +101,12 @@ extension DataAPI {
                          endsAt: DispatchTime? = nil, completion: @escaping (Result<Data, FMError>) -> Void) -> FMRequest {
         let handle = request ?? FMRequest()
         let statuses = Endpoints.containerHopStatuses
-        let longest: TimeInterval = 10 * 365 * 86_400
-        let bound: TimeInterval = configuration.containerTimeout.isFinite ? min(max(0, configuration.containerTimeout), longest) : longest
-        let endsAt: DispatchTime = endsAt ?? DispatchTime.now() + bound
-        return perform(Endpoints.containerHop(url: url, cookie: cookie), acceptingStatus: { statuses.contains($0) },
-                       attachingTo: handle, sink: sink, isTransfer: true, endsAt: endsAt) { [self] result in
+        let endsAt = endsAt ?? Deadline.fromNow(configuration.containerTimeout)
+        var options = CallOptions(accepting: { statuses.contains($0) }, handle: handle)
+        options.sink = sink
+        options.isTransfer = true
+        options.endsAt = endsAt
+        return perform(Endpoints.containerHop(url: url, cookie: cookie), options: options) { [self] result in
             switch result {
             case .success(.data(let data)):
                 completion(.success(data))

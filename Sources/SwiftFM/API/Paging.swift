@@ -27,7 +27,7 @@ struct PageSource<Page>: Sendable {
             return api.complete(Result<Page?, FMError>.failure(invalid), completion)
         }
         let endpoint = endpoint(offset, pageSize)
-        return api.perform(api.reading(endpoint), acceptingStatus: { $0 == 200 }, attachingTo: handle) { [counts] result in
+        return api.perform(api.reading(endpoint), options: CallOptions(accepting: { $0 == 200 }, handle: handle)) { [counts] result in
             switch result {
             case .success(let page):
                 completion(.success(counts(page).returned == 0 ? nil : page))

@@ -44,7 +44,7 @@ extension DataAPI {
 
     /// `true` when a token is held whose local expiry (15 minutes after its last use) is in the future,
     /// by the injected clock — in memory or in the token store.
-    public func isActiveToken() -> Bool { activeStoredToken() != nil }
+    public func isActiveToken() -> Bool { sessions.activeStoredToken() != nil }
 
     /// Logs in with the configured credentials and returns the new token and its expiry (now + 15 minutes);
     /// the token becomes the current one and is written to the token store.
@@ -62,10 +62,10 @@ extension DataAPI {
     }
 
     /// The current session token, when the local clock says it is valid.
-    public var currentToken: String? { activeStoredToken()?.token }
+    public var currentToken: String? { sessions.activeStoredToken()?.token }
 
     /// The local expiry of ``currentToken``.
-    public var tokenExpiry: Date? { activeStoredToken()?.expiry }
+    public var tokenExpiry: Date? { sessions.activeStoredToken()?.expiry }
 }
 
 // MARK: - Result-based twins (used by the callback methods above and by the async overlay)
@@ -78,7 +78,7 @@ extension DataAPI {
             delivery.finish(.failure(.shuttingDown))
             return delivery.handle
         }
-        forceLogin { result in delivery.finish(result) }
+        sessions.forceLogin { result in delivery.finish(result) }
         return delivery.handle
     }
 
@@ -93,7 +93,7 @@ extension DataAPI {
                 delivery.finish(.failure(.shuttingDown))
                 return delivery.handle
             }
-            forceLogin { [self] result in
+            sessions.forceLogin { [self] result in
                 delivery.finish(result.map { token in
                     let held = pool.validToken(slot: 0, now: .distantPast)
                     let expiry = held?.token == token ? held?.expiry : nil
@@ -108,14 +108,14 @@ extension DataAPI {
             return delivery.handle
         }
         // The new-session hook runs on this session too, before it becomes the current one.
-        openSession(slot: 0, encoded: encodedCredentials) { [self] result in
+        sessions.openSession(slot: 0, encoded: encodedCredentials) { [self] result in
             if case .success(let token) = result, lifecycle.isDraining {
                 // The shutdown's grace ended first and every session is logged out: so is this one.
-                closeOnServer(token) {}
+                sessions.closeOnServer(token) {}
                 delivery.finish(.failure(.shuttingDown))
             } else {
                 // A token that arrived is adopted even if the caller cancelled meanwhile: the session exists.
-                delivery.finish(result.map { token in (token, adoptToken(token)) })
+                delivery.finish(result.map { token in (token, sessions.adoptToken(token)) })
             }
             inFlight()
         }
@@ -126,13 +126,13 @@ extension DataAPI {
     func logoutResult(token explicit: String?, completion: @escaping (Result<Bool, FMError>) -> Void) -> FMRequest {
         // Forget the token before the DELETE goes out, so no concurrent call picks it up again.
         let token: String?
-        let stored = loadStoredToken()?.token
+        let stored = sessions.loadStoredToken()?.token
         if let explicit {
             let isCurrent = pool.validToken(slot: 0, now: .distantPast)?.token == explicit
-            if isCurrent || stored == explicit { _ = resetSession() }
+            if isCurrent || stored == explicit { _ = sessions.resetSession() }
             token = explicit
         } else {
-            token = resetSession() ?? stored
+            token = sessions.resetSession() ?? stored
         }
         guard let token else { return complete(.success(true), completion) }
         return perform(SessionEndpoints.logout(token: token), completion: completion)

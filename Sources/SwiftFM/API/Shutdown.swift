@@ -27,8 +27,8 @@ extension DataAPI {
     /// that login with `error`, closes the session, and is not retried in a loop (the next call logs in
     /// and runs the hook again). Set it before the first call.
     public var onNewSession: FMNewSessionHook? {
-        get { newSessionHook.value }
-        set { newSessionHook.withLock { $0 = newValue } }
+        get { sessions.newSessionHook.value }
+        set { sessions.newSessionHook.withLock { $0 = newValue } }
     }
 
     /// Sets ``onNewSession`` with an `async` body: returning means ready, throwing fails the waiting calls
@@ -83,16 +83,13 @@ extension DataAPI {
 
     /// Logs out every pool session (each bounded by the timeout) and clears the store, then calls `then`.
     private func logOutEverySession(then: @escaping @Sendable () -> Void) {
-        let (tokens, slots, persist) = pool.resetAll()
-        for slot in slots { configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: slot, reason: "shutdown")) }
-        apply(persist)
-        tokenStore.save(nil)
-        reportPoolUsage()
+        let tokens = sessions.resetAll()
+        var options = CallOptions()
+        options.bypassShutdown = true
         let group = DispatchGroup()
         for token in tokens {
             group.enter()
-            perform(SessionEndpoints.logout(token: token), acceptingStatus: { $0 == 200 }, attachingTo: nil,
-                    bypassShutdown: true) { _ in group.leave() }
+            perform(SessionEndpoints.logout(token: token), options: options) { _ in group.leave() }
         }
         group.notify(queue: .global()) { [logger] in
             logger.log(.info, "shut down: \(tokens.count) session(s) logged out")

@@ -35,7 +35,9 @@ extension DataAPI {
     /// continuation already hands the value to the task's executor.
     func bridge<Value>(_ endpoint: Endpoint<Value>) async throws -> Value {
         try await bridge { completion in
-            perform(endpoint, acceptingStatus: { $0 == 200 }, attachingTo: nil, inline: true, completion: completion)
+            var options = CallOptions()
+            options.inline = true
+            return perform(endpoint, options: options, completion: completion)
         }
     }
 

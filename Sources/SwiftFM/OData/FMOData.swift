@@ -153,8 +153,11 @@ extension FMOData {
 
     private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
                                 then: @escaping (Result<Value, FMError>) -> Void) {
-        api.perform(endpoint(call, headers: headers), acceptingStatus: call.accepting, attachingTo: handle, sink: call.sink,
-                    isTransfer: call.isTransfer, inline: inline, completion: then)
+        var options = CallOptions(accepting: call.accepting, handle: handle)
+        options.sink = call.sink
+        options.isTransfer = call.isTransfer
+        options.inline = inline
+        api.perform(endpoint(call, headers: headers), options: options, completion: then)
     }
 
     private func deliver<Value>(_ result: Result<Value, FMError>, inline: Bool, _ done: ODataCompletion<Value>) {

@@ -96,9 +96,6 @@ final class OneShot<Value>: @unchecked Sendable {
         handle.onCancel { [weak self] in self?.cancel() }
     }
 
-    /// `true` once the result was handed to the queue (or the call was cancelled).
-    var isFinished: Bool { state.withLock { $0.isDone } }
-
     /// Delivers `result` unless something was delivered already. Returns whether this call delivered.
     @discardableResult
     func finish(_ result: Result<Value, FMError>) -> Bool {

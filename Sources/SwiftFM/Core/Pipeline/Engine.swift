@@ -5,13 +5,14 @@ import FoundationNetworking
 
 // The call pipeline. One call passes through these stages, in order; the folders of Core/ follow them:
 //
-//   admission  Pipeline/  DataAPI.perform: the shutdown check (Lifecycle), the call's deadline (Deadline:
+//   admission  Pipeline/  CallContext.perform (CallContext.swift; DataAPI.perform forwards with CallOptions):
+//                         the shutdown check (Lifecycle), the call's deadline (Deadline.swift:
 //                         FMConfiguration.timeout, or containerTimeout for a container transfer)
-//   session    Session/   a pool session is leased: SessionPool and its SessionLease, driven by
-//                         SessionStateMachine; DataAPI.leaseSession (SessionStage.swift) logs in once for
-//                         every waiter and runs the new-session hook
-//   send       Pipeline/  the rate limit (RateLimiter), the concurrency cap (AdmissionGate), each waiting in
-//                         FIFO order in a WaitQueue; one exchange
+//   session    Session/   SessionStage leases a pool session (SessionPool and its self-releasing SessionLease,
+//                         driven by SessionStateMachine), logs in once for every waiter through its `send`,
+//                         runs the new-session hook and writes the token store
+//   send       Pipeline/  Sender holds the send stage's tenants: the rate limit (RateLimiter), the
+//                         concurrency cap (AdmissionGate), each waiting in FIFO order in a WaitQueue; one exchange
 //                         (Exchange: the byte cap) through the transport (Wire/: FMTransport)
 //   classify   Pipeline/  FileMaker code, transport error, session lost, transient: Classifier
 //   retry      Pipeline/  replay once after a lost session; transient failures retried under FMRetryPolicy
@@ -26,148 +27,8 @@ import FoundationNetworking
 // Wire/ is what travels: each endpoint described once (Endpoint, Endpoints, SessionEndpoints), the request
 // built from it (RequestBuilder, Multipart), the envelope read back (Envelope), the transports. JSON/ reads
 // answers: one lexer (JSONLexer) under raw values (JSONReader) and typed ones (JSONTape, FileMakerDecoder).
-// EngineCall, below, composes the stages for one call.
-
-extension DataAPI {
-    /// Sends `endpoint` and calls `completion` exactly once, on ``callbackQueue``.
-    ///
-    /// - Parameters:
-    ///   - acceptingStatus: which HTTP statuses go to `endpoint.decode` (200 only by default; the container
-    ///     download also accepts its 302). Other statuses are turned into an ``FMError`` from the envelope.
-    ///   - request: an existing handle to report cancellation through (a multi-step operation); a new one
-    ///     when `nil`.
-    ///   - sink: where the answer's body goes (memory under ``FMConfiguration/maxResponseBytes`` by default).
-    ///   - isTransfer: a container transfer, bounded by ``FMConfiguration/containerTimeout``.
-    ///   - endsAt: a deadline shared by the steps of one operation (the hops of a container download),
-    ///     instead of a new one for this call.
-    ///   - bypassShutdown: sent even while shutting down (the shutdown's own logouts, logins).
-    ///   - retries: whether transient failures are retried under ``FMConfiguration/retry`` (not for logins:
-    ///     the calls waiting for the session decide).
-    ///   - deliveringOn: where `completion` runs (``callbackQueue`` by default).
-    ///   - inline: `completion` runs at once on the thread that finished the call, on no queue (the async
-    ///     bridge: its continuation resumes on its task's executor, so a queue hop first would be a second hop).
-    ///   - parent: the span of the call this one is made for (a login a waiting call started).
-    @discardableResult
-    func perform<Value>(
-        _ endpoint: Endpoint<Value>,
-        acceptingStatus: @escaping @Sendable (Int) -> Bool,
-        attachingTo request: FMRequest?,
-        sink: BodySink? = nil,
-        isTransfer: Bool = false,
-        endsAt: DispatchTime? = nil,
-        bypassShutdown: Bool = false,
-        retries: Bool = true,
-        deliveringOn queue: DispatchQueue? = nil,
-        inline: Bool = false,
-        parent: (any FMCallSpan)? = nil,
-        completion: @escaping (Result<Value, FMError>) -> Void
-    ) -> FMRequest {
-        // The metrics observer and the instrumentation ride the same meter; with neither set, a call measures nothing.
-        let (metrics, instrumentation) = (configuration.metrics, configuration.instrumentation)
-        let requestID = logger.isEnabled || instrumentation != nil ? RequestIDs.make() : 0
-        var meter: CallMeter?
-        var observe: (@Sendable (FMError?) -> Void)?
-        if metrics != nil || instrumentation != nil {
-            let kind = endpoint.kind
-            // Synchronously, on the caller's thread or task: the instrumentation reads its task-local context here.
-            let span = instrumentation?.startCall(FMCallStart(
-                endpoint: kind, method: endpoint.method.rawValue, layout: endpoint.layout, database: configuration.database,
-                serverAddress: server.address, serverPort: server.port, scheme: server.scheme, requestID: requestID, parent: parent))
-            let started = CallMeter(endpoint: kind, span: span)
-            meter = started
-            observe = { error in started.end(error: error, observer: metrics) }
-        }
-        let delivery = Delivery(queue: inline ? nil : queue ?? callbackQueue, observe: observe, completion: completion)
-        let call = EngineCall(api: self, endpoint: endpoint, accepting: acceptingStatus, delivery: delivery, handle: request ?? FMRequest(),
-                              sink: sink ?? .memory(cap: configuration.maxResponseBytes), retries: retries, meter: meter,
-                              requestID: requestID)
-        // The new-session hook's calls (a pinned pool) are part of a call in flight: admitted during the grace.
-        guard bypassShutdown || lifecycle.admit(call, duringGrace: pool.pinned) else {
-            call.refuse(.shuttingDown)
-            return call.handle
-        }
-        let seconds = endsAt.map { Double($0.uptimeNanoseconds &- min($0.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9 }
-        call.start(deadline: seconds ?? (isTransfer ? configuration.containerTimeout : configuration.timeout))
-        return call.handle
-    }
-
-    /// Sends `endpoint` and calls `completion` exactly once, on ``callbackQueue``.
-    @discardableResult
-    func perform<Value>(_ endpoint: Endpoint<Value>, completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
-        perform(endpoint, acceptingStatus: { $0 == 200 }, attachingTo: nil, completion: completion)
-    }
-
-    /// Completes at once with `result` (on ``callbackQueue``, like every other path) and returns the handle.
-    @discardableResult
-    func complete<Value>(_ result: Result<Value, FMError>, _ completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
-        let delivery = OneShot(queue: callbackQueue, completion: completion)
-        delivery.finish(result)
-        return delivery.handle
-    }
-
-    /// The `Authorization` value for configured Basic credentials, or `-1001`.
-    func basicAuthorization(_ encoded: String? = nil) -> Result<String, FMError> {
-        if let encoded = encoded?.trimmingCharacters(in: .whitespacesAndNewlines), !encoded.isEmpty {
-            guard RequestBuilder.isValidHeaderValue(encoded) else {
-                return .failure(.invalidArgument("The encoded credentials contain control characters"))
-            }
-            return .success("Basic " + encoded)
-        }
-        guard let value = configuration.credentials?.encodedValue else {
-            return .failure(.invalidConfiguration("No Basic credentials are configured"))
-        }
-        guard RequestBuilder.isValidHeaderValue(value) else {
-            return .failure(.invalidConfiguration("The configured encoded credentials contain control characters"))
-        }
-        return .success("Basic " + value)
-    }
-
-    /// nginx's answer to plain HTTP on its HTTPS port (a 400 page) as the wrong-scheme error that names
-    /// `https://` (``FMError/wrongScheme(_:use:underlying:)``); any other result as it is.
-    static func namingTheScheme(_ result: Result<ExchangeAnswer, ExchangeFailure>, url: URL?) -> Result<ExchangeAnswer, ExchangeFailure> {
-        guard case .success(let answer) = result, answer.response.statusCode == 400, url?.scheme?.lowercased() == "http",
-              answer.body.count < 64 * 1024, answer.body.range(of: Data("plain HTTP request was sent to HTTPS port".utf8)) != nil
-        else { return result }
-        let error = FMError.wrongScheme(url, use: "https", underlying: "HTTP 400: The plain HTTP request was sent to HTTPS port")
-        return .failure(ExchangeFailure(error: error, beforeAnswer: false))
-    }
-
-    /// Applies a token-store write decided by the state machine, unless a newer one was applied already.
-    func apply(_ persist: SessionStateMachine<SessionWaiter>.Persist?) {
-        guard let persist else { return }
-        persistedVersion.withLock { applied in
-            // The store is called under this dedicated lock only (never under the session lock), so
-            // concurrent writes land in the order the state machine decided them.
-            guard persist.version > applied else { return }
-            applied = persist.version
-            tokenStore.save(persist.token)
-        }
-    }
-}
-
-/// A one-shot timer on a global queue.
-final class Deadline: @unchecked Sendable {
-    // @unchecked: a dispatch source is thread-safe; it is not `Sendable`-annotated.
-    private let timer: DispatchSourceTimer
-
-    private init(timer: DispatchSourceTimer) { self.timer = timer }
-
-    /// Calls `fire` once after `seconds` (a non-finite or huge value never fires), unless cancelled.
-    static func after(seconds: TimeInterval, fire: @escaping @Sendable () -> Void) -> Deadline {
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        let delay = seconds.isFinite ? min(max(0, seconds), 10 * 365 * 86_400) : 10 * 365 * 86_400
-        timer.schedule(deadline: .now() + delay)
-        timer.setEventHandler {
-            timer.cancel()
-            fire()
-        }
-        timer.resume()
-        return Deadline(timer: timer)
-    }
-
-    /// Stops the timer; `fire` will not run (unless it is running already).
-    func cancel() { timer.cancel() }
-}
+// EngineCall, below, composes the stages for one call; it holds a CallContext (configuration, session stage,
+// sender, lifecycle, callback queue), never the DataAPI.
 
 /// Something a call handed to the send stage, which it stops if it ends first: its place in the rate-limit or
 /// concurrency queue, or its exchange.
@@ -184,7 +45,7 @@ enum SentWork: Sendable {
     }
 }
 
-/// One call of ``DataAPI/perform(_:acceptingStatus:attachingTo:sink:isTransfer:endsAt:bypassShutdown:retries:deliveringOn:inline:completion:)``:
+/// One call of ``CallContext/perform(_:options:completion:)``:
 /// the stages of the pipeline around one or more HTTP exchanges. Its phase is a ``CallState``: every stage
 /// reports an event, and the call carries out the actions the state returns, outside the lock. It keeps no
 /// other state of its own.
@@ -192,7 +53,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     // @unchecked: the state is behind its lock; `startedAt`, `endsAt` and `rideOutEndsAt` are written once, in `start`,
     // before any stage runs; the rest is immutable.
     typealias State = CallState<Value, SessionLease, SentWork, Deadline>
-    let api: DataAPI
+    let context: CallContext
     let endpoint: Endpoint<Value>
     let accepting: @Sendable (Int) -> Bool
     let delivery: Delivery<Value>
@@ -211,12 +72,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// from its start (a container transfer's own deadline, ``FMConfiguration/containerTimeout``, is far longer).
     private var rideOutEndsAt: DispatchTime = .distantFuture
 
-    init(api: DataAPI, endpoint: Endpoint<Value>, accepting: @escaping @Sendable (Int) -> Bool, delivery: Delivery<Value>,
+    init(context: CallContext, endpoint: Endpoint<Value>, accepting: @escaping @Sendable (Int) -> Bool, delivery: Delivery<Value>,
          handle: FMRequest, sink: BodySink, retries: Bool = true, meter: CallMeter? = nil, requestID: UInt64 = 0) {
         self.retries = retries
         self.meter = meter
         self.requestID = requestID
-        self.api = api
+        self.context = context
         self.endpoint = endpoint
         self.accepting = accepting
         self.delivery = delivery
@@ -238,9 +99,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 let timer = Deadline.after(seconds: wait) { [self] in report(.backoffEnded(backoff: backoff)) }
                 report(.backoffArmed(timer, backoff: backoff))
             case .cancelTimer(let timer): timer.cancel()
-            case .withdrawFromPool(let id): api.withdrawLease(id)
-            case .releaseLease(let lease): api.releaseSession(lease)
-            case .unregister: api.lifecycle.release(self)
+            case .withdrawFromPool(let id): context.sessions.withdraw(id)
+            case .releaseLease(let lease): lease.release()
+            case .unregister: context.lifecycle.release(self)
             case .deliver(let result): delivery.deliver(result)
             case .stop(let work, let error): work.stop(with: error)
             }
@@ -261,11 +122,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             return
         }
         startedAt = .now()
-        endsAt = .now() + (seconds.isFinite ? min(max(0, seconds), 10 * 365 * 86_400) : 10 * 365 * 86_400)
-        let rideOut = min(seconds, api.configuration.timeout)
-        rideOutEndsAt = .now() + (rideOut.isFinite ? min(max(0, rideOut), 10 * 365 * 86_400) : 10 * 365 * 86_400)
+        endsAt = Deadline.fromNow(seconds)
+        rideOutEndsAt = Deadline.fromNow(min(seconds, context.configuration.timeout))
         // The timers hold the call (nothing else does while it backs off): the state cancels them when it ends.
-        report(.deadlineArmed(Deadline.after(seconds: seconds) { [self] in report(.deadlinePassed(.timeout(endpoint, api.configuration, after: seconds))) }))
+        report(.deadlineArmed(Deadline.after(seconds: seconds) { [self] in report(.deadlinePassed(.timeout(endpoint, context.configuration, after: seconds))) }))
         report(.started)
     }
 
@@ -273,7 +133,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
 
     private func attempt(front: Bool, number: Int) {
         guard case .session = endpoint.auth else { return report(.noSessionNeeded) }
-        let id = api.leaseSession(front: front, parent: meter?.span) { [self] result in
+        let id = context.sessions.lease(front: front, parent: meter?.span) { [self] result in
             switch result {
             case .success(let lease):
                 report(.leased(lease))
@@ -301,40 +161,32 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     private func send(lease: SessionLease?, attempt: Int) {
         let authorization: String?
         let explicitToken: String?
-        switch (lease, endpoint.auth) {
-        case (let lease?, _):
-            (authorization, explicitToken) = ("Bearer " + lease.token, nil)
-        case (nil, .none), (nil, .session):
-            (authorization, explicitToken) = (nil, nil)
-        case (nil, .basic(let encoded)):
-            switch api.basicAuthorization(encoded) {
-            case .success(let value): (authorization, explicitToken) = (value, nil)
-            case .failure(let error): return report(.answered(.failure(error)))
-            }
-        case (nil, .token(let token)):
-            (authorization, explicitToken) = ("Bearer " + token, token)
+        switch authorize(lease) {
+        case .success(let pair): (authorization, explicitToken) = pair
+        case .failure(let error): return report(.answered(.failure(error)))
         }
         let endpoint = self.endpoint
-        let logger = api.logger
+        let sender = context.sender
+        let logger = sender.logger
         let request: URLRequest
-        switch RequestBuilder.request(for: endpoint, configuration: api.configuration, authorization: authorization) {
+        switch RequestBuilder.request(for: endpoint, configuration: context.configuration, authorization: authorization) {
         case .success(let built): request = built
         case .failure(let error):
             logger.log(.error, "\(endpoint.method.rawValue) not sent: \(error)", metadata: logMetadata(code: error.code))
             return received(.failure(ExchangeFailure(error: error, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
         }
-        if let refusal = api.transportRefusal {
+        if let refusal = sender.refusal {
             logger.log(.error, "\(endpoint.method.rawValue) not sent: \(refusal)")
             return received(.failure(ExchangeFailure(error: refusal, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
         }
-        let transport = api.transport
+        let transport = sender.transport
         // The method and redacted path of the request's lines: built once when debug lines are wanted, else only
         // for a line that is written (a failure).
         let line = logger.isEnabled(.debug) ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : nil
         let describe: @Sendable () -> String = { line ?? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" }
-        let gate = api.gate
-        let reachability = api.reachability
-        let (accepting, meter, sink) = (self.accepting, self.meter, self.sink)
+        let gate = sender.gate
+        let reachability = sender.reachability
+        let (meter, sink) = (self.meter, self.sink)
         let admit: @Sendable () -> Void = { [self] in
             let ticket = gate.enter { [self] release in
                 guard !isDone else { return release() }   // cancelled or out of time while queued: never sent
@@ -381,31 +233,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                         reachability.unreachable(request.url)
                     case .failure: break
                     }
-                    let result = DataAPI.namingTheScheme(answered, url: request.url)
+                    let result = Sender.namingTheScheme(answered, url: request.url)
                     if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
-                    // An answer line is debug unless the answer failed: nothing is formatted for a plain answer
-                    // when the hook takes only info and above (FMConfiguration.logLevel).
-                    if logger.isEnabled, logger.isEnabled(Self.answerFailed(result, accepting: accepting) ? .warning : .debug) {
-                        let line = describe()
-                        let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
-                        switch result {
-                        case .success(let answer):
-                            let status = answer.response.statusCode
-                            let expected = status == 200 || accepting(status)
-                            let code = expected ? nil : Envelope.error(status: status, body: answer.body, odata: endpoint.isOData).code
-                            let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
-                            // An answer is detail (debug), and so are outcomes a caller expects (a modId conflict,
-                            // 306; "no records match", 401); any other FileMaker error is one a caller must see (warning).
-                            let outcome = code.map(Classifier.expectedOutcomes.contains) ?? false
-                            let level: FMLogEvent.Level = expected || outcome ? .debug : .warning
-                            logger.log(level, "← \(line) \(status)\(code.map { " code \($0)" } ?? "") \(size) \(duration)",
-                                       metadata: logMetadata(code: code ?? "0", status: status))
-                        case .failure(let failure):
-                            // A transport failure is one a caller must see (error); a cancel was the caller's own doing.
-                            let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .debug : .error
-                            logger.log(level, "← \(line) failed \(failure.error.code) \(duration)", metadata: logMetadata(code: failure.error.code))
-                        }
-                    }
+                    logAnswer(result, line: describe, started: started)
                     if let meter, case .success(let answer) = result {
                         meter.received(bytes: answer.body.count, status: answer.response.statusCode)
                     }
@@ -416,11 +246,51 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             report(.sent(.queued(ticket.withdraw), attempt: attempt))
         }
         // The rate limit first, then the concurrency cap: a request waiting for its turn holds no slot.
-        if let rateLimiter = api.rateLimiter {
+        if let rateLimiter = sender.rateLimiter {
             let turn = rateLimiter.enter { [self] in if !isDone { admit() } }
             report(.sent(.queued(turn.withdraw), attempt: attempt))
         } else {
             admit()
+        }
+    }
+
+    /// The `Authorization` value of this attempt and the explicit token it sends (a caller's, not leased).
+    private func authorize(_ lease: SessionLease?) -> Result<(String?, String?), FMError> {
+        switch (lease, endpoint.auth) {
+        case (let lease?, _):
+            .success(("Bearer " + lease.token, nil))
+        case (nil, .none), (nil, .session):
+            .success((nil, nil))
+        case (nil, .basic(let encoded)):
+            RequestBuilder.basicAuthorization(encoded, credentials: context.configuration.credentials).map { ($0, nil) }
+        case (nil, .token(let token)):
+            .success(("Bearer " + token, token))
+        }
+    }
+
+    /// The answer's log line: debug unless the answer failed, and nothing is formatted for a plain answer when
+    /// the hook takes only info and above (FMConfiguration.logLevel).
+    private func logAnswer(_ result: Result<ExchangeAnswer, ExchangeFailure>, line: () -> String, started: UInt64) {
+        let logger = context.sender.logger
+        guard logger.isEnabled, logger.isEnabled(Self.answerFailed(result, accepting: accepting) ? .warning : .debug) else { return }
+        let line = line()
+        let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
+        switch result {
+        case .success(let answer):
+            let status = answer.response.statusCode
+            let expected = status == 200 || accepting(status)
+            let code = expected ? nil : Envelope.error(status: status, body: answer.body, odata: endpoint.isOData).code
+            let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
+            // An answer is detail (debug), and so are outcomes a caller expects (a modId conflict, 306; "no
+            // records match", 401); any other FileMaker error is one a caller must see (warning).
+            let outcome = code.map(Classifier.expectedOutcomes.contains) ?? false
+            let level: FMLogEvent.Level = expected || outcome ? .debug : .warning
+            logger.log(level, "← \(line) \(status)\(code.map { " code \($0)" } ?? "") \(size) \(duration)",
+                       metadata: logMetadata(code: code ?? "0", status: status))
+        case .failure(let failure):
+            // A transport failure is one a caller must see (error); a cancel was the caller's own doing.
+            let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .debug : .error
+            logger.log(level, "← \(line) failed \(failure.error.code) \(duration)", metadata: logMetadata(code: failure.error.code))
         }
     }
 
@@ -439,7 +309,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             let status = answer.response.statusCode
             let response = Endpoint<Value>.Response(answer.response, body: answer.body, file: answer.file)
             if accepting(status) {
-                if let lease { api.sessionUsed(lease) }
+                lease?.used()
                 report(.answered(Self.decode(endpoint, response)))
                 return
             }
@@ -448,7 +318,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 : hinted(Envelope.error(status: status, body: answer.body), status: status)
             headers = response.headers
             // A FileMaker error still used (and slid) the session.
-            if let lease, status != 401, !Classifier.isSessionLost(error) { api.sessionUsed(lease) }
+            if let lease, status != 401, !Classifier.isSessionLost(error) { lease.used() }
         }
         let usedToken = lease != nil || explicitToken != nil
         switch Classifier.verdict(for: error, beforeAnswer: beforeAnswer, usedSession: usedToken, headers: headers) {
@@ -456,10 +326,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             report(.answered(.failure(error)))
         case .sessionLost:
             if let explicitToken {
-                api.explicitTokenRejected(explicitToken)
+                context.sessions.explicitTokenRejected(explicitToken)
                 report(.answered(.failure(error)))
             } else if let lease {
-                api.sessionRejected(lease, code: error.code)
+                lease.rejected(code: error.code)
                 replay(after: error)
             } else {
                 report(.answered(.failure(error)))
@@ -474,10 +344,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// The session was lost: renew it (on the same slot) and send once more — unless the call may already
     /// have run (a write answered 112: the session died while it ran) or it was replayed already.
     private func replay(after error: FMError) {
-        let mayReplay = !api.pool.pinned && !(error.code == "112" && !endpoint.cannotChangeData)
+        let mayReplay = !context.sessions.pool.pinned && !(error.code == "112" && !endpoint.cannotChangeData)
         let (replayed, attempts) = state.withLock { ($0.replayed, $0.attempts) }
         if mayReplay, !replayed {
-            api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): logging in again and replaying once",
+            context.sender.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): logging in again and replaying once",
                            metadata: logMetadata(code: error.code))
             meter?.span?.record(FMCallEvent(kind: .replay, attempt: attempts, code: error.code))
         }
@@ -487,7 +357,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// A transient failure: wait (back-off with jitter, or `Retry-After`) and try again under the policy.
     /// `unsent`: the call itself never left (its login failed), so a write may be retried too.
     private func retry(after error: FMError, retryAfter: TimeInterval?, unsent: Bool = false) {
-        let policy = api.configuration.retry
+        let policy = context.configuration.retry
         let attempts = state.withLock { $0.attempts }
         // A read that finds the server away (restarting) rides it out until its deadline; the rest keep to maxAttempts.
         let untilDeadline = policy.retriesReadsUntilDeadline && endpoint.cannotChangeData && Classifier.serverAway(error)
@@ -497,7 +367,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         // First contact: a connection failure is ridden out only for a host that answered this client before
         // (and has not been away longer than Reachability.window). Otherwise the first failure is the answer.
         if Classifier.isConnectionFailure(error) {
-            switch api.reachability.standing(target) {
+            switch context.sender.reachability.standing(target) {
             case .rideOut:
                 break
             case .neverAnswered where attempts == 1:
@@ -510,24 +380,21 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 return report(.answered(.failure(summarised(error, attempts: attempts))))
             }
         }
-        let jitter = api.retryJitter.value
+        let jitter = context.sender.retryJitter.value
         let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter, random: jitter)
-        let now = DispatchTime.now().uptimeNanoseconds
         if untilDeadline, attempts >= policy.maxAttempts {   // riding out, past maxAttempts: only within `timeout`
-            let rideOutRemaining = Double(rideOutEndsAt.uptimeNanoseconds &- min(rideOutEndsAt.uptimeNanoseconds, now)) / 1e9
-            guard wait < rideOutRemaining else {
-                api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first",
+            guard wait < Deadline.remaining(until: rideOutEndsAt) else {
+                context.sender.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first",
                                metadata: logMetadata(code: error.code))
                 return report(.answered(.failure(summarised(error, attempts: attempts))))
             }
         }
-        let remaining = Double(endsAt.uptimeNanoseconds &- min(endsAt.uptimeNanoseconds, now)) / 1e9
-        guard wait < remaining else {
-            api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first",
+        guard wait < Deadline.remaining(until: endsAt) else {
+            context.sender.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first",
                            metadata: logMetadata(code: error.code))
             return report(.answered(.failure(summarised(error, attempts: attempts))))
         }
-        api.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts)\(untilDeadline ? " (until the deadline)" : " of \(policy.maxAttempts - 1)") in \(String(format: "%.2f", wait)) s",
+        context.sender.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts)\(untilDeadline ? " (until the deadline)" : " of \(policy.maxAttempts - 1)") in \(String(format: "%.2f", wait)) s",
                        metadata: logMetadata(code: error.code))
         meter?.span?.record(FMCallEvent(kind: .retry, attempt: attempts, code: error.code, wait: wait))
         report(.backOff(wait: wait))
@@ -545,7 +412,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// The host the call goes to: a container URL's, or the configured one.
     private var target: URL? {
         if case .absolute(let url) = endpoint.scope { return url }
-        return api.configuration.baseURL
+        return context.configuration.baseURL
     }
 
     /// An answer that is not FileMaker's, with a message that points the right way: a container URL that
@@ -558,7 +425,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                            httpStatus: error.httpStatus, underlying: error.underlying)
         }
         guard error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse,
-              let base = try? api.configuration.resolvedBase().get(), !base.percentEncodedPath.isEmpty, base.percentEncodedPath != "/"
+              let base = try? context.configuration.resolvedBase().get(), !base.percentEncodedPath.isEmpty, base.percentEncodedPath != "/"
         else { return error }
         var hostOnly = base
         hostOnly.percentEncodedPath = ""

@@ -10,7 +10,6 @@ protocol StoppableCall: AnyObject, Sendable {
 final class Lifecycle: Sendable {
     private struct State {
         var shuttingDown = false
-        var nextID: UInt64 = 0
         var calls: [ObjectIdentifier: @Sendable (FMError) -> Void] = [:]
         /// Work the shutdown waits for, within its grace, but does not stop: logins in flight (their session
         /// must be logged out).

@@ -30,11 +30,11 @@ struct LoginAuthorization: Sendable {
     }
 }
 
-extension DataAPI {
-    /// The authorization of a login with the configured credentials, or with Basic `encoded` when given.
-    func loginAuthorization(encoded: String?) -> LoginAuthorization {
+extension LoginAuthorization {
+    /// The authorization of a login with `credentials`, or with Basic `encoded` when given.
+    static func of(_ credentials: FMCredentials?, encoded: String?) -> LoginAuthorization {
         if encoded == nil {
-            switch configuration.credentials {
+            switch credentials {
             case .clarisID(let provider)?:
                 return .provider(scheme: "FMID", provider.fetch)
             case .oauth(let requestId, let identifier)?:
@@ -43,6 +43,6 @@ extension DataAPI {
                 break
             }
         }
-        return .fixed(basicAuthorization(encoded).map { ["Authorization": $0] })
+        return .fixed(RequestBuilder.basicAuthorization(encoded, credentials: credentials).map { ["Authorization": $0] })
     }
 }

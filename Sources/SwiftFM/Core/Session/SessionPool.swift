@@ -3,21 +3,49 @@ import Foundation
 /// Called once with the token to use, or with the login failure (an explicit login's waiters).
 typealias SessionWaiter = @Sendable (Result<String, FMError>) -> Void
 
-/// One pool session leased by one call: it gives itself back once, through ``SessionPool/giveBack(_:now:stored:)``
-/// (the stage's ``DataAPI/releaseSession(_:)``). Giving it back twice does nothing.
+/// Where a ``SessionLease`` reports: the session stage.
+protocol SessionLeaseOwner: AnyObject, Sendable {
+    /// The lease is given back (its latch claimed once already by the pool).
+    func giveBack(_ lease: SessionLease)
+    /// The server accepted the lease's token.
+    func used(_ lease: SessionLease)
+    /// The server no longer knows the lease's token (`code`: what it answered).
+    func rejected(_ lease: SessionLease, code: String?)
+}
+
+/// One pool session leased by one call. It releases itself: ``release()`` gives it back to the pool once
+/// (again does nothing; the latch is a ``Once``), ``used()`` and ``rejected(code:)`` tell the stage what the
+/// server said of its token. A lease made by the pool without an owner (the pool's own tests) reports nowhere.
 final class SessionLease: Sendable {
     /// The pool slot.
     let slot: Int
     /// The token the call sends.
     let token: String
     private let returned = Once()
+    private let owner: (any SessionLeaseOwner)?
 
-    init(slot: Int, token: String) {
+    init(slot: Int, token: String, owner: (any SessionLeaseOwner)? = nil) {
         self.slot = slot
         self.token = token
+        self.owner = owner
     }
 
-    /// Marks the lease returned; `false` when it was returned already.
+    /// Gives the session back: it goes to the next waiting call. Once; again does nothing.
+    func release() {
+        owner?.giveBack(self)
+    }
+
+    /// The server accepted the token: its expiry slides.
+    func used() {
+        owner?.used(self)
+    }
+
+    /// The server no longer knows the token (952, 112, an HTML 401): the pool forgets it when it is still the slot's.
+    func rejected(code: String?) {
+        owner?.rejected(self, code: code)
+    }
+
+    /// Marks the lease returned; `false` when it was returned already (``SessionPool/giveBack(_:now:stored:)``).
     func markReturned() -> Bool {
         returned.claim()
     }
@@ -60,6 +88,8 @@ final class SessionPool: Sendable {
         /// gave its own back is fresh, and with one slot nothing else would ever open. The slot whose loss set
         /// the mark is free to open a newer session, so such a call never waits for one that cannot come.
         var after: UInt64?
+        /// The stage the lease reports to.
+        var owner: (any SessionLeaseOwner)?
         var deliver: @Sendable (Result<SessionLease, FMError>) -> Void
     }
 
@@ -83,7 +113,8 @@ final class SessionPool: Sendable {
         var isEmpty: Bool { grants.isEmpty && failures.isEmpty && logins.isEmpty && logouts.isEmpty && persist == nil && wake == nil }
     }
 
-    private struct State {
+    /// Everything the pool decides on, behind ``state``'s lock.
+    struct State {
         var slots: [Slot]
         var waiters: [Waiter] = []
         var nextWaiter: UInt64 = 0
@@ -111,7 +142,8 @@ final class SessionPool: Sendable {
     let idleTimeout: TimeInterval
     /// The most calls one session serves at once (``FMConfiguration/maxCallsPerSession``, 1 by default).
     let callsPerSession: Int
-    private let state: Locked<State>
+    /// Changed only by the pool's methods, under its lock (the tests read it through their own observers).
+    let state: Locked<State>
 
     /// The largest pool (``FMConfiguration/sessionPoolSize`` is clamped to it): each slot is allocated up front.
     static let maximumSize = 1_000
@@ -146,11 +178,11 @@ final class SessionPool: Sendable {
     /// pool last lost one) and the pool hands out what it can. `stored` is the token store's value (read
     /// outside the lock), adopted by slot 0 when it has no valid token. Returns the waiter's id (for
     /// ``withdraw(_:)``) and the plan.
-    func lease(now: Date, stored: FMStoredToken?, front: Bool,
+    func lease(now: Date, stored: FMStoredToken?, front: Bool, owner: (any SessionLeaseOwner)? = nil,
                deliver: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> (id: UInt64, plan: Plan) {
         state.withLock { state in
             state.nextWaiter += 1
-            let waiter = Waiter(id: state.nextWaiter, after: front ? state.lostMark : nil, deliver: deliver)
+            let waiter = Waiter(id: state.nextWaiter, after: front ? state.lostMark : nil, owner: owner, deliver: deliver)
             if front { state.waiters.insert(waiter, at: 0) } else { state.waiters.append(waiter) }
             return (waiter.id, Self.rebalance(&state, now: now, stored: stored, grow: true, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession))
         }
@@ -335,7 +367,8 @@ final class SessionPool: Sendable {
             }
             state.slots[slot].busy += 1
             state.slots[slot].lastUse = max(now, state.slots[slot].lastUse)
-            plan.grants.append((state.waiters.remove(at: index), SessionLease(slot: slot, token: token)))
+            let waiter = state.waiters.remove(at: index)
+            plan.grants.append((waiter, SessionLease(slot: slot, token: token, owner: waiter.owner)))
         }
     }
 
@@ -443,19 +476,4 @@ final class SessionPool: Sendable {
         !pinned && state.withLock { $0.slots[0].machine.validToken(now: now) == nil && !$0.slots[0].machine.isLoggingIn }
     }
 
-    /// How many calls hold a lease on each slot (tests and diagnostics).
-    var busyCounts: [Int] { state.withLock { $0.slots.map(\.busy) } }
-
-    /// Calls waiting for a session (tests and diagnostics).
-    var waitingCount: Int { state.withLock { $0.waiters.count } }
-
-    /// Sessions open by the local clock, and logins in flight (metrics and diagnostics).
-    func occupancy(now: Date) -> (open: Int, leased: Int, loggingIn: Int, waiting: Int) {
-        state.withLock { state in
-            (state.slots.filter { $0.machine.validToken(now: now) != nil }.count,
-             state.slots.filter { $0.busy > 0 }.count,
-             state.slots.filter { $0.machine.isLoggingIn }.count,
-             state.waiters.count)
-        }
-    }
 }

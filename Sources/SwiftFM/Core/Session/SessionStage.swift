@@ -1,25 +1,124 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
-// The session stage of the pipeline: leasing a pool session, the single-flight login of each slot
-// (Basic, Claris ID or OAuth), the new-session hook, and what the server says about a token.
+/// A login or a logout, as the session stage asks its ``SessionStage/send`` to carry it out.
+enum SessionRequest: Sendable, Hashable {
+    /// `POST …/sessions` with these headers (the login's authorization).
+    case login(headers: [String: String])
+    /// `DELETE …/sessions/{token}`.
+    case logout(token: String)
+}
 
-extension DataAPI {
-    /// Asks the pool for a session for one attempt of a call. `completion` gets the lease (give it back with
-    /// ``releaseSession(_:)``) or the login failure, once, maybe synchronously. `front`: a replay, which goes
-    /// before the calls queued behind it. Returns the waiter's id, for ``withdrawLease(_:)`` when the call
-    /// ends first. `parent`: the span of the call that asks (a login it starts is traced under it).
+/// The session stage of the pipeline: leasing a pool session, the single-flight login of each slot (Basic,
+/// Claris ID or OAuth), the new-session hook, what the server says about a token, and the token store's
+/// writes in the order the state machine decided them.
+///
+/// It owns its room: the pool, the token store, the session queue and the hook are its own, and it reaches
+/// the network only through ``send``, so it is tested with a fake one and no ``DataAPI``.
+final class SessionStage: Sendable, SessionLeaseOwner {
+    /// Sends a login or a logout once (no retries: the calls waiting for the session decide), even while
+    /// shutting down, and reports on ``queue``: a login's token, or a logout's token once it is sent.
+    /// `stage` is the stage that asks (a pinned one for the new-session hook's calls).
+    typealias Send = @Sendable (_ stage: SessionStage, _ request: SessionRequest, _ parent: (any FMCallSpan)?,
+                                _ completion: @escaping @Sendable (Result<String, FMError>) -> Void) -> Void
+    /// A ``DataAPI`` over a pinned stage (the new-session hook's calls).
+    typealias PinnedAPI = @Sendable (_ pinned: SessionStage) -> DataAPI
+
+    let pool: SessionPool
+    /// Where the first session's token is kept.
+    let tokenStore: FMTokenStore
+    /// The injected clock.
+    let now: @Sendable () -> Date
+    let configuration: FMConfiguration
+    let logger: Logger
+    /// Logins hold it (a shutdown waits for them); a login that ends after the shutdown's logouts is closed.
+    let lifecycle: Lifecycle
+    /// Where logins and logouts report (never the callback queue, which a caller may block).
+    let queue: DispatchQueue
+    let send: Send
+    private let pinnedAPI: PinnedAPI?
+    /// ``DataAPI/onNewSession``.
+    let newSessionHook: Locked<FMNewSessionHook?>
+    /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
+    private let persistedVersion = Locked<UInt64>(0)
+
+    /// A stage over `pool`. `pinnedAPI` makes the hook's ``DataAPI``; without one the hook is not run.
+    init(pool: SessionPool, tokenStore: FMTokenStore, configuration: FMConfiguration, logger: Logger, lifecycle: Lifecycle,
+         queue: DispatchQueue = DispatchQueue(label: "SwiftFM.DataAPI.sessions"), now: @escaping @Sendable () -> Date,
+         pinnedAPI: PinnedAPI? = nil, send: @escaping Send) {
+        self.pool = pool
+        self.tokenStore = tokenStore
+        self.configuration = configuration
+        self.logger = logger
+        self.lifecycle = lifecycle
+        self.queue = queue
+        self.now = now
+        self.pinnedAPI = pinnedAPI
+        self.send = send
+        self.newSessionHook = Locked(nil)
+    }
+
+    /// A stage that uses `token` for every call and never logs in or renews (the new-session hook's), sharing
+    /// `parent`'s queue, lifecycle and `send`.
+    init(pinnedTo token: String, parent: SessionStage) {
+        pool = SessionPool(pinnedTo: token)
+        tokenStore = FMMemoryTokenStore()
+        configuration = parent.configuration
+        logger = parent.logger
+        lifecycle = parent.lifecycle
+        queue = parent.queue
+        now = parent.now
+        pinnedAPI = parent.pinnedAPI
+        send = parent.send
+        newSessionHook = Locked(nil)
+    }
+
+    // MARK: leases
+
+    /// Asks the pool for a session for one attempt of a call. `completion` gets the lease (it gives itself
+    /// back with ``SessionLease/release()``) or the login failure, once, maybe synchronously. `front`: a
+    /// replay, which goes before the calls queued behind it. Returns the waiter's id, for ``withdraw(_:)``
+    /// when the call ends first. `parent`: the span of the call that asks (a login it starts is traced under it).
     @discardableResult
-    func leaseSession(front: Bool, parent: (any FMCallSpan)? = nil,
-                      completion: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> UInt64 {
+    func lease(front: Bool, parent: (any FMCallSpan)? = nil,
+               completion: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> UInt64 {
         let now = self.now()
-        let stored = pool.wantsStored(now: now) ? loadStoredToken() : nil
-        let (id, plan) = pool.lease(now: now, stored: stored, front: front, deliver: completion)
+        let (id, plan) = pool.lease(now: now, stored: storedIfWanted(now), front: front, owner: self, deliver: completion)
         run(plan, parent: parent)
         reportPoolUsage()
         return id
+    }
+
+    /// A call that waited for a session ended first: it leaves the queue.
+    func withdraw(_ id: UInt64) {
+        pool.withdraw(id)
+    }
+
+    /// `SessionLeaseOwner`: a lease given back (once; again does nothing): the session goes to the next waiting call.
+    func giveBack(_ lease: SessionLease) {
+        let now = self.now()
+        run(pool.giveBack(lease, now: now, stored: storedIfWanted(now)))
+        reportPoolUsage()
+    }
+
+    /// `SessionLeaseOwner`: the server accepted `lease`'s token: slide its expiry.
+    func used(_ lease: SessionLease) {
+        let persist = pool.used(slot: lease.slot, token: lease.token, now: now())
+        if lease.slot == 0 { apply(persist) }
+    }
+
+    /// `SessionLeaseOwner`: the server no longer knows `lease`'s token: forget it when it is still the slot's.
+    func rejected(_ lease: SessionLease, code: String?) {
+        rejected(slot: lease.slot, token: lease.token, code: code)
+    }
+
+    private func rejected(slot: Int, token: String, code: String? = nil) {
+        let persist = pool.rejected(slot: slot, token: token)
+        if persist != nil {
+            logger.log(.warning, "session token rejected; it will be renewed")
+            configuration.metrics?.poolEvent(FMPoolEvent(kind: .lost, session: slot, code: code))
+            reportPoolUsage()
+        }
+        if slot == 0 { apply(persist) }
     }
 
     /// Tells the metrics observer how many pool sessions are open and busy (only when one is set).
@@ -29,18 +128,12 @@ extension DataAPI {
         metrics.poolUsage(open: open, busy: busy)
     }
 
-    /// A call that waited for a session ended first: it leaves the queue.
-    func withdrawLease(_ id: UInt64) {
-        pool.withdraw(id)
+    /// The store's token when the pool wants it (slot 0 has none), read outside the pool's lock.
+    private func storedIfWanted(_ now: Date) -> FMStoredToken? {
+        pool.wantsStored(now: now) ? loadStoredToken() : nil
     }
 
-    /// Gives a lease back (once; again does nothing): the session goes to the next waiting call.
-    func releaseSession(_ lease: SessionLease) {
-        let now = self.now()
-        let stored = pool.wantsStored(now: now) ? loadStoredToken() : nil
-        run(pool.giveBack(lease, now: now, stored: stored))
-        reportPoolUsage()
-    }
+    // MARK: plans
 
     /// Carries out a pool decision, outside the pool's lock: store write, idle logouts, logins, leases.
     /// `parent`: the span of the call whose lease made the plan (its logins are traced under it).
@@ -53,18 +146,10 @@ extension DataAPI {
             closeOnServer(logout.token) {}
         }
         for login in plan.logins {
-            guard !pool.pinned else {
-                finishLogin(slot: login.slot, id: login.id, result: .failure(.noToken))
-                continue
-            }
-            logger.log(.info, "logging in to \(configuration.database)" + (pool.size > 1 ? " (session \(login.slot + 1) of \(pool.size))" : ""))
-            let started = DispatchTime.now().uptimeNanoseconds
-            openSession(slot: login.slot, parent: parent) { [self] result in
-                finishLogin(slot: login.slot, id: login.id, result: result, started: started)
-            }
+            startLogin(slot: login.slot, id: login.id, parent: parent)
         }
         if let wake = plan.wake {
-            _ = Deadline.after(seconds: wake) { [weak self] in self?.wakePool() }
+            _ = Deadline.after(seconds: wake) { [weak self] in self?.wake() }
         }
         guard !plan.grants.isEmpty || !plan.failures.isEmpty else { return }
         // A grant may finish its call at once (a transport that answers in `send`) and give the session back
@@ -77,27 +162,57 @@ extension DataAPI {
     }
 
     /// The pool's pause ended (``SessionPool/Plan/wake``): calls still waiting get sessions opened for them.
-    private func wakePool() {
+    private func wake() {
         let now = self.now()
-        let stored = pool.wantsStored(now: now) ? loadStoredToken() : nil
-        run(pool.wake(now: now, stored: stored))
+        run(pool.wake(now: now, stored: storedIfWanted(now)))
     }
 
-    /// An explicit login on the first session (``login(completion:)``, ``refreshToken(completion:)``): one
-    /// login even when a token is valid, shared with a login of that session in flight.
-    func forceLogin(completion: @escaping SessionWaiter) {
-        switch pool.forceLogin(now: now(), waiter: completion) {
-        case .use(let token):
-            completion(.success(token))
-        case .wait:
-            break
-        case .login(let id):
-            guard !pool.pinned else { return finishLogin(slot: 0, id: id, result: .failure(.noToken)) }
-            logger.log(.info, "logging in to \(configuration.database)")
-            let started = DispatchTime.now().uptimeNanoseconds
-            openSession(slot: 0) { [self] result in finishLogin(slot: 0, id: id, result: result, started: started) }
+    /// Starts login `id` of `slot` (a pinned pool never logs in: it fails with `-1010`).
+    /// `explicit`: an explicit login, whose log line names no pool session.
+    private func startLogin(slot: Int, id: UInt64, parent: (any FMCallSpan)? = nil, explicit: Bool = false) {
+        guard !pool.pinned else { return finishLogin(slot: slot, id: id, result: .failure(.noToken)) }
+        let which = pool.size > 1 && !explicit ? " (session \(slot + 1) of \(pool.size))" : ""
+        logger.log(.info, "logging in to \(configuration.database)" + which)
+        let started = DispatchTime.now().uptimeNanoseconds
+        openSession(slot: slot, parent: parent) { [self] result in
+            finishLogin(slot: slot, id: id, result: result, started: started)
         }
     }
+
+    /// An explicit login on the first session (``DataAPI/login(completion:)``, ``DataAPI/refreshToken(completion:)``):
+    /// one login even when a token is valid, shared with a login of that session in flight.
+    func forceLogin(completion: @escaping SessionWaiter) {
+        switch pool.forceLogin(now: now(), waiter: completion) {
+        case .use(let token): completion(.success(token))
+        case .wait: break
+        case .login(let id): startLogin(slot: 0, id: id, explicit: true)
+        }
+    }
+
+    private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>, started: UInt64? = nil) {
+        if let metrics = configuration.metrics, let started {
+            let duration = Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9
+            switch result {
+            case .success: metrics.poolEvent(FMPoolEvent(kind: .opened, session: slot, loginDuration: duration))
+            case .failure(let error): metrics.poolEvent(FMPoolEvent(kind: .loginFailed, session: slot, loginDuration: duration, code: error.code))
+            }
+        }
+        let now = self.now()
+        let (waiters, adopted, plan) = pool.loginFinished(slot: slot, id: id, result: result, now: now, stored: storedIfWanted(now))
+        if case .success(let token) = result, !adopted {
+            // Not adopted (a logout came first): the waiters use it, nothing holds it. The shutdown logs it
+            // out — or, when it has logged every session out already, it is closed now.
+            if lifecycle.isDraining { closeOnServer(token) {} } else { pool.letGo(token, now: now) }
+        }
+        if case .failure(let error) = result {
+            logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count + plan.failures.count) waiting call(s)")
+        }
+        run(plan)
+        reportPoolUsage()
+        for waiter in waiters { waiter(result) }
+    }
+
+    // MARK: logins
 
     /// Opens a session: the login (configured credentials, or Basic `encoded`), then the new-session hook,
     /// as one step bounded by ``FMConfiguration/timeout`` — a token provider or a hook that never answers
@@ -161,48 +276,19 @@ extension DataAPI {
         }
     }
 
-    private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>, started: UInt64? = nil) {
-        if let metrics = configuration.metrics, let started {
-            let duration = Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9
-            switch result {
-            case .success: metrics.poolEvent(FMPoolEvent(kind: .opened, session: slot, loginDuration: duration))
-            case .failure(let error): metrics.poolEvent(FMPoolEvent(kind: .loginFailed, session: slot, loginDuration: duration, code: error.code))
-            }
-        }
-        let now = self.now()
-        let stored = pool.wantsStored(now: now) ? loadStoredToken() : nil
-        let (waiters, adopted, plan) = pool.loginFinished(slot: slot, id: id, result: result, now: now, stored: stored)
-        if case .success(let token) = result, !adopted {
-            // Not adopted (a logout came first): the waiters use it, nothing holds it. The shutdown logs it
-            // out — or, when it has logged every session out already, it is closed now.
-            if lifecycle.isDraining { closeOnServer(token) {} } else { pool.letGo(token, now: now) }
-        }
-        if case .failure(let error) = result {
-            logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count + plan.failures.count) waiting call(s)")
-        }
-        run(plan)
-        reportPoolUsage()
-        for waiter in waiters { waiter(result) }
-    }
-
-    /// Runs ``onNewSession`` for a new session, with a ``DataAPI`` pinned to it; `done` gets its error.
+    /// Runs ``newSessionHook`` for a new session, with a ``DataAPI`` pinned to it; `done` gets its error.
     private func runNewSessionHook(token: String, slot: Int, done: @escaping @Sendable (FMError?) -> Void) {
-        guard let hook = newSessionHook.value else { return done(nil) }
-        let pinned = DataAPI(pinnedTo: token, parent: self)
-        let context = FMNewSession(api: pinned, poolIndex: slot)
-        let once = Locked(false)
+        guard let hook = newSessionHook.value, let pinnedAPI else { return done(nil) }
+        let context = FMNewSession(api: pinnedAPI(SessionStage(pinnedTo: token, parent: self)), poolIndex: slot)
+        let once = Once()
         hook(context) { error in
-            let first = once.withLock { ran -> Bool in
-                defer { ran = true }
-                return !ran
-            }
-            if first { done(error) }
+            if once.claim() { done(error) }
         }
     }
 
     /// Logs `token` out on the server, best effort (a session SwiftFM will not use), then calls `then`.
     func closeOnServer(_ token: String, then: @escaping @Sendable () -> Void) {
-        sendSessionRequest(SessionEndpoints.logout(token: token)) { _ in then() }
+        send(self, .logout(token: token), nil) { _ in then() }
     }
 
     /// Logs in once with the configured credentials (or Basic `encoded`) and reports the token or the error,
@@ -210,7 +296,8 @@ extension DataAPI {
     /// asks it once more for fresh ones when it renews. Nothing is stored here.
     func performLogin(encoded: String? = nil, parent: (any FMCallSpan)? = nil,
                       completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
-        login(with: loginAuthorization(encoded: encoded), refresh: false, parent: parent, completion: completion)
+        login(with: LoginAuthorization.of(configuration.credentials, encoded: encoded), refresh: false, parent: parent,
+              completion: completion)
     }
 
     private func login(with authorization: LoginAuthorization, refresh: Bool, parent: (any FMCallSpan)?,
@@ -220,10 +307,7 @@ extension DataAPI {
             case .failure(let error):
                 completion(.failure(error))
             case .success(let headers):
-                var endpoint = SessionEndpoints.login(dataSources: configuration.dataSources)
-                endpoint.auth = .none
-                for (name, value) in headers { endpoint.headers[name] = value }
-                sendSessionRequest(endpoint, parent: parent) { [self] result in
+                send(self, .login(headers: headers), parent) { [self] result in
                     if !refresh, authorization.renewsOnRejection, case .failure(let error) = result, error.httpStatus == 401 {
                         logger.log(.warning, "the login's credentials were rejected (\(error.code)); asking for fresh ones")
                         login(with: authorization, refresh: true, parent: parent, completion: completion)
@@ -235,41 +319,13 @@ extension DataAPI {
         }
     }
 
-    /// Sends a login or a logout through the pipeline like any call (deadline, concurrency cap, rate limit,
-    /// metrics) but once (the calls that wait for a session decide on retries), even while shutting down,
-    /// and reports on the session queue rather than the callback queue (which the caller may be blocking).
-    func sendSessionRequest<Value>(_ endpoint: Endpoint<Value>, parent: (any FMCallSpan)? = nil,
-                                   completion: @escaping @Sendable (Result<Value, FMError>) -> Void) {
-        perform(endpoint, acceptingStatus: { $0 == 200 }, attachingTo: nil, bypassShutdown: true,
-                retries: false, deliveringOn: sessionQueue, parent: parent, completion: completion)
-    }
-
-    /// The server accepted `lease`'s token: slide its expiry.
-    func sessionUsed(_ lease: SessionLease) {
-        let persist = pool.used(slot: lease.slot, token: lease.token, now: now())
-        if lease.slot == 0 { apply(persist) }
-    }
-
-    /// The server no longer knows `lease`'s token: forget it when it is still the slot's.
-    func sessionRejected(_ lease: SessionLease, code: String? = nil) {
-        sessionRejected(slot: lease.slot, token: lease.token, code: code)
-    }
-
-    private func sessionRejected(slot: Int, token: String, code: String? = nil) {
-        let persist = pool.rejected(slot: slot, token: token)
-        if persist != nil {
-            logger.log(.warning, "session token rejected; it will be renewed")
-            configuration.metrics?.poolEvent(FMPoolEvent(kind: .lost, session: slot, code: code))
-            reportPoolUsage()
-        }
-        if slot == 0 { apply(persist) }
-    }
+    // MARK: tokens
 
     /// A token the caller passed explicitly (not leased) was rejected: if it is the stored token, clear the
     /// store, so `isActiveToken()` turns false and the explicit-token pattern logs in again.
     func explicitTokenRejected(_ token: String) {
         if pool.slot(holding: token) == 0 {
-            sessionRejected(slot: 0, token: token)
+            rejected(slot: 0, token: token)
         } else if loadStoredToken()?.token == token {
             tokenStore.save(nil)
         }
@@ -287,6 +343,28 @@ extension DataAPI {
         let (token, persist) = pool.resetPrimary()
         apply(persist)
         return token
+    }
+
+    /// Forgets every session (a shutdown) and clears the store; returns the tokens to log out.
+    func resetAll() -> [String] {
+        let (tokens, slots, persist) = pool.resetAll()
+        for slot in slots { configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: slot, reason: "shutdown")) }
+        apply(persist)
+        tokenStore.save(nil)
+        reportPoolUsage()
+        return tokens
+    }
+
+    /// Applies a token-store write decided by the state machine, unless a newer one was applied already.
+    func apply(_ persist: SessionStateMachine<SessionWaiter>.Persist?) {
+        guard let persist else { return }
+        persistedVersion.withLock { applied in
+            // The store is called under this dedicated lock only (never under the session lock), so
+            // concurrent writes land in the order the state machine decided them.
+            guard persist.version > applied else { return }
+            applied = persist.version
+            tokenStore.save(persist.token)
+        }
     }
 
     /// What the token store holds, when it can be used: a value that cannot be sent as a `Bearer` token (a

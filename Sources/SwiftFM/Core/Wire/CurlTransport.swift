@@ -70,7 +70,7 @@ public final class FMCurlTransport: FMTransport, @unchecked Sendable {
     }
 
     init(idleTimeout: TimeInterval, maxConnectionsPerHost: Int, tls: FMTLSOptions = FMTLSOptions(), proxy: URL? = nil, library: CurlLibrary) {
-        let idle = idleTimeout.isFinite ? max(0.001, idleTimeout) : 10 * 365 * 86_400
+        let idle = idleTimeout.isFinite ? max(0.001, idleTimeout) : Deadline.longest
         settings = CurlSettings(idleTimeout: idle, maxConnectionsPerHost: max(1, maxConnectionsPerHost), tls: tls, proxy: proxy)
         if let error = library.error {
             loadError = error
@@ -310,12 +310,10 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         }
         self.easy = easy
         let me = Unmanaged.passUnretained(self).toOpaque()
-        var failed = false
-        func long(_ option: Int32, _ value: Int) { if fmcurl_easy_setopt_long(easy, option, value) != 0 { failed = true } }
-        func string(_ option: Int32, _ value: String) {
-            if value.withCString({ fmcurl_easy_setopt_ptr(easy, option, $0) }) != 0 { failed = true }
-        }
-        func pointer(_ option: Int32, _ value: UnsafeRawPointer?) { if fmcurl_easy_setopt_ptr(easy, option, value) != 0 { failed = true } }
+        var options = CurlEasyOptions(easy: easy)
+        func long(_ option: Int32, _ value: Int) { options.long(option, value) }
+        func string(_ option: Int32, _ value: String) { options.string(option, value) }
+        func pointer(_ option: Int32, _ value: UnsafeRawPointer?) { options.pointer(option, value) }
 
         string(CurlOption.url, url.absoluteString)
         pointer(CurlOption.errorBuffer, UnsafeRawPointer(errorBuffer))
@@ -370,7 +368,20 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         pointer(CurlOption.prereqFunction, unsafeBitCast(prereq, to: UnsafeRawPointer.self))
         pointer(CurlOption.prereqData, UnsafeRawPointer(me))
 
-        // Method and body.
+        if let error = setMethodBodyAndHeaders(&options, me: me) { return error }
+        if options.failed {
+            return URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "this libcurl refused an option SwiftFM needs (at least 7.80 is required)"])
+        }
+        return nil
+    }
+
+    /// Sets the method, the body (bytes or a file, read by libcurl's callbacks) and the headers; an error when
+    /// the body file cannot be read or a header cannot be sent.
+    private func setMethodBodyAndHeaders(_ options: inout CurlEasyOptions, me: UnsafeMutableRawPointer) -> URLError? {
+        let urlRequest = request.urlRequest
+        func long(_ option: Int32, _ value: Int) { options.long(option, value) }
+        func string(_ option: Int32, _ value: String) { options.string(option, value) }
+        func pointer(_ option: Int32, _ value: UnsafeRawPointer?) { options.pointer(option, value) }
         let method = (urlRequest.httpMethod ?? "GET").uppercased()
         var bodyLength: Int64 = 0
         if let file = request.bodyFile {
@@ -396,7 +407,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         } else {
             long(CurlOption.post, 1)
             if method != "POST" { string(CurlOption.customRequest, method) }
-            if fmcurl_easy_setopt_off(easy, CurlOption.postFieldSizeLarge, bodyLength) != 0 { failed = true }
+            if fmcurl_easy_setopt_off(options.easy, CurlOption.postFieldSizeLarge, bodyLength) != 0 { options.failed = true }
             if bodyLength == 0 {
                 string(CurlOption.copyPostFields, "")
             } else {
@@ -427,16 +438,13 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             }
             let line = value.isEmpty ? "\(name):" : "\(name): \(value)"
             guard let appended = fmcurl_slist_append(list, line) else {
-                failed = true
+                options.failed = true
                 break
             }
             list = appended
         }
         headerList = list
         pointer(CurlOption.httpHeader, UnsafeRawPointer(list))
-        if failed {
-            return URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "this libcurl refused an option SwiftFM needs (at least 7.80 is required)"])
-        }
         return nil
     }
 
@@ -995,3 +1003,22 @@ final class CurlEngine: @unchecked Sendable {
     }
 }
 #endif
+
+/// Sets libcurl options on one easy handle and remembers whether libcurl refused any.
+struct CurlEasyOptions {
+    let easy: UnsafeMutableRawPointer
+    /// `true` once libcurl refused an option.
+    var failed = false
+
+    mutating func long(_ option: Int32, _ value: Int) {
+        if fmcurl_easy_setopt_long(easy, option, value) != 0 { failed = true }
+    }
+
+    mutating func string(_ option: Int32, _ value: String) {
+        if value.withCString({ fmcurl_easy_setopt_ptr(easy, option, $0) }) != 0 { failed = true }
+    }
+
+    mutating func pointer(_ option: Int32, _ value: UnsafeRawPointer?) {
+        if fmcurl_easy_setopt_ptr(easy, option, value) != 0 { failed = true }
+    }
+}

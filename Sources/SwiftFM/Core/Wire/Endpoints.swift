@@ -357,7 +357,7 @@ enum Endpoints {
         return endpoint
     }
 
-    /// The statuses a container hop decodes (send it with `perform(_:acceptingStatus:attachingTo:completion:)`).
+    /// The statuses a container hop decodes (send it with `perform(_:options:completion:)`).
     static let containerHopStatuses: Set<Int> = [200, 301, 302, 303, 307, 308]
 
     /// The most redirects a container download follows.

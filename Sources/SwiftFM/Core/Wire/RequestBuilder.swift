@@ -74,7 +74,10 @@ enum RequestBuilder {
         if let authorization, !isValidHeaderValue(authorization) {
             return .failure(.invalidArgument("The Authorization value (token or credentials) contains control characters"))
         }
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: configuration.timeout)
+        // The transport's idle timeout, not the call's deadline: one source for one timeout (a request timeout
+        // equal to the deadline would reach URLSession's task at the moment the deadline cancels it).
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
+                                 timeoutInterval: defaultIdleTimeout(for: configuration))
         request.httpMethod = endpoint.method.rawValue
         request.httpShouldHandleCookies = false
         for (name, value) in endpoint.headers {   // e.g. the container-download cookie
@@ -103,6 +106,24 @@ enum RequestBuilder {
             request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }
         return .success(request)
+    }
+
+    /// The `Authorization` value for Basic `encoded` when given, else for `credentials`' Basic value; an
+    /// error when there is none or it holds control characters.
+    static func basicAuthorization(_ encoded: String?, credentials: FMCredentials?) -> Result<String, FMError> {
+        if let encoded = encoded?.trimmingCharacters(in: .whitespacesAndNewlines), !encoded.isEmpty {
+            guard isValidHeaderValue(encoded) else {
+                return .failure(.invalidArgument("The encoded credentials contain control characters"))
+            }
+            return .success("Basic " + encoded)
+        }
+        guard let value = credentials?.encodedValue else {
+            return .failure(.invalidConfiguration("No Basic credentials are configured"))
+        }
+        guard isValidHeaderValue(value) else {
+            return .failure(.invalidConfiguration("The configured encoded credentials contain control characters"))
+        }
+        return .success("Basic " + value)
     }
 
     /// `true` when `value` can be sent as an HTTP header value: no control character (CR, LF, NUL, DEL, …).

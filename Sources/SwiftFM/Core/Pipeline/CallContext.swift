@@ -1,0 +1,181 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What one call may reach, and no more: the configuration, the session stage, the send stage, the
+/// lifecycle (shutdown) and the callback queue. ``DataAPI`` holds one; an ``EngineCall`` holds it instead of
+/// the whole ``DataAPI``, so a call's walk stays inside the pipeline's rooms.
+struct CallContext: Sendable {
+    let configuration: FMConfiguration
+    /// The session stage: leases, logins, the token store.
+    let sessions: SessionStage
+    /// The send stage: the transport, the rate limit, the concurrency cap, the log.
+    let sender: Sender
+    /// Admission and the shutdown.
+    let lifecycle: Lifecycle
+    /// Where completions run unless a call says otherwise.
+    let callbackQueue: DispatchQueue
+}
+
+/// How one call is sent, beyond its endpoint (every field has the plain call's value by default).
+struct CallOptions: Sendable {
+    /// Which HTTP statuses go to `endpoint.decode` (200 only by default; the container download also accepts
+    /// its 302). Other statuses are turned into an ``FMError`` from the envelope.
+    var accepting: @Sendable (Int) -> Bool = { $0 == 200 }
+    /// An existing handle to report cancellation through (a multi-step operation); a new one when `nil`.
+    var handle: FMRequest?
+    /// Where the answer's body goes (memory under ``FMConfiguration/maxResponseBytes`` by default).
+    var sink: BodySink?
+    /// A container transfer, bounded by ``FMConfiguration/containerTimeout``.
+    var isTransfer = false
+    /// A deadline shared by the steps of one operation (the hops of a container download), instead of a new
+    /// one for this call.
+    var endsAt: DispatchTime?
+    /// Sent even while shutting down (the shutdown's own logouts, logins).
+    var bypassShutdown = false
+    /// Whether transient failures are retried under ``FMConfiguration/retry`` (not for logins: the calls
+    /// waiting for the session decide).
+    var retries = true
+    /// Where the completion runs (the context's callback queue by default).
+    var queue: DispatchQueue?
+    /// The completion runs at once on the thread that finished the call, on no queue (the async bridge: its
+    /// continuation resumes on its task's executor, so a queue hop first would be a second hop).
+    var inline = false
+    /// The span of the call this one is made for (a login a waiting call started).
+    var parent: (any FMCallSpan)?
+
+    /// The plain call's options.
+    init() {}
+
+    /// A call that decodes these statuses and reports cancellation through `handle`.
+    init(accepting: @escaping @Sendable (Int) -> Bool, handle: FMRequest? = nil) {
+        self.accepting = accepting
+        self.handle = handle
+    }
+}
+
+/// The send stage's tenants, shared by every call of one ``DataAPI`` (and its new-session hook's): the
+/// transport and why it may refuse, the rate limit, the concurrency cap, the first-contact rule, the log.
+final class Sender: Sendable {
+    let transport: any FMTransport
+    /// Why `transport` cannot send this configuration's calls (TLS options or a proxy it cannot honour): every
+    /// call fails with it.
+    let refusal: FMError?
+    let gate: AdmissionGate
+    /// The rate limit (``FMConfiguration/maxRequestsPerSecond``), shared by every request.
+    let rateLimiter: RateLimiter?
+    /// Which hosts have answered this client (the first-contact rule: ``Reachability``).
+    let reachability: Reachability
+    let logger: Logger
+    /// The server's address, port and scheme, resolved once from the host (for spans).
+    let server: (address: String?, port: Int?, scheme: String?)
+    /// Draws a retry's back-off from its range (full jitter); the tests' seam for the random source.
+    let retryJitter = Locked<@Sendable (ClosedRange<Double>) -> Double>({ Double.random(in: $0) })
+
+    /// The send stage of `configuration` over `transport`; `refusal`: why `transport` cannot send its calls.
+    init(configuration: FMConfiguration, transport: any FMTransport, refusal: FMError?, logger: Logger,
+         now: @escaping @Sendable () -> Date) {
+        self.transport = transport
+        self.refusal = refusal
+        self.gate = AdmissionGate(limit: configuration.maxConcurrentRequests)
+        self.rateLimiter = RateLimiter.make(rate: configuration.maxRequestsPerSecond)
+        self.reachability = Reachability(now: now)
+        self.logger = logger
+        let base = try? configuration.resolvedBase().get()
+        self.server = (base?.host, base.map { $0.port ?? ($0.scheme == "http" ? 80 : 443) }, base?.scheme)
+    }
+
+    /// nginx's answer to plain HTTP on its HTTPS port (a 400 page) as the wrong-scheme error that names
+    /// `https://` (``FMError/wrongScheme(_:use:underlying:)``); any other result as it is.
+    static func namingTheScheme(_ result: Result<ExchangeAnswer, ExchangeFailure>, url: URL?) -> Result<ExchangeAnswer, ExchangeFailure> {
+        guard case .success(let answer) = result, answer.response.statusCode == 400, url?.scheme?.lowercased() == "http",
+              answer.body.count < 64 * 1024, answer.body.range(of: Data("plain HTTP request was sent to HTTPS port".utf8)) != nil
+        else { return result }
+        let error = FMError.wrongScheme(url, use: "https", underlying: "HTTP 400: The plain HTTP request was sent to HTTPS port")
+        return .failure(ExchangeFailure(error: error, beforeAnswer: false))
+    }
+}
+
+extension CallContext {
+    /// Sends `endpoint` and calls `completion` exactly once, on the options' queue (the callback queue by default).
+    @discardableResult
+    func perform<Value>(_ endpoint: Endpoint<Value>, options: CallOptions = CallOptions(),
+                        completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
+        // The metrics observer and the instrumentation ride the same meter; with neither set, a call measures nothing.
+        let (metrics, instrumentation) = (configuration.metrics, configuration.instrumentation)
+        let requestID = sender.logger.isEnabled || instrumentation != nil ? RequestIDs.make() : 0
+        var meter: CallMeter?
+        var observe: (@Sendable (FMError?) -> Void)?
+        if metrics != nil || instrumentation != nil {
+            let kind = endpoint.kind
+            let server = sender.server
+            // Synchronously, on the caller's thread or task: the instrumentation reads its task-local context here.
+            let span = instrumentation?.startCall(FMCallStart(
+                endpoint: kind, method: endpoint.method.rawValue, layout: endpoint.layout, database: configuration.database,
+                serverAddress: server.address, serverPort: server.port, scheme: server.scheme, requestID: requestID,
+                parent: options.parent))
+            let started = CallMeter(endpoint: kind, span: span)
+            meter = started
+            observe = { error in started.end(error: error, observer: metrics) }
+        }
+        let delivery = Delivery(queue: options.inline ? nil : options.queue ?? callbackQueue, observe: observe, completion: completion)
+        let call = EngineCall(context: self, endpoint: endpoint, accepting: options.accepting, delivery: delivery,
+                              handle: options.handle ?? FMRequest(), sink: options.sink ?? .memory(cap: configuration.maxResponseBytes),
+                              retries: options.retries, meter: meter, requestID: requestID)
+        // The new-session hook's calls (a pinned pool) are part of a call in flight: admitted during the grace.
+        guard options.bypassShutdown || lifecycle.admit(call, duringGrace: sessions.pool.pinned) else {
+            call.refuse(.shuttingDown)
+            return call.handle
+        }
+        let seconds = options.endsAt.map(Deadline.remaining(until:))
+        call.start(deadline: seconds ?? (options.isTransfer ? configuration.containerTimeout : configuration.timeout))
+        return call.handle
+    }
+
+    /// The session stage's ``SessionStage/Send``: a login or a logout through the pipeline like any call
+    /// (deadline, concurrency cap, rate limit, metrics) but once, even while shutting down, reporting on the
+    /// session queue rather than the callback queue (which the caller may be blocking). It holds no
+    /// ``DataAPI`` and no stage: the stage that asks comes with each request.
+    static func sessionSend(configuration: FMConfiguration, sender: Sender, lifecycle: Lifecycle,
+                            callbackQueue: DispatchQueue) -> SessionStage.Send {
+        { stage, request, parent, completion in
+            let context = CallContext(configuration: configuration, sessions: stage, sender: sender, lifecycle: lifecycle,
+                                      callbackQueue: callbackQueue)
+            var options = CallOptions()
+            options.bypassShutdown = true
+            options.retries = false
+            options.queue = stage.queue
+            options.parent = parent
+            switch request {
+            case .login(let headers):
+                var endpoint = SessionEndpoints.login(dataSources: configuration.dataSources)
+                endpoint.auth = .none
+                for (name, value) in headers { endpoint.headers[name] = value }
+                context.perform(endpoint, options: options, completion: completion)
+            case .logout(let token):
+                context.perform(SessionEndpoints.logout(token: token), options: options) { result in
+                    completion(result.map { _ in token })
+                }
+            }
+        }
+    }
+}
+
+extension DataAPI {
+    /// Sends `endpoint` through this service's pipeline and calls `completion` exactly once (see
+    /// ``CallContext/perform(_:options:completion:)``).
+    @discardableResult
+    func perform<Value>(_ endpoint: Endpoint<Value>, options: CallOptions = CallOptions(),
+                        completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
+        context.perform(endpoint, options: options, completion: completion)
+    }
+
+    /// Completes at once with `result` (on ``callbackQueue``, like every other path) and returns the handle.
+    @discardableResult
+    func complete<Value>(_ result: Result<Value, FMError>, _ completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
+        let delivery = OneShot(queue: callbackQueue, completion: completion)
+        delivery.finish(result)
+        return delivery.handle
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import SwiftFM
+
+/// The session pool lends each open session to one call at a time: the others wait in order, a call never waits
+/// for one login while another session frees, a failed login with nothing else open fails the waiters once, and
+/// sessions idle past the idle timeout are closed (by the injected clock) and logged out through the pipeline.
+@Suite("Session pool: leases, logins, idle sessions")
+struct SessionPoolLeaseTests {
+    private static let start = Date(timeIntervalSince1970: 1_700_000_000)
+    private static func valid(_ token: String) -> FMStoredToken { FMStoredToken(token: token, expiry: .distantFuture) }
+
+    /// Leases a session from `pool` and hands out the plan's grants and failures (what the stage does).
+    private func take(_ pool: SessionPool, now: Date = start, stored: FMStoredToken? = nil) -> (PoolTaker, SessionPool.Plan) {
+        let taker = PoolTaker()
+        let (_, plan) = pool.lease(now: now, stored: stored, front: false) { taker.deliver($0) }
+        deliver(plan)
+        return (taker, plan)
+    }
+
+    private func deliver(_ plan: SessionPool.Plan) { plan.deliverToWaiters() }
+
+    // MARK: the lease
+
+    @Test func oneCallPerSessionAndTheOthersWaitInOrder() {
+        let pool = SessionPool(size: 1, stored: Self.valid("t0"), now: Self.start)
+        let (first, _) = take(pool)
+        let (second, _) = take(pool)
+        let (third, _) = take(pool)
+        #expect(first.lease?.slot == 0 && first.lease?.token == "t0")
+        #expect(second.lease == nil && third.lease == nil)
+        #expect(pool.busyCounts == [1] && pool.waitingCount == 2)
+        deliver(pool.giveBack(first.lease!, now: Self.start, stored: nil))
+        #expect(second.lease?.slot == 0 && third.lease == nil)
+        // Giving a lease back twice does nothing.
+        #expect(pool.giveBack(first.lease!, now: Self.start, stored: nil).isEmpty)
+        deliver(pool.giveBack(second.lease!, now: Self.start, stored: nil))
+        #expect(third.lease?.slot == 0)
+        deliver(pool.giveBack(third.lease!, now: Self.start, stored: nil))
+        #expect(pool.busyCounts == [0] && pool.waitingCount == 0)
+    }
+
+    @Test func aCallNeverWaitsForALoginWhileAnotherSessionFrees() {
+        let pool = SessionPool(size: 2, stored: Self.valid("t0"), now: Self.start)
+        let (first, _) = take(pool)
+        let (second, plan) = take(pool)
+        #expect(first.lease?.slot == 0)
+        #expect(plan.logins.map(\.slot) == [1], "a second session is opened for the waiting call")
+        #expect(second.lease == nil && pool.isLoggingIn(slot: 1))
+        // Session 1 frees while session 2 still logs in: the waiting call takes session 1.
+        deliver(pool.giveBack(first.lease!, now: Self.start, stored: nil))
+        #expect(second.lease?.slot == 0)
+        // The login hangs and is given up (its bound): nobody was waiting on it, nobody fails.
+        let login = plan.logins[0]
+        let (waiters, adopted, after) = pool.loginFinished(slot: 1, id: login.id, result: .failure(.timeout(nil, after: 1)), now: Self.start, stored: nil)
+        #expect(waiters.isEmpty && !adopted && after.failures.isEmpty)
+        // A third call waits for session 1 (a failed login pauses growth while a session is open).
+        let (third, later) = take(pool)
+        #expect(third.lease == nil && later.logins.isEmpty)
+        deliver(pool.giveBack(second.lease!, now: Self.start, stored: nil))
+        #expect(third.lease?.slot == 0 && third.error == nil)
+    }
+
+    @Test func aFailedLoginWithNoOtherSessionFailsTheWaitersOnce() {
+        let pool = SessionPool(size: 2, stored: nil, now: Self.start)
+        let (first, plan) = take(pool)
+        let (second, plan2) = take(pool)
+        #expect(plan.logins.map(\.slot) == [0] && plan2.logins.map(\.slot) == [1])
+        // The first login fails while the second is still in flight: both calls keep waiting.
+        let one = pool.loginFinished(slot: 0, id: plan.logins[0].id, result: .failure(FMError(code: "212", message: "no")),
+                                     now: Self.start, stored: nil)
+        deliver(one.plan)
+        #expect(first.error == nil && second.error == nil)
+        // The second fails too: nothing can serve them, each is told once.
+        let two = pool.loginFinished(slot: 1, id: plan2.logins[0].id, result: .failure(FMError(code: "212", message: "no")),
+                                     now: Self.start, stored: nil)
+        deliver(two.plan)
+        #expect(first.error?.code == "212" && second.error?.code == "212")
+        #expect(pool.waitingCount == 0 && pool.busyCounts == [0, 0])
+    }
+
+    @Test func theLoginThatEndsFirstServesTheFirstWaiter() {
+        let pool = SessionPool(size: 3, stored: nil, now: Self.start)
+        let (first, a) = take(pool)
+        let (second, b) = take(pool)
+        #expect(a.logins.map(\.slot) == [0] && b.logins.map(\.slot) == [1])
+        // Session 2's login ends first: the first caller gets it, not the second.
+        deliver(pool.loginFinished(slot: 1, id: b.logins[0].id, result: .success("t1"), now: Self.start, stored: nil).plan)
+        #expect(first.lease?.slot == 1 && first.lease?.token == "t1" && second.lease == nil)
+        deliver(pool.loginFinished(slot: 0, id: a.logins[0].id, result: .success("t0"), now: Self.start, stored: nil).plan)
+        #expect(second.lease?.slot == 0)
+    }
+
+    @Test func idleSessionsAreClosedWithTheInjectedClock() {
+        let pool = SessionPool(size: 2, idleTimeout: 300, stored: Self.valid("t0"), now: Self.start)
+        let (first, _) = take(pool)
+        let (second, plan) = take(pool)
+        deliver(pool.loginFinished(slot: 1, id: plan.logins[0].id, result: .success("t1"), now: Self.start, stored: nil).plan)
+        #expect(second.lease?.slot == 1)
+        #expect(pool.giveBack(first.lease!, now: Self.start, stored: nil).logouts.isEmpty)
+        #expect(pool.giveBack(second.lease!, now: Self.start, stored: nil).logouts.isEmpty)
+        // 299 s later nothing is closed; 301 s later the call takes session 1 and session 2 is logged out.
+        let (early, earlyPlan) = take(pool, now: Self.start.addingTimeInterval(299))
+        #expect(earlyPlan.logouts.isEmpty)
+        #expect(pool.giveBack(early.lease!, now: Self.start.addingTimeInterval(299), stored: nil).logouts.isEmpty)
+        let late = Self.start.addingTimeInterval(299 + 301)
+        let (call, latePlan) = take(pool, now: late)
+        #expect(call.lease?.slot == 0)
+        #expect(latePlan.logouts.map(\.slot) == [1] && latePlan.logouts.map(\.token) == ["t1"])
+        #expect(pool.validToken(slot: 1, now: late) == nil)
+    }
+
+    @Test func theStageLogsAnIdleSessionOutThroughThePipeline() {
+        let logins = Locked(0)
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        configuration.sessionPoolSize = 2
+        let observer = MetricsRecorder()
+        configuration.metrics = observer
+        let hold = DispatchSemaphore(value: 0)
+        let h = Harness(configuration: configuration) { request in
+            if isLogin(request) {
+                let n = logins.withLock { count -> Int in count += 1; return count }
+                return .json(200, Bodies.login("tok-\(n)"))
+            }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            if (request.url?.path ?? "").contains("hold") { hold.signal(); return .hold }
+            return .json(200, Bodies.value("ok"))
+        }
+        // Two sessions: one call holds the first while a second call opens the second.
+        h.openSecondSessionBesideAHeldCall(hold: hold)
+        #expect(h.stub.count("POST", "/sessions") == 2)
+        // Ten minutes later a call takes the first session and the second is logged out.
+        h.clock.advance(600)
+        let third = Recorder<Result<String, FMError>>()
+        h.api.perform(TestEndpoints.records()) { third.record($0) }
+        #expect(third.wait().first?.testValue == "ok")
+        let closed = observer.waitForEvents { $0.contains { $0.kind == .closed } }
+        #expect(closed.contains(FMPoolEvent(kind: .closed, session: 1, reason: "idle")))
+        let logout = DispatchGroup()
+        logout.enter()
+        h.api.sessionQueue.async { logout.leave() }
+        _ = logout.wait(timeout: .now() + 120)
+        #expect(observer.waitForCalls { $0.contains { $0.endpoint == "DELETE sessions/{}" } }.isEmpty == false)
+        let deleted: [String] = h.stub.requests.filter { $0.httpMethod == "DELETE" }.compactMap { $0.url?.lastPathComponent }
+        #expect(deleted.contains("tok-2"))
+    }
+}
