@@ -50,7 +50,7 @@ let package = Package(
             path: "Examples/FMExamples"
         ),
 
-        // What several test targets share (a seeded random generator); not a product.
+        // What several test targets share (a seeded random generator, pipe reading that survives EINTR); not a product.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Known-answer tests of the crypto (FIPS 180-4, RFC 4231, RFC 5869, RFC 5054, pycognito).
         .testTarget(name: "FMCryptoTests", dependencies: ["FMCrypto", "TestSupport"]),
@@ -59,7 +59,7 @@ let package = Package(
         // Raw-HTTP conformance tests of the emulator (URLSession, not the SwiftFM client).
         .testTarget(name: "SwiftFMEmulatorTests", dependencies: ["SwiftFMEmulator", "FMCrypto", "TestSupport"]),
         // The client against the emulator on loopback, through the callback and async surfaces.
-        .testTarget(name: "IntegrationTests", dependencies: ["SwiftFM", "SwiftFMEmulator", "FMCapture"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["SwiftFM", "SwiftFMEmulator", "FMCapture", "TestSupport"]),
         // fm-codegen: its output for the demo, League and odd-names solutions, compiled here and read against the emulator.
         .testTarget(name: "CodegenTests", dependencies: ["FMCodegen", "SwiftFM", "SwiftFMEmulator"]),
         // Legacy call-site corpus, compiled in both language modes.

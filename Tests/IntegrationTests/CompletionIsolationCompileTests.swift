@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 // What the compiler says about completions formed in main-actor code: the call sites below are type-checked
 // with the toolchain's `swiftc` against the SwiftFM module this test run was built with.
@@ -58,7 +59,7 @@ private func typecheck(_ source: String, swiftVersion: String) throws -> (status
     process.standardOutput = output
     process.standardError = output
     try process.run()
-    let diagnostics = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let diagnostics = String(decoding: output.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
     process.waitUntilExit()
     return (process.terminationStatus, diagnostics)
 }

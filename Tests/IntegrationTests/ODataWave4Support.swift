@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import TestSupport
 import SwiftFM
 import SwiftFMEmulator
 
@@ -158,7 +159,7 @@ final class FMEmulatorProcess: @unchecked Sendable {
         Thread.detachNewThread {
             var bytes = Data()
             while bytes.filter({ $0 == 0x0A }).count < count {
-                let chunk = handle.availableData
+                let chunk = handle.readAvailableRetryingInterrupts()
                 if chunk.isEmpty { break }
                 bytes.append(chunk)
             }

@@ -10,6 +10,7 @@ import Darwin
 #endif
 import Foundation
 import Testing
+import TestSupport
 @testable import SwiftFMEmulator
 
 /// An emulator with its control API running, and raw HTTP calls to both.
@@ -340,7 +341,7 @@ struct ControlExecutableTests {
         Thread.detachNewThread {
             var bytes = Data()
             while bytes.filter({ $0 == 0x0A }).count < count {
-                let chunk = handle.availableData
+                let chunk = handle.readAvailableRetryingInterrupts()
                 if chunk.isEmpty { break }
                 bytes.append(chunk)
             }

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 import SwiftFMEmulator
+import TestSupport
 
 // `fm-emulator` as a process: it serves until a signal, honours its request-log flags, and fails with a message on
 // bad arguments, a bad schema or a port in use; `--help` prints the usage.
@@ -43,7 +44,7 @@ final class HTTPEmulatorProcess: @unchecked Sendable {
         Thread.detachNewThread {
             var bytes = Data()
             while !bytes.contains(0x0A) {
-                let chunk = handle.availableData
+                let chunk = handle.readAvailableRetryingInterrupts()
                 if chunk.isEmpty { break }
                 bytes.append(chunk)
             }
@@ -64,7 +65,7 @@ final class HTTPEmulatorProcess: @unchecked Sendable {
         Thread.detachNewThread {
             var bytes = Data()
             while bytes.filter({ $0 == 0x0A }).count < count {
-                let chunk = handle.availableData
+                let chunk = handle.readAvailableRetryingInterrupts()
                 if chunk.isEmpty { break }
                 bytes.append(chunk)
             }
@@ -91,7 +92,7 @@ final class HTTPEmulatorProcess: @unchecked Sendable {
     }
 
     var standardErrorText: String {
-        String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        String(decoding: stderr.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
     }
 }
 
@@ -155,7 +156,7 @@ struct HTTPEmulatorExecutableTests {
     func help() throws {
         let emulator = try HTTPEmulatorProcess(["--help"])
         #expect(emulator.waitForExit() == 0)
-        let out = String(decoding: emulator.stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let out = String(decoding: emulator.stdout.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
         #expect(out.contains("usage: fm-emulator"))
         // It points to the schema contract, which ships in the repository.
         #expect(out.contains("Docs/SCHEMA.md"))

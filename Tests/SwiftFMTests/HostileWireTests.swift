@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import TestSupport
 import Glibc
 @testable import SwiftFM
 
@@ -72,7 +73,7 @@ final class TLSRelay: @unchecked Sendable {
         // The first line: "listening on PORT" (the relay is ready once it is written). End of file: it failed.
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
-            let more = output.fileHandleForReading.availableData
+            let more = output.fileHandleForReading.readAvailableRetryingInterrupts()
             if more.isEmpty { break }
             line.append(more)
         }
