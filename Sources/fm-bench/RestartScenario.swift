@@ -114,6 +114,7 @@ extension Bench {
     /// Run, the server's side: 2 s of reads, SIGKILL, 5 s away, a new emulator on the same port, 3 s more;
     /// returns how long it was away.
     func restartEmulator(_ server: RestartServer) async throws -> Double {
+        defer { server.stopReaders() } // on the way out, whatever failed: no reader keeps going
         let first = server.lock.withLock { server.current }
         guard let port = first.url.port else { throw BenchError("the restart emulator has no port") }
         try await Task.sleep(nanoseconds: 2_000_000_000)
@@ -125,7 +126,6 @@ extension Bench {
         let back = Double(now() - killedAt) / 1e9
         server.lock.withLock { server.current = second }
         try await Task.sleep(nanoseconds: 3_000_000_000)
-        server.stopReaders()
         return back
     }
 

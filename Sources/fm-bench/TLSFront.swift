@@ -103,8 +103,24 @@ func runTrustingThrowawayCA() throws -> Int32 {
     guard try runScript(script, ["ca", directory.path]) == 0 else { throw BenchError("--tls: \(script.path) ca failed") }
     let caFile = directory.appendingPathComponent("ca.crt")
     let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
-    return try runScript(script, ["trusted", caFile.path, "--", binary] + CommandLine.arguments.dropFirst(),
-                         environment: ["FM_BENCH_TLS_DIR": directory.path, "FM_BENCH_TLS_SCRIPT": script.path])
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/bash")
+    process.arguments = [script.path, "trusted", caFile.path, "--", binary] + CommandLine.arguments.dropFirst()
+    process.environment = ProcessInfo.processInfo.environment.merging(["FM_BENCH_TLS_DIR": directory.path, "FM_BENCH_TLS_SCRIPT": script.path]) { $1 }
+    try process.run()
+    // The inner run is the same process all the way down (the script execs it): SIGTERM and SIGINT go on to it,
+    // so a `timeout` around fm-bench --tls ends the inner run, its emulators and fronts too.
+    let child = process.processIdentifier
+    let sources = [SIGTERM, SIGINT].map { number in
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler { kill(child, number) }
+        source.resume()
+        return source
+    }
+    process.waitUntilExit()
+    sources.forEach { $0.cancel() }
+    return process.terminationStatus
 }
 
 /// One emulator as the clients reach it: its own process, and the TLS front before it when there is one.

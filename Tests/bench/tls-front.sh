@@ -36,7 +36,6 @@ front() {
     local hostport=${upstream#http://}
     local port
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    local work
     work=$(mktemp -d "$dir/front.XXXXXX")
     chmod 755 "$work"
     mkdir -m 1777 "$work/tmp"
@@ -83,7 +82,8 @@ http {
 CONF
     nginx -t -q -e "$work/error.log" -p "$work" -c "$work/nginx.conf" || { echo "tls-front: nginx -t failed" >&2; exit 1; }
     nginx -e "$work/error.log" -p "$work" -c "$work/nginx.conf" -g "daemon off;" &
-    local nginx_pid=$! parent=$PPID
+    nginx_pid=$!
+    local parent=$PPID
     trap 'kill "$nginx_pid" 2>/dev/null; wait "$nginx_pid" 2>/dev/null; rm -rf "$work"; exit 0' TERM INT EXIT
     local base="https://127.0.0.1:$port"
     for _ in $(seq 200); do
@@ -101,14 +101,16 @@ trusted() {
     local ca=$1
     shift
     [ "$(id -u)" = 0 ] || { echo "tls-front: trusted needs root (unshare -m and a bind mount)" >&2; exit 1; }
-    [ -f /etc/ssl/certs/ca-certificates.crt ] || { echo "tls-front: no /etc/ssl/certs/ca-certificates.crt" >&2; exit 1; }
-    copy=$(mktemp -d /tmp/fm-bench-certs.XXXXXX)
-    trap 'rm -rf "$copy"' EXIT
-    cp -a /etc/ssl/certs/. "$copy/"
-    rm -f "$copy/ca-certificates.crt"
-    cat /etc/ssl/certs/ca-certificates.crt "$ca" > "$copy/ca-certificates.crt"
-    chmod 755 "$copy"
-    COPY="$copy" unshare --mount --propagation private bash -c 'mount --bind "$COPY" /etc/ssl/certs && exec "$@"' tls-front "$@"
+    local bundle=/etc/ssl/certs/ca-certificates.crt
+    [ -f "$bundle" ] || { echo "tls-front: no $bundle" >&2; exit 1; }
+    local copy
+    copy=$(mktemp /tmp/fm-bench-ca-bundle.XXXXXX)
+    cat "$bundle" "$ca" > "$copy"
+    chmod 644 "$copy"
+    # The copy is mounted over the bundle, then unlinked (the mount keeps it); CMD replaces every process on the
+    # way (same PID), so a signal to this script reaches it.
+    COPY="$copy" BUNDLE="$bundle" exec unshare --mount --propagation private bash -c \
+        'status=0; mount --bind "$COPY" "$BUNDLE" || status=$?; rm -f "$COPY"; [ "$status" = 0 ] && exec "$@"; exit 1' tls-front "$@"
 }
 
 case "${1:-}" in
