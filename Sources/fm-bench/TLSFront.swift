@@ -29,11 +29,15 @@ final class TLSFront: @unchecked Sendable {
     // @unchecked: `process` is started in init and only stopped afterwards.
     let process = Process()
     let url: URL
+    /// The script's standard input: closed to stop it (a SIGTERM can be blocked in a process spawned from a
+    /// Swift concurrency thread, which inherits that thread's signal mask).
+    private let input = Pipe()
 
     init(script: URL, directory: URL, upstream: URL) throws {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [script.path, "front", directory.path, upstream.absoluteString]
         let output = Pipe()
+        process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         try process.run()
@@ -47,7 +51,7 @@ final class TLSFront: @unchecked Sendable {
 
     func stop() {
         if process.isRunning {
-            process.terminate()
+            try? input.fileHandleForWriting.close()
             process.waitUntilExit()
         }
     }

@@ -219,6 +219,17 @@ if wantsPython, let onPort3000 = try? Served(schema: schemaFile, port: 3000, rea
 }
 defer { served.stop() }
 let emulator = served.emulator
+// SIGTERM or SIGINT (a `timeout`, ^C, the outer run of --tls passing one on): the emulator and its front end too.
+let stopSources = [SIGTERM, SIGINT].map { number in
+    signal(number, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+    source.setEventHandler { [served] in
+        served.stop()
+        exit(128 + number)
+    }
+    source.resume()
+    return source
+}
 var python: PythonContender?
 if wantsPython, emulator.url.port == 3000 {
     let script = directory.appendingPathComponent("fmrest_driver.py")

@@ -6,7 +6,8 @@
 #   tls-front.sh ca DIR              DIR/ca.crt and DIR/server.{crt,key} (for 127.0.0.1 and localhost), if missing
 #   tls-front.sh front DIR UPSTREAM  nginx on a free loopback port in front of UPSTREAM (http://127.0.0.1:PORT),
 #                                    with DIR's certificate; prints "listening on https://127.0.0.1:PORT" once it
-#                                    answers, and runs until SIGTERM (or until the process that started it ends)
+#                                    answers, and runs until its standard input ends or SIGTERM (or until the
+#                                    process that started it ends)
 #   tls-front.sh trusted CA -- CMD…  CMD in a private mount namespace (unshare -m, root) whose
 #                                    /etc/ssl/certs/ca-certificates.crt also holds CA: the CA file libcurl is built
 #                                    with, which corelibs URLSession uses, so a bare URLSession trusts the front.
@@ -93,8 +94,15 @@ CONF
     curl -s -o /dev/null --cacert "$dir/ca.crt" "$base/fmi/data/vLatest/productInfo" \
         || { echo "tls-front: nginx does not answer on $base" >&2; tail -5 "$work/error.log" >&2; exit 1; }
     echo "listening on $base"
-    # Until SIGTERM, nginx's end or the end of the process that started this one.
-    while kill -0 "$nginx_pid" 2>/dev/null && kill -0 "$parent" 2>/dev/null; do sleep 1; done
+    # Until standard input closes (fm-bench closes it to stop the front: a signal may be blocked in a process
+    # spawned from one of its threads, and is then never seen here), SIGTERM, nginx's end, or the end of the
+    # process that started this one.
+    local status
+    while kill -0 "$nginx_pid" 2>/dev/null && kill -0 "$parent" 2>/dev/null; do
+        status=0
+        read -r -t 1 _ || status=$?
+        [ "$status" -gt 128 ] || [ "$status" = 0 ] || break # 1: end of input
+    done
 }
 
 trusted() {
