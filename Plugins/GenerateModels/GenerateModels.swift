@@ -1,5 +1,5 @@
 // `swift package --allow-writing-to-package-directory generate-models --schema FILE --output DIR`: runs
-// fm-codegen (built from this package) with the arguments given; `--schema`, `--metadata` and `--output` paths that are not
+// fm-codegen (built from this package) with the arguments given; `--schema`, `--metadata`, `--odata` and `--output` paths that are not
 // absolute are read from the package's directory. Every fm-codegen option works (`--host`…, `--layout`,
 // `--type-prefix`, `--check`); FM_HOST, FM_DATABASE, FM_USER and FM_PASSWORD are passed through.
 import Foundation
@@ -14,7 +14,7 @@ struct GenerateModels: CommandPlugin {
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             resolved.append(argument)
-            if argument == "--schema" || argument == "--metadata" || argument == "--output", let value = remaining.popFirst() {
+            if ["--schema", "--metadata", "--odata", "--output"].contains(argument), let value = remaining.popFirst() {
                 resolved.append(value.hasPrefix("/") ? value : root.appendingPathComponent(value).path)
             }
         }

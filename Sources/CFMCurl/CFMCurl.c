@@ -24,6 +24,7 @@ static struct {
     void *(*version_info)(int);
     void *(*easy_init)(void);
     void (*easy_cleanup)(void *);
+    void (*easy_reset)(void *);
     int (*easy_setopt)(void *, int, ...);
     int (*easy_getinfo)(void *, int, ...);
     int (*easy_pause)(void *, int);
@@ -64,6 +65,7 @@ int fmcurl_load(const char *path, char *error, size_t errorSize) {
     RESOLVE(version_info, "curl_version_info");
     RESOLVE(easy_init, "curl_easy_init");
     RESOLVE(easy_cleanup, "curl_easy_cleanup");
+    RESOLVE(easy_reset, "curl_easy_reset");
     RESOLVE(easy_setopt, "curl_easy_setopt");
     RESOLVE(easy_getinfo, "curl_easy_getinfo");
     RESOLVE(easy_pause, "curl_easy_pause");
@@ -100,6 +102,7 @@ const char *fmcurl_version(void) { return loaded ? api.version : NULL; }
 
 void *fmcurl_easy_init(void) { return api.easy_init(); }
 void fmcurl_easy_cleanup(void *easy) { api.easy_cleanup(easy); }
+void fmcurl_easy_reset(void *easy) { api.easy_reset(easy); }
 int fmcurl_easy_setopt_long(void *easy, int option, long value) { return api.easy_setopt(easy, option, value); }
 int fmcurl_easy_setopt_ptr(void *easy, int option, const void *value) { return api.easy_setopt(easy, option, value); }
 int fmcurl_easy_setopt_off(void *easy, int option, int64_t value) { return api.easy_setopt(easy, option, (int64_t)value); }
@@ -143,6 +146,7 @@ int fmcurl_load(const char *path, char *error, size_t errorSize) {
 const char *fmcurl_version(void) { return 0; }
 void *fmcurl_easy_init(void) { return 0; }
 void fmcurl_easy_cleanup(void *easy) { (void)easy; }
+void fmcurl_easy_reset(void *easy) { (void)easy; }
 int fmcurl_easy_setopt_long(void *easy, int option, long value) { (void)easy; (void)option; (void)value; return 2; }
 int fmcurl_easy_setopt_ptr(void *easy, int option, const void *value) { (void)easy; (void)option; (void)value; return 2; }
 int fmcurl_easy_setopt_off(void *easy, int option, int64_t value) { (void)easy; (void)option; (void)value; return 2; }

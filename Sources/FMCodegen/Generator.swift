@@ -130,7 +130,7 @@ public enum CodeGenerator {
         "Array", "Decodable", "Encodable", "Decoder", "Encoder",
     ]
 
-    private struct Property {
+    struct Property {
         var name: String
         var fileMakerName: String
         var swiftType: String
@@ -209,7 +209,7 @@ public enum CodeGenerator {
     /// The properties whose FileMaker names are equal as Swift strings (canonically: `café` composed and
     /// decomposed) but not in their scalars: they are read only when their exact key is there, or one
     /// field's value would show in both properties.
-    private static func ambiguousProperties(_ fields: [Property]) -> Set<String> {
+    static func ambiguousProperties(_ fields: [Property]) -> Set<String> {
         var forms: [String: Set<[UInt32]>] = [:]
         for field in fields {
             forms[field.fileMakerName.precomposedStringWithCanonicalMapping, default: []].insert(Naming.exactKey(field.fileMakerName))
@@ -403,7 +403,7 @@ public enum CodeGenerator {
         return out
     }
 
-    private static func emitInit(_ out: inout String, fields: [(name: String, type: String, value: String)], indent: String, what: String) {
+    static func emitInit(_ out: inout String, fields: [(name: String, type: String, value: String)], indent: String, what: String) {
         out += "\n\(indent)/// Creates \(what).\n"
         guard !fields.isEmpty else {
             out += "\(indent)public init() {}\n"
@@ -421,7 +421,7 @@ public enum CodeGenerator {
     }
 
     /// `exact`: keys are found by their exact Unicode scalars (two names are canonically equal).
-    private static func emitCodingKeys(_ out: inout String, _ fields: [Property], indent: String, what: String, exact: Bool = false) {
+    static func emitCodingKeys(_ out: inout String, _ fields: [Property], indent: String, what: String, exact: Bool = false) {
         out += "\n\(indent)/// \(what)\n"
         guard !fields.isEmpty else {
             out += "\(indent)public enum CodingKeys: CodingKey {}\n"

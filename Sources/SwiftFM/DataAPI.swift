@@ -226,6 +226,15 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`, as curl reads them. Honoured by
     /// ``FMCurlTransport``; another transport fails every call with `-1001` when it is set.
     public var proxy: URL?
+    /// Whether a large answer may be decoded on several threads at once (default `false`: every answer is decoded
+    /// on the one thread that finished its call). When `true`, a found set of 1 MiB or more read by this
+    /// ``DataAPI`` (a find, a record or range read, a page of a walk) is split into parts read on up to 8 cores
+    /// at once (`DispatchQueue.concurrentPerform`), and the call's thread waits for them: records and order are
+    /// the same, the decoding takes less wall time and more CPU. Your types' `init(from:)` then runs on several
+    /// threads concurrently, one record on one thread: they must not share mutable state without a lock.
+    /// Found sets you decode yourself (``FMFoundSet/decode(_:timeZone:)``, ``FMTypedFoundSet/init(responseBody:timeZone:)``)
+    /// are always decoded on the calling thread.
+    public var parallelDecoding = false
     /// The lowest level handed to the logging hook (default ``FMLogEvent/Level/debug``: every line). Lines
     /// below it are not even formatted: a daemon whose logger shows `info` and above sets `.info` and its
     /// calls build no request or answer line. See ``FMLogEvent``.
@@ -295,7 +304,7 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
             + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize), "
             + "sessionIdleTimeout: \(sessionIdleTimeout), maxCallsPerSession: \(maxCallsPerSession), "
             + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"), logLevel: \(logLevel), "
-            + "instrumentation: \(instrumentation == nil ? "nil" : "set"), "
+            + "instrumentation: \(instrumentation == nil ? "nil" : "set"), parallelDecoding: \(parallelDecoding), "
             + "tls: \(tls), proxy: \(proxy.map { Redaction.host($0.absoluteString) } ?? "nil"))"
     }
 
@@ -349,7 +358,9 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
 ///
 /// Completions are `sending` closures: in Swift 6 language mode one written in main-actor code is not isolated
 /// to the main actor (it runs on ``callbackQueue``), so main-actor state inside it does not compile; hop back
-/// with `Task { @MainActor in … }`, or pass `callbackQueue: .main` and use `MainActor.assumeIsolated`.
+/// with `Task { @MainActor in … }`, or pass `callbackQueue: .main` and use `MainActor.assumeIsolated`, or mark the
+/// completion `{ @MainActor found, code in … }`: every completion method has a main-actor twin, which Swift picks for
+/// a marked closure and which runs it on the main actor.
 public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The configuration this instance was made with.
     public let configuration: FMConfiguration

@@ -3,6 +3,7 @@
 //   fm-codegen --host URL --database DB --username U --password P [--layout NAME]... --output DIR
 //   fm-codegen --schema FILE [--layout NAME]... --output DIR
 //   fm-codegen --metadata FILE [--layout NAME]... --output DIR
+//   fm-codegen --odata FILE --output DIR
 //
 // FM_HOST, FM_DATABASE, FM_USER and FM_PASSWORD stand in for the missing server options. Every layout is
 // generated when no --layout is given. --type-prefix P starts every type name with P. --check writes
@@ -11,6 +12,12 @@
 // cannot be read) is reported and skipped, the others are generated; the exit status is 1 when a layout
 // named by --layout was skipped. Files are written all or nothing. Same metadata, same bytes: the output
 // has no dates or paths in it.
+//
+// --odata reads a saved OData `$metadata` document (JSON or XML CSDL, e.g.
+// `curl -u user:pass https://host/fmi/odata/v4/DB/\$metadata -o metadata.xml`) and writes one type per
+// entity set for `FMOData.records(as:from:query:)`, with the same naming, --type-prefix and --check rules;
+// an entity set that cannot be generated is reported on stderr and skipped, the others are written
+// (as a layout not named by --layout). A document that cannot be read writes nothing (exit status 1).
 import Foundation
 import FMCodegen
 import SwiftFM
@@ -19,6 +26,8 @@ let usage = """
 usage: fm-codegen --host URL --database DB --username U --password P [--layout NAME]... --output DIR [--type-prefix P] [--check]
        fm-codegen --schema FILE [--layout NAME]... --output DIR [--type-prefix P] [--check]
        fm-codegen --metadata FILE [--layout NAME]... --output DIR [--type-prefix P] [--check]
+       fm-codegen --odata METADATA --output DIR [--type-prefix P] [--check]
+  (METADATA: a saved GET /fmi/odata/v4/{database}/$metadata answer, JSON or XML)
   (FM_HOST, FM_DATABASE, FM_USER, FM_PASSWORD are read for missing server options)
 
 """
@@ -38,7 +47,7 @@ while let argument = arguments.popFirst() {
     case "--help", "-h":
         FileHandle.standardOutput.write(Data(usage.utf8))
         exit(0)
-    case "--host", "--database", "--username", "--password", "--output", "--schema", "--metadata", "--layout", "--type-prefix":
+    case "--host", "--database", "--username", "--password", "--output", "--schema", "--metadata", "--odata", "--layout", "--type-prefix":
         guard let value = arguments.popFirst() else { fail("\(argument) needs a value\n\(usage)") }
         if argument == "--layout" { layouts.append(value) } else { options[argument] = value }
     default:
@@ -47,6 +56,35 @@ while let argument = arguments.popFirst() {
 }
 guard let output = options["--output"] else { fail("--output DIR is required\n\(usage)") }
 let environment = ProcessInfo.processInfo.environment
+
+if let odata = options["--odata"] {
+    guard layouts.isEmpty else { fail("--layout does not apply to --odata (every entity set is generated)\n\(usage)") }
+    let metadata: FMODataMetadata
+    do {
+        metadata = try ODataMetadataSource.read(URL(fileURLWithPath: odata))
+    } catch {
+        fail("reading the OData metadata failed, nothing written: \(error)", code: 1)
+    }
+    let generated = ODataCodeGenerator.output(metadata, typePrefix: options["--type-prefix"] ?? "")
+    for set in generated.skipped {
+        FileHandle.standardError.write(Data("fm-codegen: skipped entity set \"\(set.name)\": \(set.reason)\n".utf8))
+    }
+    let directory = URL(fileURLWithPath: output)
+    if check {
+        let problems = MetadataSource.check(generated.files, in: directory, complete: true)
+        for problem in problems { print(problem) }
+        exit(problems.isEmpty ? 0 : 1)
+    }
+    do {
+        let written = try MetadataSource.write(generated.files, to: directory)
+        print("fm-codegen: \(generated.files.count) file(s) for OData database \(ODataCodeGenerator.databaseName(metadata.namespace)), "
+              + "\(written.count) changed, in \(output)"
+              + (generated.skipped.isEmpty ? "" : "; \(generated.skipped.count) entity set(s) skipped"))
+    } catch {
+        fail("writing \(output) failed, nothing written: \(error)", code: 1)
+    }
+    exit(0)
+}
 
 let input: CodegenInput
 do {

@@ -7,6 +7,10 @@ import SwiftFMEmulator
 import FoundationNetworking
 #endif
 
+// fm-codegen writes the committed files byte for byte, from a server or from a schema file alike, with readable,
+// distinct type names (one bad layout reported and skipped); the generated types read every record as the raw API
+// does, take the id `createRecord` gave, and never send what FileMaker fills itself.
+
 /// The package's root directory (this file is Tests/CodegenTests/CodegenTests.swift).
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -76,7 +80,7 @@ func withSolution<T>(_ solution: Solution, _ body: (DataAPI, Emulator) async thr
         #expect(CodeGenerator.generate(input).map(\.name) == ["Players.swift", "Teams.swift"])
     }
 
-    /// Issue 32: one bad layout (one the server does not have, an empty name) stopped the whole run; now it
+    /// One bad layout (one the server does not have, an empty name) stopped the whole run; now it
     /// is reported with the server's reason and skipped, and the others are read.
     @Test func aBadLayoutIsReportedAndSkipped() async throws {
         let input = try await MetadataSource.read(schemaFile: Solution.all[1].schema, layouts: ["Nope", "", "Players"])
@@ -317,7 +321,7 @@ func compareEveryRecord<T: FMLayoutRecord & Encodable & Sendable>(_ type: T.Type
         }
     }
 
-    /// Issue 18: the `String` id `createRecord` gave goes straight into the layout record calls (callback and
+    /// The `String` id `createRecord` gave goes straight into the layout record calls (callback and
     /// async); an integer literal still picks the `Int` overloads; text that is not an id is `-1002`, unsent.
     @Test func theIdCreateGaveReadsAndEditsAGeneratedValue() async throws {
         try await withSolution(Solution.all[1]) { api, emulator in
@@ -367,13 +371,13 @@ func compareEveryRecord<T: FMLayoutRecord & Encodable & Sendable>(_ type: T.Type
         let team = try JSONDecoder().decode(Teams.self, from: json)
         #expect(team == Teams(id: 3, name: "Hawks", gMinScore: 2, teamCityZips: ["1", "2"]))
         #expect(team.roster.isEmpty)
-        // Issue 32: portals are arrays of rows keyed by the portal's name (they were left out of Codable).
+        // Portals are arrays of rows keyed by the portal's name (they were left out of Codable).
         let withRoster = Data(#"{"name": "Owls", "roster": [{"recordId": "4", "modId": "1", "Players::name": "Ann", "Players::nicknames": ["a", "", "aa"]}]}"#.utf8)
         let owls = try JSONDecoder().decode(Teams.self, from: withRoster)
         #expect(owls.roster == [Teams.RosterRow(recordId: "4", modId: "1", name: "Ann", nicknames: ["a", "", "aa"])])
     }
 
-    /// Issue 32: a generated value cached or sent as JSON lost its portals; now they encode and decode under
+    /// A generated value cached or sent as JSON lost its portals; now they encode and decode under
     /// the portal's name, as arrays of rows, and the value read through SwiftFM comes back equal.
     @Test func aGeneratedValueRoundTripsThroughJSONWithItsPortals() async throws {
         try await withSolution(Solution.all[0]) { api, _ in
@@ -394,7 +398,7 @@ func compareEveryRecord<T: FMLayoutRecord & Encodable & Sendable>(_ type: T.Type
         }
     }
 
-    /// Issue 32: auto-enter fields (the serial `id`, the creation stamp) were sent by a create or edit; they,
+    /// Auto-enter fields (the serial `id`, the creation stamp) were sent by a create or edit; they,
     /// and the portals now coded with the value, are never sent.
     @Test func aWriteNeverSendsWhatFileMakerFillsNorPortals() async throws {
         try await withSolution(Solution.all[0]) { api, emulator in

@@ -3,7 +3,7 @@ import Testing
 import SwiftFM
 @testable import FMCodegen
 
-/// Issue 32: the metadata shapes that broke fm-codegen (Tests/Fixtures/codegen-edges-metadata.json), whose
+/// The metadata shapes that broke fm-codegen (Tests/Fixtures/codegen-edges-metadata.json), whose
 /// output is committed under Generated/Edges and compiled here.
 let edgesMetadata = packageRoot.appendingPathComponent("Tests/Fixtures/codegen-edges-metadata.json")
 let edgesDirectory = packageRoot.appendingPathComponent("Tests/CodegenTests/Generated/Edges")

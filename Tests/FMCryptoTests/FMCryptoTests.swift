@@ -3,6 +3,9 @@ import Testing
 import TestSupport
 @testable import FMCrypto
 
+// The Claris ID sign-in's arithmetic is right: SHA-256, HMAC, HKDF and big integers against published known
+// answers, the SRP group's constants, a client and a server that agree, Montgomery powers against square-and-multiply.
+
 private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 private func bytes(hex: String) -> [UInt8] { BigUInt(hex: hex).map { $0.bytes(paddedTo: hex.count / 2) } ?? [] }
 
@@ -115,7 +118,6 @@ private func bytes(hex: String) -> [UInt8] { BigUInt(hex: hex).map { $0.bytes(pa
     #expect(CognitoSRP.serverKey(b: b, B: B, A: CognitoSRP.N, verifier: v) == nil)
     #expect(CognitoSRP.clientKey(a: a, A: A, B: CognitoSRP.N * BigUInt(2), salt: salt, poolName: "P", userID: "u", password: "p") == nil)
 }
-
 
 /// The Montgomery exponentiation (squaring kernel, masked windows, the doubling path for base 2) against
 /// plain square-and-multiply with schoolbook products and long-division remainders, on random odd moduli of

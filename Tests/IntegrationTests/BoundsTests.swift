@@ -3,6 +3,9 @@ import Testing
 import SwiftFM
 import SwiftFMEmulator
 
+// Every call is bounded, against the emulator, through the callback and the async surfaces: what is retried and
+// how often, what never is (a write that was sent), back-offs that stop at the deadline, cancel, and the concurrency cap.
+
 /// The surface a behaviour is driven through.
 enum BoundsSurface: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case callback, async
@@ -141,7 +144,7 @@ func createCode(_ api: DataAPI, _ surface: BoundsSurface, sourceLocation: Source
 
 let proxy503 = EmulatorFault.status(503, body: "<html><body>503 Service Unavailable</body></html>", contentType: "text/html")
 
-/// Issue 7, retries: what is retried, how often, and what never is.
+/// Retries: what is retried, how often, and what never is.
 @Suite("Bounds: retries, client against the emulator")
 struct RetryBoundsTests {
     @Test(arguments: BoundsSurface.allCases)
@@ -292,7 +295,7 @@ struct RetryBoundsTests {
     }
 }
 
-/// Issue 7, the concurrency cap and the deadline of a queued call.
+/// The concurrency cap and the deadline of a queued call.
 @Suite("Bounds: concurrency cap, client against the emulator")
 struct CapBoundsTests {
     @Test(arguments: BoundsSurface.allCases)

@@ -4,7 +4,7 @@ import SwiftFM
 import SwiftFMEmulator
 import Testing
 
-/// `fm-emulator capture` (issue 10): copy a running emulator into a schema file, load it, compare answers.
+/// `fm-emulator capture`: copy a running emulator into a schema file, load it, compare answers.
 @Suite struct CaptureTests {
     static let leagueURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/league-schema.json")
@@ -195,7 +195,7 @@ import Testing
                 let a = client(url, "Empty"), b = client(try #require(copy.baseURL), "Empty")
                 let ma = try await a.layoutMetadata(layout: "B"), mb = try await b.layoutMetadata(layout: "B")
                 #expect(ma == mb)
-                // The copy's B is empty too (issue 18: an empty table reads as an empty found set, no longer a throw).
+                // The copy's B is empty too (an empty table reads as an empty found set, no longer a throw).
                 #expect(try await b.getRecords(layout: "B").records.isEmpty)
                 #expect(copy.records(inTable: "A").count == 1)
             }

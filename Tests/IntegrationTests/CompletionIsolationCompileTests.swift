@@ -145,6 +145,60 @@ private let legacyTopLevel = """
     }
     """
 
+/// Completions marked `@MainActor` in main-actor code: each call picks its main-actor twin (instance, typed,
+/// paging, legacy static of every era, SwiftFM 2.x, FMOData), and a `@MainActor` method passes as a completion.
+private let mainActorMarkedCompletions = """
+    import Foundation
+    import SwiftFM
+
+    @MainActor final class Model {
+        var names: [String] = []
+        var pages = 0
+        func received(_ found: FMFoundSet?, _ code: String) { names = [code] }
+        func load(_ api: DataAPI, _ odata: FMOData, token: String) {
+            api.getRecords(layout: "Artists") { @MainActor found, code in
+                self.names = found?.records.compactMap { $0.field("name", as: String.self) } ?? []
+            }
+            api.getRecords(layout: "Artists", completion: received)
+            let request = api.getRecord(layout: "Artists", recordId: 1) { @MainActor found, _ in self.pages = found?.records.count ?? 0 }
+            request.cancel()
+            api.forEachPage(layout: "Artists", page: { @MainActor page in self.pages += 1; return true },
+                            completion: { @MainActor count, code in self.names.append(code) })
+            api.shutdown { @MainActor in self.names = [] }
+            DataAPI.refreshToken(for: "YWRtaW46YWRtaW4=") { @MainActor token, expiry in self.names = [token] }
+            DataAPI.getRecords(token: token, layout: "Artists", limit: 20) { @MainActor records, code in
+                self.names = records?.compactMap { ($0["fieldData"] as? [String: Any])?["name"] as? String } ?? []
+            }
+            DataAPI.validateSession(token: token) { @MainActor valid, code in self.names = [code] }
+            SwiftFM.deleteSession(token: token) { @MainActor closed in self.pages = closed ? 1 : 0 }
+            odata.records(from: "Artists") { @MainActor page, code in self.names = [code] }
+            odata.forEachPage(from: "Artists", page: { @MainActor page in self.pages += 1; return true },
+                              completion: { @MainActor rows, code in self.names = [code] })
+        }
+    }
+
+    var total = 0
+    let api = DataAPI(host: "fms.example.com", database: "Music", username: "admin", password: "secret")
+    api.getRecords(layout: "Artists") { @MainActor found, code in
+        total = found?.records.map { $0.count }.count ?? 0
+    }
+    FMOData(sharing: api).count(of: "Artists") { @MainActor count, code in total = count ?? 0 }
+    """
+
+/// A walk with only one of its two closures marked: neither overload takes both, so it does not compile.
+private let halfMarkedWalk = """
+    import Foundation
+    import SwiftFM
+
+    @MainActor final class Model {
+        var pages = 0
+        func load(_ api: DataAPI) {
+            api.forEachPage(layout: "Artists", page: { @MainActor page in self.pages += 1; return true },
+                            completion: { count, code in print(code) })
+        }
+    }
+    """
+
 @Suite("Completions formed on the main actor: what compiles")
 struct CompletionIsolationCompileTests {
     @Test func swift6RefusesMainActorStateInACompletion() throws {
@@ -166,5 +220,23 @@ struct CompletionIsolationCompileTests {
         let (status, diagnostics) = try typecheck(legacyTopLevel, swiftVersion: "5")
         #expect(status == 0, "\(diagnostics)")
         #expect(!diagnostics.contains("warning:"), "\(diagnostics)")
+    }
+
+    @Test func swift6MainActorMarkedCompletionsCompileAndPickTheMainActorTwins() throws {
+        let (status, diagnostics) = try typecheck(mainActorMarkedCompletions, swiftVersion: "6")
+        #expect(status == 0, "\(diagnostics)")
+        #expect(!diagnostics.contains("warning:"), "\(diagnostics)")
+    }
+
+    @Test func swift5ModeMainActorMarkedCompletionsCompileToo() throws {
+        let (status, diagnostics) = try typecheck(mainActorMarkedCompletions, swiftVersion: "5")
+        #expect(status == 0, "\(diagnostics)")
+        #expect(!diagnostics.contains("warning:"), "\(diagnostics)")
+    }
+
+    @Test func aWalkWithOnlyOneClosureMarkedDoesNotCompile() throws {
+        let (status, diagnostics) = try typecheck(halfMarkedWalk, swiftVersion: "6")
+        #expect(status != 0)
+        #expect(diagnostics.contains("error: ambiguous use of 'forEachPage(layout:"), "\(diagnostics)")
     }
 }

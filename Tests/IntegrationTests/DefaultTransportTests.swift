@@ -3,8 +3,8 @@ import Testing
 import SwiftFM
 import SwiftFMEmulator
 
-/// Issue 16: the default transport (on Linux, for the emulator's `http://` URL, SwiftFM's own socket transport)
-/// decodes a gzip answer from fm-emulator as URLSession does.
+/// The default transport (on Linux, for the emulator's `http://` URL: `FMCurlTransport` where libcurl loads)
+/// decodes a gzip answer from fm-emulator, through the async and the callback surfaces.
 @Suite("Default transport against the emulator")
 struct DefaultTransportTests {
     @Test func aGzipAnswerIsDecoded() async throws {

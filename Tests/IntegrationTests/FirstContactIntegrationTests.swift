@@ -6,7 +6,7 @@ import SwiftFMEmulator
 import FoundationNetworking
 #endif
 
-/// Issue 18, against the emulator: a host written without a scheme (https) fails at once and names the
+/// Against the emulator: a host written without a scheme (https) fails at once and names the
 /// scheme to write; the id `createRecord` gives edits, reads and deletes the record.
 @Suite("First contact, client against the emulator")
 struct FirstContactIntegrationTests {
@@ -38,7 +38,7 @@ struct FirstContactIntegrationTests {
         #expect(emulator.loginCount == 0)
     }
 
-    /// Issue 32: nothing listening on the port, default configuration (a 30 s deadline, the standard retry
+    /// Nothing listening on the port, default configuration (a 30 s deadline, the standard retry
     /// policy). The first call fails at the first refusal — no retry, no back-off — through the callback and
     /// the async surfaces, over the default transport (plain HTTP: the socket transport on Linux) and over
     /// URLSession (a bare host means https), and says host, port and "connection refused". (It took 29 s.)

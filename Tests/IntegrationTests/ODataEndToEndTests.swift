@@ -3,6 +3,9 @@ import Testing
 import SwiftFM
 import SwiftFMEmulator
 
+// FMOData end to end against the emulator's OData service: metadata, filters with quotes, paging to the end, keys,
+// writes, scripts, quoted and ROWID keys, typed rows, $expand and $batch; the Data API and OData agree field for field.
+
 /// A solution for the OData end-to-end tests: `Customers` keyed by `code` (not empty + unique, so the
 /// emulator's `$metadata` declares it the key), with an apostrophe in one name.
 private let odataSchema = Data(#"""

@@ -18,6 +18,16 @@ import SwiftFMEmulator
     }
 }
 
+/// README: the completion marked `@MainActor` (the main-actor twin), in `ArtistsModel`, with a `then` added.
+extension ArtistsModel {
+    func loadMarked(_ api: DataAPI, then done: @escaping @MainActor () -> Void = {}) {
+        api.getRecords(layout: "Artists", limit: 20) { @MainActor found, code in      // on the main actor
+            self.names = found?.records.compactMap { $0.field("name", as: String.self) } ?? []
+            done()
+        }
+    }
+}
+
 /// README: `Poller`, as printed.
 final class Poller: @unchecked Sendable {   // its state is only touched on `queue`
     let queue = DispatchQueue(label: "poller")
@@ -55,6 +65,18 @@ struct ReadmeSwift6Tests {
         let model = ArtistsModel()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             model.load(api) { done.resume() }
+        }
+        #expect(model.names.count == 5 && model.names.contains("Brian Eno"))
+    }
+
+    @MainActor @Test func mainActorModelWithAMarkedCompletion() async throws {
+        let emulator = Emulator()
+        let url = try emulator.start()
+        defer { emulator.stop() }
+        let api = DataAPI(host: url.absoluteString, database: "Music", username: "admin", password: "admin")
+        let model = ArtistsModel()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            model.loadMarked(api) { done.resume() }
         }
         #expect(model.names.count == 5 && model.names.contains("Brian Eno"))
     }

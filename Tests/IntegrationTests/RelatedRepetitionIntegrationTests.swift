@@ -3,7 +3,7 @@ import SwiftFM
 import SwiftFMEmulator
 import Testing
 
-/// Repeating fields one, two and three relationship hops away through the SwiftFM client (issue 10), against
+/// Repeating fields one, two and three relationship hops away through the SwiftFM client, against
 /// Tests/Fixtures/chain-schema.json (Orders → Order_customer → Customer_region → Region_country).
 @Suite struct RelatedRepetitionIntegrationTests {
     static let chainURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -3,7 +3,7 @@ import SwiftFM
 import SwiftFMEmulator
 import Testing
 
-/// Occurrences, relationships, sorted portals and scripts with steps through the SwiftFM client (issue 10),
+/// Occurrences, relationships, sorted portals and scripts with steps through the SwiftFM client,
 /// against the League demo solution (Tests/Fixtures/league-schema.json).
 @Suite struct RelationshipIntegrationTests {
     static let leagueURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

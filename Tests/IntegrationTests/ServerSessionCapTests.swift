@@ -3,6 +3,8 @@ import Testing
 import SwiftFM
 import SwiftFMEmulator
 
+// A session pool larger than the server's session cap still serves every call, on the sessions the server allowed.
+
 @Suite("A session pool against a server's session cap")
 struct ServerSessionCapTests {
     /// A pool of 4 against a server that allows 2 sessions: every call completes "0" (the refused extra

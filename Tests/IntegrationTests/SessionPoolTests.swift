@@ -3,6 +3,10 @@ import Testing
 import SwiftFM
 import SwiftFMEmulator
 
+// The session pool against the emulator: as many sessions as the load needs, up to the pool size; one login per
+// session (not per call) after an expiry or a restart; a lost session renewed and its read replayed once, never a
+// write that may have run; the new-session hook; Claris ID and OAuth logins; a shutdown that drains and logs out.
+
 /// Starts an emulator with ``integrationSchema`` and a client configured by `configure`.
 private func withPool<T>(
     poolSize: Int,

@@ -3,6 +3,9 @@ import Testing
 import SwiftFM
 import SwiftFMEmulator
 
+// Containers stream to and from files against the emulator: a large file round-trips byte for byte, a download to a
+// file is not capped (one to memory is), and a failed download leaves no partial file and keeps the old one.
+
 /// Reports the last progress figure it was given.
 final class ProgressRecorder: @unchecked Sendable {
     private let lock = NSLock()

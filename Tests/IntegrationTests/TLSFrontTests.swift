@@ -5,7 +5,7 @@ import SwiftFM
 import FoundationNetworking
 #endif
 
-/// The SwiftFM client over HTTPS through a real nginx in front of `fm-emulator` (issue 12). Enabled only
+/// The SwiftFM client over HTTPS through a real nginx in front of `fm-emulator`. Enabled only
 /// when `FM_TLS_BASE_URL` is set: `Tests/tls/run.sh` (run by `.ci/run`) makes a throwaway CA, starts
 /// nginx and the emulator, installs the CA the way a Linux user does (in a private mount namespace) and
 /// runs this suite. The emulator serves its demo solution (database `Music`, layout `Artists`).

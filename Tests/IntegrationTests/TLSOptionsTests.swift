@@ -5,7 +5,7 @@ import SwiftFM
 import FoundationNetworking
 #endif
 
-/// Issue 31: TLS per client (``FMTLSOptions``) over a real nginx in front of `fm-emulator`, with the system's
+/// TLS per client (``FMTLSOptions``) over a real nginx in front of `fm-emulator`, with the system's
 /// trust store untouched (it does not know the test CA). Enabled only when `FM_TLS_CA` is set:
 /// `Tests/tls/run.sh` makes a throwaway CA (and a second, wrong one), a client certificate, a second nginx
 /// server that requires one (`ssl_verify_client on`), and the pins, then runs this suite.
@@ -38,7 +38,7 @@ struct TLSOptionsTests {
         #expect(code == FMError.ClientCode.transport, "\(message)")
     }
 
-    /// Issue 32, first contact over a real TLS front: a certificate the client does not trust fails the first
+    /// First contact over a real TLS front: a certificate the client does not trust fails the first
     /// call at once — no retry under the default policy — naming the host, the cause and the remedy.
     @Test func anUntrustedCertificateFailsAtOnceWithoutARetry() async {
         let lines = LineSink()

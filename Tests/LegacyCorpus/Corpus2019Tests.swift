@@ -1,3 +1,5 @@
+// Call sites written against the 2019 `DataAPI.swift` (class functions, an explicit token kept by the caller,
+// optional results) compile unchanged and do what they did, against the emulator.
 // Shared by LegacySwift5Tests and LegacySwift6Tests (symlinked into both): the same call sites compiled
 // in Swift 5 and in Swift 6 language mode.
 import Foundation

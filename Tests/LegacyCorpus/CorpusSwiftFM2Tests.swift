@@ -1,3 +1,5 @@
+// Call sites written against SwiftFM 2.x (2022, async) compile unchanged and do what they did, against the
+// emulator.
 // Shared by LegacySwift5Tests and LegacySwift6Tests (symlinked into both): the same call sites compiled
 // in Swift 5 and in Swift 6 language mode.
 import Foundation

@@ -3,7 +3,7 @@ import SwiftFM
 import SwiftFMEmulator
 import Testing
 
-/// Issue 7 through the legacy surfaces: the 2019 class functions and SwiftFM 2.x use the same retry policy
+/// Retries through the legacy surfaces: the 2019 class functions and SwiftFM 2.x use the same retry policy
 /// (`.standard`) as the new API.
 @Suite("Bounds through the legacy surfaces")
 struct LegacyBoundsTests {

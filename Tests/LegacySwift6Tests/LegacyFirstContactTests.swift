@@ -3,7 +3,7 @@ import Testing
 @testable import SwiftFM
 import SwiftFMEmulator
 
-/// Issue 32 on the 2018 static surface (`DataAPI.getRecords(token:layout:limit:completion:)`, `fm-db-path`):
+/// First contact on the 2018 static surface (`DataAPI.getRecords(token:layout:limit:completion:)`, `fm-db-path`):
 /// nothing listening fails at the first refusal; a server that answered is ridden out through a restart.
 @Suite struct LegacyFirstContactTests {
     /// Counts the back-offs a legacy service draws (its random source: no call waits), and runs `atDraw`

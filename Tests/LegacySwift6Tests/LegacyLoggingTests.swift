@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 18: a SwiftFM 2.x call that fails returns `nil`/`false` as 2.x did, and now also says why, at
+/// A SwiftFM 2.x call that fails returns `nil`/`false` as 2.x did, and now also says why, at
 /// warning, through `DataAPI.legacyLogger` (a wrong password was silent).
 @Suite(.serialized) struct LegacyLoggingTests {
     final class Lines: @unchecked Sendable {

@@ -7,7 +7,7 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Issue 20: the emulator under abuse, with nginx as the reference (`client_header_timeout`,
+/// The emulator under abuse, with nginx as the reference (`client_header_timeout`,
 /// `client_body_timeout`, reuse of idle keep-alive connections when `worker_connections` run out, 400 for
 /// bytes that are not HTTP). Deadlines are injected short; every wait is on the server's own event (a
 /// connection's phase, a close), bounded generously; nothing is timed.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import SwiftFMEmulator
 
-/// `fm-emulator capture` as a user runs it: exit codes and the file it writes (issue 10).
+/// `fm-emulator capture` as a user runs it: exit codes and the file it writes.
 @Suite("fm-emulator capture", .enabled(if: fmEmulatorExecutable != nil, "fm-emulator is not built"))
 struct CaptureExecutableTests {
     func capture(_ url: URL, database: String = "Music", password: String = "admin", extra: [String] = []) throws -> (Int32?, String, URL) {
@@ -55,7 +55,7 @@ struct CaptureExecutableTests {
     }
 }
 
-/// A schema with a FileMaker step the emulator does not model does not start: the message names the step (issue 10).
+/// A schema with a FileMaker step the emulator does not model does not start: the message names the step.
 @Suite("fm-emulator: unknown script steps", .enabled(if: fmEmulatorExecutable != nil, "fm-emulator is not built"))
 struct UnknownStepExecutableTests {
     @Test func anUnknownStepIsASchemaErrorNamingIt() throws {

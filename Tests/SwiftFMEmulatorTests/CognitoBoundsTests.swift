@@ -3,7 +3,7 @@ import Testing
 import FMCrypto
 @testable import SwiftFMEmulator
 
-/// Issue 32: the emulator's Claris ID mode is bounded like the rest of it. Every field of a Cognito request
+/// The emulator's Claris ID mode is bounded like the rest of it. Every field of a Cognito request
 /// is capped (Cognito's validation error, before any arithmetic); tokens are forgotten when they expire or
 /// are revoked; behaviours are capped.
 @Suite struct CognitoBoundsTests {

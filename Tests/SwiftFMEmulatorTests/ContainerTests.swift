@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
+// The emulator's containers: upload errors as FileMaker answers them, repetition 1 by default and a new upload
+// replacing the old; an unknown streaming URL is 404, and a forged cookie is redirected, never served.
+
 @Suite struct ContainerTests {
     let path = "/fmi/data/vLatest/databases/Contacts/layouts/Contacts/records"
 

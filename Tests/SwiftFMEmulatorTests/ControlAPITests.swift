@@ -1,5 +1,10 @@
 #if canImport(Glibc)
 import Glibc
+
+// The control API (`--control`): status, every fault type injected and played on the Data API, the clock, sessions,
+// restart and counters, settings and log caps, reset, Claris ID and OAuth acceptance; unknown endpoints refused and
+// secrets redacted.
+
 #elseif canImport(Darwin)
 import Darwin
 #endif

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import SwiftFMEmulator
 
-/// Issue 9, emulator speed: the fast paths must answer exactly what the plain ones did.
+/// Emulator speed: the fast paths must answer exactly what the plain ones did.
 @Suite struct EmulatorSpeedTests {
     /// The number formatting the emulator used before the fast writer (the oracle).
     static func referenceFormat(_ n: Double) -> String {

@@ -1,5 +1,10 @@
 #if canImport(Glibc)
 import Glibc
+
+// Each fault as a client sees it over a real socket: a status with Retry-After, a reset after the request ran, drips
+// that hold no lock, real gzip, an HTML 401, killed and expired sessions, faults on logout; session behaviour and
+// the traffic counters.
+
 #elseif canImport(Darwin)
 import Darwin
 #endif

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
+// Injected faults are played in order, each matched against the percent-decoded path; delivery faults, an expired
+// session, clearing faults, the request log and its hook.
+
 @Suite struct FaultTests {
     @Test func fileMakerErrorIsConsumedInOrderAndMatchesDecodedPath() throws {
         let h = try Harness()

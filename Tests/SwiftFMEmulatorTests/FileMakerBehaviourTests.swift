@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Issue 20: where the emulator differed from FileMaker Server. Each test names the FileMaker behaviour
+/// Where the emulator once differed from FileMaker Server, it now behaves as the server does. Each test names the FileMaker behaviour
 /// and where it is documented or observed.
 @Suite struct FileMakerBehaviourTests {
     /// `Go to Record/Request/Page [Next; Exit after last]` past the last record fails with 101 "Record is

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
+// The emulator finds as FileMaker does: word starts case-insensitively, exact and whole-word matches, wildcards,
+// comparisons and ranges, duplicates, today and invalid criteria, add and omit requests in order, sort, paging and
+// `dataInfo`, related criteria and portal parameters, and FileMaker's error codes.
+
 @Suite struct FindTests {
     /// Runs a find on layout Contacts and returns the names found (empty on 401).
     func names(_ h: Harness, _ query: String, extra: String = "") -> [String] {

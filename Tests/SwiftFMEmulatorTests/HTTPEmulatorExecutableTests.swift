@@ -5,6 +5,9 @@ import FoundationNetworking
 import Testing
 import SwiftFMEmulator
 
+// `fm-emulator` as a process: it serves until a signal, honours its request-log flags, and fails with a message on
+// bad arguments, a bad schema or a port in use; `--help` prints the usage.
+
 /// The built `fm-emulator` next to the test bundle, if the build produced it (`swift build` builds it;
 /// `swift test` alone may not).
 let fmEmulatorExecutable: URL? = {

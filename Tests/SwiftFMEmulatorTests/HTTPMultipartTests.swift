@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import SwiftFMEmulator
 
+// The emulator's multipart/form-data parser: binary uploads, several parts, empty and extended file names, and
+// malformed or truncated bodies refused.
+
 @Suite("HTTP multipart/form-data parser")
 struct HTTPMultipartTests {
     private func body(_ pieces: [Any]) -> Data {

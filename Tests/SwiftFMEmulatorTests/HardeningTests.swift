@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Issue 12: the emulator is hard to knock over. Nothing here times anything: each test holds a request
+/// The emulator is hard to knock over. Nothing here times anything: each test holds a request
 /// at a known point with a hook, or counts entries and bytes.
 @Suite struct HardeningTests {
     /// A big JSON POST is parsed outside the state lock: while its parse is held mid-way by a hook,
@@ -74,7 +74,7 @@ import Testing
     /// a logged request's text, whatever it looks like.
     /// Every container download without a cookie is handed a new streaming cookie (the 302 before the
     /// bytes); the emulator keeps only the most recent ones, so a long run of downloads does not grow it
-    /// (issue 20: it kept every cookie ever handed out). A recent cookie still opens the download.
+    /// (it once kept every cookie ever handed out). A recent cookie still opens the download.
     @Test func streamingCookiesStayBoundedOverManyDownloads() throws {
         let emulator = Emulator()
         let first = emulator.core.state.withLock { s -> String? in
@@ -137,7 +137,7 @@ import Testing
         #expect(silent.isClosedByServer())
         #expect(emulator.openConnectionCount == 0)
     }
-    // Issue 20: the cap now closes the longest-idle connection first; a 503 needs every connection busy
+    // The cap closes the longest-idle connection first; a 503 needs every connection busy
     // (AbuseTests.connectionsBeyondTheCapAreRefusedWhenAllAreBusy).
 }
 

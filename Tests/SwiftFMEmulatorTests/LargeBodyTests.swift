@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 @testable import SwiftFMEmulator
 
-/// Issue 9: large request bodies go to a spool file (memory-mapped), container uploads may exceed the
+/// Large request bodies go to a spool file (memory-mapped), container uploads may exceed the
 /// body limit, large multipart parts share the body's storage, large responses are written uncopied,
 /// and a sort's precomputed keys order exactly as ``FMValue/compare(_:_:)``.
 @Suite struct LargeBodyTests {

@@ -5,6 +5,9 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFMEmulator
 
+// The emulator over loopback HTTP with URLSession (not the SwiftFM client): login, create, get and logout, container
+// upload and streaming with its cookie, delivery faults, and an idempotent start and stop.
+
 /// Whether the real socket server is available in this build (the branch may still carry a stand-in).
 let socketServerAvailable: Bool = {
     let probe = Emulator()

@@ -86,7 +86,7 @@ import Testing
         let ieee = c.send("GET", "/Shop/Orders?$top=1", headers: [("Accept", "application/json;IEEE754Compatible=true")])
         #expect(ieee.rows.first?["total"]?.stringValue == "10")
 
-        for (query, code) in [("$search=abc", "-1003"), ("$apply=aggregate(total%20with%20sum%20as%20t)", "-1003"), ("$top=-1", "-1002"),
+        for (query, code) in [("$search=abc", "-1003"), ("$compute=total%20mul%202%20as%20t", "-1003"), ("$top=-1", "-1002"),
                               ("$skip=x", "-1002"), ("$count=maybe", "-1002"), ("$bogus=1", "-1002"), ("$select=nope", "8309"),
                               ("$orderby=nope", "8309"), ("$top=1&$top=2", "-1002")] {
             let a = c.send("GET", "/Shop/Customers?" + query)

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
+// OData webhooks: add, list, get and delete; deliveries for changes through either API reach a receiver on loopback,
+// honouring filter, select and headers; a refused delivery is retried.
+
 /// A loopback receiver for webhook deliveries: answers `failFirst` requests 500, then 200.
 final class WebhookReceiver: HTTPHandler, @unchecked Sendable {
     private let lock = NSLock()

@@ -5,7 +5,7 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFMEmulator
 
-/// Behind a reverse proxy or TLS front (issue 12): container URLs and the container redirect carry the
+/// Behind a reverse proxy or TLS front, container URLs and the container redirect carry the
 /// scheme and host the client used: the emulator's public URL, else `X-Forwarded-Proto`/`X-Forwarded-Host`,
 /// else `http` and `Host`.
 @Suite struct ProxyHeadersTests {

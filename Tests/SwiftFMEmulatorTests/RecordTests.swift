@@ -2,6 +2,10 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
+// The emulator keeps records as FileMaker does: serials and record ids never reused, `modId` one up per edit, typed
+// values and empty numbers, validation codes, date formats, range defaults (100), sorts, duplicates, portal rows
+// (edit, create, stale `modId`, paging), globals per session, related fields on the layout.
+
 @Suite struct RecordTests {
     func field(_ a: Answer, _ name: String) -> JSON? { a.data.first?["fieldData"]?[name] }
 
@@ -159,7 +163,7 @@ import Testing
         #expect(created.status == 200)
         let id = try #require(created.response["recordId"]?.stringValue)
         let info = created.response["newPortalRecordInfo"]?.arrayValue
-        // One entry per field written in each new row, in request order (issue 12, WIRE.md §17).
+        // One entry per field written in each new row, in request order (WIRE.md §17).
         #expect(info?.count == 2)
         #expect(info?.compactMap { $0["recordId"]?.stringValue } == ["5", "6"])
         var g = h.send("GET", "\(h.base)/layouts/Contacts/records/\(id)", contentType: nil)
@@ -251,7 +255,7 @@ import Testing
         let meta = h.send("GET", "\(h.base)/layouts/Slim", contentType: nil)
         #expect(meta.response["fieldMetaData"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["name", "Notes::note"])
         #expect(h.send("POST", "\(h.base)/layouts/Slim/_find", body: #"{"query":[{"Notes::note":"only"}]}"#).data.count == 1)
-        // Writing a related field edits the first related record (FileMaker's rule, issue 10; was refused with 201).
+        // Writing a related field edits the first related record (FileMaker's rule; was refused with 201).
         #expect(h.send("PATCH", "\(h.base)/layouts/Slim/records/1", body: #"{"fieldData":{"Notes::note":"x"}}"#).code == "0")
         #expect(h.emulator.records(inTable: "Notes").map { $0["note"] as? String } == ["x", "second note", "third note", "only note"])
         // No related record yet: a portal's own match fields allow creation, so one is created with the match field set.

@@ -3,7 +3,7 @@ import Testing
 @testable import SwiftFMEmulator
 
 /// A found set on a layout without portals or related fields is written through ``RecordWriter``'s flat
-/// plan (issue 9); one record (`GET …/records/{id}`) through the general writer. Both must give the
+/// plan; one record (`GET …/records/{id}`) through the general writer. Both must give the
 /// same bytes for every record: globals first, last or alone, repetitions, missing values, escapes,
 /// containers and both date formats.
 @Suite struct RecordWriterFlatTests {

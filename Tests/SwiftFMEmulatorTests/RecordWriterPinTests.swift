@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Pins the exact bytes the emulator writes for records (issue 9: the record writer was rewritten for
+/// Pins the exact bytes the emulator writes for records (the record writer was rewritten for
 /// speed and must stay byte-identical): every field type, repetitions, globals, related layout fields,
 /// portals with ranges, `dateformats`, JSON escapes and number formatting.
 @Suite struct RecordWriterPinTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Repeating fields through relationships behave the same at any hop count (issue 10): every repetition in
+/// Repeating fields through relationships behave the same at any hop count: every repetition in
 /// `fieldData` and in portal rows, finds on any repetition, and writes to a named repetition.
 /// Tests/Fixtures/chain-schema.json: Orders → Order_customer (1 hop) → Customer_region (2 hops) → Region_country (3 hops).
 let chainSchemaURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -3,7 +3,7 @@ import Testing
 @testable import SwiftFMEmulator
 
 /// The League demo solution (Tests/Fixtures/league-schema.json): occurrences, relationships, sorted portals,
-/// related fields through one and two hops, and scripts with steps (issue 10).
+/// related fields through one and two hops, and scripts with steps.
 let leagueSchemaURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("Fixtures/league-schema.json")
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// The schema contract's examples are real (issue 10): every ```json block of Docs/SCHEMA.md, put over the League
+/// The schema contract's examples are real: every ```json block of Docs/SCHEMA.md, put over the League
 /// demo solution (its keys replacing the League's), loads; the jsonc example at the top loads once its comments go.
 @Suite struct SchemaDocExampleTests {
     static let schemaDoc = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Issue 12: a schema file never loads a misspelt key silently, and a rejected seed record names its
+/// A schema file never loads a misspelt key silently, and a rejected seed record names its
 /// table, row, field and the expected format.
 @Suite struct SchemaStrictnessTests {
     private func error(_ json: String) -> String {
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func existingSchemaFilesStillLoad() throws {
-        // The demo, the python check's schema and the test fixtures (issue 10: backward compatibility).
+        // The demo, the python check's schema and the test fixtures (backward compatibility).
         _ = try EmulatorSchema.loadDemo()
         _ = try Emulator(schemaJSON: Data(contactsSchemaJSON.utf8))
         let python = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
+// Schema files: the demo schema loads and serves Music, errors are clear, a schema loads from disk or from code,
+// and concurrent requests, a start without a server and a start after a stop are safe.
+
 @Suite struct SchemaTests {
     @Test func demoSchemaLoadsAndIsValid() throws {
         let schema = try EmulatorSchema.loadDemo()

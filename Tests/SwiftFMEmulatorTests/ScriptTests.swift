@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
+// The emulator's scripts: the three phases (prerequest, presort, after) in order on a find, script keys on every
+// record request, missing scripts, scripts registered as closures, and the script list.
+
 @Suite struct ScriptTests {
     @Test func allThreePhasesInOrderOnFind() throws {
         let h = try Harness()

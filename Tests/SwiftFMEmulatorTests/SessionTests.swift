@@ -2,6 +2,10 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
+// The emulator's sessions as FileMaker Server keeps them: a token bound to its database, 15 minutes of idle that
+// every call slides (errors too), the session cap (956), refused logins (212), a second logout (952), a user name
+// that ignores case and a password that does not, routes that ignore case.
+
 @Suite struct SessionTests {
     @Test func tokenIsBoundToTheDatabaseSpelling() throws {
         let h = try Harness()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SwiftFMEmulator
 
-/// Issue 12: the emulator fails where FileMaker Server fails (960 for unknown parameters) and keeps
+/// The emulator fails where FileMaker Server fails (960 for unknown parameters) and keeps
 /// values as FileMaker does (text in number fields, exact decimals, entry/prohibit modes, date
 /// separators, repetitions in portal rows, `newPortalRecordInfo`). WIRE.md §17.
 @Suite struct StrictnessTests {
@@ -98,7 +98,7 @@ import Testing
         #expect(sorted.data.first?["fieldData"]?["amount"] == .string("25abc"))
     }
 
-    /// Stored numbers are exact decimals, written digit for digit. (Issue 20: numbers sent as JSON numbers
+    /// Stored numbers are exact decimals, written digit for digit. (Numbers sent as JSON numbers
     /// are binary64, as FileMaker Server reads them, so exact digits are sent as strings here; see
     /// FileMakerBehaviourTests.jsonNumbersInRequestsAreBinary64.)
     @Test func numbersAreExactDecimals() throws {

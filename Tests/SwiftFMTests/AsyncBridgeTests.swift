@@ -5,6 +5,10 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
+// The async overlay over the callback core: values and `FMError`s come through, non-Sendable values cross, task
+// cancellation cancels the request (-1005, at once when already cancelled), a call does not wait for the callback
+// queue, and each of many concurrent calls resumes exactly once.
+
 @Suite("Async bridge")
 struct AsyncBridgeTests {
     @Test func returnsTheValue() async throws {

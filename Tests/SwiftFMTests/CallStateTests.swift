@@ -41,7 +41,7 @@ struct CallStateTests {
         ("backoffArmedEarlier", .backoffArmed(300, backoff: 0)),
         ("backoffEndedEarlier", .backoffEnded(backoff: 0)),
         ("cancelled", .cancelled),
-        ("deadlinePassed", .deadlinePassed),
+        ("deadlinePassed", .deadlinePassed(.timeout(nil, after: 1))),
         ("shutdown", .shutdown(.shuttingDown)),
     ] }
 
@@ -219,7 +219,7 @@ struct CallStateTests {
 
     @Test func aDeadlineThatFiresBeforeItIsRecordedEndsTheCallAndTheTimerIsCancelled() {
         var state = State()
-        #expect(state.handle(.deadlinePassed).map(Self.describe) == ["unregister", "deliver(-1004)"])
+        #expect(state.handle(.deadlinePassed(.timeout(nil, after: 1))).map(Self.describe) == ["unregister", "deliver(-1004)"])
         #expect(state.handle(.deadlineArmed(100)).map(Self.describe) == ["cancelTimer(100)"])
         #expect(state.handle(.started).isEmpty, "a call that ended never starts an attempt")
     }
@@ -251,7 +251,7 @@ struct CallStateTests {
                 if case .leased = event { leases += 1; event = .leased("lease\(leases)") }
                 run(event)
             }
-            run([State.Event.cancelled, .deadlinePassed, .shutdown(.shuttingDown), .answered(.success(1))][next(4)])
+            run([State.Event.cancelled, .deadlinePassed(.timeout(nil, after: 1)), .shutdown(.shuttingDown), .answered(.success(1))][next(4)])
             #expect(deliveries == 1)
             #expect(released.count == leases && released.values.allSatisfy { $0 == 1 }, "leases \(leases), released \(released)")
         }

@@ -5,8 +5,9 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
-/// The container download carries the streaming-session cookie only to the host that set it, and a
-/// redirect to a non-HTTP URL is an unusable answer (-1007), not the caller's fault (-1002).
+/// The container download carries the streaming-session cookie only to the host that set it, a redirect to a
+/// non-HTTP URL is an unusable answer (-1007), not the caller's fault (-1002), and the 302 that starts every
+/// download is part of it: logged at debug, never as a warning.
 @Suite("Container redirects")
 struct ContainerRedirectTests {
     static let start = URL(string: "https://fms.example.com/Streaming_SSL/MainDB/ABC.png?RCType=EmbeddedRCFileProcessor")!
@@ -46,5 +47,19 @@ struct ContainerRedirectTests {
         harness.api.downloadContainer(url: Self.start) { data, code in recorder.record((data, code)) }
         #expect(recorder.wait().first?.1 == FMError.ClientCode.malformedResponse)
         #expect(harness.stub.requests.count == 1)
+    }
+}
+
+extension ContainerRedirectTests {
+    /// The 302 that starts every container download is part of the download: logged at debug, never as a
+    /// warning with a code (it was "302 code -1006" at warning).
+    @Test func aContainerRedirectIsLoggedAtDebug() async throws {
+        let h = Harness(EndpointsSurfaceTests.redirectingStub())
+        let done = Recorder<String>()
+        h.api.downloadContainer(url: EndpointsSurfaceTests.containerURL) { _, code in done.record(code) }
+        #expect(await done.value() == ["0"])
+        let events = h.logs.values
+        #expect(events.contains { $0.level == .debug && $0.message.hasPrefix("← GET") && $0.message.contains(" 302 ") })
+        #expect(!events.contains { $0.level >= .warning }, "\(events.filter { $0.level >= .warning }.map(\.message))")
     }
 }

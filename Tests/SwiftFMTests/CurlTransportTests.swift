@@ -5,7 +5,7 @@ import Glibc
 import Testing
 @testable import SwiftFM
 
-/// Issue 31: ``FMCurlTransport``, on the system's libcurl. Deadlines, caps, chunked bodies and compression
+/// ``FMCurlTransport``, on the system's libcurl. Deadlines, caps, chunked bodies and compression
 /// bombs run through it in ``HostileServerTests`` (the `curl` wire); here what is its own: keep-alive, never
 /// two writes, leftovers, the connection limit, content decoding, streamed uploads, the missing library.
 @Suite("libcurl transport (loopback)")
@@ -280,7 +280,7 @@ struct CurlTransportTests {
 #endif
 
 #if canImport(Glibc)
-/// Issue 31: TLS options and a proxy are honoured by FMCurlTransport, and never ignored by a transport that
+/// TLS options and a proxy are honoured by FMCurlTransport, and never ignored by a transport that
 /// cannot honour them. (Over a real TLS front: `TLSOptionsTests`, run by `Tests/tls/run.sh`.)
 @Suite("TLS options and proxy (no network)")
 struct TLSOptionsUnitTests {
@@ -399,7 +399,7 @@ struct TLSOptionsUnitTests {
 #endif
 
 #if canImport(Glibc)
-/// Issue 31: Claris ID's Cognito requests go through SwiftFM's transport like every other request: bounded by
+/// Claris ID's Cognito requests go through SwiftFM's transport like every other request: bounded by
 /// the sign-in's deadline and a size cap, never redirected. (Before, a private URLSession followed a 307 to
 /// another host and the sign-in succeeded with that host's token; an endless answer was read past the failure;
 /// a dripping Cognito held the sign-in.)

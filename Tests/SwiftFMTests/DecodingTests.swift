@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
+// Each endpoint's decoder on real answers: metadata, found sets raw and typed, write results; a wrong shape is -1007.
+
 /// Runs an endpoint's decoder on a canned HTTP 200 body.
 func decoded<V>(_ endpoint: Endpoint<V>, _ body: String, status: Int = 200) throws -> V {
     try endpoint.decode(.init(status: status, headers: [:], body: Data(body.utf8)))

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
+// Every endpoint is described once and as the Data API documents it: method, encoded path segments, query items
+// and JSON body; an invalid argument is refused before anything is sent.
+
 // MARK: - Helpers
 
 /// The JSON body of an endpoint, re-serialised canonically (sorted keys) for comparison.

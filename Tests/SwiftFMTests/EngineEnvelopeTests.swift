@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
+// FileMaker's answer envelope: an expired token, a FileMaker error under HTTP 500, a proxy's HTML (not JSON), numeric
+// codes tolerated; a decoding error names the field, never the value.
+
 @Suite("Envelope decoding")
 struct EngineEnvelopeTests {
     func error(_ status: Int, _ text: String) -> FMError { Envelope.error(status: status, body: Data(text.utf8)) }

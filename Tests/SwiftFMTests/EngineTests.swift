@@ -5,6 +5,10 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
+// The engine completes every call exactly once, on the callback queue (never main): a decoder error is -1007, a bad
+// endpoint or configuration reaches the completion unsent, credentials are checked, an explicit token never logs
+// in, cancel works at every stage, nothing secret is logged; the same over the real URLSession transport.
+
 @Suite("Engine: completions, errors, cancel, redaction")
 struct EngineTests {
     typealias Outcome = Result<String, FMError>

@@ -5,7 +5,7 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
-/// Issue 32: fail fast on first contact, ride out what was alive. A connection failure (refused, a name that
+/// Fail fast on first contact, ride out what was alive. A connection failure (refused, a name that
 /// does not resolve) is retried only for a host that answered this client before and has not been away for
 /// longer than `Reachability.window`; a TLS failure never is. Every connection failure names the host, the
 /// port and the cause, and, when retried, how many times and for how long. The clock is the harness's.

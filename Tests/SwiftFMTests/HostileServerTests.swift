@@ -5,6 +5,8 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
+// Against a hostile server every call is bounded in time and in memory and completes once, over every transport.
+
 /// The surface a behaviour is driven through.
 enum Surface: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case callback, async
@@ -32,7 +34,7 @@ enum Wire: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 }
 
-/// Issue 7 against a hostile loopback server: every call is bounded in time (`-1004`) and in memory
+/// Against a hostile loopback server, every call is bounded in time (`-1004`) and in memory
 /// (`-1011`) whatever the server does; each completes exactly once. Codes, request counts and byte counts
 /// are asserted — never durations.
 @Suite("Bounds against a hostile server (real transports)")
@@ -102,6 +104,24 @@ struct HostileServerTests {
         if server.count("GET ") == 1 {
             #expect(await server.waitForEnds(1))
             #expect(server.clientLeft(0), "the client closed the silent connection")
+        }
+    }
+
+    /// A timeout names where the call went, as a connection failure does: `The request to HOST:PORT timed out
+    /// after N s` (before, only "The request timed out").
+    @Test func aTimeoutNamesTheHostAndPort() async {
+        let server = HostileServer { head, _ in HostileServer.isLogin(head) ? HostileServer.login() : .silent }
+        defer { server.stop() }
+        let api = makeAPI(server)
+        do {
+            _ = try await api.getRecords(layout: "Contacts")
+            Issue.record("a silent server answered")
+        } catch let error as FMError {
+            #expect(error.code == FMError.ClientCode.timeout)
+            // The call's deadline (1 s), or on a very busy machine the login's bound: both name the server.
+            #expect(error.message.hasPrefix("The request to 127.0.0.1:\(server.port) timed out after 1.0 s"), "\(error.message)")
+        } catch {
+            Issue.record("not an FMError: \(error)")
         }
     }
 
@@ -272,7 +292,7 @@ struct HostileServerTests {
 }
 
 extension HostileServerTests {
-    /// Issue 31: an answer that cannot be read (here a content coding no transport knows) is no restart: a read
+    /// An answer that cannot be read (here a content coding no transport knows) is no restart: a read
     /// fails at once, with what was wrong, instead of riding it out until its deadline (before: the socket
     /// transport's read went out again and again, until the deadline).
     @Test(arguments: Wire.allCases)

@@ -5,6 +5,8 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
+// The transport's connection limit follows `maxConcurrentRequests` and the pool: 32 allowed means 32 at the server.
+
 /// Counts the requests a server holds at once, holding each until `target` are held together.
 ///
 /// The release is the event itself (the `target`-th arrival); the guard below only ends a test that can never
@@ -43,7 +45,7 @@ final class ConcurrencyGate: @unchecked Sendable {
     }
 }
 
-/// Issue 16: the transport's connection limit follows ``FMConfiguration/maxConcurrentRequests`` and the pool,
+/// The transport's connection limit follows ``FMConfiguration/maxConcurrentRequests`` and the pool,
 /// so that SwiftFM's queue is the only one: with 32 allowed, 32 requests reach the server at once.
 @Suite("In-flight limit (real transports, loopback)")
 struct InFlightLimitTests {

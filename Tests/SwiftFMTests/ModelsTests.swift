@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
+// Payloads, MIME types and values: JSON payloads serialise or are refused without a crash (nil, NaN, non-JSON
+// types); content sniffing beats the file extension; multipart bytes and quoting.
+
 @Suite struct ModelsPayloadTests {
     private func serialized(_ object: [String: Any]) -> Result<String, FMError> {
         JSONPayload.serialize(object).map { data in

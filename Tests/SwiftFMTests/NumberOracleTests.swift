@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import SwiftFM
 
-/// Issue 18: typed `Double` and `Float` are correctly rounded: for every number, from a JSON number and
+/// Typed `Double` and `Float` are correctly rounded: for every number, from a JSON number and
 /// from text, the decoder gives the bits Swift's `Double(String)` / `Float(String)` (the oracle) give for
 /// the same characters. Fuzzed with random values in several spellings plus a fixed list of hard cases.
 @Suite("Typed numbers against Double(String) and Float(String)")
@@ -230,7 +230,7 @@ struct NumberOracleTests {
         return numbers
     }
 
-    /// Issue 18: a found set made in code from raw records (whose numbers of more than 17 characters are
+    /// A found set made in code from raw records (whose numbers of more than 17 characters are
     /// `NSDecimalNumber`s, which hold 38 digits) decodes `Double` and `Float` with the bits `Double(String)` and
     /// `Float(String)` give for the characters the server sent, beyond 38 digits too (before, the 38 digits
     /// the decimal kept could fall on the other side of a midpoint: 465 of 631 differed); so does a raw

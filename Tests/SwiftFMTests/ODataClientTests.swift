@@ -5,6 +5,9 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
+// FMOData speaks the wire FileMaker's OData service speaks (against a stub transport): metadata, records, paging (a
+// foreign next link refused), keys, counts, writes, scripts, containers, webhooks, schema calls and $batch.
+
 /// Wire shapes FileMaker's OData service answers with (ODATA.md: captures from FMS 22, Claris's examples).
 enum ODataBodies {
     static let base = "https://fms.example.com/fmi/odata/v4/Contacts"
@@ -114,7 +117,7 @@ struct ODataHarness {
 
     /// Runs one callback call and returns its `(value, code)`, checking it completed once on the callback queue.
     func run<V>(sourceLocation: SourceLocation = #_sourceLocation,
-                _ start: (FMOData, @escaping (V?, String) -> Void) -> FMRequest) -> (V?, String) {
+                _ start: (FMOData, @escaping @Sendable (V?, String) -> Void) -> FMRequest) -> (V?, String) {
         let recorder = Recorder<UncheckedBox<(V?, String)>>(queueKey: Harness.key)
         _ = start(odata) { value, code in recorder.record(UncheckedBox((value, code))) }
         let values = recorder.wait(sourceLocation: sourceLocation)

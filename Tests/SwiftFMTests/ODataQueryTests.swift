@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
+// An OData query or filter the builder writes means what its parts say, whatever the values hold: literals
+// escaped, names quoted, the query string encoded as FileMaker reads it.
+
 /// A small OData `$filter` tokenizer on the test side: strings (`''` inside), quoted names, words, numbers
 /// and ISO literals, operators and punctuation. A filter the builder wrote must tokenize into exactly the
 /// tokens its parts stand for, whatever the values hold.

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
+// A careless pool size (`Int.max`, 2⁴⁰, negative, zero) is clamped: never a crash, never a slot per value.
+
 @Suite("Careless configurations of the session pool")
 struct PoolSizeTests {
     /// A pool size of `Int.max` (a careless "as many as possible") must not allocate a slot per value.

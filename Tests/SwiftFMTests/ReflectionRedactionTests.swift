@@ -5,7 +5,7 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
-/// Issue 7: no secret through reflection. For each type that holds a password, a Basic value, a token or
+/// No secret through reflection. For each type that holds a password, a Basic value, a token or
 /// a data-source password: `dump`, the children of `Mirror(reflecting:)` (recursively), `String(reflecting:)`,
 /// `description` and `debugDescription` never show it.
 @Suite("No secret through reflection")

@@ -5,6 +5,9 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
+// Requests are built as the Data API expects them: host, scheme and port, the encoded database, queries, bodies and
+// headers, logins with data sources, logouts with the token in the path; a bad host or no database is -1001.
+
 @Suite("Request building")
 struct RequestBuilderTests {
     let configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")

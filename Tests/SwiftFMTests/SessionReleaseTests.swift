@@ -5,6 +5,10 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
+// Nothing stays held: busy counts return to zero after any mix of failures, finished calls are released, a hook's
+// call under a cap of one does not deadlock, a hook answered 952 fails its waiters once, one dead pool session
+// renews alone.
+
 /// An object whose release a test can wait for.
 private final class Sentinel: @unchecked Sendable {
     private let released: DispatchGroup

@@ -53,7 +53,7 @@ struct SessionStageTests {
         #expect(second.lease?.slot == 0)
         // The login hangs and is given up (its bound): nobody was waiting on it, nobody fails.
         let login = plan.logins[0]
-        let (waiters, adopted, after) = pool.loginFinished(slot: 1, id: login.id, result: .failure(.timeout), now: Self.start, stored: nil)
+        let (waiters, adopted, after) = pool.loginFinished(slot: 1, id: login.id, result: .failure(.timeout(nil, after: 1)), now: Self.start, stored: nil)
         #expect(waiters.isEmpty && !adopted && after.failures.isEmpty)
         // A third call waits for session 1 (a failed login pauses growth while a session is open).
         let (third, later) = take(pool)

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
+// The session state machine, pure: one login for many waiters, expiry before use, sliding expiry, a rejection that
+// invalidates only the current token, a stored token adopted, a failed login delivered to every waiter and not
+// retried, a logout during a login, persist versions that only increase.
+
 @Suite("Session state machine (pure)")
 struct SessionStateMachineTests {
     typealias Machine = SessionStateMachine<Int>

@@ -5,6 +5,10 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
+// The managed session: one login then the token reused, expiry sliding on every answer, a 952 answered by one login
+// and one replay (a second 952 is reported, not looped), HTML on 401 taken as expiry, one login for 200 concurrent
+// callers, a failed login delivered to every waiter, a logout that clears the store.
+
 @Suite("Managed session")
 struct SessionTests {
     typealias Outcome = Result<String, FMError>

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
+// Token stores: in memory, in UserDefaults with the legacy keys and types (or custom keys), and in a file with
+// private permissions (a missing directory fails quietly); `DataAPI` writes the store it is given.
+
 @Suite("Token stores")
 struct TokenStoreTests {
     let token = FMStoredToken(token: "abc123", expiry: Date(timeIntervalSince1970: 1_800_000_000))

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
-/// Issue 19: a found set of at least 1 MiB is read and decoded in parts on the cores (each part its own tape
+/// A found set of at least 1 MiB is read and decoded in parts on the cores (each part its own tape
 /// and decoder); the records, their order and every error are the same as when read in one part.
 @Suite("Typed found sets read in parts")
 struct TypedPartsTests {
@@ -27,10 +27,15 @@ struct TypedPartsTests {
         return Data(#"{"response":{"dataInfo":{"database":"D","layout":"L","table":"T","totalRecordCount":\#(count),"foundCount":\#(count),"returnedCount":\#(count)},"data":[\#(records.joined(separator: ",\n"))]},"messages":[{"code":"0","message":"OK"}]}"#.utf8)
     }
 
+    /// Reads `body` as a client with ``FMConfiguration/parallelDecoding`` on does: in up to four parts.
+    static func inParts(_ body: Data) throws -> FMTypedFoundSet<Row> {
+        try FileMakerDecoder(parts: 4).foundSet(Row.self, body: body, status: 200, checkMessages: true)
+    }
+
     @Test func aLargeFoundSetReadsInPartsAsInOne() throws {
         let body = Self.body(20_000)
         #expect(body.count > 2 * FileMakerDecoder.splitFrom, "the answer is large enough to be read in parts")
-        let inParts = try FMTypedFoundSet<Row>(responseBody: body)
+        let inParts = try Self.inParts(body)
         #expect(inParts.records.count == 20_000)
         for (index, record) in inParts.records.enumerated() {
             let id = index + 1
@@ -45,18 +50,18 @@ struct TypedPartsTests {
         let small = try FMTypedFoundSet<Row>(responseBody: Self.body(500))
         #expect(small.records.map(\.fieldData) == Array(inParts.records.prefix(500)).map(\.fieldData))
         // The raw records agree.
-        let raw = try FMFoundSet(responseBody: body)
+        let raw = try FMFoundSet(parsing: body, status: 200, checkMessages: true, parts: 4)
         #expect(raw.records.count == 20_000 && (raw.records[19_999]["recordId"] as? String) == "20000")
     }
 
     @Test func aRecordThatDoesNotDecodeInALaterPartIsNamedAsBefore() throws {
         let body = Self.body(20_000, bad: 17_321, badFields: #"{"id":"x","name":"n"}"#)
-        let error = #expect(throws: FMError.self) { try FMTypedFoundSet<Row>(responseBody: body) }
+        let error = #expect(throws: FMError.self) { try Self.inParts(body) }
         #expect(error?.code == FMError.ClientCode.malformedResponse)
         #expect(error?.message.contains("record 17321") == true && error?.message.contains("id") == true, "\(error?.message ?? "")")
         // A record without its id: named by its place in the whole found set.
         let noId = Self.body(20_000, bad: 15_000, badRecord: #"{"fieldData":{"id":1,"name":"n"},"portalData":{}}"#)
-        let missing = #expect(throws: FMError.self) { try FMTypedFoundSet<Row>(responseBody: noId) }
+        let missing = #expect(throws: FMError.self) { try Self.inParts(noId) }
         #expect(missing?.message.contains("record 15000 of the found set") == true, "\(missing?.message ?? "")")
     }
 
@@ -64,13 +69,13 @@ struct TypedPartsTests {
         var text = String(decoding: Self.body(20_000), as: UTF8.self)
         let at = try #require(text.range(of: #""recordId":"18000""#))
         text.replaceSubrange(at, with: #""recordId":"18000"#) // an unterminated string deep in the last part
-        let error = #expect(throws: FMError.self) { try FMTypedFoundSet<Row>(responseBody: Data(text.utf8)) }
+        let error = #expect(throws: FMError.self) { try Self.inParts(Data(text.utf8)) }
         #expect(error?.code == FMError.ClientCode.malformedResponse, "\(error?.message ?? "")")
         // A trailing comma closes the array as JSONSerialization on Linux accepts; a doubled one does not.
         var trailing = String(decoding: Self.body(20_000), as: UTF8.self)
         trailing = trailing.replacingOccurrences(of: "]},\"messages\"", with: ",]},\"messages\"")
-        #expect(try FMTypedFoundSet<Row>(responseBody: Data(trailing.utf8)).records.count == 20_000)
+        #expect(try Self.inParts(Data(trailing.utf8)).records.count == 20_000)
         let doubled = trailing.replacingOccurrences(of: ",]},\"messages\"", with: ",,]},\"messages\"")
-        #expect(throws: FMError.self) { try FMTypedFoundSet<Row>(responseBody: Data(doubled.utf8)) }
+        #expect(throws: FMError.self) { try Self.inParts(Data(doubled.utf8)) }
     }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The emulator under abuse, over loopback only, every loop bounded in count and time (issue 20).
+"""The emulator under abuse, over loopback only, every loop bounded in count and time.
 
     python3 Tests/abuse/emulator_abuse.py .build/release/fm-emulator [logcost] [slowloris] [idle] [soak] [--check]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Emulator speed, old against new in one run (issue 9). Run by hand, not by CI:
+"""Emulator speed, old against new in one run. Run by hand, not by CI:
 
     python3 Tests/bench/emulator_bench.py OLD/fm-emulator NEW/fm-emulator [--records N] [--rounds R]
 

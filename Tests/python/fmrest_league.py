@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""python-fmrest (an independent client) against the League demo solution (issue 10).
+"""python-fmrest (an independent client) against the League demo solution.
 
 Usage: fmrest_league.py PATH/TO/fm-emulator
 Starts `fm-emulator --port 3000 --schema Tests/Fixtures/league-schema.json` and checks, through
@@ -54,7 +54,7 @@ def scenario():
     check("a script's error", (error, result) == (401, "found 0"), repr((error, result)))
     record = players.get_record(2, scripts={"prerequest": ["Bonus All", None], "after": ["AddToScore", "10"]})
     check("prerequest and after scripts act before the answer", record.score == 41, repr(record.score))
-    # "Bonus All" loops with Go to Record [Next; Exit after last]: FileMaker ends it with error 101 (issue 20).
+    # "Bonus All" loops with Go to Record [Next; Exit after last]: FileMaker ends it with error 101.
     check("their results", players.last_script_result.get("after") == [0, "Abe now has 41"]
           and players.last_script_result.get("prerequest") == [101, "4"], repr(players.last_script_result))
 

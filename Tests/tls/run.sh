@@ -6,7 +6,8 @@
 #      Linux user does: the CA goes into /usr/local/share/ca-certificates and `update-ca-certificates` runs;
 #      here inside a private mount namespace (`unshare -m`) over copies of /etc/ssl/certs and
 #      /usr/local/share/ca-certificates, so the machine's trust store is never touched;
-#   3. python-fmrest over HTTPS (verify_ssl = the CA file).
+#   3. FMTLSOptions through FMCurlTransport, and the hostile-server tests behind a TLS relay (Tests/tls/relay.py);
+#   4. python-fmrest over HTTPS (verify_ssl = the CA file).
 #
 # Usage (as root, Linux, after `swift build --build-tests`): Tests/tls/run.sh
 # Installs nginx, openssl and ca-certificates with apt-get when they are missing.
@@ -45,7 +46,7 @@ printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" "basicConstraints=CA:F
     "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" > server.ext
 openssl x509 -req -sha256 -days 2 -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -extfile server.ext \
     -out server.crt 2>/dev/null
-# For FMTLSOptions (issue 31): a second, wrong CA; a client certificate from the CA; the pins (curl's sha256//).
+# For FMTLSOptions: a second, wrong CA; a client certificate from the CA; the pins (curl's sha256//).
 openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj "/CN=SwiftFM wrong test CA" \
     -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
     -keyout wrong-ca.key -out wrong-ca.crt 2>/dev/null
@@ -182,6 +183,16 @@ FM_TLS_BASE_URL="$base" FM_TLS_MTLS_URL="https://127.0.0.1:$mtls_port" FM_TLS_CA
 grep -E "✘|Suite TLSOptionsTests|Test run with" "$work/swift-tls-options.log" || tail -30 "$work/swift-tls-options.log"
 [ "$status" = 0 ] && grep -q "Suite TLSOptionsTests passed" "$work/swift-tls-options.log" \
     && ! grep -q "skipped" "$work/swift-tls-options.log" || fail "FMTLSOptions over HTTPS"
+
+# 5c. The hostile-server tests over TLS: each plain loopback server behind Tests/tls/relay.py (a Python ssl relay
+#     with the server certificate), FMCurlTransport trusting the CA through caCertificates.
+echo "tls: hostile servers over TLS (FMCurlTransport through Tests/tls/relay.py)"
+status=0
+FM_TLS_RELAY="$root/Tests/tls/relay.py" FM_TLS_CA="$work/ca.crt" FM_TLS_SERVER_CERT="$work/server.crt" FM_TLS_SERVER_KEY="$work/server.key" \
+    swift test --skip-build --filter HostileTLSTests > "$work/swift-tls-hostile.log" 2>&1 || status=$?
+grep -E "✘|Suite HostileTLSTests|Test run with" "$work/swift-tls-hostile.log" || tail -30 "$work/swift-tls-hostile.log"
+[ "$status" = 0 ] && grep -q "Suite HostileTLSTests passed" "$work/swift-tls-hostile.log" \
+    && ! grep -q "skipped" "$work/swift-tls-hostile.log" || fail "hostile servers over TLS"
 
 # 6. python-fmrest over HTTPS, trusting the CA file through verify_ssl (requests' CA bundle).
 echo "tls: python-fmrest over HTTPS"

@@ -22,6 +22,8 @@ const char *fmcurl_version(void);
 
 void *fmcurl_easy_init(void);
 void fmcurl_easy_cleanup(void *easy);
+/// Every option back to its default; the handle's caches (DNS, TLS sessions) and the multi handle's connections stay.
+void fmcurl_easy_reset(void *easy);
 int fmcurl_easy_setopt_long(void *easy, int option, long value);
 int fmcurl_easy_setopt_ptr(void *easy, int option, const void *value);
 int fmcurl_easy_setopt_off(void *easy, int option, int64_t value);

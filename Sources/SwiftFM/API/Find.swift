@@ -14,10 +14,7 @@ extension DataAPI {
     @discardableResult
     public func find(layout: String, request: FMFindRequest,
                      completion: sending @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
-        perform(Endpoints.find(layout: layout, request: request)) { result in
-            let pair = result.noMatchAsEmpty(.empty)
-            completion(pair.0, pair.1)
-        }
+        performRead(Endpoints.find(layout: layout, request: request), completion: completion)
     }
 
     /// Performs a find with a raw body as old callers build it (`["query": [[…], […]]]`), sent as given.
@@ -30,10 +27,7 @@ extension DataAPI {
     @discardableResult
     public func find(layout: String, payload: [String: Any],
                      completion: sending @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
-        perform(Endpoints.find(layout: layout, payload: payload)) { result in
-            let pair = result.noMatchAsEmpty(.empty)
-            completion(pair.0, pair.1)
-        }
+        performRead(Endpoints.find(layout: layout, payload: payload), completion: completion)
     }
 
     /// Performs a find and decodes the records into `T` with the FileMaker rules of ``FMRecord`` (empty fields,
@@ -48,24 +42,6 @@ extension DataAPI {
     @discardableResult
     public func find<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, request: FMFindRequest,
                                    completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
-        perform(Endpoints.find(as: type, layout: layout, request: request)) { result in
-            let pair = result.noMatchAsEmpty(.empty)
-            completion(pair.0, pair.1)
-        }
-    }
-}
-
-extension Result where Failure == FMError {
-    /// The `(value?, code)` pair, with FileMaker's 401 ("No records match") turned into `(empty, "401")`.
-    func noMatchAsEmpty(_ empty: Success) -> (Success?, String) {
-        if case .failure(let error) = self, error.isNoRecordsMatch { return (empty, error.code) }
-        return legacyPair
-    }
-
-    /// The `(value?, code)` pair of a range read, with "no records" (401 past the end, 101 for an empty
-    /// table) turned into `(empty, code)`.
-    func noRecordsInRangeAsEmpty(_ empty: Success) -> (Success?, String) {
-        if case .failure(let error) = self, error.isEmptyRangeRead { return (empty, error.code) }
-        return legacyPair
+        performRead(Endpoints.find(as: type, layout: layout, request: request), completion: completion)
     }
 }

@@ -17,22 +17,21 @@ struct PageSource<Page>: Sendable {
     let endpoint: @Sendable (_ offset: Int, _ limit: Int) -> Endpoint<Page>
     /// The number of records in a page and the size of the found set (`dataInfo.foundCount`) when known.
     let counts: @Sendable (Page) -> (returned: Int, found: Int?)
-    /// A walk over the whole table (no find): FileMaker answers a range read on an empty layout with 101
-    /// "Record is missing" (python-fmrest#85), which is an empty page here, not an error.
-    var isRange = false
 
-    /// Fetches the page at `offset`; `nil` means past the end of the set (FileMaker's 401, or an empty
-    /// page). `completion` runs once, on the callback queue; `handle` carries cancellation across pages.
+    /// Fetches the page at `offset`; `nil` means past the end of the set (the endpoint's "no records": 401,
+    /// and 101 for a walk over a whole table, see ``NoRecords``; or an empty page). `completion` runs once,
+    /// on the callback queue; `handle` carries cancellation across pages.
     @discardableResult
     func fetch(offset: Int, handle: FMRequest?, completion: @escaping (Result<Page?, FMError>) -> Void) -> FMRequest {
         if let invalid {
             return api.complete(Result<Page?, FMError>.failure(invalid), completion)
         }
-        return api.perform(endpoint(offset, pageSize), acceptingStatus: { $0 == 200 }, attachingTo: handle) { [counts, isRange] result in
+        let endpoint = endpoint(offset, pageSize)
+        return api.perform(api.reading(endpoint), acceptingStatus: { $0 == 200 }, attachingTo: handle) { [counts] result in
             switch result {
             case .success(let page):
                 completion(.success(counts(page).returned == 0 ? nil : page))
-            case .failure(let error) where error.isNoRecordsMatch || (isRange && error.isEmptyRangeRead):
+            case .failure(let error) where endpoint.meansNoRecords(error):
                 completion(.success(nil))
             case .failure(let error):
                 completion(.failure(error))
@@ -63,7 +62,7 @@ extension PageSource {
             : find.map { $0.queries.isEmpty } == true ? .invalidArgument("A find needs at least one query") : nil
         guard let find else {
             return PageSource<V>(api: api, pageSize: pageSize, invalid: invalid,
-                                 endpoint: { offset, limit in range(offset, limit, sort, options) }, counts: counts, isRange: true)
+                                 endpoint: { offset, limit in range(offset, limit, sort, options) }, counts: counts)
         }
         // The walk's window replaces the find's own; `sort` and the set options win over the find's.
         var request = find

@@ -68,7 +68,7 @@ extension DataAPI {
     @discardableResult
     public func getRecord(layout: String, recordId: Int, options: FMReadOptions = .init(),
                           completion: sending @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
-        perform(Endpoints.getRecord(layout: layout, recordId: recordId, options: options)) { completion($0.value, $0.code) }
+        performRead(Endpoints.getRecord(layout: layout, recordId: recordId, options: options), completion: completion)
     }
 
     /// Reads one record decoded into `T` (its `fieldData`) with the FileMaker rules of ``FMRecord`` (empty fields,
@@ -84,9 +84,7 @@ extension DataAPI {
     @discardableResult
     public func getRecord<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, recordId: Int, options: FMReadOptions = .init(),
                                         completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
-        perform(Endpoints.getRecord(as: type, layout: layout, recordId: recordId, options: options)) {
-            completion($0.value, $0.code)
-        }
+        performRead(Endpoints.getRecord(as: type, layout: layout, recordId: recordId, options: options), completion: completion)
     }
 
     /// Reads a range of records (`GET …/layouts/{layout}/records`).
@@ -106,10 +104,7 @@ extension DataAPI {
     public func getRecords(layout: String, offset: Int? = nil, limit: Int? = nil, sort: [FMSort] = [],
                            options: FMReadOptions = .init(),
                            completion: sending @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
-        perform(Endpoints.getRecords(layout: layout, offset: offset, limit: limit, sort: sort, options: options)) {
-            let pair = $0.noRecordsInRangeAsEmpty(.empty)
-            completion(pair.0, pair.1)
-        }
+        performRead(Endpoints.getRecords(layout: layout, offset: offset, limit: limit, sort: sort, options: options), completion: completion)
     }
 
     /// Reads a range of records decoded into `T` with the FileMaker rules of ``FMRecord`` (empty fields,
@@ -128,10 +123,8 @@ extension DataAPI {
     public func getRecords<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, offset: Int? = nil, limit: Int? = nil,
                                          sort: [FMSort] = [], options: FMReadOptions = .init(),
                                          completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
-        perform(Endpoints.getRecords(as: type, layout: layout, offset: offset, limit: limit, sort: sort, options: options)) {
-            let pair = $0.noRecordsInRangeAsEmpty(.empty)
-            completion(pair.0, pair.1)
-        }
+        performRead(Endpoints.getRecords(as: type, layout: layout, offset: offset, limit: limit, sort: sort, options: options),
+                    completion: completion)
     }
 
     /// Edits a record (`PATCH …/layouts/{layout}/records/{recordId}`).

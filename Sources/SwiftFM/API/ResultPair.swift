@@ -18,12 +18,3 @@ extension Result where Failure == FMError {
     /// The `(value?, code)` pair the callback surfaces complete with.
     var legacyPair: (Success?, String) { (value, code) }
 }
-
-extension FMError {
-    /// `true` for FileMaker's "No records match the request" (401), which finds report as an empty found set.
-    var isNoRecordsMatch: Bool { code == "401" }
-
-    /// `true` where a range read (`GET …/records`) found no records: 401 past the end, or 101 "Record is
-    /// missing", FileMaker Server's answer for a layout whose table is empty.
-    var isEmptyRangeRead: Bool { code == "401" || code == "101" }
-}

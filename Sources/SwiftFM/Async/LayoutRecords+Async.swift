@@ -3,7 +3,8 @@ import Foundation
 // The async typed calls of a layout record type (``FMLayoutRecord``).
 extension DataAPI {
     /// Reads a range of records of `T.layout` decoded into `T`, portals filled.
-    /// - Throws: ``FMError`` (`"401"` for an empty table or an offset past the end).
+    /// An empty table or an offset past the end returns an empty found set.
+    /// - Throws: ``FMError``.
     public func getRecords<T: FMLayoutRecord>(as type: T.Type, offset: Int? = nil, limit: Int? = nil, sort: [FMSort] = [],
                                               options: FMReadOptions = .init()) async throws -> FMTypedFoundSet<T> {
         try await getRecords(as: type, layout: T.layout, offset: offset, limit: limit, sort: sort, options: options)

@@ -27,14 +27,14 @@ extension DataAPI {
     /// Reads one record as a raw found set.
     /// - Throws: ``FMError`` (`"101"` when the record is missing).
     public func getRecord(layout: String, recordId: Int, options: FMReadOptions = .init()) async throws -> FMFoundSet {
-        try await bridge(Endpoints.getRecord(layout: layout, recordId: recordId, options: options))
+        try await bridgeRead(Endpoints.getRecord(layout: layout, recordId: recordId, options: options))
     }
 
     /// Reads one record decoded into `T`.
     /// - Throws: ``FMError`` (`-1007` when `T` does not match).
     public func getRecord<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, recordId: Int,
                                                           options: FMReadOptions = .init()) async throws -> FMTypedFoundSet<T> {
-        try await bridge(Endpoints.getRecord(as: type, layout: layout, recordId: recordId, options: options))
+        try await bridgeRead(Endpoints.getRecord(as: type, layout: layout, recordId: recordId, options: options))
     }
 
     /// Reads a range of records as a raw found set. An offset past the end (FileMaker's 401) or an empty
@@ -42,22 +42,15 @@ extension DataAPI {
     /// - Throws: ``FMError`` for every other failure.
     public func getRecords(layout: String, offset: Int? = nil, limit: Int? = nil, sort: [FMSort] = [],
                            options: FMReadOptions = .init()) async throws -> FMFoundSet {
-        do {
-            return try await bridge(Endpoints.getRecords(layout: layout, offset: offset, limit: limit, sort: sort, options: options))
-        } catch let error as FMError where error.isEmptyRangeRead {
-            return .empty
-        }
+        try await bridgeRead(Endpoints.getRecords(layout: layout, offset: offset, limit: limit, sort: sort, options: options))
     }
 
-    /// Reads a range of records decoded into `T`; past the end (401) an empty typed found set.
+    /// Reads a range of records decoded into `T`; past the end (401) or an empty table (101) an empty typed
+    /// found set.
     /// - Throws: ``FMError`` for every other failure.
     public func getRecords<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, offset: Int? = nil, limit: Int? = nil,
                                                            sort: [FMSort] = [], options: FMReadOptions = .init()) async throws -> FMTypedFoundSet<T> {
-        do {
-            return try await bridge(Endpoints.getRecords(as: type, layout: layout, offset: offset, limit: limit, sort: sort, options: options))
-        } catch let error as FMError where error.isEmptyRangeRead {
-            return .empty
-        }
+        try await bridgeRead(Endpoints.getRecords(as: type, layout: layout, offset: offset, limit: limit, sort: sort, options: options))
     }
 
     /// Edits a record; see ``editRecord(layout:recordId:fieldData:portalData:modId:deleteRelated:options:completion:)-(_,Int,_,_,_,_,_,_)``.

@@ -266,24 +266,23 @@ final class ClarisIDSignIn: Sendable {
         var status = 0
         var body = Data()
         var failure: CognitoError?
-        var done = false
     }
 
     /// Sends one Cognito request through ``transport``, as every other request: bounded by `timeout` (`-1004`),
     /// by ``maxAnswerBytes`` (`-1011`), and never redirected (a 3xx is an error naming it, `-1003`).
     private func exchange(_ request: URLRequest, host: String) async throws -> (Data, Int) {
         let gathered = Locked(Gathered())
+        let finished = Once()
         let timeout = self.timeout
         let transport = self.transport
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, Int), Error>) in
             let finish: @Sendable (CognitoError?) -> Void = { failure in
-                let outcome = gathered.withLock { g -> Result<(Data, Int), CognitoError>? in
-                    guard !g.done else { return nil }
-                    g.done = true
+                guard finished.claim() else { return }
+                let outcome = gathered.withLock { g -> Result<(Data, Int), CognitoError> in
                     if let failure = g.failure ?? failure { return .failure(failure) }
                     return .success((g.body, g.status))
                 }
-                if let outcome { continuation.resume(with: outcome.mapError { $0 as Error }) }
+                continuation.resume(with: outcome.mapError { $0 as Error })
             }
             let task = transport.send(FMTransportRequest(urlRequest: request), events: FMTransportEvents(
                 response: { response in
@@ -318,7 +317,7 @@ final class ClarisIDSignIn: Sendable {
                 }))
             let seconds = timeout.isFinite ? min(max(0, timeout), 86_400) : 86_400
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-                finish(CognitoError(type: "Timeout", message: "Cognito at \(host) did not answer within \(timeout) s",
+                finish(CognitoError(type: "Timeout", message: "Cognito at \(FMError.address(of: request.url)) did not answer within \(timeout) s",
                                     status: nil, code: FMError.ClientCode.timeout))
                 task.cancel()
             }

@@ -84,7 +84,6 @@ extension FMError {
     static func transport(_ underlying: String) -> FMError {
         FMError(code: ClientCode.transport, message: "The request failed before FileMaker answered", underlying: underlying)
     }
-    static let timeout = FMError(code: ClientCode.timeout, message: "The request timed out")
     static let cancelled = FMError(code: ClientCode.cancelled, message: "The request was cancelled")
     static func notJSON(status: Int?) -> FMError {
         FMError(code: ClientCode.notJSON, message: "The server answered something that is not JSON", httpStatus: status)

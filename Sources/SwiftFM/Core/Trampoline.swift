@@ -15,7 +15,7 @@ enum Trampoline {
     /// The hand-overs running on one thread, and those waiting for the outermost one.
     private final class Frame {
         var depth = 0
-        var pending: [@Sendable () -> Void] = []
+        var pending = WaitQueue()
     }
 
     /// The frame of this thread, while a hand-over runs on it.
@@ -30,7 +30,7 @@ enum Trampoline {
         if let running = pthread_getspecific(key) {
             let frame = Unmanaged<Frame>.fromOpaque(running).takeUnretainedValue()
             guard frame.depth < maximumDepth else {
-                frame.pending.append(work)
+                frame.pending.append(frame.pending.nextPlace(), work)
                 return
             }
             frame.depth += 1
@@ -43,15 +43,6 @@ enum Trampoline {
         pthread_setspecific(key, Unmanaged.passUnretained(frame).toOpaque())
         defer { pthread_setspecific(key, nil) }
         work()
-        var next = 0
-        while next < frame.pending.count {
-            let item = frame.pending[next]
-            next += 1
-            item()
-            if next >= 1_024, next * 2 >= frame.pending.count {
-                frame.pending.removeFirst(next)
-                next = 0
-            }
-        }
+        while let next = frame.pending.popFirst() { next() }
     }
 }

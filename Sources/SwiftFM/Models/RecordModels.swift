@@ -288,9 +288,10 @@ public struct FMFoundSet: @unchecked Sendable {
     }
 
     /// Parses a found-set answer (`response.data`, `response.dataInfo`, script keys) in one pass;
-    /// `checkMessages`: see ``Envelope/response(from:status:checkMessages:)``.
-    init(parsing body: Data, status: Int, checkMessages: Bool = false) throws(FMError) {
-        let response = try Envelope.response(from: body, status: status, checkMessages: checkMessages)
+    /// `checkMessages`: see ``Envelope/response(from:status:checkMessages:parts:)``; `parts`: the most threads
+    /// a large `data` array is read on (``FMConfiguration/parallelDecoding``).
+    init(parsing body: Data, status: Int, checkMessages: Bool = false, parts: Int = 1) throws(FMError) {
+        let response = try Envelope.response(from: body, status: status, checkMessages: checkMessages, parts: parts)
         guard let data = response["data"] as? [Any] else {
             throw FMError.malformed("no \"data\" array in the found set", status: status)
         }

@@ -10,7 +10,7 @@ extension FMOData {
     /// - Parameter completion: the metadata or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func metadata(completion: @escaping (FMODataMetadata?, String) -> Void) -> FMRequest {
+    public func metadata(completion: sending @escaping (FMODataMetadata?, String) -> Void) -> FMRequest {
         send(metadataCall()) { completion($0.value, $0.code) }
     }
 
@@ -30,7 +30,7 @@ extension FMOData {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func records(from set: String, query: FMODataQuery = FMODataQuery(),
-                        completion: @escaping (FMODataPage?, String) -> Void) -> FMRequest {
+                        completion: sending @escaping (FMODataPage?, String) -> Void) -> FMRequest {
         send(pageCall(from: set, query: query)) { completion($0.value, $0.code) }
     }
 
@@ -49,7 +49,7 @@ extension FMOData {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func records<T: Decodable & SendableMetatype>(as type: T.Type, from set: String, query: FMODataQuery = FMODataQuery(),
-                                                        completion: @escaping (FMODataTypedPage<T>?, String) -> Void) -> FMRequest {
+                                                        completion: sending @escaping (FMODataTypedPage<T>?, String) -> Void) -> FMRequest {
         send(typedPageCall(type, pageCall(from: set, query: query))) { completion($0.value, $0.code) }
     }
 
@@ -70,7 +70,7 @@ extension FMOData {
     ///   - completion: the page or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func records(following nextLink: URL, completion: @escaping (FMODataPage?, String) -> Void) -> FMRequest {
+    public func records(following nextLink: URL, completion: sending @escaping (FMODataPage?, String) -> Void) -> FMRequest {
         send(pageCall(following: nextLink)) { completion($0.value, $0.code) }
     }
 
@@ -89,7 +89,7 @@ extension FMOData {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func record(from set: String, key: FMODataKey, query: FMODataQuery = FMODataQuery(),
-                       completion: @escaping ([String: Any]?, String) -> Void) -> FMRequest {
+                       completion: sending @escaping ([String: Any]?, String) -> Void) -> FMRequest {
         send(recordCall(from: set, key: key, query: query)) { completion($0.value, $0.code) }
     }
 
@@ -110,7 +110,7 @@ extension FMOData {
     ///   - completion: the count or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func count(of set: String, filter: FMODataFilter? = nil, completion: @escaping (Int?, String) -> Void) -> FMRequest {
+    public func count(of set: String, filter: FMODataFilter? = nil, completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         countResult(of: set, filter: filter, inline: false) { completion($0.value, $0.code) }
     }
 
@@ -145,7 +145,7 @@ extension FMOData {
     ///     server answered 204 without a body) or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func createRecord(in set: String, fields: [String: Any], completion: @escaping ([String: Any]?, String) -> Void) -> FMRequest {
+    public func createRecord(in set: String, fields: [String: Any], completion: sending @escaping ([String: Any]?, String) -> Void) -> FMRequest {
         send(createCall(in: set, fields: fields)) { completion($0.value, $0.code) }
     }
 
@@ -169,7 +169,7 @@ extension FMOData {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func updateRecord(in set: String, key: FMODataKey, fields: [String: Any],
-                             completion: @escaping (Int?, String) -> Void) -> FMRequest {
+                             completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         send(updateCall(in: set, key: key, fields: fields)) { completion($0.value, $0.code) }
     }
 
@@ -186,7 +186,7 @@ extension FMOData {
     ///   - completion: the number of records deleted or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func deleteRecord(in set: String, key: FMODataKey, completion: @escaping (Int?, String) -> Void) -> FMRequest {
+    public func deleteRecord(in set: String, key: FMODataKey, completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         send(deleteCall(in: set, key: key)) { completion($0.value, $0.code) }
     }
 
@@ -210,7 +210,7 @@ extension FMOData {
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func runScript(_ script: String, parameter: String? = nil,
-                          completion: @escaping (FMODataScriptResult?, String) -> Void) -> FMRequest {
+                          completion: sending @escaping (FMODataScriptResult?, String) -> Void) -> FMRequest {
         send(scriptCall(script, parameter: parameter)) { completion($0.value, $0.code) }
     }
 

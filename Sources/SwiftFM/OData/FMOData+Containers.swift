@@ -54,7 +54,7 @@ extension FMOData {
     /// - Returns: a handle to cancel the download.
     @discardableResult
     public func downloadContainer(from set: String, key: FMODataKey, field: String,
-                                  completion: @escaping (Data?, String) -> Void) -> FMRequest {
+                                  completion: sending @escaping (Data?, String) -> Void) -> FMRequest {
         send(downloadCall(from: set, key: key, field: field, sink: nil) { $0.body }) { completion($0.value, $0.code) }
     }
 
@@ -77,7 +77,7 @@ extension FMOData {
     @discardableResult
     public func downloadContainer(from set: String, key: FMODataKey, field: String, to fileURL: URL,
                                   progress: (@Sendable (Int64, Int64) -> Void)? = nil,
-                                  completion: @escaping (URL?, String) -> Void) -> FMRequest {
+                                  completion: sending @escaping (URL?, String) -> Void) -> FMRequest {
         downloadToFile(from: set, key: key, field: field, to: fileURL, progress: progress, inline: false) { completion($0.value, $0.code) }
     }
 
@@ -117,7 +117,7 @@ extension FMOData {
     /// - Returns: a handle to cancel the upload.
     @discardableResult
     public func uploadContainer(in set: String, key: FMODataKey, field: String, fileURL: URL, fileName: String? = nil,
-                                mimeType: String? = nil, completion: @escaping (Int?, String) -> Void) -> FMRequest {
+                                mimeType: String? = nil, completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         send(fileUploadCall(in: set, key: key, field: field, fileURL: fileURL, fileName: fileName, mimeType: mimeType)) {
             completion($0.value, $0.code)
         }
@@ -143,7 +143,7 @@ extension FMOData {
     /// - Returns: a handle to cancel the upload.
     @discardableResult
     public func uploadContainer(in set: String, key: FMODataKey, field: String, data: Data, fileName: String,
-                                mimeType: String? = nil, completion: @escaping (Int?, String) -> Void) -> FMRequest {
+                                mimeType: String? = nil, completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         let type = mimeType ?? Multipart.mimeType(for: data, fileName: fileName)
         return send(uploadCall(in: set, key: key, field: field, body: .raw(data, contentType: type), fileName: fileName)) {
             completion($0.value, $0.code)

@@ -90,8 +90,8 @@ extension FMOData {
     ///   - completion: the rows read or `nil`, and the code.
     /// - Returns: a handle to cancel the walk (the completion then gets `"-1005"`).
     @discardableResult
-    public func forEachPage(from set: String, query: FMODataQuery = FMODataQuery(), page: @escaping (FMODataPage) -> Bool,
-                            completion: @escaping (Int?, String) -> Void) -> FMRequest {
+    public func forEachPage(from set: String, query: FMODataQuery = FMODataQuery(), page: sending @escaping (FMODataPage) -> Bool,
+                            completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         let handle = FMRequest()
         walk(pageCall(from: set, query: query), previous: nil, rows: 0, handle: handle, page: page, completion: completion)
         return handle

@@ -72,7 +72,7 @@ extension FMOData {
     ///   - completion: the server's answer (`tableName`, `fields`) or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func createTable(_ name: String, fields: [FMODataFieldDefinition], completion: @escaping ([String: Any]?, String) -> Void) -> FMRequest {
+    public func createTable(_ name: String, fields: [FMODataFieldDefinition], completion: sending @escaping ([String: Any]?, String) -> Void) -> FMRequest {
         send(createTableCall(name, fields: fields)) { completion($0.value, $0.code) }
     }
 
@@ -83,7 +83,7 @@ extension FMOData {
     ///   - completion: the server's answer or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func addFields(to table: String, fields: [FMODataFieldDefinition], completion: @escaping ([String: Any]?, String) -> Void) -> FMRequest {
+    public func addFields(to table: String, fields: [FMODataFieldDefinition], completion: sending @escaping ([String: Any]?, String) -> Void) -> FMRequest {
         send(addFieldsCall(table, fields: fields)) { completion($0.value, $0.code) }
     }
 
@@ -93,7 +93,7 @@ extension FMOData {
     ///   - completion: the server's answer (empty when it sent none) or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func deleteTable(_ table: String, completion: @escaping ([String: Any]?, String) -> Void) -> FMRequest {
+    public func deleteTable(_ table: String, completion: sending @escaping ([String: Any]?, String) -> Void) -> FMRequest {
         send(deleteTableCall(table)) { completion($0.value, $0.code) }
     }
 
@@ -104,7 +104,7 @@ extension FMOData {
     ///   - completion: the server's answer or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func deleteField(_ field: String, from table: String, completion: @escaping ([String: Any]?, String) -> Void) -> FMRequest {
+    public func deleteField(_ field: String, from table: String, completion: sending @escaping ([String: Any]?, String) -> Void) -> FMRequest {
         send(deleteFieldCall(field, table)) { completion($0.value, $0.code) }
     }
 
@@ -115,7 +115,7 @@ extension FMOData {
     ///   - completion: the server's answer or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func createIndex(on field: String, in table: String, completion: @escaping ([String: Any]?, String) -> Void) -> FMRequest {
+    public func createIndex(on field: String, in table: String, completion: sending @escaping ([String: Any]?, String) -> Void) -> FMRequest {
         send(createIndexCall(field, table)) { completion($0.value, $0.code) }
     }
 
@@ -126,7 +126,7 @@ extension FMOData {
     ///   - completion: the server's answer or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func deleteIndex(on field: String, in table: String, completion: @escaping ([String: Any]?, String) -> Void) -> FMRequest {
+    public func deleteIndex(on field: String, in table: String, completion: sending @escaping ([String: Any]?, String) -> Void) -> FMRequest {
         send(deleteIndexCall(field, table)) { completion($0.value, $0.code) }
     }
 }

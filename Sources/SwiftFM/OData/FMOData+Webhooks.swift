@@ -191,7 +191,7 @@ extension FMOData {
     ///   - completion: the new webhook's id or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func addWebhook(_ webhook: FMODataWebhook, completion: @escaping (Int?, String) -> Void) -> FMRequest {
+    public func addWebhook(_ webhook: FMODataWebhook, completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         send(addWebhookCall(webhook)) { completion($0.value, $0.code) }
     }
 
@@ -205,7 +205,7 @@ extension FMOData {
     /// - Parameter completion: the webhooks or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func webhooks(completion: @escaping ([FMODataWebhook]?, String) -> Void) -> FMRequest {
+    public func webhooks(completion: sending @escaping ([FMODataWebhook]?, String) -> Void) -> FMRequest {
         send(webhooksCall()) { completion($0.value, $0.code) }
     }
 
@@ -220,7 +220,7 @@ extension FMOData {
     ///   - completion: the webhook or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func webhook(id: Int, completion: @escaping (FMODataWebhook?, String) -> Void) -> FMRequest {
+    public func webhook(id: Int, completion: sending @escaping (FMODataWebhook?, String) -> Void) -> FMRequest {
         send(webhookCall(id: id)) { completion($0.value, $0.code) }
     }
 
@@ -235,7 +235,7 @@ extension FMOData {
     ///   - completion: the removed webhook's id or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func deleteWebhook(id: Int, completion: @escaping (Int?, String) -> Void) -> FMRequest {
+    public func deleteWebhook(id: Int, completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         send(deleteWebhookCall(id: id)) { completion($0.value, $0.code) }
     }
 
@@ -253,7 +253,7 @@ extension FMOData {
     ///   - completion: the server's answer (the payload) or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func invokeWebhook(id: Int, rowIDs: [Int] = [], completion: @escaping ([String: Any]?, String) -> Void) -> FMRequest {
+    public func invokeWebhook(id: Int, rowIDs: [Int] = [], completion: sending @escaping ([String: Any]?, String) -> Void) -> FMRequest {
         send(invokeWebhookCall(id: id, rowIDs: rowIDs)) { completion($0.value, $0.code) }
     }
 

@@ -316,7 +316,7 @@ extension FMOData {
     ///   - completion: the results or `nil` (the batch itself failed), and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
-    public func batch(_ batch: FMODataBatch, completion: @escaping ([FMODataBatchResult]?, String) -> Void) -> FMRequest {
+    public func batch(_ batch: FMODataBatch, completion: sending @escaping ([FMODataBatchResult]?, String) -> Void) -> FMRequest {
         send(batchCall(batch)) { completion($0.value, $0.code) }
     }
 

@@ -245,3 +245,14 @@ enum ODataMetadataReader {
         }
     }
 }
+
+extension FMODataMetadata {
+    /// Reads a `$metadata` document in JSON CSDL (what ``FMOData/metadata(completion:)`` asks for with
+    /// `Accept: application/json`), for example one saved to a file for `fm-codegen --odata`.
+    ///
+    /// - Throws: ``FMError`` `-1006` when `json` is not JSON at all (an XML document, say), `-1007` when it is
+    ///   JSON but not CSDL, or has a member of the wrong type.
+    public init(json: Data) throws(FMError) {
+        self = try ODataMetadataReader.metadata(json, status: 200)
+    }
+}

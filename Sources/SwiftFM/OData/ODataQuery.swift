@@ -287,7 +287,140 @@ public struct FMODataExpand: Sendable, Equatable {
     }
 }
 
-/// The system query options of an OData read: `$filter`, `$select`, `$orderby`, `$top`, `$skip`,
+/// One aggregation of an ``FMODataApply``: `field with method as alias`.
+public struct FMODataAggregate: Sendable, Equatable {
+    /// The aggregation methods FileMaker's `$apply` documents (FileMaker Server 22.0.1 and later).
+    public enum Method: String, Sendable, Equatable, CaseIterable {
+        /// The sum of the non-empty values (a number field).
+        case sum
+        /// The smallest non-empty value.
+        case min
+        /// The largest non-empty value.
+        case max
+        /// The mean of the non-empty values (a number field).
+        case average
+        /// How many distinct non-empty values there are.
+        case countdistinct
+    }
+
+    /// The field aggregated.
+    public var field: String
+    /// How.
+    public var method: Method
+    /// The name of the result's column.
+    public var alias: String
+
+    /// `field with method as alias`.
+    public init(_ field: String, _ method: Method, as alias: String) {
+        self.field = field
+        self.method = method
+        self.alias = alias
+    }
+
+    /// `field with sum as alias`.
+    public static func sum(_ field: String, as alias: String) -> FMODataAggregate { FMODataAggregate(field, .sum, as: alias) }
+    /// `field with min as alias`.
+    public static func min(_ field: String, as alias: String) -> FMODataAggregate { FMODataAggregate(field, .min, as: alias) }
+    /// `field with max as alias`.
+    public static func max(_ field: String, as alias: String) -> FMODataAggregate { FMODataAggregate(field, .max, as: alias) }
+    /// `field with average as alias`.
+    public static func average(_ field: String, as alias: String) -> FMODataAggregate { FMODataAggregate(field, .average, as: alias) }
+    /// `field with countdistinct as alias`.
+    public static func countDistinct(_ field: String, as alias: String) -> FMODataAggregate {
+        FMODataAggregate(field, .countdistinct, as: alias)
+    }
+
+    func expression() throws(FMError) -> String {
+        try ODataText.name(field) + " with " + method.rawValue + " as " + ODataText.name(alias)
+    }
+}
+
+/// An OData `$apply` (FileMaker Server 22.0.1 and later): transformations applied in order, separated by
+/// `/` — `filter(…)`, `aggregate(…)`, `groupby((…),aggregate(…))`. Names are written as in filters (in
+/// double quotes when FileMaker needs them) and filter literals are escaped, so no value can change the
+/// transformation's meaning.
+///
+/// ```swift
+/// let apply: FMODataApply = .filter(.gt("year", 1990))
+///     .then(.groupBy(["artist_id"], [.sum("sales", as: "total"), .countDistinct("title", as: "albums")]))
+/// // filter(year gt 1990)/groupby((artist_id),aggregate(sales with sum as total,title with countdistinct as albums))
+/// ```
+///
+/// The rows of an aggregating `$apply` hold the grouping fields and the aliases: read them with
+/// ``FMOData/records(from:query:completion:)`` (or a `Decodable` of those names).
+public struct FMODataApply: Sendable, Equatable, CustomStringConvertible {
+    enum Step: Sendable, Equatable {
+        case filter(FMODataFilter)
+        case aggregate([FMODataAggregate])
+        case groupBy([String], [FMODataAggregate])
+        case raw(String)
+    }
+
+    let steps: [Step]
+
+    init(_ steps: [Step]) { self.steps = steps }
+
+    /// `filter(expression)`: keeps the records (or rows) the filter holds for.
+    public static func filter(_ filter: FMODataFilter) -> FMODataApply { FMODataApply([.filter(filter)]) }
+    /// `aggregate(a, …)`: one row of aggregates over every record.
+    public static func aggregate(_ aggregates: [FMODataAggregate]) -> FMODataApply { FMODataApply([.aggregate(aggregates)]) }
+    /// `aggregate(a, …)`.
+    public static func aggregate(_ aggregates: FMODataAggregate...) -> FMODataApply { aggregate(aggregates) }
+    /// `groupby((f, …))` or `groupby((f, …),aggregate(a, …))`: one row per distinct combination of `fields`.
+    public static func groupBy(_ fields: [String], _ aggregates: [FMODataAggregate] = []) -> FMODataApply {
+        FMODataApply([.groupBy(fields, aggregates)])
+    }
+    /// A transformation sent exactly as written, for what the builder lacks. Nothing in it is escaped:
+    /// never put untrusted text in it.
+    public static func raw(_ transformation: String) -> FMODataApply { FMODataApply([.raw(transformation)]) }
+    /// This transformation, then `next` (`a/b`).
+    public func then(_ next: FMODataApply) -> FMODataApply { FMODataApply(steps + next.steps) }
+
+    /// The `$apply` text as sent (before URL encoding), or a diagnostic when a part cannot be written.
+    public var description: String {
+        switch expression() {
+        case .success(let text): return text
+        case .failure(let error): return "<invalid: \(error.message)>"
+        }
+    }
+
+    /// The text, or `-1002` for an empty transformation, an empty list, or a name that cannot be written.
+    func expression() -> Result<String, FMError> {
+        do throws(FMError) {
+            guard !steps.isEmpty else { throw .invalidArgument("An empty $apply") }
+            var parts: [String] = []
+            for step in steps {
+                switch step {
+                case .filter(let filter):
+                    parts.append("filter(" + (try filter.expression().get()) + ")")
+                case .aggregate(let aggregates):
+                    parts.append(try Self.aggregates(aggregates))
+                case .groupBy(let fields, let aggregates):
+                    guard !fields.isEmpty else { throw .invalidArgument("groupby needs at least one field") }
+                    var names: [String] = []
+                    for field in fields { names.append(try ODataText.name(field)) }
+                    parts.append("groupby((" + names.joined(separator: ",") + ")"
+                                 + (aggregates.isEmpty ? "" : "," + (try Self.aggregates(aggregates))) + ")")
+                case .raw(let text):
+                    guard !text.isEmpty else { throw .invalidArgument("An empty $apply transformation") }
+                    parts.append(text)
+                }
+            }
+            return .success(parts.joined(separator: "/"))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private static func aggregates(_ aggregates: [FMODataAggregate]) throws(FMError) -> String {
+        guard !aggregates.isEmpty else { throw .invalidArgument("aggregate needs at least one aggregation") }
+        var items: [String] = []
+        for aggregate in aggregates { items.append(try aggregate.expression()) }
+        return "aggregate(" + items.joined(separator: ",") + ")"
+    }
+}
+
+/// The system query options of an OData read: `$apply`, `$filter`, `$select`, `$orderby`, `$top`, `$skip`,
 /// `$count` and `$expand`, encoded as FileMaker needs them (spaces as `%20`, and `,` `$` `(` `)` `=` `;`
 /// left unencoded).
 public struct FMODataQuery: Sendable, Equatable {
@@ -305,6 +438,9 @@ public struct FMODataQuery: Sendable, Equatable {
     public var count: Bool
     /// Related rows to include (`$expand`).
     public var expand: [FMODataExpand]
+    /// Transformations applied before the other options (`$apply`: filter, aggregate, group; FileMaker
+    /// Server 22.0.1 and later). Not sent inside an ``FMODataExpand``.
+    public var apply: FMODataApply?
 
     /// Creates a query; every option is optional.
     public init(filter: FMODataFilter? = nil, select: [String] = [], orderBy: [FMODataOrder] = [], top: Int? = nil,
@@ -316,12 +452,21 @@ public struct FMODataQuery: Sendable, Equatable {
         self.skip = skip
         self.count = count
         self.expand = expand
+        self.apply = nil
+    }
+
+    /// Creates a query with an `$apply`; every other option is optional.
+    public init(apply: FMODataApply?, filter: FMODataFilter? = nil, select: [String] = [], orderBy: [FMODataOrder] = [],
+                top: Int? = nil, skip: Int? = nil, count: Bool = false, expand: [FMODataExpand] = []) {
+        self.init(filter: filter, select: select, orderBy: orderBy, top: top, skip: skip, count: count, expand: expand)
+        self.apply = apply
     }
 
     /// The options as `(name, value)` pairs, not yet URL-encoded, in the order FileMaker's clients send them.
     func options(nested: Bool = false) -> Result<[(String, String)], FMError> {
         do {
             var options: [(String, String)] = []
+            if let apply, !nested { options.append(("$apply", try apply.expression().get())) }
             if !select.isEmpty {
                 var names: [String] = []
                 for field in select { names.append(try ODataText.name(field)) }

@@ -249,6 +249,14 @@ extension EmulatorState {
 
     /// `GET /{db}/{set}`: a page of rows, `@odata.count` when asked, `@odata.nextLink` past a page.
     func odataCollection(_ set: ODataSet, _ ctx: ODataContext) throws -> HTTPResponse {
+        // `$apply`: an aggregation answers here; filters only leave the records that pass, read below.
+        var candidates: [Int]?
+        if ctx.options["apply"] != nil {
+            switch try odataApplyCollection(set, ctx) {
+            case .rows(let response): return response
+            case .records(let ids): candidates = ids
+            }
+        }
         var pageSize = max(1, odataMaxPageSize)
         if let p = ctx.preferences["odata.maxpagesize"].flatMap({ Int($0) }), p > 0 { pageSize = min(pageSize, p) }
         var pageStart: Int?
@@ -258,7 +266,8 @@ extension EmulatorState {
         }
         var options = ctx.options
         options["skiptoken"] = nil
-        let result = try odataSelectRows(set, candidates: nil, options: options, ctx: ctx, depth: 0, pageStart: pageStart, pageSize: pageSize)
+        options["apply"] = nil
+        let result = try odataSelectRows(set, candidates: candidates, options: options, ctx: ctx, depth: 0, pageStart: pageStart, pageSize: pageSize)
         var pairs: [(String, JSON)] = [(ctx.annotation("context"), .string(odataCollectionContext(set, select: ctx.options["select"], ctx: ctx)))]
         if try ODataReadOptions(options).count { pairs.append(("@odata.count", .number(Double(result.total)))) }
         pairs.append(("value", .array(result.rows)))

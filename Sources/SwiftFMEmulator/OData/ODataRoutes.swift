@@ -43,7 +43,7 @@ struct ODataContext {
     }
 }
 
-/// The OData system query options FileMaker knows; the emulator serves all but `$apply`/`$compute`.
+/// The OData system query options FileMaker knows; the emulator serves all but `$compute` (and `$search`).
 enum ODataOptions {
     static let known: Set<String> = ["filter", "select", "orderby", "top", "skip", "count", "expand", "skiptoken", "format",
                                      "search", "apply", "compute", "levels", "index", "schemaversion", "id"]
@@ -80,7 +80,15 @@ extension EmulatorState {
                 ctx.options[key] = value
             }
             if ctx.options["search"] != nil { throw ODataError.unsupported("$search") }
-            if ctx.options["apply"] != nil || ctx.options["compute"] != nil { throw ODataError.unsupported("$apply") }
+            if ctx.options["compute"] != nil { throw ODataError.unsupported("$compute") }
+            if ctx.options["apply"] != nil {
+                // `$apply` reads a collection: `GET /{db}/{set}` only.
+                let method = request.method == "HEAD" ? "GET" : request.method
+                guard method == "GET", segments.count == 2, !segments[1].contains("("), !segments[1].hasPrefix("$"),
+                      !segments[1].hasPrefix("Script."), !segments[1].hasPrefix("Webhook.") else {
+                    throw ODataError.unsupported("$apply")
+                }
+            }
             return try odataDispatch(segments, &ctx)
         } catch let e as ODataError {
             return EmulatorState.odataError(e)

@@ -26,12 +26,23 @@ import Foundation
 struct FileMakerDecoder {
     /// The zone FileMaker dates, times and timestamps are read in.
     var timeZone: TimeZone
+    /// The most threads a found set of at least ``splitFrom`` bytes is decoded on (``ParallelParts``); 1 (the
+    /// default): every record on the calling thread. Above 1 only when ``FMConfiguration/parallelDecoding`` is on.
+    var parts: Int
 
-    init(timeZone: TimeZone? = nil) {
+    init(timeZone: TimeZone? = nil, parts: Int = 1) {
         self.timeZone = timeZone ?? FileMakerDecoder.utc
+        self.parts = parts
     }
 
     static let utc = TimeZone(secondsFromGMT: 0) ?? TimeZone.current
+
+    /// This decoder, decoding a large found set on up to `parts` threads.
+    func parts(_ parts: Int) -> FileMakerDecoder {
+        var copy = self
+        copy.parts = parts
+        return copy
+    }
 
     /// Decodes `T` from a `JSONSerialization`-shaped value (a portal row's fields, records built in code):
     /// the value is written as JSON and read like an answer, so every path follows the same rules.
@@ -60,11 +71,11 @@ struct FileMakerDecoder {
     /// A record that does not decode gives `-1007` naming the record id and the field.
     func foundSet<T: Decodable>(_ type: T.Type, body: Data, status: Int, checkMessages: Bool = false) throws(FMError) -> FMTypedFoundSet<T> {
         let result: Result<FMTypedFoundSet<T>, FMError> = body.withUnsafeBytes { bytes in
-            // A large found set is read and decoded in parts on the cores; whatever the parts do not finish (bytes
-            // that are not JSON, a record that does not decode, an answer of another shape) is done again below
-            // in one part, which reports it exactly as it always has.
-            if JSONReader.cores > 1, bytes.count >= Self.splitFrom,
-               let tape = try? JSONTape(bytes, splitFrom: Self.splitFrom, parts: JSONReader.cores), let deferred = tape.deferred {
+            // With parts allowed, a large found set is read and decoded in parts on several threads; whatever the
+            // parts do not finish (bytes that are not JSON, a record that does not decode, an answer of another
+            // shape) is done again below in one part, which reports it exactly as it always has.
+            if parts > 1, bytes.count >= Self.splitFrom,
+               let tape = try? JSONTape(bytes, splitFrom: Self.splitFrom, parts: parts), let deferred = tape.deferred {
                 let reader = JSONTapeReader(bytes: bytes, tape: tape)
                 defer { reader.close() }
                 if let set = try? foundSet(T.self, reader, status: status, checkMessages: checkMessages, deferred: deferred) {
@@ -113,8 +124,8 @@ struct FileMakerDecoder {
         return try foundSet(T.self, body: body, status: status).records
     }
 
-    /// Answers of at least this many bytes have their `data` read and decoded in parts on the cores (as the raw
-    /// records' reader does).
+    /// Answers of at least this many bytes have their `data` read and decoded in parts when ``parts`` allows it
+    /// (as the raw records' reader does).
     static let splitFrom = 1 << 20
 
     /// ``foundSet(_:body:status:checkMessages:)`` over an open reader; `deferred`: its `data` array was left
@@ -188,22 +199,14 @@ struct FileMakerDecoder {
     /// answer in one part, for the error as the serial reading reports it).
     private func recordsInParts<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, _ deferred: JSONTape.Deferred,
                                               status: Int) throws(FMError) -> [FMRecord<T>] {
-        let split = deferred.split
-        let bounds = [split.start] + split.commas.map { $0 + 1 }
-        let ends = split.commas + [split.close]
-        let depth = Int(reader.nodes[deferred.node].depth)
-        let results = TypedParts<T>(count: bounds.count)
-        let parts: any PartReader = results // the closure sees no `T` (whose metatype need not be Sendable)
-        let shared = SharedTapeBytes(bytes: reader.bytes)
-        let options = self
-        DispatchQueue.concurrentPerform(iterations: bounds.count) { part in
-            parts.read(part, options, UnsafeRawBufferPointer(rebasing: shared.bytes[..<ends[part]]), start: bounds[part],
-                         last: part == bounds.count - 1, depth: depth, status: status)
+        let partReader = TypedPartReader<T>(options: self, depth: Int(reader.nodes[deferred.node].depth), status: status)
+        guard let parts = ParallelParts.read(reader.bytes, deferred.split, with: partReader) else {
+            throw FMError.malformed("a part of the found set was not read", status: status)
         }
         var records: [FMRecord<T>] = []
-        for part in 0..<bounds.count {
-            guard let decoded = results.get(part) else { throw FMError.malformed("a part of the found set was not read", status: status) }
-            if records.isEmpty { records.reserveCapacity(decoded.count * bounds.count) }
+        for part in parts {
+            guard let decoded = part else { throw FMError.malformed("a part of the found set was not read", status: status) }
+            if records.isEmpty { records.reserveCapacity(decoded.count * parts.count) }
             records.append(contentsOf: decoded)
         }
         return records
@@ -299,40 +302,18 @@ struct FileMakerDecoder {
     }
 }
 
-/// The bytes of an answer, read (never written) by the parts' threads while `concurrentPerform` runs, inside
-/// the `withUnsafeBytes` that keeps them alive.
-private struct SharedTapeBytes: @unchecked Sendable {
-    let bytes: UnsafeRawBufferPointer
-}
+/// Indexes and decodes one part of a found set's `data` (its own tape, reader and decoder); `nil` on any
+/// failure (the answer is then read again in one part). It holds no `T` value, only the decoding options.
+private struct TypedPartReader<T: Decodable>: PartReading {
+    let options: FileMakerDecoder
+    let depth: Int
+    let status: Int
 
-/// The decoded records of each part, each written by one thread of `concurrentPerform` and read after it
-/// returns (`@unchecked`: the caller's `T` need not be `Sendable`; each value is made on one thread and
-/// handed over once, under the lock).
-/// Reads one part of a found set (``TypedParts``, its type erased).
-private protocol PartReader: Sendable {
-    func read(_ part: Int, _ options: FileMakerDecoder, _ bytes: UnsafeRawBufferPointer, start: Int, last: Bool, depth: Int, status: Int)
-}
-
-private final class TypedParts<T: Decodable>: PartReader, @unchecked Sendable {
-    private let lock = NSLock()
-    private var results: [[FMRecord<T>]?]
-
-    init(count: Int) {
-        results = Array(repeating: nil, count: count)
-    }
-
-    /// Indexes and decodes part `part` (its own tape, reader and decoder); on any failure its result stays
-    /// `nil` (the answer is then read again in one part).
-    func read(_ part: Int, _ options: FileMakerDecoder, _ bytes: UnsafeRawBufferPointer, start: Int, last: Bool, depth: Int, status: Int) {
-        guard let tape = try? JSONTape(part: bytes, start: start, last: last, depth: depth) else { return }
+    func read(_ bytes: UnsafeRawBufferPointer, start: Int, last: Bool) -> [FMRecord<T>]? {
+        guard let tape = try? JSONTape(part: bytes, start: start, last: last, depth: depth) else { return nil }
         let reader = JSONTapeReader(bytes: bytes, tape: tape)
         defer { reader.close() }
-        guard let records = try? options.records(T.self, reader, array: 0, status: status) else { return }
-        lock.withLock { results[part] = records }
-    }
-
-    func get(_ part: Int) -> [FMRecord<T>]? {
-        lock.withLock { results[part] }
+        return try? options.records(T.self, reader, array: 0, status: status)
     }
 }
 

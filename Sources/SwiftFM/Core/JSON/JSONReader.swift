@@ -33,14 +33,16 @@ enum JSONReader {
     /// of at least `templatesFrom` bytes: in a small answer every object is new and the bookkeeping would
     /// cost more than it saves.
     ///
-    /// An array of at least `splitFrom` bytes (the `data` of a large found set) is read in parts on several
-    /// cores when the machine has them: its element boundaries are found by a quick structural scan, each
-    /// part is read (and checked) by its own parser, and the parts are joined in order.
-    static func parse(_ data: Data, fragments: Bool = false, templatesFrom: Int = 32_768, splitFrom: Int = 1 << 20) throws(Failure) -> Any {
+    /// With `parts` above 1 (``FMConfiguration/parallelDecoding``), an array of at least `splitFrom` bytes (the
+    /// `data` of a large found set) is read in up to `parts` parts on as many threads (``ParallelParts``): its
+    /// element boundaries are found by a quick structural scan, each part is read (and checked) by its own
+    /// parser, and the parts are joined in order. With 1 (the default), all is read on the calling thread.
+    static func parse(_ data: Data, fragments: Bool = false, templatesFrom: Int = 32_768, splitFrom: Int = 1 << 20,
+                      parts: Int = 1) throws(Failure) -> Any {
         let result: Result<Any, Failure> = data.withUnsafeBytes { buffer in
             var parser = Parser(buffer, templates: buffer.count >= templatesFrom)
             parser.splitFrom = splitFrom
-            parser.parts = JSONReader.cores
+            parser.parts = parts
             do throws(Failure) {
                 return .success(try parser.document(fragments: fragments))
             } catch {
@@ -50,7 +52,8 @@ enum JSONReader {
         return try result.get()
     }
 
-    /// The cores a large array may be read on (asked once: on Linux the answer may come from reading files).
+    /// The most parts a large array is read in when ``FMConfiguration/parallelDecoding`` is on: the active
+    /// cores, at most 8 (asked once: on Linux the answer may come from reading files).
     static let cores = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
 
     /// Parses a Data API answer that must be a JSON object.
@@ -317,28 +320,18 @@ enum JSONReader {
         /// Reads the parts of `split` at once, each with its own parser, and joins them in order; the lexer
         /// ends after the `]`.
         mutating func readInParts(_ split: JSONLexer.Split) throws(Failure) -> [Any] {
-            let bounds = [split.start] + split.commas.map { $0 + 1 }
-            let ends = split.commas + [split.close]
-            let results = PartResults(count: bounds.count)
-            let shared = SharedBytes(bytes: lexer.bytes)
-            let depth = self.depth
-            let templates = !shelves.isEmpty
-            DispatchQueue.concurrentPerform(iterations: bounds.count) { part in
-                var parser = Parser(UnsafeRawBufferPointer(rebasing: shared.bytes[..<ends[part]]), templates: templates)
-                parser.lexer.index = bounds[part]
-                parser.depth = depth
-                results.set(part, parser.elements(last: part == bounds.count - 1))
+            let reader = PartReader(depth: depth, templates: !shelves.isEmpty)
+            guard let results = ParallelParts.read(lexer.bytes, split, with: reader) else {
+                throw Failure(offset: split.start, reason: "a part of an array was not read")
             }
             var array: [Any] = []
-            for part in 0..<bounds.count {
-                switch results.get(part) {
+            for result in results {
+                switch result {
                 case .success(let elements):
-                    if array.isEmpty { array.reserveCapacity(elements.count * bounds.count) }
+                    if array.isEmpty { array.reserveCapacity(elements.count * results.count) }
                     array.append(contentsOf: elements)
                 case .failure(let failure):
                     throw failure
-                case nil:
-                    throw Failure(offset: bounds[part], reason: "a part of an array was not read")
                 }
             }
             lexer.index = split.close + 1
@@ -368,27 +361,16 @@ enum JSONReader {
         }
     }
 
-    /// The document's bytes, read (never written) by the parts' threads while `concurrentPerform` runs,
-    /// inside the `withUnsafeBytes` that keeps them alive.
-    private struct SharedBytes: @unchecked Sendable {
-        let bytes: UnsafeRawBufferPointer
-    }
+    /// Reads one part of an array at `depth`, with its own parser.
+    private struct PartReader: PartReading {
+        let depth: Int
+        let templates: Bool
 
-    /// The parts' results, each written by one thread of `concurrentPerform` and read after it returns.
-    private final class PartResults: @unchecked Sendable {
-        private let lock = NSLock()
-        private var results: [Result<[Any], Failure>?]
-
-        init(count: Int) {
-            results = Array(repeating: nil, count: count)
-        }
-
-        func set(_ part: Int, _ result: Result<[Any], Failure>) {
-            lock.withLock { results[part] = result }
-        }
-
-        func get(_ part: Int) -> Result<[Any], Failure>? {
-            lock.withLock { results[part] }
+        func read(_ bytes: UnsafeRawBufferPointer, start: Int, last: Bool) -> Result<[Any], Failure> {
+            var parser = Parser(bytes, templates: templates)
+            parser.lexer.index = start
+            parser.depth = depth
+            return parser.elements(last: last)
         }
     }
 

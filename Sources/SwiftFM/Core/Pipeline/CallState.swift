@@ -66,8 +66,8 @@ struct CallState<Value, Lease, Work, Timer> {
         case backoffEnded(backoff: Int)
         /// The caller cancelled (`-1005`).
         case cancelled
-        /// The call's deadline passed (`-1004`).
-        case deadlinePassed
+        /// The call's deadline passed: `error` is its `-1004`, naming the host and port.
+        case deadlinePassed(FMError)
         /// The client shuts down and the grace is over (`-1012`).
         case shutdown(FMError)
     }
@@ -192,8 +192,8 @@ struct CallState<Value, Lease, Work, Timer> {
             return [startAttempt()]
         case .cancelled:
             return end(.failure(.cancelled), stopping: true)
-        case .deadlinePassed:
-            return end(.failure(.timeout), stopping: true)
+        case .deadlinePassed(let error):
+            return end(.failure(error), stopping: true)
         case .shutdown(let error):
             return end(.failure(error), stopping: true)
         }

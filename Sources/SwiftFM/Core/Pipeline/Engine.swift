@@ -265,7 +265,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         let rideOut = min(seconds, api.configuration.timeout)
         rideOutEndsAt = .now() + (rideOut.isFinite ? min(max(0, rideOut), 10 * 365 * 86_400) : 10 * 365 * 86_400)
         // The timers hold the call (nothing else does while it backs off): the state cancels them when it ends.
-        report(.deadlineArmed(Deadline.after(seconds: seconds) { [self] in report(.deadlinePassed) }))
+        report(.deadlineArmed(Deadline.after(seconds: seconds) { [self] in report(.deadlinePassed(.timeout(endpoint, api.configuration, after: seconds))) }))
         report(.started)
     }
 

@@ -12,7 +12,8 @@ import FoundationNetworking
 /// retry, no back-off. Any HTTP answer, whatever its status, counts as an answer.
 ///
 /// One entry per origin (`host:port`), at most ``maxOrigins`` (a container URL may name another host); past
-/// that an arbitrary entry is forgotten, which only means that origin is treated as new again.
+/// that the origin that answered least recently is forgotten, which only means it is treated as new again (the
+/// client's own host, answering every call, stays).
 final class Reachability: Sendable {
     /// How long a host that answered before may stay unreachable and still be ridden out: 5 minutes, longer
     /// than a FileMaker Server restart. After that, connection failures to it fail fast again until it answers.
@@ -25,6 +26,14 @@ final class Reachability: Sendable {
         var answered: Date
         /// The first connection failure since then, if any.
         var unreachableSince: Date?
+        /// The answer's place in the order of answers (a count, not the clock, which may go back).
+        var turn: UInt64
+    }
+
+    private struct Table {
+        var entries: [String: Entry] = [:]
+        /// The turn the next answer gets.
+        var nextTurn: UInt64 = 0
     }
 
     /// What the rule says for one connection failure.
@@ -37,7 +46,7 @@ final class Reachability: Sendable {
         case awayTooLong
     }
 
-    private let entries = Locked<[String: Entry]>([:])
+    private let table = Locked(Table())
     private let now: @Sendable () -> Date
 
     init(now: @escaping @Sendable () -> Date) { self.now = now }
@@ -53,9 +62,13 @@ final class Reachability: Sendable {
     func answered(_ url: URL?) {
         guard let origin = Self.origin(of: url) else { return }
         let time = now()
-        entries.withLock { entries in
-            if entries[origin] == nil, entries.count >= Self.maxOrigins, let any = entries.keys.first { entries[any] = nil }
-            entries[origin] = Entry(answered: time, unreachableSince: nil)
+        table.withLock { table in
+            if table.entries[origin] == nil, table.entries.count >= Self.maxOrigins,
+               let oldest = table.entries.min(by: { $0.value.turn < $1.value.turn })?.key {
+                table.entries[oldest] = nil
+            }
+            table.entries[origin] = Entry(answered: time, unreachableSince: nil, turn: table.nextTurn)
+            table.nextTurn &+= 1
         }
     }
 
@@ -63,12 +76,12 @@ final class Reachability: Sendable {
     func unreachable(_ url: URL?) {
         guard let origin = Self.origin(of: url) else { return }
         let time = now()
-        entries.withLock { entries in
-            guard var entry = entries[origin] else { return }
+        table.withLock { table in
+            guard var entry = table.entries[origin] else { return }
             // The first failure since the last answer; a wall clock set back since then restarts the count.
             if let since = entry.unreachableSince, since <= time { return }
             entry.unreachableSince = time
-            entries[origin] = entry
+            table.entries[origin] = entry
         }
     }
 
@@ -76,14 +89,14 @@ final class Reachability: Sendable {
     func standing(_ url: URL?) -> Standing {
         guard let origin = Self.origin(of: url) else { return .neverAnswered }
         let time = now()
-        return entries.withLock { entries in
-            guard var entry = entries[origin] else { return .neverAnswered }
+        return table.withLock { table in
+            guard var entry = table.entries[origin] else { return .neverAnswered }
             guard let since = entry.unreachableSince else { return .rideOut }
             if since > time {
                 // The wall clock went back: the outage counts from now, so it is ridden out one window at most
                 // (not for as long as the clock went back).
                 entry.unreachableSince = time
-                entries[origin] = entry
+                table.entries[origin] = entry
                 return .rideOut
             }
             return time.timeIntervalSince(since) < Self.window ? .rideOut : .awayTooLong
@@ -145,6 +158,21 @@ extension FMError {
     static func connectionFailure(_ url: URL?, cause: String, underlying: String) -> FMError {
         FMError(code: ClientCode.transport,
                 message: "\(connectionFailurePrefix)\(address(of: url)) failed before FileMaker answered: \(cause)", underlying: underlying)
+    }
+
+    /// A deadline that passed, naming where the call went: `The request to HOST:PORT timed out after N s`
+    /// (`-1004`). `seconds` is the deadline (``FMConfiguration/timeout`` unless the call set its own), `nil`
+    /// when the transport gave up on its own (its idle timeout).
+    static func timeout(_ url: URL?, after seconds: TimeInterval?) -> FMError {
+        let bound = seconds.flatMap { $0.isFinite ? " after \(($0 * 1000).rounded() / 1000) s" : nil } ?? ""
+        return FMError(code: ClientCode.timeout, message: "\(connectionFailurePrefix)\(address(of: url)) timed out\(bound)")
+    }
+
+    /// ``timeout(_:after:)`` for `endpoint`: its URL, or the configured host's when the URL cannot be built.
+    static func timeout<Value>(_ endpoint: Endpoint<Value>, _ configuration: FMConfiguration, after seconds: TimeInterval?) -> FMError {
+        let url = (try? RequestBuilder.url(for: endpoint, configuration: configuration).get())
+            ?? (try? configuration.resolvedBase().get().url)
+        return timeout(url, after: seconds)
     }
 
     /// This error with a note appended to its message (`; …`).

@@ -125,7 +125,7 @@ extension DataAPI {
             }
             guard first else { return }
             logger.log(.error, "the login (or the new-session hook) took longer than the timeout; given up")
-            completion(.failure(.timeout))
+            completion(.failure(.timeout(try? configuration.resolvedBase().get().url, after: configuration.timeout)))
             guard let token else { return inFlight() }
             closeOnServer(token) { inFlight() }
         }

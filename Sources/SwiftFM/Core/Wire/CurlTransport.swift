@@ -12,8 +12,9 @@ import Glibc
 /// Linux), loaded at run time: the build needs no curl headers and no system package.
 ///
 /// One curl multi handle per transport, driven by a thread of its own (`curl_multi_poll`, woken by
-/// `curl_multi_wakeup`); connections are kept alive and reused, at most `maxConnectionsPerHost` to one host
-/// (requests beyond it wait inside curl, in order; SwiftFM's own limits keep that queue empty). Answers are
+/// `curl_multi_wakeup`); connections are kept alive and reused, at most `maxConnectionsPerHost` to one host and
+/// port (requests beyond it wait in the transport, in order, and their idle time counts from when they start;
+/// SwiftFM's own limits keep that queue empty). Answers are
 /// decoded by libcurl (`gzip`, `deflate`, and what else the library was built with); the bytes SwiftFM sees,
 /// and caps, are the decoded ones. libcurl's callbacks only copy bytes out: the answer's head, its bytes and
 /// the end reach ``FMTransportEvents`` on a queue of the transfer's own, never on the multi thread, and a
@@ -57,8 +58,9 @@ public final class FMCurlTransport: FMTransport, @unchecked Sendable {
     /// - Parameters:
     ///   - idleTimeout: the longest silence allowed while connecting, sending or receiving, in seconds (the
     ///     whole call is bounded by SwiftFM's own deadline, ``FMConfiguration/timeout``).
-    ///   - maxConnectionsPerHost: the most connections open at once to one host (at least 1); also the
-    ///     number of idle connections kept for reuse.
+    ///   - maxConnectionsPerHost: the most requests in flight, and so connections open, at once to one host and
+    ///     port (at least 1; the requests past it wait, in order, and their idle time counts from when they
+    ///     start); also the number of idle connections kept for reuse.
     ///   - tls: a CA bundle trusted instead of the system store, pinned public keys, a client certificate
     ///     (``FMTLSOptions``); chain and host verification are always on.
     ///   - proxy: the HTTP proxy every request goes through; `nil`: the environment's (`HTTPS_PROXY`,
@@ -93,7 +95,9 @@ public final class FMCurlTransport: FMTransport, @unchecked Sendable {
             ]))
             return transfer
         }
+        transfer.engine = engine
         if let error = transfer.prepare(settings) {
+            transfer.release()
             transfer.fail(error)
             return transfer
         }
@@ -196,7 +200,6 @@ enum CurlOption {
 
     // curl_multi_setopt: CURLOPTTYPE_LONG + n
     static let multiMaxConnects: Int32 = 6
-    static let multiMaxHostConnections: Int32 = 7
 
     /// CURL_HTTP_VERSION_1_1
     static let http11 = 2
@@ -253,6 +256,8 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     private var bodyFD: Int32 = -1
     /// May this request be sent a second time (libcurl's retry on a dead reused connection)?
     let replayable: Bool
+    /// `host:port` of the URL: the connection limit counts per origin.
+    private(set) var origin = ""
     /// How often libcurl was about to send this request.
     private var prereqCount = 0
     /// The longest silence allowed, in seconds, and when a byte last went or came (engine's thread).
@@ -289,15 +294,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
 
     /// The engine's rule (``Endpoint/cannotChangeData``) read off the request: a `GET` or `HEAD` that runs no
     /// script may be sent again; nothing else may.
-    static func isReplayable(_ request: FMTransportRequest) -> Bool {
-        if let marked = request.mayBeSentTwice { return marked }
-        let method = (request.urlRequest.httpMethod ?? "GET").uppercased()
-        guard method == "GET" || method == "HEAD", request.bodyFile == nil else { return false }
-        guard let url = request.urlRequest.url else { return false }
-        if url.pathComponents.contains("script") { return false }
-        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
-        return !items.contains { $0.name.lowercased().hasPrefix("script") }
-    }
+    static func isReplayable(_ request: FMTransportRequest) -> Bool { request.mayBeSentAgain }
 
     // MARK: setup (on the caller's thread, before the engine sees it)
 
@@ -307,7 +304,8 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         guard let url = urlRequest.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: "FMCurlTransport sends http and https URLs only"])
         }
-        guard let easy = fmcurl_easy_init() else {
+        origin = "\(url.host?.lowercased() ?? ""):\(url.port ?? (scheme == "https" ? 443 : 80))"
+        guard let easy = engine?.takeHandle() else {
             return URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_easy_init failed"])
         }
         self.easy = easy
@@ -464,14 +462,13 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             headTooLarge = true
             return 0 // curl ends the transfer (CURLE_WRITE_ERROR); error(forResult:) says why
         }
-        let line = String(decoding: UnsafeRawBufferPointer(start: bytes, count: count), as: UTF8.self)
-        let trimmed = line.trimmingCharacters(in: CharacterSet(charactersIn: "\r\n"))
-        if trimmed.hasPrefix("HTTP/") {
+        // Read as bytes (no Foundation string work per line): the line without its CR LF.
+        let line = Self.trimmed(UnsafeRawBufferPointer(start: bytes, count: count), cutting: Self.isLineEnd)
+        if Self.isStatusLine(line) {
             // A status line: a new head (after a 1xx, the final one).
-            let parts = trimmed.split(separator: " ", maxSplits: 2)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            status = Self.statusCode(line)
             headLines = []
-        } else if trimmed.isEmpty {
+        } else if line.isEmpty {
             // Interim: the final head follows. Not 101 (Switching Protocols, never asked for): it is the answer, and
             // the bytes after it its body (they were handed on with no head at all).
             if (100..<200).contains(status) && status != 101 { return count }
@@ -482,15 +479,57 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             }
             let head = (status, headLines)
             headLines = []
-            post(.head(head.0, head.1))
-        } else if let first = trimmed.first, first == " " || first == "\t", !headLines.isEmpty {
-            headLines[headLines.count - 1].1 += " " + trimmed.trimmingCharacters(in: .whitespaces)
-        } else if let colon = trimmed.firstIndex(of: ":") {
-            let name = String(trimmed[..<colon]).trimmingCharacters(in: .whitespaces)
-            let value = String(trimmed[trimmed.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            post(.head(head.0, head.1), turn: engine)
+        } else if Self.isBlank(line[line.startIndex]), !headLines.isEmpty {
+            headLines[headLines.count - 1].1 += " " + Self.string(Self.trimmed(line, cutting: Self.isBlank))
+        } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            let name = Self.string(Self.trimmed(line[line.startIndex..<colon], cutting: Self.isBlank))
+            let value = Self.string(Self.trimmed(line[(colon + 1)...], cutting: Self.isBlank))
             headLines.append((name, value))
         }
         return count
+    }
+
+    // Reading a head line's bytes.
+    private static func isLineEnd(_ byte: UInt8) -> Bool { byte == 13 || byte == 10 }
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 }
+
+    /// `bytes` without the leading and trailing bytes `cut` says yes to.
+    private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>, cutting cut: (UInt8) -> Bool) -> Slice<UnsafeRawBufferPointer> {
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, cut(bytes[start]) { start += 1 }
+        while end > start, cut(bytes[end - 1]) { end -= 1 }
+        return bytes[start..<end]
+    }
+
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer, cutting cut: (UInt8) -> Bool) -> Slice<UnsafeRawBufferPointer> {
+        trimmed(bytes[...], cutting: cut)
+    }
+
+    private static func string(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes), as: UTF8.self)
+    }
+
+    /// Starts with `HTTP/`.
+    private static func isStatusLine(_ line: Slice<UnsafeRawBufferPointer>) -> Bool {
+        guard line.count >= 5 else { return false }
+        let i = line.startIndex
+        return line[i] == 72 && line[i + 1] == 84 && line[i + 2] == 84 && line[i + 3] == 80 && line[i + 4] == 47
+    }
+
+    /// The status code of a status line (`HTTP/1.1 200 OK`: 200), 0 when there is none.
+    private static func statusCode(_ line: Slice<UnsafeRawBufferPointer>) -> Int {
+        guard let space = line.firstIndex(of: 32) else { return 0 }
+        var code = 0, digits = 0
+        var i = space + 1
+        while i < line.endIndex, line[i] != 32 {
+            let byte = line[i]
+            guard byte >= 48, byte <= 57, digits < 9 else { return 0 }
+            code = code * 10 + Int(byte - 48)
+            digits += 1
+            i += 1
+        }
+        return digits == 0 ? 0 : code
     }
 
     private func received(_ bytes: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
@@ -508,7 +547,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         guard let pause else { return 0 } // refused or cancelled: curl ends the transfer
         if pause { return CurlOption.writePause } // this chunk comes again once resumed
         let data = Data(bytes: bytes, count: count)
-        post(.data(data))
+        post(.data(data), turn: engine)
         return count
     }
 
@@ -542,19 +581,21 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
 
     // MARK: handing on (off the engine's thread)
 
-    /// Puts `item` in the outbox; schedules a drain unless one is scheduled or running.
-    private func post(_ item: Outgoing) {
+    /// Puts `item` in the outbox; schedules a drain unless one is scheduled or running: on the engine's thread
+    /// (`turn` is the engine) once its turn ends, elsewhere at once.
+    private func post(_ item: Outgoing, turn: CurlEngine? = nil) {
         let schedule = lock.withLock { () -> Bool in
             outbox.append(item)
             if draining { return false }
             draining = true
             return true
         }
-        if schedule { DispatchQueue.global().async { [self] in drain() } }
+        guard schedule else { return }
+        if let turn { turn.drainLater(self) } else { DispatchQueue.global().async { [self] in drain() } }
     }
 
     /// Hands on everything in the outbox, in order, until it is empty.
-    private func drain() {
+    fileprivate func drain() {
         while true {
             let batch = lock.withLock { () -> [Outgoing] in
                 let taken = outbox
@@ -576,10 +617,14 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     private func deliverHead(status: Int, lines: [(String, String)]) {
         guard !isCancelled, let url = request.urlRequest.url else { return }
         var fields: [String: String] = [:]
+        // A repeated field (any case) joins the first one's value, under the first one's name.
+        var names: [String: String] = [:]
         for (name, value) in lines {
-            if let existing = fields.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame }) {
-                fields[existing.key] = existing.value + ", " + value
+            let key = name.lowercased()
+            if let first = names[key], let existing = fields[first] {
+                fields[first] = existing + ", " + value
             } else {
+                names[key] = name
                 fields[name] = value
             }
         }
@@ -638,15 +683,15 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         if let engine { engine.cancel(self) } else { finish(URLError(.cancelled)) }
     }
 
-    /// Completes the exchange (once), after everything handed on before.
-    func finish(_ error: Error?) {
+    /// Completes the exchange (once), after everything handed on before; `turn`: called on the engine's thread.
+    func finish(_ error: Error?, turn: CurlEngine? = nil) {
         let outcome = lock.withLock { () -> UncheckedCurlError? in
             guard !state.ended else { return nil }
             state.ended = true
             return UncheckedCurlError(base: state.cancelled && error != nil ? URLError(.cancelled) : error)
         }
         guard let outcome else { return }
-        post(.end(outcome))
+        post(.end(outcome), turn: turn)
     }
 
     /// Fails before libcurl saw the request.
@@ -654,9 +699,12 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         finish(error)
     }
 
-    /// The engine removed the easy handle: frees it.
+    /// The engine removed the easy handle (or the request could not be prepared): hands it back for the next
+    /// transfer and frees the rest.
     func release() {
-        if let easy { fmcurl_easy_cleanup(easy) }
+        if let easy {
+            if let engine { engine.recycle(easy) } else { fmcurl_easy_cleanup(easy) }
+        }
         easy = nil
         if let headerList { fmcurl_slist_free_all(headerList) }
         headerList = nil
@@ -747,6 +795,18 @@ final class CurlEngine: @unchecked Sendable {
     /// The thread decided to end: the multi handle is cleaned up (or about to be) and must not be woken.
     private var exited = false
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Easy handles of ended transfers, reset, for the next ones (behind `lock`): a handle is made once, not per
+    /// request. At most ``maxSpareHandles``.
+    private var spareHandles: [UnsafeMutableRawPointer] = []
+    private let maxSpareHandles: Int
+    /// Transfers waiting for a connection to their origin, in order (their idle time does not count yet), and how
+    /// many run per origin (the thread's own).
+    private var waiting: [String: [CurlTransfer]] = [:]
+    private var running: [String: Int] = [:]
+    private let maxConnectionsPerHost: Int
+    /// Transfers whose outbox got something during this turn of the loop (the thread's own): their drains are
+    /// scheduled once the turn ends, so that a small answer's head, bytes and end take one hop, not three.
+    private var drainsDue: [CurlTransfer] = []
     /// Signalled when the thread ended and the multi handle was cleaned up.
     private let finished = DispatchSemaphore(value: 0)
 
@@ -756,7 +816,10 @@ final class CurlEngine: @unchecked Sendable {
     init?(maxConnectionsPerHost: Int) {
         guard let multi = fmcurl_multi_init() else { return nil }
         self.multi = multi
-        _ = fmcurl_multi_setopt_long(multi, CurlOption.multiMaxHostConnections, maxConnectionsPerHost)
+        maxSpareHandles = min(maxConnectionsPerHost, 64)
+        self.maxConnectionsPerHost = maxConnectionsPerHost
+        // The limit per host is the engine's (`waiting`), not curl's: a transfer curl holds back for a connection
+        // would look silent to the idle timer, and curl counts per proxy when there is one.
         _ = fmcurl_multi_setopt_long(multi, CurlOption.multiMaxConnects, maxConnectionsPerHost)
         Self.threads.withLock { $0 += 1 }
         let thread = Thread { [self] in run() }
@@ -767,6 +830,34 @@ final class CurlEngine: @unchecked Sendable {
     func add(_ transfer: CurlTransfer) {
         transfer.engine = self
         post(.add(transfer))
+    }
+
+    /// An easy handle for a new transfer: a spare one, or a new one (`nil` when libcurl cannot make one).
+    func takeHandle() -> UnsafeMutableRawPointer? {
+        if let spare = lock.withLock({ spareHandles.popLast() }) { return spare }
+        return fmcurl_easy_init()
+    }
+
+    /// A handle no transfer uses any more (not in the multi handle): reset and kept for the next, or freed.
+    func recycle(_ easy: UnsafeMutableRawPointer) {
+        // Every option back to its default: nothing of the last request (its headers, body callbacks, a refusal
+        // to reuse its connection) carries over.
+        fmcurl_easy_reset(easy)
+        let kept = lock.withLock { () -> Bool in
+            guard !exited, spareHandles.count < maxSpareHandles else { return false }
+            spareHandles.append(easy)
+            return true
+        }
+        if !kept { fmcurl_easy_cleanup(easy) }
+    }
+
+    /// Called on the thread while it runs libcurl: `transfer`'s drain is scheduled when this turn ends.
+    func drainLater(_ transfer: CurlTransfer) { drainsDue.append(transfer) }
+
+    private func scheduleDrains() {
+        guard !drainsDue.isEmpty else { return }
+        for transfer in drainsDue { DispatchQueue.global().async { transfer.drain() } }
+        drainsDue.removeAll(keepingCapacity: true)
     }
 
     func cancel(_ transfer: CurlTransfer) { post(.cancel(transfer)) }
@@ -795,7 +886,7 @@ final class CurlEngine: @unchecked Sendable {
         while true {
             let (taken, done) = lock.withLock { () -> ([Command], Bool) in
                 defer { commands = [] }
-                let done = closing && commands.isEmpty && active.isEmpty
+                let done = closing && commands.isEmpty && active.isEmpty && waiting.isEmpty
                 if done { exited = true }
                 return (commands, done)
             }
@@ -810,12 +901,18 @@ final class CurlEngine: @unchecked Sendable {
                 _ = fmcurl_multi_remove_handle(multi, handle)
                 let error = transfer.error(forResult: result)
                 transfer.release()
-                transfer.finish(error)
+                transfer.finish(error, turn: self)
+                ended(transfer)
             }
             endSilentTransfers()
+            scheduleDrains()
             let more = lock.withLock { !commands.isEmpty }
             if !more { _ = fmcurl_multi_poll(multi, active.isEmpty ? 1000 : 250) }
         }
+        for easy in lock.withLock({ () -> [UnsafeMutableRawPointer] in
+            defer { spareHandles = [] }
+            return spareHandles
+        }) { fmcurl_easy_cleanup(easy) }
         _ = fmcurl_multi_cleanup(multi)
         Self.threads.withLock { $0 -= 1 }
         finished.signal()
@@ -835,35 +932,65 @@ final class CurlEngine: @unchecked Sendable {
             _ = fmcurl_multi_remove_handle(multi, easy)
             let seconds = transfer.idleTimeout
             transfer.release()
-            transfer.finish(URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: "no byte went or came for \(seconds) s"]))
+            transfer.finish(URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: "no byte went or came for \(seconds) s"]), turn: self)
+            ended(transfer)
         }
     }
 
     private func apply(_ command: Command) {
         switch command {
         case .add(let transfer):
-            guard let easy = transfer.easy else { return }
-            if fmcurl_multi_add_handle(multi, easy) != 0 {
-                transfer.release()
-                transfer.finish(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_multi_add_handle failed"]))
-                return
+            guard transfer.easy != nil else { return }
+            if running[transfer.origin, default: 0] < maxConnectionsPerHost {
+                start(transfer)
+            } else {
+                waiting[transfer.origin, default: []].append(transfer)
             }
-            transfer.started()
-            active[easy] = transfer
         case .cancel(let transfer):
-            guard let easy = transfer.easy, active.removeValue(forKey: easy) != nil else {
+            if let easy = transfer.easy, active.removeValue(forKey: easy) != nil {
+                _ = fmcurl_multi_remove_handle(multi, easy)
+                transfer.release()
+                transfer.finish(URLError(.cancelled))
+                ended(transfer)
+            } else if var queue = waiting[transfer.origin], let index = queue.firstIndex(where: { $0 === transfer }) {
+                queue.remove(at: index)
+                waiting[transfer.origin] = queue.isEmpty ? nil : queue
+                transfer.release()
+                transfer.finish(URLError(.cancelled))
+            } else {
                 // Not added (it failed to start) or ended already: its end is decided elsewhere.
                 transfer.finish(URLError(.cancelled))
-                return
             }
-            _ = fmcurl_multi_remove_handle(multi, easy)
-            transfer.release()
-            transfer.finish(URLError(.cancelled))
         case .resume(let transfer):
             guard let easy = transfer.easy, active[easy] != nil else { return }
             transfer.resumed()
             // May call the write callback at once with what curl held back.
             _ = fmcurl_easy_pause(easy, CurlOption.pauseContinue)
+        }
+    }
+
+    /// Hands `transfer` to libcurl: its idle time counts from now.
+    private func start(_ transfer: CurlTransfer) {
+        guard let easy = transfer.easy else { return }
+        if fmcurl_multi_add_handle(multi, easy) != 0 {
+            transfer.release()
+            transfer.finish(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_multi_add_handle failed"]))
+            return
+        }
+        running[transfer.origin, default: 0] += 1
+        transfer.started()
+        active[easy] = transfer
+    }
+
+    /// `transfer` left libcurl: the next one waiting for its origin starts.
+    private func ended(_ transfer: CurlTransfer) {
+        let origin = transfer.origin
+        let left = running[origin, default: 1] - 1
+        running[origin] = left > 0 ? left : nil
+        while running[origin, default: 0] < maxConnectionsPerHost, var queue = waiting[origin], !queue.isEmpty {
+            let next = queue.removeFirst()
+            waiting[origin] = queue.isEmpty ? nil : queue
+            start(next)
         }
     }
 }

@@ -147,6 +147,37 @@ struct Endpoint<Value>: Sendable {
     var decode: @Sendable (Response) throws -> Value
     /// Extra request headers, sent as given (the container download sends `Cookie` on its second hop).
     var headers: [String: String] = [:]
+    /// The empty-found-set rule: the FileMaker codes that mean "no records" for this endpoint (``NoRecords``),
+    /// answered as an empty found set by the callback and async surfaces alike. Empty: every failure is one.
+    var noRecords: Set<String> = []
+
+    /// `true` when `error` is this endpoint's "no records" (an empty found set, not a failure).
+    func meansNoRecords(_ error: FMError) -> Bool {
+        !noRecords.isEmpty && noRecords.contains(error.code)
+    }
+
+    /// ``decode`` on up to `parts` threads (a found set's records), for ``decoding(parts:)``; `nil` for an
+    /// endpoint whose answer is always read on the calling thread.
+    var decodeInParts: (@Sendable (Response, _ parts: Int) throws -> Value)?
+
+    /// This endpoint as a found-set read: `read` decodes its answer (on one thread, or on up to `parts` after
+    /// ``decoding(parts:)``), and `noRecords` is its empty-found-set rule.
+    func foundSetRead(noRecords: Set<String>, _ read: @escaping @Sendable (Response, _ parts: Int) throws -> Value) -> Endpoint {
+        var copy = self
+        copy.decode = { try read($0, 1) }
+        copy.decodeInParts = read
+        copy.noRecords = noRecords
+        return copy
+    }
+
+    /// This endpoint with its answer decoded on up to `parts` threads where it can be
+    /// (``FMConfiguration/parallelDecoding``); itself when `parts` is 1 or it has no parts.
+    func decoding(parts: Int) -> Endpoint {
+        guard parts > 1, let decodeInParts else { return self }
+        var copy = self
+        copy.decode = { response in try decodeInParts(response, parts) }
+        return copy
+    }
 
     /// `true` for a call to FileMaker's OData service (``Scope/odata(_:kind:)``).
     var isOData: Bool {
@@ -172,5 +203,37 @@ struct Endpoint<Value>: Sendable {
         self.auth = auth
         self.invalid = invalid
         self.decode = decode
+    }
+}
+
+/// The codes of the empty-found-set rule (``Endpoint/noRecords``), decided here once for every surface.
+enum NoRecords {
+    /// A find: FileMaker's 401 "No records match the request".
+    static let find: Set<String> = ["401"]
+    /// A range read (`GET …/records`): 401 past the end, and 101 "Record is missing", FileMaker Server's
+    /// answer for a layout whose table is empty (python-fmrest#85).
+    static let rangeRead: Set<String> = ["401", "101"]
+}
+
+/// An answer that has an empty value for the empty-found-set rule: ``FMFoundSet`` and ``FMTypedFoundSet``.
+protocol EmptiableFoundSet {
+    /// The found set of no records.
+    static var empty: Self { get }
+}
+
+extension FMFoundSet: EmptiableFoundSet {}
+extension FMTypedFoundSet: EmptiableFoundSet {}
+
+extension Endpoint where Value: EmptiableFoundSet {
+    /// The callback surface's `(found set?, code)` pair: "no records" is an empty found set with its code.
+    func foundSetPair(_ result: Result<Value, FMError>) -> (Value?, String) {
+        if case .failure(let error) = result, meansNoRecords(error) { return (.empty, error.code) }
+        return result.legacyPair
+    }
+
+    /// The async surface's answer for `error`: an empty found set for "no records", else `error` thrown.
+    func foundSet(after error: any Error) throws -> Value {
+        if let error = error as? FMError, meansNoRecords(error) { return .empty }
+        throw error
     }
 }

@@ -84,16 +84,16 @@ enum Endpoints {
 
     /// E11 `GET …/layouts/{layout}/records/{recordId}` (portals, response layout, date format, scripts in the query).
     static func getRecord(layout: String, recordId: Int, options: FMReadOptions = .init()) -> Endpoint<FMFoundSet> {
-        readEndpoint(["layouts", layout, "records", String(recordId)], layout: layout, base: [], options: options) { response in
-            try FMFoundSet(parsing: response.body, status: response.status)
+        readEndpoint(["layouts", layout, "records", String(recordId)], layout: layout, base: [], options: options, noRecords: []) { response, parts in
+            try FMFoundSet(parsing: response.body, status: response.status, parts: parts)
         }
     }
 
     /// E11, decoded into typed records with the FileMaker rules (``FileMakerDecoder``).
     static func getRecord<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, recordId: Int, options: FMReadOptions = .init()) -> Endpoint<FMTypedFoundSet<T>> {
         let decoder = FileMakerDecoder(timeZone: options.timeZone)
-        return readEndpoint(["layouts", layout, "records", String(recordId)], layout: layout, base: [], options: options) { response in
-            try decoder.foundSet(T.self, body: response.body, status: response.status)
+        return readEndpoint(["layouts", layout, "records", String(recordId)], layout: layout, base: [], options: options, noRecords: []) { response, parts in
+            try decoder.parts(parts).foundSet(T.self, body: response.body, status: response.status)
         }
     }
 
@@ -102,8 +102,9 @@ enum Endpoints {
                            options: FMReadOptions = .init()) -> Endpoint<FMFoundSet> {
         if let error = checkWindow(offset: offset, limit: limit, what: "records") { return failing(.get, error) }
         return readEndpoint(["layouts", layout, "records"], layout: layout,
-                            base: rangeQuery(offset: offset, limit: limit, sort: sort), options: options) { response in
-            try FMFoundSet(parsing: response.body, status: response.status)
+                            base: rangeQuery(offset: offset, limit: limit, sort: sort), options: options,
+                            noRecords: NoRecords.rangeRead) { response, parts in
+            try FMFoundSet(parsing: response.body, status: response.status, parts: parts)
         }
     }
 
@@ -112,8 +113,9 @@ enum Endpoints {
                                          sort: [FMSort] = [], options: FMReadOptions = .init()) -> Endpoint<FMTypedFoundSet<T>> {
         if let error = checkWindow(offset: offset, limit: limit, what: "records") { return failing(.get, error) }
         return readEndpoint(["layouts", layout, "records"], layout: layout,
-                            base: rangeQuery(offset: offset, limit: limit, sort: sort), options: options) { [decoder = FileMakerDecoder(timeZone: options.timeZone)] response in
-            try decoder.foundSet(T.self, body: response.body, status: response.status)
+                            base: rangeQuery(offset: offset, limit: limit, sort: sort), options: options,
+                            noRecords: NoRecords.rangeRead) { [decoder = FileMakerDecoder(timeZone: options.timeZone)] response, parts in
+            try decoder.parts(parts).foundSet(T.self, body: response.body, status: response.status)
         }
     }
 
@@ -193,31 +195,32 @@ enum Endpoints {
 
     /// E15 `POST …/layouts/{layout}/_find`.
     ///
-    /// A "no records match" answer (FileMaker 401, HTTP 500) reaches the caller as an ``FMError`` with
-    /// code `"401"`; the callback and async surfaces turn it into an empty found set.
+    /// A "no records match" answer (FileMaker 401, HTTP 500) reaches the engine as an ``FMError`` with
+    /// code `"401"`; the endpoint's rule (``NoRecords/find``) makes it an empty found set on both surfaces.
     static func find(layout: String, request: FMFindRequest) -> Endpoint<FMFoundSet> {
-        findEndpoint(layout: layout, request: request) { response in
-            try FMFoundSet(parsing: response.body, status: response.status)
+        findEndpoint(layout: layout, request: request) { response, parts in
+            try FMFoundSet(parsing: response.body, status: response.status, parts: parts)
         }
     }
 
     /// E15, decoded into typed records with the FileMaker rules (``FileMakerDecoder``).
     static func find<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, request: FMFindRequest) -> Endpoint<FMTypedFoundSet<T>> {
-        findEndpoint(layout: layout, request: request) { [decoder = FileMakerDecoder(timeZone: request.timeZone)] response in
-            try decoder.foundSet(T.self, body: response.body, status: response.status)
+        findEndpoint(layout: layout, request: request) { [decoder = FileMakerDecoder(timeZone: request.timeZone)] response, parts in
+            try decoder.parts(parts).foundSet(T.self, body: response.body, status: response.status)
         }
     }
 
     /// E15 with a raw body as old callers build it (`["query": […]]`), sent as given.
     static func find(layout: String, payload: [String: Any]) -> Endpoint<FMFoundSet> {
         if let error = checkName(layout, "layout") { return failing(.post, error) }
-        return json(.post, ["layouts", layout, "_find"], payload) { response in
-            try FMFoundSet(parsing: response.body, status: response.status)
+        let read: @Sendable (Endpoint<FMFoundSet>.Response, Int) throws -> FMFoundSet = { response, parts in
+            try FMFoundSet(parsing: response.body, status: response.status, parts: parts)
         }
+        return json(.post, ["layouts", layout, "_find"], payload) { try read($0, 1) }.foundSetRead(noRecords: NoRecords.find, read)
     }
 
     private static func findEndpoint<V>(layout: String, request: FMFindRequest,
-                                        decode: @escaping @Sendable (Endpoint<V>.Response) throws -> V) -> Endpoint<V> {
+                                        read: @escaping @Sendable (Endpoint<V>.Response, _ parts: Int) throws -> V) -> Endpoint<V> {
         if let error = checkName(layout, "layout")
             ?? (request.queries.isEmpty ? .invalidArgument("A find needs at least one query") : nil)
             ?? checkWindow(offset: request.offset, limit: request.limit, what: "records")
@@ -240,7 +243,7 @@ enum Endpoints {
         if let layoutResponse = request.layoutResponse { payload["layout.response"] = layoutResponse }
         if let dateFormat = request.dateFormat { payload["dateformats"] = dateFormat.rawValue }
         for (key, value) in request.scripts.entries { payload[key] = value }
-        return json(.post, ["layouts", layout, "_find"], payload, decode: decode)
+        return json(.post, ["layouts", layout, "_find"], payload) { try read($0, 1) }.foundSetRead(noRecords: NoRecords.find, read)
     }
 
     // MARK: - Scripts (E18)
@@ -378,8 +381,10 @@ enum Endpoints {
         }
     }
 
+    /// A record read (E10, E11): a found set, `noRecords` its empty-found-set rule.
     private static func readEndpoint<V>(_ segments: [String], layout: String, base: [URLQueryItem], options: FMReadOptions,
-                                        decode: @escaping @Sendable (Endpoint<V>.Response) throws -> V) -> Endpoint<V> {
+                                        noRecords: Set<String>,
+                                        read: @escaping @Sendable (Endpoint<V>.Response, _ parts: Int) throws -> V) -> Endpoint<V> {
         if let error = checkName(layout, "layout") ?? checkPortals(options.portals)
             ?? (options.layoutResponse.flatMap { checkName($0, "response layout") })
             ?? options.scripts.validationError {
@@ -396,7 +401,7 @@ enum Endpoints {
         if let layoutResponse = options.layoutResponse { query.append(URLQueryItem(name: "layout.response", value: layoutResponse)) }
         if let dateFormat = options.dateFormat { query.append(URLQueryItem(name: "dateformats", value: String(dateFormat.rawValue))) }
         query += options.scripts.entries.map { URLQueryItem(name: $0.0, value: $0.1) }
-        return Endpoint(.get, .database, segments, query: query, decode: decode)
+        return Endpoint(.get, .database, segments, query: query) { try read($0, 1) }.foundSetRead(noRecords: noRecords, read)
     }
 
     private static func rangeQuery(offset: Int?, limit: Int?, sort: [FMSort]) -> [URLQueryItem] {

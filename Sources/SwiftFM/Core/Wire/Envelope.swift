@@ -43,10 +43,11 @@ enum Envelope {
     /// Throws `-1006` for a non-JSON body, `-1007` for a body without `messages` or `response`, and
     /// FileMaker's error when `messages[0].code` is not `"0"`. With `checkMessages` false (an answer the
     /// engine already accepted by its status) `messages` is not read, and any unreadable body is `-1007`.
-    static func response(from body: Data, status: Int = 200, checkMessages: Bool = true) throws(FMError) -> [String: Any] {
+    /// `parts`: see ``JSONReader/parse(_:fragments:templatesFrom:splitFrom:parts:)``.
+    static func response(from body: Data, status: Int = 200, checkMessages: Bool = true, parts: Int = 1) throws(FMError) -> [String: Any] {
         let object: Any
         do {
-            object = try JSONReader.parse(body)
+            object = try JSONReader.parse(body, parts: parts)
         } catch {
             guard checkMessages else {
                 throw FMError(code: FMError.ClientCode.malformedResponse, message: "Unexpected response: the body is not valid JSON",

@@ -314,10 +314,9 @@ private final class SocketWorker {
             try readAnswer(exchange, sawAnswer: &sawAnswer)
         } catch var failure as SocketFailure {
             if exchange.isCancelled { throw SocketFailure(error: URLError(.cancelled)) }
-            // Only a request that may be sent twice is sent again: a write the server may have applied never is
-            // (SwiftFM's retry policy decides about it).
-            let method = exchange.request.urlRequest.httpMethod ?? "GET"
-            failure.redial = reused && !fresh && !sawAnswer && failure.error.code != .timedOut && (method == "GET" || method == "HEAD")
+            // Only a request that may be sent twice is sent again: a write the server may have applied never is, nor
+            // a read that runs a script (the engine's rule; SwiftFM's retry policy decides about them).
+            failure.redial = reused && !fresh && !sawAnswer && failure.error.code != .timedOut && exchange.request.mayBeSentAgain
             exchange.detach()
             throw failure
         }
@@ -392,7 +391,9 @@ private final class SocketWorker {
         } else {
             bodyLength = method == "GET" || method == "HEAD" ? nil : 0
         }
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: \(pool.host)\(pool.port == 80 ? "" : ":\(pool.port)")\r\n"
+        // An IPv6 literal keeps its brackets (`Host: [::1]:8080`).
+        let hostName = pool.host.contains(":") && !pool.host.hasPrefix("[") ? "[\(pool.host)]" : pool.host
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: \(hostName)\(pool.port == 80 ? "" : ":\(pool.port)")\r\n"
         var asksEncoding = false
         for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
             switch name.lowercased() {
@@ -491,7 +492,7 @@ private final class SocketWorker {
                 return text
             }
             searched = buffer.count - start
-            guard searched < 64 * 1024 else { throw SocketFailure(error: URLError(.badServerResponse)) }
+            guard searched < 64 * 1024 else { throw SocketFailure(error: URLError(.cannotParseResponse)) }
             guard try fill() else { throw SocketFailure(error: URLError(.networkConnectionLost)) }
         }
     }
@@ -509,7 +510,7 @@ private final class SocketWorker {
             let statusLine = try line()
             let parts = statusLine.split(separator: " ", maxSplits: 2)
             guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let code = Int(parts[1]), (100...999).contains(code) else {
-                throw SocketFailure(error: URLError(.badServerResponse))
+                throw SocketFailure(error: URLError(.cannotParseResponse))
             }
             version = String(parts[0])
             status = code
@@ -519,7 +520,7 @@ private final class SocketWorker {
                 let field = try line()
                 if field.isEmpty { break }
                 count += 1
-                guard count <= 200, let colon = field.firstIndex(of: ":") else { throw SocketFailure(error: URLError(.badServerResponse)) }
+                guard count <= 200, let colon = field.firstIndex(of: ":") else { throw SocketFailure(error: URLError(.cannotParseResponse)) }
                 let name = String(field[..<colon]).trimmingCharacters(in: .whitespaces)
                 let value = String(field[field.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
                 // Repeated fields are folded as URLSession folds them (`Set-Cookie` included).
@@ -532,7 +533,7 @@ private final class SocketWorker {
         } while (100...199).contains(status) && status != 101
         guard let url = exchange.request.urlRequest.url,
               let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: version, headerFields: headers) else {
-            throw SocketFailure(error: URLError(.badServerResponse))
+            throw SocketFailure(error: URLError(.cannotParseResponse))
         }
         func header(_ name: String) -> String? {
             headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
@@ -550,7 +551,7 @@ private final class SocketWorker {
         } else if header("Transfer-Encoding")?.lowercased().contains("chunked") == true {
             framing = .chunk(left: 0, first: true)
         } else if let lengthText = header("Content-Length") {
-            guard let length = Int64(lengthText), length >= 0 else { throw SocketFailure(error: URLError(.badServerResponse)) }
+            guard let length = Int64(lengthText), length >= 0 else { throw SocketFailure(error: URLError(.cannotParseResponse)) }
             framing = .length(left: length)
         } else {
             keep = false // the body ends when the server closes
@@ -572,6 +573,10 @@ private final class SocketWorker {
         if start == buffer.count {
             buffer.removeAll(keepingCapacity: buffer.capacity <= 256 * 1024)
             start = 0
+        } else {
+            // Bytes after the answer (a body longer than its Content-Length, a 204 or 304 with a body): never read as
+            // the next request's answer; the connection is not used again.
+            keep = false
         }
         if !keep { closeSocket(exchange) }
     }
@@ -601,11 +606,11 @@ extension SocketWorker {
                     return buffer[start..<(start + take)]
                 }
                 // The CRLF after a chunk's data, then the next chunk's size line.
-                if !first { guard try line().isEmpty else { throw SocketFailure(error: URLError(.badServerResponse)) } }
+                if !first { guard try line().isEmpty else { throw SocketFailure(error: URLError(.cannotParseResponse)) } }
                 let sizeLine = try line()
                 let digits = sizeLine.prefix { $0.isHexDigit }
                 guard !digits.isEmpty, digits.count <= 15, let size = Int(digits, radix: 16) else {
-                    throw SocketFailure(error: URLError(.badServerResponse))
+                    throw SocketFailure(error: URLError(.cannotParseResponse))
                 }
                 if size == 0 {
                     while try !line().isEmpty {} // trailers

@@ -60,6 +60,18 @@ public struct FMTransportRequest: Sendable, CustomStringConvertible, CustomDebug
     /// decides from the method and the URL (a `GET` or `HEAD` that runs no script).
     var mayBeSentTwice: Bool?
 
+    /// Whether a transport may send this request again (``mayBeSentTwice`` when the engine set it): else a `GET` or
+    /// `HEAD` without a body file that runs no script (no `script` path component, no `script…` query item).
+    var mayBeSentAgain: Bool {
+        if let marked = mayBeSentTwice { return marked }
+        let method = (urlRequest.httpMethod ?? "GET").uppercased()
+        guard method == "GET" || method == "HEAD", bodyFile == nil else { return false }
+        guard let url = urlRequest.url else { return false }
+        if url.pathComponents.contains("script") { return false }
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        return !items.contains { $0.name.lowercased().hasPrefix("script") }
+    }
+
     /// Creates a request.
     public init(urlRequest: URLRequest, bodyFile: URL? = nil) {
         self.urlRequest = urlRequest
@@ -449,7 +461,7 @@ extension FMError {
         let description = (error as NSError).localizedDescription
         let underlying = "\(urlErrorName(code)): \(description)"
         switch code {
-        case URLError.Code.timedOut.rawValue: return .timeout
+        case URLError.Code.timedOut.rawValue: return .timeout(url, after: nil)
         case URLError.Code.cancelled.rawValue: return .cancelled
         default:
             let scheme = url?.scheme?.lowercased()

@@ -1,0 +1,276 @@
+import Foundation
+import SwiftFM
+
+/// A small reader for the XML form of `$metadata` (CSDL XML, what FileMaker Server serves by default).
+///
+/// No XML library: on Linux Foundation's parser lives in FoundationXML, which links libxml2, and fm-codegen
+/// must run without it. This reads what CSDL uses — elements, attributes, text, comments, processing
+/// instructions, CDATA, the five named entities and numeric character references — and refuses a document
+/// type declaration and anything malformed. Depth and size are bounded.
+enum ODataXML {
+    /// An element: its name without the namespace prefix, its attributes (also without prefixes), its
+    /// child elements and its text.
+    final class Element {
+        let name: String
+        let attributes: [String: String]
+        var children: [Element] = []
+        var text = ""
+
+        init(name: String, attributes: [String: String]) {
+            self.name = name
+            self.attributes = attributes
+        }
+
+        subscript(attribute: String) -> String? { attributes[attribute] }
+
+        func elements(_ name: String) -> [Element] { children.filter { $0.name == name } }
+    }
+
+    /// A document that cannot be read, with where.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static let maxDepth = 64
+
+    /// The document's root element.
+    static func parse(_ data: Data) throws -> Element {
+        let bytes = Array(data)
+        var index = 0
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+        var stack: [Element] = []
+        var root: Element?
+        func fail(_ what: String) -> Failure { Failure(description: "XML: \(what) at byte \(index)") }
+        func starts(_ text: String) -> Bool { bytes[index...].starts(with: text.utf8) }
+        func skip(past end: String) throws {
+            let marker = Array(end.utf8)
+            while index < bytes.count {
+                if bytes[index...].starts(with: marker) { index += marker.count; return }
+                index += 1
+            }
+            throw fail("unterminated markup (no \(end))")
+        }
+        func readName() -> String {
+            let start = index
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+                    || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=") { break }
+                index += 1
+            }
+            return String(decoding: bytes[start..<index], as: UTF8.self)
+        }
+        func skipSpace() {
+            while index < bytes.count, [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")].contains(bytes[index]) {
+                index += 1
+            }
+        }
+        while index < bytes.count {
+            if bytes[index] != UInt8(ascii: "<") {
+                let start = index
+                while index < bytes.count, bytes[index] != UInt8(ascii: "<") { index += 1 }
+                let text = try decode(bytes[start..<index], fail)
+                if let top = stack.last {
+                    top.text += text
+                } else if !text.allSatisfy({ $0.isWhitespace }) {
+                    throw fail("text outside the root element")
+                }
+                continue
+            }
+            if starts("<?") { try skip(past: "?>"); continue }
+            if starts("<!--") { try skip(past: "-->"); continue }
+            if starts("<![CDATA[") {
+                index += 9
+                let start = index
+                try skip(past: "]]>")
+                guard let top = stack.last else { throw fail("CDATA outside the root element") }
+                top.text += String(decoding: bytes[start..<(index - 3)], as: UTF8.self)
+                continue
+            }
+            if starts("<!") { throw fail("a document type declaration (not read)") }
+            if starts("</") {
+                index += 2
+                let name = readName()
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ">") else { throw fail("a malformed end tag") }
+                index += 1
+                guard let top = stack.popLast(), top.name == local(name) else { throw fail("an end tag </\(name)> that does not match") }
+                continue
+            }
+            index += 1
+            let name = readName()
+            guard !name.isEmpty else { throw fail("an element without a name") }
+            var attributes: [String: String] = [:]
+            var selfClosing = false
+            while true {
+                skipSpace()
+                guard index < bytes.count else { throw fail("an unterminated start tag") }
+                if bytes[index] == UInt8(ascii: ">") { index += 1; break }
+                if bytes[index] == UInt8(ascii: "/") {
+                    guard index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: ">") else { throw fail("a malformed start tag") }
+                    index += 2
+                    selfClosing = true
+                    break
+                }
+                let attribute = readName()
+                guard !attribute.isEmpty else { throw fail("a malformed attribute") }
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else { throw fail("an attribute without a value") }
+                index += 1
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") else {
+                    throw fail("an unquoted attribute value")
+                }
+                let quote = bytes[index]
+                index += 1
+                let start = index
+                while index < bytes.count, bytes[index] != quote { index += 1 }
+                guard index < bytes.count else { throw fail("an unterminated attribute value") }
+                let value = try decode(bytes[start..<index], fail)
+                index += 1
+                if !attribute.hasPrefix("xmlns") { attributes[local(attribute)] = value }
+            }
+            let element = Element(name: local(name), attributes: attributes)
+            if let top = stack.last {
+                top.children.append(element)
+            } else {
+                guard root == nil else { throw fail("a second root element") }
+                root = element
+            }
+            if !selfClosing {
+                stack.append(element)
+                guard stack.count <= maxDepth else { throw fail("elements nested too deeply") }
+            }
+        }
+        guard stack.isEmpty else { throw Failure(description: "XML: the document ends inside <\(stack.last?.name ?? "")>") }
+        guard let root else { throw Failure(description: "XML: no root element") }
+        return root
+
+    }
+
+    /// `edmx:Edmx` → `Edmx`.
+    static func local(_ name: String) -> String {
+        guard let colon = name.lastIndex(of: ":") else { return name }
+        return String(name[name.index(after: colon)...])
+    }
+
+    /// Text with its entity and character references replaced.
+    static func decode(_ bytes: ArraySlice<UInt8>, _ fail: (String) -> Failure) throws -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.contains("&") else { return text }
+        var out = ""
+        var rest = Substring(text)
+        while let amp = rest.firstIndex(of: "&") {
+            out += rest[..<amp]
+            guard let semi = rest[amp...].firstIndex(of: ";"), rest.distance(from: amp, to: semi) <= 12 else {
+                throw fail("a bare & (write &amp;)")
+            }
+            let name = rest[rest.index(after: amp)..<semi]
+            switch name {
+            case "amp": out += "&"
+            case "lt": out += "<"
+            case "gt": out += ">"
+            case "quot": out += "\""
+            case "apos": out += "'"
+            default:
+                var scalar: Unicode.Scalar?
+                if name.hasPrefix("#x") || name.hasPrefix("#X") {
+                    scalar = UInt32(name.dropFirst(2), radix: 16).flatMap(Unicode.Scalar.init)
+                } else if name.hasPrefix("#") {
+                    scalar = UInt32(name.dropFirst(), radix: 10).flatMap(Unicode.Scalar.init)
+                }
+                guard let scalar else { throw fail("an unknown entity &\(name);") }
+                out.unicodeScalars.append(scalar)
+            }
+            rest = rest[rest.index(after: semi)...]
+        }
+        return out + rest
+    }
+
+    // MARK: CSDL
+
+    /// Reads a CSDL XML document into ``FMODataMetadata`` (as ``FMODataMetadata/init(json:)`` reads JSON):
+    /// every `Schema`'s entity types, the container's entity sets, actions as scripts, annotations by term.
+    static func metadata(_ data: Data) throws -> FMODataMetadata {
+        let root = try parse(data)
+        guard root.name == "Edmx" else { throw Failure(description: "XML: the root element is <\(root.name)>, not <edmx:Edmx>") }
+        var metadata = FMODataMetadata(namespace: "")
+        var sawSchema = false
+        for services in root.elements("DataServices") {
+            for schema in services.elements("Schema") {
+                sawSchema = true
+                if metadata.namespace.isEmpty { metadata.namespace = schema["Namespace"] ?? "" }
+                for child in schema.children {
+                    switch child.name {
+                    case "Annotation":
+                        guard let term = child["Term"], let value = annotationValue(child) else { continue }
+                        switch term {
+                        case "ServerVersion", "com.filemaker.odata.ServerVersion": metadata.serverVersion = value
+                        case "Org.OData.Core.V1.ProductVersion": if metadata.serverVersion == nil { metadata.serverVersion = value }
+                        case "Org.OData.Core.V1.SchemaVersion": metadata.schemaVersion = value
+                        default: break
+                        }
+                    case "EntityType":
+                        metadata.entityTypes.append(try entityType(child))
+                    case "EntityContainer":
+                        for set in child.elements("EntitySet") {
+                            guard let name = set["Name"], let type = set["EntityType"] else {
+                                throw Failure(description: "CSDL: an EntitySet without Name or EntityType")
+                            }
+                            var entry = FMODataEntitySet(name: name, entityType: type)
+                            for binding in set.elements("NavigationPropertyBinding") {
+                                if let path = binding["Path"], let target = binding["Target"] { entry.navigationBindings[path] = target }
+                            }
+                            metadata.entitySets.append(entry)
+                        }
+                    case "Action", "Function":
+                        if let name = child["Name"], !metadata.scripts.contains(name) { metadata.scripts.append(name) }
+                    default:
+                        break
+                    }
+                }
+            }
+        }
+        guard sawSchema else { throw Failure(description: "CSDL: no <Schema> in <edmx:DataServices>") }
+        return metadata
+    }
+
+    /// An annotation's value as text: its `String`/`Bool`/`Int`/`Decimal`/`EnumMember` attribute, or its
+    /// `EnumMember`/`String` children joined by spaces.
+    static func annotationValue(_ annotation: Element) -> String? {
+        for attribute in ["String", "Bool", "Int", "Decimal", "EnumMember", "Date", "DateTimeOffset"] {
+            if let value = annotation[attribute] { return value }
+        }
+        let members = annotation.children.filter { ["EnumMember", "String"].contains($0.name) }.map { $0.text.trimmingCharacters(in: .whitespacesAndNewlines) }
+        return members.isEmpty ? nil : members.joined(separator: " ")
+    }
+
+    static func annotations(_ element: Element) -> [String: String] {
+        var result: [String: String] = [:]
+        for annotation in element.elements("Annotation") {
+            if let term = annotation["Term"], let value = annotationValue(annotation) { result[term] = value }
+        }
+        return result
+    }
+
+    static func entityType(_ element: Element) throws -> FMODataEntityType {
+        guard let name = element["Name"] else { throw Failure(description: "CSDL: an EntityType without a Name") }
+        var type = FMODataEntityType(name: name, annotations: annotations(element))
+        for key in element.elements("Key") {
+            type.key += key.elements("PropertyRef").compactMap { $0["Name"] }
+        }
+        for property in element.elements("Property") {
+            guard let field = property["Name"] else { throw Failure(description: "CSDL: a Property of \(name) without a Name") }
+            type.properties.append(FMODataProperty(name: field, edmType: property["Type"] ?? "Edm.String",
+                                                   nullable: property["Nullable"].map { $0 != "false" } ?? true,
+                                                   defaultValue: property["DefaultValue"], annotations: annotations(property)))
+        }
+        for navigation in element.elements("NavigationProperty") {
+            guard let field = navigation["Name"], var target = navigation["Type"] else { continue }
+            let collection = target.hasPrefix("Collection(") && target.hasSuffix(")")
+            if collection { target = String(target.dropFirst("Collection(".count).dropLast()) }
+            type.navigationProperties.append(FMODataNavigationProperty(name: field, targetType: target, isCollection: collection))
+        }
+        return type
+    }
+}

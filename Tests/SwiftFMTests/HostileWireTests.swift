@@ -1,0 +1,280 @@
+#if os(Linux)
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import Glibc
+@testable import SwiftFM
+
+/// Issue 31's hostile-server findings, over every transport SwiftFM ships and (``HostileTLSTests``) over TLS: the
+/// tests' hostile servers speak plain TCP; over TLS a relay (`Tests/tls/relay.py`) fronts them.
+///
+/// - a write (a `POST`, a `GET` that runs a script) on a kept-alive connection the server closes after reading it
+///   reaches the server once (libcurl, and the socket transport's redial by method, sent it again);
+/// - bytes left after an answer are never read as the next request's answer;
+/// - a chunk-extension flood ends, and the client does not read it into memory without bound;
+/// - a malformed answer fails at once (one request at the server), as what it is, not as a server that is away.
+///
+/// corelibs `URLSession` (``FMURLSessionTransport``) is left out of the first case: its libcurl resends any request
+/// whose reused connection died before an answer, and SwiftFM cannot stop it (the README says so).
+enum HostileFront: String, Sendable, CustomTestStringConvertible {
+    case urlSession, socket, curl
+    /// ``FMCurlTransport`` through the TLS relay (only with `FM_TLS_RELAY`).
+    case curlTLS
+
+    var testDescription: String { rawValue }
+
+    /// The plain-TCP fronts, for ``HostileWireTests``.
+    static let plain: [HostileFront] = [.urlSession, .socket, .curl]
+    /// The transports that never send a write twice.
+    static let neverTwice: [HostileFront] = [.socket, .curl]
+
+    /// A client of this front for the loopback server on `port`: its base URL, the transport, and the relay (over TLS)
+    /// that must stay alive as long as the exchange.
+    func connect(to port: Int, idleTimeout: TimeInterval) throws -> (url: String, transport: any FMTransport, relay: TLSRelay?) {
+        switch self {
+        case .urlSession: return ("http://127.0.0.1:\(port)", FMURLSessionTransport(idleTimeout: idleTimeout), nil)
+        case .socket: return ("http://127.0.0.1:\(port)", FMSocketTransport(idleTimeout: idleTimeout), nil)
+        case .curl: return ("http://127.0.0.1:\(port)", FMCurlTransport(idleTimeout: idleTimeout), nil)
+        case .curlTLS:
+            let relay = try TLSRelay(to: port)
+            let tls = FMTLSOptions(caCertificates: URL(fileURLWithPath: TLSRelay.environment.ca))
+            return ("https://127.0.0.1:\(relay.port)", FMCurlTransport(idleTimeout: idleTimeout, tls: tls), relay)
+        }
+    }
+}
+
+/// `Tests/tls/relay.py` in front of a loopback port, for one test: started with `python3`, ended when the test
+/// releases it (its standard input closes).
+final class TLSRelay: @unchecked Sendable {
+    /// The relay script, the CA that signed its certificate, its certificate and key (`Tests/tls/run.sh` sets them).
+    static let environment = (
+        script: ProcessInfo.processInfo.environment["FM_TLS_RELAY"] ?? "",
+        ca: ProcessInfo.processInfo.environment["FM_TLS_CA"] ?? "",
+        certificate: ProcessInfo.processInfo.environment["FM_TLS_SERVER_CERT"] ?? "",
+        key: ProcessInfo.processInfo.environment["FM_TLS_SERVER_KEY"] ?? "")
+    static var isConfigured: Bool { !environment.script.isEmpty && !environment.ca.isEmpty }
+
+    struct Failed: Error, CustomStringConvertible { var description: String }
+
+    let port: Int
+    private let process = Process()
+    private let input = Pipe()
+
+    init(to target: Int) throws {
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Self.environment.script, Self.environment.certificate, Self.environment.key, "\(target)"]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        // The first line: "listening on PORT" (the relay is ready once it is written). End of file: it failed.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            line.append(more)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard text.hasPrefix("listening on "), let port = Int(text.dropFirst(13).prefix { $0.isNumber }) else {
+            input.fileHandleForWriting.closeFile()
+            throw Failed(description: "the TLS relay did not start: \(text)")
+        }
+        self.port = port
+    }
+
+    deinit {
+        input.fileHandleForWriting.closeFile()
+        process.waitUntilExit()
+    }
+}
+
+/// The cases, each over one front.
+enum HostileWireCases {
+    /// The server answers the first request on a connection and closes it after reading the second, unanswered.
+    /// A read sent on it first proves the connection was reused; the write then fails, and reached the server once.
+    static func aWriteOnAConnectionClosedAfterReading(_ front: HostileFront, method: String, path: String) async throws {
+        let server = KeepAliveServer { _, _, index in index == 0 ? .answer(KeepAliveServer.ok()) : .close }
+        defer { server.stop() }
+        let (url, transport, relay) = try front.connect(to: server.port, idleTimeout: 30)
+        #expect(await roundTrip(transport, url + "/first").text == "ok")
+        let body = method == "GET" ? nil : Data("{\"fieldData\":{}}".utf8)
+        let write = await roundTrip(transport, url + path, method: method, body: body,
+                                    headers: body == nil ? [:] : ["Content-Type": "application/json"])
+        let sent = server.requests.filter { $0.head.hasPrefix("\(method) \(path) ") }
+        #expect(sent.count == 1, "the write reached the server \(sent.count) times: \(server.requests.map(\.head))")
+        // On the kept-alive connection (the usual case) the server closes it unanswered, so the call fails. A transport
+        // that saw that connection closed before sending (a loaded machine's test process may shut a descriptor
+        // number another test reused) sends the write once on a new connection, where it is answered: also right.
+        if sent.first?.connection == server.requests.first?.connection {
+            #expect(write.error != nil, "the write was answered by a server that never answers it")
+        }
+        withExtendedLifetime(relay) {}
+    }
+
+    /// An answer longer than its Content-Length, then a 204 that carries a body: what is left over is never the next
+    /// request's answer; that connection is not used again.
+    static func bytesLeftAfterAnAnswer(_ front: HostileFront, first: String) async throws {
+        let server = KeepAliveServer { _, connection, index in
+            connection == 0 && index == 0 ? .answer(first) : .answer(KeepAliveServer.ok("second"))
+        }
+        defer { server.stop() }
+        let (url, transport, relay) = try front.connect(to: server.port, idleTimeout: 30)
+        let one = await roundTrip(transport, url + "/1")
+        #expect(one.error == nil, "\(String(describing: one.error))")
+        let two = await roundTrip(transport, url + "/2")
+        #expect(two.text == "second", "the leftover was read as the second answer: \(two.text)")
+        if front != .urlSession { // corelibs' libcurl drops a 204's body and keeps the connection
+            #expect(server.requests.map(\.connection) == [0, 1])
+        }
+        withExtendedLifetime(relay) {}
+    }
+
+    /// The most bytes a client may have taken of a flood that never yields a byte of body (what SwiftFM allows for a
+    /// head, and the kernel's and a relay's buffers): past it the client read without bound.
+    static let floodBound = 64 << 20
+
+    /// A chunk whose extension never ends: no byte of body ever comes. The exchange ends once, with an error, and the
+    /// client took a bounded part of the flood (before, the socket transport grew its read buffer with it: 1.8 GB in
+    /// 10 s).
+    static func aChunkExtensionFlood(_ front: HostileFront) async throws {
+        let server = HostileServer { _, _ in
+            .endless(head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", first: Data("2;ext=".utf8),
+                     chunk: Data(String(repeating: "e", count: 64 * 1024).utf8), limit: 1 << 40)
+        }
+        defer { server.stop() }
+        let (url, transport, relay) = try front.connect(to: server.port, idleTimeout: 2)
+        let outcome = await roundTrip(transport, url + "/flood")
+        #expect(outcome.error != nil)
+        #expect(outcome.body.isEmpty)
+        #expect(await server.waitForEnds(1))
+        #expect(server.clientLeft(0))
+        if front == .socket {
+            // libcurl (ours and URLSession's) skips an extension as it reads it, keeping none of it, until the idle
+            // timeout; SwiftFM's own HTTP reader must stop reading it.
+            #expect(server.bodyBytesSent(0) < floodBound, "the client read \(server.bodyBytesSent(0)) bytes of one chunk line")
+        }
+        withExtendedLifetime(relay) {}
+    }
+
+    /// A malformed answer to a read, through the call surface, from a host that answered before (the login): it fails
+    /// at once, as what it is (`cannotParseResponse`, `cannotDecodeContentData`), and the read is not sent again until
+    /// its deadline as if the server were restarting (before, the socket transport's `badServerResponse` was read as a
+    /// server that is away, and the read went out again and again).
+    static func aMalformedAnswer(_ front: HostileFront, answer: String) async throws {
+        let server = HostileServer { head, _ in HostileServer.isLogin(head) ? HostileServer.login() : .answer(answer) }
+        defer { server.stop() }
+        let (url, transport, relay) = try front.connect(to: server.port, idleTimeout: 10)
+        var configuration = FMConfiguration(host: url, database: "DB", username: "admin", password: "pw", timeout: 10)
+        configuration.maxResponseBytes = 64 * 1024
+        let api = DataAPI(configuration: configuration, transport: transport, tokenStore: FMMemoryTokenStore())
+        do {
+            _ = try await api.getRecords(layout: "Contacts")
+            Issue.record("a malformed answer was read as records")
+        } catch let error as FMError {
+            #expect(error.code == FMError.ClientCode.transport, "\(error)")
+            #expect(error.isMalformedAnswer, "a malformed answer read as a server that is away: \(error)")
+        }
+        #expect(server.count("POST ") == 1, "the login")
+        #expect(server.count("GET ") == 1, "a malformed answer was asked for again \(server.count("GET ") - 1) times")
+        await api.shutdown()
+        withExtendedLifetime(relay) {}
+    }
+
+    static let leftovers = [
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nforgd",
+        "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nforgd",
+    ]
+    static let writes = [("POST", "/layouts/L/records"), ("GET", "/layouts/L/records?script=Log")]
+    static let malformed = [
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: x-unknown\r\nContent-Length: 2\r\n\r\n{}",
+        "garbage\r\n\r\n",
+    ]
+}
+
+@Suite("Hostile servers over every shipped transport")
+struct HostileWireTests {
+    @Test(arguments: HostileFront.neverTwice, HostileWireCases.writes)
+    func aWriteOnAConnectionClosedAfterReadingReachesTheServerOnce(_ front: HostileFront, _ write: (String, String)) async throws {
+        try await HostileWireCases.aWriteOnAConnectionClosedAfterReading(front, method: write.0, path: write.1)
+    }
+
+    @Test(arguments: HostileFront.plain, HostileWireCases.leftovers)
+    func bytesLeftAfterAnAnswerAreNeverTheNextAnswer(_ front: HostileFront, _ first: String) async throws {
+        try await HostileWireCases.bytesLeftAfterAnAnswer(front, first: first)
+    }
+
+    @Test(arguments: HostileFront.plain)
+    func aChunkExtensionFloodEndsInBoundedMemory(_ front: HostileFront) async throws {
+        try await HostileWireCases.aChunkExtensionFlood(front)
+    }
+
+    @Test(arguments: HostileFront.neverTwice, HostileWireCases.malformed)
+    func aMalformedAnswerFailsAtOnce(_ front: HostileFront, _ answer: String) async throws {
+        try await HostileWireCases.aMalformedAnswer(front, answer: answer)
+    }
+}
+
+/// The same over TLS: ``FMCurlTransport`` (trusting the relay's CA through ``FMTLSOptions/caCertificates``) through
+/// `Tests/tls/relay.py`. `Tests/tls/run.sh` sets `FM_TLS_RELAY`, `FM_TLS_CA`, `FM_TLS_SERVER_CERT`, `FM_TLS_SERVER_KEY`.
+@Suite(.enabled(if: TLSRelay.isConfigured, "needs FM_TLS_RELAY and its certificates (Tests/tls/run.sh)"))
+struct HostileTLSTests {
+    @Test(arguments: HostileWireCases.writes)
+    func aWriteOnAConnectionClosedAfterReadingReachesTheServerOnce(_ write: (String, String)) async throws {
+        try await HostileWireCases.aWriteOnAConnectionClosedAfterReading(.curlTLS, method: write.0, path: write.1)
+    }
+
+    @Test(arguments: HostileWireCases.leftovers)
+    func bytesLeftAfterAnAnswerAreNeverTheNextAnswer(_ first: String) async throws {
+        try await HostileWireCases.bytesLeftAfterAnAnswer(.curlTLS, first: first)
+    }
+
+    @Test func aChunkExtensionFloodEndsInBoundedMemory() async throws {
+        try await HostileWireCases.aChunkExtensionFlood(.curlTLS)
+    }
+
+    @Test(arguments: HostileWireCases.malformed)
+    func aMalformedAnswerFailsAtOnce(_ answer: String) async throws {
+        try await HostileWireCases.aMalformedAnswer(.curlTLS, answer: answer)
+    }
+}
+
+/// An IPv6 literal host (`http://[::1]:port`) over the transports that speak HTTP themselves or through libcurl: it
+/// connects, and the `Host` field keeps the brackets (before, the socket transport sent `Host: ::1:port`, which a
+/// server reads as host `::1:port` without a port or rejects).
+@Suite("An IPv6 literal host over every shipped transport")
+struct IPv6HostTests {
+    @Test(arguments: HostileFront.neverTwice)
+    func anIPv6LiteralHostKeepsItsBrackets(_ front: HostileFront) async throws {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+        guard bound == 0 else { close(fd); return } // no IPv6 loopback on this machine: nothing to show
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin6_port))
+        listen(fd, 4)
+        let head = Locked("")
+        Thread {
+            let client = accept(fd, nil, nil)
+            guard client >= 0 else { return }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = read(client, &buffer, buffer.count)
+            head.withLock { $0 = String(decoding: buffer[0..<max(0, n)], as: UTF8.self) }
+            let answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nv6"
+            _ = answer.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+            close(client)
+        }.start()
+        defer { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+        let transport: any FMTransport = front == .socket ? FMSocketTransport(idleTimeout: 30) : FMCurlTransport(idleTimeout: 30)
+        let outcome = await roundTrip(transport, "http://[::1]:\(port)/x")
+        #expect(outcome.text == "v6", "\(String(describing: outcome.error))")
+        #expect(head.value.contains("Host: [::1]:\(port)\r\n"), "\(head.value)")
+    }
+}
+#endif
