@@ -18,34 +18,54 @@ extension Bench {
             try? FileManager.default.removeItem(at: target)
         }
         let written = try Self.writePattern(to: source, size: size)
+        let transfer = try await containerRun(source: source, target: target)
+        let read = try Self.checksum(of: target)
+        containerReport(transfer, written: written, read: read)
+    }
 
-        let resettable = resetPeakRSS()
-        let upBaseline = procStatus("VmRSS") ?? 0
-        let upSeconds = try await seconds {
+    /// One transfer's time, peak RSS and the RSS just before it (bytes).
+    struct ContainerTransfer {
+        var upSeconds = 0.0, upPeak = 0, upBaseline = 0
+        var downSeconds = 0.0, downPeak = 0, downBaseline = 0
+        var resettable = false
+    }
+
+    /// Run: the streamed upload, then the download of what the field holds; the peak RSS of each.
+    func containerRun(source: URL, target: URL) async throws -> ContainerTransfer {
+        var transfer = ContainerTransfer()
+        transfer.resettable = resetPeakRSS()
+        transfer.upBaseline = procStatus("VmRSS") ?? 0
+        transfer.upSeconds = try await seconds {
             _ = try await api.uploadContainer(layout: "Files", recordId: 1, field: "file", fileURL: source,
                                               fileName: "big.bin", mimeType: "application/octet-stream")
         }
-        let upPeak = procStatus("VmHWM") ?? 0
+        transfer.upPeak = procStatus("VmHWM") ?? 0
 
         let record = try await api.getRecord(layout: "Files", recordId: 1)
         guard let fields = record.first?["fieldData"] as? [String: Any], let text = fields["file"] as? String, let url = URL(string: text) else {
             throw BenchError("the container field holds no URL after the upload")
         }
         _ = resetPeakRSS()
-        let downBaseline = procStatus("VmRSS") ?? 0
-        let downSeconds = try await seconds { _ = try await api.downloadContainer(url: url, to: target) }
-        let downPeak = procStatus("VmHWM") ?? 0
+        transfer.downBaseline = procStatus("VmRSS") ?? 0
+        transfer.downSeconds = try await seconds { _ = try await api.downloadContainer(url: url, to: target) }
+        transfer.downPeak = procStatus("VmHWM") ?? 0
+        return transfer
+    }
 
-        let read = try Self.checksum(of: target)
+    /// Report: rates, peaks above the baseline (issue 31's target over HTTPS: < 40 MB), the bytes compared.
+    func containerReport(_ transfer: ContainerTransfer, written: (count: Int64, sum: UInt64), read: (count: Int64, sum: UInt64)) {
+        let size = Int64(settings.containerMiB) * 1024 * 1024
         let emulatorPeak = emulator.status("VmHWM"), emulatorAnon = emulator.status("RssAnon"), emulatorFile = emulator.status("RssFile")
         let mb = { (bytes: Int) in String(format: "%.1f MB", Double(bytes) / 1e6) }
         let rate = { (seconds: Double) in String(format: "%.1f s, %.0f MB/s", seconds, Double(size) / 1e6 / seconds) }
-        say("container, a \(settings.containerMiB) MiB file up with uploadContainer(…fileURL:…) and down with downloadContainer(url:to:):")
-        say("  upload   \(rate(upSeconds)); peak RSS \(mb(upPeak - upBaseline)) above the baseline of \(mb(upBaseline))   target < 100 MB")
-        say("  download \(rate(downSeconds)); peak RSS \(mb(downPeak - downBaseline)) above the baseline of \(mb(downBaseline))   target < 100 MB")
+        let target = reach.isHTTPS ? "target < 40 MB" : "target < 100 MB"
+        say("container over \(baseURL.scheme ?? "http"), a \(settings.containerMiB) MiB file up with uploadContainer(…fileURL:…) and down with "
+            + String(format: "downloadContainer(url:to:) (load average %.2f):", loadAverage()))
+        say("  upload   \(rate(transfer.upSeconds)); peak RSS \(mb(transfer.upPeak - transfer.upBaseline)) above the baseline of \(mb(transfer.upBaseline))   \(target)")
+        say("  download \(rate(transfer.downSeconds)); peak RSS \(mb(transfer.downPeak - transfer.downBaseline)) above the baseline of \(mb(transfer.downBaseline))   \(target)")
         say("  \(read.count == written.count && read.sum == written.sum ? "same" : "DIFFERENT") bytes: \(read.count) of \(written.count), checksum "
             + String(format: "%016llx %@ %016llx", read.sum, read.sum == written.sum ? "=" : "≠", written.sum)
-            + (resettable ? "" : " (peak not resettable here: VmHWM of the whole run)"))
+            + (transfer.resettable ? "" : " (peak not resettable here: VmHWM of the whole run)"))
         if let emulatorPeak, let emulatorAnon, let emulatorFile {
             say("  the emulator process (its own memory): peak RSS \(mb(emulatorPeak)), now \(mb(emulatorAnon)) heap + \(mb(emulatorFile)) file-backed (the spooled upload, mapped)")
         }

@@ -26,6 +26,12 @@ struct BenchError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// The 1-minute load average.
+func loadAverage() -> Double {
+    var loads = [Double](repeating: 0, count: 3)
+    return getloadavg(&loads, 3) > 0 ? loads[0] : .nan
+}
+
 /// Monotonic nanoseconds.
 @inline(__always) func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -110,14 +116,7 @@ final class EmulatorProcess {
         process.standardError = FileHandle.nullDevice
         try process.run()
         // The first line says where it listens, the second where the control API is.
-        var buffer = Data()
-        let reader = output.fileHandleForReading
-        while buffer.filter({ $0 == UInt8(ascii: "\n") }).count < 2 {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
-        }
-        let lines = String(decoding: buffer, as: UTF8.self).split(separator: "\n").map(String.init)
+        let lines = readLines(output.fileHandleForReading, count: 2)
         let line = lines.first ?? ""
         controlURL = lines.dropFirst().first { $0.hasPrefix("control on ") }.flatMap { URL(string: String($0.dropFirst("control on ".count))) }
         guard line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst("listening on ".count))) else {

@@ -169,48 +169,154 @@ func slope(_ points: [(x: Double, y: Double)]) -> Double {
     return sxx > 0 ? sxy / sxx : .nan
 }
 
+/// The soak's calls: which one call `index` is, started through callbacks; `inFlight` chains of them.
+struct SoakDriver: Sendable {
+    let client: SoakClient
+    let api: DataAPI
+    let state: SoakState
+    /// The bare client's session and requests (`--soak-transport bare`).
+    let bareSession: URLSession
+    let bareRequests: [URLRequest]
+    /// The 2 KB container and the record its uploads replace.
+    let blob: Data
+    let uploads: Int
+    let pagingFind = FMFindRequest(["id": "1...30"])
+
+    /// Starts call `index`; `done` runs once with its code.
+    func run(_ index: Int, _ done: @escaping @Sendable (String) -> Void) {
+        let record = index % 1000 + 1
+        if client == .bare {
+            bareSession.dataTask(with: bareRequests[index % bareRequests.count]) { _, response, error in
+                done(error == nil && (response as? HTTPURLResponse)?.statusCode == 200 ? "0" : "-1003")
+            }.resume()
+            return
+        }
+        switch index % 10 {
+        case 0, 1, 2:
+            api.getRecord(layout: "Bench", recordId: record) { _, code in done(code) }
+        case 3:
+            api.find(layout: "Bench", request: FMFindRequest(["id": "\(record)...\(record + 9)"])) { _, code in done(code) }
+        case 4:
+            api.getRecords(layout: "Bench", offset: record, limit: 10) { _, code in done(code) }
+        case 5:
+            api.createRecord(layout: "Bench", fieldData: ["t1": "soak \(index)"]) { [state] reference, code in
+                if let id = reference.flatMap({ Int($0.recordId) }) { state.pushCreated(id) }
+                done(code)
+            }
+        case 6, 7:
+            guard let id = state.popCreated() else {
+                api.getRecord(layout: "Bench", recordId: record) { _, code in done(code) }
+                return
+            }
+            if index % 10 == 7 {
+                api.deleteRecord(layout: "Bench", recordId: id) { _, code in done(code) }
+                return
+            }
+            api.editRecord(layout: "Bench", recordId: id, fieldData: ["t2": "edited \(index)"]) { [state] _, code in
+                state.pushCreated(id) // now for the delete
+                done(code)
+            }
+        case 8:
+            api.forEachPage(layout: "Bench", find: pagingFind, pageSize: 10, page: { _ in true }) { _, code in done(code) }
+        default:
+            container(index, done)
+        }
+    }
+
+    /// A 2 KB container upload (every 20th call) or the container's URL read, then its download (one call of the mix).
+    private func container(_ index: Int, _ done: @escaping @Sendable (String) -> Void) {
+        if index % 20 == 9 {
+            api.uploadContainer(layout: "Files", recordId: uploads, field: "file", data: blob, fileName: "soak.bin") { _, code in done(code) }
+            return
+        }
+        api.getRecord(layout: "Files", recordId: 1) { [api] found, code in
+            guard let fields = found?.first?["fieldData"] as? [String: Any], let text = fields["file"] as? String,
+                  let url = URL(string: text) else { return done(code == "0" ? "no container URL" : code) }
+            api.downloadContainer(url: url) { _, code in done(code) }
+        }
+    }
+
+    /// One of the chains: each completion starts the next call.
+    func chain() {
+        guard let index = state.next() else { return }
+        run(index) { code in
+            state.finished(code, kind: soakKinds[client == .bare ? 10 : index % 20 == 19 ? 11 : index % 10])
+            chain()
+        }
+    }
+}
+
 extension Bench {
     /// `--soak-calls` mixed calls (default 1,000,000), 8 in flight through callbacks (no Task around a
-    /// call, as a Dispatch daemon calls), a pool of 3 sessions, against the emulator in its own process:
-    /// per 10 calls, 3 getRecord, 1 find (10 records), 1 getRecords (10), 1 create, 1 edit and 1 delete of
-    /// what was created, 1 forEachPage (3 pages of 10), and a 2 KB container upload or download (they
-    /// alternate). Prints RSS, heap in use, fds and threads of this process and the emulator's RSS every
-    /// 10 %, then the least-squares slopes in bytes per call after warm-up (the first 10 %, at least 20,000
-    /// calls).
+    /// call, as a Dispatch daemon calls), a pool of 3 sessions, against the emulator in its own process
+    /// (over HTTPS: through the TLS front): per 10 calls, 3 getRecord, 1 find (10 records), 1 getRecords (10),
+    /// 1 create, 1 edit and 1 delete of what was created, 1 forEachPage (3 pages of 10), and a 2 KB
+    /// container upload or download (they alternate). Prints RSS, heap in use, fds and threads of this
+    /// process and the emulator's RSS every 10 %, then the least-squares slopes in bytes per call after
+    /// warm-up (the first 10 %, at least 20,000 calls).
     func soak() async throws {
-        let total = settings.soakCalls
         let inFlight = 8
-        let client = settings.soakClient
+        let driver = try await soakSetup()
+        say("soak over \(baseURL.scheme ?? "http"), \(driver.state.total) mixed calls (\(driver.client.rawValue) client), \(inFlight) in flight through callbacks, "
+            + String(format: "pool of 3; the emulator in its own process; load average %.2f:", loadAverage()))
+        driver.state.begin()
+        let start = now()
+        for _ in 0..<inFlight { driver.chain() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                driver.state.done.wait()
+                continuation.resume()
+            }
+        }
+        let elapsed = Double(now() - start) / 1e9
+        let emulatorLogCount = try? await emulator.logCount()
+        withExtendedLifetime(driver.bareSession) {}
+        soakReport(driver.state, elapsed: elapsed, emulatorLogCount: emulatorLogCount)
+        await driver.api.shutdown()
+    }
+
+    /// The client `--soak-transport` names, a pool of 3; over HTTPS the URLSession transport trusts the system
+    /// bundle (the socket transport speaks plain HTTP only).
+    func makeSoakAPI() throws -> DataAPI {
         var configuration = api.configuration
         configuration.sessionPoolSize = 3
-        let soakAPI: DataAPI
-        switch client {
-        case .default, .bare: soakAPI = DataAPI(configuration: configuration)
-        case .urlsession: soakAPI = DataAPI(configuration: configuration, transport: FMURLSessionTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: 64))
+        switch settings.soakClient {
+        case .default, .bare: return DataAPI(configuration: configuration)
+        case .urlsession:
+            return DataAPI(configuration: configuration.systemTrust,
+                           transport: FMURLSessionTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: 64))
         case .socket:
             #if canImport(Glibc)
-            soakAPI = DataAPI(configuration: configuration, transport: FMSocketTransport(idleTimeout: configuration.timeout))
+            guard !reach.isHTTPS else { throw BenchError("the socket transport speaks plain HTTP only") }
+            return DataAPI(configuration: configuration, transport: FMSocketTransport(idleTimeout: configuration.timeout))
             #else
             throw BenchError("the socket transport is Linux-only")
             #endif
         }
+    }
+
+    /// Set-up: the client, the emulator's request log, a container to download (record 1) and a record the
+    /// uploads replace (an upload changes the container's URL: the downloads' URL must not change under them).
+    func soakSetup() async throws -> SoakDriver {
+        let soakAPI = try makeSoakAPI()
         // The emulator keeps a full request log (10,000 entries, its default, set explicitly): once it is
         // full (before warm-up ends), the emulator's RSS slope says what it keeps per request beyond it.
         try await emulator.setSettings(["maxLoggedRequests": 10_000])
-
-        // Set-up: a container to download (record 1), and a record the uploads replace (an upload changes the
-        // container's URL: the downloads' URL must not change under them).
         let blob = Data((0..<2048).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         _ = try await soakAPI.uploadContainer(layout: "Files", recordId: 1, field: "file", data: blob, fileName: "soak.bin")
         guard let uploads = Int(try await soakAPI.createRecord(layout: "Files", fieldData: [:]).recordId) else {
             throw BenchError("no record for the uploads")
         }
-        let bareSession = URLSession(configuration: .ephemeral)
-        let bareRequests = (1...100).map { rawRequest("records/\($0)") }
+        return SoakDriver(client: settings.soakClient, api: soakAPI, state: soakState(total: settings.soakCalls),
+                          bareSession: URLSession(configuration: .ephemeral), bareRequests: (1...100).map { rawRequest("records/\($0)") },
+                          blob: blob, uploads: uploads)
+    }
 
+    /// The counters and samples, printing a line every 10 %.
+    func soakState(total: Int) -> SoakState {
         let emulator = self.emulator
         let mb = { (bytes: Int) in String(format: "%.1f MB", Double(bytes) / 1e6) }
-        let state = SoakState(
+        return SoakState(
             total: total,
             sampler: { calls in
                 SoakSample(calls: calls, rss: procStatus("VmRSS") ?? 0, heapInUse: heapInUse(), fds: openDescriptors(),
@@ -229,108 +335,35 @@ extension Bench {
                 if !slopes.client.isNaN { line += String(format: "; RSS slope so far %.1f B/call, emulator %.1f", slopes.client, slopes.emulator) }
                 say(line)
             })
-        let pagingFind = FMFindRequest(["id": "1...30"])
+    }
 
-        /// Starts call `index`; `done` runs once with its code.
-        @Sendable func run(_ index: Int, _ done: @escaping @Sendable (String) -> Void) {
-            let record = index % 1000 + 1
-            if client == .bare {
-                bareSession.dataTask(with: bareRequests[index % bareRequests.count]) { _, response, error in
-                    done(error == nil && (response as? HTTPURLResponse)?.statusCode == 200 ? "0" : "-1003")
-                }.resume()
-                return
-            }
-            switch index % 10 {
-            case 0, 1, 2:
-                soakAPI.getRecord(layout: "Bench", recordId: record) { _, code in done(code) }
-            case 3:
-                soakAPI.find(layout: "Bench", request: FMFindRequest(["id": "\(record)...\(record + 9)"])) { _, code in done(code) }
-            case 4:
-                soakAPI.getRecords(layout: "Bench", offset: record, limit: 10) { _, code in done(code) }
-            case 5:
-                soakAPI.createRecord(layout: "Bench", fieldData: ["t1": "soak \(index)"]) { reference, code in
-                    if let id = reference.flatMap({ Int($0.recordId) }) { state.pushCreated(id) }
-                    done(code)
-                }
-            case 6:
-                guard let id = state.popCreated() else {
-                    soakAPI.getRecord(layout: "Bench", recordId: record) { _, code in done(code) }
-                    return
-                }
-                soakAPI.editRecord(layout: "Bench", recordId: id, fieldData: ["t2": "edited \(index)"]) { _, code in
-                    state.pushCreated(id) // now for the delete
-                    done(code)
-                }
-            case 7:
-                guard let id = state.popCreated() else {
-                    soakAPI.getRecord(layout: "Bench", recordId: record) { _, code in done(code) }
-                    return
-                }
-                soakAPI.deleteRecord(layout: "Bench", recordId: id) { _, code in done(code) }
-            case 8:
-                soakAPI.forEachPage(layout: "Bench", find: pagingFind, pageSize: 10, page: { _ in true }) { _, code in done(code) }
-            default:
-                if index % 20 == 9 {
-                    soakAPI.uploadContainer(layout: "Files", recordId: uploads, field: "file", data: blob, fileName: "soak.bin") { _, code in done(code) }
-                } else { // read the container's URL, then download it (one call of the mix)
-                    soakAPI.getRecord(layout: "Files", recordId: 1) { found, code in
-                        guard let fields = found?.first?["fieldData"] as? [String: Any], let text = fields["file"] as? String,
-                              let url = URL(string: text) else { return done(code == "0" ? "no container URL" : code) }
-                        soakAPI.downloadContainer(url: url) { _, code in done(code) }
-                    }
-                }
-            }
-        }
-        /// One of `inFlight` chains: each completion starts the next call.
-        @Sendable func chain() {
-            guard let index = state.next() else { return }
-            run(index) { code in
-                state.finished(code, kind: soakKinds[client == .bare ? 10 : index % 20 == 19 ? 11 : index % 10])
-                chain()
-            }
-        }
-
-        say("soak, \(total) mixed calls (\(client.rawValue) client), \(inFlight) in flight through callbacks, pool of 3; the emulator in its own process:")
-        state.begin()
-        let start = now()
-        for _ in 0..<inFlight { chain() }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                state.done.wait()
-                continuation.resume()
-            }
-        }
-        let elapsed = Double(now() - start) / 1e9
-        let emulatorLogCount = try? await emulator.logCount()
-        withExtendedLifetime(bareSession) {}
-
+    /// Report: failures, the slopes after warm-up, fds and threads first and last, throughput early and late.
+    func soakReport(_ state: SoakState, elapsed: Double, emulatorLogCount: Int?) {
+        let mb = { (bytes: Int) in String(format: "%.1f MB", Double(bytes) / 1e6) }
         let warmUp = state.warmUp
         let measured = state.samples.filter { $0.calls >= warmUp }
         let perCall = { (value: (SoakSample) -> Int) in
             slope(measured.map { (Double($0.calls), Double(value($0))) })
         }
-        let first = measured.first, last = measured.last
-        say(String(format: "  %.0f s, %.0f calls/s; failures: %@", elapsed, Double(total) / elapsed,
+        say(String(format: "  %.0f s, %.0f calls/s, load average %.2f; failures: %@", elapsed, Double(state.total) / elapsed, loadAverage(),
                    state.failures.isEmpty ? "none" : state.failures.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")))
         say(String(format: "  after warm-up (%d calls, %d samples): RSS slope %.1f B/call, heap-in-use slope %.1f B/call   target ≤ 16; "
                    + "emulator RSS slope %.1f B/call", warmUp, measured.count, perCall(\.rss), perCall(\.heapInUse), perCall(\.emulatorRSS)))
-        if let first, let last {
-            say("  client: fds \(first.fds) → \(last.fds), threads \(first.threads) → \(last.threads), RSS \(mb(first.rss)) → \(mb(last.rss)); "
-                + "emulator: fds \(first.emulatorFDs) → \(last.emulatorFDs), threads \(first.emulatorThreads) → \(last.emulatorThreads), "
-                + "RSS \(mb(first.emulatorRSS)) → \(mb(last.emulatorRSS)), request log \(emulatorLogCount.map(String.init) ?? "?") entries")
-            // Throughput and the emulator's CPU per call, first tenth after warm-up against the last tenth.
-            let tenth = measured.filter { $0.calls <= first.calls + (last.calls - first.calls) / 10 }.last
-            let lastTenth = measured.filter { $0.calls >= last.calls - (last.calls - first.calls) / 10 }.first
-            if let tenth, let lastTenth, tenth.calls > first.calls, last.calls > lastTenth.calls {
-                func rate(_ a: SoakSample, _ b: SoakSample) -> (callsPerSecond: Double, cpu: Double) {
-                    let calls = Double(b.calls - a.calls)
-                    return (calls / (Double(b.time - a.time) / 1e9), (b.emulatorCPU - a.emulatorCPU) / calls * 1e6)
-                }
-                let early = rate(first, tenth), late = rate(lastTenth, last)
-                say(String(format: "  throughput %.0f → %.0f calls/s (%.2f×), emulator CPU %.0f → %.0f µs/call (first and last tenth after warm-up)",
-                           early.callsPerSecond, late.callsPerSecond, late.callsPerSecond / early.callsPerSecond, early.cpu, late.cpu))
+        guard let first = measured.first, let last = measured.last else { return }
+        say("  client: fds \(first.fds) → \(last.fds), threads \(first.threads) → \(last.threads), RSS \(mb(first.rss)) → \(mb(last.rss)); "
+            + "emulator: fds \(first.emulatorFDs) → \(last.emulatorFDs), threads \(first.emulatorThreads) → \(last.emulatorThreads), "
+            + "RSS \(mb(first.emulatorRSS)) → \(mb(last.emulatorRSS)), request log \(emulatorLogCount.map(String.init) ?? "?") entries")
+        // Throughput and the emulator's CPU per call, first tenth after warm-up against the last tenth.
+        let tenth = measured.filter { $0.calls <= first.calls + (last.calls - first.calls) / 10 }.last
+        let lastTenth = measured.filter { $0.calls >= last.calls - (last.calls - first.calls) / 10 }.first
+        if let tenth, let lastTenth, tenth.calls > first.calls, last.calls > lastTenth.calls {
+            func rate(_ a: SoakSample, _ b: SoakSample) -> (callsPerSecond: Double, cpu: Double) {
+                let calls = Double(b.calls - a.calls)
+                return (calls / (Double(b.time - a.time) / 1e9), (b.emulatorCPU - a.emulatorCPU) / calls * 1e6)
             }
+            let early = rate(first, tenth), late = rate(lastTenth, last)
+            say(String(format: "  throughput %.0f → %.0f calls/s (%.2f×), emulator CPU %.0f → %.0f µs/call (first and last tenth after warm-up)",
+                       early.callsPerSecond, late.callsPerSecond, late.callsPerSecond / early.callsPerSecond, early.cpu, late.cpu))
         }
-        await soakAPI.shutdown()
     }
 }

@@ -9,6 +9,11 @@ extension Bench {
     /// each transport costs or saves per call (Linux only).
     func transport() async throws {
         #if canImport(Glibc)
+        guard !reach.isHTTPS else {
+            say("transport: FMSocketTransport speaks plain HTTP only; run this scenario without --tls/--base-url (percall compares "
+                + "FMCurlTransport with FMURLSessionTransport over HTTPS)")
+            return
+        }
         let configuration = api.configuration
         let socketAPI = DataAPI(configuration: configuration, transport: FMSocketTransport(idleTimeout: configuration.timeout))
         let sessionAPI = DataAPI(configuration: configuration, transport: FMURLSessionTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: 64))

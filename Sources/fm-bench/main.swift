@@ -3,6 +3,17 @@
 //   swift build -c release && .build/release/fm-bench [SCENARIO…] [--rounds N] [--calls N] [--records N]
 //                                                      [--paging-records N] [--container-mib N] [--no-python]
 //                                                      [--profile CONTENDER]   (one decode/endtoend contender, repeatedly)
+//                                                      [--tls | --base-url https://… [--ca-file PEM] --emulator-port N]
+//
+// HTTPS (issue 31): `--tls` puts a TLS front before every emulator fm-bench starts (nginx with a certificate from a
+// throwaway CA made with the openssl CLI: Tests/bench/tls-front.sh; root, nginx and openssl needed). SwiftFM trusts
+// the CA through FMConfiguration.tls (caCertificates) alone; the whole run happens in a private mount namespace
+// whose system CA bundle also holds the CA (`tls-front.sh trusted`), so the bare-URLSession baselines and the
+// FMURLSessionTransport contenders trust it the way a Linux user trusts a private CA; the machine's trust store
+// is never touched. `--base-url https://… --ca-file ca.pem --emulator-port N`: a front you started yourself,
+// proxying to the emulator fm-bench starts on port N (trust the CA for the baselines yourself, for example
+// `Tests/bench/tls-front.sh trusted ca.pem -- .build/release/fm-bench --base-url …`). Over HTTPS python-fmrest
+// is left out, the socket transport's contenders too (http only); clarisid stays on http; restart needs --tls.
 //
 // Method (DESIGN.md, "Performance"): the emulator runs in its own process (`fm-emulator` from the same
 // directory, serving a schema this program writes: one 20-field table); contenders are interleaved call by
@@ -14,7 +25,7 @@
 //   percall   get one record, from a plain thread waiting on a semaphore: the callback API vs a raw URLSession
 //             data task (bytes only, and + JSONSerialization), the async API vs a raw request bridged the
 //             same way (a Task and a continuation around each); on Linux also the callback API over
-//             FMURLSessionTransport (http:// hosts default to FMSocketTransport there)
+//             FMURLSessionTransport (the default there is FMCurlTransport); over HTTPS all through the same front
 //   transport get one record through callbacks: SwiftFM over FMSocketTransport vs over FMURLSessionTransport
 //             (Linux; the socket transport is the default for http:// hosts only if not slower)
 //   decode    a found set's bytes already in memory → records: raw vs python-fmrest (json.loads + Records),
@@ -38,7 +49,7 @@
 //             the longest call, the default policy vs FMRetryPolicy(maxAttempts: 3)
 //   inflight  (only when named) maxConcurrentRequests 32, pool of 32, the emulator holding each request 200 ms:
 //             4 threads × 32 reads through callbacks, timeout 30 s, for the default transport, FMURLSessionTransport
-//             and FMSocketTransport (Linux): the most requests at the server at once (its maxInFlight counter),
+//             and FMSocketTransport (Linux, http only): the most requests at the server at once (its maxInFlight counter),
 //             failed calls, logins, wall time (target ≥ 24 at once, 0 timeouts); baseline: the same burst
 //             through a bare URLSession at its defaults (httpMaximumConnectionsPerHost unset: 6 on Linux)
 //   emulatorlog  the emulator's cost of a read with a full request log vs a log of one entry (in process)
@@ -46,7 +57,8 @@
 //             client's CPU per sign-in, median of 20 (target ≤ 50 ms)
 //   container a --container-mib MiB file (default 1024) up with uploadContainer(…fileURL:…) and down with
 //             downloadContainer(url:to:): same bytes, peak RSS above the baseline for each (target < 100 MB)
-// Further scenarios (retries and the concurrency cap, the session pool) register in `scenarios` below.
+// Further scenarios register in `scenarios` below. Each measuring scenario is cut into set-up, run and report
+// functions (none over 100 lines); soak, percall, inflight, restart and container run over HTTPS too.
 import Foundation
 import SwiftFM
 #if canImport(FoundationNetworking)
@@ -69,6 +81,14 @@ struct Settings {
     var soakCalls = 1_000_000
     /// `--soak-transport NAME`: the client the soak drives.
     var soakClient = SoakClient.default
+    /// `--tls`: TLS fronts fm-bench starts itself.
+    var tls = false
+    /// `--base-url URL`: a TLS front started by somebody else, before `--emulator-port`.
+    var baseURL: URL?
+    /// `--ca-file PEM`: the CA that `--base-url`'s certificate comes from (`FMTLSOptions.caCertificates`).
+    var caFile: URL?
+    /// `--emulator-port N`: where the emulator listens (for `--base-url`'s front to proxy to).
+    var emulatorPort: Int?
 }
 
 var settings = Settings()
@@ -98,11 +118,17 @@ while !arguments.isEmpty {
         }
         arguments.removeFirst()
         settings.soakClient = client
+    case "--tls": settings.tls = true
+    case "--emulator-port": settings.emulatorPort = number()
+    case "--base-url", "--ca-file":
+        guard let text = arguments.first else { say("fm-bench: \(argument) needs a value"); exit(2) }
+        arguments.removeFirst()
+        if argument == "--ca-file" { settings.caFile = URL(fileURLWithPath: text) } else { settings.baseURL = URL(string: text) }
     case "--profile":
         guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
         settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [metrics] [instrumentation] [restart] [inflight] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare]")
+        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [metrics] [instrumentation] [restart] [inflight] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare] [--tls | --base-url https://… [--ca-file PEM] --emulator-port N]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
@@ -112,6 +138,22 @@ while !arguments.isEmpty {
         settings.selected.append(argument)
     }
 }
+
+if settings.tls && settings.baseURL != nil { say("fm-bench: --tls and --base-url exclude each other"); exit(2) }
+if settings.baseURL != nil && settings.emulatorPort == nil { say("fm-bench: --base-url needs --emulator-port (where its front proxies to)"); exit(2) }
+let tlsDirectory = ProcessInfo.processInfo.environment["FM_BENCH_TLS_DIR"].map { URL(fileURLWithPath: $0) }
+if settings.tls && tlsDirectory == nil {
+    exit(try runTrustingThrowawayCA()) // again, inside the namespace that trusts the throwaway CA
+}
+let reach: Reach
+if settings.tls, let tlsDirectory {
+    reach = .ownFront(directory: tlsDirectory, script: try tlsFrontScript())
+} else if let baseURL = settings.baseURL {
+    reach = .givenFront(baseURL)
+} else {
+    reach = .plain
+}
+let caFile = settings.tls ? tlsDirectory?.appendingPathComponent("ca.crt") : settings.caFile
 
 // MARK: - The data: one table of 20 fields, records made by auto-enter
 
@@ -168,14 +210,26 @@ let tableSize = chosen.contains("paging") ? max(settings.records, settings.pagin
 let schemaFile = directory.appendingPathComponent("schema.json")
 try schemaJSON(records: tableSize).write(to: schemaFile)
 
-let wantsPython = settings.python && (chosen.contains("decode") || chosen.contains("endtoend")) && pythonFmrestAvailable()
-let emulator: EmulatorProcess
-if wantsPython, let onPort3000 = try? EmulatorProcess(schema: schemaFile, port: 3000) {
-    emulator = onPort3000
+let wantsPython = settings.python && !reach.isHTTPS && (chosen.contains("decode") || chosen.contains("endtoend")) && pythonFmrestAvailable()
+let served: Served
+if wantsPython, let onPort3000 = try? Served(schema: schemaFile, port: 3000, reach: reach) {
+    served = onPort3000
 } else {
-    emulator = try EmulatorProcess(schema: schemaFile, port: 0)
+    served = try Served(schema: schemaFile, port: settings.emulatorPort ?? 0, reach: reach)
 }
-defer { emulator.stop() }
+defer { served.stop() }
+let emulator = served.emulator
+// SIGTERM or SIGINT (a `timeout`, ^C, the outer run of --tls passing one on): the emulator and its front end too.
+let stopSources = [SIGTERM, SIGINT].map { number in
+    signal(number, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+    source.setEventHandler { [served] in
+        served.stop()
+        exit(128 + number)
+    }
+    source.resume()
+    return source
+}
 var python: PythonContender?
 if wantsPython, emulator.url.port == 3000 {
     let script = directory.appendingPathComponent("fmrest_driver.py")
@@ -187,17 +241,21 @@ defer { python?.stop() }
 
 let pythonState = python != nil ? "1.8.0"
     : !(chosen.contains("decode") || chosen.contains("endtoend")) ? "not needed by these scenarios"
+    : reach.isHTTPS ? "left out over HTTPS (fm-bench drives it over http on port 3000 only)"
     : settings.python ? "not available (pip install python-fmrest==1.8.0)" : "left out (--no-python)"
-let api = DataAPI(configuration: FMConfiguration(host: emulator.url.absoluteString, database: "Bench", username: "admin", password: "admin"))
+var benchConfiguration = FMConfiguration(host: served.url.absoluteString, database: "Bench", username: "admin", password: "admin")
+benchConfiguration.tls = FMTLSOptions(caCertificates: caFile)
+let api = DataAPI(configuration: benchConfiguration)
 let token = try await api.login()
 let processorCount = ProcessInfo.processInfo.activeProcessorCount
-say("fm-bench, \(Date()): \(processorCount) cores, load average \(String(format: "%.2f", loadAverage())); emulator \(emulator.url.absoluteString) in its own process, "
+let reachText = switch reach {
+case .plain: ""
+case .ownFront: " behind a TLS front (nginx, a throwaway CA: FMTLSOptions.caCertificates for SwiftFM, the system bundle in this run's own mount namespace for URLSession) at \(served.url.absoluteString)"
+case .givenFront(let base): " behind the TLS front at \(base.absoluteString) (CA: \(caFile?.path ?? "the system store"))"
+}
+say("fm-bench, \(Date()): \(processorCount) cores, load average \(String(format: "%.2f", loadAverage())); emulator \(emulator.url.absoluteString) in its own process\(reachText), "
     + "\(tableSize) records × 20 fields; \(settings.rounds) rounds; python-fmrest \(pythonState)")
 
-func loadAverage() -> Double {
-    var loads = [Double](repeating: 0, count: 3)
-    return getloadavg(&loads, 3) > 0 ? loads[0] : .nan
-}
 
 /// Everything a scenario needs; scenarios run off the main actor (no actor hop inside a measurement).
 struct Bench: @unchecked Sendable {
@@ -206,13 +264,17 @@ struct Bench: @unchecked Sendable {
     let api: DataAPI
     let session: URLSession
     let emulator: EmulatorProcess
+    /// What clients call: the emulator, or the TLS front before it.
+    let baseURL: URL
+    /// How emulators are reached (a scenario that starts its own puts the same kind of front before it).
+    let reach: Reach
     let directory: URL
     let python: PythonContender?
     let token: String
     let tableSize: Int
 
     func rawRequest(_ path: String) -> URLRequest {
-        var request = URLRequest(url: URL(string: emulator.url.absoluteString.trimmingCharacters(in: ["/"]) + "/fmi/data/vLatest/databases/Bench/layouts/Bench/" + path)!)
+        var request = URLRequest(url: URL(string: baseURL.absoluteString.trimmingCharacters(in: ["/"]) + "/fmi/data/vLatest/databases/Bench/layouts/Bench/" + path)!)
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         return request
     }
@@ -370,7 +432,7 @@ struct PythonTime: Error { var seconds: Double }
 // MARK: - Scenario table (the lead adds retries/cap and session-pool scenarios here)
 
 let bench = Bench(settings: settings, api: api, session: URLSession(configuration: .ephemeral), emulator: emulator,
-                  directory: directory, python: python, token: token, tableSize: tableSize)
+                  baseURL: served.url, reach: reach, directory: directory, python: python, token: token, tableSize: tableSize)
 let scenarios: [(name: String, run: @Sendable (Bench) async throws -> Void)] = [
     ("paging", { try await $0.paging() }), // first: its peak RSS is measured from a clean baseline
     ("percall", { try await $0.perCall() }),
