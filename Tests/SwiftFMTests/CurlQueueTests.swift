@@ -14,14 +14,14 @@ struct CurlQueueTests {
     /// second waits for the connection all that time and is then answered. Before, the idle timer counted from when
     /// the second was handed to libcurl, and it failed with `timedOut` while it had not been sent yet.
     @Test func aRequestWaitingForAConnectionIsNotSilent() async {
-        let body = Data(repeating: UInt8(ascii: "a"), count: 12)
+        let body = Data(repeating: UInt8(ascii: "a"), count: 60)
         let server = HostileServer { _, index in
             index == 0
-                ? .drip(head: "HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n", body: body, interval: 0.25)
+                ? .drip(head: "HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n", body: body, interval: 0.1)
                 : .answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
         }
         defer { server.stop() }
-        let transport = FMCurlTransport(idleTimeout: 1, maxConnectionsPerHost: 1)
+        let transport = FMCurlTransport(idleTimeout: 3, maxConnectionsPerHost: 1)
         async let first = roundTrip(transport, server.url + "/first")
         async let second = roundTrip(transport, server.url + "/second")
         let (one, two) = await (first, second)
