@@ -35,14 +35,73 @@ enum ODataXML {
 
     /// The document's root element.
     static func parse(_ data: Data) throws -> Element {
-        let bytes = Array(data)
-        var index = 0
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+        var reader = Reader(data)
         var stack: [Element] = []
         var root: Element?
+        while !reader.isAtEnd {
+            if !reader.starts("<") {
+                let text = try reader.readText()
+                if let top = stack.last {
+                    top.text += text
+                } else if !text.allSatisfy({ $0.isWhitespace }) {
+                    throw reader.fail("text outside the root element")
+                }
+                continue
+            }
+            if reader.starts("<?") { try reader.skip(past: "?>"); continue }
+            if reader.starts("<!--") { try reader.skip(past: "-->"); continue }
+            if reader.starts("<![CDATA[") {
+                let text = try reader.readCDATA()
+                guard let top = stack.last else { throw reader.fail("CDATA outside the root element") }
+                top.text += text
+                continue
+            }
+            if reader.starts("<!") { throw reader.fail("a document type declaration (not read)") }
+            if reader.starts("</") {
+                let name = try reader.readEndTag()
+                guard let top = stack.popLast(), top.name == local(name) else { throw reader.fail("an end tag </\(name)> that does not match") }
+                continue
+            }
+            let tag = try reader.readStartTag()
+            let element = Element(name: local(tag.name), attributes: tag.attributes)
+            if let top = stack.last {
+                top.children.append(element)
+            } else {
+                guard root == nil else { throw reader.fail("a second root element") }
+                root = element
+            }
+            if !tag.selfClosing {
+                stack.append(element)
+                guard stack.count <= maxDepth else { throw reader.fail("elements nested too deeply") }
+            }
+        }
+        guard stack.isEmpty else { throw Failure(description: "XML: the document ends inside <\(stack.last?.name ?? "")>") }
+        guard let root else { throw Failure(description: "XML: no root element") }
+        return root
+    }
+
+    /// A cursor over a document's bytes that reads one piece of markup or text at a time.
+    private struct Reader {
+        let bytes: [UInt8]
+        var index = 0
+
+        /// Starts after a UTF-8 byte order mark, if any.
+        init(_ data: Data) {
+            bytes = Array(data)
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+        }
+
+        /// Whether every byte has been read.
+        var isAtEnd: Bool { index >= bytes.count }
+
+        /// A failure at the current byte.
         func fail(_ what: String) -> Failure { Failure(description: "XML: \(what) at byte \(index)") }
+
+        /// Whether the bytes from the current one start with `text`.
         func starts(_ text: String) -> Bool { bytes[index...].starts(with: text.utf8) }
-        func skip(past end: String) throws {
+
+        /// Moves past the next `end`; throws when there is none.
+        mutating func skip(past end: String) throws {
             let marker = Array(end.utf8)
             while index < bytes.count {
                 if bytes[index...].starts(with: marker) { index += marker.count; return }
@@ -50,7 +109,9 @@ enum ODataXML {
             }
             throw fail("unterminated markup (no \(end))")
         }
-        func readName() -> String {
+
+        /// A name up to white space, `>`, `/` or `=` (possibly empty).
+        mutating func readName() -> String {
             let start = index
             while index < bytes.count {
                 let byte = bytes[index]
@@ -60,92 +121,80 @@ enum ODataXML {
             }
             return String(decoding: bytes[start..<index], as: UTF8.self)
         }
-        func skipSpace() {
+
+        /// Moves past white space.
+        mutating func skipSpace() {
             while index < bytes.count, [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")].contains(bytes[index]) {
                 index += 1
             }
         }
-        while index < bytes.count {
-            if bytes[index] != UInt8(ascii: "<") {
-                let start = index
-                while index < bytes.count, bytes[index] != UInt8(ascii: "<") { index += 1 }
-                let text = try decode(bytes[start..<index], fail)
-                if let top = stack.last {
-                    top.text += text
-                } else if !text.allSatisfy({ $0.isWhitespace }) {
-                    throw fail("text outside the root element")
-                }
-                continue
-            }
-            if starts("<?") { try skip(past: "?>"); continue }
-            if starts("<!--") { try skip(past: "-->"); continue }
-            if starts("<![CDATA[") {
-                index += 9
-                let start = index
-                try skip(past: "]]>")
-                guard let top = stack.last else { throw fail("CDATA outside the root element") }
-                top.text += String(decoding: bytes[start..<(index - 3)], as: UTF8.self)
-                continue
-            }
-            if starts("<!") { throw fail("a document type declaration (not read)") }
-            if starts("</") {
-                index += 2
-                let name = readName()
-                skipSpace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ">") else { throw fail("a malformed end tag") }
-                index += 1
-                guard let top = stack.popLast(), top.name == local(name) else { throw fail("an end tag </\(name)> that does not match") }
-                continue
-            }
+
+        /// The text up to the next `<` (or the end), its references replaced.
+        mutating func readText() throws -> String {
+            let start = index
+            while index < bytes.count, bytes[index] != UInt8(ascii: "<") { index += 1 }
+            return try ODataXML.decode(bytes[start..<index]) { fail($0) }
+        }
+
+        /// The text of a `<![CDATA[…]]>` section, read as is.
+        mutating func readCDATA() throws -> String {
+            index += 9
+            let start = index
+            try skip(past: "]]>")
+            return String(decoding: bytes[start..<(index - 3)], as: UTF8.self)
+        }
+
+        /// The name of an end tag `</name>`.
+        mutating func readEndTag() throws -> String {
+            index += 2
+            let name = readName()
+            skipSpace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ">") else { throw fail("a malformed end tag") }
+            index += 1
+            return name
+        }
+
+        /// A start tag `<name …>` or `<name …/>`: its name, its attributes without prefixes (namespace
+        /// declarations left out), and whether it closes itself.
+        mutating func readStartTag() throws -> (name: String, attributes: [String: String], selfClosing: Bool) {
             index += 1
             let name = readName()
             guard !name.isEmpty else { throw fail("an element without a name") }
             var attributes: [String: String] = [:]
-            var selfClosing = false
             while true {
                 skipSpace()
                 guard index < bytes.count else { throw fail("an unterminated start tag") }
-                if bytes[index] == UInt8(ascii: ">") { index += 1; break }
+                if bytes[index] == UInt8(ascii: ">") { index += 1; return (name, attributes, false) }
                 if bytes[index] == UInt8(ascii: "/") {
                     guard index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: ">") else { throw fail("a malformed start tag") }
                     index += 2
-                    selfClosing = true
-                    break
+                    return (name, attributes, true)
                 }
-                let attribute = readName()
-                guard !attribute.isEmpty else { throw fail("a malformed attribute") }
-                skipSpace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else { throw fail("an attribute without a value") }
-                index += 1
-                skipSpace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") else {
-                    throw fail("an unquoted attribute value")
-                }
-                let quote = bytes[index]
-                index += 1
-                let start = index
-                while index < bytes.count, bytes[index] != quote { index += 1 }
-                guard index < bytes.count else { throw fail("an unterminated attribute value") }
-                let value = try decode(bytes[start..<index], fail)
-                index += 1
-                if !attribute.hasPrefix("xmlns") { attributes[local(attribute)] = value }
-            }
-            let element = Element(name: local(name), attributes: attributes)
-            if let top = stack.last {
-                top.children.append(element)
-            } else {
-                guard root == nil else { throw fail("a second root element") }
-                root = element
-            }
-            if !selfClosing {
-                stack.append(element)
-                guard stack.count <= maxDepth else { throw fail("elements nested too deeply") }
+                let (attribute, value) = try readAttribute()
+                if !attribute.hasPrefix("xmlns") { attributes[ODataXML.local(attribute)] = value }
             }
         }
-        guard stack.isEmpty else { throw Failure(description: "XML: the document ends inside <\(stack.last?.name ?? "")>") }
-        guard let root else { throw Failure(description: "XML: no root element") }
-        return root
 
+        /// An attribute `name="value"` or `name='value'`, its value's references replaced.
+        mutating func readAttribute() throws -> (name: String, value: String) {
+            let attribute = readName()
+            guard !attribute.isEmpty else { throw fail("a malformed attribute") }
+            skipSpace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else { throw fail("an attribute without a value") }
+            index += 1
+            skipSpace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") else {
+                throw fail("an unquoted attribute value")
+            }
+            let quote = bytes[index]
+            index += 1
+            let start = index
+            while index < bytes.count, bytes[index] != quote { index += 1 }
+            guard index < bytes.count else { throw fail("an unterminated attribute value") }
+            let value = try ODataXML.decode(bytes[start..<index]) { fail($0) }
+            index += 1
+            return (attribute, value)
+        }
     }
 
     /// `edmx:Edmx` → `Edmx`.

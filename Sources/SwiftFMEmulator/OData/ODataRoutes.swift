@@ -145,15 +145,12 @@ extension EmulatorState {
 
     // MARK: Dispatch
 
+    /// Routes a request by its path segments under `/fmi/odata/v4`: the database list, a database's service
+    /// document, `$metadata`, system tables, webhooks, `$batch`, scripts, then a set or one of its records.
     private mutating func odataDispatch(_ segments: [String], _ ctx: inout ODataContext) throws -> HTTPResponse {
         let method = ctx.request.method == "HEAD" ? "GET" : ctx.request.method
-        func only(_ allowed: String...) throws {
-            guard allowed.contains(method) else {
-                throw ODataError(405, "-1003", "Unsupported OData operation - only \(allowed.joined(separator: ", ")) supported here")
-            }
-        }
         guard let dbSegment = segments.first else {
-            try only("GET")
+            try Self.odataOnly(method, "GET")
             return odataDatabaseList(ctx)
         }
         var dbName = dbSegment
@@ -164,11 +161,11 @@ extension EmulatorState {
         ctx.dbSegment = dbSegment
         let rest = Array(segments.dropFirst())
         guard let first = rest.first else {
-            try only("GET")
+            try Self.odataOnly(method, "GET")
             return odataServiceDocument(ctx)
         }
         if first == "$metadata" {
-            try only("GET")
+            try Self.odataOnly(method, "GET")
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
             return odataMetadata(ctx)
         }
@@ -181,12 +178,12 @@ extension EmulatorState {
             return try odataWebhookRoute(String(first.dropFirst(8)), method: method, ctx)
         }
         if first == "$batch" {
-            try only("POST")
+            try Self.odataOnly(method, "POST")
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
             return try odataBatch(ctx)
         }
         if first.hasPrefix("Script.") {
-            try only("POST")
+            try Self.odataOnly(method, "POST")
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
             return try odataScript(String(first.dropFirst(7)), ctx)
         }
@@ -196,48 +193,66 @@ extension EmulatorState {
             throw ODataError(404, "-1020", "Table '\(setName)' not defined in database")
         }
         guard let keyText else {
-            if rest.count == 1 {
-                switch method {
-                case "GET": return try odataCollection(set, ctx)
-                case "POST": return try odataCreate(set, ctx)
-                case "PATCH", "DELETE": return try odataChangeMatching(set, method: method, ctx)
-                default: try only("GET", "POST", "PATCH", "DELETE")
-                }
-            }
-            if rest.count == 2, rest[1] == "$count" {
-                try only("GET")
-                let ids = try odataFilteredIDs(set, filter: ctx.options["filter"])
-                return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("OData-Version", "4.0")], body: Data(String(ids.count).utf8))
-            }
-            if rest.count == 2, rest[1].hasPrefix("Script.") {
-                try only("POST")
-                return try odataScript(String(rest[1].dropFirst(7)), ctx)
-            }
-            throw ODataError.syntax(rest[1])
+            return try odataCollectionRoute(set, rest, method: method, ctx)
         }
         let id = try odataRecordID(set, keyText: keyText)
+        return try odataRecordRoute(set, id: id, rest, method: method, ctx)
+    }
+
+    /// Throws 405 unless `method` is one of `allowed`.
+    private static func odataOnly(_ method: String, _ allowed: String...) throws {
+        guard allowed.contains(method) else {
+            throw ODataError(405, "-1003", "Unsupported OData operation - only \(allowed.joined(separator: ", ")) supported here")
+        }
+    }
+
+    /// `{set}`, `{set}/$count` and `{set}/Script.{name}`: `rest` starts with the set's segment, without a key.
+    private mutating func odataCollectionRoute(_ set: ODataSet, _ rest: [String], method: String, _ ctx: ODataContext) throws -> HTTPResponse {
+        if rest.count == 1 {
+            switch method {
+            case "GET": return try odataCollection(set, ctx)
+            case "POST": return try odataCreate(set, ctx)
+            case "PATCH", "DELETE": return try odataChangeMatching(set, method: method, ctx)
+            default: try Self.odataOnly(method, "GET", "POST", "PATCH", "DELETE")
+            }
+        }
+        if rest.count == 2, rest[1] == "$count" {
+            try Self.odataOnly(method, "GET")
+            let ids = try odataFilteredIDs(set, filter: ctx.options["filter"])
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("OData-Version", "4.0")], body: Data(String(ids.count).utf8))
+        }
+        if rest.count == 2, rest[1].hasPrefix("Script.") {
+            try Self.odataOnly(method, "POST")
+            return try odataScript(String(rest[1].dropFirst(7)), ctx)
+        }
+        throw ODataError.syntax(rest[1])
+    }
+
+    /// `{set}({key})` and what follows it (a script, a navigation, a field or its `$value`): `rest` starts
+    /// with the keyed segment, `id` is the record it addresses.
+    private mutating func odataRecordRoute(_ set: ODataSet, id: Int, _ rest: [String], method: String, _ ctx: ODataContext) throws -> HTTPResponse {
         if rest.count == 1 {
             switch method {
             case "GET": return try odataEntity(set, id: id, ctx)
             case "PATCH", "PUT": return try odataUpdate(set, id: id, ctx)
             case "DELETE": return try odataDelete(set, id: id, ctx)
-            default: try only("GET", "PATCH", "DELETE")
+            default: try Self.odataOnly(method, "GET", "PATCH", "DELETE")
             }
         }
         let part = rest[1]
         if part.hasPrefix("Script.") {
-            try only("POST")
+            try Self.odataOnly(method, "POST")
             return try odataScript(String(part.dropFirst(7)), ctx)
         }
         if let nav = set.nav(part) {
-            try only("GET")
+            try Self.odataOnly(method, "GET")
             guard rest.count == 2 else { throw ODataError.syntax(rest[2]) }
             return try odataNavigation(set, id: id, nav: nav, ctx)
         }
         guard let field = set.field(part) else { throw ODataError.noField(part) }
         if rest.count == 2 {
             if method == "PATCH" || method == "PUT" { return try odataUploadBinary(set, id: id, field: field, ctx) }
-            try only("GET")
+            try Self.odataOnly(method, "GET")
             return try odataFieldValue(set, id: id, field: field, raw: false, ctx)
         }
         guard rest.count == 3, rest[2] == "$value" else { throw ODataError.syntax(rest[2]) }
