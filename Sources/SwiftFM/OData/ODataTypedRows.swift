@@ -12,17 +12,21 @@ extension ODataEnvelope {
         }
     }
 
+    /// ``typedPage(_:_:status:)`` straight from the answer's bytes, no dictionaries in between: `nil` when the
+    /// body is not an object whose `value` decodes as `[T]` (the caller then takes the path that says why).
+    static func typedPageFromBytes<T: Decodable>(_ type: T.Type, _ body: Data, status: Int) throws(FMError) -> FMODataTypedPage<T>? {
+        guard let fast = try? FileMakerDecoder().decodeMember([T].self, "value", of: body) else { return nil }
+        return FMODataTypedPage(rows: fast.value, count: try count(in: fast.others, status: status),
+                                nextLink: try nextLink(in: fast.others, status: status))
+    }
+
     /// A collection answer with its rows decoded into `T` with FileMaker's rules (as the Data API's typed
     /// reads), read from the answer's bytes in one pass, annotations (`@odata.id`, …) left in as keys `T`
     /// does not read. A row that does not decode gives `-1007`
     /// naming the row and the field.
     static func typedPage<T: Decodable>(_ type: T.Type, _ body: Data, status: Int) throws(FMError) -> FMODataTypedPage<T> {
-        // Straight from the bytes (no dictionaries in between); anything that does not read goes the slow way
-        // below, which names what was wrong.
-        if let fast = try? FileMakerDecoder().decodeMember([T].self, "value", of: body),
-           let count = try? count(in: fast.others, status: status), let next = try? nextLink(in: fast.others, status: status) {
-            return FMODataTypedPage(rows: fast.value, count: count, nextLink: next)
-        }
+        // Anything that does not read from the bytes goes the slow way below, which names what was wrong.
+        if let page = try typedPageFromBytes(T.self, body, status: status) { return page }
         let object = try object(body, status: status)
         guard let values = object["value"] as? [Any] else { throw .malformed("no \"value\" array", status: status) }
         let decoder = FileMakerDecoder()
