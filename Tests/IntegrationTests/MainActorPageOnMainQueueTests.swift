@@ -40,14 +40,17 @@ private final class WalkEnd: @unchecked Sendable {
 
 @Suite("A main-actor page over the main queue as callback queue")
 struct MainActorPageOnMainQueueTests {
-    @Test func dataAPIWalkWithTheMainQueueAsCallbackQueue() async throws {
+    @Test(arguments: [false, true])
+    func dataAPIWalkWithTheMainQueueAsCallbackQueue(targeting: Bool) async throws {
         MainQueue.mark()
         let emulator = try Emulator(schemaJSON: integrationSchema)
         let url = try emulator.start()
         defer { emulator.stop() }
         var configuration = FMConfiguration(host: url.absoluteString, database: "Integration", username: "admin", password: "admin")
         configuration.timeout = 60
-        let api = DataAPI(configuration: configuration, callbackQueue: .main)
+        // The main queue itself, or a serial queue that targets it (its blocks run on the main queue too).
+        let queue = targeting ? DispatchQueue(label: "MainActorPageOnMainQueueTests.targeting", target: .main) : .main
+        let api = DataAPI(configuration: configuration, callbackQueue: queue)
         let ended = await WalkEnd().wait(bound: 120) { end in
             DispatchQueue.main.async {
                 MainActor.assumeIsolated {
