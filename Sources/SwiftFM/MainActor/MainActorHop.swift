@@ -19,9 +19,27 @@ struct MainActorHop<Values>: @unchecked Sendable {
     }
 
     /// Calls `body` with the values on the main actor and returns its answer (a walk's "go on?"): at once when
-    /// already on the main thread (a ``DataAPI`` whose `callbackQueue` is `.main`), else waiting for the main queue.
+    /// already on the main queue or the main thread (a ``DataAPI`` whose `callbackQueue` is `.main`), else
+    /// waiting for the main queue.
     func call(_ body: @MainActor (Values) -> Bool) -> Bool {
-        if Thread.isMainThread { return MainActor.assumeIsolated { body(values) } }
+        // The main queue is not always served by the main thread: on Linux, once `dispatchMain()` runs (an async
+        // entry point), a worker thread drains it, and a `DispatchQueue.main.sync` from there traps.
+        if Thread.isMainThread || MainQueueCheck.isCurrent { return MainActor.assumeIsolated { body(values) } }
         return DispatchQueue.main.sync { MainActor.assumeIsolated { body(values) } }
+    }
+}
+
+/// Whether code runs on the main queue, whichever thread serves it: the queue carries a mark of SwiftFM's own.
+enum MainQueueCheck {
+    private static let key = DispatchSpecificKey<Bool>()
+    private static let marked: Bool = {
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return true
+    }()
+
+    /// `true` on the main queue (or a queue that targets it).
+    static var isCurrent: Bool {
+        _ = marked
+        return DispatchQueue.getSpecific(key: key) == true
     }
 }
