@@ -26,6 +26,17 @@ public struct FMODataPages: AsyncSequence, Sendable {
             case first
             case link(URL)
             case done
+
+            /// The step after a page read at this one: its next link, else done; `nil` when an empty last
+            /// page ends the walk without being handed out. A next link equal to the one just followed is a
+            /// loop and fails.
+            func after(nextLink: URL?, rowCount: Int) throws(FMError) -> Step? {
+                guard let next = nextLink else { return rowCount == 0 ? nil : .done }
+                if case .link(let previous) = self, previous == next {
+                    throw FMError.malformed("the server sent the same next link twice", status: nil)
+                }
+                return .link(next)
+            }
         }
 
         let odata: FMOData
@@ -52,14 +63,8 @@ public struct FMODataPages: AsyncSequence, Sendable {
             case .first: page = try await odata.records(from: set, query: query)
             case .link(let link): page = try await odata.records(following: link)
             }
-            if let next = page.nextLink {
-                if case .link(let previous) = current, previous == next {
-                    throw FMError.malformed("the server sent the same next link twice", status: nil)
-                }
-                step = .link(next)
-            } else if page.rows.isEmpty {
-                return nil
-            }
+            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count) else { return nil }
+            step = after
             return page
         }
     }
@@ -161,14 +166,8 @@ public struct FMODataTypedPages<T: Decodable & SendableMetatype>: AsyncSequence,
             let page = try await odata.api.bridge { completion in
                 odata.send(call, inline: true) { completion($0.map { UncheckedBox($0) }) }
             }.value
-            if let next = page.nextLink {
-                if case .link(let previous) = current, previous == next {
-                    throw FMError.malformed("the server sent the same next link twice", status: nil)
-                }
-                step = .link(next)
-            } else if page.rows.isEmpty {
-                return nil
-            }
+            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count) else { return nil }
+            step = after
             return page
         }
     }

@@ -562,7 +562,6 @@ public struct FMODataKey: Sendable, Equatable, CustomStringConvertible, Expressi
 
 /// Writing names, numbers and URLs the way FileMaker's OData service reads them.
 enum ODataText {
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// Words a bare name would be read as: written in double quotes instead.
     private static let reserved: Set<String> = [
@@ -625,20 +624,6 @@ enum ODataText {
     }
 
     private static func encode(_ text: String, keeping extra: StaticString) -> String {
-        let kept = extra.withUTF8Buffer { Set($0) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            let unreserved = isLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "~")
-            if unreserved || kept.contains(byte) {
-                bytes.append(byte)
-            } else {
-                bytes.append(UInt8(ascii: "%"))
-                bytes.append(hexDigits[Int(byte >> 4)])
-                bytes.append(hexDigits[Int(byte & 0x0F)])
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        RequestBuilder.encode(text, keeping: extra.withUTF8Buffer { Set($0) })
     }
 }

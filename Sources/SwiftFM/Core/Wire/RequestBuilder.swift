@@ -23,11 +23,18 @@ enum RequestBuilder {
     /// Used for path segments and for query names and values: `/`, `?`, `#`, `%`, `+`, `&`, `=`, space and
     /// non-ASCII characters are all encoded, so no name can reach another path or add a parameter.
     static func encode(_ text: String) -> String {
-        if text.utf8.allSatisfy(isUnreserved) { return text } // the common case: nothing to encode
+        encode(text, keeping: [])
+    }
+
+    /// Percent-encodes every byte of the UTF-8 form of `text` except `A-Z a-z 0-9 - _ . ~` and the bytes in
+    /// `kept` (OData's query options and path segments keep a few sub-delimiters FileMaker refuses encoded).
+    static func encode(_ text: String, keeping kept: Set<UInt8>) -> String {
+        let keeps = { (byte: UInt8) in isUnreserved(byte) || kept.contains(byte) }
+        if text.utf8.allSatisfy(keeps) { return text } // the common case: nothing to encode
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count * 3)
         for byte in text.utf8 {
-            if isUnreserved(byte) {
+            if keeps(byte) {
                 bytes.append(byte)
             } else {
                 bytes.append(UInt8(ascii: "%"))
