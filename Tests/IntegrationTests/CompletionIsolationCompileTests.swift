@@ -58,7 +58,7 @@ private func typecheck(_ source: String, swiftVersion: String) throws -> (status
     let output = Pipe()
     process.standardOutput = output
     process.standardError = output
-    try process.run()
+    try process.runOneAtATime()
     let diagnostics = String(decoding: output.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
     process.waitUntilExit()
     return (process.terminationStatus, diagnostics)

@@ -140,7 +140,7 @@ final class FMEmulatorProcess: @unchecked Sendable {
         process.arguments = ["--schema", schemaFile.path, "--port", "0", "--control-port", "0"] + arguments
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runOneAtATime()
         let lines = Self.lines(2, from: output.fileHandleForReading)
         guard lines.count == 2, lines[0].hasPrefix("listening on "), lines[1].hasPrefix("control on "),
               let url = URL(string: String(lines[0].dropFirst("listening on ".count))),

@@ -33,7 +33,7 @@ final class HTTPEmulatorProcess: @unchecked Sendable {
         process.arguments = arguments
         process.standardOutput = stdout
         process.standardError = stderr
-        try process.run()
+        try process.runOneAtATime()
     }
 
     /// The first stdout line, or nil if the process ends (or 30 s pass) without one.

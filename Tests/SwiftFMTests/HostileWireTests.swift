@@ -69,7 +69,7 @@ final class TLSRelay: @unchecked Sendable {
         process.arguments = ["python3", Self.environment.script, Self.environment.certificate, Self.environment.key, "\(target)"]
         process.standardInput = input
         process.standardOutput = output
-        try process.run()
+        try process.runOneAtATime()
         // The first line: "listening on PORT" (the relay is ready once it is written). End of file: it failed.
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
