@@ -46,6 +46,13 @@ struct CurlAttackTests {
         return tally.value
     }
 
+    /// One exchange with a server that answers every request with `answer` (head and body) and closes.
+    func exchange(answering answer: String, idleTimeout: TimeInterval) async -> Tally {
+        let server = HostileServer { _, _ in .answer(answer) }
+        defer { server.stop() }
+        return await exchange(FMCurlTransport(idleTimeout: idleTimeout, maxConnectionsPerHost: 4), server.url + "/answer")
+    }
+
     /// A chunked answer with trailer fields: libcurl hands the trailers to the header callback too; they are not a
     /// second head (the contract: the head once).
     @Test func trailersAreNotASecondHead() async {
@@ -164,10 +171,7 @@ struct CurlAttackTests {
         "garbage\r\n\r\n",
     ])
     func lyingAnswersEndOnce(_ answer: String) async {
-        let server = HostileServer { _, _ in .answer(answer) }
-        defer { server.stop() }
-        let transport = FMCurlTransport(idleTimeout: 5, maxConnectionsPerHost: 4)
-        let one = await exchange(transport, server.url + "/lie")
+        let one = await exchange(answering: answer, idleTimeout: 5)
         #expect(one.ends == 1)
         #expect(one.heads <= 1)
         if one.error == nil { #expect(one.heads == 1, "an answer without a head ended well: \(one)") }
@@ -183,10 +187,7 @@ struct CurlAttackTests {
         "garbage\r\n\r\n",
     ])
     func unreadableAnswersAreMalformed(_ answer: String) async {
-        let server = HostileServer { _, _ in .answer(answer) }
-        defer { server.stop() }
-        let transport = FMCurlTransport(idleTimeout: 30, maxConnectionsPerHost: 4)
-        let one = await exchange(transport, server.url + "/bad")
+        let one = await exchange(answering: answer, idleTimeout: 30)
         #expect(one.ends == 1)
         #expect(one.error?.code == .cannotParseResponse, "\(String(describing: one.error))")
     }
@@ -310,31 +311,11 @@ struct CurlAttackTests {
     /// with the answer or with a lost connection, never a hang and never a second head.
     @Test(arguments: [false, true])
     func anAnswerBeforeTheBodyWasRead(_ drainFirst: Bool) async throws {
-        let (listener, port) = bindLoopback()
-        listen(listener, 8)
-        let served = Locked(false)
-        Thread {
-            defer { close(listener) }
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            var data = Data()
-            while data.range(of: Data("\r\n\r\n".utf8)) == nil {
-                let n = read(client, &buffer, buffer.count)
-                if n <= 0 { break }
-                data.append(contentsOf: buffer[0..<n])
-            }
-            let answer = Data("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
-            _ = answer.withUnsafeBytes { send(client, $0.baseAddress, answer.count, Int32(MSG_NOSIGNAL)) }
-            if drainFirst {
-                shutdown(client, Int32(SHUT_WR))
-                while read(client, &buffer, buffer.count) > 0 {}
-            }
-            close(client)
-            served.withLock { $0 = true }
-        }.start()
+        let answer = "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        let server = TestServer(headsOnly: { _ in drainFirst ? .answerAndDrain(answer) : .answerAndClose(answer) })
+        defer { server.stop() }
         let transport = FMCurlTransport(idleTimeout: 30, maxConnectionsPerHost: 4)
-        let one = await exchange(transport, "http://127.0.0.1:\(port)/upload", method: "POST", body: Data(count: 32 << 20))
+        let one = await exchange(transport, server.url + "/upload", method: "POST", body: Data(count: 32 << 20))
         #expect(one.ends == 1)
         #expect(one.heads <= 1)
         #expect(one.status == 413 || one.error?.code == .networkConnectionLost, "\(one)")

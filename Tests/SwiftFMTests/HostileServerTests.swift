@@ -13,12 +13,11 @@ enum Surface: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-/// The transport a behaviour is driven through: URLSession, or (on Linux) SwiftFM's own socket transport and
-/// the libcurl transport, which must keep every bound URLSession keeps.
+/// The transport a behaviour is driven through: every transport SwiftFM ships — URLSession, and (on Linux) the
+/// libcurl transport, which must keep every bound URLSession keeps.
 enum Wire: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case urlSession
     #if canImport(Glibc)
-    case socket
     case curl
     #endif
     var testDescription: String { rawValue }
@@ -27,7 +26,6 @@ enum Wire: String, CaseIterable, Sendable, CustomTestStringConvertible {
         switch self {
         case .urlSession: return FMURLSessionTransport(idleTimeout: idleTimeout)
         #if canImport(Glibc)
-        case .socket: return FMSocketTransport(idleTimeout: idleTimeout)
         case .curl: return FMCurlTransport(idleTimeout: idleTimeout)
         #endif
         }
