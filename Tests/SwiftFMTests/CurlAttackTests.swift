@@ -152,7 +152,18 @@ struct CurlAttackTests {
         #expect(one.ends == 1)
     }
 
-    /// Answers that lie about their length or coding: each ends once, with at most one head.
+    /// Answers libcurl cannot read: malformed answers (`cannotParseResponse`: never ridden out as a server that is
+    /// away, never "unsupported URL"). Before: a bad chunk size was `networkConnectionLost`, a bad status line or
+    /// version `unsupportedURL`.
+    static let unreadable: Set<String> = [
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nok\r\n0\r\n\r\n",
+        "HTTP/1.1 99999 Huge\r\nContent-Length: 2\r\n\r\nok",
+        "HTTP/1.1 abc\r\nContent-Length: 2\r\n\r\nok",
+        "garbage\r\n\r\n",
+    ]
+
+    /// Answers that lie about their length or coding: each ends once, with at most one head; the unreadable ones
+    /// as malformed answers.
     @Test(arguments: [
         "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
         "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\nok",
@@ -171,25 +182,13 @@ struct CurlAttackTests {
         "garbage\r\n\r\n",
     ])
     func lyingAnswersEndOnce(_ answer: String) async {
-        let one = await exchange(answering: answer, idleTimeout: 5)
+        let one = await exchange(answering: answer, idleTimeout: 30)
         #expect(one.ends == 1)
         #expect(one.heads <= 1)
         if one.error == nil { #expect(one.heads == 1, "an answer without a head ended well: \(one)") }
-    }
-
-    /// Answers libcurl cannot read are malformed answers (`cannotParseResponse`: never ridden out as a server that is
-    /// away, never "unsupported URL"). Before: a bad chunk size was `networkConnectionLost`, a bad status line or
-    /// version `unsupportedURL`.
-    @Test(arguments: [
-        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nok\r\n0\r\n\r\n",
-        "HTTP/1.1 99999 Huge\r\nContent-Length: 2\r\n\r\nok",
-        "HTTP/1.1 abc\r\nContent-Length: 2\r\n\r\nok",
-        "garbage\r\n\r\n",
-    ])
-    func unreadableAnswersAreMalformed(_ answer: String) async {
-        let one = await exchange(answering: answer, idleTimeout: 30)
-        #expect(one.ends == 1)
-        #expect(one.error?.code == .cannotParseResponse, "\(String(describing: one.error))")
+        if Self.unreadable.contains(answer) {
+            #expect(one.error?.code == .cannotParseResponse, "\(String(describing: one.error))")
+        }
     }
 
     /// Odd URLs: each ends once, with an error, and nothing crashes.
