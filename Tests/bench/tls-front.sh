@@ -36,33 +36,16 @@ front() {
     mkdir -m 1777 "$work/tmp"
     # Streams bodies both ways (no request or answer buffering: a 1 GiB container passes through), no body size
     # limit, kept-alive connections to the emulator; nginx's defaults otherwise (keepalive_requests 1000).
-    { tls_nginx_head "$work" 1024 0; cat <<CONF; } > "$work/nginx.conf"
-    upstream emulator {
-        server $hostport;
-        keepalive 64;
-    }
-    server {
-        listen 127.0.0.1:$port ssl;
-        server_name localhost;
-        ssl_certificate $dir/server.crt;
-        ssl_certificate_key $dir/server.key;
-        location / {
-            proxy_pass http://emulator;
-            proxy_http_version 1.1;
-            proxy_request_buffering off;
+    {
+        tls_nginx_head "$work" 1024 0
+        printf '    upstream emulator {\n        server %s;\n        keepalive 64;\n    }\n' "$hostport"
+        tls_nginx_server "$port" "$dir" http://emulator "" "            proxy_request_buffering off;
             proxy_buffering off;
             proxy_read_timeout 300s;
             proxy_send_timeout 300s;
-            proxy_set_header Host $hostport;
-            proxy_set_header Connection "";
-            proxy_set_header X-Forwarded-Proto \$scheme;
-            proxy_set_header X-Forwarded-Host \$http_host;
-            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
-            proxy_redirect off;
-        }
-    }
-}
-CONF
+            proxy_set_header Host $hostport;"
+        echo "}"
+    } > "$work/nginx.conf"
     nginx -t -q -e "$work/error.log" -p "$work" -c "$work/nginx.conf" || { echo "tls-front: nginx -t failed" >&2; exit 1; }
     nginx -e "$work/error.log" -p "$work" -c "$work/nginx.conf" -g "daemon off;" &
     nginx_pid=$!

@@ -49,3 +49,28 @@ http {
     client_max_body_size $3;
 CONF
 }
+
+# tls_nginx_server PORT DIR UPSTREAM [SERVER_LINES [LOCATION_LINES]]: a server block terminating TLS on 127.0.0.1:PORT
+# with DIR/server.{crt,key} and proxying everything to UPSTREAM over HTTP/1.1 (kept alive, X-Forwarded-Proto/Host/For
+# set, Location headers left alone), with these extra lines in the server and in its location.
+tls_nginx_server() {
+    cat <<CONF
+    server {
+        listen 127.0.0.1:$1 ssl;
+        server_name localhost;
+        ssl_certificate $2/server.crt;
+        ssl_certificate_key $2/server.key;
+${4:-}
+        location / {
+            proxy_pass $3;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header X-Forwarded-Proto \$scheme;
+            proxy_set_header X-Forwarded-Host \$http_host;
+            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+            proxy_redirect off;
+${5:-}
+        }
+    }
+CONF
+}

@@ -72,41 +72,14 @@ emulator_url=$(sed -n 's/^listening on //p' "$work/emulator.out")
 tls_port=$(tls_free_port)
 mtls_port=$(tls_free_port)
 mkdir -m 1777 "$work/tmp"
-{ tls_nginx_head "$work" 64 64m; cat <<CONF; } > "$work/nginx.conf"
-    server {
-        listen 127.0.0.1:$tls_port ssl;
-        server_name localhost;
-        ssl_certificate $work/server.crt;
-        ssl_certificate_key $work/server.key;
-        location / {
-            proxy_pass $emulator_url;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header X-Forwarded-Proto \$scheme;
-            proxy_set_header X-Forwarded-Host \$http_host;
-            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
-            proxy_redirect off;
-        }
-    }
+{
+    tls_nginx_head "$work" 64 64m
+    tls_nginx_server "$tls_port" "$work" "$emulator_url"
     # Mutual TLS: a client certificate from the test CA is required.
-    server {
-        listen 127.0.0.1:$mtls_port ssl;
-        server_name localhost;
-        ssl_certificate $work/server.crt;
-        ssl_certificate_key $work/server.key;
-        ssl_client_certificate $work/ca.crt;
-        ssl_verify_client on;
-        location / {
-            proxy_pass $emulator_url;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header X-Forwarded-Proto \$scheme;
-            proxy_set_header X-Forwarded-Host \$http_host;
-            proxy_redirect off;
-        }
-    }
-}
-CONF
+    tls_nginx_server "$mtls_port" "$work" "$emulator_url" "        ssl_client_certificate $work/ca.crt;
+        ssl_verify_client on;"
+    echo "}"
+} > "$work/nginx.conf"
 nginx -t -q -e "$work/error.log" -p "$work" -c "$work/nginx.conf" || fail "nginx -t"
 nginx -e "$work/error.log" -p "$work" -c "$work/nginx.conf" -g "daemon off;" &
 nginx_pid=$!
