@@ -47,10 +47,10 @@ struct CurlAttackTests {
     }
 
     /// One exchange with a server that answers every request with `answer` (head and body) and closes.
-    func exchange(answering answer: String, idleTimeout: TimeInterval) async -> Tally {
+    func exchange(answering answer: String, idleTimeout: TimeInterval = 300, method: String = "GET", body: Data? = nil) async -> Tally {
         let server = HostileServer { _, _ in .answer(answer) }
         defer { server.stop() }
-        return await exchange(FMCurlTransport(idleTimeout: idleTimeout, maxConnectionsPerHost: 4), server.url + "/answer")
+        return await exchange(FMCurlTransport(idleTimeout: idleTimeout, maxConnectionsPerHost: 4), server.url + "/answer", method: method, body: body)
     }
 
     /// A chunked answer with trailer fields: libcurl hands the trailers to the header callback too; they are not a
@@ -58,10 +58,7 @@ struct CurlAttackTests {
     @Test func trailersAreNotASecondHead() async {
         let answer = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\n\r\n"
             + "2\r\nok\r\n0\r\nX-Checksum: 1234\r\n\r\n"
-        let server = KeepAliveServer { _, _, _ in .answer(answer) }
-        defer { server.stop() }
-        let transport = FMCurlTransport(idleTimeout: 300, maxConnectionsPerHost: 4)
-        let one = await exchange(transport, server.url + "/t")
+        let one = await exchange(answering: answer)
         #expect(one.error == nil)
         #expect(one.status == 200)
         #expect(String(decoding: one.body, as: UTF8.self) == "ok")
@@ -71,11 +68,7 @@ struct CurlAttackTests {
 
     /// A header line that looks like a status line ("HTTP/…" inside the head) does not reset the head.
     @Test func aHeaderLineLookingLikeAStatusLineIsAField() async {
-        let answer = "HTTP/1.1 200 OK\r\nX-A: 1\r\nHTTP/1.1 500 Lies\r\nContent-Length: 2\r\n\r\nok"
-        let server = KeepAliveServer { _, _, _ in .answerAndClose(answer) }
-        defer { server.stop() }
-        let transport = FMCurlTransport(idleTimeout: 300, maxConnectionsPerHost: 4)
-        let one = await exchange(transport, server.url + "/h")
+        let one = await exchange(answering: "HTTP/1.1 200 OK\r\nX-A: 1\r\nHTTP/1.1 500 Lies\r\nContent-Length: 2\r\n\r\nok")
         #expect(one.heads <= 1)
         #expect(one.ends == 1)
         if one.error == nil { #expect(one.status == 200) }
@@ -85,10 +78,7 @@ struct CurlAttackTests {
     @Test func interimAnswersAreNotHandedOn() async {
         let answer = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
             + "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok"
-        let server = KeepAliveServer { _, _, _ in .answer(answer) }
-        defer { server.stop() }
-        let transport = FMCurlTransport(idleTimeout: 300, maxConnectionsPerHost: 4)
-        let one = await exchange(transport, server.url + "/i", method: "POST", body: Data("{}".utf8))
+        let one = await exchange(answering: answer, method: "POST", body: Data("{}".utf8))
         #expect(one.error == nil)
         #expect(one.heads == 1)
         #expect(one.status == 201)
