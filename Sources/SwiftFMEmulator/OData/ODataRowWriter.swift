@@ -94,7 +94,11 @@ struct ODataRowWriter {
         var out: [UInt8] = [UInt8(ascii: "[")]
         typealias Values = [String: [FMValue]]
         let found = UnsafeMutableBufferPointer<Values.Index?>.allocate(capacity: max(1, slotKeys.count))
-        defer { found.deallocate() }
+        found.initialize(repeating: nil)
+        defer {
+            _ = found.deinitialize()
+            found.deallocate()
+        }
         var written = 0
         for id in ids {
             guard let record = table.records[id] else { continue }
