@@ -6,7 +6,8 @@ import Foundation
 /// when the loop asks for it, so one page is held at a time. The sequence ends after the page without a
 /// next link (an empty result is a sequence of no pages). A failed page throws its ``FMError`` once and
 /// ends the sequence; cancelling the task cancels the page in flight (`"-1005"`). A server that answers
-/// the same next link twice in a row ends the walk with `-1007` instead of looping.
+/// a next link the walk already followed (A → A, or a longer cycle A → B → A) ends it with `-1007` instead of
+/// looping.
 public struct FMODataPages: AsyncSequence, Sendable {
     /// A page.
     public typealias Element = FMODataPage
@@ -28,12 +29,12 @@ public struct FMODataPages: AsyncSequence, Sendable {
             case done
 
             /// The step after a page read at this one: its next link, else done; `nil` when an empty last
-            /// page ends the walk without being handed out. A next link equal to the one just followed is a
-            /// loop and fails.
-            func after(nextLink: URL?, rowCount: Int) throws(FMError) -> Step? {
+            /// page ends the walk without being handed out. `followed` holds every link the walk went to: a
+            /// next link already in it is a loop (A → A, or A → B → A) and fails.
+            func after(nextLink: URL?, rowCount: Int, followed: inout Set<URL>) throws(FMError) -> Step? {
                 guard let next = nextLink else { return rowCount == 0 ? nil : .done }
-                if case .link(let previous) = self, previous == next {
-                    throw FMError.malformed("the server sent the same next link twice", status: nil)
+                guard followed.insert(next).inserted else {
+                    throw FMError.malformed("the server sent a next link the walk already followed", status: nil)
                 }
                 return .link(next)
             }
@@ -43,6 +44,8 @@ public struct FMODataPages: AsyncSequence, Sendable {
         let set: String
         let query: FMODataQuery
         var step = Step.first
+        /// The next links followed so far (a link seen again is a loop).
+        var followed: Set<URL> = []
 
         init(odata: FMOData, set: String, query: FMODataQuery) {
             self.odata = odata
@@ -63,7 +66,7 @@ public struct FMODataPages: AsyncSequence, Sendable {
             case .first: page = try await odata.records(from: set, query: query)
             case .link(let link): page = try await odata.records(following: link)
             }
-            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count) else { return nil }
+            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, followed: &followed) else { return nil }
             step = after
             return page
         }
@@ -98,11 +101,11 @@ extension FMOData {
     public func forEachPage(from set: String, query: FMODataQuery = FMODataQuery(), page: sending @escaping (FMODataPage) -> Bool,
                             completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         let handle = FMRequest()
-        walk(pageCall(from: set, query: query), previous: nil, rows: 0, handle: handle, page: page, completion: completion)
+        walk(pageCall(from: set, query: query), followed: [], rows: 0, handle: handle, page: page, completion: completion)
         return handle
     }
 
-    private func walk(_ call: ODataCall<FMODataPage>, previous: URL?, rows: Int, handle: FMRequest,
+    private func walk(_ call: ODataCall<FMODataPage>, followed: Set<URL>, rows: Int, handle: FMRequest,
                       page: @escaping (FMODataPage) -> Bool, completion: @escaping (Int?, String) -> Void) {
         send(call, attachingTo: handle) { [self] result in
             switch result {
@@ -113,8 +116,10 @@ extension FMOData {
                 if current.rows.isEmpty, current.nextLink == nil { return completion(total, "0") }
                 guard page(current), let next = current.nextLink else { return completion(total, "0") }
                 if handle.isCancelled { return completion(nil, FMError.ClientCode.cancelled) }
-                if next == previous { return completion(nil, FMError.ClientCode.malformedResponse) }
-                walk(pageCall(following: next), previous: next, rows: total, handle: handle, page: page, completion: completion)
+                // A link followed before (A → A, A → B → A) is a loop.
+                var followed = followed
+                guard followed.insert(next).inserted else { return completion(nil, FMError.ClientCode.malformedResponse) }
+                walk(pageCall(following: next), followed: followed, rows: total, handle: handle, page: page, completion: completion)
             }
         }
     }
@@ -141,6 +146,8 @@ public struct FMODataTypedPages<T: Decodable & SendableMetatype>: AsyncSequence,
         let set: String
         let query: FMODataQuery
         var step = FMODataPages.Iterator.Step.first
+        /// The next links followed so far (a link seen again is a loop).
+        var followed: Set<URL> = []
 
         init(odata: FMOData, set: String, query: FMODataQuery) {
             self.odata = odata
@@ -166,7 +173,7 @@ public struct FMODataTypedPages<T: Decodable & SendableMetatype>: AsyncSequence,
             let page = try await odata.api.bridge { completion in
                 odata.send(call, inline: true) { completion($0.map { UncheckedBox($0) }) }
             }.value
-            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count) else { return nil }
+            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, followed: &followed) else { return nil }
             step = after
             return page
         }

@@ -67,9 +67,13 @@ enum ODataEnvelope {
 
     /// A row without its annotations (`@id`, `@editLink`, `@odata.*`): keys that start with `@`.
     static func fields(_ row: [String: Any]) -> [String: Any] {
-        guard row.keys.contains(where: { $0.hasPrefix("@") }) else { return row }
-        return row.filter { !$0.key.hasPrefix("@") }
+        // The first byte, not `hasPrefix`: this runs for every key of every row of a page.
+        guard row.keys.contains(where: isAnnotation) else { return row }
+        return row.filter { !isAnnotation($0.key) }
     }
+
+    /// A key that starts with `@`.
+    private static func isAnnotation(_ key: String) -> Bool { key.utf8.first == UInt8(ascii: "@") }
 
     /// An annotation in either spelling: `@odata.<name>` (OData 4.0) or `@<name>` (4.01).
     static func annotation(_ name: String, in object: [String: Any]) -> Any? {

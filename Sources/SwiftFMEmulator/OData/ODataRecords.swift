@@ -139,7 +139,7 @@ extension EmulatorState {
             let related = follow(RelPath(hops: [h]), from: record, table: set.table, session: nil)
             do {
                 let rows = try odataSelectRows(target, candidates: related.map(\.id), options: e.options, ctx: ctx, depth: depth + 1)
-                pairs.append((e.nav.name, .array(rows.rows)))
+                pairs.append((e.nav.name, .raw(rows.bytes)))
             } catch let error as ODataError {
                 // An error inside an expansion does not fail the request (ODATA.md §3.5).
                 pairs.append(("error", .array([.object([("error", .object([("code", .string(error.code)),
@@ -195,9 +195,10 @@ extension EmulatorState {
         }.map(\.element.id)
     }
 
-    /// Filters, sorts, windows and renders rows of `set` (for a collection or an expansion).
+    /// Filters, sorts, windows and renders rows of `set` (for a collection or an expansion): `bytes` is the
+    /// JSON array of the rows (``ODataRowWriter``), `total` the matching records, `next` where the next page starts.
     func odataSelectRows(_ set: ODataSet, candidates: [Int]?, options: [String: String], ctx: ODataContext, depth: Int,
-                         pageStart: Int? = nil, pageSize: Int? = nil) throws -> (rows: [JSON], total: Int, next: Int?) {
+                         pageStart: Int? = nil, pageSize: Int? = nil) throws -> (bytes: [UInt8], total: Int, next: Int?) {
         guard depth <= 8 else { throw ODataError.syntax("$expand") }
         let read = try ODataReadOptions(options)
         let columns = try odataColumns(set, select: read.select, ctx: ctx)
@@ -211,11 +212,9 @@ extension EmulatorState {
             stop = start + pageSize
             next = stop
         }
-        guard let table = table(set.table) else { return ([], 0, nil) }
-        let rows = ids[start..<stop].compactMap { id in
-            table.records[id].map { odataRow(set, record: $0, columns: columns, expand: expand, ctx: ctx, depth: depth) }
-        }
-        return (rows, ids.count, next)
+        guard let table = table(set.table) else { return (Array("[]".utf8), 0, nil) }
+        let writer = ODataRowWriter(state: self, set: set, columns: columns, expand: expand, ctx: ctx, depth: depth)
+        return (writer.writeArray(ids[start..<stop], table: table), ids.count, next)
     }
 
     /// `$expand=A,B($select=x;$top=2)`: the navigation properties and their options.
@@ -270,7 +269,7 @@ extension EmulatorState {
         let result = try odataSelectRows(set, candidates: candidates, options: options, ctx: ctx, depth: 0, pageStart: pageStart, pageSize: pageSize)
         var pairs: [(String, JSON)] = [(ctx.annotation("context"), .string(odataCollectionContext(set, select: ctx.options["select"], ctx: ctx)))]
         if try ODataReadOptions(options).count { pairs.append(("@odata.count", .number(Double(result.total)))) }
-        pairs.append(("value", .array(result.rows)))
+        pairs.append(("value", .raw(result.bytes)))
         if let next = result.next {
             var query = (ctx.request.rawQuery ?? "").split(separator: "&").filter {
                 let name = ($0.split(separator: "=", maxSplits: 1).first ?? "").lowercased()
@@ -303,7 +302,7 @@ extension EmulatorState {
         let result = try odataSelectRows(target, candidates: related, options: ctx.options, ctx: ctx, depth: 0)
         var pairs: [(String, JSON)] = [(ctx.annotation("context"), .string(odataCollectionContext(target, select: ctx.options["select"], ctx: ctx)))]
         if try ODataReadOptions(ctx.options).count { pairs.append(("@odata.count", .number(Double(result.total)))) }
-        pairs.append(("value", .array(result.rows)))
+        pairs.append(("value", .raw(result.bytes)))
         return EmulatorState.odataJSON(200, .object(pairs))
     }
 

@@ -36,7 +36,40 @@ struct ODataContext {
     }
 
     /// Percent-encodes a path segment (spaces and reserved characters; quotes and parentheses stay).
+    ///
+    /// ASCII text is encoded here from a table (it runs per row for `@id`: building the `CharacterSet` each
+    /// time cost more than the rest of the row); anything else goes through Foundation, whose alphanumerics
+    /// include non-ASCII letters.
     static func encode(_ s: String) -> String {
+        var kept = true
+        for byte in s.utf8 {
+            guard byte < 0x80 else { return foundationEncode(s) }
+            if !keptASCII[Int(byte)] { kept = false }
+        }
+        if kept { return s }
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count + 32)
+        for byte in s.utf8 {
+            if keptASCII[Int(byte)] {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xF)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The ASCII bytes ``encode(_:)`` keeps: letters, digits and `-._~'()!*,;:@$=`.
+    private static let keptASCII: [Bool] = (0..<128).map { byte in
+        let c = UInt8(byte)
+        return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || "-._~'()!*,;:@$=".utf8.contains(c)
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    private static func foundationEncode(_ s: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~'()!*,;:@$=")
         return s.addingPercentEncoding(withAllowedCharacters: allowed) ?? s

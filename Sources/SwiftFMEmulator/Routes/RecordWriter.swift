@@ -94,12 +94,17 @@ struct RecordWriter {
 
     /// ``FlatPlan/slotByKey`` for `slots`; empty when two slots share a key.
     static func slotTable(_ slots: [FlatSlot]) -> [Int] {
-        guard Set(slots.map(\.key)).count == slots.count else { return [] }
+        slotTable(keys: slots.map(\.key))
+    }
+
+    /// Index by key for `keys`, open addressing on ``cheapHash(_:)`` (`-1` empty); empty when two keys are equal.
+    static func slotTable(keys: [String]) -> [Int] {
+        guard Set(keys).count == keys.count else { return [] }
         var size = 8
-        while size < slots.count * 2 { size *= 2 }
+        while size < keys.count * 2 { size *= 2 }
         var table = [Int](repeating: -1, count: size)
-        for (j, slot) in slots.enumerated() {
-            var h = cheapHash(slot.key) & (size - 1)
+        for (j, key) in keys.enumerated() {
+            var h = cheapHash(key) & (size - 1)
             while table[h] >= 0 { h = (h + 1) & (size - 1) }
             table[h] = j
         }

@@ -1,0 +1,212 @@
+import Foundation
+
+/// Writes OData rows straight into UTF-8 bytes: the same bytes as ``EmulatorState/odataRow(_:record:columns:expand:ctx:depth:)``
+/// serialised, without building a JSON tree per row.
+///
+/// What does not depend on the record is resolved once per request: each column's `"name":` with its comma,
+/// the record's dictionary key of each stored field, the entity URL up to the key (percent-encoded once), the
+/// target set and relationship of each expansion. Per row the values are found by walking the record's
+/// dictionary once (as ``RecordWriter``'s flat plan does) and written; a large read spent most of the
+/// emulator's time building and serialising the tree (fm-bench `odata`).
+struct ODataRowWriter {
+    /// One column: where its value comes from and the literal bytes before it (`,"name":`).
+    enum Source {
+        /// A stored field: the record's `values[key]`, first repetition.
+        case stored(slot: Int)
+        /// A global field: always `null` in a row.
+        case null
+        case rowID
+        case rowModID
+    }
+
+    /// One `$expand` item, resolved once.
+    struct Expansion {
+        var options: [String: String]
+        /// `"Nav":` of the expansion.
+        var key: [UInt8]
+        var target: ODataSet
+        var hop: Hop
+    }
+
+    let state: EmulatorState
+    let set: ODataSet
+    let ctx: ODataContext
+    let depth: Int
+    /// `{` and, unless `odata.metadata=none`, `"@odata.id":` (or `"@id":`).
+    let idKey: [UInt8]?
+    /// `,"@odata.editLink":`.
+    let editLinkKey: [UInt8]
+    /// The entity URL before the key: `{base}/{set}(`.
+    let urlHead: String
+    let sources: [Source]
+    /// The literal bytes before each column's value (`"name":`, with a comma unless it is the row's first pair).
+    let prefixes: [[UInt8]]
+    /// The record dictionary key of each stored slot (`field.name.lowercased()`, as ``StoredRecord/value(_:repetition:)``).
+    let slotKeys: [String]
+    /// Slot by key, open addressing on ``RecordWriter/cheapHash(_:)``; empty when two slots share a key.
+    let slotByKey: [Int]
+    /// Expansions whose navigation resolves (the others write nothing, as in ``EmulatorState/odataRow(_:record:columns:expand:ctx:depth:)``).
+    let expansions: [Expansion]
+
+    init(state: EmulatorState, set: ODataSet, columns: [ODataColumn], expand: [ODataExpansion], ctx: ODataContext, depth: Int) {
+        self.state = state
+        self.set = set
+        self.ctx = ctx
+        self.depth = depth
+        var first = true
+        if ctx.noMetadata {
+            idKey = nil
+        } else {
+            idKey = RecordWriter.key(ctx.annotation("id"))
+            first = false
+        }
+        editLinkKey = [UInt8(ascii: ",")] + RecordWriter.key(ctx.annotation("editLink"))
+        urlHead = ctx.base + "/" + ODataContext.encode(set.name) + "("
+        var sources: [Source] = []
+        var prefixes: [[UInt8]] = []
+        var slotKeys: [String] = []
+        for column in columns {
+            var prefix: [UInt8] = first ? [] : [UInt8(ascii: ",")]
+            first = false
+            prefix += RecordWriter.key(column.name)
+            prefixes.append(prefix)
+            switch column {
+            case let .field(f) where f.global: sources.append(.null)
+            case let .field(f):
+                sources.append(.stored(slot: slotKeys.count))
+                slotKeys.append(f.name.lowercased())
+            case .rowID: sources.append(.rowID)
+            case .rowModID: sources.append(.rowModID)
+            }
+        }
+        self.sources = sources
+        self.prefixes = prefixes
+        self.slotKeys = slotKeys
+        slotByKey = RecordWriter.slotTable(keys: slotKeys)
+        expansions = expand.compactMap { e in
+            guard let target = state.odataSet(e.nav.name), let hop = state.hop(e.nav.relationship, forward: e.nav.forward) else { return nil }
+            return Expansion(options: e.options, key: RecordWriter.key(e.nav.name), target: target, hop: hop)
+        }
+    }
+
+    /// `[row,row,…]` of `ids` (ids without a record are skipped).
+    func writeArray(_ ids: ArraySlice<Int>, table: TableState) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        typealias Values = [String: [FMValue]]
+        let found = UnsafeMutableBufferPointer<Values.Index?>.allocate(capacity: max(1, slotKeys.count))
+        found.initialize(repeating: nil)
+        defer {
+            _ = found.deinitialize()
+            found.deallocate()
+        }
+        var written = 0
+        for id in ids {
+            guard let record = table.records[id] else { continue }
+            if written > 0 { out.append(UInt8(ascii: ",")) }
+            write(record, found: found, into: &out)
+            written += 1
+            // Size the buffer once from the first row instead of growing it step by step.
+            if written == 1 { out.reserveCapacity(out.count * ids.count + out.count / 4 * ids.count + 64) }
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+
+    /// One row object.
+    private func write(_ record: StoredRecord, found: UnsafeMutableBufferPointer<[String: [FMValue]].Index?>, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        if let idKey {
+            var url = urlHead
+            url += ODataContext.encode(state.odataKeyText(set, record: record))
+            url += ")"
+            out.append(contentsOf: idKey)
+            JSON.writeString(url, into: &out)
+            out.append(contentsOf: editLinkKey)
+            JSON.writeString(url, into: &out)
+        }
+        let values = record.values
+        if !slotKeys.isEmpty {
+            if slotByKey.isEmpty {
+                for j in slotKeys.indices { found[j] = values.index(forKey: slotKeys[j]) }
+            } else {
+                // Walk the record's entries once (no hashing) and place each one read by a column.
+                for j in slotKeys.indices { found[j] = nil }
+                let mask = slotByKey.count - 1
+                var at = values.startIndex
+                while at != values.endIndex {
+                    let key = values.keys[at]
+                    var h = RecordWriter.cheapHash(key) & mask
+                    while slotByKey[h] >= 0 {
+                        let j = slotByKey[h]
+                        if slotKeys[j] == key { found[j] = at; break }
+                        h = (h + 1) & mask
+                    }
+                    values.formIndex(after: &at)
+                }
+                // Not placed: absent, or stored under a key equal to it in other bytes (canonical equivalence).
+                for j in slotKeys.indices where found[j] == nil { found[j] = values.index(forKey: slotKeys[j]) }
+            }
+        }
+        for (i, source) in sources.enumerated() {
+            out.append(contentsOf: prefixes[i])
+            switch source {
+            case let .stored(slot):
+                if let at = found[slot], let value = values.values[at].first {
+                    writeValue(value, into: &out)
+                } else {
+                    out.append(contentsOf: "null".utf8)
+                }
+            case .null: out.append(contentsOf: "null".utf8)
+            case .rowID: JSON.writeInteger(Int64(record.id), into: &out)
+            case .rowModID: JSON.writeInteger(Int64(record.modId), into: &out)
+            }
+        }
+        var wroteAny = idKey != nil || !sources.isEmpty
+        for e in expansions {
+            let related = state.follow(RelPath(hops: [e.hop]), from: record, table: set.table, session: nil)
+            let pair: (key: [UInt8], value: [UInt8])
+            do {
+                let rows = try state.odataSelectRows(e.target, candidates: related.map(\.id), options: e.options, ctx: ctx, depth: depth + 1)
+                pair = (e.key, rows.bytes)
+            } catch let error as ODataError {
+                // An error inside an expansion does not fail the request (ODATA.md §3.5).
+                var value: [UInt8] = []
+                JSON.array([.object([("error", .object([("code", .string(error.code)), ("message", .string(error.message))]))])]).write(into: &value)
+                pair = (RecordWriter.key("error"), value)
+            } catch {
+                continue
+            }
+            if wroteAny { out.append(UInt8(ascii: ",")) }
+            wroteAny = true
+            out.append(contentsOf: pair.key)
+            out.append(contentsOf: pair.value)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// A stored value as ``EmulatorState/odataJSONValue(_:ieee754:)`` renders it.
+    private func writeValue(_ value: FMValue, into out: inout [UInt8]) {
+        switch value {
+        case .empty: out.append(contentsOf: "null".utf8)
+        case let .text(s): JSON.writeString(s, into: &out)
+        case let .number(n):
+            if ctx.ieee754 { JSON.writeString(n.text, into: &out) } else { JSON.appendUTF8(n.text, into: &out) }
+        case let .date(d):
+            out.append(UInt8(ascii: "\""))
+            RecordWriter.writeDate(d, 2, into: &out)
+            out.append(UInt8(ascii: "\""))
+        case let .time(t):
+            out.append(UInt8(ascii: "\""))
+            RecordWriter.writeTime(t, into: &out)
+            out.append(UInt8(ascii: "\""))
+        case let .timestamp(d, t):
+            out.append(UInt8(ascii: "\""))
+            RecordWriter.writeDate(d, 2, into: &out)
+            out.append(UInt8(ascii: "T"))
+            RecordWriter.writeTime(t, into: &out)
+            out.append(contentsOf: "Z\"".utf8)
+        case .container:
+            state.odataJSONValue(value, ieee754: ctx.ieee754).write(into: &out)
+        }
+    }
+}
