@@ -35,8 +35,7 @@ extension Bench {
     /// Issue 16's in-flight target: `maxConcurrentRequests = 32`, a pool of 32, the emulator (in its own
     /// process) holding each request 200 ms: 4 threads start 32 reads each through callbacks (no Task around
     /// a call, as a Dispatch daemon calls) and wait for them on a semaphore, timeout 30 s. For each transport
-    /// the package ships (the default one for this host, FMURLSessionTransport, FMSocketTransport on Linux
-    /// over http): a first burst on a fresh client (the pool grows from nothing, its logins held too), then
+    /// the package ships (the default one for this host, and FMURLSessionTransport): a first burst on a fresh client (the pool grows from nothing, its logins held too), then
     /// bursts on the open pool. Prints the most requests at the server at once (the emulator's `maxInFlight`),
     /// the calls that failed or timed out, the logins and the wall time. The baseline is the same burst
     /// through a bare `URLSession` left at its defaults (no `httpMaximumConnectionsPerHost`): the limit it
@@ -83,20 +82,12 @@ extension Bench {
         let defaultName = "FMURLSessionTransport"
         #endif
         let systemTrust = configuration.systemTrust
-        var clients: [(name: String, make: () -> DataAPI)] = [
+        return [
             ("default transport (\(defaultName))", { DataAPI(configuration: configuration) }),
             ("FMURLSessionTransport", {
                 DataAPI(configuration: systemTrust, transport: FMURLSessionTransport(idleTimeout: shape.timeout, maxConnectionsPerHost: shape.allowed))
             }),
         ]
-        #if canImport(Glibc)
-        if !reach.isHTTPS { // plain HTTP/1.1 only
-            clients.append(("FMSocketTransport", {
-                DataAPI(configuration: systemTrust, transport: FMSocketTransport(idleTimeout: shape.timeout, maxConnectionsPerHost: shape.allowed))
-            }))
-        }
-        #endif
-        return clients
     }
 
     /// Run: `calls` calls from `threads` threads, each waiting on a semaphore for its own; measured at the emulator.

@@ -17,8 +17,6 @@ enum SoakClient: String, CaseIterable {
     case `default`
     /// SwiftFM over ``FMURLSessionTransport``.
     case urlsession
-    /// SwiftFM over the plain-HTTP/1.1 socket transport (Linux).
-    case socket
     /// No SwiftFM: a bare `URLSession` loop of `GET …/records/N` (what URLSession alone keeps per request).
     case bare
 }
@@ -276,7 +274,7 @@ extension Bench {
     }
 
     /// The client `--soak-transport` names, a pool of 3; over HTTPS the URLSession transport trusts the system
-    /// bundle (the socket transport speaks plain HTTP only).
+    /// bundle.
     func makeSoakAPI() throws -> DataAPI {
         var configuration = api.configuration
         configuration.sessionPoolSize = 3
@@ -285,13 +283,6 @@ extension Bench {
         case .urlsession:
             return DataAPI(configuration: configuration.systemTrust,
                            transport: FMURLSessionTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: 64))
-        case .socket:
-            #if canImport(Glibc)
-            guard !reach.isHTTPS else { throw BenchError("the socket transport speaks plain HTTP only") }
-            return DataAPI(configuration: configuration, transport: FMSocketTransport(idleTimeout: configuration.timeout))
-            #else
-            throw BenchError("the socket transport is Linux-only")
-            #endif
         }
     }
 

@@ -165,8 +165,8 @@ final class Served: @unchecked Sendable {
 
 extension FMConfiguration {
     /// This configuration trusting the system's store only (no `tls` options): what ``FMURLSessionTransport``
-    /// and the socket transport accept; over HTTPS they rely on the CA being in the system bundle (`--tls`
-    /// puts it there in fm-bench's own mount namespace).
+    /// accepts; over HTTPS it relies on the CA being in the system bundle (`--tls` puts it there in fm-bench's own
+    /// mount namespace).
     var systemTrust: FMConfiguration {
         var copy = self
         copy.tls = FMTLSOptions()

@@ -4,27 +4,23 @@ import SwiftFM
 extension Bench {
     // MARK: Scenario: transport
 
-    /// Get one record through callbacks, SwiftFM over ``FMCurlTransport`` (the default on Linux),
-    /// ``FMSocketTransport`` and ``FMURLSessionTransport`` (same configuration), interleaved call by call: what
-    /// each transport costs or saves per call (Linux only).
+    /// Get one record through callbacks, SwiftFM over ``FMCurlTransport`` (the default on Linux) and
+    /// ``FMURLSessionTransport`` (same configuration), interleaved call by call, plain and with gzip-encoded
+    /// answers: what libcurl driven directly saves per call over corelibs URLSession (Linux only). Over HTTPS the
+    /// URLSession contender trusts the system bundle (`--tls` puts the CA there).
     func transport() async throws {
         #if canImport(Glibc)
-        guard !reach.isHTTPS else {
-            say("transport: FMSocketTransport speaks plain HTTP only; run this scenario without --tls/--base-url (percall compares "
-                + "FMCurlTransport with FMURLSessionTransport over HTTPS)")
-            return
-        }
         let configuration = api.configuration
-        let socketAPI = DataAPI(configuration: configuration, transport: FMSocketTransport(idleTimeout: configuration.timeout))
-        let sessionAPI = DataAPI(configuration: configuration, transport: FMURLSessionTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: 64))
-        let curlAPI = DataAPI(configuration: configuration, transport: FMCurlTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: 64))
+        let sessionAPI = DataAPI(configuration: configuration.systemTrust,
+                                 transport: FMURLSessionTransport(idleTimeout: configuration.timeout, maxConnectionsPerHost: 64))
+        let curlAPI = DataAPI(configuration: configuration, transport: FMCurlTransport(
+            idleTimeout: configuration.timeout, maxConnectionsPerHost: 64, tls: configuration.tls, proxy: configuration.proxy))
         func call(_ api: DataAPI) async {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 api.getRecord(layout: "Bench", recordId: 1) { _, _ in continuation.resume() }
             }
         }
         let contenders: [(String, () async throws -> Void)] = [
-            ("socket", { await call(socketAPI) }),
             ("urlsession", { await call(sessionAPI) }),
             ("curl", { await call(curlAPI) }),
         ]
@@ -32,25 +28,22 @@ extension Bench {
         let tally = try await interleaved(contenders, rounds: settings.rounds, calls: settings.calls)
         let micro = { (name: String) in String(format: "%.1f µs", tally.median(name) / Double(settings.calls) * 1e6) }
         say("transport, get one record through callbacks (\(settings.rounds) rounds × \(settings.calls) calls, interleaved call by call):")
-        say("  over FMSocketTransport \(micro("socket")), over FMURLSessionTransport \(micro("urlsession"))")
-        say("  socket / URLSession  \(tally.ratioText("socket", over: "urlsession"))   target ≤ 1.00")
-        say("  over FMCurlTransport \(micro("curl")): curl / URLSession  \(tally.ratioText("curl", over: "urlsession")), curl / socket  \(tally.ratioText("curl", over: "socket"))")
+        say("  over FMCurlTransport \(micro("curl")), over FMURLSessionTransport \(micro("urlsession"))")
+        say("  curl / URLSession  \(tally.ratioText("curl", over: "urlsession"))")
         // The same, each answer gzip-encoded by the emulator (its gzip holds stored blocks: this measures the
         // framing, checks and copies of content decoding, not Huffman decoding).
-        let answers = 3 * (settings.rounds * settings.calls + 100)
+        let answers = 2 * (settings.rounds * settings.calls + 100)
         try await emulator.injectFault(["fault": "gzip", "count": answers, "matching": "/records/1"])
         for _ in 0..<50 { for (_, run) in contenders { try await run() } }
         let gzipTally = try await interleaved(contenders, rounds: settings.rounds, calls: settings.calls)
         try await emulator.clearFaults()
         let gzipMicro = { (name: String) in String(format: "%.1f µs", gzipTally.median(name) / Double(settings.calls) * 1e6) }
-        say("  answers gzip-encoded: over FMSocketTransport \(gzipMicro("socket")), over FMURLSessionTransport \(gzipMicro("urlsession"))")
-        say("  socket / URLSession  \(gzipTally.ratioText("socket", over: "urlsession"))   target ≤ 1.00")
-        say("  answers gzip-encoded over FMCurlTransport \(gzipMicro("curl")): curl / URLSession  \(gzipTally.ratioText("curl", over: "urlsession")), curl / socket  \(gzipTally.ratioText("curl", over: "socket"))")
-        await socketAPI.shutdown()
+        say("  answers gzip-encoded: over FMCurlTransport \(gzipMicro("curl")), over FMURLSessionTransport \(gzipMicro("urlsession"))")
+        say("  curl / URLSession  \(gzipTally.ratioText("curl", over: "urlsession"))")
         await sessionAPI.shutdown()
         await curlAPI.shutdown()
         #else
-        say("transport: the socket transport is Linux-only")
+        say("transport: FMCurlTransport is Linux-only")
         #endif
     }
 }

@@ -13,7 +13,7 @@
 // is never touched. `--base-url https://… --ca-file ca.pem --emulator-port N`: a front you started yourself,
 // proxying to the emulator fm-bench starts on port N (trust the CA for the baselines yourself, for example
 // `Tests/bench/tls-front.sh trusted ca.pem -- .build/release/fm-bench --base-url …`). Over HTTPS python-fmrest
-// is left out, the socket transport's contenders too (http only); clarisid stays on http; restart needs --tls.
+// is left out; clarisid stays on http; restart needs --tls.
 //
 // Method (DESIGN.md, "Performance"): the emulator runs in its own process (`fm-emulator` from the same
 // directory, serving a schema this program writes: one 20-field table); contenders are interleaved call by
@@ -26,8 +26,8 @@
 //             data task (bytes only, and + JSONSerialization), the async API vs a raw request bridged the
 //             same way (a Task and a continuation around each); on Linux also the callback API over
 //             FMURLSessionTransport (the default there is FMCurlTransport); over HTTPS all through the same front
-//   transport get one record through callbacks: SwiftFM over FMSocketTransport vs over FMURLSessionTransport
-//             (Linux; the socket transport is the default for http:// hosts only if not slower)
+//   transport get one record through callbacks: SwiftFM over FMCurlTransport vs over FMURLSessionTransport,
+//             interleaved call by call, plain and with gzip-encoded answers (Linux; http or https)
 //   decode    a found set's bytes already in memory → records: raw vs python-fmrest (json.loads + Records),
 //             typed vs JSONDecoder into the same struct, the fm-codegen type (and JSONSerialization alone)
 //   endtoend  the same found set in one call against the emulator: SwiftFM raw, typed and generated (the
@@ -39,7 +39,7 @@
 //             (per-call ratio, target within 2 %)
 //   soak      (only when named) --soak-calls mixed calls (default 1,000,000) through callbacks, 8 in flight,
 //             pool of 3: RSS, heap, fds, threads and the emulator's RSS every 10 %, slopes in B/call after
-//             warm-up; --soak-transport default|urlsession|socket|bare (bare: URLSession alone, no SwiftFM)
+//             warm-up; --soak-transport default|urlsession|bare (bare: URLSession alone, no SwiftFM)
 //   metrics   get one record with FMConfiguration.metrics unset vs a no-op observer (per-call µs: median,
 //             fastest and slowest block; interleaved call by call)
 //   instrumentation  get one record with FMConfiguration.instrumentation unset vs a no-op instrumentation
@@ -48,8 +48,8 @@
 //             fm-emulator of their own is killed and started again on the same port 5 s later: failures and
 //             the longest call, the default policy vs FMRetryPolicy(maxAttempts: 3)
 //   inflight  (only when named) maxConcurrentRequests 32, pool of 32, the emulator holding each request 200 ms:
-//             4 threads × 32 reads through callbacks, timeout 30 s, for the default transport, FMURLSessionTransport
-//             and FMSocketTransport (Linux, http only): the most requests at the server at once (its maxInFlight counter),
+//             4 threads × 32 reads through callbacks, timeout 30 s, for the default transport and FMURLSessionTransport:
+//             the most requests at the server at once (its maxInFlight counter),
 //             failed calls, logins, wall time (target ≥ 24 at once, 0 timeouts); baseline: the same burst
 //             through a bare URLSession at its defaults (httpMaximumConnectionsPerHost unset: 6 on Linux)
 //   emulatorlog  the emulator's cost of a read with a full request log vs a log of one entry (in process)
@@ -128,7 +128,7 @@ while !arguments.isEmpty {
         guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
         settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [metrics] [instrumentation] [restart] [inflight] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|socket|bare] [--tls | --base-url https://… [--ca-file PEM] --emulator-port N]")
+        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [metrics] [instrumentation] [restart] [inflight] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|bare] [--tls | --base-url https://… [--ca-file PEM] --emulator-port N]")
         exit(0)
     default:
         if argument.hasPrefix("-") {

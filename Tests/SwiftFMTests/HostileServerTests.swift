@@ -13,12 +13,11 @@ enum Surface: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-/// The transport a behaviour is driven through: URLSession, or (on Linux) SwiftFM's own socket transport and
-/// the libcurl transport, which must keep every bound URLSession keeps.
+/// The transport a behaviour is driven through: every transport SwiftFM ships — URLSession, and (on Linux) the
+/// libcurl transport, which must keep every bound URLSession keeps.
 enum Wire: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case urlSession
     #if canImport(Glibc)
-    case socket
     case curl
     #endif
     var testDescription: String { rawValue }
@@ -27,7 +26,6 @@ enum Wire: String, CaseIterable, Sendable, CustomTestStringConvertible {
         switch self {
         case .urlSession: return FMURLSessionTransport(idleTimeout: idleTimeout)
         #if canImport(Glibc)
-        case .socket: return FMSocketTransport(idleTimeout: idleTimeout)
         case .curl: return FMCurlTransport(idleTimeout: idleTimeout)
         #endif
         }
@@ -200,21 +198,28 @@ struct HostileServerTests {
     /// body: the client stopped the transfer.
     static let kernelSlack = 64 * 1024 * 1024
 
+    /// A read through `surface` and a ``CountingTransport`` over `wire`, from a server that answers it with `answer`
+    /// (a login, should one come, with a token): it ends at the size cap (`-1011`) and is asked for once (`-1011` is not retried).
+    /// The caller stops the server.
+    func cappedRead(_ answer: HostileServer.Play, _ surface: Surface, _ wire: Wire,
+                    sourceLocation: SourceLocation = #_sourceLocation) async -> (HostileServer, CountingTransport) {
+        let server = HostileServer { head, _ in HostileServer.isLogin(head) ? HostileServer.login() : answer }
+        let transport = CountingTransport(wire)
+        let api = makeAPI(server, wire, timeout: 30, transport: transport)
+        let code = await getRecordsCode(api, surface, sourceLocation: sourceLocation)
+        #expect(code == FMError.ClientCode.responseTooLarge, sourceLocation: sourceLocation)
+        #expect(server.count("GET ") == 1, "-1011 is not retried", sourceLocation: sourceLocation)
+        return (server, transport)
+    }
+
     @Test(arguments: Surface.allCases, Wire.allCases)
     func anEndlessChunkedBody(_ surface: Surface, _ wire: Wire) async {
         let payload = Data(repeating: UInt8(ascii: " "), count: 16 * 1024)
         let chunk = Data("4000\r\n".utf8) + payload + Data("\r\n".utf8)
-        let server = HostileServer { head, _ in
-            HostileServer.isLogin(head) ? HostileServer.login()
-                : .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Transfer-Encoding": "chunked"]),
-                           chunk: chunk, limit: 1 << 40)
-        }
+        let (server, transport) = await cappedRead(
+            .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Transfer-Encoding": "chunked"]),
+                     chunk: chunk, limit: 1 << 40), surface, wire)
         defer { server.stop() }
-        let transport = CountingTransport(wire)
-        let api = makeAPI(server, wire, timeout: 30, transport: transport)
-        let code = await getRecordsCode(api, surface)
-        #expect(code == FMError.ClientCode.responseTooLarge)
-        #expect(server.count("GET ") == 1, "-1011 is not retried")
         #expect(await server.waitForEnds(1))
         #expect(server.clientLeft(0), "the client stopped the endless body")
         #expect(server.bodyBytesSent(0) < Self.cap + Self.kernelSlack, "sent \(server.bodyBytesSent(0)) bytes")
@@ -227,17 +232,10 @@ struct HostileServerTests {
     func aBodyLargerThanTheCap(_ surface: Surface, _ wire: Wire) async {
         // Announces 1 GiB and would send it all.
         let chunk = Data(repeating: UInt8(ascii: " "), count: 16 * 1024)
-        let server = HostileServer { head, _ in
-            HostileServer.isLogin(head) ? HostileServer.login()
-                : .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Length": "\(1 << 30)"]),
-                           chunk: chunk, limit: 1 << 30)
-        }
+        let (server, transport) = await cappedRead(
+            .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Length": "\(1 << 30)"]),
+                     chunk: chunk, limit: 1 << 30), surface, wire)
         defer { server.stop() }
-        let transport = CountingTransport(wire)
-        let api = makeAPI(server, wire, timeout: 30, transport: transport)
-        let code = await getRecordsCode(api, surface)
-        #expect(code == FMError.ClientCode.responseTooLarge)
-        #expect(server.count("GET ") == 1)
         #expect(await server.waitForEnds(1))
         #expect(server.clientLeft(0))
         #expect(server.bodyBytesSent(0) < Self.cap + Self.kernelSlack, "sent \(server.bodyBytesSent(0)) bytes")
@@ -254,18 +252,11 @@ struct HostileServerTests {
         member += littleEndian(crc32OfZeros(inflated)) + littleEndian(UInt32(truncatingIfNeeded: inflated))
         let onTheWire = member
         #expect(onTheWire.count < Self.cap && inflated > Self.cap)
-        let binary = HostileServer { head, _ in
-            HostileServer.isLogin(head) ? HostileServer.login()
-                : .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Encoding": "gzip",
-                                                               "Content-Length": "\(onTheWire.count)"]),
-                           chunk: onTheWire, limit: onTheWire.count)
-        }
-        defer { binary.stop() }
-        let transport = CountingTransport(wire)
-        let api = makeAPI(binary, wire, timeout: 30, transport: transport)
-        let code = await getRecordsCode(api, surface)
-        #expect(code == FMError.ClientCode.responseTooLarge)
-        #expect(binary.count("GET ") == 1)
+        let (server, transport) = await cappedRead(
+            .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Encoding": "gzip",
+                                                         "Content-Length": "\(onTheWire.count)"]),
+                     chunk: onTheWire, limit: onTheWire.count), surface, wire)
+        server.stop()
         #expect(transport.delivered > Self.cap, "the cap counts bytes after content decoding")
         #expect(transport.delivered - transport.afterRefusal <= Self.cap + 64 * 1024)
     }
@@ -274,16 +265,10 @@ struct HostileServerTests {
     func aCompressionBomb(_ surface: Surface, _ wire: Wire) async {
         // Units of ~16 KB that inflate to 2.5 MB each: 1 MB on the wire would inflate to 160 MB.
         let unit = DeflateBomb.unit(runs: 10_000)
-        let server = HostileServer { head, _ in
-            HostileServer.isLogin(head) ? HostileServer.login()
-                : .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Encoding": "gzip"]),
-                           first: DeflateBomb.gzipHeader, chunk: unit, limit: 1 << 20)
-        }
-        defer { server.stop() }
-        let transport = CountingTransport(wire)
-        let api = makeAPI(server, wire, timeout: 30, transport: transport)
-        #expect(await getRecordsCode(api, surface) == FMError.ClientCode.responseTooLarge)
-        #expect(server.count("GET ") == 1)
+        let (server, transport) = await cappedRead(
+            .endless(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Encoding": "gzip"]),
+                     first: DeflateBomb.gzipHeader, chunk: unit, limit: 1 << 20), surface, wire)
+        server.stop()
         #expect(transport.refusals == 1)
         #expect(transport.delivered > Self.cap)
         // Nothing is handed on after the refusal: no backlog of inflated chunks builds up behind it.

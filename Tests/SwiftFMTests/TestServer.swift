@@ -8,11 +8,15 @@ import Testing
 /// The tests' one HTTP/1.1 server on 127.0.0.1, for what the emulator cannot do: answer exactly these bytes,
 /// hold a request for ever, drip or stream an endless body, keep a connection open or drop it.
 ///
-/// Two modes, chosen by the initialiser:
+/// Modes, chosen by the initialiser:
 /// * one request per connection (``init(respond:)``, ``init(_:)-(String,Int)``): every answer ends its
 ///   connection, so a body without a length ends with it; `index` counts the requests of the whole server.
 /// * keep-alive (``init(_:)-(String,Int,Int)``): an ``Play/answer(_:)`` keeps the connection open for the next
 ///   request; `index` counts the requests of one connection.
+/// * heads only (``init(headsOnly:)``): one request per connection, answered once its head arrived, its body
+///   never read (a server that answers an upload before taking it).
+/// * on `::1` (``onIPv6Loopback(respond:)``): one request per connection, on the IPv6 loopback (`nil` where the
+///   machine has none).
 ///
 /// It records every request (head, body, connection), counts connections and what it managed to write of each
 /// answer's body, and notices when a client went away (a write failed or a read saw the end), so tests assert
@@ -29,6 +33,8 @@ final class TestServer: @unchecked Sendable {
         case answerAndClose(String)
         /// Close the connection without answering (a server that had dropped an idle connection).
         case close
+        /// Send these bytes, stop sending (half-close), read what the client still sends until it closes, then close.
+        case answerAndDrain(String)
         /// Never answer; wait for the client to close (or for ``stop()``).
         case silent
         /// Send `head` at once, then `body` one byte every `interval` seconds, until done or the client left.
@@ -49,8 +55,12 @@ final class TestServer: @unchecked Sendable {
     }
 
     let port: Int
+    /// The host part of ``url``: `127.0.0.1`, or `[::1]`.
+    let host: String
     private let fd: Int32
     private let keepAlive: Bool
+    /// Only request heads are read; a body stays unread.
+    private let headsOnly: Bool
     private let sendBuffer: Int32?
     /// Decides an answer from the head, the connection, the index on that connection and the index in the server.
     private let play: @Sendable (_ head: String, _ connection: Int, _ indexOnConnection: Int, _ index: Int) -> Play
@@ -68,12 +78,14 @@ final class TestServer: @unchecked Sendable {
     /// The listening descriptor was closed (its number may be reused by then).
     private var listenerClosed = false
 
-    private init(keepAlive: Bool, backlog: Int32, sendBuffer: Int32?,
+    private init(keepAlive: Bool, headsOnly: Bool = false, backlog: Int32, sendBuffer: Int32?,
+                 listener: (fd: Int32, port: Int, host: String)? = nil,
                  play: @escaping @Sendable (_ head: String, _ connection: Int, _ indexOnConnection: Int, _ index: Int) -> Play) {
         self.keepAlive = keepAlive
+        self.headsOnly = headsOnly
         self.sendBuffer = sendBuffer
         self.play = play
-        (fd, port) = bindLoopback()
+        (fd, port, host) = listener ?? { let (fd, port) = bindLoopback(); return (fd, port, "127.0.0.1") }()
         listen(fd, backlog)
         Thread { [self] in acceptLoop() }.start()
     }
@@ -94,8 +106,22 @@ final class TestServer: @unchecked Sendable {
         self.init(keepAlive: true, backlog: 128, sendBuffer: nil) { head, connection, index, _ in play(head, connection, index) }
     }
 
-    /// `http://127.0.0.1:PORT`.
-    var url: String { "http://127.0.0.1:\(port)" }
+    /// One request per connection, answered by `play(head)` as soon as its head arrived: its body is never read.
+    convenience init(headsOnly play: @escaping @Sendable (_ head: String) -> Play) {
+        self.init(keepAlive: false, headsOnly: true, backlog: 16, sendBuffer: nil) { head, _, _, _ in play(head) }
+    }
+
+    /// One request per connection on the IPv6 loopback (`http://[::1]:PORT`), as ``init(respond:)``; `nil` where the
+    /// machine has no IPv6 loopback.
+    static func onIPv6Loopback(respond: @escaping @Sendable (_ head: String) -> String?) -> TestServer? {
+        guard let (fd, port) = bindLoopback(ipv6: true) else { return nil }
+        return TestServer(keepAlive: false, backlog: 16, sendBuffer: nil, listener: (fd, port, "[::1]")) { head, _, _, _ in
+            respond(head).map(Play.answer) ?? .silent
+        }
+    }
+
+    /// `http://127.0.0.1:PORT` (`http://[::1]:PORT` on the IPv6 loopback).
+    var url: String { "http://\(host):\(port)" }
     /// The requests received, in order.
     var requests: [Request] { lock.withLock { _requests } }
     /// The request heads received, in order.
@@ -203,7 +229,7 @@ final class TestServer: @unchecked Sendable {
         while true {
             if let end = pending.range(of: Data("\r\n\r\n".utf8)) {
                 let head = String(decoding: pending[..<end.lowerBound], as: UTF8.self)
-                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                let length = headsOnly ? 0 : head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                     .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
                 if pending.count - end.upperBound >= length {
                     let body = Data(pending[end.upperBound..<(end.upperBound + length)])
@@ -250,6 +276,11 @@ final class TestServer: @unchecked Sendable {
                 keepOpen = keepAlive && !left
             case .answerAndClose(let text):
                 left = !write(client, Data(text.utf8))
+            case .answerAndDrain(let text):
+                left = !write(client, Data(text.utf8))
+                shutdown(client, Int32(SHUT_WR))
+                var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+                while read(client, &buffer, buffer.count) > 0 {}
             case .close:
                 break
             case .silent:
@@ -355,17 +386,39 @@ let noSignal: Int32 = 0
 /// A TCP socket bound to a free loopback port (not listening yet): the test server's and the closed port's
 /// start (`reuseAddress`: for servers; a port kept closed must not be shareable). The caller owns the descriptor.
 func bindLoopback(reuseAddress: Bool = true) -> (fd: Int32, port: Int) {
-    let fd = socket(AF_INET, streamSocketType, 0)
+    bindLoopback(ipv6: false, reuseAddress: reuseAddress) ?? (-1, 0)
+}
+
+/// The same on `127.0.0.1` or `::1`; `nil` where the address cannot be bound (a machine without IPv6 loopback).
+func bindLoopback(ipv6: Bool, reuseAddress: Bool = true) -> (fd: Int32, port: Int)? {
+    let fd = socket(ipv6 ? AF_INET6 : AF_INET, streamSocketType, 0)
+    guard fd >= 0 else { return nil }
     var yes: Int32 = 1
     if reuseAddress { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size)) }
     #if !canImport(Glibc)
     setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
     #endif
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    var port: UInt16?
+    if ipv6 {
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        if bindAndName(fd, &address) { port = address.sin6_port }
+    } else {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        if bindAndName(fd, &address) { port = address.sin_port }
+    }
+    guard let port else { close(fd); return nil }
+    return (fd, Int(UInt16(bigEndian: port)))
+}
+
+/// Binds `fd` to `address`, then reads back the address the kernel gave it (its port); `false` when binding failed.
+private func bindAndName<Address>(_ fd: Int32, _ address: inout Address) -> Bool {
+    var length = socklen_t(MemoryLayout<Address>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    guard bound == 0 else { return false }
     _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    return true
 }

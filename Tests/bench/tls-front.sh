@@ -15,72 +15,37 @@
 #
 # Needs nginx and openssl (apt-get install nginx-light openssl, or nginx).
 set -euo pipefail
+# shellcheck source=../tls/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tls/lib.sh"
 
 make_ca() {
     local dir=$1
     [ -f "$dir/ca.crt" ] && [ -f "$dir/server.crt" ] && return 0
     mkdir -p "$dir"
     chmod 755 "$dir"
-    ( cd "$dir"
-      openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj "/CN=SwiftFM fm-bench throwaway CA" \
-          -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
-          -keyout ca.key -out ca.crt 2>/dev/null
-      openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=localhost" -keyout server.key -out server.csr 2>/dev/null
-      printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" "basicConstraints=CA:FALSE" \
-          "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" > server.ext
-      openssl x509 -req -sha256 -days 2 -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -extfile server.ext \
-          -out server.crt 2>/dev/null )
+    tls_ca_and_server "$dir" "SwiftFM fm-bench throwaway CA"
 }
 
 front() {
     local dir=$1 upstream=${2%/}
     local hostport=${upstream#http://}
     local port
-    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(tls_free_port)
     work=$(mktemp -d "$dir/front.XXXXXX")
     chmod 755 "$work"
     mkdir -m 1777 "$work/tmp"
     # Streams bodies both ways (no request or answer buffering: a 1 GiB container passes through), no body size
     # limit, kept-alive connections to the emulator; nginx's defaults otherwise (keepalive_requests 1000).
-    cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $work/tmp/body;
-    proxy_temp_path $work/tmp/proxy;
-    fastcgi_temp_path $work/tmp/fastcgi;
-    uwsgi_temp_path $work/tmp/uwsgi;
-    scgi_temp_path $work/tmp/scgi;
-    client_max_body_size 0;
-    upstream emulator {
-        server $hostport;
-        keepalive 64;
-    }
-    server {
-        listen 127.0.0.1:$port ssl;
-        server_name localhost;
-        ssl_certificate $dir/server.crt;
-        ssl_certificate_key $dir/server.key;
-        location / {
-            proxy_pass http://emulator;
-            proxy_http_version 1.1;
-            proxy_request_buffering off;
+    {
+        tls_nginx_head "$work" 1024 0
+        printf '    upstream emulator {\n        server %s;\n        keepalive 64;\n    }\n' "$hostport"
+        tls_nginx_server "$port" "$dir" http://emulator "" "            proxy_request_buffering off;
             proxy_buffering off;
             proxy_read_timeout 300s;
             proxy_send_timeout 300s;
-            proxy_set_header Host $hostport;
-            proxy_set_header Connection "";
-            proxy_set_header X-Forwarded-Proto \$scheme;
-            proxy_set_header X-Forwarded-Host \$http_host;
-            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
-            proxy_redirect off;
-        }
-    }
-}
-CONF
+            proxy_set_header Host $hostport;"
+        echo "}"
+    } > "$work/nginx.conf"
     nginx -t -q -e "$work/error.log" -p "$work" -c "$work/nginx.conf" || { echo "tls-front: nginx -t failed" >&2; exit 1; }
     nginx -e "$work/error.log" -p "$work" -c "$work/nginx.conf" -g "daemon off;" &
     nginx_pid=$!

@@ -14,6 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
+# shellcheck source=lib.sh
+source "$root/Tests/tls/lib.sh"
 
 [ "$(id -u)" = 0 ] || { echo "tls: run as root (unshare -m and bind mounts need it)" >&2; exit 1; }
 if ! command -v nginx >/dev/null || ! command -v openssl >/dev/null || ! command -v update-ca-certificates >/dev/null \
@@ -35,25 +37,22 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "tls: FAIL $*" >&2; [ -f "$work/error.log" ] && tail -5 "$work/error.log" >&2; exit 1; }
+# suite NAME WHAT VARIABLE=VALUE…: `swift test --filter NAME` with these variables set; it must run (not be skipped)
+# and pass, else the check WHAT fails.
+suite() {
+    local name=$1 what=$2 log="$work/swift-$1.log" status=0
+    shift 2
+    env "$@" swift test --skip-build --filter "$name" > "$log" 2>&1 || status=$?
+    grep -E "✘|Suite $name|Test run with" "$log" || tail -30 "$log"
+    [ "$status" = 0 ] && grep -q "Suite $name passed" "$log" && ! grep -q "skipped" "$log" || fail "$what"
+}
 
 # 1. A throwaway CA and a server certificate for 127.0.0.1 and localhost.
-cd "$work"
-openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj "/CN=SwiftFM throwaway test CA" \
-    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
-    -keyout ca.key -out ca.crt 2>/dev/null
-openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=localhost" -keyout server.key -out server.csr 2>/dev/null
-printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" "basicConstraints=CA:FALSE" \
-    "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" > server.ext
-openssl x509 -req -sha256 -days 2 -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -extfile server.ext \
-    -out server.crt 2>/dev/null
+tls_ca_and_server "$work" "SwiftFM throwaway test CA"
 # For FMTLSOptions: a second, wrong CA; a client certificate from the CA; the pins (curl's sha256//).
-openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj "/CN=SwiftFM wrong test CA" \
-    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
-    -keyout wrong-ca.key -out wrong-ca.crt 2>/dev/null
-openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=swiftfm-client" -keyout client.key -out client.csr 2>/dev/null
-printf '%s\n' "basicConstraints=CA:FALSE" "keyUsage=critical,digitalSignature" "extendedKeyUsage=clientAuth" > client.ext
-openssl x509 -req -sha256 -days 2 -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -extfile client.ext \
-    -out client.crt 2>/dev/null
+tls_ca "$work" "SwiftFM wrong test CA" wrong-ca
+tls_issue "$work" client swiftfm-client "basicConstraints=CA:FALSE" "keyUsage=critical,digitalSignature" "extendedKeyUsage=clientAuth"
+cd "$work"
 pin() { openssl pkey -in "$1" -pubout -outform der 2>/dev/null | openssl dgst -sha256 -binary | base64; }
 server_pin="sha256//$(pin server.key)"
 wrong_pin="sha256//$(pin wrong-ca.key)"
@@ -70,56 +69,17 @@ emulator_url=$(sed -n 's/^listening on //p' "$work/emulator.out")
 # 3. nginx: TLS on a free loopback port, proxy_pass to the emulator. The upstream keeps nginx's own Host
 #    (the emulator's address): only X-Forwarded-Proto/Host tell it what the client used, and
 #    proxy_redirect is off, so any Location header is the emulator's own.
-tls_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-mtls_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+tls_port=$(tls_free_port)
+mtls_port=$(tls_free_port)
 mkdir -m 1777 "$work/tmp"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log warn;
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path $work/tmp/body;
-    proxy_temp_path $work/tmp/proxy;
-    fastcgi_temp_path $work/tmp/fastcgi;
-    uwsgi_temp_path $work/tmp/uwsgi;
-    scgi_temp_path $work/tmp/scgi;
-    client_max_body_size 64m;
-    server {
-        listen 127.0.0.1:$tls_port ssl;
-        server_name localhost;
-        ssl_certificate $work/server.crt;
-        ssl_certificate_key $work/server.key;
-        location / {
-            proxy_pass $emulator_url;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header X-Forwarded-Proto \$scheme;
-            proxy_set_header X-Forwarded-Host \$http_host;
-            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
-            proxy_redirect off;
-        }
-    }
+{
+    tls_nginx_head "$work" 64 64m
+    tls_nginx_server "$tls_port" "$work" "$emulator_url"
     # Mutual TLS: a client certificate from the test CA is required.
-    server {
-        listen 127.0.0.1:$mtls_port ssl;
-        server_name localhost;
-        ssl_certificate $work/server.crt;
-        ssl_certificate_key $work/server.key;
-        ssl_client_certificate $work/ca.crt;
-        ssl_verify_client on;
-        location / {
-            proxy_pass $emulator_url;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header X-Forwarded-Proto \$scheme;
-            proxy_set_header X-Forwarded-Host \$http_host;
-            proxy_redirect off;
-        }
-    }
-}
-CONF
+    tls_nginx_server "$mtls_port" "$work" "$emulator_url" "        ssl_client_certificate $work/ca.crt;
+        ssl_verify_client on;"
+    echo "}"
+} > "$work/nginx.conf"
 nginx -t -q -e "$work/error.log" -p "$work" -c "$work/nginx.conf" || fail "nginx -t"
 nginx -e "$work/error.log" -p "$work" -c "$work/nginx.conf" -g "daemon off;" &
 nginx_pid=$!
@@ -176,23 +136,15 @@ grep -q "$(sed -n 2p "$work/ca.crt")" /etc/ssl/certs/ca-certificates.crt && fail
 echo "tls: FMTLSOptions (CA bundle, pins, client certificate) over HTTPS, system store untouched"
 curl -sf -o /dev/null --cacert "$work/ca.crt" "https://127.0.0.1:$mtls_port/fmi/data/vLatest/productInfo" \
     && fail "the mTLS server answered curl without a client certificate"
-status=0
-FM_TLS_BASE_URL="$base" FM_TLS_MTLS_URL="https://127.0.0.1:$mtls_port" FM_TLS_CA="$work/ca.crt" FM_TLS_WRONG_CA="$work/wrong-ca.crt" \
-    FM_TLS_PIN="$server_pin" FM_TLS_WRONG_PIN="$wrong_pin" FM_TLS_CLIENT_CERT="$work/client.crt" FM_TLS_CLIENT_KEY="$work/client.key" \
-    swift test --skip-build --filter TLSOptionsTests > "$work/swift-tls-options.log" 2>&1 || status=$?
-grep -E "✘|Suite TLSOptionsTests|Test run with" "$work/swift-tls-options.log" || tail -30 "$work/swift-tls-options.log"
-[ "$status" = 0 ] && grep -q "Suite TLSOptionsTests passed" "$work/swift-tls-options.log" \
-    && ! grep -q "skipped" "$work/swift-tls-options.log" || fail "FMTLSOptions over HTTPS"
+suite TLSOptionsTests "FMTLSOptions over HTTPS" FM_TLS_BASE_URL="$base" FM_TLS_MTLS_URL="https://127.0.0.1:$mtls_port" \
+    FM_TLS_CA="$work/ca.crt" FM_TLS_WRONG_CA="$work/wrong-ca.crt" FM_TLS_PIN="$server_pin" FM_TLS_WRONG_PIN="$wrong_pin" \
+    FM_TLS_CLIENT_CERT="$work/client.crt" FM_TLS_CLIENT_KEY="$work/client.key"
 
 # 5c. The hostile-server tests over TLS: each plain loopback server behind Tests/tls/relay.py (a Python ssl relay
 #     with the server certificate), FMCurlTransport trusting the CA through caCertificates.
 echo "tls: hostile servers over TLS (FMCurlTransport through Tests/tls/relay.py)"
-status=0
-FM_TLS_RELAY="$root/Tests/tls/relay.py" FM_TLS_CA="$work/ca.crt" FM_TLS_SERVER_CERT="$work/server.crt" FM_TLS_SERVER_KEY="$work/server.key" \
-    swift test --skip-build --filter HostileTLSTests > "$work/swift-tls-hostile.log" 2>&1 || status=$?
-grep -E "✘|Suite HostileTLSTests|Test run with" "$work/swift-tls-hostile.log" || tail -30 "$work/swift-tls-hostile.log"
-[ "$status" = 0 ] && grep -q "Suite HostileTLSTests passed" "$work/swift-tls-hostile.log" \
-    && ! grep -q "skipped" "$work/swift-tls-hostile.log" || fail "hostile servers over TLS"
+suite HostileTLSTests "hostile servers over TLS" FM_TLS_RELAY="$root/Tests/tls/relay.py" FM_TLS_CA="$work/ca.crt" \
+    FM_TLS_SERVER_CERT="$work/server.crt" FM_TLS_SERVER_KEY="$work/server.key"
 
 # 6. python-fmrest over HTTPS, trusting the CA file through verify_ssl (requests' CA bundle).
 echo "tls: python-fmrest over HTTPS"
