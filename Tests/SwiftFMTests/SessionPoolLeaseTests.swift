@@ -43,6 +43,42 @@ struct SessionPoolLeaseTests {
         #expect(pool.busyCounts == [0] && pool.waitingCount == 0)
     }
 
+    /// The waiters are the one FIFO's places: a call that withdrew (its call ended while waiting) never gets the
+    /// session, whichever place it had, and the session goes to the next one still waiting; a replay (`front`)
+    /// goes before every call queued when it came, and after a replay that came later.
+    @Test func withdrawnWaitersAreSkippedAndReplaysGoFirst() throws {
+        let pool = SessionPool(size: 1, stored: Self.valid("t0"), now: Self.start)
+        let (holder, _) = take(pool)
+        var waiting: [(id: UInt64, taker: PoolTaker, name: String)] = []
+        func queue(_ name: String, front: Bool = false) {
+            let taker = PoolTaker()
+            let (id, plan) = pool.lease(now: Self.start, stored: nil, front: front) { taker.deliver($0) }
+            deliver(plan)
+            waiting.append((id, taker, name))
+        }
+        for index in 0..<200 { queue("call \(index)") }
+        queue("replay A", front: true)
+        queue("replay B", front: true)
+        #expect(pool.waitingCount == 202)
+        // Every other call leaves, and replay B: from the middle, the head and the back of the queue.
+        let leaving = Set(waiting.indices.filter { $0 % 2 == 1 && $0 < 200 } + [0, 201])
+        for index in leaving { pool.withdraw(waiting[index].id) }
+        pool.withdraw(waiting[3].id)   // again: changes nothing
+        #expect(pool.waitingCount == 202 - leaving.count)
+        var order: [String] = []
+        var lease = try #require(holder.lease)
+        while pool.waitingCount > 0 {
+            deliver(pool.giveBack(lease, now: Self.start, stored: nil))
+            let served = waiting.filter { $0.taker.lease != nil && !order.contains($0.name) }
+            try #require(served.count == 1, "one session: one call served per release")
+            order.append(served[0].name)
+            lease = try #require(served[0].taker.lease)
+        }
+        let expected = ["replay A"] + waiting.indices.filter { $0 < 200 && !leaving.contains($0) }.map { waiting[$0].name }
+        #expect(order == expected)
+        #expect(waiting.indices.filter { leaving.contains($0) }.allSatisfy { waiting[$0].taker.lease == nil })
+    }
+
     @Test func aCallNeverWaitsForALoginWhileAnotherSessionFrees() {
         let pool = SessionPool(size: 2, stored: Self.valid("t0"), now: Self.start)
         let (first, _) = take(pool)

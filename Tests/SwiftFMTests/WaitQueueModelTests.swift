@@ -57,4 +57,42 @@ struct WaitQueueModelTests {
         expected += model
         #expect(ran.value == expected)
     }
+
+    /// With places put at the front as well (the session pool's replays): the walk from the head, the head
+    /// taken, and emptying all at once agree with an array that inserts at index 0.
+    @Test(arguments: [11, 12, 13, 14])
+    func randomMixesWithFrontInsertions(seed: UInt64) {
+        var random = Seeded(state: seed)
+        var queue = WaitQueue<UInt64>()
+        var model: [UInt64] = []
+        for step in 0..<20_000 {
+            let phase = (step / 1_000) % 3
+            let roll = Int.random(in: 0..<100, using: &random)
+            if roll < (phase == 0 ? 70 : 20) {
+                let number = queue.nextPlace()
+                if Int.random(in: 0..<4, using: &random) == 0 {
+                    queue.prepend(number, number * 10)
+                    model.insert(number, at: 0)
+                } else {
+                    queue.append(number, number * 10)
+                    model.append(number)
+                }
+            } else if roll < (phase == 1 ? 90 : 60), !model.isEmpty {
+                let number = model.remove(at: Int.random(in: 0..<model.count, using: &random))
+                queue.remove(number)
+                queue.remove(number)   // gone already: changes nothing
+            } else if roll < 97 {
+                #expect(queue.popFirst() == (model.isEmpty ? nil : model.removeFirst() * 10))
+            } else {
+                #expect(queue.removeAll() == model.map { $0 * 10 })
+                model = []
+            }
+            if queue.count != model.count || step % 97 == 0 && queue.map(\.number) != model
+                || queue.map(\.item) != queue.map({ $0.number * 10 }) {
+                Issue.record("step \(step): the queue walks \(queue.map(\.number)), the model \(model)")
+                return
+            }
+        }
+        #expect(queue.map(\.number) == model)
+    }
 }

@@ -315,7 +315,7 @@ final class ClarisIDSignIn: Sendable {
                                      status: nil, code: FMError.ClientCode.transport)
                     })
                 }))
-            let seconds = timeout.isFinite ? min(max(0, timeout), 86_400) : 86_400
+            let seconds = min(Deadline.clamped(timeout), 86_400)   // the one clamp, then at most a day for Cognito
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
                 finish(CognitoError(type: "Timeout", message: "Cognito at \(FMError.address(of: request.url)) did not answer within \(timeout) s",
                                     status: nil, code: FMError.ClientCode.timeout))

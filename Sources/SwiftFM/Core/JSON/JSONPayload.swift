@@ -176,34 +176,3 @@ extension KeyedDecodingContainer {
         throw DecodingError.typeMismatch(Bool.self, .init(codingPath: codingPath + [key], debugDescription: "expected a boolean"))
     }
 }
-
-/// Raw-dictionary readers used by the `JSONSerialization` path.
-enum RawJSON {
-    static func string(_ value: Any?) -> String? {
-        switch value {
-        case let text as String: return text
-        case let number as NSNumber: return number.stringValue
-        default: return nil
-        }
-    }
-
-    /// An integer, or `nil` when `value` is not one that `Int` holds exactly: `1e300`, `2^63` or `3.5`
-    /// read as absent rather than wrapped (`NSNumber.intValue` would give `Int.min` or truncate).
-    static func int(_ value: Any?) -> Int? {
-        switch value {
-        case let number as NSNumber: return exactInt(number)
-        case let text as String: return Int(text)
-        default: return nil
-        }
-    }
-
-    /// The exact `Int` value of a JSON number, or `nil` when it has none.
-    static func exactInt(_ number: NSNumber) -> Int? {
-        // Integers (also beyond 2^53) keep every digit in their decimal text.
-        if let integer = Int(number.stringValue) { return integer }
-        // Integral doubles (`7.0`); beyond 2^53 a double no longer says which integer was sent.
-        let double = number.doubleValue
-        guard abs(double) <= 9_007_199_254_740_992 else { return nil }
-        return Int(exactly: double)
-    }
-}

@@ -9,7 +9,8 @@ import FoundationNetworking
 //                         the shutdown check (Lifecycle), the call's deadline (Deadline.swift:
 //                         FMConfiguration.timeout, or containerTimeout for a container transfer)
 //   session    Session/   SessionStage leases a pool session (SessionPool and its self-releasing SessionLease,
-//                         driven by SessionStateMachine), logs in once for every waiter through its `send`,
+//                         driven by SessionStateMachine; calls wait in a WaitQueue, a replay at its front),
+//                         logs in once for every waiter through its `send`,
 //                         runs the new-session hook and writes the token store
 //   send       Pipeline/  Sender holds the send stage's tenants: the rate limit (RateLimiter), the
 //                         concurrency cap (AdmissionGate), each waiting in FIFO order in a WaitQueue; one exchange
@@ -18,7 +19,8 @@ import FoundationNetworking
 //   retry      Pipeline/  replay once after a lost session; transient failures retried under FMRetryPolicy
 //                         with back-off, never past the deadline (EngineCall.replay, EngineCall.retry)
 //   complete   Pipeline/  exactly once, on the callback queue (inline for the async bridge): Delivery, with
-//                         the caller's handle FMRequest (Completion.swift)
+//                         the caller's handle FMRequest, the (value?, code) pair and FMError.current
+//                         (Completion.swift)
 //
 // One call's phase through these stages is a CallState (CallState.swift): queued, waiting for a session, in
 // flight, backing off, done. Every stage reports an event to it, and EngineCall carries out the actions it
@@ -28,7 +30,8 @@ import FoundationNetworking
 // built from it (RequestBuilder, Multipart), the envelope read back (Envelope), the transports. JSON/ reads
 // answers: one lexer (JSONLexer) under raw values (JSONReader) and typed ones (JSONTape, FileMakerDecoder).
 // EngineCall, below, composes the stages for one call; it holds a CallContext (configuration, session stage,
-// sender, lifecycle, callback queue), never the DataAPI.
+// sender, lifecycle, callback queue), never the DataAPI. SwiftFM.docc/Architecture.md follows one getRecord
+// through every file whose code it runs.
 
 /// Something a call handed to the send stage, which it stops if it ends first: its place in the rate-limit or
 /// concurrency queue, or its exchange.

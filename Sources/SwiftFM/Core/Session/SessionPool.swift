@@ -78,9 +78,8 @@ final class SessionPool: Sendable {
         var opened: UInt64 = 0
     }
 
-    /// A call waiting for a lease.
+    /// A call waiting for a lease (its id, for ``SessionPool/withdraw(_:)``, is its number in ``State/waiters``).
     struct Waiter {
-        var id: UInt64
         /// A call replayed after a lost session (and its retries) takes only a session opened after the pool
         /// last lost one (`opened > after`, with `after` the pool's ``State/lostMark`` when the call queued):
         /// another slot's token may be just as dead (a server restart) and a replay happens once. The mark is
@@ -116,8 +115,8 @@ final class SessionPool: Sendable {
     /// Everything the pool decides on, behind ``state``'s lock.
     struct State {
         var slots: [Slot]
-        var waiters: [Waiter] = []
-        var nextWaiter: UInt64 = 0
+        /// The calls waiting for a lease, in the package's one FIFO: replays at the front.
+        var waiters = WaitQueue<Waiter>()
         /// Tokens adopted so far (logins, the store, explicit adoptions).
         var openings: UInt64 = 0
         /// ``openings`` when the server last lost a session the pool held (its token rejected): every session
@@ -181,10 +180,10 @@ final class SessionPool: Sendable {
     func lease(now: Date, stored: FMStoredToken?, front: Bool, owner: (any SessionLeaseOwner)? = nil,
                deliver: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> (id: UInt64, plan: Plan) {
         state.withLock { state in
-            state.nextWaiter += 1
-            let waiter = Waiter(id: state.nextWaiter, after: front ? state.lostMark : nil, owner: owner, deliver: deliver)
-            if front { state.waiters.insert(waiter, at: 0) } else { state.waiters.append(waiter) }
-            return (waiter.id, Self.rebalance(&state, now: now, stored: stored, grow: true, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession))
+            let id = state.waiters.nextPlace()
+            let waiter = Waiter(after: front ? state.lostMark : nil, owner: owner, deliver: deliver)
+            if front { state.waiters.prepend(id, waiter) } else { state.waiters.append(id, waiter) }
+            return (id, Self.rebalance(&state, now: now, stored: stored, grow: true, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession))
         }
     }
 
@@ -200,9 +199,9 @@ final class SessionPool: Sendable {
         }
     }
 
-    /// A waiting call ended (cancelled, out of time): it leaves the queue.
+    /// A waiting call ended (cancelled, out of time): it leaves the queue (O(1)).
     func withdraw(_ id: UInt64) {
-        state.withLock { state in state.waiters.removeAll { $0.id == id } }
+        state.withLock { state in state.waiters.remove(id) }
     }
 
     /// A call gives its lease back: the session goes to the next waiter, or idles.
@@ -247,14 +246,14 @@ final class SessionPool: Sendable {
                 }
                 if open == 0 && !logging {
                     // Nothing else can serve the waiters: they get the failure (their calls decide on a retry).
-                    plan.failures = state.waiters.map { ($0, error) }
-                    state.waiters = []
+                    plan.failures = state.waiters.removeAll().map { ($0, error) }
                 } else if !logging {
                     // A replay takes only a session opened after its own was lost: the sessions open now (as
                     // dead, after a restart, as the one it lost) cannot serve it. It gets the failure too.
                     let stranded = Self.stranded(state, now: now)
-                    plan.failures = state.waiters.filter { stranded.contains($0.id) }.map { ($0, error) }
-                    state.waiters.removeAll { stranded.contains($0.id) }
+                    let failed = state.waiters.filter { stranded.contains($0.number) }
+                    for (number, _) in failed { state.waiters.remove(number) }
+                    plan.failures = failed.map { ($0.item, error) }
                 }
             }
             var rest = Self.rebalance(&state, now: now, stored: stored, grow: token != nil, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession)
@@ -328,9 +327,9 @@ final class SessionPool: Sendable {
     /// Waiting replays that no open session can serve (each takes only a session opened after its own was lost).
     private static func stranded(_ state: State, now: Date) -> Set<UInt64> {
         var ids = Set<UInt64>()
-        for waiter in state.waiters {
+        for (number, waiter) in state.waiters {
             guard let after = waiter.after else { continue }
-            if !state.slots.contains(where: { $0.opened > after && $0.machine.validToken(now: now) != nil }) { ids.insert(waiter.id) }
+            if !state.slots.contains(where: { $0.opened > after && $0.machine.validToken(now: now) != nil }) { ids.insert(number) }
         }
         return ids
     }
@@ -346,9 +345,10 @@ final class SessionPool: Sendable {
     /// Gives free open sessions to the waiters in order (the lowest slot first, so an idle daemon keeps one
     /// session); past the server's session cap, the least-busy open session.
     private static func grant(_ state: inout State, now: Date, perSession: Int, into plan: inout Plan) {
-        var index = 0
-        while index < state.waiters.count {
-            let after = state.waiters[index].after ?? 0
+        var taken: [UInt64] = []
+        defer { for number in taken { state.waiters.remove(number) } }
+        for (number, waiter) in state.waiters {
+            let after = waiter.after ?? 0
             let open = state.slots.indices.filter {
                 state.slots[$0].machine.validToken(now: now) != nil && (after == 0 || state.slots[$0].opened > after)
             }
@@ -362,12 +362,12 @@ final class SessionPool: Sendable {
             }
             guard let slot = chosen, let token = state.slots[slot].machine.validToken(now: now)?.token else {
                 // A replay waits for a fresh session; the calls behind it may take the others.
-                if state.waiters[index].after != nil { index += 1; continue }
+                if waiter.after != nil { continue }
                 return
             }
             state.slots[slot].busy += 1
             state.slots[slot].lastUse = max(now, state.slots[slot].lastUse)
-            let waiter = state.waiters.remove(at: index)
+            taken.append(number)   // leaves the queue once the walk ends
             plan.grants.append((waiter, SessionLease(slot: slot, token: token, owner: waiter.owner)))
         }
     }

@@ -237,3 +237,20 @@ extension Endpoint where Value: EmptiableFoundSet {
         throw error
     }
 }
+
+extension Endpoint {
+    /// `true` when the call cannot have changed data, so it may be sent again: GETs that run no script,
+    /// `_find` without script keys, logout-free metadata and container reads.
+    var cannotChangeData: Bool {
+        let scriptInQuery = query.contains { $0.name.lowercased().hasPrefix("script") }
+        switch method {
+        case .get:
+            return !scriptInQuery && !segments.contains("script")
+        case .post:
+            guard segments.last == "_find", case .json(let data) = body else { return false }
+            return data.range(of: Data("\"script".utf8)) == nil
+        case .patch, .delete:
+            return false
+        }
+    }
+}
