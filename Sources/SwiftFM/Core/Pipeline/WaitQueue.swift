@@ -2,8 +2,9 @@ import Foundation
 
 /// Places waiting for their turn, first in, first out: the package's one FIFO. The queue of the concurrency cap
 /// (``AdmissionGate``), of the rate limit (``RateLimiter``), of the hand-overs the ``Trampoline`` holds back
-/// (their `Item` is the work to run) and of the calls waiting for a session (``SessionPool``, whose replays
-/// go to the front with ``prepend(_:_:)``). Each place has a number, so a call that ended while waiting can
+/// (their `Item` is the work to run), of the calls waiting for a session (``SessionPool``, whose replays
+/// go to the front with ``prepend(_:_:)``) and of the requests waiting for a connection to their origin
+/// (``FMCurlTransport``'s engine). Each place has a number, so a call that ended while waiting can
 /// leave (``remove(_:)``, ``QueueTicket/withdraw()``) and is never served. Appending, prepending, taking the
 /// head and leaving all cost O(1) (amortised). Not thread-safe: its owner keeps it under its lock.
 struct WaitQueue<Item> {
@@ -55,6 +56,9 @@ struct WaitQueue<Item> {
         compact()
         return item
     }
+
+    /// Whether the place under `number` is waiting.
+    func contains(_ number: UInt64) -> Bool { waiting[number] != nil }
 
     /// The place under `number` leaves the queue; nothing happens when it is not waiting.
     mutating func remove(_ number: UInt64) {

@@ -258,6 +258,8 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     let replayable: Bool
     /// `host:port` of the URL: the connection limit counts per origin.
     private(set) var origin = ""
+    /// Its number in its origin's queue while it waits for a connection (the engine thread's own).
+    var placeInLine: UInt64 = 0
     /// How often libcurl was about to send this request.
     private var prereqCount = 0
     /// The longest silence allowed, in seconds, and when a byte last went or came (engine's thread).
@@ -809,7 +811,7 @@ final class CurlEngine: @unchecked Sendable {
     private let maxSpareHandles: Int
     /// Transfers waiting for a connection to their origin, in order (their idle time does not count yet), and how
     /// many run per origin (the thread's own).
-    private var waiting: [String: [CurlTransfer]] = [:]
+    private var waiting: [String: WaitQueue<CurlTransfer>] = [:]
     private var running: [String: Int] = [:]
     private let maxConnectionsPerHost: Int
     /// Transfers whose outbox got something during this turn of the loop (the thread's own): their drains are
@@ -952,7 +954,10 @@ final class CurlEngine: @unchecked Sendable {
             if running[transfer.origin, default: 0] < maxConnectionsPerHost {
                 start(transfer)
             } else {
-                waiting[transfer.origin, default: []].append(transfer)
+                var queue = waiting.removeValue(forKey: transfer.origin) ?? WaitQueue()
+                transfer.placeInLine = queue.nextPlace()
+                queue.append(transfer.placeInLine, transfer)
+                waiting[transfer.origin] = queue
             }
         case .cancel(let transfer):
             if let easy = transfer.easy, active.removeValue(forKey: easy) != nil {
@@ -960,9 +965,9 @@ final class CurlEngine: @unchecked Sendable {
                 transfer.release()
                 transfer.finish(URLError(.cancelled))
                 ended(transfer)
-            } else if var queue = waiting[transfer.origin], let index = queue.firstIndex(where: { $0 === transfer }) {
-                queue.remove(at: index)
-                waiting[transfer.origin] = queue.isEmpty ? nil : queue
+            } else if var queue = waiting.removeValue(forKey: transfer.origin), queue.contains(transfer.placeInLine) {
+                queue.remove(transfer.placeInLine)
+                if !queue.isEmpty { waiting[transfer.origin] = queue }
                 transfer.release()
                 transfer.finish(URLError(.cancelled))
             } else {
@@ -995,11 +1000,11 @@ final class CurlEngine: @unchecked Sendable {
         let origin = transfer.origin
         let left = running[origin, default: 1] - 1
         running[origin] = left > 0 ? left : nil
-        while running[origin, default: 0] < maxConnectionsPerHost, var queue = waiting[origin], !queue.isEmpty {
-            let next = queue.removeFirst()
-            waiting[origin] = queue.isEmpty ? nil : queue
+        guard var queue = waiting.removeValue(forKey: origin) else { return }
+        while running[origin, default: 0] < maxConnectionsPerHost, let next = queue.popFirst() {
             start(next)
         }
+        if !queue.isEmpty { waiting[origin] = queue }
     }
 }
 #endif
