@@ -1,10 +1,14 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import SwiftFM
 
 // Scenario `odata` (only when named): the same 10,000-row read end to end against fm-emulator in its own
 // process, one call each, interleaved with the order rotating: SwiftFM's FMOData raw and typed vs the same rows
 // through the Data API (getRecords raw and typed, target ≤ 1.1) and vs fms-odata-py 0.2.0 (timed inside
-// Python per read, target ≤ 0.4). Figures: min / median / max over rounds of the per-round ratio.
+// Python per read, target ≤ 0.4), and the floor: the same request through a bare URLSession, bytes only. Figures:
+// min / median / max over rounds of the per-round ratio.
 
 /// The fms-odata-py driver: one command per line on stdin, one answer line ("seconds rows" or "error …").
 let fmsODataDriver = #"""
@@ -73,7 +77,18 @@ extension Bench {
             guard rows == limit else { throw BenchError("odata: a read gave \(rows) rows, not \(limit)") }
             return elapsed
         }
+        // The floor: the same request FMOData sends (JSON without per-row links), bytes only, no parsing.
+        var floorRequest = URLRequest(url: URL(string: baseURL.absoluteString.trimmingCharacters(in: ["/"]) + "/fmi/odata/v4/Bench/Bench?$top=\(limit)")!)
+        floorRequest.setValue("Basic " + Data("admin:admin".utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+        floorRequest.setValue("application/json;odata.metadata=none", forHTTPHeaderField: "Accept")
+        floorRequest.setValue("4.0", forHTTPHeaderField: "OData-Version")
         var contenders: [(String, () async throws -> Double)] = [
+            ("raw URLSession bytes-only", {
+                let start = now()
+                let bytes = try await rawGet(session, floorRequest)
+                guard bytes.count > limit else { throw BenchError("odata: the raw read gave \(bytes.count) bytes") }
+                return Double(now() - start) / 1e9
+            }),
             ("FMOData raw", { try await timed { try await odata.records(from: "Bench", query: query).rows.count } }),
             ("FMOData typed", { try await timed { try await odata.records(as: Row.self, from: "Bench", query: query).rows.count } }),
             ("Data API raw", { try await timed { try await api.getRecords(layout: "Bench", limit: limit).records.count } }),
@@ -111,13 +126,15 @@ extension Bench {
         let pythonState = python != nil ? "fms-odata-py \(version ?? "?")"
             : settings.python ? "fms-odata-py not available (pip install fms-odata-py==0.2.0)" : "fms-odata-py left out (--no-python)"
         say("odata: \(limit) rows × 20 fields in one read against the emulator (\(rounds) rounds, interleaved; \(pythonState)):")
-        say("  FMOData raw \(milli("FMOData raw")), FMOData typed \(milli("FMOData typed")), Data API raw \(milli("Data API raw")), "
+        say("  raw URLSession bytes-only \(milli("raw URLSession bytes-only")) (the floor: the emulator's time and the transfer), "
+            + "FMOData raw \(milli("FMOData raw")), FMOData typed \(milli("FMOData typed")), Data API raw \(milli("Data API raw")), "
             + "Data API typed \(milli("Data API typed"))" + (python == nil ? "" : ", fms-odata-py \(milli("fms-odata-py"))"))
         say("  FMOData raw / Data API raw       \(tally.ratioText("FMOData raw", over: "Data API raw"))   target ≤ 1.1")
         say("  FMOData typed / Data API typed   \(tally.ratioText("FMOData typed", over: "Data API typed"))   target ≤ 1.1")
         if python != nil {
             say("  FMOData raw / fms-odata-py       \(tally.ratioText("FMOData raw", over: "fms-odata-py"))   target ≤ 0.4")
             say("  FMOData typed / fms-odata-py     \(tally.ratioText("FMOData typed", over: "fms-odata-py"))   target ≤ 0.4")
+            say("  the floor / fms-odata-py         \(tally.ratioText("raw URLSession bytes-only", over: "fms-odata-py"))   (no client can go below it)")
         }
     }
 }

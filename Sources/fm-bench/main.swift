@@ -55,6 +55,9 @@
 //   emulatorlog  the emulator's cost of a read with a full request log vs a log of one entry (in process)
 //   clarisid  a Claris ID sign-in (Cognito SRP against fm-emulator --claris-id, then the FMID login): the
 //             client's CPU per sign-in, median of 20 (target ≤ 50 ms)
+//   odata     (only when named) the same --records rows in one OData read end to end: FMOData raw and typed vs
+//             getRecords raw and typed (target ≤ 1.1) and vs fms-odata-py 0.2.0 (target ≤ 0.4), with the floor
+//             (the same request through a bare URLSession, bytes only)
 //   container a --container-mib MiB file (default 1024) up with uploadContainer(…fileURL:…) and down with
 //             downloadContainer(url:to:): same bytes, peak RSS above the baseline for each (target < 100 MB)
 // Further scenarios register in `scenarios` below. Each measuring scenario is cut into set-up, run and report
@@ -128,7 +131,7 @@ while !arguments.isEmpty {
         guard !arguments.isEmpty else { say("fm-bench: --profile needs a contender name"); exit(2) }
         settings.profile = arguments.removeFirst()
     case "--help", "-h":
-        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [metrics] [instrumentation] [restart] [inflight] [emulatorlog] [container] [clarisid] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|bare] [--tls | --base-url https://… [--ca-file PEM] --emulator-port N]")
+        say("usage: fm-bench [percall] [transport] [decode] [endtoend] [paging] [pool] [policy] [metrics] [instrumentation] [restart] [inflight] [emulatorlog] [container] [clarisid] [odata] [--rounds N] [--calls N] [--records N] [--paging-records N] [--container-mib N] [--no-python] [--profile CONTENDER] [soak] [--soak-calls N] [--soak-transport default|urlsession|bare] [--tls | --base-url https://… [--ca-file PEM] --emulator-port N]")
         exit(0)
     default:
         if argument.hasPrefix("-") {
