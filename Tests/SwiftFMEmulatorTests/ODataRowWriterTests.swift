@@ -157,11 +157,11 @@ enum ReferenceRows {
 /// A read's rows are written after the state lock is released: while the emulator is writing them, another
 /// request takes the lock and completes, and the answer being written is the state the read saw.
 @Suite struct ODataWriteOutsideLockTests {
-    /// Sends `read`; while its rows are being written (``EmulatorState/odataWillWrite``), sends `other` from another
+    /// Sends `GET path`; while its rows are being written (``EmulatorState/odataWillWrite``), sends `other` from another
     /// thread and waits for its answer (bounded: when the rows are written under the lock, `other` cannot be
-    /// answered until they are, and the wait ends without it). Returns `read`'s answer and `other`'s answer if it
-    /// came while `read`'s rows were being written.
-    func whileWriting(_ c: ODataClient, _ read: () -> Answer, other: HTTPRequest) -> (read: Answer, other: HTTPResponse?) {
+    /// answered until they are, and the wait ends without it). Expects `other` answered with `status` meanwhile and
+    /// the read with 200; returns the read's answer.
+    func whileWriting(_ c: ODataClient, _ path: String, other: HTTPRequest, answered status: Int) -> Answer {
         let handler = c.emulator.handler
         let armed = Locked(true)
         let answeredWhileWriting = Locked<HTTPResponse?>(nil)
@@ -180,9 +180,11 @@ enum ReferenceRows {
             }
         }
         defer { c.emulator.core.state.withLock { $0.odataWillWrite = nil } }
-        let answer = read()
+        let read = c.send("GET", path)
         #expect(!armed.withLock { $0 }, "the rows were never written")
-        return (answer, answeredWhileWriting.withLock { $0 })
+        #expect(answeredWhileWriting.withLock { $0?.status } == status, "\(other.method) \(other.target) was not answered while \(path) was written")
+        #expect(read.status == 200)
+        return read
     }
 
     func request(_ method: String, _ path: String, body: String? = nil) -> HTTPRequest {
@@ -194,10 +196,8 @@ enum ReferenceRows {
 
     @Test func collectionRowsAreWrittenOutsideTheLock() throws {
         let c = try ODataClient()
-        let (read, other) = whileWriting(c, { c.send("GET", "/Shop/Customers?$orderby=code&$select=code,name") },
-                                         other: request("PATCH", "/Shop/Customers('ALFKI')", body: #"{"name":"Changed"}"#))
-        #expect(other?.status == 204, "the update was not answered while the page was being written")
-        #expect(read.status == 200)
+        let read = whileWriting(c, "/Shop/Customers?$orderby=code&$select=code,name",
+                                other: request("PATCH", "/Shop/Customers('ALFKI')", body: #"{"name":"Changed"}"#), answered: 204)
         // The page is the state the read saw: sorted, and the update that came after it is not in it.
         #expect(read.rows.compactMap { $0["code"]?.stringValue } == ["ALFKI", "NUL", "OBR", "ZOE"])
         #expect(read.rows.first?["name"]?.stringValue == "Alfreds")
@@ -206,10 +206,7 @@ enum ReferenceRows {
 
     @Test func entityIsWrittenOutsideTheLock() throws {
         let c = try ODataClient()
-        let (read, other) = whileWriting(c, { c.send("GET", "/Shop/Customers('OBR')?$expand=Orders($select=total)") },
-                                         other: request("DELETE", "/Shop/Orders(3)"))
-        #expect(other?.status == 204, "the delete was not answered while the entity was being written")
-        #expect(read.status == 200)
+        let read = whileWriting(c, "/Shop/Customers('OBR')?$expand=Orders($select=total)", other: request("DELETE", "/Shop/Orders(3)"), answered: 204)
         #expect(read.json?["name"]?.stringValue == "O'Brien & Sons")
         #expect(read.json?["Orders"]?.arrayValue?.compactMap { $0["total"]?.numberText } == ["7"])
         #expect(c.send("GET", "/Shop/Customers('OBR')/Orders").rows.isEmpty)
@@ -217,10 +214,8 @@ enum ReferenceRows {
 
     @Test func navigationRowsAreWrittenOutsideTheLock() throws {
         let c = try ODataClient()
-        let (read, other) = whileWriting(c, { c.send("GET", "/Shop/Customers('ALFKI')/Orders?$orderby=total%20desc&$count=true") },
-                                         other: request("GET", "/Shop/Orders/$count"))
-        #expect(other?.status == 200, "the count was not answered while the rows were being written")
-        #expect(read.status == 200)
+        let read = whileWriting(c, "/Shop/Customers('ALFKI')/Orders?$orderby=total%20desc&$count=true", other: request("GET", "/Shop/Orders/$count"),
+                                answered: 200)
         #expect(read.json?["@odata.count"]?.numberText == "2")
         #expect(read.rows.compactMap { $0["total"]?.numberText } == ["25.5", "10"])
     }

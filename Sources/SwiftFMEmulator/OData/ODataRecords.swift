@@ -345,11 +345,10 @@ struct ODataSortKey {
 /// sorted and written by ``write(from:)``, which a collection or navigation runs after the lock is released, on a
 /// snapshot (as the Data API's ``RecordWriter`` pages are): concurrent reads do not wait for each other's writing.
 struct ODataRows {
-    let set: ODataSet
-    let columns: [ODataColumn]
-    let expand: [ODataExpansion]
-    let ctx: ODataContext
-    let depth: Int
+    /// The set read, its columns (`$select`) and expansions (`$expand`): what ``ODataRowWriter`` writes of each row.
+    let set: ODataSet, columns: [ODataColumn], expand: [ODataExpansion]
+    /// The request (annotations, `IEEE754Compatible`) and the depth of the read (0, or that of an expansion).
+    let ctx: ODataContext, depth: Int
     /// The matching records, in creation order (unsorted).
     let ids: [Int]
     let sortKeys: [ODataSortKey]
