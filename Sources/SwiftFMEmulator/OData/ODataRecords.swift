@@ -116,41 +116,6 @@ extension EmulatorState {
         ctx.base + "/" + ODataContext.encode(set.name) + "(" + ODataContext.encode(odataKeyText(set, record: record)) + ")"
     }
 
-    /// One row: `@id`/`@editLink` (unless `odata.metadata=none`), the columns, then any expansions.
-    func odataRow(_ set: ODataSet, record: StoredRecord, columns: [ODataColumn], expand: [ODataExpansion],
-                  ctx: ODataContext, depth: Int) -> JSON {
-        var pairs: [(String, JSON)] = []
-        if !ctx.noMetadata {
-            let url = odataEntityURL(set, record: record, ctx: ctx)
-            pairs.append((ctx.annotation("id"), .string(url)))
-            pairs.append((ctx.annotation("editLink"), .string(url)))
-        }
-        for column in columns {
-            switch column {
-            case let .field(f):
-                let v = f.global ? FMValue.empty : record.value(f)
-                pairs.append((f.name, odataJSONValue(v, ieee754: ctx.ieee754)))
-            case .rowID: pairs.append(("ROWID", .number(Double(record.id))))
-            case .rowModID: pairs.append(("ROWMODID", .number(Double(record.modId))))
-            }
-        }
-        for e in expand {
-            guard let target = odataSet(e.nav.name), let h = hop(e.nav.relationship, forward: e.nav.forward) else { continue }
-            let related = follow(RelPath(hops: [h]), from: record, table: set.table, session: nil)
-            do {
-                let rows = try odataSelectRows(target, candidates: related.map(\.id), options: e.options, ctx: ctx, depth: depth + 1)
-                pairs.append((e.nav.name, .raw(rows.bytes)))
-            } catch let error as ODataError {
-                // An error inside an expansion does not fail the request (ODATA.md §3.5).
-                pairs.append(("error", .array([.object([("error", .object([("code", .string(error.code)),
-                                                                            ("message", .string(error.message))]))])])))
-            } catch {
-                continue
-            }
-        }
-        return .object(pairs)
-    }
-
     /// The ids of `set` matching `filter`, in creation order.
     func odataFilteredIDs(_ set: ODataSet, filter: String?, candidates: [Int]? = nil) throws -> [Int] {
         guard let table = table(set.table) else { return [] }
@@ -165,45 +130,52 @@ extension EmulatorState {
         }
     }
 
-    /// Sorts `ids` by `$orderby` (FileMaker's value order; stable).
-    func odataSorted(_ set: ODataSet, ids: [Int], orderby: String?) throws -> [Int] {
-        guard let orderby, !trimSpaces(orderby).isEmpty, let table = table(set.table) else { return ids }
-        var keys: [(EmulatorSchema.Field?, Bool)] = []
+    /// The keys of `$orderby` (a `nil` field is `ROWID`), each with its direction; empty without `$orderby`.
+    func odataSortKeys(_ set: ODataSet, orderby: String?) throws -> [ODataSortKey] {
+        guard let orderby, !trimSpaces(orderby).isEmpty else { return [] }
+        var keys: [ODataSortKey] = []
         for item in EmulatorState.splitTopLevel(orderby, on: ",") {
             var text = trimSpaces(item)
             var ascending = true
             let lower = text.lowercased()
             if lower.hasSuffix(" desc") { ascending = false; text = String(text.dropLast(5)) } else if lower.hasSuffix(" asc") { text = String(text.dropLast(4)) }
             let name = EmulatorState.unquoteName(text)
-            if name.caseInsensitiveCompare("ROWID") == .orderedSame { keys.append((nil, ascending)); continue }
+            if name.caseInsensitiveCompare("ROWID") == .orderedSame { keys.append(ODataSortKey(field: nil, ascending: ascending)); continue }
             guard let f = set.field(name) else { throw ODataError.noField(name) }
-            keys.append((f, ascending))
+            keys.append(ODataSortKey(field: f, ascending: ascending))
         }
+        return keys
+    }
+
+    /// Sorts `ids` by `keys` (``odataSortKeys(_:orderby:)``; FileMaker's value order; stable); `ids` as they are without keys.
+    static func odataSorted(_ ids: [Int], keys: [ODataSortKey], table: TableState) -> [Int] {
+        guard !keys.isEmpty else { return ids }
         let records = ids.compactMap { table.records[$0] }
         return records.enumerated().sorted { a, b in
-            for (field, ascending) in keys {
+            for key in keys {
                 let r: ComparisonResult
-                if let field {
+                if let field = key.field {
                     r = FMValue.compare(a.element.value(field), b.element.value(field))
                 } else {
                     r = ODataEvaluator.order(a.element.id, b.element.id)
                 }
                 if r == .orderedSame { continue }
-                return ascending ? r == .orderedAscending : r == .orderedDescending
+                return key.ascending ? r == .orderedAscending : r == .orderedDescending
             }
             return a.offset < b.offset
         }.map(\.element.id)
     }
 
-    /// Filters, sorts, windows and renders rows of `set` (for a collection or an expansion): `bytes` is the
-    /// JSON array of the rows (``ODataRowWriter``), `total` the matching records, `next` where the next page starts.
-    func odataSelectRows(_ set: ODataSet, candidates: [Int]?, options: [String: String], ctx: ODataContext, depth: Int,
-                         pageStart: Int? = nil, pageSize: Int? = nil) throws -> (bytes: [UInt8], total: Int, next: Int?) {
+    /// Checks the options of a read and finds its records (for a collection, a navigation or an expansion):
+    /// what ``ODataRows/write(from:)`` needs to write the page, from this state or a snapshot of it.
+    func odataPlanRows(_ set: ODataSet, candidates: [Int]?, options: [String: String], ctx: ODataContext, depth: Int,
+                       pageStart: Int? = nil, pageSize: Int? = nil) throws -> ODataRows {
         guard depth <= 8 else { throw ODataError.syntax("$expand") }
         let read = try ODataReadOptions(options)
         let columns = try odataColumns(set, select: read.select, ctx: ctx)
         let expand = try odataExpansions(set, read.expand)
-        let ids = try odataSorted(set, ids: try odataFilteredIDs(set, filter: read.filter, candidates: candidates), orderby: read.orderby)
+        let ids = table(set.table) == nil ? [] : try odataFilteredIDs(set, filter: read.filter, candidates: candidates)
+        let sortKeys = try odataSortKeys(set, orderby: read.orderby)
         let end = read.top.map { min(ids.count, read.skip + $0) } ?? ids.count
         let start = min(pageStart ?? read.skip, end)
         var stop = end
@@ -212,9 +184,30 @@ extension EmulatorState {
             stop = start + pageSize
             next = stop
         }
-        guard let table = table(set.table) else { return (Array("[]".utf8), 0, nil) }
-        let writer = ODataRowWriter(state: self, set: set, columns: columns, expand: expand, ctx: ctx, depth: depth)
-        return (writer.writeArray(ids[start..<stop], table: table), ids.count, next)
+        return ODataRows(set: set, columns: columns, expand: expand, ctx: ctx, depth: depth, ids: ids, sortKeys: sortKeys,
+                         window: start..<stop, next: next)
+    }
+
+    /// Filters, sorts, windows and writes rows of `set` at once (an expansion, while its row is written):
+    /// `bytes` is the JSON array of the rows, `total` the matching records, `next` where the next page starts.
+    func odataSelectRows(_ set: ODataSet, candidates: [Int]?, options: [String: String], ctx: ODataContext, depth: Int) throws
+        -> (bytes: [UInt8], total: Int, next: Int?) {
+        let rows = try odataPlanRows(set, candidates: candidates, options: options, ctx: ctx, depth: depth)
+        return (rows.write(from: self), rows.total, rows.next)
+    }
+
+    /// A state to write an answer from after the lock is released: ``readSnapshot(session:)`` with the
+    /// blobs (a selected container is written as base64).
+    func odataReadSnapshot() -> EmulatorState {
+        var s = readSnapshot(session: nil)
+        s.blobs = blobs
+        return s
+    }
+
+    /// A JSON answer whose body `body` writes after the lock is released (from a snapshot it captured).
+    static func odataStagedJSON(_ status: Int, body: @escaping () -> Data) -> StagedResponse {
+        StagedResponse(response: HTTPResponse(status: status, headers: [("Content-Type", "application/json;charset=utf-8"), ("OData-Version", "4.0")]),
+                       pendingBody: body)
     }
 
     /// `$expand=A,B($select=x;$top=2)`: the navigation properties and their options.
@@ -246,13 +239,15 @@ extension EmulatorState {
 
     // MARK: Reads
 
-    /// `GET /{db}/{set}`: a page of rows, `@odata.count` when asked, `@odata.nextLink` past a page.
-    func odataCollection(_ set: ODataSet, _ ctx: ODataContext) throws -> HTTPResponse {
+    /// `GET /{db}/{set}`: a page of rows, `@odata.count` when asked, `@odata.nextLink` past a page. The
+    /// options are checked and the records found here, under the lock; the page is sorted and written after
+    /// it is released (``ODataRows``).
+    func odataCollection(_ set: ODataSet, _ ctx: ODataContext) throws -> StagedResponse {
         // `$apply`: an aggregation answers here; filters only leave the records that pass, read below.
         var candidates: [Int]?
         if ctx.options["apply"] != nil {
             switch try odataApplyCollection(set, ctx) {
-            case .rows(let response): return response
+            case .rows(let response): return StagedResponse(response: response)
             case .records(let ids): candidates = ids
             }
         }
@@ -266,44 +261,48 @@ extension EmulatorState {
         var options = ctx.options
         options["skiptoken"] = nil
         options["apply"] = nil
-        let result = try odataSelectRows(set, candidates: candidates, options: options, ctx: ctx, depth: 0, pageStart: pageStart, pageSize: pageSize)
-        var pairs: [(String, JSON)] = [(ctx.annotation("context"), .string(odataCollectionContext(set, select: ctx.options["select"], ctx: ctx)))]
-        if try ODataReadOptions(options).count { pairs.append(("@odata.count", .number(Double(result.total)))) }
-        pairs.append(("value", .raw(result.bytes)))
-        if let next = result.next {
+        let rows = try odataPlanRows(set, candidates: candidates, options: options, ctx: ctx, depth: 0, pageStart: pageStart, pageSize: pageSize)
+        var head: [(String, JSON)] = [(ctx.annotation("context"), .string(odataCollectionContext(set, select: ctx.options["select"], ctx: ctx)))]
+        if try ODataReadOptions(options).count { head.append(("@odata.count", .number(Double(rows.total)))) }
+        var tail: [(String, JSON)] = []
+        if let next = rows.next {
             var query = (ctx.request.rawQuery ?? "").split(separator: "&").filter {
                 let name = ($0.split(separator: "=", maxSplits: 1).first ?? "").lowercased()
                 return name != "$skiptoken" && name != "skiptoken" && name != "%24skiptoken"
             }.map(String.init)
             query.append("$skiptoken=\(next)")
-            pairs.append(("@odata.nextLink", .string(ctx.base + "/" + ODataContext.encode(set.name) + "?" + query.joined(separator: "&"))))
+            tail.append(("@odata.nextLink", .string(ctx.base + "/" + ODataContext.encode(set.name) + "?" + query.joined(separator: "&"))))
         }
-        return EmulatorState.odataJSON(200, .object(pairs))
+        let snapshot = odataReadSnapshot()
+        return EmulatorState.odataStagedJSON(200) { JSON.object(head + [("value", .raw(rows.write(from: snapshot)))] + tail).data }
     }
 
-    /// `GET /{db}/{set}(key)`.
-    func odataEntity(_ set: ODataSet, id: Int, _ ctx: ODataContext) throws -> HTTPResponse {
-        guard let record = table(set.table)?.records[id] else { throw ODataError(404, "-1023", "Record not found") }
-        let read = try ODataReadOptions(ctx.options)
+    /// The writer of one entity of `set` (`@context` first), with the columns and expansions `ctx` asks for.
+    func odataEntityWriter(_ set: ODataSet, options: [String: String], ctx: ODataContext, state: EmulatorState) throws -> ODataRowWriter {
+        let read = try ODataReadOptions(options)
         let columns = try odataColumns(set, select: read.select, ctx: ctx)
         let expand = try odataExpansions(set, read.expand)
-        guard case var .object(pairs) = odataRow(set, record: record, columns: columns, expand: expand, ctx: ctx, depth: 0) else {
-            throw ODataError(500, "-1", "Unknown error")
-        }
-        pairs.insert((ctx.annotation("context"), .string(ctx.base + "/$metadata#" + ODataContext.encode(set.name) + "/$entity")), at: 0)
-        return EmulatorState.odataJSON(200, .object(pairs))
+        let context = ctx.base + "/$metadata#" + ODataContext.encode(set.name) + "/$entity"
+        return ODataRowWriter(state: state, set: set, columns: columns, expand: expand, ctx: ctx, depth: 0, context: context)
     }
 
-    /// `GET /{db}/{set}(key)/{nav}`: the related rows.
-    func odataNavigation(_ set: ODataSet, id: Int, nav: (name: String, relationship: Int, forward: Bool), _ ctx: ODataContext) throws -> HTTPResponse {
+    /// `GET /{db}/{set}(key)`: written after the lock is released, from a snapshot.
+    func odataEntity(_ set: ODataSet, id: Int, _ ctx: ODataContext) throws -> StagedResponse {
+        guard let record = table(set.table)?.records[id] else { throw ODataError(404, "-1023", "Record not found") }
+        let writer = try odataEntityWriter(set, options: ctx.options, ctx: ctx, state: odataReadSnapshot())
+        return EmulatorState.odataStagedJSON(200) { Data(writer.writeEntity(record)) }
+    }
+
+    /// `GET /{db}/{set}(key)/{nav}`: the related rows, written after the lock is released.
+    func odataNavigation(_ set: ODataSet, id: Int, nav: (name: String, relationship: Int, forward: Bool), _ ctx: ODataContext) throws -> StagedResponse {
         guard let record = table(set.table)?.records[id], let target = odataSet(nav.name),
               let h = hop(nav.relationship, forward: nav.forward) else { throw ODataError(404, "-1023", "Record not found") }
         let related = follow(RelPath(hops: [h]), from: record, table: set.table, session: nil).map(\.id)
-        let result = try odataSelectRows(target, candidates: related, options: ctx.options, ctx: ctx, depth: 0)
-        var pairs: [(String, JSON)] = [(ctx.annotation("context"), .string(odataCollectionContext(target, select: ctx.options["select"], ctx: ctx)))]
-        if try ODataReadOptions(ctx.options).count { pairs.append(("@odata.count", .number(Double(result.total)))) }
-        pairs.append(("value", .raw(result.bytes)))
-        return EmulatorState.odataJSON(200, .object(pairs))
+        let rows = try odataPlanRows(target, candidates: related, options: ctx.options, ctx: ctx, depth: 0)
+        var head: [(String, JSON)] = [(ctx.annotation("context"), .string(odataCollectionContext(target, select: ctx.options["select"], ctx: ctx)))]
+        if try ODataReadOptions(ctx.options).count { head.append(("@odata.count", .number(Double(rows.total)))) }
+        let snapshot = odataReadSnapshot()
+        return EmulatorState.odataStagedJSON(200) { JSON.object(head + [("value", .raw(rows.write(from: snapshot)))]).data }
     }
 
     /// `GET /{db}/{set}(key)/{field}` (`{"value": …}`) or `…/{field}/$value` (the raw value or the container's bytes).
@@ -334,4 +333,38 @@ extension EmulatorState {
 struct ODataExpansion {
     var nav: (name: String, relationship: Int, forward: Bool)
     var options: [String: String]
+}
+
+/// One key of `$orderby`: a field (`nil`: `ROWID`) and its direction.
+struct ODataSortKey {
+    var field: EmulatorSchema.Field?
+    var ascending: Bool
+}
+
+/// A read checked and filtered under the state lock (``EmulatorState/odataPlanRows(_:candidates:options:ctx:depth:pageStart:pageSize:)``),
+/// sorted and written by ``write(from:)``, which a collection or navigation runs after the lock is released, on a
+/// snapshot (as the Data API's ``RecordWriter`` pages are): concurrent reads do not wait for each other's writing.
+struct ODataRows {
+    /// The set read, its columns (`$select`) and expansions (`$expand`): what ``ODataRowWriter`` writes of each row.
+    let set: ODataSet, columns: [ODataColumn], expand: [ODataExpansion]
+    /// The request (annotations, `IEEE754Compatible`) and the depth of the read (0, or that of an expansion).
+    let ctx: ODataContext, depth: Int
+    /// The matching records, in creation order (unsorted).
+    let ids: [Int]
+    let sortKeys: [ODataSortKey]
+    /// The page: positions in the sorted ``ids``.
+    let window: Range<Int>
+    /// Where the next page starts, when there is one.
+    let next: Int?
+
+    /// The number of matching records (`@odata.count`).
+    var total: Int { ids.count }
+
+    /// The page as a JSON array (`[row,…]`), written from `state`.
+    func write(from state: EmulatorState) -> [UInt8] {
+        guard let table = state.table(set.table) else { return Array("[]".utf8) }
+        let sorted = EmulatorState.odataSorted(ids, keys: sortKeys, table: table)
+        let writer = ODataRowWriter(state: state, set: set, columns: columns, expand: expand, ctx: ctx, depth: depth)
+        return writer.writeArray(sorted[window.clamped(to: sorted.indices)], table: table)
+    }
 }

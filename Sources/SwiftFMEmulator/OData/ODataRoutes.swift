@@ -85,8 +85,14 @@ enum ODataOptions {
 extension EmulatorState {
     // MARK: Entry
 
-    /// Answers a request under `/fmi/odata/v4` (the lock is held by the caller).
+    /// Answers a request under `/fmi/odata/v4` completely (the lock is held by the caller): a request of `$batch`.
     mutating func odataRoute(_ request: HTTPRequest, segments: [String], now: Date) -> HTTPResponse {
+        odataRouteStaged(request, segments: segments, now: now).finished()
+    }
+
+    /// Answers a request under `/fmi/odata/v4` (the lock is held by the caller); the rows of a read are left to
+    /// ``StagedResponse/pendingBody``, to be written after the lock is released.
+    mutating func odataRouteStaged(_ request: HTTPRequest, segments: [String], now: Date) -> StagedResponse {
         var ctx = ODataContext(request: request, now: now)
         var fallbackHost = "127.0.0.1"
         if let base = baseURL, let host = base.host { fallbackHost = base.port.map { "\(host):\($0)" } ?? host }
@@ -124,11 +130,11 @@ extension EmulatorState {
             }
             return try odataDispatch(segments, &ctx)
         } catch let e as ODataError {
-            return EmulatorState.odataError(e)
+            return StagedResponse(response: EmulatorState.odataError(e))
         } catch let e as FMError {
-            return EmulatorState.odataError(EmulatorState.odataError(from: e))
+            return StagedResponse(response: EmulatorState.odataError(EmulatorState.odataError(from: e)))
         } catch {
-            return EmulatorState.odataError(ODataError(500, "-1", "Unknown error"))
+            return StagedResponse(response: EmulatorState.odataError(ODataError(500, "-1", "Unknown error")))
         }
     }
 
@@ -180,11 +186,11 @@ extension EmulatorState {
 
     /// Routes a request by its path segments under `/fmi/odata/v4`: the database list, a database's service
     /// document, `$metadata`, system tables, webhooks, `$batch`, scripts, then a set or one of its records.
-    private mutating func odataDispatch(_ segments: [String], _ ctx: inout ODataContext) throws -> HTTPResponse {
+    private mutating func odataDispatch(_ segments: [String], _ ctx: inout ODataContext) throws -> StagedResponse {
         let method = ctx.request.method == "HEAD" ? "GET" : ctx.request.method
         guard let dbSegment = segments.first else {
             try Self.odataOnly(method, "GET")
-            return odataDatabaseList(ctx)
+            return StagedResponse(response: odataDatabaseList(ctx))
         }
         var dbName = dbSegment
         if dbName.lowercased().hasSuffix(".fmp12") { dbName = String(dbName.dropLast(6)) }
@@ -195,30 +201,30 @@ extension EmulatorState {
         let rest = Array(segments.dropFirst())
         guard let first = rest.first else {
             try Self.odataOnly(method, "GET")
-            return odataServiceDocument(ctx)
+            return StagedResponse(response: odataServiceDocument(ctx))
         }
         if first == "$metadata" {
             try Self.odataOnly(method, "GET")
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
-            return odataMetadata(ctx)
+            return StagedResponse(response: odataMetadata(ctx))
         }
         let system = first.split(separator: "(").first.map { $0.lowercased() } ?? ""
         if system == "filemaker_tables" || system == "filemaker_indexes" {
-            return try odataSchemaRoute(rest, method: method, ctx)
+            return StagedResponse(response: try odataSchemaRoute(rest, method: method, ctx))
         }
         if first.hasPrefix("Webhook.") {
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
-            return try odataWebhookRoute(String(first.dropFirst(8)), method: method, ctx)
+            return StagedResponse(response: try odataWebhookRoute(String(first.dropFirst(8)), method: method, ctx))
         }
         if first == "$batch" {
             try Self.odataOnly(method, "POST")
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
-            return try odataBatch(ctx)
+            return StagedResponse(response: try odataBatch(ctx))
         }
         if first.hasPrefix("Script.") {
             try Self.odataOnly(method, "POST")
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
-            return try odataScript(String(first.dropFirst(7)), ctx)
+            return StagedResponse(response: try odataScript(String(first.dropFirst(7)), ctx))
         }
         // {set}[(key)] …
         let (setName, keyText) = try EmulatorState.splitKey(first)
@@ -240,42 +246,43 @@ extension EmulatorState {
     }
 
     /// `{set}`, `{set}/$count` and `{set}/Script.{name}`: `rest` starts with the set's segment, without a key.
-    private mutating func odataCollectionRoute(_ set: ODataSet, _ rest: [String], method: String, _ ctx: ODataContext) throws -> HTTPResponse {
+    private mutating func odataCollectionRoute(_ set: ODataSet, _ rest: [String], method: String, _ ctx: ODataContext) throws -> StagedResponse {
         if rest.count == 1 {
             switch method {
             case "GET": return try odataCollection(set, ctx)
-            case "POST": return try odataCreate(set, ctx)
-            case "PATCH", "DELETE": return try odataChangeMatching(set, method: method, ctx)
+            case "POST": return StagedResponse(response: try odataCreate(set, ctx))
+            case "PATCH", "DELETE": return StagedResponse(response: try odataChangeMatching(set, method: method, ctx))
             default: try Self.odataOnly(method, "GET", "POST", "PATCH", "DELETE")
             }
         }
         if rest.count == 2, rest[1] == "$count" {
             try Self.odataOnly(method, "GET")
             let ids = try odataFilteredIDs(set, filter: ctx.options["filter"])
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("OData-Version", "4.0")], body: Data(String(ids.count).utf8))
+            return StagedResponse(response: HTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("OData-Version", "4.0")],
+                                                         body: Data(String(ids.count).utf8)))
         }
         if rest.count == 2, rest[1].hasPrefix("Script.") {
             try Self.odataOnly(method, "POST")
-            return try odataScript(String(rest[1].dropFirst(7)), ctx)
+            return StagedResponse(response: try odataScript(String(rest[1].dropFirst(7)), ctx))
         }
         throw ODataError.syntax(rest[1])
     }
 
     /// `{set}({key})` and what follows it (a script, a navigation, a field or its `$value`): `rest` starts
     /// with the keyed segment, `id` is the record it addresses.
-    private mutating func odataRecordRoute(_ set: ODataSet, id: Int, _ rest: [String], method: String, _ ctx: ODataContext) throws -> HTTPResponse {
+    private mutating func odataRecordRoute(_ set: ODataSet, id: Int, _ rest: [String], method: String, _ ctx: ODataContext) throws -> StagedResponse {
         if rest.count == 1 {
             switch method {
             case "GET": return try odataEntity(set, id: id, ctx)
-            case "PATCH", "PUT": return try odataUpdate(set, id: id, ctx)
-            case "DELETE": return try odataDelete(set, id: id, ctx)
+            case "PATCH", "PUT": return StagedResponse(response: try odataUpdate(set, id: id, ctx))
+            case "DELETE": return StagedResponse(response: try odataDelete(set, id: id, ctx))
             default: try Self.odataOnly(method, "GET", "PATCH", "DELETE")
             }
         }
         let part = rest[1]
         if part.hasPrefix("Script.") {
             try Self.odataOnly(method, "POST")
-            return try odataScript(String(part.dropFirst(7)), ctx)
+            return StagedResponse(response: try odataScript(String(part.dropFirst(7)), ctx))
         }
         if let nav = set.nav(part) {
             try Self.odataOnly(method, "GET")
@@ -284,15 +291,15 @@ extension EmulatorState {
         }
         guard let field = set.field(part) else { throw ODataError.noField(part) }
         if rest.count == 2 {
-            if method == "PATCH" || method == "PUT" { return try odataUploadBinary(set, id: id, field: field, ctx) }
+            if method == "PATCH" || method == "PUT" { return StagedResponse(response: try odataUploadBinary(set, id: id, field: field, ctx)) }
             try Self.odataOnly(method, "GET")
-            return try odataFieldValue(set, id: id, field: field, raw: false, ctx)
+            return StagedResponse(response: try odataFieldValue(set, id: id, field: field, raw: false, ctx))
         }
         guard rest.count == 3, rest[2] == "$value" else { throw ODataError.syntax(rest[2]) }
         guard method == "GET" else {
             throw ODataError(400, "-1003", "Unsupported OData operation - only GET, POST, PATCH, and DELETE are supported")
         }
-        return try odataFieldValue(set, id: id, field: field, raw: true, ctx)
+        return StagedResponse(response: try odataFieldValue(set, id: id, field: field, raw: true, ctx))
     }
 
     /// `Name('k')` → (`Name`, `'k'`); `Name` → (`Name`, nil).

@@ -1,7 +1,10 @@
 import Foundation
 
-/// Writes OData rows straight into UTF-8 bytes: the same bytes as ``EmulatorState/odataRow(_:record:columns:expand:ctx:depth:)``
-/// serialised, without building a JSON tree per row.
+/// Writes OData rows straight into UTF-8 bytes, without building a JSON tree per row: the one renderer of
+/// rows, for collections, expansions, navigations, single-record reads and the answers of creates and updates.
+///
+/// A row is `{`, `@id`/`@editLink` (unless `odata.metadata=none`), the columns, then any expansions; a
+/// single entity has its `@context` first. Values are as ``EmulatorState/odataJSONValue(_:ieee754:)`` renders them.
 ///
 /// What does not depend on the record is resolved once per request: each column's `"name":` with its comma,
 /// the record's dictionary key of each stored field, the entity URL up to the key (percent-encoded once), the
@@ -32,7 +35,9 @@ struct ODataRowWriter {
     let set: ODataSet
     let ctx: ODataContext
     let depth: Int
-    /// `{` and, unless `odata.metadata=none`, `"@odata.id":` (or `"@id":`).
+    /// What a single entity starts with: `"@context":"…/$entity"` (empty for a row of a collection).
+    let lead: [UInt8]
+    /// Unless `odata.metadata=none`, `"@odata.id":` (or `"@id":`), after a comma when ``lead`` is not empty.
     let idKey: [UInt8]?
     /// `,"@odata.editLink":`.
     let editLinkKey: [UInt8]
@@ -45,19 +50,27 @@ struct ODataRowWriter {
     let slotKeys: [String]
     /// Slot by key, open addressing on ``RecordWriter/cheapHash(_:)``; empty when two slots share a key.
     let slotByKey: [Int]
-    /// Expansions whose navigation resolves (the others write nothing, as in ``EmulatorState/odataRow(_:record:columns:expand:ctx:depth:)``).
+    /// Expansions whose navigation resolves (the others write nothing).
     let expansions: [Expansion]
 
-    init(state: EmulatorState, set: ODataSet, columns: [ODataColumn], expand: [ODataExpansion], ctx: ODataContext, depth: Int) {
+    /// `context`: the `@context` of a single entity (``writeEntity(_:)``); `nil` for rows of a collection.
+    init(state: EmulatorState, set: ODataSet, columns: [ODataColumn], expand: [ODataExpansion], ctx: ODataContext, depth: Int,
+         context: String? = nil) {
         self.state = state
         self.set = set
         self.ctx = ctx
         self.depth = depth
-        var first = true
+        var lead: [UInt8] = []
+        if let context {
+            lead = RecordWriter.key(ctx.annotation("context"))
+            JSON.writeString(context, into: &lead)
+        }
+        self.lead = lead
+        var first = lead.isEmpty
         if ctx.noMetadata {
             idKey = nil
         } else {
-            idKey = RecordWriter.key(ctx.annotation("id"))
+            idKey = (first ? [] : [UInt8(ascii: ",")]) + RecordWriter.key(ctx.annotation("id"))
             first = false
         }
         editLinkKey = [UInt8(ascii: ",")] + RecordWriter.key(ctx.annotation("editLink"))
@@ -91,7 +104,38 @@ struct ODataRowWriter {
 
     /// `[row,row,…]` of `ids` (ids without a record are skipped).
     func writeArray(_ ids: ArraySlice<Int>, table: TableState) -> [UInt8] {
+        willWrite()
         var out: [UInt8] = [UInt8(ascii: "[")]
+        withFoundBuffer { found in
+            var written = 0
+            for id in ids {
+                guard let record = table.records[id] else { continue }
+                if written > 0 { out.append(UInt8(ascii: ",")) }
+                write(record, found: found, into: &out)
+                written += 1
+                // Size the buffer once from the first row instead of growing it step by step.
+                if written == 1 { out.reserveCapacity(out.count * ids.count + out.count / 4 * ids.count + 64) }
+            }
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+
+    /// One entity object: its `@context` (given to ``init(state:set:columns:expand:ctx:depth:context:)``), then the row.
+    func writeEntity(_ record: StoredRecord) -> [UInt8] {
+        willWrite()
+        var out: [UInt8] = []
+        withFoundBuffer { found in write(record, found: found, into: &out) }
+        return out
+    }
+
+    /// Tells ``EmulatorState/odataWillWrite`` (tests) that a top-level answer is being written.
+    private func willWrite() {
+        if depth == 0 { state.odataWillWrite?() }
+    }
+
+    /// Runs `body` with a buffer of one record dictionary index per stored slot.
+    private func withFoundBuffer(_ body: (UnsafeMutableBufferPointer<[String: [FMValue]].Index?>) -> Void) {
         typealias Values = [String: [FMValue]]
         let found = UnsafeMutableBufferPointer<Values.Index?>.allocate(capacity: max(1, slotKeys.count))
         found.initialize(repeating: nil)
@@ -99,22 +143,13 @@ struct ODataRowWriter {
             _ = found.deinitialize()
             found.deallocate()
         }
-        var written = 0
-        for id in ids {
-            guard let record = table.records[id] else { continue }
-            if written > 0 { out.append(UInt8(ascii: ",")) }
-            write(record, found: found, into: &out)
-            written += 1
-            // Size the buffer once from the first row instead of growing it step by step.
-            if written == 1 { out.reserveCapacity(out.count * ids.count + out.count / 4 * ids.count + 64) }
-        }
-        out.append(UInt8(ascii: "]"))
-        return out
+        body(found)
     }
 
     /// One row object.
     private func write(_ record: StoredRecord, found: UnsafeMutableBufferPointer<[String: [FMValue]].Index?>, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
+        out.append(contentsOf: lead)
         if let idKey {
             var url = urlHead
             url += ODataContext.encode(state.odataKeyText(set, record: record))
@@ -161,7 +196,7 @@ struct ODataRowWriter {
             case .rowModID: JSON.writeInteger(Int64(record.modId), into: &out)
             }
         }
-        var wroteAny = idKey != nil || !sources.isEmpty
+        var wroteAny = !lead.isEmpty || idKey != nil || !sources.isEmpty
         for e in expansions {
             let related = state.follow(RelPath(hops: [e.hop]), from: record, table: set.table, session: nil)
             let pair: (key: [UInt8], value: [UInt8])

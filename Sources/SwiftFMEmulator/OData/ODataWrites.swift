@@ -141,12 +141,8 @@ extension EmulatorState {
             let location = ctx.base + "/" + ODataContext.encode(set.name) + "(ROWID=\(id))"
             return HTTPResponse(status: 204, headers: [("Location", location), ("OData-Version", "4.0"), ("OData-EntityId", location)])
         }
-        let columns = try odataColumns(set, select: nil, ctx: ctx)
-        guard case var .object(pairs) = odataRow(set, record: record, columns: columns, expand: [], ctx: ctx, depth: 0) else {
-            throw ODataError(500, "-1", "Unknown error")
-        }
-        pairs.insert((ctx.annotation("context"), .string(ctx.base + "/$metadata#" + ODataContext.encode(set.name) + "/$entity")), at: 0)
-        return EmulatorState.odataJSON(201, .object(pairs), headers: [("Location", odataEntityURL(set, record: record, ctx: ctx))])
+        let writer = try odataEntityWriter(set, options: [:], ctx: ctx, state: self)
+        return EmulatorState.odataJSON(201, .raw(writer.writeEntity(record)), headers: [("Location", odataEntityURL(set, record: record, ctx: ctx))])
     }
 
     /// `PATCH /{db}/{set}(key)`: 204 with `fmodata.affected_rows: 1`; the row with `Prefer: return=representation`.
@@ -156,7 +152,7 @@ extension EmulatorState {
             let writes = try s.odataWrites(set, body: body)
             _ = try s.editRecord(table: set.table, id: id, writes: writes, session: nil, now: ctx.now, bump: true)
         }
-        if ctx.preferences["return"] == "representation" { return try odataEntity(set, id: id, ctx) }
+        if ctx.preferences["return"] == "representation" { return try odataEntity(set, id: id, ctx).finished() }
         return HTTPResponse(status: 204, headers: [("fmodata.affected_rows", "1"), ("OData-Version", "4.0")])
     }
 

@@ -272,7 +272,7 @@ extension EmulatorState {
 
         // FileMaker's OData v4 API, over the same store (OData/).
         if segments.count >= 3, segments[0].lowercased() == "fmi", segments[1].lowercased() == "odata", segments[2].lowercased() == "v4" {
-            return StagedResponse(response: odataRoute(request, segments: Array(segments[3...]), now: now))
+            return odataRouteStaged(request, segments: Array(segments[3...]), now: now)
         }
         if segments.count == 2, segments[0].lowercased() == "fmi", segments[1].lowercased() == "odata" {
             return StagedResponse(response: EmulatorState.odataError(ODataError(404, "-1002", "Error: syntax error in URL at: 'odata'")))

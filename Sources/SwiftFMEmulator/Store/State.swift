@@ -128,6 +128,9 @@ struct EmulatorState {
     var odataVersion = "22.0.4"
     /// OData: FileMaker Server 22's `Accept: application/octet-stream` quirk on `…/$value` (``Emulator/odataOctetStreamQuirk``).
     var odataOctetStreamQuirk = false
+    /// Tests: called when the rows of an OData answer start being written (``ODataRowWriter``); a read
+    /// writes them after the state lock is released.
+    var odataWillWrite: (@Sendable () -> Void)?
     /// OData webhooks by id (``ODataWebhook``).
     var odataWebhooks: [Int: ODataWebhook] = [:]
     /// Changes noted for the webhooks while a request is answered (only while some webhook exists).
