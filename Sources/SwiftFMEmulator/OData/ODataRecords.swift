@@ -32,6 +32,13 @@ struct ODataReadOptions {
         }
     }
 
+    /// Where the `$skip`/`$top` window over `count` rows ends: `skip + top`, or `count` when that is past it
+    /// (computed without adding, so no `$top` or `$skip` overflows).
+    func windowEnd(_ count: Int) -> Int {
+        guard let top, top < count - min(skip, count) else { return count }
+        return skip + top
+    }
+
     /// The options inside `Nav(…)`: `;`-separated, `$` optional.
     static func nested(_ text: String) throws -> [String: String] {
         var out: [String: String] = [:]
@@ -204,7 +211,7 @@ extension EmulatorState {
         let columns = try odataColumns(set, select: read.select, ctx: ctx)
         let expand = try odataExpansions(set, read.expand)
         let ids = try odataSorted(set, ids: try odataFilteredIDs(set, filter: read.filter, candidates: candidates), orderby: read.orderby)
-        let end = read.top.map { min(ids.count, read.skip + $0) } ?? ids.count
+        let end = read.windowEnd(ids.count)
         let start = min(pageStart ?? read.skip, end)
         var stop = end
         var next: Int?
