@@ -6,8 +6,8 @@ import Foundation
 /// when the loop asks for it, so one page is held at a time. The sequence ends after the page without a
 /// next link (an empty result is a sequence of no pages). A failed page throws its ``FMError`` once and
 /// ends the sequence; cancelling the task cancels the page in flight (`"-1005"`). A server that answers
-/// a next link the walk already followed (A → A, or a longer cycle A → B → A) ends it with `-1007` instead of
-/// looping.
+/// a next link leading where the walk already went (A → A, or a longer cycle A → B → A, the first page
+/// included, however the link is spelled) ends it with `-1007` instead of looping.
 public struct FMODataPages: AsyncSequence, Sendable {
     /// A page.
     public typealias Element = FMODataPage
@@ -29,11 +29,12 @@ public struct FMODataPages: AsyncSequence, Sendable {
             case done
 
             /// The step after a page read at this one: its next link, else done; `nil` when an empty last
-            /// page ends the walk without being handed out. `followed` holds every link the walk went to: a
-            /// next link already in it is a loop (A → A, or A → B → A) and fails.
-            func after(nextLink: URL?, rowCount: Int, followed: inout Set<URL>) throws(FMError) -> Step? {
+            /// page ends the walk without being handed out. `followed` holds where the walk went
+            /// (``FMOData/walkTarget(_:)``): a next link leading to one of those is a loop (A → A, or A → B → A)
+            /// and fails.
+            func after(nextLink: URL?, rowCount: Int, odata: FMOData, followed: inout Set<String>) throws(FMError) -> Step? {
                 guard let next = nextLink else { return rowCount == 0 ? nil : .done }
-                guard followed.insert(next).inserted else {
+                if let target = odata.walkTarget(odata.pageCall(following: next)), !followed.insert(target).inserted {
                     throw FMError.malformed("the server sent a next link the walk already followed", status: nil)
                 }
                 return .link(next)
@@ -44,13 +45,14 @@ public struct FMODataPages: AsyncSequence, Sendable {
         let set: String
         let query: FMODataQuery
         var step = Step.first
-        /// The next links followed so far (a link seen again is a loop).
-        var followed: Set<URL> = []
+        /// Where the walk went so far, the first page included (a next link leading there again is a loop).
+        var followed: Set<String>
 
         init(odata: FMOData, set: String, query: FMODataQuery) {
             self.odata = odata
             self.set = set
             self.query = query
+            followed = Set([odata.walkTarget(odata.pageCall(from: set, query: query))].compactMap { $0 })
         }
 
         /// The next page, or `nil` after the last one (and after a failure was thrown once).
@@ -66,7 +68,8 @@ public struct FMODataPages: AsyncSequence, Sendable {
             case .first: page = try await odata.records(from: set, query: query)
             case .link(let link): page = try await odata.records(following: link)
             }
-            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, followed: &followed) else { return nil }
+            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, odata: odata, followed: &followed)
+            else { return nil }
             step = after
             return page
         }
@@ -74,6 +77,14 @@ public struct FMODataPages: AsyncSequence, Sendable {
 }
 
 extension FMOData {
+    /// Where a page call leads, as the engine sends it (`{database}/{set}?…`, whatever the next link's spelling:
+    /// relative or absolute, host case, default port, fragment): the walks compare next links by it. `nil` for
+    /// a call that fails before it is sent (its error ends the walk).
+    func walkTarget(_ call: ODataCall<FMODataPage>) -> String? {
+        guard call.invalid == nil else { return nil }
+        return call.rooted ? call.path : ODataText.encodePath(configuration.database) + (call.path.isEmpty ? "" : "/" + call.path)
+    }
+
     /// The pages of `set` that match `query`, following `@odata.nextLink`, as an `AsyncSequence`.
     ///
     /// Nothing is sent until the loop asks for the first page; see ``FMODataPages``. `query.top` bounds the
@@ -101,11 +112,12 @@ extension FMOData {
     public func forEachPage(from set: String, query: FMODataQuery = FMODataQuery(), page: sending @escaping (FMODataPage) -> Bool,
                             completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         let handle = FMRequest()
-        walk(pageCall(from: set, query: query), followed: [], rows: 0, handle: handle, page: page, completion: completion)
+        let first = pageCall(from: set, query: query)
+        walk(first, followed: Set([walkTarget(first)].compactMap { $0 }), rows: 0, handle: handle, page: page, completion: completion)
         return handle
     }
 
-    private func walk(_ call: ODataCall<FMODataPage>, followed: Set<URL>, rows: Int, handle: FMRequest,
+    private func walk(_ call: ODataCall<FMODataPage>, followed: Set<String>, rows: Int, handle: FMRequest,
                       page: @escaping (FMODataPage) -> Bool, completion: @escaping (Int?, String) -> Void) {
         send(call, attachingTo: handle) { [self] result in
             switch result {
@@ -116,10 +128,13 @@ extension FMOData {
                 if current.rows.isEmpty, current.nextLink == nil { return completion(total, "0") }
                 guard page(current), let next = current.nextLink else { return completion(total, "0") }
                 if handle.isCancelled { return completion(nil, FMError.ClientCode.cancelled) }
-                // A link followed before (A → A, A → B → A) is a loop.
+                // A link leading where the walk went before (A → A, A → B → A) is a loop.
+                let call = pageCall(following: next)
                 var followed = followed
-                guard followed.insert(next).inserted else { return completion(nil, FMError.ClientCode.malformedResponse) }
-                walk(pageCall(following: next), followed: followed, rows: total, handle: handle, page: page, completion: completion)
+                if let target = walkTarget(call), !followed.insert(target).inserted {
+                    return completion(nil, FMError.ClientCode.malformedResponse)
+                }
+                walk(call, followed: followed, rows: total, handle: handle, page: page, completion: completion)
             }
         }
     }
@@ -146,13 +161,14 @@ public struct FMODataTypedPages<T: Decodable & SendableMetatype>: AsyncSequence,
         let set: String
         let query: FMODataQuery
         var step = FMODataPages.Iterator.Step.first
-        /// The next links followed so far (a link seen again is a loop).
-        var followed: Set<URL> = []
+        /// Where the walk went so far, the first page included (a next link leading there again is a loop).
+        var followed: Set<String>
 
         init(odata: FMOData, set: String, query: FMODataQuery) {
             self.odata = odata
             self.set = set
             self.query = query
+            followed = Set([odata.walkTarget(odata.pageCall(from: set, query: query))].compactMap { $0 })
         }
 
         /// The next page, or `nil` after the last one (and after a failure was thrown once).
@@ -173,7 +189,8 @@ public struct FMODataTypedPages<T: Decodable & SendableMetatype>: AsyncSequence,
             let page = try await odata.api.bridge { completion in
                 odata.send(call, inline: true) { completion($0.map { UncheckedBox($0) }) }
             }.value
-            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, followed: &followed) else { return nil }
+            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, odata: odata, followed: &followed)
+            else { return nil }
             step = after
             return page
         }

@@ -228,7 +228,7 @@ extension EmulatorState {
         if let orderby = ctx.options["orderby"], !trimSpaces(orderby).isEmpty {
             sorted = try odataSortAggregated(aggregated, orderby)
         }
-        let end = read.top.map { min(sorted.count, read.skip + $0) } ?? sorted.count
+        let end = read.windowEnd(sorted.count)
         let start = min(read.skip, end)
         let columns = aggregated.first?.values.map(\.0) ?? []
         var pairs: [(String, JSON)] = [(ctx.annotation("context"), .string(ctx.base + "/$metadata#" + ODataContext.encode(set.name)

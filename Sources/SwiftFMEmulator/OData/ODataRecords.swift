@@ -32,6 +32,13 @@ struct ODataReadOptions {
         }
     }
 
+    /// Where the `$skip`/`$top` window over `count` rows ends: `skip + top`, or `count` when that is past it
+    /// (computed without adding, so no `$top` or `$skip` overflows).
+    func windowEnd(_ count: Int) -> Int {
+        guard let top, top < count - min(skip, count) else { return count }
+        return skip + top
+    }
+
     /// The options inside `Nav(…)`: `;`-separated, `$` optional.
     static func nested(_ text: String) throws -> [String: String] {
         var out: [String: String] = [:]
@@ -176,7 +183,7 @@ extension EmulatorState {
         let expand = try odataExpansions(set, read.expand)
         let ids = table(set.table) == nil ? [] : try odataFilteredIDs(set, filter: read.filter, candidates: candidates)
         let sortKeys = try odataSortKeys(set, orderby: read.orderby)
-        let end = read.top.map { min(ids.count, read.skip + $0) } ?? ids.count
+        let end = read.windowEnd(ids.count)
         let start = min(pageStart ?? read.skip, end)
         var stop = end
         var next: Int?

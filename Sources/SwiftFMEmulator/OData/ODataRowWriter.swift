@@ -102,6 +102,9 @@ struct ODataRowWriter {
         }
     }
 
+    /// The most ``writeArray(_:table:)`` reserves past its first row at once (beyond it the buffer grows as needed).
+    static let reserveLimit = 1 << 20
+
     /// `[row,row,…]` of `ids` (ids without a record are skipped).
     func writeArray(_ ids: ArraySlice<Int>, table: TableState) -> [UInt8] {
         willWrite()
@@ -113,8 +116,13 @@ struct ODataRowWriter {
                 if written > 0 { out.append(UInt8(ascii: ",")) }
                 write(record, found: found, into: &out)
                 written += 1
-                // Size the buffer once from the first row instead of growing it step by step.
-                if written == 1 { out.reserveCapacity(out.count * ids.count + out.count / 4 * ids.count + 64) }
+                // Size the buffer once from the first row instead of growing it step by step, by at most
+                // ``reserveLimit``: a first row far larger than the others (a long text, a container) must not
+                // reserve its size for every row (10 MB × 100 000 rows would ask for a terabyte).
+                if written == 1 {
+                    let estimate = out.count.multipliedReportingOverflow(by: ids.count + ids.count / 4)
+                    out.reserveCapacity(estimate.overflow ? out.count + Self.reserveLimit : min(estimate.partialValue + 64, out.count + Self.reserveLimit))
+                }
             }
         }
         out.append(UInt8(ascii: "]"))

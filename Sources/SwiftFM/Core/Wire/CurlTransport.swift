@@ -812,6 +812,10 @@ final class CurlEngine: @unchecked Sendable {
     /// Transfers waiting for a connection to their origin, in order (their idle time does not count yet), and how
     /// many run per origin (the thread's own).
     private var waiting: [String: WaitQueue<CurlTransfer>] = [:]
+    /// The last number given to a transfer that waits, for all origins: an origin's queue is dropped when it
+    /// empties, and a new one would number from 1 again, so a late cancel of a transfer that waited once (and
+    /// has ended since) would find, under its old number, another transfer waiting now.
+    private var lastPlace: UInt64 = 0
     private var running: [String: Int] = [:]
     private let maxConnectionsPerHost: Int
     /// Transfers whose outbox got something during this turn of the loop (the thread's own): their drains are
@@ -955,7 +959,8 @@ final class CurlEngine: @unchecked Sendable {
                 start(transfer)
             } else {
                 var queue = waiting.removeValue(forKey: transfer.origin) ?? WaitQueue()
-                transfer.placeInLine = queue.nextPlace()
+                lastPlace += 1
+                transfer.placeInLine = lastPlace
                 queue.append(transfer.placeInLine, transfer)
                 waiting[transfer.origin] = queue
             }
@@ -965,8 +970,12 @@ final class CurlEngine: @unchecked Sendable {
                 transfer.release()
                 transfer.finish(URLError(.cancelled))
                 ended(transfer)
-            } else if var queue = waiting.removeValue(forKey: transfer.origin), queue.contains(transfer.placeInLine) {
+            } else if var queue = waiting[transfer.origin], queue.contains(transfer.placeInLine) {
+                // Taken out only when the transfer waits in it: a queue taken out for a transfer that does not
+                // (a cancel that arrived after its end) was lost, with every request waiting in it.
+                waiting[transfer.origin] = nil   // the one reference: removed in place
                 queue.remove(transfer.placeInLine)
+                transfer.placeInLine = 0
                 if !queue.isEmpty { waiting[transfer.origin] = queue }
                 transfer.release()
                 transfer.finish(URLError(.cancelled))
@@ -1002,6 +1011,7 @@ final class CurlEngine: @unchecked Sendable {
         running[origin] = left > 0 ? left : nil
         guard var queue = waiting.removeValue(forKey: origin) else { return }
         while running[origin, default: 0] < maxConnectionsPerHost, let next = queue.popFirst() {
+            next.placeInLine = 0   // no longer waiting (numbers start at 1)
             start(next)
         }
         if !queue.isEmpty { waiting[origin] = queue }
