@@ -234,20 +234,8 @@ struct ODataRowWriter {
         case let .text(s): JSON.writeString(s, into: &out)
         case let .number(n):
             if ctx.ieee754 { JSON.writeString(n.text, into: &out) } else { JSON.appendUTF8(n.text, into: &out) }
-        case let .date(d):
-            out.append(UInt8(ascii: "\""))
-            RecordWriter.writeDate(d, 2, into: &out)
-            out.append(UInt8(ascii: "\""))
-        case let .time(t):
-            out.append(UInt8(ascii: "\""))
-            RecordWriter.writeTime(t, into: &out)
-            out.append(UInt8(ascii: "\""))
-        case let .timestamp(d, t):
-            out.append(UInt8(ascii: "\""))
-            RecordWriter.writeDate(d, 2, into: &out)
-            out.append(UInt8(ascii: "T"))
-            RecordWriter.writeTime(t, into: &out)
-            out.append(contentsOf: "Z\"".utf8)
+        case .date, .time, .timestamp:
+            RecordWriter.writeTemporal(value, dateformats: 2, timestampSuffix: "Z", into: &out)
         case .container:
             state.odataJSONValue(value, ieee754: ctx.ieee754).write(into: &out)
         }

@@ -425,23 +425,33 @@ struct RecordWriter {
             case .empty: out.append(contentsOf: #""""#.utf8)
             case let .text(s): JSON.writeString(s, into: &out)
             case let .number(n): JSON.appendUTF8(n.text, into: &out)
-            case let .date(d):
-                out.append(UInt8(ascii: "\""))
-                RecordWriter.writeDate(d, dateformats, into: &out)
-                out.append(UInt8(ascii: "\""))
-            case let .time(t):
-                out.append(UInt8(ascii: "\""))
-                RecordWriter.writeTime(t, into: &out)
-                out.append(UInt8(ascii: "\""))
-            case let .timestamp(d, t):
-                out.append(UInt8(ascii: "\""))
-                RecordWriter.writeDate(d, dateformats, into: &out)
-                out.append(dateformats == 2 ? UInt8(ascii: "T") : UInt8(ascii: " "))
-                RecordWriter.writeTime(t, into: &out)
-                out.append(UInt8(ascii: "\""))
+            case .date, .time, .timestamp: RecordWriter.writeTemporal(value, dateformats: dateformats, into: &out)
             case let .container(c): JSON.writeString(containerURL(c), into: &out)
             }
         }
+    }
+
+    /// A date, time or timestamp as a JSON string: ``FMDate/formatted(_:)``, `HH:MM:SS`, and for a timestamp the
+    /// two joined by `T` (ISO 8601, `dateformats` 2) or a space, with `timestampSuffix` after it (OData's `Z`).
+    /// Any other value writes nothing.
+    static func writeTemporal(_ value: FMValue, dateformats: Int, timestampSuffix: String = "", into out: inout [UInt8]) {
+        switch value {
+        case let .date(d):
+            out.append(UInt8(ascii: "\""))
+            writeDate(d, dateformats, into: &out)
+        case let .time(t):
+            out.append(UInt8(ascii: "\""))
+            writeTime(t, into: &out)
+        case let .timestamp(d, t):
+            out.append(UInt8(ascii: "\""))
+            writeDate(d, dateformats, into: &out)
+            out.append(dateformats == 2 ? UInt8(ascii: "T") : UInt8(ascii: " "))
+            writeTime(t, into: &out)
+            out.append(contentsOf: timestampSuffix.utf8)
+        default:
+            return
+        }
+        out.append(UInt8(ascii: "\""))
     }
 
     /// ``FMDate/formatted(_:)`` without building strings.
