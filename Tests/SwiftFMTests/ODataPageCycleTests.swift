@@ -5,16 +5,17 @@ import FoundationNetworking
 import Testing
 @testable import SwiftFM
 
-// A page walk's cycle check compares where next links lead, not how the server spelled them. Before, the walk
-// compared the links as URLs: the same link spelled again with a fragment, relative, with the host in upper case
-// or with the default port written out read as new, so the walk went round the cycle again and handed the same
-// rows out twice before it failed; and a first page whose next link led back to itself was read (and, through
-// forEachPage, handed out) twice.
+// A server whose next links go round in a cycle (A → B → A) must not keep a page walk busy for ever: each of the
+// three walks (pages, typed pages, forEachPage) fails with -1007 when a next link leads where it already went, and
+// hands no page out twice. Where a link leads is compared, not how the server spelled it: the same link again with a
+// fragment, relative, with the host in upper case or with the default port written out is the same link. Before
+// the fixes only a link equal to the one just followed (A → A) was caught, then links were compared as spelled.
 
-@Suite("OData page walks: a next link spelled another way is the same link")
-struct ODataPageLinkSpellingTests {
-    /// The spellings of `Contacts/contacts?$skiptoken=2` a cycle comes back with.
+@Suite("OData page walks: a cycle of next links, however spelled")
+struct ODataPageCycleTests {
+    /// The spellings of `Contacts/contacts?$skiptoken=2` a cycle comes back with: as first sent, then others.
     static let spellings = [
+        ODataBodies.base + "/contacts?$skiptoken=2",
         ODataBodies.base + "/contacts?$skiptoken=2#again",
         "contacts?$skiptoken=2",
         "https://FMS.Example.COM/fmi/odata/v4/Contacts/contacts?$skiptoken=2",
@@ -47,7 +48,7 @@ struct ODataPageLinkSpellingTests {
         } catch {
             #expect((error as? FMError)?.code == FMError.ClientCode.malformedResponse)
         }
-        #expect(names == ["a", "b"])
+        #expect(names == ["a", "b"])   // the page that sent the old link is not handed out, as for A → A
         #expect(setup.stub.requests.count == 3)
     }
 
@@ -62,7 +63,7 @@ struct ODataPageLinkSpellingTests {
         } catch {
             #expect((error as? FMError)?.code == FMError.ClientCode.malformedResponse)
         }
-        #expect(names == ["a", "b"])
+        #expect(names == ["a", "b"])   // the page that sent the old link is not handed out, as for A → A
         #expect(setup.stub.requests.count == 3)
     }
 
@@ -77,8 +78,21 @@ struct ODataPageLinkSpellingTests {
             }, completion: done)
         }
         #expect(code == FMError.ClientCode.malformedResponse && total == nil)
-        #expect(seen.value == ["a", "b", "c"])   // each row once
+        #expect(seen.value == ["a", "b", "c"])   // each row once: forEachPage sees a page before its link is checked
         #expect(setup.stub.requests.count == 3)
+    }
+
+    @Test func aLinkToItselfStillStops() async {
+        let setup = ODataHarness { _ in .json(200, ODataBodies.page(["a"], next: ODataBodies.base + "/contacts?$skiptoken=2")) }
+        var names: [String] = []
+        do {
+            for try await page in setup.odata.pages(from: "contacts") { names += page.rows.compactMap { $0["name"] as? String } }
+            Issue.record("the walk ended without an error after \(names)")
+        } catch {
+            #expect((error as? FMError)?.code == FMError.ClientCode.malformedResponse)
+        }
+        #expect(names == ["a"])
+        #expect(setup.stub.requests.count == 2)
     }
 
     /// The first page's next link leads to the first page itself (the walk's first request): it is a loop at once,
