@@ -423,18 +423,7 @@ public enum CodeGenerator {
         let rowKeys = [Property(name: "recordId", fileMakerName: "recordId", swiftType: "String?", doc: ""),
                        Property(name: "modId", fileMakerName: "modId", swiftType: "String?", doc: "")] + rowFields
         emitCodingKeys(&out, rowKeys, indent: "        ", what: "The exact FileMaker names.", exact: !rowAmbiguous.isEmpty)
-        if !rowAmbiguous.isEmpty {
-            line()
-            line("        /// Reads a row from values keyed by the FileMaker names, each field only under its exact name.")
-            line("        public init(from decoder: any Decoder) throws {")
-            line("            let container = try decoder.container(keyedBy: CodingKeys.self)")
-            line("            let present = container.allKeys")
-            for field in rowKeys {
-                let read = "try container.decodeIfPresent(\(field.swiftType.dropLast()).self, forKey: .\(Naming.code(field.name)))"
-                line("            self.\(field.name) = " + (rowAmbiguous.contains(field.name) ? "present.contains(.\(Naming.code(field.name))) ? \(read) : nil" : read))
-            }
-            line("        }")
-        }
+        emitExactRowDecoder(&out, rowKeys, ambiguous: rowAmbiguous, indent: "        ", keyedBy: "the FileMaker names")
         line("    }")
     }
 
@@ -456,6 +445,23 @@ public enum CodeGenerator {
     }
 
     /// `exact`: keys are found by their exact Unicode scalars (two names are canonically equal).
+    /// A row type's `init(from:)` that reads each field only under its exact name, when some names differ only in
+    /// case or normalisation (`ambiguous`, whose fields are read only when their exact key is present); nothing when
+    /// `ambiguous` is empty. Every field is optional (`swiftType` ends in `?`).
+    static func emitExactRowDecoder(_ out: inout String, _ fields: [Property], ambiguous: Set<String>, indent: String, keyedBy: String) {
+        guard !ambiguous.isEmpty else { return }
+        out += "\n\(indent)/// Reads a row from values keyed by \(keyedBy), each field only under its exact name.\n"
+        out += "\(indent)public init(from decoder: any Decoder) throws {\n"
+        out += "\(indent)    let container = try decoder.container(keyedBy: CodingKeys.self)\n"
+        out += "\(indent)    let present = container.allKeys\n"
+        for field in fields {
+            let key = Naming.code(field.name)
+            let read = "try container.decodeIfPresent(\(field.swiftType.dropLast()).self, forKey: .\(key))"
+            out += "\(indent)    self.\(field.name) = " + (ambiguous.contains(field.name) ? "present.contains(.\(key)) ? \(read) : nil" : read) + "\n"
+        }
+        out += "\(indent)}\n"
+    }
+
     static func emitCodingKeys(_ out: inout String, _ fields: [Property], indent: String, what: String, exact: Bool = false) {
         out += "\n\(indent)/// \(what)\n"
         guard !fields.isEmpty else {

@@ -142,18 +142,7 @@ public enum ODataCodeGenerator {
         }
         CodeGenerator.emitInit(&out, fields: properties.map { ($0.name, $0.swiftType, "nil") }, indent: "    ", what: "a row")
         CodeGenerator.emitCodingKeys(&out, properties, indent: "    ", what: "The exact field names.", exact: !ambiguous.isEmpty)
-        if !ambiguous.isEmpty {
-            line()
-            line("    /// Reads a row from values keyed by the field names, each field only under its exact name.")
-            line("    public init(from decoder: any Decoder) throws {")
-            line("        let container = try decoder.container(keyedBy: CodingKeys.self)")
-            line("        let present = container.allKeys")
-            for field in properties {
-                let read = "try container.decodeIfPresent(\(field.swiftType.dropLast()).self, forKey: .\(Naming.code(field.name)))"
-                line("        self.\(field.name) = " + (ambiguous.contains(field.name) ? "present.contains(.\(Naming.code(field.name))) ? \(read) : nil" : read))
-            }
-            line("    }")
-        }
+        CodeGenerator.emitExactRowDecoder(&out, properties, ambiguous: ambiguous, indent: "    ", keyedBy: "the field names")
         line("}")
         return out
     }
