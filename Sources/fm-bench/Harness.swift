@@ -232,8 +232,44 @@ final class EmulatorProcess {
 
 // MARK: - python-fmrest in its own process
 
+/// A contender's driver in Python: `setup` (imports, the client from `url, database, layout` in `sys.argv`), then one
+/// command per line on stdin, each answered with one line. `commands` are the `if`/`elif command == …:` branches,
+/// indented 8 spaces; `quit` ends the driver, and an unknown command or an exception answers `error …`.
+func pythonDriver(setup: String, commands: String) -> String {
+    setup + "\n" + #"""
+    def answer(text):
+        sys.stdout.write(text + "\n"); sys.stdout.flush()
+    for line in sys.stdin:
+        command, *arguments = line.split()
+        try:
+
+    """# + commands + "\n" + #"""
+            elif command == "quit":
+                break
+            else:
+                answer("error unknown command")
+        except Exception as error:
+            answer(f"error {type(error).__name__}: {error}")
+
+    """#
+}
+
+/// Runs `python3 -c code`: what it printed, trimmed, when it exits with 0; `nil` when it fails or cannot start.
+func runPython(_ code: String) -> String? {
+    let process = Process()
+    let output = Pipe()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", code]
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    do { try process.run() } catch { return nil }
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return process.terminationStatus == 0 ? text.trimmingCharacters(in: .whitespacesAndNewlines) : nil
+}
+
 /// A small python-fmrest driver: reads one command per line on stdin, answers one line (seconds, or "error …").
-let pythonDriver = #"""
+let fmrestDriver = pythonDriver(setup: #"""
 import json, sys, time, warnings
 warnings.filterwarnings("ignore")
 import fmrest
@@ -241,11 +277,7 @@ url, database, layout = sys.argv[1], sys.argv[2], sys.argv[3]
 server = fmrest.Server(url, user="admin", password="admin", database=database, layout=layout,
                        api_version="vLatest", verify_ssl=False, timeout=120)
 cache = {}
-def answer(text):
-    sys.stdout.write(text + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    command, *arguments = line.split()
-    try:
+"""#, commands: #"""
         if command == "login":
             server.login(); answer("ok")
         elif command == "decode":   # json.loads + python-fmrest's Record building, on bytes already in memory
@@ -260,25 +292,10 @@ for line in sys.stdin:
             records = list(server.get_records(limit=int(arguments[0])))
             elapsed = time.perf_counter() - start
             answer(f"{elapsed} {len(records)}")
-        elif command == "quit":
-            break
-        else:
-            answer("error unknown command")
-    except Exception as error:
-        answer(f"error {type(error).__name__}: {error}")
-"""#
+"""#)
 
 /// `true` when `python3 -c 'import fmrest'` works.
-func pythonFmrestAvailable() -> Bool {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", "import fmrest"]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    do { try process.run() } catch { return false }
-    process.waitUntilExit()
-    return process.terminationStatus == 0
-}
+func pythonFmrestAvailable() -> Bool { runPython("import fmrest") != nil }
 
 final class PythonContender {
     let process = Process()

@@ -11,18 +11,14 @@ import SwiftFM
 // min / median / max over rounds of the per-round ratio.
 
 /// The fms-odata-py driver: one command per line on stdin, one answer line ("seconds rows" or "error …").
-let fmsODataDriver = #"""
+let fmsODataDriver = pythonDriver(setup: #"""
 import sys, time, warnings
 warnings.filterwarnings("ignore")
 from fms_odata import FMSODataClient
 from fms_odata_spec import basic_auth
 url, database, table = sys.argv[1], sys.argv[2], sys.argv[3]
 db = FMSODataClient(host=url, database=database, token=basic_auth("admin", "admin"), timeout_ms=120_000)
-def answer(text):
-    sys.stdout.write(text + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    command, *arguments = line.split()
-    try:
+"""#, commands: #"""
         if command == "login":
             db.from_(table).top(1).get(); answer("ok")
         elif command == "get":       # one read as its users write it: request, JSON, QueryResult
@@ -30,26 +26,12 @@ for line in sys.stdin:
             result = db.from_(table).top(int(arguments[0])).get()
             elapsed = time.perf_counter() - start
             answer(f"{elapsed} {len(result.value)}")
-        elif command == "quit":
-            break
-        else:
-            answer("error unknown command")
-    except Exception as error:
-        answer(f"error {type(error).__name__}: {error}")
-"""#
+"""#)
 
 /// The installed fms-odata-py version, or `nil` when `python3` cannot import it.
 func fmsODataVersion() -> String? {
-    let process = Process()
-    let output = Pipe()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", "import fms_odata, importlib.metadata as m; print(m.version('fms-odata-py'))"]
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    do { try process.run() } catch { return nil }
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    process.waitUntilExit()
-    return process.terminationStatus == 0 && !text.isEmpty ? text : nil
+    let version = runPython("import fms_odata, importlib.metadata as m; print(m.version('fms-odata-py'))")
+    return version?.isEmpty == false ? version : nil
 }
 
 extension Bench {

@@ -236,7 +236,7 @@ let stopSources = [SIGTERM, SIGINT].map { number in
 var python: PythonContender?
 if wantsPython, emulator.url.port == 3000 {
     let script = directory.appendingPathComponent("fmrest_driver.py")
-    try Data(pythonDriver.utf8).write(to: script)
+    try Data(fmrestDriver.utf8).write(to: script)
     python = try PythonContender(script: script, url: emulator.url, database: "Bench", layout: "Bench")
     _ = try python?.send("login")
 }
