@@ -31,6 +31,16 @@ extension Bench {
         _ = try await api.getRecord(layout: "Bench", recordId: 1)
         _ = try await overURLSession?.getRecord(layout: "Bench", recordId: 1)
         let contenders = perCallContenders(overURLSession: overURLSession)
+        if let profiled = settings.profile {
+            guard let contender = contenders.first(where: { $0.name == profiled }) else {
+                throw BenchError("--profile: no contender \(profiled) (known: \(contenders.map(\.name).joined(separator: ", ")))")
+            }
+            let calls = settings.rounds * settings.calls * contenders.count
+            let seconds = await perCallProfile(contender, calls: calls)
+            say(String(format: "profile %@: %.1f µs per call over %d calls", profiled, seconds / Double(calls) * 1e6, calls))
+            await overURLSession?.shutdown()
+            return
+        }
         let tally = await perCallRun(contenders)
         perCallReport(tally, overURLSession: overURLSession != nil)
         await overURLSession?.shutdown()
@@ -93,6 +103,20 @@ extension Bench {
                     tally.endRound()
                 }
                 continuation.resume(returning: tally)
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    /// `--profile NAME`: only that contender, `calls` times on one plain thread (for a profiler); the seconds taken.
+    func perCallProfile(_ contender: PerCallContender, calls: Int) async -> Double {
+        await withCheckedContinuation { continuation in
+            let thread = Thread {
+                for _ in 0..<100 { contender.run() }
+                let start = now()
+                for _ in 0..<calls { contender.run() }
+                continuation.resume(returning: Double(now() - start) / 1e9)
             }
             thread.stackSize = 1 << 20
             thread.start()

@@ -2,7 +2,7 @@
 //
 //   swift build -c release && .build/release/fm-bench [SCENARIO…] [--rounds N] [--calls N] [--records N]
 //                                                      [--paging-records N] [--container-mib N] [--no-python]
-//                                                      [--profile CONTENDER]   (one decode/endtoend contender, repeatedly)
+//                                                      [--profile CONTENDER]   (one percall/decode/endtoend/odata contender, repeatedly)
 //                                                      [--tls | --base-url https://… [--ca-file PEM] --emulator-port N]
 //
 // HTTPS (issue 31): `--tls` puts a TLS front before every emulator fm-bench starts (nginx with a certificate from a
@@ -78,7 +78,7 @@ struct Settings {
     var pagingRecords = 100_000
     var containerMiB = 1024
     var python = true
-    /// `--profile NAME`: the decode or endtoend scenario runs only that contender, repeatedly (for a profiler).
+    /// `--profile NAME`: the percall, decode, endtoend or odata scenario runs only that contender, repeatedly (for a profiler).
     var profile: String?
     /// `--soak-calls N`: the soak scenario's call count.
     var soakCalls = 1_000_000
