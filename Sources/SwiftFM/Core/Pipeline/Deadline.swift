@@ -1,12 +1,25 @@
 import Foundation
 
-/// A one-shot timer on a global queue, and the package's one reading of a deadline: the clamp of a number
-/// of seconds to something a `DispatchTime` can hold, and the seconds left until a `DispatchTime`.
+/// A one-shot timer, and the package's one reading of a deadline: the clamp of a number of seconds to
+/// something a `DispatchTime` can hold, and the seconds left until a `DispatchTime`.
+///
+/// Every timer of the package (a call's deadline, a back-off, a session's wake-up, the rate limiter's
+/// delay, a shutdown's bound) waits on one ``DeadlineClock`` thread, in one heap: arming and cancelling one
+/// takes a lock and touches the heap, and wakes that thread only when the new timer is the earliest.
+/// (A `DispatchSourceTimer` per call woke libdispatch's manager thread twice per call, to arm and to cancel:
+/// two thread wake-ups on every call's critical path.) A timer that fires runs `fire` on a global queue.
 final class Deadline: @unchecked Sendable {
-    // @unchecked: a dispatch source is thread-safe; it is not `Sendable`-annotated.
-    private let timer: DispatchSourceTimer
+    // @unchecked: `slot` and `fire` are read and written only under the clock's lock.
+    /// When it fires, in `DispatchTime` uptime nanoseconds.
+    fileprivate let due: UInt64
+    /// Where it sits in the clock's heap; `nil` once fired or cancelled.
+    fileprivate var slot: Int?
+    fileprivate var fire: (@Sendable () -> Void)?
 
-    private init(timer: DispatchSourceTimer) { self.timer = timer }
+    private init(due: UInt64, fire: @escaping @Sendable () -> Void) {
+        self.due = due
+        self.fire = fire
+    }
 
     /// The longest wait: ten years. A non-finite or larger value means this (a timer that never fires).
     static let longest: TimeInterval = 10 * 365 * 86_400
@@ -27,18 +40,125 @@ final class Deadline: @unchecked Sendable {
         return Double(moment.uptimeNanoseconds &- min(moment.uptimeNanoseconds, now)) / 1e9
     }
 
-    /// Calls `fire` once after `seconds` (a non-finite or huge value never fires), unless cancelled.
+    /// Calls `fire` once, on a global queue, after `seconds` (a non-finite or huge value never fires),
+    /// unless cancelled first.
     static func after(seconds: TimeInterval, fire: @escaping @Sendable () -> Void) -> Deadline {
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: fromNow(seconds))
-        timer.setEventHandler {
-            timer.cancel()
-            fire()
-        }
-        timer.resume()
-        return Deadline(timer: timer)
+        let deadline = Deadline(due: fromNow(seconds).uptimeNanoseconds, fire: fire)
+        DeadlineClock.shared.arm(deadline)
+        return deadline
     }
 
-    /// Stops the timer; `fire` will not run (unless it is running already).
-    func cancel() { timer.cancel() }
+    /// Stops the timer; `fire` will not run (unless it is running already). Cancelling again does nothing.
+    func cancel() { DeadlineClock.shared.disarm(self) }
+}
+
+/// The thread every ``Deadline`` waits on: a min-heap of the armed timers by due time, each knowing its
+/// place (so a cancel removes it at once, in O(log n), and lets go of its `fire`). The thread sleeps until
+/// the earliest is due; arming an earlier one wakes it. It is started on the first timer and lives as
+/// long as the process, like libdispatch's own manager thread.
+final class DeadlineClock: @unchecked Sendable {
+    // @unchecked: `heap` and `sleepsUntil` are behind `lock`; the semaphore is thread-safe.
+    static let shared = DeadlineClock()
+
+    private let lock = NSLock()
+    private var heap: [Deadline] = []
+    /// The due time the thread waits for (`UInt64.max`: none): arming one earlier must wake it.
+    private var sleepsUntil = UInt64.max
+    private let wake = DispatchSemaphore(value: 0)
+
+    private init() {
+        let thread = Thread { [self] in run() }
+        thread.name = "SwiftFM.deadlines"
+        thread.stackSize = 256 << 10
+        thread.start()
+    }
+
+    /// Puts `deadline` in the heap; wakes the thread when it is due before what the thread waits for.
+    fileprivate func arm(_ deadline: Deadline) {
+        let wakeUp = lock.withLock { () -> Bool in
+            deadline.slot = heap.count
+            heap.append(deadline)
+            siftUp(heap.count - 1)
+            guard deadline.due < sleepsUntil else { return false }
+            sleepsUntil = deadline.due
+            return true
+        }
+        if wakeUp { wake.signal() }
+    }
+
+    /// Takes `deadline` out of the heap (if it is still there) and lets go of its `fire`. The thread is
+    /// not woken: if it waits for this one, it wakes at that time, finds it gone, and waits again.
+    fileprivate func disarm(_ deadline: Deadline) {
+        let fire = lock.withLock { () -> (@Sendable () -> Void)? in
+            guard let slot = deadline.slot else { return nil }
+            remove(at: slot)
+            defer { deadline.fire = nil }
+            return deadline.fire
+        }
+        _ = fire   // released here, outside the lock (its captures may run deinits)
+    }
+
+    /// The thread: fires what is due (each on a global queue), then sleeps until the earliest of the rest.
+    private func run() {
+        while true {
+            let (due, next) = lock.withLock { () -> ([@Sendable () -> Void], UInt64) in
+                let now = DispatchTime.now().uptimeNanoseconds
+                var due: [@Sendable () -> Void] = []
+                while let first = heap.first, first.due <= now {
+                    remove(at: 0)
+                    if let fire = first.fire { due.append(fire) }
+                    first.fire = nil
+                }
+                sleepsUntil = heap.first?.due ?? .max
+                return (due, sleepsUntil)
+            }
+            for fire in due { DispatchQueue.global().async(execute: fire) }
+            if next == .max {
+                wake.wait()
+            } else {
+                _ = wake.wait(timeout: DispatchTime(uptimeNanoseconds: next))
+            }
+        }
+    }
+
+    // MARK: the heap (under `lock`)
+
+    private func remove(at slot: Int) {
+        let removed = heap[slot]
+        removed.slot = nil
+        let last = heap.removeLast()
+        guard slot < heap.count else { return }
+        heap[slot] = last
+        last.slot = slot
+        if slot > 0, last.due < heap[(slot - 1) / 2].due { siftUp(slot) } else { siftDown(slot) }
+    }
+
+    private func siftUp(_ start: Int) {
+        var child = start
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].due < heap[parent].due else { return }
+            swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var least = parent
+            if left < heap.count, heap[left].due < heap[least].due { least = left }
+            if right < heap.count, heap[right].due < heap[least].due { least = right }
+            guard least != parent else { return }
+            swapAt(parent, least)
+            parent = least
+        }
+    }
+
+    private func swapAt(_ a: Int, _ b: Int) {
+        heap.swapAt(a, b)
+        heap[a].slot = a
+        heap[b].slot = b
+    }
 }
