@@ -89,7 +89,7 @@ final class Sender: Sendable {
     /// nginx's answer to plain HTTP on its HTTPS port (a 400 page) as the wrong-scheme error that names
     /// `https://` (``FMError/wrongScheme(_:use:underlying:)``); any other result as it is.
     static func namingTheScheme(_ result: Result<ExchangeAnswer, ExchangeFailure>, url: URL?) -> Result<ExchangeAnswer, ExchangeFailure> {
-        guard case .success(let answer) = result, answer.response.statusCode == 400, url?.scheme?.lowercased() == "http",
+        guard case .success(let answer) = result, answer.head.status == 400, url?.scheme?.lowercased() == "http",
               answer.body.count < 64 * 1024, answer.body.range(of: Data("plain HTTP request was sent to HTTPS port".utf8)) != nil
         else { return result }
         let error = FMError.wrongScheme(url, use: "https", underlying: "HTTP 400: The plain HTTP request was sent to HTTPS port")

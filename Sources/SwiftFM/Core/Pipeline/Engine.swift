@@ -240,7 +240,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                     if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
                     logAnswer(result, line: describe, started: started)
                     if let meter, case .success(let answer) = result {
-                        meter.received(bytes: answer.body.count, status: answer.response.statusCode)
+                        meter.received(bytes: answer.body.count, status: answer.head.status)
                     }
                     received(result, lease: lease, explicitToken: explicitToken)
                 }
@@ -280,7 +280,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
         switch result {
         case .success(let answer):
-            let status = answer.response.statusCode
+            let status = answer.head.status
             let expected = status == 200 || accepting(status)
             let code = expected ? nil : Envelope.error(status: status, body: answer.body, odata: endpoint.isOData).code
             let size = answer.file == nil ? "\(answer.body.count) bytes" : "streamed to a file"
@@ -309,8 +309,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             error = failure.error
             beforeAnswer = failure.beforeAnswer
         case .success(let answer):
-            let status = answer.response.statusCode
-            let response = Endpoint<Value>.Response(answer.response, body: answer.body, file: answer.file)
+            let status = answer.head.status
+            let response = Endpoint<Value>.Response(answer.head, body: answer.body, file: answer.file)
             if accepting(status) {
                 lease?.used()
                 report(.answered(Self.decode(endpoint, response)))
@@ -443,7 +443,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// Whether an exchange's result is a failure whose line may be above debug (not a plain answer, not a cancel).
     private static func answerFailed(_ result: Result<ExchangeAnswer, ExchangeFailure>, accepting: (Int) -> Bool) -> Bool {
         switch result {
-        case .success(let answer): !(answer.response.statusCode == 200 || accepting(answer.response.statusCode))
+        case .success(let answer): !(answer.head.status == 200 || accepting(answer.head.status))
         case .failure(let failure): failure.error.code != FMError.ClientCode.cancelled
         }
     }

@@ -14,7 +14,8 @@ enum BodySink: Sendable {
 
 /// The answer of one exchange.
 struct ExchangeAnswer: Sendable {
-    var response: HTTPURLResponse
+    /// The status and the headers.
+    var head: AnswerHead
     /// The body collected in memory (empty when it went to a file).
     var body: Data
     /// The file the body was written to, when the sink was a file and the status 200.
@@ -40,7 +41,7 @@ struct ExchangeFailure: Error, Sendable {
 final class Exchange: @unchecked Sendable {
     // @unchecked: mutable state is behind `state`'s lock.
     private struct State {
-        var response: HTTPURLResponse?
+        var head: AnswerHead?
         var body = Data()
         var received = 0
         var failure: ExchangeFailure?
@@ -69,9 +70,10 @@ final class Exchange: @unchecked Sendable {
     ) -> Exchange {
         let exchange = Exchange(sink: sink, url: request.urlRequest.url, completion: completion)
         let events = FMTransportEvents(
-            response: { [exchange] in exchange.head($0) },
+            response: { [exchange] in exchange.head(AnswerHead($0)) },
             data: { [exchange] in exchange.bytes($0) },
-            complete: { [exchange] in exchange.end($0) }
+            complete: { [exchange] in exchange.end($0) },
+            head: { [exchange] in exchange.head(AnswerHead(status: $0, fields: $1)) }
         )
         let task = transport.send(request, events: events)
         let finished = exchange.state.withLock { state -> Bool in
@@ -94,17 +96,18 @@ final class Exchange: @unchecked Sendable {
         }
     }
 
-    private func head(_ response: HTTPURLResponse) -> Bool {
+    private func head(_ head: AnswerHead) -> Bool {
         var failed = false
         let proceed = state.withLock { state -> Bool in
-            guard !state.finished, state.failure == nil, state.response == nil else { return false }
-            state.response = response
+            guard !state.finished, state.failure == nil, state.head == nil else { return false }
+            state.head = head
+            let expectedLength = head.expectedContentLength
             // A declared length within the cap: one allocation for the body instead of one per doubling (at most
             // 64 MiB ahead of the bytes, whatever a server declares).
-            if case .memory(let cap) = sink, response.expectedContentLength > 0, response.expectedContentLength <= Int64(cap) {
-                state.body.reserveCapacity(Int(min(response.expectedContentLength, 64 << 20)))
+            if case .memory(let cap) = sink, expectedLength > 0, expectedLength <= Int64(cap) {
+                state.body.reserveCapacity(Int(min(expectedLength, 64 << 20)))
             }
-            if case .file(let url, _, _) = sink, response.statusCode == 200 {
+            if case .file(let url, _, _) = sink, head.status == 200 {
                 let manager = FileManager.default
                 try? manager.removeItem(at: url)
                 guard manager.createFile(atPath: url.path, contents: nil), let handle = try? FileHandle(forWritingTo: url) else {
@@ -135,7 +138,7 @@ final class Exchange: @unchecked Sendable {
                     failed = true
                     return false
                 }
-                progress = (Int64(state.received), state.response?.expectedContentLength ?? -1)
+                progress = (Int64(state.received), state.head?.expectedContentLength ?? -1)
                 return true
             }
             guard state.received <= cap else {
@@ -169,14 +172,14 @@ final class Exchange: @unchecked Sendable {
         }
         guard let error else {
             let answer = state.withLock { state -> ExchangeAnswer? in
-                guard let response = state.response else { return nil }
+                guard let head = state.head else { return nil }
                 var file: URL?
                 if let output = state.output, case .file(let url, _, _) = sink {
                     try? output.close()
                     state.output = nil
                     file = url
                 }
-                return ExchangeAnswer(response: response, body: state.body, file: file)
+                return ExchangeAnswer(head: head, body: state.body, file: file)
             }
             if let answer {
                 finish(.success(answer))
@@ -185,7 +188,7 @@ final class Exchange: @unchecked Sendable {
             }
             return
         }
-        let beforeAnswer = state.withLock { $0.response == nil }
+        let beforeAnswer = state.withLock { $0.head == nil }
         finish(.failure(ExchangeFailure(error: FMError.fromTransport(error, url: url), beforeAnswer: beforeAnswer)))
     }
 

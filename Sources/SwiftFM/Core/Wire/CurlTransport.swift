@@ -625,7 +625,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     }
 
     private func deliverHead(status: Int, lines: [(String, String)]) {
-        guard !isCancelled, let url = request.urlRequest.url else { return }
+        guard !isCancelled else { return }
         var fields: [String: String] = [:]
         // A repeated field (any case) joins the first one's value, under the first one's name.
         var names: [String: String] = [:]
@@ -638,8 +638,15 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
                 fields[name] = value
             }
         }
-        guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields) else { return }
-        if !events.response(response) { refuse() }
+        let accepted: Bool
+        if let head = events.head {
+            accepted = head(status, fields)
+        } else {
+            guard let url = request.urlRequest.url,
+                  let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields) else { return }
+            accepted = events.response(response)
+        }
+        if !accepted { refuse() }
     }
 
     private func deliver(_ data: Data) {

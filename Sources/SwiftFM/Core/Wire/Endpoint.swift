@@ -12,6 +12,64 @@ enum HTTPHeader {
     }
 }
 
+/// The head of one answer: its status and headers, as the transport gave them. ``FMCurlTransport`` hands over
+/// the header lines as they came (building an `HTTPURLResponse` for each answer cost more than decoding a
+/// one-record found set); any other transport hands over its `HTTPURLResponse`, read only when a header is
+/// asked for (logins, container hops and the retry classifier do; a record read does not).
+struct AnswerHead: Sendable {
+    /// The HTTP status.
+    let status: Int
+    private let source: Source
+
+    private enum Source: Sendable {
+        case fields([String: String])
+        case http(HTTPURLResponse)
+    }
+
+    /// A head of these header fields (names as received).
+    init(status: Int, fields: [String: String]) {
+        self.status = status
+        source = .fields(fields)
+    }
+
+    /// The head of a transport's `HTTPURLResponse`.
+    init(_ response: HTTPURLResponse) {
+        status = response.statusCode
+        source = .http(response)
+    }
+
+    /// The value of the header `name` (case-insensitive), or `nil`.
+    func header(_ name: String) -> String? {
+        switch source {
+        case .fields(let fields): return HTTPHeader.value(name, in: fields)
+        case .http(let response): return response.value(forHTTPHeaderField: name)
+        }
+    }
+
+    /// Every header, names as received (built when asked for).
+    var headers: [String: String] {
+        switch source {
+        case .fields(let fields): return fields
+        case .http(let response):
+            var headers: [String: String] = [:]
+            for (name, value) in response.allHeaderFields {
+                headers[String(describing: name)] = String(describing: value)
+            }
+            return headers
+        }
+    }
+
+    /// The declared `Content-Length`, or -1 (as `URLResponse.expectedContentLength`).
+    var expectedContentLength: Int64 {
+        switch source {
+        case .fields:
+            guard let text = header("Content-Length")?.trimmingCharacters(in: .whitespaces), let length = Int64(text), length >= 0 else { return -1 }
+            return length
+        case .http(let response): return response.expectedContentLength
+        }
+    }
+}
+
 /// The description of one Data API call: everything that goes on the wire and how to read the answer.
 ///
 /// Each endpoint of the Data API is described once, by a factory in `Core/Wire/Endpoints.swift`; the engine
@@ -74,27 +132,18 @@ struct Endpoint<Value>: Sendable {
         var body: Data
         /// The file the body was streamed to (a container download to a file).
         var file: URL? = nil
-        /// Where the headers are read from: the transport's response, read only when a header is asked for
-        /// (logins, container hops and the retry classifier do; a record read does not).
-        private var head: Head
-
-        private enum Head: Sendable {
-            case fields([String: String])
-            case http(HTTPURLResponse)
-        }
+        /// The status and the headers, as the transport gave them.
+        let head: AnswerHead
 
         /// An answer with these headers (names as received).
         init(status: Int, headers: [String: String], body: Data, file: URL? = nil) {
-            self.status = status
-            self.head = .fields(headers)
-            self.body = body
-            self.file = file
+            self.init(AnswerHead(status: status, fields: headers), body: body, file: file)
         }
 
-        /// The answer of a transport: its headers stay in `response` until asked for.
-        init(_ response: HTTPURLResponse, body: Data, file: URL? = nil) {
-            self.status = response.statusCode
-            self.head = .http(response)
+        /// The answer of a transport.
+        init(_ head: AnswerHead, body: Data, file: URL? = nil) {
+            self.status = head.status
+            self.head = head
             self.body = body
             self.file = file
         }
@@ -102,34 +151,16 @@ struct Endpoint<Value>: Sendable {
         /// The same answer, for another endpoint's decoder.
         init<Other>(_ other: Endpoint<Other>.Response) {
             self.status = other.status
+            self.head = other.head
             self.body = other.body
             self.file = other.file
-            switch other.head {
-            case .fields(let fields): self.head = .fields(fields)
-            case .http(let response): self.head = .http(response)
-            }
         }
 
         /// The value of the header `name` (case-insensitive), or `nil`.
-        func header(_ name: String) -> String? {
-            switch head {
-            case .fields(let fields): return HTTPHeader.value(name, in: fields)
-            case .http(let response): return response.value(forHTTPHeaderField: name)
-            }
-        }
+        func header(_ name: String) -> String? { head.header(name) }
 
-        /// Every header, names as received (built when asked for).
-        var headers: [String: String] {
-            switch head {
-            case .fields(let fields): return fields
-            case .http(let response):
-                var headers: [String: String] = [:]
-                for (name, value) in response.allHeaderFields {
-                    headers[String(describing: name)] = String(describing: value)
-                }
-                return headers
-            }
-        }
+        /// Every header, names as received.
+        var headers: [String: String] { head.headers }
     }
 
     var method: Method

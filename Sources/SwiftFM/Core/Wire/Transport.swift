@@ -30,6 +30,10 @@ public struct FMTransportEvents: Sendable {
     /// The end of the exchange: `nil` when the whole body arrived, else the transport error (a `URLError`
     /// is mapped to SwiftFM's client codes: timed out `-1004`, cancelled `-1005`, anything else `-1003`).
     public let complete: @Sendable (Error?) -> Void
+    /// The response head as the status and the header fields (a repeated field's values joined with `", "`),
+    /// for the package's own transports: set by SwiftFM's exchanges, it spares ``FMCurlTransport`` an
+    /// `HTTPURLResponse` per answer. `nil` when the events were made with the public initializer.
+    let head: (@Sendable (Int, [String: String]) -> Bool)?
 
     /// Creates the callbacks of one exchange (transports do not need this; tests of transports may).
     public init(
@@ -37,9 +41,19 @@ public struct FMTransportEvents: Sendable {
         data: @escaping @Sendable (Data) -> Bool,
         complete: @escaping @Sendable (Error?) -> Void
     ) {
+        self.init(response: response, data: data, complete: complete, head: nil)
+    }
+
+    init(
+        response: @escaping @Sendable (HTTPURLResponse) -> Bool,
+        data: @escaping @Sendable (Data) -> Bool,
+        complete: @escaping @Sendable (Error?) -> Void,
+        head: (@Sendable (Int, [String: String]) -> Bool)?
+    ) {
         self.response = response
         self.data = data
         self.complete = complete
+        self.head = head
     }
 }
 
