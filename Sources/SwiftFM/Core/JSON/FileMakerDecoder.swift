@@ -247,17 +247,18 @@ struct FileMakerDecoder {
             else if token.equals("portalData", reader.bytes) { portals = value }
             else if token.equals("portalDataInfo", reader.bytes) { portalInfo = value }
         }
-        let name = recordId.map { "record \($0)" } ?? "record \(index + 1) of the found set"
-        guard let recordId else { throw FMError.malformed("\(name) has no recordId", status: status) }
+        // The record's name in an error (written only when one is thrown: a found set has thousands of records).
+        func name() -> String { recordId.map { "record \($0)" } ?? "record \(index + 1) of the found set" }
+        guard let recordId else { throw FMError.malformed("\(name()) has no recordId", status: status) }
         guard let fields, reader.nodes[fields].kind == .object else {
-            throw FMError.malformed("\(name) has no fieldData object", status: status)
+            throw FMError.malformed("\(name()) has no fieldData object", status: status)
         }
         let fieldData: T
         do {
             fieldData = try decoder.child(fields, codingPath: []).unbox(T.self)
         } catch {
             throw FMError(code: FMError.ClientCode.malformedResponse,
-                          message: "Unexpected response: \(name) cannot be read as \(T.self): \(Self.describe(error))",
+                          message: "Unexpected response: \(name()) cannot be read as \(T.self): \(Self.describe(error))",
                           httpStatus: status, underlying: String(describing: error))
         }
         var portalData: [String: [FMPortalRow]] = [:]
@@ -267,14 +268,14 @@ struct FileMakerDecoder {
                 guard failure == nil else { return }
                 let portal = reader.string(key)
                 guard reader.nodes[rows].kind == .array else {
-                    failure = FMError.malformed("\(name): portal \(portal) is not an array", status: status)
+                    failure = FMError.malformed("\(name()): portal \(portal) is not an array", status: status)
                     return
                 }
                 var parsed: [FMPortalRow] = []
                 parsed.reserveCapacity(Int(reader.nodes[rows].count))
                 for row in reader.members(of: rows) {
                     guard reader.nodes[row].kind == .object, let rowId = reader.value(forKey: "recordId", in: row).flatMap(reader.text) else {
-                        failure = FMError.malformed("\(name): a row of portal \(portal) has no recordId", status: status)
+                        failure = FMError.malformed("\(name()): a row of portal \(portal) has no recordId", status: status)
                         return
                     }
                     var values: [String: FMFieldValue] = [:]
@@ -698,26 +699,69 @@ private final class Shapes {
     }
 }
 
-private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+/// What one keyed container reads, behind one reference: the standard library's `KeyedDecodingContainer` box
+/// copies the container for every `decode(_:forKey:)`, and copying one reference is one retain and one release
+/// (four references made it four of each, a third of a typed decode's time).
+private final class TapeKeyedState {
     let decoder: TapeDecoder
+    let reader: JSONTapeReader
     let object: Int
     let shape: Shapes.Shape
     /// The position in this container's sequence of lookups.
-    private let cursor = Cursor()
-
-    private final class Cursor {
-        var position = 0
-        /// The value node the last lookup found (0: none yet).
-        var last = 0
-    }
+    var position = 0
+    /// The value node the last lookup found (0: none yet).
+    var last = 0
 
     init(decoder: TapeDecoder, object: Int, shape: Shapes.Shape) {
         self.decoder = decoder
+        reader = decoder.reader
         self.object = object
         self.shape = shape
     }
 
-    private var reader: JSONTapeReader { decoder.reader }
+    /// The value node of `name`: first where the key at this position of the sequence was last time.
+    func find(_ name: String) -> Int? {
+        let position = self.position
+        self.position += 1
+        let nodes = reader.nodes
+        if nodes[object].duplicateKeys { return reader.value(forKey: name, in: object) } // the last, as JSONSerialization
+        if position < shape.offsets.count {
+            let candidate = object + shape.offsets[position]
+            if candidate < nodes[object].end, nodes[candidate].kind == .key, nodes[candidate].depth == nodes[object].depth + 1,
+               reader.keyEquals(candidate, name) {
+                last = candidate + 1
+                return candidate + 1
+            }
+        }
+        // Keys read in the document's order (a dictionary's, a new shape's): the key after the last one found.
+        let after = last == 0 ? object + 1 : reader.next(after: last)
+        let value: Int
+        if after < nodes[object].end, reader.keyEquals(after, name) {
+            value = after + 1
+        } else {
+            guard let found = reader.value(forKey: name, in: object) else { return nil }
+            value = found
+        }
+        last = value
+        if position < shape.offsets.count {
+            shape.offsets[position] = value - 1 - object
+        } else if position == shape.offsets.count {
+            shape.offsets.append(value - 1 - object)
+        }
+        return value
+    }
+}
+
+private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    private let state: TapeKeyedState
+
+    init(decoder: TapeDecoder, object: Int, shape: Shapes.Shape) {
+        state = TapeKeyedState(decoder: decoder, object: object, shape: shape)
+    }
+
+    private var decoder: TapeDecoder { state.decoder }
+    private var object: Int { state.object }
+    private var reader: JSONTapeReader { state.reader }
     var codingPath: [any CodingKey] { decoder.codingPath }
 
     var allKeys: [Key] {
@@ -729,42 +773,10 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         return keys
     }
 
-    /// The value node of `name`: first where the key at this position of the sequence was last time.
-    private func find(_ name: String) -> Int? {
-        let position = cursor.position
-        cursor.position += 1
-        let nodes = reader.nodes
-        if nodes[object].duplicateKeys { return reader.value(forKey: name, in: object) } // the last, as JSONSerialization
-        if position < shape.offsets.count {
-            let candidate = object + shape.offsets[position]
-            if candidate < nodes[object].end, nodes[candidate].kind == .key, nodes[candidate].depth == nodes[object].depth + 1,
-               reader.keyEquals(candidate, name) {
-                cursor.last = candidate + 1
-                return candidate + 1
-            }
-        }
-        // Keys read in the document's order (a dictionary's, a new shape's): the key after the last one found.
-        let after = cursor.last == 0 ? object + 1 : reader.next(after: cursor.last)
-        let value: Int
-        if after < nodes[object].end, reader.keyEquals(after, name) {
-            value = after + 1
-        } else {
-            guard let found = reader.value(forKey: name, in: object) else { return nil }
-            value = found
-        }
-        cursor.last = value
-        if position < shape.offsets.count {
-            shape.offsets[position] = value - 1 - object
-        } else if position == shape.offsets.count {
-            shape.offsets.append(value - 1 - object)
-        }
-        return value
-    }
-
     /// `Key` → value node, with the repetition aliases (`name(1)` ⇄ `name`).
     private func lookup(_ key: Key) -> Int? {
         let name = key.stringValue
-        if let value = find(name) { return value }
+        if let value = state.find(name) { return value }
         if name.hasSuffix("(1)") { return reader.value(forKey: String(name.dropLast(3)), in: object) }
         if name.last != ")" { return reader.value(forKey: name + "(1)", in: object) }
         return nil
