@@ -705,6 +705,8 @@ private final class Shapes {
 private final class TapeKeyedState {
     let decoder: TapeDecoder
     let reader: JSONTapeReader
+    /// The reader's nodes, held here so that a lookup reads them without a retain of its own.
+    let nodes: [JSONTape.Node]
     let object: Int
     let shape: Shapes.Shape
     /// The position in this container's sequence of lookups.
@@ -715,6 +717,7 @@ private final class TapeKeyedState {
     init(decoder: TapeDecoder, object: Int, shape: Shapes.Shape) {
         self.decoder = decoder
         reader = decoder.reader
+        nodes = decoder.reader.nodes
         self.object = object
         self.shape = shape
     }
@@ -723,7 +726,6 @@ private final class TapeKeyedState {
     func find(_ name: String) -> Int? {
         let position = self.position
         self.position += 1
-        let nodes = reader.nodes
         if nodes[object].duplicateKeys { return reader.value(forKey: name, in: object) } // the last, as JSONSerialization
         if position < shape.offsets.count {
             let candidate = object + shape.offsets[position]
