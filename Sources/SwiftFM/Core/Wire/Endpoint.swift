@@ -59,13 +59,19 @@ struct AnswerHead: Sendable {
         }
     }
 
-    /// The declared `Content-Length`, or -1 (as `URLResponse.expectedContentLength`).
+    /// The length of the body as the transport hands it over: the declared `Content-Length`, or -1 when there
+    /// is none or the body is content-encoded. Both transports decode `Content-Encoding` (gzip, deflate), so the
+    /// declared length counts compressed bytes, not the ones written (a download's progress passed its "total").
     var expectedContentLength: Int64 {
+        if let coding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces), !coding.isEmpty,
+           coding.caseInsensitiveCompare("identity") != .orderedSame {
+            return -1
+        }
         switch source {
         case .fields:
             guard let text = header("Content-Length")?.trimmingCharacters(in: .whitespaces), let length = Int64(text), length >= 0 else { return -1 }
             return length
-        case .http(let response): return response.expectedContentLength
+        case .http(let response): return max(-1, response.expectedContentLength)
         }
     }
 }
