@@ -98,8 +98,23 @@ final class DeadlineClock: @unchecked Sendable {
         _ = fire   // released here, outside the lock (its captures may run deinits)
     }
 
+    /// The thread's name as the kernel knows it (`top -H`, `perf`, `gdb`, `/proc`): 15 bytes at most.
+    static let kernelName = "SwiftFM.clock"
+
+    /// Names the calling thread ``kernelName`` for the kernel: Foundation's `Thread.name` does not reach it on
+    /// Linux (the clock thread showed as whatever thread started it).
+    private static func nameThisThread() {
+        #if os(Linux)
+        let file = open("/proc/thread-self/comm", O_WRONLY)
+        guard file >= 0 else { return }
+        defer { close(file) }
+        _ = kernelName.withCString { write(file, $0, strlen($0)) }
+        #endif
+    }
+
     /// The thread: fires what is due (each on a global queue), then sleeps until the earliest of the rest.
     private func run() {
+        Self.nameThisThread()
         while true {
             let (due, next) = lock.withLock { () -> ([@Sendable () -> Void], UInt64) in
                 let now = DispatchTime.now().uptimeNanoseconds
