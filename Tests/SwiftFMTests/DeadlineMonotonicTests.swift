@@ -48,5 +48,27 @@ struct DeadlineMonotonicTests {
         #expect(await onOwnThread { fired.wait(timeout: TestBound.deadline) } == .success)
         #expect(Self.clockThreadDirectory() != nil)
     }
+
+    @Test func theClockThreadsTimedWaitIsNotOnTheWallClock() async throws {
+        // An hour-long timer: the thread has something to wait for, with a timeout, for the whole test.
+        let pending = Deadline.after(seconds: 3600) {}
+        defer { pending.cancel() }
+        let fired = DispatchSemaphore(value: 0)
+        _ = Deadline.after(seconds: 0) { fired.signal() }   // the clock thread exists and has run
+        #expect(await onOwnThread { fired.wait(timeout: TestBound.deadline) } == .success)
+        let directory = try #require(Self.clockThreadDirectory(), "no thread named SwiftFM.clock")
+        // Wait (bounded) until the thread is blocked in a futex wait: then read how it waits.
+        let seen = await onOwnThread { () -> Int? in
+            let bound = DispatchTime.now() + 60
+            while DispatchTime.now() < bound {
+                if let operation = Self.timedFutexWait(directory) { return operation }
+                usleep(1_000)   // polling the kernel's view of the thread: there is no event to wait on
+            }
+            return nil
+        }
+        let operation = try #require(seen, "the clock thread was never seen in a timed futex wait")
+        #expect(operation & Self.futexClockRealtime == 0,
+                "the clock thread waits on CLOCK_REALTIME (futex op 0x\(String(operation, radix: 16))): a wall-clock step back delays every timer")
+    }
 }
 #endif

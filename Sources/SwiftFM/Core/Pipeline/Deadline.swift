@@ -57,14 +57,14 @@ final class Deadline: @unchecked Sendable {
 /// the earliest is due; arming an earlier one wakes it. It is started on the first timer and lives as
 /// long as the process, like libdispatch's own manager thread.
 final class DeadlineClock: @unchecked Sendable {
-    // @unchecked: `heap` and `sleepsUntil` are behind `lock`; the semaphore is thread-safe.
+    // @unchecked: `heap` and `sleepsUntil` are behind `lock`; the alarm is thread-safe.
     static let shared = DeadlineClock()
 
     private let lock = NSLock()
     private var heap: [Deadline] = []
     /// The due time the thread waits for (`UInt64.max`: none): arming one earlier must wake it.
     private var sleepsUntil = UInt64.max
-    private let wake = DispatchSemaphore(value: 0)
+    private let alarm = ClockAlarm()
 
     private init() {
         let thread = Thread { [self] in run() }
@@ -83,7 +83,7 @@ final class DeadlineClock: @unchecked Sendable {
             sleepsUntil = deadline.due
             return true
         }
-        if wakeUp { wake.signal() }
+        if wakeUp { alarm.wake() }
     }
 
     /// Takes `deadline` out of the heap (if it is still there) and lets go of its `fire`. The thread is
@@ -128,11 +128,7 @@ final class DeadlineClock: @unchecked Sendable {
                 return (due, sleepsUntil)
             }
             for fire in due { DispatchQueue.global().async(execute: fire) }
-            if next == .max {
-                wake.wait()
-            } else {
-                _ = wake.wait(timeout: DispatchTime(uptimeNanoseconds: next))
-            }
+            alarm.sleep(until: next)
         }
     }
 
@@ -176,4 +172,93 @@ final class DeadlineClock: @unchecked Sendable {
         heap[a].slot = a
         heap[b].slot = b
     }
+}
+
+/// Where the clock thread sleeps: until a moment or until woken, whichever comes first. Wakes asked while the
+/// thread was awake count once (it re-reads the heap when it wakes).
+///
+/// On Linux a condition variable timed on `CLOCK_MONOTONIC`: a `DispatchSemaphore`'s timed wait is
+/// `sem_timedwait`, an absolute time on the wall clock, so setting the wall clock back (NTP stepping it, a
+/// virtual machine resumed) made every timer of the process that much late. Elsewhere a `DispatchSemaphore`
+/// (Darwin's timed waits are on the monotonic clock).
+final class ClockAlarm: @unchecked Sendable {
+    #if os(Linux)
+    // @unchecked: `woken` is behind `mutex`; the mutex and the condition live at fixed addresses for good.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var woken = false
+
+    init() {
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        condition.initialize(to: pthread_cond_t())
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Wakes the sleeper now, or at once when it next sleeps.
+    func wake() {
+        pthread_mutex_lock(mutex)
+        woken = true
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Sleeps until `due` (`DispatchTime` uptime nanoseconds; `UInt64.max`: until woken) or until woken.
+    func sleep(until due: UInt64) {
+        pthread_mutex_lock(mutex)
+        defer {
+            woken = false
+            pthread_mutex_unlock(mutex)
+        }
+        guard due != .max else {
+            while !woken { pthread_cond_wait(condition, mutex) }
+            return
+        }
+        // The wait left, measured now, as a moment on CLOCK_MONOTONIC (at most the 10-year clamp ahead).
+        let left = due &- min(due, DispatchTime.now().uptimeNanoseconds)
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let (seconds, nanoseconds) = (UInt64(now.tv_nsec) + left % 1_000_000_000).quotientAndRemainder(dividingBy: 1_000_000_000)
+        var until = timespec(tv_sec: now.tv_sec + Int(left / 1_000_000_000 + seconds), tv_nsec: Int(nanoseconds))
+        while !woken {
+            if pthread_cond_timedwait(condition, mutex, &until) == ETIMEDOUT { return }
+        }
+    }
+    #else
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let pending = NSLock()
+    private var woken = false
+
+    init() {}
+
+    /// Wakes the sleeper now, or at once when it next sleeps.
+    func wake() {
+        let signal = pending.withLock { () -> Bool in
+            defer { woken = true }
+            return !woken
+        }
+        if signal { semaphore.signal() }
+    }
+
+    /// Sleeps until `due` (`DispatchTime` uptime nanoseconds; `UInt64.max`: until woken) or until woken.
+    func sleep(until due: UInt64) {
+        if due == .max {
+            semaphore.wait()
+        } else {
+            _ = semaphore.wait(timeout: DispatchTime(uptimeNanoseconds: due))
+        }
+        pending.withLock { woken = false }
+    }
+    #endif
 }
