@@ -128,3 +128,35 @@ struct DeadlineAttackTests {
         #expect(after.wait(timeout: TestBound.deadline) == .success)
     }
 }
+
+extension DeadlineAttackTests {
+    /// `cancel()` returning means the timer's `fire` will not start: a timer due at the same moment as the one
+    /// whose fire cancels it must not run after that cancel (the clock had already taken both from its heap
+    /// and queued both fires; a `DispatchSourceTimer`, which it replaced, checked for a cancel before running).
+    @Test func aTimerCancelledBeforeItsFireStartedNeverStartsIt() {
+        let pairs = 2_000
+        let lateFires = Locked(0)
+        let cancellers = DispatchGroup()
+        for _ in 0..<pairs {
+            let cancelled = Locked(false)
+            let victim = Locked<Deadline?>(nil)
+            cancellers.enter()
+            // Armed first, so due first: the clock takes both at once and queues the canceller's fire first.
+            _ = Deadline.after(seconds: 0) {
+                // Counts only when the victim was there to cancel (this fire may come before it is armed).
+                let cancelledOne = victim.withLock { victim -> Bool in
+                    victim?.cancel()
+                    return victim != nil
+                }
+                if cancelledOne { cancelled.withLock { $0 = true } }
+                cancellers.leave()
+            }
+            let late = Deadline.after(seconds: 0) {
+                if cancelled.value { lateFires.withLock { $0 += 1 } }
+            }
+            victim.withLock { $0 = late }
+        }
+        #expect(cancellers.wait(timeout: TestBound.deadline) == .success)
+        #expect(lateFires.value == 0, "fires that started after their timer was cancelled")
+    }
+}

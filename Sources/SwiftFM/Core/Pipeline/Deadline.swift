@@ -12,8 +12,9 @@ final class Deadline: @unchecked Sendable {
     // @unchecked: `slot` and `fire` are read and written only under the clock's lock.
     /// When it fires, in `DispatchTime` uptime nanoseconds.
     fileprivate let due: UInt64
-    /// Where it sits in the clock's heap; `nil` once fired or cancelled.
+    /// Where it sits in the clock's heap; `nil` once due or cancelled.
     fileprivate var slot: Int?
+    /// `nil` once it started running or was cancelled: what a cancel and a queued fire race for.
     fileprivate var fire: (@Sendable () -> Void)?
 
     private init(due: UInt64, fire: @escaping @Sendable () -> Void) {
@@ -48,7 +49,8 @@ final class Deadline: @unchecked Sendable {
         return deadline
     }
 
-    /// Stops the timer; `fire` will not run (unless it is running already). Cancelling again does nothing.
+    /// Stops the timer: once this returns, `fire` does not start (it may be running already). Cancelling again
+    /// does nothing.
     func cancel() { DeadlineClock.shared.disarm(self) }
 }
 
@@ -86,12 +88,12 @@ final class DeadlineClock: @unchecked Sendable {
         if wakeUp { alarm.wake() }
     }
 
-    /// Takes `deadline` out of the heap (if it is still there) and lets go of its `fire`. The thread is
-    /// not woken: if it waits for this one, it wakes at that time, finds it gone, and waits again.
+    /// Takes `deadline` out of the heap (if it is still there) and lets go of its `fire`, which a fire queued
+    /// already then finds gone. The thread is not woken: if it waits for this one, it wakes at that time,
+    /// finds it gone, and waits again.
     fileprivate func disarm(_ deadline: Deadline) {
         let fire = lock.withLock { () -> (@Sendable () -> Void)? in
-            guard let slot = deadline.slot else { return nil }
-            remove(at: slot)
+            if let slot = deadline.slot { remove(at: slot) }
             defer { deadline.fire = nil }
             return deadline.fire
         }
@@ -112,24 +114,33 @@ final class DeadlineClock: @unchecked Sendable {
         #endif
     }
 
-    /// The thread: fires what is due (each on a global queue), then sleeps until the earliest of the rest.
+    /// The thread: fires what is due (each on a global queue, where it runs unless cancelled meanwhile), then
+    /// sleeps until the earliest of the rest.
     private func run() {
         Self.nameThisThread()
         while true {
-            let (due, next) = lock.withLock { () -> ([@Sendable () -> Void], UInt64) in
+            let (due, next) = lock.withLock { () -> ([Deadline], UInt64) in
                 let now = DispatchTime.now().uptimeNanoseconds
-                var due: [@Sendable () -> Void] = []
+                var due: [Deadline] = []
                 while let first = heap.first, first.due <= now {
                     remove(at: 0)
-                    if let fire = first.fire { due.append(fire) }
-                    first.fire = nil
+                    due.append(first)
                 }
                 sleepsUntil = heap.first?.due ?? .max
                 return (due, sleepsUntil)
             }
-            for fire in due { DispatchQueue.global().async(execute: fire) }
+            for deadline in due { DispatchQueue.global().async { [self] in fire(deadline) } }
             alarm.sleep(until: next)
         }
+    }
+
+    /// Runs a due timer's `fire`, on a global queue, unless it was cancelled since the thread took it from the heap.
+    private func fire(_ deadline: Deadline) {
+        let fire = lock.withLock { () -> (@Sendable () -> Void)? in
+            defer { deadline.fire = nil }
+            return deadline.fire
+        }
+        fire?()
     }
 
     // MARK: the heap (under `lock`)
