@@ -53,3 +53,18 @@ struct AnswerHeadAttackTests {
         }
     }
 }
+
+extension AnswerHeadAttackTests {
+    /// Names match whatever their case (ASCII letters folded), never by length or prefix alone.
+    @Test func headerNamesMatchCaseInsensitivelyAndOnlyWhole() {
+        let fields = ["content-TYPE": "a", "X-FM-Data-Access-Token": "t", "Set-Cookie": "c", "Retry-After-": "no", "@": "at"]
+        #expect(HTTPHeader.value("Content-Type", in: fields) == "a")
+        #expect(HTTPHeader.value("x-fm-data-access-token", in: fields) == "t")
+        #expect(HTTPHeader.value("SET-COOKIE", in: fields) == "c")
+        #expect(HTTPHeader.value("Retry-After", in: fields) == nil)
+        #expect(HTTPHeader.value("Set-Cookiz", in: fields) == nil)
+        #expect(HTTPHeader.value("`", in: fields) == nil)   // 0x60 is not @ (0x40) folded
+        #expect(HTTPHeader.value("@", in: fields) == "at")
+        #expect(HTTPHeader.value("", in: fields) == nil)
+    }
+}
