@@ -9,9 +9,9 @@ import Foundation
 /// is honoured: the wait is never shorter than the server asked, nor than that back-off (a `Retry-After: 0`
 /// does not make a read riding out a 503 retry at once, again and again). A retry is never started when it
 /// could not begin before the call's deadline (``FMConfiguration/timeout``): the call then completes at once
-/// with the last failure's code. Each retry is logged. Never retried: a TLS failure (a handshake or certificate the client
-/// rejects, a plain-HTTP server behind an `https://` host or the reverse), a timeout, a cancel, a size cap
-/// and every other answer.
+/// with the last failure's code. Each retry is logged. Never retried: a TLS failure (a handshake or
+/// certificate the client rejects, a plain-HTTP server behind an `https://` host or the reverse), a timeout,
+/// a cancel, a size cap and every other answer.
 ///
 /// Only calls that cannot have changed data are retried by default: record reads, `_find`, metadata,
 /// product info, session validation and container downloads. A create, edit, delete, duplicate, container
