@@ -68,3 +68,26 @@ extension AnswerHeadAttackTests {
         #expect(HTTPHeader.value("", in: fields) == nil)
     }
 }
+
+extension AnswerHeadAttackTests {
+    /// A login whose token comes only in the header, its name in lower case (as HTTP/2 sends every name), read
+    /// through the head each transport hands over: the next request carries it.
+    @Test(arguments: Wire.allCases)
+    func aLoginTokenOnlyInALowerCaseHeaderIsUsed(_ wire: Wire) async throws {
+        let body = #"{"response":{},"messages":[{"code":"0","message":"OK"}]}"#
+        let server = HostileServer { head, _ in
+            if HostileServer.isLogin(head) {
+                return .answer(HostileServer.json(body, headers: ["x-fm-data-access-token": "from-the-header"]))
+            }
+            let authorised = head.lowercased().components(separatedBy: "\r\n").contains("authorization: bearer from-the-header")
+            return .answer(authorised ? HostileServer.json(Bodies.value("ok")) : HostileServer.json(Bodies.expired, status: "401 Unauthorized"))
+        }
+        defer { server.stop() }
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 60)
+        configuration.retry = .none
+        let api = DataAPI(configuration: configuration, transport: wire.transport(idleTimeout: 60), tokenStore: FMMemoryTokenStore())
+        let value = try? await api.bridge(TestEndpoints.records())
+        #expect(value == "ok", "\(server.heads)")
+        #expect(server.count("POST ") == 1)
+    }
+}
