@@ -12,8 +12,9 @@ final class Deadline: @unchecked Sendable {
     // @unchecked: `slot` and `fire` are read and written only under the clock's lock.
     /// When it fires, in `DispatchTime` uptime nanoseconds.
     fileprivate let due: UInt64
-    /// Where it sits in the clock's heap; `nil` once fired or cancelled.
+    /// Where it sits in the clock's heap; `nil` once due or cancelled.
     fileprivate var slot: Int?
+    /// `nil` once it started running or was cancelled: what a cancel and a queued fire race for.
     fileprivate var fire: (@Sendable () -> Void)?
 
     private init(due: UInt64, fire: @escaping @Sendable () -> Void) {
@@ -48,7 +49,8 @@ final class Deadline: @unchecked Sendable {
         return deadline
     }
 
-    /// Stops the timer; `fire` will not run (unless it is running already). Cancelling again does nothing.
+    /// Stops the timer: once this returns, `fire` does not start (it may be running already). Cancelling again
+    /// does nothing.
     func cancel() { DeadlineClock.shared.disarm(self) }
 }
 
@@ -57,14 +59,14 @@ final class Deadline: @unchecked Sendable {
 /// the earliest is due; arming an earlier one wakes it. It is started on the first timer and lives as
 /// long as the process, like libdispatch's own manager thread.
 final class DeadlineClock: @unchecked Sendable {
-    // @unchecked: `heap` and `sleepsUntil` are behind `lock`; the semaphore is thread-safe.
+    // @unchecked: `heap` and `sleepsUntil` are behind `lock`; the alarm is thread-safe.
     static let shared = DeadlineClock()
 
     private let lock = NSLock()
     private var heap: [Deadline] = []
     /// The due time the thread waits for (`UInt64.max`: none): arming one earlier must wake it.
     private var sleepsUntil = UInt64.max
-    private let wake = DispatchSemaphore(value: 0)
+    private let alarm = ClockAlarm()
 
     private init() {
         let thread = Thread { [self] in run() }
@@ -83,42 +85,62 @@ final class DeadlineClock: @unchecked Sendable {
             sleepsUntil = deadline.due
             return true
         }
-        if wakeUp { wake.signal() }
+        if wakeUp { alarm.wake() }
     }
 
-    /// Takes `deadline` out of the heap (if it is still there) and lets go of its `fire`. The thread is
-    /// not woken: if it waits for this one, it wakes at that time, finds it gone, and waits again.
+    /// Takes `deadline` out of the heap (if it is still there) and lets go of its `fire`, which a fire queued
+    /// already then finds gone. The thread is not woken: if it waits for this one, it wakes at that time,
+    /// finds it gone, and waits again.
     fileprivate func disarm(_ deadline: Deadline) {
         let fire = lock.withLock { () -> (@Sendable () -> Void)? in
-            guard let slot = deadline.slot else { return nil }
-            remove(at: slot)
+            if let slot = deadline.slot { remove(at: slot) }
             defer { deadline.fire = nil }
             return deadline.fire
         }
         _ = fire   // released here, outside the lock (its captures may run deinits)
     }
 
-    /// The thread: fires what is due (each on a global queue), then sleeps until the earliest of the rest.
+    /// The thread's name as the kernel knows it (`top -H`, `perf`, `gdb`, `/proc`): 15 bytes at most.
+    static let kernelName = "SwiftFM.clock"
+
+    /// Names the calling thread ``kernelName`` for the kernel: Foundation's `Thread.name` does not reach it on
+    /// Linux (the clock thread showed as whatever thread started it).
+    private static func nameThisThread() {
+        #if os(Linux)
+        let file = open("/proc/thread-self/comm", O_WRONLY)
+        guard file >= 0 else { return }
+        defer { close(file) }
+        _ = kernelName.withCString { write(file, $0, strlen($0)) }
+        #endif
+    }
+
+    /// The thread: fires what is due (each on a global queue, where it runs unless cancelled meanwhile), then
+    /// sleeps until the earliest of the rest.
     private func run() {
+        Self.nameThisThread()
         while true {
-            let (due, next) = lock.withLock { () -> ([@Sendable () -> Void], UInt64) in
+            let (due, next) = lock.withLock { () -> ([Deadline], UInt64) in
                 let now = DispatchTime.now().uptimeNanoseconds
-                var due: [@Sendable () -> Void] = []
+                var due: [Deadline] = []
                 while let first = heap.first, first.due <= now {
                     remove(at: 0)
-                    if let fire = first.fire { due.append(fire) }
-                    first.fire = nil
+                    due.append(first)
                 }
                 sleepsUntil = heap.first?.due ?? .max
                 return (due, sleepsUntil)
             }
-            for fire in due { DispatchQueue.global().async(execute: fire) }
-            if next == .max {
-                wake.wait()
-            } else {
-                _ = wake.wait(timeout: DispatchTime(uptimeNanoseconds: next))
-            }
+            for deadline in due { DispatchQueue.global().async { [self] in fire(deadline) } }
+            alarm.sleep(until: next)
         }
+    }
+
+    /// Runs a due timer's `fire`, on a global queue, unless it was cancelled since the thread took it from the heap.
+    private func fire(_ deadline: Deadline) {
+        let fire = lock.withLock { () -> (@Sendable () -> Void)? in
+            defer { deadline.fire = nil }
+            return deadline.fire
+        }
+        fire?()
     }
 
     // MARK: the heap (under `lock`)
@@ -161,4 +183,93 @@ final class DeadlineClock: @unchecked Sendable {
         heap[a].slot = a
         heap[b].slot = b
     }
+}
+
+/// Where the clock thread sleeps: until a moment or until woken, whichever comes first. Wakes asked while the
+/// thread was awake count once (it re-reads the heap when it wakes).
+///
+/// On Linux a condition variable timed on `CLOCK_MONOTONIC`: a `DispatchSemaphore`'s timed wait is
+/// `sem_timedwait`, an absolute time on the wall clock, so setting the wall clock back (NTP stepping it, a
+/// virtual machine resumed) made every timer of the process that much late. Elsewhere a `DispatchSemaphore`
+/// (Darwin's timed waits are on the monotonic clock).
+final class ClockAlarm: @unchecked Sendable {
+    #if os(Linux)
+    // @unchecked: `woken` is behind `mutex`; the mutex and the condition live at fixed addresses for good.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var woken = false
+
+    init() {
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        condition.initialize(to: pthread_cond_t())
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Wakes the sleeper now, or at once when it next sleeps.
+    func wake() {
+        pthread_mutex_lock(mutex)
+        woken = true
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Sleeps until `due` (`DispatchTime` uptime nanoseconds; `UInt64.max`: until woken) or until woken.
+    func sleep(until due: UInt64) {
+        pthread_mutex_lock(mutex)
+        defer {
+            woken = false
+            pthread_mutex_unlock(mutex)
+        }
+        guard due != .max else {
+            while !woken { pthread_cond_wait(condition, mutex) }
+            return
+        }
+        // The wait left, measured now, as a moment on CLOCK_MONOTONIC (at most the 10-year clamp ahead).
+        let left = due &- min(due, DispatchTime.now().uptimeNanoseconds)
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let (seconds, nanoseconds) = (UInt64(now.tv_nsec) + left % 1_000_000_000).quotientAndRemainder(dividingBy: 1_000_000_000)
+        var until = timespec(tv_sec: now.tv_sec + Int(left / 1_000_000_000 + seconds), tv_nsec: Int(nanoseconds))
+        while !woken {
+            if pthread_cond_timedwait(condition, mutex, &until) == ETIMEDOUT { return }
+        }
+    }
+    #else
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let pending = NSLock()
+    private var woken = false
+
+    init() {}
+
+    /// Wakes the sleeper now, or at once when it next sleeps.
+    func wake() {
+        let signal = pending.withLock { () -> Bool in
+            defer { woken = true }
+            return !woken
+        }
+        if signal { semaphore.signal() }
+    }
+
+    /// Sleeps until `due` (`DispatchTime` uptime nanoseconds; `UInt64.max`: until woken) or until woken.
+    func sleep(until due: UInt64) {
+        if due == .max {
+            semaphore.wait()
+        } else {
+            _ = semaphore.wait(timeout: DispatchTime(uptimeNanoseconds: due))
+        }
+        pending.withLock { woken = false }
+    }
+    #endif
 }

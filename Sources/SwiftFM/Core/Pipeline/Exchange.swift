@@ -42,6 +42,8 @@ final class Exchange: @unchecked Sendable {
     // @unchecked: mutable state is behind `state`'s lock.
     private struct State {
         var head: AnswerHead?
+        /// The head's expected length, read once (a progress report per chunk reads it).
+        var expectedLength: Int64 = -1
         var body = Data()
         var received = 0
         var failure: ExchangeFailure?
@@ -102,6 +104,7 @@ final class Exchange: @unchecked Sendable {
             guard !state.finished, state.failure == nil, state.head == nil else { return false }
             state.head = head
             let expectedLength = head.expectedContentLength
+            state.expectedLength = expectedLength
             // A declared length within the cap: one allocation for the body instead of one per doubling (at most
             // 64 MiB ahead of the bytes, whatever a server declares).
             if case .memory(let cap) = sink, expectedLength > 0, expectedLength <= Int64(cap) {
@@ -138,7 +141,7 @@ final class Exchange: @unchecked Sendable {
                     failed = true
                     return false
                 }
-                progress = (Int64(state.received), state.head?.expectedContentLength ?? -1)
+                progress = (Int64(state.received), state.expectedLength)
                 return true
             }
             guard state.received <= cap else {

@@ -6,11 +6,12 @@ import Foundation
 /// 812 ("Exceeded host's capacity") and 956 ("Maximum number of … sessions exceeded"); a failed name
 /// lookup. The delay before retry *n* is drawn at random between zero and
 /// `min(maxDelay, initialDelay × 2ⁿ⁻¹)` ("full jitter"); a `Retry-After` header (seconds or an HTTP date)
-/// is honoured instead, as the server asked. A retry is never started when it could not begin before the
-/// call's deadline (``FMConfiguration/timeout``): the call then completes at once with the last failure's
-/// code. Each retry is logged. Never retried: a TLS failure (a handshake or certificate the client
-/// rejects, a plain-HTTP server behind an `https://` host or the reverse), a timeout, a cancel, a size cap
-/// and every other answer.
+/// is honoured: the wait is never shorter than the server asked, nor than that back-off (a `Retry-After: 0`
+/// does not make a read riding out a 503 retry at once, again and again). A retry is never started when it
+/// could not begin before the call's deadline (``FMConfiguration/timeout``): the call then completes at once
+/// with the last failure's code. Each retry is logged. Never retried: a TLS failure (a handshake or
+/// certificate the client rejects, a plain-HTTP server behind an `https://` host or the reverse), a timeout,
+/// a cancel, a size cap and every other answer.
 ///
 /// Only calls that cannot have changed data are retried by default: record reads, `_find`, metadata,
 /// product info, session validation and container downloads. A create, edit, delete, duplicate, container
@@ -79,10 +80,14 @@ public struct FMRetryPolicy: Sendable, Equatable, CustomStringConvertible {
 
     /// The wait before attempt `attempt + 1` after attempt `attempt` failed (1-based), honouring `retryAfter`.
     func delay(afterAttempt attempt: Int, retryAfter: TimeInterval?, random: (ClosedRange<Double>) -> Double) -> TimeInterval {
-        if let retryAfter { return max(0, retryAfter) }   // honoured as asked; the deadline still bounds it
         let exponent = Double(min(max(0, attempt - 1), 30))
         let ceiling = min(maxDelay, initialDelay * pow(2, exponent))
-        return ceiling <= 0 ? 0 : random(0...ceiling)
+        let backoff = ceiling <= 0 ? 0 : random(0...ceiling)
+        // `Retry-After` is the least wait, not the only one: a server that says 0 (or a date passed) while it is
+        // away would otherwise be asked again at once, as often as the network allows, until the deadline.
+        // The deadline still bounds a long one.
+        guard let retryAfter else { return backoff }
+        return max(retryAfter, backoff)
     }
 }
 

@@ -5,11 +5,19 @@ import FoundationNetworking
 
 /// Header lookup by name, as HTTP defines it: case-insensitive.
 enum HTTPHeader {
-    /// The value of `name` in `headers`, whatever the case of either, or `nil`.
+    /// The value of `name` in `headers`, whatever the case of either, or `nil`. Field names are ASCII tokens:
+    /// compared byte by byte, ASCII letters folded (Foundation's `caseInsensitiveCompare` cost about 2.5 µs
+    /// for a name that is not there among eight, on every answer).
     static func value(_ name: String, in headers: [String: String]) -> String? {
         if let exact = headers[name] { return exact }
-        return headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        let wanted = name.utf8
+        return headers.first { key, _ in
+            key.utf8.count == wanted.count && zip(key.utf8, wanted).allSatisfy { folded($0) == folded($1) }
+        }?.value
     }
+
+    /// An ASCII capital as its small letter; any other byte as it is.
+    private static func folded(_ byte: UInt8) -> UInt8 { byte &- 65 < 26 ? byte | 0x20 : byte }
 }
 
 /// The head of one answer: its status and headers, as the transport gave them. ``FMCurlTransport`` hands over
@@ -59,14 +67,25 @@ struct AnswerHead: Sendable {
         }
     }
 
-    /// The declared `Content-Length`, or -1 (as `URLResponse.expectedContentLength`).
+    /// The length of the body as the transport hands it over: the declared `Content-Length`, or -1 when there
+    /// is none or the body is content-encoded. Both transports decode `Content-Encoding` (gzip, deflate), so the
+    /// declared length counts compressed bytes, not the ones written (a download's progress passed its "total").
     var expectedContentLength: Int64 {
+        let declared: Int64
         switch source {
         case .fields:
             guard let text = header("Content-Length")?.trimmingCharacters(in: .whitespaces), let length = Int64(text), length >= 0 else { return -1 }
-            return length
-        case .http(let response): return response.expectedContentLength
+            declared = length
+        case .http(let response):
+            guard response.expectedContentLength >= 0 else { return -1 }
+            declared = response.expectedContentLength
         }
+        // Looked up only when there is a declared length to correct.
+        if let coding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces), !coding.isEmpty,
+           coding.caseInsensitiveCompare("identity") != .orderedSame {
+            return -1
+        }
+        return declared
     }
 }
 
