@@ -64,7 +64,7 @@ struct DeadlineClockTests {
             fired.signal()
         }
         #expect(fired.wait(timeout: .now() + .seconds(60)) == .success)
-        #expect(name.withLock { $0 } != "SwiftFM.deadlines")
+        #expect(name.withLock { $0 } != DeadlineClock.kernelName)
     }
 
     @Test func aTimerThatCancelsAnotherFromItsFireDoesNotDeadlock() {

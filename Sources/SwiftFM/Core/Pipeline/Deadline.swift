@@ -70,7 +70,7 @@ final class DeadlineClock: @unchecked Sendable {
 
     private init() {
         let thread = Thread { [self] in run() }
-        thread.name = "SwiftFM.deadlines"
+        thread.name = Self.kernelName
         thread.stackSize = 256 << 10
         thread.start()
     }
