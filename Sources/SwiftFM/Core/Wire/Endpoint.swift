@@ -21,8 +21,8 @@ enum HTTPHeader {
 }
 
 /// The head of one answer: its status and headers, as the transport gave them. ``FMCurlTransport`` hands over
-/// the header lines as they came (building an `HTTPURLResponse` for each answer cost more than decoding a
-/// one-record found set); any other transport hands over its `HTTPURLResponse`, read only when a header is
+/// the header lines as they came (building an `HTTPURLResponse` for each answer cost about 10 µs here, two
+/// thirds of decoding a one-record found set); any other transport hands over its `HTTPURLResponse`, read only when a header is
 /// asked for (logins, container hops and the retry classifier do; a record read does not).
 struct AnswerHead: Sendable {
     /// The HTTP status.
