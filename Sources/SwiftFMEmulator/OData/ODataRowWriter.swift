@@ -169,26 +169,7 @@ struct ODataRowWriter {
         }
         let values = record.values
         if !slotKeys.isEmpty {
-            if slotByKey.isEmpty {
-                for j in slotKeys.indices { found[j] = values.index(forKey: slotKeys[j]) }
-            } else {
-                // Walk the record's entries once (no hashing) and place each one read by a column.
-                for j in slotKeys.indices { found[j] = nil }
-                let mask = slotByKey.count - 1
-                var at = values.startIndex
-                while at != values.endIndex {
-                    let key = values.keys[at]
-                    var h = RecordWriter.cheapHash(key) & mask
-                    while slotByKey[h] >= 0 {
-                        let j = slotByKey[h]
-                        if slotKeys[j] == key { found[j] = at; break }
-                        h = (h + 1) & mask
-                    }
-                    values.formIndex(after: &at)
-                }
-                // Not placed: absent, or stored under a key equal to it in other bytes (canonical equivalence).
-                for j in slotKeys.indices where found[j] == nil { found[j] = values.index(forKey: slotKeys[j]) }
-            }
+            RecordWriter.locate(slotKeys.count, key: { slotKeys[$0] }, in: values, slotByKey: slotByKey, into: found)
         }
         for (i, source) in sources.enumerated() {
             out.append(contentsOf: prefixes[i])

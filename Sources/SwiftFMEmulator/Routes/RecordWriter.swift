@@ -92,6 +92,36 @@ struct RecordWriter {
         return h ^ (h >> 7)
     }
 
+    /// Where each of `count` keys sits in a record's `values` (`found[j]`, `nil` when absent). With `slotByKey`
+    /// (the keys' ``slotTable(keys:)``) one walk of the record's entries, no hashing, each placed by
+    /// ``cheapHash(_:)``; a key not placed is either absent or stored under a key equal to it in other bytes
+    /// (Unicode canonical equivalence), so the dictionary is asked. Without a table, one lookup per key.
+    /// The Data API's and OData's record writers share it.
+    @inline(__always)
+    static func locate<Table: RandomAccessCollection>(
+        _ count: Int, key: (Int) -> String, in values: [String: [FMValue]], slotByKey: Table,
+        into found: UnsafeMutableBufferPointer<[String: [FMValue]].Index?>
+    ) where Table.Element == Int, Table.Index == Int {
+        guard !slotByKey.isEmpty else {
+            for j in 0..<count { found[j] = values.index(forKey: key(j)) }
+            return
+        }
+        for j in 0..<count { found[j] = nil }
+        let mask = slotByKey.count - 1
+        var at = values.startIndex
+        while at != values.endIndex {
+            let stored = values.keys[at]
+            var h = cheapHash(stored) & mask
+            while slotByKey[h] >= 0 {
+                let j = slotByKey[h]
+                if key(j) == stored { found[j] = at; break }
+                h = (h + 1) & mask
+            }
+            values.formIndex(after: &at)
+        }
+        for j in 0..<count where found[j] == nil { found[j] = values.index(forKey: key(j)) }
+    }
+
     /// ``FlatPlan/slotByKey`` for `slots`; empty when two slots share a key.
     static func slotTable(_ slots: [FlatSlot]) -> [Int] {
         slotTable(keys: slots.map(\.key))
@@ -348,7 +378,6 @@ struct RecordWriter {
             plan.runs.withUnsafeBufferPointer { runs in
                 plan.slots.withUnsafeBufferPointer { slots in
                     plan.slotByKey.withUnsafeBufferPointer { slotByKey in
-                    let mask = slotByKey.count - 1
                     for i in records.indices {
                         if i > 0 { out.append(UInt8(ascii: ",")) }
                         out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[plan.head]))
@@ -356,26 +385,7 @@ struct RecordWriter {
                         // Find every field first, then read every repetition count in a tight loop of
                         // independent loads: the values' arrays are mostly not in the cache, and this lets
                         // their cache misses overlap instead of paying for them one after another.
-                        if slotByKey.isEmpty {
-                            for j in slots.indices { found[j] = values.index(forKey: slots[j].key) }
-                        } else {
-                            // Walk the record's entries (no hashing) and place each one shown on the layout.
-                            for j in slots.indices { found[j] = nil }
-                            var at = values.startIndex
-                            while at != values.endIndex {
-                                let key = values.keys[at]
-                                var h = RecordWriter.cheapHash(key) & mask
-                                while slotByKey[h] >= 0 {
-                                    let j = slotByKey[h]
-                                    if slots[j].key == key { found[j] = at; break }
-                                    h = (h + 1) & mask
-                                }
-                                values.formIndex(after: &at)
-                            }
-                            // A field not placed is either absent or stored under a key equal to it but
-                            // spelled with other bytes (Unicode canonical equivalence): ask the dictionary.
-                            for j in slots.indices where found[j] == nil { found[j] = values.index(forKey: slots[j].key) }
-                        }
+                        RecordWriter.locate(slots.count, key: { slots[$0].key }, in: values, slotByKey: slotByKey, into: found)
                         for j in slots.indices { if let at = found[j] { touched &+= values.values[at].count } }
                         for j in slots.indices {
                             let slot = slots[j]
