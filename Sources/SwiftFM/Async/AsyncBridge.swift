@@ -43,14 +43,17 @@ extension DataAPI {
 
     /// The bridge for operations that are not a single endpoint: `start` begins the callback operation and
     /// returns its handle.
-    func bridge<Value>(_ start: (@escaping (Result<Value, FMError>) -> Void) -> FMRequest) async throws -> Value {
+    func bridge<Value>(_ start: (@escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest) async throws -> Value {
         let latch = CancelLatch()
-        let box: UncheckedBox<Value> = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedBox<Value>, Error>) in
-                let request = start { result in
-                    switch result {
-                    case .success(let value): continuation.resume(returning: UncheckedBox(value))
-                    case .failure(let error): continuation.resume(throwing: error)
+        // The result is moved into the continuation whole (no copy stays behind on the engine's thread), so the
+        // task holds the only reference: what the caller drops is freed in the caller's task.
+        let box: UncheckedBox<Result<Value, FMError>> = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedBox<Result<Value, FMError>>, Error>) in
+                let request = start { (result: consuming Result<Value, FMError>) in
+                    if let error = result.failure {
+                        continuation.resume(throwing: error)
+                    } else {
+                        continuation.resume(returning: UncheckedBox(result))
                     }
                 }
                 latch.set(request)
@@ -58,7 +61,7 @@ extension DataAPI {
         } onCancel: {
             latch.cancel()
         }
-        return box.value
+        return try box.value.get()
     }
 }
 

@@ -56,11 +56,7 @@ extension FMOData {
     /// Reads one page of `set` decoded into `T`. Throws ``FMError``.
     public func records<T: Decodable & SendableMetatype>(as type: T.Type, from set: String,
                                                         query: FMODataQuery = FMODataQuery()) async throws -> FMODataTypedPage<T> {
-        let call = typedPageCall(type, pageCall(from: set, query: query))
-        let page = try await api.bridge { completion in
-            send(call, inline: true) { completion($0.map { UncheckedBox($0) }) }
-        }
-        return page.value
+        try await sendAsync(typedPageCall(type, pageCall(from: set, query: query)))
     }
 
     /// Reads the page at a ``FMODataPage/nextLink``. The link must be an OData URL on this client's server
@@ -95,11 +91,7 @@ extension FMOData {
 
     /// Reads one record by key. Throws ``FMError``.
     public func record(from set: String, key: FMODataKey, query: FMODataQuery = FMODataQuery()) async throws -> [String: Any] {
-        let call = recordCall(from: set, key: key, query: query)
-        let row = try await api.bridge { completion in
-            send(call, inline: true) { completion($0.map { UncheckedBox($0) }) }
-        }
-        return row.value
+        try await sendAsync(recordCall(from: set, key: key, query: query))
     }
 
     /// Counts the records of `set` that match `filter` (`GET /{db}/{set}/$count`). A server that refuses the
@@ -152,11 +144,7 @@ extension FMOData {
     /// Creates a record; returns it as FileMaker returned it. Throws ``FMError``.
     @discardableResult
     public func createRecord(in set: String, fields: [String: Any]) async throws -> [String: Any] {
-        let call = createCall(in: set, fields: fields)
-        let row = try await api.bridge { completion in
-            send(call, inline: true) { completion($0.map { UncheckedBox($0) }) }
-        }
-        return row.value
+        try await sendAsync(createCall(in: set, fields: fields))
     }
 
     /// Changes fields of one record (`PATCH /{db}/{set}({key})`). Not retried (a write).

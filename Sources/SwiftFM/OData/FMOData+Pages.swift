@@ -186,9 +186,7 @@ public struct FMODataTypedPages<T: Decodable & SendableMetatype>: AsyncSequence,
             case .link(let link): call = odata.typedPageCall(T.self, odata.pageCall(following: link))
             }
             let odata = self.odata
-            let page = try await odata.api.bridge { completion in
-                odata.send(call, inline: true) { completion($0.map { UncheckedBox($0) }) }
-            }.value
+            let page = try await odata.sendAsync(call)
             guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, odata: odata, followed: &followed)
             else { return nil }
             step = after

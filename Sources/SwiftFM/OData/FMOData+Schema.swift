@@ -167,10 +167,7 @@ extension FMOData {
     }
 
     private func sendJSON(_ call: ODataCall<[String: Any]>) async throws -> [String: Any] {
-        let answer = try await api.bridge { completion in
-            send(call, inline: true) { completion($0.map { UncheckedBox($0) }) }
-        }
-        return answer.value
+        try await sendAsync(call)
     }
 
     /// Creates a table; returns the server's answer. Throws ``FMError``.

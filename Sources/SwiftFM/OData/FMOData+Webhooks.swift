@@ -260,10 +260,6 @@ extension FMOData {
     /// Sends a webhook's payload now for the records `rowIDs`. Throws ``FMError``.
     @discardableResult
     public func invokeWebhook(id: Int, rowIDs: [Int] = []) async throws -> [String: Any] {
-        let call = invokeWebhookCall(id: id, rowIDs: rowIDs)
-        let answer = try await api.bridge { completion in
-            send(call, inline: true) { completion($0.map { UncheckedBox($0) }) }
-        }
-        return answer.value
+        try await sendAsync(invokeWebhookCall(id: id, rowIDs: rowIDs))
     }
 }

@@ -74,7 +74,7 @@ public final class FMOData: Sendable, CustomStringConvertible, CustomDebugString
 /// A completion that is not `Sendable` (callers capture anything), carried across the credentials step; it
 /// runs once.
 struct ODataCompletion<Value>: @unchecked Sendable {
-    let run: (Result<Value, FMError>) -> Void
+    let run: (consuming Result<Value, FMError>) -> Void
 }
 
 /// What one OData request is, before its credentials are known.
@@ -117,7 +117,7 @@ extension FMOData {
     /// reads, classification, metrics, logging. A Claris ID token rejected with HTTP 401 is renewed once.
     @discardableResult
     func send<Value>(_ call: ODataCall<Value>, attachingTo handle: FMRequest? = nil, inline: Bool = false,
-                     completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
+                     completion: @escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest {
         let handle = handle ?? FMRequest()
         let done = ODataCompletion(run: completion)
         if call.invalid != nil {
@@ -129,8 +129,8 @@ extension FMOData {
             case .failure(let error):
                 deliver(.failure(handle.isCancelled ? .cancelled : error), inline: inline, done)
             case .success(let headers):
-                attempt(call, headers: headers, handle: handle, inline: inline) { [self] result in
-                    guard case .failure(let error) = result, error.httpStatus == 401, headers != nil, !handle.isCancelled else {
+                attempt(call, headers: headers, handle: handle, inline: inline) { [self] (result: consuming Result<Value, FMError>) in
+                    guard let error = result.failure, error.httpStatus == 401, headers != nil, !handle.isCancelled else {
                         return done.run(result)
                     }
                     api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one")
@@ -152,7 +152,7 @@ extension FMOData {
     }
 
     private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
-                                then: @escaping (Result<Value, FMError>) -> Void) {
+                                then: @escaping (consuming Result<Value, FMError>) -> Void) {
         var options = CallOptions(accepting: call.accepting, handle: handle)
         options.sink = call.sink
         options.isTransfer = call.isTransfer

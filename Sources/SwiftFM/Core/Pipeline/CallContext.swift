@@ -101,7 +101,7 @@ extension CallContext {
     /// Sends `endpoint` and calls `completion` exactly once, on the options' queue (the callback queue by default).
     @discardableResult
     func perform<Value>(_ endpoint: Endpoint<Value>, options: CallOptions = CallOptions(),
-                        completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
+                        completion: @escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest {
         // The metrics observer and the instrumentation ride the same meter; with neither set, a call measures nothing.
         let (metrics, instrumentation) = (configuration.metrics, configuration.instrumentation)
         let requestID = sender.logger.isEnabled || instrumentation != nil ? RequestIDs.make() : 0
@@ -167,7 +167,7 @@ extension DataAPI {
     /// ``CallContext/perform(_:options:completion:)``).
     @discardableResult
     func perform<Value>(_ endpoint: Endpoint<Value>, options: CallOptions = CallOptions(),
-                        completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
+                        completion: @escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest {
         context.perform(endpoint, options: options, completion: completion)
     }
 

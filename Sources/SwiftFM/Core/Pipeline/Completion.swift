@@ -50,6 +50,11 @@ protocol CancellableTask: Sendable {
 
 /// How one call hands its result over: on the callback queue, or inline (the async bridge). It keeps no
 /// state: ``CallState`` decides when it runs, once.
+///
+/// The result is handed over, not shared: the completion receives the only reference SwiftFM held (the
+/// parameter is `consuming` all the way from the engine), so a found set the caller drops is freed by the
+/// caller, at that moment, never later on one of SwiftFM's threads (where freeing 10,000 records would hold
+/// up the transport's other transfers).
 struct Delivery<Value>: @unchecked Sendable {
     // @unchecked: the completion is not `Sendable` (legacy callers capture anything); it runs once, on `queue`.
     /// Where the completion runs; `nil`: at once, on the thread that finishes the call (the async bridge,
@@ -57,25 +62,43 @@ struct Delivery<Value>: @unchecked Sendable {
     let queue: DispatchQueue?
     /// Told the outcome's error (`nil` on success) as it is delivered (metrics, the span), before the queue hop.
     let observe: (@Sendable (FMError?) -> Void)?
-    let completion: (Result<Value, FMError>) -> Void
+    let completion: (consuming Result<Value, FMError>) -> Void
 
     /// Hands `result` to the completion, on the queue.
     ///
     /// While the completion runs, ``FMError/current`` is the result's error (`nil` on success), so the
     /// `(value?, code)` completions built on top of it, legacy ones included, can read the whole error.
-    func deliver(_ result: Result<Value, FMError>) {
-        if let observe {
-            switch result {
-            case .success: observe(nil)
-            case .failure(let error): observe(error)
-            }
-        }
+    func deliver(_ result: consuming Result<Value, FMError>) {
+        let failure = result.failure
+        observe?(failure)
         guard let queue else {
-            FMError.withCurrent(result.failure) { completion(result) }
+            var pending = Optional(result)
+            FMError.withCurrent(failure) { completion(pending.take()!) }
             return
         }
-        let box = UncheckedBox((completion, result))
-        queue.async { FMError.withCurrent(box.value.1.failure) { box.value.0(box.value.1) } }
+        let handoff = Handoff(completion, result, failure)
+        queue.async { handoff.run() }
+    }
+
+    /// A result on its way to the callback queue: taken out as the completion runs, so the block that carried
+    /// it holds nothing once the completion has it.
+    private final class Handoff: @unchecked Sendable {
+        // @unchecked: written once here, taken once on the queue.
+        let completion: (consuming Result<Value, FMError>) -> Void
+        var result: Result<Value, FMError>?
+        let failure: FMError?
+
+        init(_ completion: @escaping (consuming Result<Value, FMError>) -> Void, _ result: consuming Result<Value, FMError>,
+             _ failure: FMError?) {
+            self.completion = completion
+            self.result = Optional(result)
+            self.failure = failure
+        }
+
+        func run() {
+            guard result != nil else { return }
+            FMError.withCurrent(failure) { completion(result.take()!) }
+        }
     }
 }
 
@@ -90,7 +113,7 @@ final class OneShot<Value>: @unchecked Sendable {
     let handle: FMRequest
 
     init(queue: DispatchQueue?, handle: FMRequest = FMRequest(), observe: (@Sendable (FMError?) -> Void)? = nil,
-         completion: @escaping (Result<Value, FMError>) -> Void) {
+         completion: @escaping (consuming Result<Value, FMError>) -> Void) {
         delivery = Delivery(queue: queue, observe: observe, completion: completion)
         self.handle = handle
         handle.onCancel { [weak self] in self?.cancel() }

@@ -93,22 +93,38 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     private var isDone: Bool { state.withLock { $0.isDone } }
 
     /// Tells the state what happened and carries out what it decides, in order, outside the lock.
-    private func report(_ event: State.Event) {
-        for action in state.withLock({ $0.handle(event) }) {
-            switch action {
-            case .startAttempt(let front, let number): attempt(front: front, number: number)
-            case .send(let lease, let number): send(lease: lease, attempt: number)
-            case .armBackoff(let wait, let backoff):
-                let timer = Deadline.after(seconds: wait) { [self] in report(.backoffEnded(backoff: backoff)) }
-                report(.backoffArmed(timer, backoff: backoff))
-            case .cancelTimer(let timer): timer.cancel()
-            case .withdrawFromPool(let id): context.sessions.withdraw(id)
-            case .releaseLease(let lease): lease.release()
-            case .unregister: context.lifecycle.release(self)
-            case .deliver(let result): delivery.deliver(result)
-            case .stop(let work, let error): work.stop(with: error)
+    ///
+    /// The result is delivered once nothing here refers to it any more (the event and the actions are gone):
+    /// the completion gets the only reference (see ``Delivery``). Delivery is the last action but for the
+    /// stops of a call that ends early, which follow it, as the state ordered them.
+    private func report(_ event: consuming State.Event) {
+        var delivering: Result<Value, FMError>?
+        var stops: [(SentWork, FMError)] = []
+        do {
+            for action in decide(event) {
+                switch action {
+                case .startAttempt(let front, let number): attempt(front: front, number: number)
+                case .send(let lease, let number): send(lease: lease, attempt: number)
+                case .armBackoff(let wait, let backoff):
+                    let timer = Deadline.after(seconds: wait) { [self] in report(.backoffEnded(backoff: backoff)) }
+                    report(.backoffArmed(timer, backoff: backoff))
+                case .cancelTimer(let timer): timer.cancel()
+                case .withdrawFromPool(let id): context.sessions.withdraw(id)
+                case .releaseLease(let lease): lease.release()
+                case .unregister: context.lifecycle.release(self)
+                case .deliver(let result): delivering = result
+                case .stop(let work, let error):
+                    if delivering == nil { work.stop(with: error) } else { stops.append((work, error)) }
+                }
             }
         }
+        if let result = delivering.take() { delivery.deliver(consume result) }
+        for (work, error) in stops { work.stop(with: error) }
+    }
+
+    /// What the state decides for `event` (which ends here).
+    private func decide(_ event: consuming State.Event) -> [State.Action] {
+        state.withLock { $0.handle(event) }
     }
 
     /// `StoppableCall`: the shutdown's grace is over.
