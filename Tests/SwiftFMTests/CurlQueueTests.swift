@@ -10,18 +10,20 @@ import Testing
 /// once they run (a direct user of the transport with a small limit; SwiftFM's own limits keep this queue empty).
 @Suite("libcurl transport: waiting for a connection")
 struct CurlQueueTests {
-    /// Two requests, one connection: the first answer drips for several idle timeouts (never silent that long), the
+    /// Two requests, one connection: the first answer drips for longer than the idle timeout (never silent that long), the
     /// second waits for the connection all that time and is then answered. Before, the idle timer counted from when
     /// the second was handed to libcurl, and it failed with `timedOut` while it had not been sent yet.
     @Test func aRequestWaitingForAConnectionIsNotSilent() async {
-        let body = Data(repeating: UInt8(ascii: "a"), count: 60)
+        // 7 s of drip against a 5 s idle timeout: the second request waits longer than the timeout, while the
+        // first is never silent for more than a tenth of a second (5 s of slack for a loaded machine).
+        let body = Data(repeating: UInt8(ascii: "a"), count: 70)
         let server = HostileServer { _, index in
             index == 0
                 ? .drip(head: "HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n", body: body, interval: 0.1)
                 : .answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
         }
         defer { server.stop() }
-        let transport = FMCurlTransport(idleTimeout: 3, maxConnectionsPerHost: 1)
+        let transport = FMCurlTransport(idleTimeout: 5, maxConnectionsPerHost: 1)
         async let first = roundTrip(transport, server.url + "/first")
         async let second = roundTrip(transport, server.url + "/second")
         let (one, two) = await (first, second)
