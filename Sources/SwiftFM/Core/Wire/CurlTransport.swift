@@ -1024,7 +1024,6 @@ final class CurlEngine: @unchecked Sendable {
         if !queue.isEmpty { waiting[origin] = queue }
     }
 }
-#endif
 
 /// Sets libcurl options on one easy handle and remembers whether libcurl refused any.
 struct CurlEasyOptions {
@@ -1044,3 +1043,4 @@ struct CurlEasyOptions {
         if fmcurl_easy_setopt_ptr(easy, option, value) != 0 { failed = true }
     }
 }
+#endif
