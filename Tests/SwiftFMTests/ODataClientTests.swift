@@ -810,7 +810,7 @@ struct ODataPipelineTests {
         let setup = ODataHarness { _ in held.signal(); return .hold }
         let recorder = Recorder<String>(queueKey: Harness.key)
         let request = setup.odata.records(from: "contacts") { _, code in recorder.record(code) }
-        #expect(held.wait(timeout: TestBound.deadline) == .success)
+        #expect(await onOwnThread { held.wait(timeout: TestBound.deadline) } == .success)
         request.cancel()
         #expect(recorder.wait() == [FMError.ClientCode.cancelled])
         setup.harness.drain()
