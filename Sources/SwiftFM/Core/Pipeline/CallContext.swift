@@ -173,7 +173,8 @@ extension DataAPI {
 
     /// Completes at once with `result` (on ``callbackQueue``, like every other path) and returns the handle.
     @discardableResult
-    func complete<Value>(_ result: Result<Value, FMError>, _ completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
+    func complete<Value>(_ result: consuming Result<Value, FMError>,
+                         _ completion: @escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest {
         let delivery = OneShot(queue: callbackQueue, completion: completion)
         delivery.finish(result)
         return delivery.handle
