@@ -78,3 +78,30 @@ struct ResultHandoverAttackTests {
         #expect(await unique.value().first ?? nil == true)
     }
 }
+
+/// The body of an answer, as a container download or a raw found set's `rawResponse` carries it.
+@Suite("Result hand-over, the answer's bytes")
+struct ResultHandoverBodyTests {
+    /// Whether `data` holds the only reference to its bytes: writing to a shared buffer copies it first.
+    private static func ownsItsBytes(_ data: inout Data) -> Bool {
+        let before = data.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        data[0] ^= 1
+        return before == data.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+    }
+
+    @Test(arguments: [true, false]) func theBodyIsHandedOver(inline: Bool) async {
+        let body = String(repeating: "x", count: 4096)
+        let h = Harness(store: FMMemoryTokenStore(FMStoredToken(token: "t", expiry: .distantFuture))) { _ in
+            .json(200, Bodies.value(body))
+        }
+        let endpoint = Endpoint<Data>(.get, .database, ["layouts", "Contacts", "records"], auth: .session) { $0.body }
+        let owns = Recorder<Bool?>()
+        var options = CallOptions()
+        options.inline = inline
+        h.api.perform(endpoint, options: options) { (result: consuming Result<Data, FMError>) in
+            guard var data = try? (consume result).get() else { return owns.record(nil) }
+            owns.record(Self.ownsItsBytes(&data))
+        }
+        #expect(await owns.value().first ?? nil == true)
+    }
+}
