@@ -104,4 +104,20 @@ struct ResultHandoverBodyTests {
         }
         #expect(await owns.value().first ?? nil == true)
     }
+
+    /// A container downloaded into memory (`downloadContainer(url:)`, async and callback): the hop's bytes
+    /// reach the completion unshared.
+    @Test func aContainerDownloadIsHandedOver() async throws {
+        let body = String(repeating: "y", count: 4096)
+        let h = Harness(store: FMMemoryTokenStore(FMStoredToken(token: "t", expiry: .distantFuture))) { _ in
+            .json(200, body)
+        }
+        let url = try #require(URL(string: "https://fms.example.com/Streaming_SSL/MainDB/1.png"))
+        let owns = Recorder<Bool?>()
+        _ = h.api.followContainer(url: url, cookie: nil, hopsLeft: 1) { (result: consuming Result<Data, FMError>) in
+            guard var data = try? (consume result).get() else { return owns.record(nil) }
+            owns.record(Self.ownsItsBytes(&data))
+        }
+        #expect(await owns.value().first ?? nil == true)
+    }
 }
