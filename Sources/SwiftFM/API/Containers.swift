@@ -98,7 +98,7 @@ extension DataAPI {
     /// With a file sink, the last hop's body is in the sink's file and the bytes delivered are empty.
     /// Every hop shares one deadline, ``FMConfiguration/containerTimeout`` from the first.
     func followContainer(url: URL, cookie: String?, hopsLeft: Int, request: FMRequest? = nil, sink: BodySink? = nil,
-                         endsAt: DispatchTime? = nil, completion: @escaping (Result<Data, FMError>) -> Void) -> FMRequest {
+                         endsAt: DispatchTime? = nil, completion: @escaping (consuming Result<Data, FMError>) -> Void) -> FMRequest {
         let handle = request ?? FMRequest()
         let statuses = Endpoints.containerHopStatuses
         let endsAt = endsAt ?? Deadline.fromNow(configuration.containerTimeout)
@@ -106,20 +106,24 @@ extension DataAPI {
         options.sink = sink
         options.isTransfer = true
         options.endsAt = endsAt
-        return perform(Endpoints.containerHop(url: url, cookie: cookie), options: options) { [self] result in
-            switch result {
-            case .success(.data(let data)):
-                completion(.success(data))
-            case .success(.redirect(let next, let nextCookie)):
-                guard hopsLeft > 0 else {
-                    completion(.failure(.malformed("too many redirects downloading a container", status: nil)))
-                    return
-                }
-                _ = followContainer(url: next, cookie: nextCookie, hopsLeft: hopsLeft - 1, request: handle, sink: sink,
-                                    endsAt: endsAt, completion: completion)
-            case .failure(let error):
-                completion(.failure(error))
+        return perform(Endpoints.containerHop(url: url, cookie: cookie), options: options) { [self] (result: consuming Result<Endpoints.ContainerHop, FMError>) in
+            // The bytes are handed over, not shared (see ``Delivery``): taken out of the hop, which ends here.
+            guard case .success(.redirect(let next, let nextCookie)) = result else { return completion(Self.bytes(of: result)) }
+            guard hopsLeft > 0 else {
+                completion(.failure(.malformed("too many redirects downloading a container", status: nil)))
+                return
             }
+            _ = followContainer(url: next, cookie: nextCookie, hopsLeft: hopsLeft - 1, request: handle, sink: sink,
+                                endsAt: endsAt, completion: completion)
+        }
+    }
+
+    /// The bytes of a hop that is not a redirect (which ends here).
+    private static func bytes(of hop: consuming Result<Endpoints.ContainerHop, FMError>) -> Result<Data, FMError> {
+        switch consume hop {
+        case .success(.data(let data)): .success(data)
+        case .success(.redirect): .failure(.malformed("a container redirect where bytes were expected", status: nil))
+        case .failure(let error): .failure(error)
         }
     }
 

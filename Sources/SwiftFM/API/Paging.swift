@@ -21,21 +21,22 @@ struct PageSource<Page>: Sendable {
     /// Fetches the page at `offset`; `nil` means past the end of the set (the endpoint's "no records": 401,
     /// and 101 for a walk over a whole table, see ``NoRecords``; or an empty page). `completion` runs once,
     /// on the callback queue; `handle` carries cancellation across pages.
+    ///
+    /// The page is handed over, not shared (as ``Delivery`` hands a result): `completion` gets the only
+    /// reference, so a page the caller drops is freed by the caller.
     @discardableResult
-    func fetch(offset: Int, handle: FMRequest?, completion: @escaping (Result<Page?, FMError>) -> Void) -> FMRequest {
+    func fetch(offset: Int, handle: FMRequest?, completion: @escaping (consuming Result<Page?, FMError>) -> Void) -> FMRequest {
         if let invalid {
             return api.complete(Result<Page?, FMError>.failure(invalid), completion)
         }
         let endpoint = endpoint(offset, pageSize)
-        return api.perform(api.reading(endpoint), options: CallOptions(accepting: { $0 == 200 }, handle: handle)) { [counts] result in
-            switch result {
-            case .success(let page):
-                completion(.success(counts(page).returned == 0 ? nil : page))
-            case .failure(let error) where endpoint.meansNoRecords(error):
-                completion(.success(nil))
-            case .failure(let error):
-                completion(.failure(error))
+        return api.perform(api.reading(endpoint), options: CallOptions(accepting: { $0 == 200 }, handle: handle)) { [counts] (result: consuming Result<Page, FMError>) in
+            if let error = result.failure {
+                return completion(endpoint.meansNoRecords(error) ? .success(nil) : .failure(error))
             }
+            var page = try? (consume result).get()
+            if page.map({ counts($0).returned == 0 }) ?? true { return completion(.success(nil)) }
+            completion(.success(page.take()))
         }
     }
 

@@ -88,12 +88,18 @@ final class Sender: Sendable {
 
     /// nginx's answer to plain HTTP on its HTTPS port (a 400 page) as the wrong-scheme error that names
     /// `https://` (``FMError/wrongScheme(_:use:underlying:)``); any other result as it is.
-    static func namingTheScheme(_ result: Result<ExchangeAnswer, ExchangeFailure>, url: URL?) -> Result<ExchangeAnswer, ExchangeFailure> {
-        guard case .success(let answer) = result, answer.head.status == 400, url?.scheme?.lowercased() == "http",
-              answer.body.count < 64 * 1024, answer.body.range(of: Data("plain HTTP request was sent to HTTPS port".utf8)) != nil
-        else { return result }
+    static func namingTheScheme(_ result: consuming Result<ExchangeAnswer, ExchangeFailure>, url: URL?) -> Result<ExchangeAnswer, ExchangeFailure> {
+        guard Self.isPlainHTTPRefusal(result, url: url) else { return result }
         let error = FMError.wrongScheme(url, use: "https", underlying: "HTTP 400: The plain HTTP request was sent to HTTPS port")
         return .failure(ExchangeFailure(error: error, beforeAnswer: false))
+    }
+
+    /// Whether `result` is a server's 400 for a plain HTTP request sent to its HTTPS port.
+    private static func isPlainHTTPRefusal(_ result: Result<ExchangeAnswer, ExchangeFailure>, url: URL?) -> Bool {
+        guard case .success(let answer) = result, answer.head.status == 400, url?.scheme?.lowercased() == "http",
+              answer.body.count < 64 * 1024, answer.body.range(of: Data("plain HTTP request was sent to HTTPS port".utf8)) != nil
+        else { return false }
+        return true
     }
 }
 
@@ -173,7 +179,8 @@ extension DataAPI {
 
     /// Completes at once with `result` (on ``callbackQueue``, like every other path) and returns the handle.
     @discardableResult
-    func complete<Value>(_ result: Result<Value, FMError>, _ completion: @escaping (Result<Value, FMError>) -> Void) -> FMRequest {
+    func complete<Value>(_ result: consuming Result<Value, FMError>,
+                         _ completion: @escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest {
         let delivery = OneShot(queue: callbackQueue, completion: completion)
         delivery.finish(result)
         return delivery.handle

@@ -121,7 +121,7 @@ final class OneShot<Value>: @unchecked Sendable {
 
     /// Delivers `result` unless something was delivered already. Returns whether this call delivered.
     @discardableResult
-    func finish(_ result: Result<Value, FMError>) -> Bool {
+    func finish(_ result: consuming Result<Value, FMError>) -> Bool {
         run(.answered(result))
     }
 
@@ -141,21 +141,34 @@ final class OneShot<Value>: @unchecked Sendable {
     }
 
     /// Carries out what the state decided for `event`; `true` when it delivered.
+    ///
+    /// As ``EngineCall`` does, the result is delivered once the event and the actions are gone (the
+    /// completion gets the only reference), and the stops that followed the delivery run after it.
     @discardableResult
-    private func run(_ event: State.Event) -> Bool {
-        var delivered = false
-        for action in state.withLock({ $0.handle(event) }) {
-            switch action {
-            case .deliver(let result):
-                delivered = true
-                delivery.deliver(result)
-            case .stop(let task, _):
-                task.cancel()
-            case .startAttempt, .send, .armBackoff, .cancelTimer, .withdrawFromPool, .releaseLease, .unregister:
-                break   // a OneShot never leases, backs off nor registers
+    private func run(_ event: consuming State.Event) -> Bool {
+        var delivering: Result<Value, FMError>?
+        var stops: [any CancellableTask] = []
+        do {
+            for action in decide(event) {
+                switch action {
+                case .deliver(let result):
+                    delivering = result
+                case .stop(let task, _):
+                    if delivering == nil { task.cancel() } else { stops.append(task) }
+                case .startAttempt, .send, .armBackoff, .cancelTimer, .withdrawFromPool, .releaseLease, .unregister:
+                    break   // a OneShot never leases, backs off nor registers
+                }
             }
         }
-        return delivered
+        guard let result = delivering.take() else { return false }
+        delivery.deliver(consume result)
+        for task in stops { task.cancel() }
+        return true
+    }
+
+    /// What the state decides for `event` (which ends here).
+    private func decide(_ event: consuming State.Event) -> [State.Action] {
+        state.withLock { $0.handle(event) }
     }
 }
 

@@ -244,7 +244,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 let started = DispatchTime.now().uptimeNanoseconds
                 var transportRequest = FMTransportRequest(urlRequest: request, bodyFile: sentFile)
                 transportRequest.mayBeSentTwice = endpoint.cannotChangeData
-                let running = Exchange.start(transportRequest, through: transport, sink: sink) { [self] answered in
+                let running = Exchange.start(transportRequest, through: transport, sink: sink) { [self] (answered: consuming Result<ExchangeAnswer, ExchangeFailure>) in
                     release()
                     switch answered {
                     case .success: reachability.answered(request.url)
@@ -258,7 +258,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                     if let meter, case .success(let answer) = result {
                         meter.received(bytes: answer.body.count, status: answer.head.status)
                     }
-                    received(result, lease: lease, explicitToken: explicitToken)
+                    // Moved on, so that the delivered value is the only holder of the answer's bytes.
+                    received(consume result, lease: lease, explicitToken: explicitToken)
                 }
                 report(.sent(.exchange(running), attempt: attempt))
             }
@@ -315,8 +316,28 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
 
     // MARK: classify
 
-    private func received(_ result: Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?) {
+    /// An exchange ended. An accepted answer is decoded and reported from a frame that no longer holds it, so the
+    /// decoded value is the only holder of the answer's bytes (a raw found set's `rawResponse`, a container's
+    /// data) when it is delivered (see ``Delivery``); anything else is classified.
+    private func received(_ result: consuming Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?) {
         guard !isDone else { return }   // ended meanwhile: the session is not touched any more
+        guard result.isAccepted(by: accepting) else {
+            return classify(result, lease: lease, explicitToken: explicitToken)
+        }
+        lease?.used()
+        report(.answered(decoded(consume result)))
+    }
+
+    /// The value of an accepted answer (which ends here).
+    private func decoded(_ result: consuming Result<ExchangeAnswer, ExchangeFailure>) -> Result<Value, FMError> {
+        switch consume result {
+        case .success(let answer): Self.decode(endpoint, Endpoint<Value>.Response(answer.head, body: answer.body, file: answer.file))
+        case .failure(let failure): .failure(failure.error)
+        }
+    }
+
+    /// A failed exchange, or an answer whose status the call does not accept: its error, then the verdict.
+    private func classify(_ result: Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?) {
         let error: FMError
         var beforeAnswer = false
         var headers: [String: String] = [:]
@@ -327,11 +348,6 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         case .success(let answer):
             let status = answer.head.status
             let response = Endpoint<Value>.Response(answer.head, body: answer.body, file: answer.file)
-            if accepting(status) {
-                lease?.used()
-                report(.answered(Self.decode(endpoint, response)))
-                return
-            }
             // OData answers are read in OData's error shape; the Data API's hints (a host with a path) are not theirs.
             error = endpoint.isOData ? Envelope.error(status: status, body: answer.body, odata: true)
                 : hinted(Envelope.error(status: status, body: answer.body), status: status)

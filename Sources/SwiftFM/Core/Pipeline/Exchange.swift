@@ -48,7 +48,7 @@ final class Exchange: @unchecked Sendable {
         var received = 0
         var failure: ExchangeFailure?
         var output: FileHandle?
-        var completion: (@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?
+        var completion: (@Sendable (consuming Result<ExchangeAnswer, ExchangeFailure>) -> Void)?
         var task: (any FMTransportTask)?
         var finished = false
     }
@@ -57,7 +57,7 @@ final class Exchange: @unchecked Sendable {
     /// The request's URL: a failed TLS handshake names the scheme to use instead.
     private let url: URL?
 
-    private init(sink: BodySink, url: URL?, completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void) {
+    private init(sink: BodySink, url: URL?, completion: @escaping @Sendable (consuming Result<ExchangeAnswer, ExchangeFailure>) -> Void) {
         self.sink = sink
         self.url = url
         self.state = Locked(State(completion: completion))
@@ -68,7 +68,7 @@ final class Exchange: @unchecked Sendable {
     @discardableResult
     static func start(
         _ request: FMTransportRequest, through transport: any FMTransport, sink: BodySink,
-        completion: @escaping @Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void
+        completion: @escaping @Sendable (consuming Result<ExchangeAnswer, ExchangeFailure>) -> Void
     ) -> Exchange {
         let exchange = Exchange(sink: sink, url: request.urlRequest.url, completion: completion)
         let events = FMTransportEvents(
@@ -174,7 +174,7 @@ final class Exchange: @unchecked Sendable {
             return
         }
         guard let error else {
-            let answer = state.withLock { state -> ExchangeAnswer? in
+            var answer = state.withLock { state -> ExchangeAnswer? in
                 guard let head = state.head else { return nil }
                 var file: URL?
                 if let output = state.output, case .file(let url, _, _) = sink {
@@ -184,8 +184,9 @@ final class Exchange: @unchecked Sendable {
                 }
                 return ExchangeAnswer(head: head, body: state.body, file: file)
             }
-            if let answer {
-                finish(.success(answer))
+            // Moved on: the call's completion holds the only reference to the body (see ``Delivery``).
+            if answer != nil {
+                finish(.success(answer.take()!))
             } else {
                 finish(.failure(ExchangeFailure(error: .transport("no response"), beforeAnswer: true)))
             }
@@ -195,15 +196,15 @@ final class Exchange: @unchecked Sendable {
         finish(.failure(ExchangeFailure(error: FMError.fromTransport(error, url: url), beforeAnswer: beforeAnswer)))
     }
 
-    private func finish(_ result: Result<ExchangeAnswer, ExchangeFailure>) {
-        let (completion, task, output) = state.withLock { state -> ((@Sendable (Result<ExchangeAnswer, ExchangeFailure>) -> Void)?, (any FMTransportTask)?, FileHandle?) in
+    private func finish(_ result: consuming Result<ExchangeAnswer, ExchangeFailure>) {
+        let (completion, task, output) = state.withLock { state -> ((@Sendable (consuming Result<ExchangeAnswer, ExchangeFailure>) -> Void)?, (any FMTransportTask)?, FileHandle?) in
             guard !state.finished else { return (nil, nil, nil) }
             state.finished = true
             defer { state.completion = nil; state.task = nil; state.output = nil; state.body = Data() }
             return (state.completion, state.task, state.output)
         }
         guard let completion else { return }
-        guard case .failure = result else { return completion(result) }
+        guard result.isFailure else { return completion(result) }
         if let output, case .file(let url, _, _) = sink {
             try? output.close()
             try? FileManager.default.removeItem(at: url)
@@ -220,5 +221,19 @@ extension FMError {
     static func responseTooLarge(limit: Int) -> FMError {
         FMError(code: ClientCode.responseTooLarge,
                 message: "The answer passed the limit of \(limit) bytes (FMConfiguration.maxResponseBytes) and was cancelled")
+    }
+}
+
+extension Result where Success == ExchangeAnswer {
+    /// `true` for a failure.
+    var isFailure: Bool {
+        if case .failure = self { return true }
+        return false
+    }
+
+    /// `true` for an answer whose status `accepting` accepts.
+    func isAccepted(by accepting: (Int) -> Bool) -> Bool {
+        guard case .success(let answer) = self else { return false }
+        return accepting(answer.head.status)
     }
 }
