@@ -9,8 +9,10 @@ import Foundation
 /// that asked for it, up to ``maximumDepth`` levels; deeper, it runs right after the outermost one returns,
 /// in order.
 enum Trampoline {
-    /// Hand-overs nested deeper than this on one thread wait for the outermost one.
-    static let maximumDepth = 16
+    /// Hand-overs nested deeper than this on one thread wait for the outermost one. Eight levels of a
+    /// hand-over (the engine's frames, a synchronous transport's answer) take about 215 KB of stack in a debug
+    /// build, well inside the 512 KiB of a secondary thread (sixteen took 429 KB).
+    static let maximumDepth = 8
 
     /// The hand-overs running on one thread, and those waiting for the outermost one.
     private final class Frame {
