@@ -11,22 +11,10 @@ import Testing
 // Each check reads `isKnownUniquelyReferenced` inside the completion, synchronously: what the completion got is
 // the only reference when nothing upstream still holds the value while it runs.
 
-/// A decoded value whose references can be counted; it can stand for a page or a found set.
-private final class Counted: @unchecked Sendable, EmptiableFoundSet {
-    static var empty: Counted { Counted() }
-}
-
 @Suite("Result hand-over, other paths")
 struct ResultHandoverAttackTests {
-    private static func harness() -> Harness {
-        Harness(store: FMMemoryTokenStore(FMStoredToken(token: "t", expiry: .distantFuture))) { _ in
-            .json(200, Bodies.value("x"))
-        }
-    }
-
-    private static let endpoint = Endpoint<Counted>(.get, .database, ["layouts", "Contacts", "records"], auth: .session) { _ in
-        Counted()
-    }
+    private static let endpoint = HandoverFixture.endpoint
+    private static func harness() -> Harness { HandoverFixture.harness() }
 
     /// Whether `result` holds the only reference to its value (`nil` for a failure).
     private static func unique(_ result: consuming Result<Counted?, FMError>) -> Bool? {

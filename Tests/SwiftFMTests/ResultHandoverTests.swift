@@ -10,27 +10,36 @@ import Testing
 // caller, then and there, never afterwards on one of SwiftFM's threads, where freeing a large found set would
 // hold up the transport's other transfers (and be charged to whatever runs next).
 
-/// A decoded value whose references can be counted.
-private final class Payload: @unchecked Sendable {}
+/// A decoded value whose references can be counted; it can stand for a page or a found set.
+final class Counted: @unchecked Sendable, EmptiableFoundSet {
+    static var empty: Counted { Counted() }
+}
 
-@Suite("Result hand-over")
-struct ResultHandoverTests {
-    private static func harness() -> Harness {
+/// The hand-over tests' fixture: a DataAPI whose session is open and whose server answers every read, and an
+/// endpoint that decodes each answer into a fresh ``Counted``.
+enum HandoverFixture {
+    static func harness() -> Harness {
         Harness(store: FMMemoryTokenStore(FMStoredToken(token: "t", expiry: .distantFuture))) { _ in
             .json(200, Bodies.value("x"))
         }
     }
 
-    private static let endpoint = Endpoint<Payload>(.get, .database, ["layouts", "Contacts", "records"], auth: .session) { _ in
-        Payload()
+    static let endpoint = Endpoint<Counted>(.get, .database, ["layouts", "Contacts", "records"], auth: .session) { _ in
+        Counted()
     }
+}
+
+@Suite("Result hand-over")
+struct ResultHandoverTests {
+    private static let endpoint = HandoverFixture.endpoint
+    private static func harness() -> Harness { HandoverFixture.harness() }
 
     /// Whether the completion's value was the only reference, read inside the completion.
     private static func holdsTheOnlyReference(_ h: Harness, inline: Bool) async -> Bool? {
         let unique = Recorder<Bool?>()
         var options = CallOptions()
         options.inline = inline
-        h.api.perform(endpoint, options: options) { (result: consuming Result<Payload, FMError>) in
+        h.api.perform(endpoint, options: options) { (result: consuming Result<Counted, FMError>) in
             var payload = try? (consume result).get()
             unique.record(payload == nil ? nil : isKnownUniquelyReferenced(&payload!))
         }
@@ -56,9 +65,9 @@ struct ResultHandoverTests {
     /// An FMOData call, inline and on the callback queue: the same hand-over through its credentials step.
     @Test(arguments: [true, false]) func anODataCompletionGetsTheOnlyReference(inline: Bool) async {
         let h = ODataHarness { _ in .json(200, #"{"value":[]}"#) }
-        let call = ODataCall<Payload>(method: .get, path: "Contacts", kind: "{set}") { _ in Payload() }
+        let call = ODataCall<Counted>(method: .get, path: "Contacts", kind: "{set}") { _ in Counted() }
         let unique = Recorder<Bool?>()
-        h.odata.send(call, inline: inline) { (result: consuming Result<Payload, FMError>) in
+        h.odata.send(call, inline: inline) { (result: consuming Result<Counted, FMError>) in
             var payload = try? (consume result).get()
             unique.record(payload == nil ? nil : isKnownUniquelyReferenced(&payload!))
         }
