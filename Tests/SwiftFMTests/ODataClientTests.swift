@@ -107,9 +107,10 @@ struct ODataHarness {
     var stub: StubTransport { harness.stub }
 
     init(credentials: FMCredentials? = .basic(username: "admin", password: "s3cret-pass"), retry: FMRetryPolicy = .standard,
-         sourceLocation: SourceLocation = #_sourceLocation, _ handler: @escaping StubTransport.Handler) {
+         timeout: TimeInterval? = nil, sourceLocation: SourceLocation = #_sourceLocation, _ handler: @escaping StubTransport.Handler) {
         var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", credentials: credentials)
         configuration.retry = retry
+        if let timeout { configuration.timeout = timeout }
         harness = Harness(configuration: configuration, sourceLocation: sourceLocation, handler)
         harness.api.retryJitter.withLock { $0 = { _ in 0 } }
         odata = FMOData(sharing: harness.api)
@@ -807,7 +808,9 @@ struct ODataPipelineTests {
     @Test("cancel through the handle and through the task: -1005, exactly once, the transport task cancelled")
     func cancel() async throws {
         let held = DispatchSemaphore(value: 0)
-        let setup = ODataHarness { _ in held.signal(); return .hold }
+        // A deadline past the hang guard's bound: on a busy machine the test's task may resume late, and the
+        // calls' deadlines must not end them (-1004) before the cancels do.
+        let setup = ODataHarness(timeout: 2 * TestBound.seconds) { _ in held.signal(); return .hold }
         let recorder = Recorder<String>(queueKey: Harness.key)
         let request = setup.odata.records(from: "contacts") { _, code in recorder.record(code) }
         #expect(await onOwnThread { held.wait(timeout: TestBound.deadline) } == .success)
