@@ -17,21 +17,24 @@ struct CurlQueueTests {
         // 7 s of drip against a 5 s idle timeout: the second request waits longer than the timeout, while the
         // first is never silent for more than a tenth of a second (5 s of slack for a loaded machine).
         let body = Data(repeating: UInt8(ascii: "a"), count: 70)
-        let server = HostileServer { _, index in
-            index == 0
+        let server = HostileServer { head, _ in
+            head.contains("/first")
                 ? .drip(head: "HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n", body: body, interval: 0.1)
                 : .answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
         }
         defer { server.stop() }
         let transport = FMCurlTransport(idleTimeout: 5, maxConnectionsPerHost: 1)
+        // The second is sent once the first holds the connection (its head arrived): before, the two were sent
+        // from concurrent child tasks, and on a busy machine the second could take the connection first.
         async let first = roundTrip(transport, server.url + "/first")
-        async let second = roundTrip(transport, server.url + "/second")
-        let (one, two) = await (first, second)
+        #expect(await server.waitForHeads(1))
+        let two = await roundTrip(transport, server.url + "/second")
+        let one = await first
         #expect(one.error == nil, "\(String(describing: one.error))")
         #expect(one.body == body)
         #expect(two.error == nil, "the waiting request timed out: \(String(describing: two.error))")
         #expect(two.text == "ok")
-        #expect(server.heads.count == 2)
+        #expect(server.heads.count == 2 && server.heads[0].contains("/first"))
     }
 
     /// A waiting request that is cancelled ends once with `cancelled` and is never sent; the one behind it still runs.

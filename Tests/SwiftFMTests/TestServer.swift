@@ -71,8 +71,10 @@ final class TestServer: @unchecked Sendable {
     private var _mostOpen = 0
     private var closes = 0
     private var ended = 0
-    /// Waiters for `closes` (connections) or `ended` (requests answered or left) to reach a count.
-    private var waiters: [(id: UUID, count: Int, ofRequests: Bool, continuation: CheckedContinuation<Void, Never>)] = []
+    /// What a waiter counts: connections closed, requests ended (answered or left), or request heads received.
+    private enum Milestone { case closes, ends, heads }
+    /// Waiters for a ``Milestone`` to reach a count.
+    private var waiters: [(id: UUID, count: Int, milestone: Milestone, continuation: CheckedContinuation<Void, Never>)] = []
     private var clients: [Int32] = []
     private var stopped = false
     /// The listening descriptor was closed (its number may be reused by then).
@@ -138,20 +140,29 @@ final class TestServer: @unchecked Sendable {
     func clientLeft(_ index: Int) -> Bool { lock.withLock { index < _requests.count && _requests[index].clientLeft } }
 
     /// Returns once the server closed `count` connections; `false` when ``stop()`` or the hang guard came first.
-    func waitForCloses(_ count: Int) async -> Bool { await wait(for: count, ofRequests: false) }
+    func waitForCloses(_ count: Int) async -> Bool { await wait(for: count, .closes) }
 
     /// Returns once `count` requests have ended (answer sent, or the client left); `false` when ``stop()`` or
     /// the hang guard came first.
-    func waitForEnds(_ count: Int) async -> Bool { await wait(for: count, ofRequests: true) }
+    func waitForEnds(_ count: Int) async -> Bool { await wait(for: count, .ends) }
 
-    private func reached(_ count: Int, ofRequests: Bool) -> Bool { (ofRequests ? ended : closes) >= count }
+    /// Returns once the heads of `count` requests have arrived; `false` when ``stop()`` or the hang guard came first.
+    func waitForHeads(_ count: Int) async -> Bool { await wait(for: count, .heads) }
 
-    private func wait(for count: Int, ofRequests: Bool) async -> Bool {
+    private func reached(_ count: Int, _ milestone: Milestone) -> Bool {
+        switch milestone {
+        case .closes: closes >= count
+        case .ends: ended >= count
+        case .heads: _requests.count >= count
+        }
+    }
+
+    private func wait(for count: Int, _ milestone: Milestone) async -> Bool {
         let id = UUID()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = lock.withLock { () -> Bool in
-                if reached(count, ofRequests: ofRequests) || stopped { return true }
-                waiters.append((id, count, ofRequests, continuation))
+                if reached(count, milestone) || stopped { return true }
+                waiters.append((id, count, milestone, continuation))
                 return false
             }
             if now { continuation.resume() }
@@ -164,13 +175,13 @@ final class TestServer: @unchecked Sendable {
                 waiter?.resume()
             }
         }
-        return lock.withLock { reached(count, ofRequests: ofRequests) }
+        return lock.withLock { reached(count, milestone) }
     }
 
     /// The waiters whose count is reached, taken out (under the lock).
     private func takeReadyWaiters() -> [CheckedContinuation<Void, Never>] {
-        let ready = waiters.filter { reached($0.count, ofRequests: $0.ofRequests) }
-        waiters.removeAll { reached($0.count, ofRequests: $0.ofRequests) }
+        let ready = waiters.filter { reached($0.count, $0.milestone) }
+        waiters.removeAll { reached($0.count, $0.milestone) }
         return ready.map(\.continuation)
     }
 
@@ -261,10 +272,11 @@ final class TestServer: @unchecked Sendable {
         var pending = Data()
         var indexOnConnection = 0
         serving: while let (head, body) = readRequest(client, &pending) {
-            let index = lock.withLock { () -> Int in
+            let (index, arrived) = lock.withLock { () -> (Int, [CheckedContinuation<Void, Never>]) in
                 _requests.append(Request(head: head, connection: connection, body: body))
-                return _requests.count - 1
+                return (_requests.count - 1, takeReadyWaiters())
             }
+            for waiter in arrived { waiter.resume() }
             let action = play(head, connection, indexOnConnection, index)
             indexOnConnection += 1
             var left = false
