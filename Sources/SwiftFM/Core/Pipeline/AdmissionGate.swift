@@ -4,17 +4,17 @@ import Foundation
 /// flight, logins included; the others wait in FIFO order.
 ///
 /// A waiter whose call ended meanwhile (cancelled, deadline passed) is skipped when its turn comes, so it
-/// is never sent. With no limit, ``enter(_:)`` runs the work at once.
+/// is never sent. Without a cap there is no gate (``Sender/gate`` is `nil`): calls go straight to the transport.
 final class AdmissionGate: Sendable {
     private struct State {
         var inFlight = 0
         var waiting = WaitQueue()
     }
-    private let limit: Int?
+    private let limit: Int
     private let state = Locked(State())
 
-    init(limit: Int?) {
-        self.limit = limit.map { max(1, $0) }
+    init(limit: Int) {
+        self.limit = max(1, limit)
     }
 
     /// Runs `work` once a slot is free (at once when one is). `work` must call the `release` it is given
@@ -24,7 +24,7 @@ final class AdmissionGate: Sendable {
         let release = makeRelease()
         let (place, runNow) = state.withLock { state -> (UInt64, Bool) in
             let place = state.waiting.nextPlace()
-            if let limit, state.inFlight >= limit {
+            if state.inFlight >= limit {
                 state.waiting.append(place) { work(release) }
                 return (place, false)
             }

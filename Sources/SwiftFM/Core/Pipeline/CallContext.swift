@@ -62,7 +62,8 @@ final class Sender: Sendable {
     /// Why `transport` cannot send this configuration's calls (TLS options or a proxy it cannot honour): every
     /// call fails with it.
     let refusal: FMError?
-    let gate: AdmissionGate
+    /// The concurrency cap (``FMConfiguration/maxConcurrentRequests``); `nil` without one.
+    let gate: AdmissionGate?
     /// The rate limit (``FMConfiguration/maxRequestsPerSecond``), shared by every request.
     let rateLimiter: RateLimiter?
     /// Which hosts have answered this client (the first-contact rule: ``Reachability``).
@@ -78,7 +79,7 @@ final class Sender: Sendable {
          now: @escaping @Sendable () -> Date) {
         self.transport = transport
         self.refusal = refusal
-        self.gate = AdmissionGate(limit: configuration.maxConcurrentRequests)
+        self.gate = configuration.maxConcurrentRequests.map(AdmissionGate.init(limit:))
         self.rateLimiter = RateLimiter.make(rate: configuration.maxRequestsPerSecond)
         self.reachability = Reachability(now: now)
         self.logger = logger

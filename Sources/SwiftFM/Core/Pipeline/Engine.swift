@@ -198,70 +198,18 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             logger.log(.error, "\(endpoint.method.rawValue) not sent: \(refusal)")
             return received(.failure(ExchangeFailure(error: refusal, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
         }
-        let transport = sender.transport
         // The method and redacted path of the request's lines: built once when debug lines are wanted, else only
         // for a line that is written (a failure).
         let line = logger.isEnabled(.debug) ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : nil
         let describe: @Sendable () -> String = { line ?? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" }
         let gate = sender.gate
-        let reachability = sender.reachability
-        let (meter, sink) = (self.meter, self.sink)
         let admit: @Sendable () -> Void = { [self] in
+            // No cap, no gate: the exchange starts at once and has no slot to give back.
+            guard let gate else {
+                return exchange(request, lease: lease, explicitToken: explicitToken, attempt: attempt, describe: describe, release: {})
+            }
             let ticket = gate.enter { [self] release in
-                guard !isDone else { return release() }   // cancelled or out of time while queued: never sent
-                var built: URL?
-                if case .multipartFile(let source, let fileName, let mimeType, let boundary) = endpoint.body {
-                    do {
-                        built = try Multipart.writeBody(boundary: boundary, fileName: fileName, mimeType: mimeType, source: source)
-                    } catch {
-                        release()
-                        received(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
-                            message: "Cannot read \(source.path)", underlying: String(describing: error)), beforeAnswer: false)),
-                                 lease: lease, explicitToken: explicitToken)
-                        return
-                    }
-                }
-                // A file sent as it is (an OData container upload) is the caller's: read, never removed.
-                var callersFile: URL?
-                if case .file(let source, _) = endpoint.body {
-                    guard FileManager.default.isReadableFile(atPath: source.path) else {
-                        release()
-                        received(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
-                            message: "Cannot read \(source.path)"), beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
-                        return
-                    }
-                    callersFile = source
-                }
-                let bodyFile = built
-                let sentFile = built ?? callersFile
-                if let meter {
-                    switch endpoint.body {
-                    case .json(let data), .multipart(let data, _), .raw(let data, _): meter.sending(bytes: data.count)
-                    case .none, .multipartFile, .file: meter.sending(bytes: 0)
-                    }
-                }
-                logger.log(.debug, "→ \(describe())", metadata: logMetadata())
-                let started = DispatchTime.now().uptimeNanoseconds
-                var transportRequest = FMTransportRequest(urlRequest: request, bodyFile: sentFile)
-                transportRequest.mayBeSentTwice = endpoint.cannotChangeData
-                let running = Exchange.start(transportRequest, through: transport, sink: sink) { [self] (answered: consuming Result<ExchangeAnswer, ExchangeFailure>) in
-                    release()
-                    switch answered {
-                    case .success: reachability.answered(request.url)
-                    case .failure(let failure) where failure.beforeAnswer && Classifier.isConnectionFailure(failure.error):
-                        reachability.unreachable(request.url)
-                    case .failure: break
-                    }
-                    let result = Sender.namingTheScheme(answered, url: request.url)
-                    if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
-                    logAnswer(result, line: describe, started: started)
-                    if let meter, case .success(let answer) = result {
-                        meter.received(bytes: answer.body.count, status: answer.head.status)
-                    }
-                    // Moved on, so that the delivered value is the only holder of the answer's bytes.
-                    received(consume result, lease: lease, explicitToken: explicitToken)
-                }
-                report(.sent(.exchange(running), attempt: attempt))
+                exchange(request, lease: lease, explicitToken: explicitToken, attempt: attempt, describe: describe, release: release)
             }
             report(.sent(.queued(ticket.withdraw), attempt: attempt))
         }
@@ -272,6 +220,66 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         } else {
             admit()
         }
+    }
+
+    /// Attempt `attempt`'s exchange of `request`, holding a slot of the concurrency cap that `release` gives back.
+    private func exchange(_ request: URLRequest, lease: SessionLease?, explicitToken: String?, attempt: Int,
+                          describe: @escaping @Sendable () -> String, release: @escaping @Sendable () -> Void) {
+        let (endpoint, sender, meter, sink) = (self.endpoint, context.sender, self.meter, self.sink)
+        guard !isDone else { return release() }   // cancelled or out of time while queued: never sent
+        var built: URL?
+        if case .multipartFile(let source, let fileName, let mimeType, let boundary) = endpoint.body {
+            do {
+                built = try Multipart.writeBody(boundary: boundary, fileName: fileName, mimeType: mimeType, source: source)
+            } catch {
+                release()
+                received(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
+                    message: "Cannot read \(source.path)", underlying: String(describing: error)), beforeAnswer: false)),
+                         lease: lease, explicitToken: explicitToken)
+                return
+            }
+        }
+        // A file sent as it is (an OData container upload) is the caller's: read, never removed.
+        var callersFile: URL?
+        if case .file(let source, _) = endpoint.body {
+            guard FileManager.default.isReadableFile(atPath: source.path) else {
+                release()
+                received(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
+                    message: "Cannot read \(source.path)"), beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+                return
+            }
+            callersFile = source
+        }
+        let bodyFile = built
+        let sentFile = built ?? callersFile
+        if let meter {
+            switch endpoint.body {
+            case .json(let data), .multipart(let data, _), .raw(let data, _): meter.sending(bytes: data.count)
+            case .none, .multipartFile, .file: meter.sending(bytes: 0)
+            }
+        }
+        sender.logger.log(.debug, "→ \(describe())", metadata: logMetadata())
+        let started = DispatchTime.now().uptimeNanoseconds
+        var transportRequest = FMTransportRequest(urlRequest: request, bodyFile: sentFile)
+        transportRequest.mayBeSentTwice = endpoint.cannotChangeData
+        let running = Exchange.start(transportRequest, through: sender.transport, sink: sink) { [self] (answered: consuming Result<ExchangeAnswer, ExchangeFailure>) in
+            release()
+            switch answered {
+            case .success: sender.reachability.answered(request.url)
+            case .failure(let failure) where failure.beforeAnswer && Classifier.isConnectionFailure(failure.error):
+                sender.reachability.unreachable(request.url)
+            case .failure: break
+            }
+            let result = Sender.namingTheScheme(answered, url: request.url)
+            if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
+            logAnswer(result, line: describe, started: started)
+            if let meter, case .success(let answer) = result {
+                meter.received(bytes: answer.body.count, status: answer.head.status)
+            }
+            // Moved on, so that the delivered value is the only holder of the answer's bytes.
+            received(consume result, lease: lease, explicitToken: explicitToken)
+        }
+        report(.sent(.exchange(running), attempt: attempt))
     }
 
     /// The `Authorization` value of this attempt and the explicit token it sends (a caller's, not leased).
