@@ -77,10 +77,11 @@ public struct FMODataBatch: Sendable {
 ///
 /// `@unchecked Sendable`: the body is `JSONSerialization`-shaped values stored in a `let`, never mutated.
 public struct FMODataBatchResult: @unchecked Sendable, CustomStringConvertible {
-    /// The operation's HTTP status (0 when the server did not answer it: it stops at the first failure).
+    /// The operation's HTTP status (0 when the server did not answer it: it stops at the first failure; 0
+    /// too when its answer could not be read).
     public let status: Int
     /// `"0"` for a 2xx status, else FileMaker's code from the part's error body (`-1008` for an operation
-    /// the server did not answer).
+    /// the server did not answer, `-1007` for an answer that could not be read or did not fit the operations).
     public let code: String
     /// The part's JSON body (a collection, a record, an error), or `nil` when it had none.
     public let body: [String: Any]?
@@ -159,18 +160,32 @@ enum ODataBatchWire {
     }
 
     /// The answers of a `multipart/mixed` body, change sets flattened, in order; the change sets' sizes alongside.
-    static func answers(_ body: Data, boundary: String) -> [[Answer]] {
-        var groups: [[Answer]] = []
+    /// A part that is not a readable answer keeps its place as `nil`, so that the answers after it stay with their
+    /// own operations. At most `limit` parts are read (the ones past the batch's operations are not needed).
+    static func answers(_ body: Data, boundary: String, limit: Int = .max) -> [[Answer?]] {
+        var groups: [[Answer?]] = []
         for part in split(body, boundary: boundary) {
+            guard groups.count < limit else { break }
+            if startsWithStatusLine(part) {
+                // No MIME headers: the part is the HTTP answer itself.
+                groups.append([http(part)])
+                continue
+            }
             let (headers, content) = head(part)
             let type = HTTPHeader.value("Content-Type", in: headers) ?? ""
-            if type.lowercased().hasPrefix("multipart/mixed"), let inner = parameter("boundary", of: type) {
-                groups.append(split(content, boundary: inner).compactMap { http(head($0).1) })
-            } else if let answer = http(content) {
-                groups.append([answer])
+            if type.lowercased().hasPrefix("multipart/mixed"), let inner = parameter("boundary", of: type), !inner.isEmpty {
+                groups.append(split(content, boundary: inner).map { startsWithStatusLine($0) ? http($0) : http(head($0).1) })
+            } else {
+                groups.append([http(content)])
             }
         }
         return groups
+    }
+
+    /// Whether the first line that is not blank starts with `HTTP/`.
+    static func startsWithStatusLine(_ part: Data) -> Bool {
+        guard let start = part.firstIndex(where: { $0 != 0x0D && $0 != 0x0A }) else { return false }
+        return part[start...].starts(with: Array("HTTP/".utf8))
     }
 
     /// The parts between `--boundary` lines (the preamble and the epilogue left out).
@@ -180,7 +195,7 @@ enum ODataBatchWire {
         var starts: [Int] = []
         var index = 0
         while index + marker.count <= text.count {
-            if (index == 0 || text[index - 1] == 0x0A) && Array(text[index..<index + marker.count]) == marker {
+            if (index == 0 || text[index - 1] == 0x0A) && text[index..<index + marker.count].elementsEqual(marker) {
                 starts.append(index)
                 index += marker.count
             } else {
@@ -230,7 +245,9 @@ enum ODataBatchWire {
         while end < bytes.count, bytes[end] != 0x0A { end += 1 }
         let statusLine = String(decoding: bytes[start..<end], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let fields = statusLine.split(separator: " ")
-        guard fields.count >= 2, fields[0].hasPrefix("HTTP/"), let status = Int(fields[1]) else { return nil }
+        // A status is three digits (RFC 9110): `0`, `-1` or `99999` is not one (nor the "not answered" status 0).
+        guard fields.count >= 2, fields[0].hasPrefix("HTTP/"), fields[1].utf8.count == 3, let status = Int(fields[1]),
+              (100...999).contains(status) else { return nil }
         let rest = end + 1 < bytes.count ? Data(bytes[(end + 1)...]) : Data()
         let (headers, body) = head(rest)
         let trimmed = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -249,7 +266,8 @@ enum ODataBatchWire {
     }
 
     /// One result per operation of `batch`: a change set answered by one error gives every change that
-    /// error; operations without an answer get status 0 and `-1008`.
+    /// error; operations without an answer get status 0 and `-1008`; an unreadable answer, or a change set's
+    /// answers that do not fit its changes, status 0 and `-1007`.
     static func results(_ batch: FMODataBatch, response: Endpoint<[FMODataBatchResult]>.Response) throws(FMError) -> [FMODataBatchResult] {
         let type = response.header("Content-Type") ?? ""
         var boundary = parameter("boundary", of: type)
@@ -259,25 +277,39 @@ enum ODataBatchWire {
             boundary = text.split(whereSeparator: \.isNewline).first { $0.hasPrefix("--") }.map { String($0.dropFirst(2)).trimmingCharacters(in: .whitespaces) }
         }
         guard let boundary, !boundary.isEmpty else { throw .malformed("the $batch answer is not multipart", status: response.status) }
-        let groups = answers(response.body, boundary: boundary)
+        let groups = answers(response.body, boundary: boundary, limit: batch.parts.count)
         var results: [FMODataBatchResult] = []
+        results.reserveCapacity(batch.operationCount)
         for (index, part) in batch.parts.enumerated() {
             let count: Int
             switch part {
             case .read: count = 1
             case .changeset(let changes): count = changes.count
             }
-            let group = index < groups.count ? groups[index] : []
+            guard index < groups.count else {
+                // Not answered: the server stops at the first failure.
+                results.append(contentsOf: repeatElement(FMODataBatchResult(status: 0, code: FMError.ClientCode.emptyResult, body: nil), count: count))
+                continue
+            }
+            let group = groups[index]
             for number in 0..<count {
-                let answer = group.count == count ? group[number] : group.count == 1 && group[0].status >= 400 ? group[0] : nil
-                results.append(result(answer))
+                if group.count == count {
+                    results.append(result(group[number]))
+                } else if group.count == 1, let only = group[0], only.status >= 400 {
+                    // A change set refused as a whole: each of its changes gets the error.
+                    results.append(result(only))
+                } else {
+                    // Answers that do not fit the operations: which belongs to which is unknown.
+                    results.append(result(nil))
+                }
             }
         }
         return results
     }
 
+    /// The result of one answer; `nil` (an unreadable answer) is status 0 and `-1007`.
     private static func result(_ answer: Answer?) -> FMODataBatchResult {
-        guard let answer else { return FMODataBatchResult(status: 0, code: FMError.ClientCode.emptyResult, body: nil) }
+        guard let answer else { return FMODataBatchResult(status: 0, code: FMError.ClientCode.malformedResponse, body: nil) }
         let object = answer.body.isEmpty ? nil : (try? JSONReader.parse(answer.body)) as? [String: Any]
         let code = (200...299).contains(answer.status) ? "0" : ODataEnvelope.error(status: answer.status, body: answer.body).code
         return FMODataBatchResult(status: answer.status, code: code, body: object, headers: answer.headers)
