@@ -81,7 +81,8 @@ public struct FMODataBatchResult: @unchecked Sendable, CustomStringConvertible {
     /// too when its answer could not be read).
     public let status: Int
     /// `"0"` for a 2xx status, else FileMaker's code from the part's error body (`-1008` for an operation
-    /// the server did not answer, `-1007` for an answer that could not be read or did not fit the operations).
+    /// the server did not answer, `-1007` for an answer that could not be read or did not fit the operations,
+    /// or a 2xx answer whose body is not a JSON object).
     public let code: String
     /// The part's JSON body (a collection, a record, an error), or `nil` when it had none.
     public let body: [String: Any]?
@@ -250,8 +251,12 @@ enum ODataBatchWire {
               (100...999).contains(status) else { return nil }
         let rest = end + 1 < bytes.count ? Data(bytes[(end + 1)...]) : Data()
         let (headers, body) = head(rest)
-        let trimmed = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return Answer(status: status, headers: headers, body: Data(trimmed.utf8))
+        // Trimmed as bytes: bytes that are not UTF-8 stay as they came (for the JSON reader to refuse).
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        guard let first = body.firstIndex(where: { !isSpace($0) }), let last = body.lastIndex(where: { !isSpace($0) }) else {
+            return Answer(status: status, headers: headers, body: Data())
+        }
+        return Answer(status: status, headers: headers, body: Data(body[first...last]))
     }
 
     /// A `name=value` parameter of a header value (quotes removed).
@@ -311,7 +316,13 @@ enum ODataBatchWire {
     private static func result(_ answer: Answer?) -> FMODataBatchResult {
         guard let answer else { return FMODataBatchResult(status: 0, code: FMError.ClientCode.malformedResponse, body: nil) }
         let object = answer.body.isEmpty ? nil : (try? JSONReader.parse(answer.body)) as? [String: Any]
-        let code = (200...299).contains(answer.status) ? "0" : ODataEnvelope.error(status: answer.status, body: answer.body).code
+        let code: String
+        if (200...299).contains(answer.status) {
+            // A success's body is a JSON object or nothing: anything else is not the answer it claims to be.
+            code = answer.body.isEmpty || object != nil ? "0" : FMError.ClientCode.malformedResponse
+        } else {
+            code = ODataEnvelope.error(status: answer.status, body: answer.body).code
+        }
         return FMODataBatchResult(status: answer.status, code: code, body: object, headers: answer.headers)
     }
 }
