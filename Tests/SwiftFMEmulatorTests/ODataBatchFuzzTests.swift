@@ -116,4 +116,19 @@ import TestSupport
         let b = c.sendData("POST", "/Shop/$batch", body: Data(parts.utf8), headers: [("Content-Type", "multipart/mixed; boundary=b1")])
         #expect(b.status == 400 && b.odataCode == "-1002", "\(b.text.prefix(200))")
     }
+
+    /// A bare CR inside a header line (here in `Host`, which the `Location` of a created record echoes) is refused,
+    /// never written into the multipart answer as a line break of its own.
+    @Test func bareCarriageReturnInHeaders() throws {
+        let c = try ODataClient()
+        for header in ["Host: a\rX-Injected: 1", "X-Pad: 1\r2"] {
+            let text = "--b1\r\nContent-Type: application/http\r\n\r\nPOST Customers HTTP/1.1\r\n" + header
+                + "\r\nContent-Type: application/json\r\n\r\n{\"code\":\"CR\",\"name\":\"Bare\"}\r\n--b1--\r\n"
+            let a = c.sendData("POST", "/Shop/$batch", body: Data(text.utf8), headers: [("Content-Type", "multipart/mixed; boundary=b1")])
+            #expect(a.status == 400 && a.odataCode == "-1033", "\(a.text.debugDescription)")
+            #expect(!a.text.replacingOccurrences(of: "\r\n", with: "").contains("\r"), "\(a.text.debugDescription)")
+        }
+        let part = "--b1\r\nContent-Type: application/http\rX: 1\r\n\r\nGET Customers HTTP/1.1\r\n\r\n--b1--\r\n"
+        #expect(c.sendData("POST", "/Shop/$batch", body: Data(part.utf8), headers: [("Content-Type", "multipart/mixed; boundary=b1")]).odataCode == "-1033")
+    }
 }

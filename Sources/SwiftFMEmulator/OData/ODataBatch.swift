@@ -126,6 +126,11 @@ enum ODataBatchParser {
             guard lines <= maxHeaderLines else {
                 throw ODataError(400, "-1033", "Unexpected batch part: more than \(maxHeaderLines) header lines")
             }
+            // A bare CR would end the line for some readers: a value echoed into the answer (`Host` in a `Location`)
+            // could then add a header of its own.
+            guard !bytes[content].contains(0x0D) else {
+                throw ODataError(400, "-1033", "Unexpected batch part: a carriage return inside a header line")
+            }
             if let colon = content.first(where: { bytes[$0] == UInt8(ascii: ":") }) {
                 headers.append((trimSpaces(text(bytes, content.lowerBound..<colon)), trimSpaces(text(bytes, colon + 1..<content.upperBound))))
             }
