@@ -161,4 +161,27 @@ struct ODataHostileBatchTests {
                                         FMError.ClientCode.malformedResponse])
         #expect(results[2].body?.isEmpty == true && results[3].body == nil && results[4].body == nil)
     }
+
+    @Test("values with CR, LF and boundaries cannot break out of their sub-request line (names with them are refused)")
+    func valuesStayInTheirLine() throws {
+        let evil = "EVIL\r\n--batch_x\r\nContent-Type: application/http\r\n\r\nDELETE /x HTTP/1.1\n"
+        var batch = FMODataBatch()
+        batch.read(from: evil, query: FMODataQuery(filter: .raw(evil) || .eq("f", .string(evil)), top: 1))
+        batch.read(from: "A", key: .string(evil))
+        batch.changeset([.create(in: evil, fields: [evil: evil]), .update(in: "A", key: .string(evil), fields: ["f": evil]), .delete(in: evil, key: 1)])
+        var named = FMODataBatch()
+        named.read(from: "A", query: FMODataQuery(select: [evil]))
+        #expect(throws: FMError.self) { try ODataBatchWire.body(named, prefix: "/", boundary: "b").get() }
+        let body = try ODataBatchWire.body(batch, prefix: "/fmi/odata/v4/Contacts/", boundary: "batch_b").get()
+        let lines = String(decoding: body, as: UTF8.self).components(separatedBy: "\r\n")
+        let carrying = lines.filter { $0.contains("EVIL") }
+        #expect(carrying.count == 7, "\(carrying)")
+        for line in carrying {
+            #expect(["GET /", "POST /", "PATCH /", "DELETE /", "{"].contains { line.hasPrefix($0) }, "\(line.debugDescription)")
+            #expect(!line.contains("\r") && !line.contains("\n") || line.hasPrefix("{"), "\(line.debugDescription)")
+        }
+        // Exactly the delimiters this batch writes: two reads, one change set of three.
+        #expect(lines.filter { $0.hasPrefix("--batch_b") }.count == 4)
+        #expect(lines.filter { $0 == "DELETE /x HTTP/1.1" }.isEmpty)
+    }
 }
