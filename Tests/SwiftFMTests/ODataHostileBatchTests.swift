@@ -134,6 +134,10 @@ struct ODataHostileBatchTests {
         body.append(Data("--b--\r\n".utf8))
         let results = try ODataBatchWire.results(Self.reads("A", "B"), response: Response(status: 200, headers: ["Content-Type": "multipart/mixed; boundary=b"], body: body))
         #expect(results.map(\.status) == [200, 200])
+        // Only the parts a batch needs are cut out; all of them otherwise.
+        let two = ODataBatchWire.split(body, boundary: "b", limit: 2)
+        #expect(two.count == 2 && two.allSatisfy { $0 == Data(part.utf8).dropFirst(5).dropLast(2) })
+        #expect(ODataBatchWire.split(body, boundary: "b").count == count)
     }
 
     @Test("through the pipeline: a broken answer completes the batch exactly once, each operation in its place")

@@ -165,8 +165,7 @@ enum ODataBatchWire {
     /// own operations. At most `limit` parts are read (the ones past the batch's operations are not needed).
     static func answers(_ body: Data, boundary: String, limit: Int = .max) -> [[Answer?]] {
         var groups: [[Answer?]] = []
-        for part in split(body, boundary: boundary) {
-            guard groups.count < limit else { break }
+        for part in split(body, boundary: boundary, limit: limit) {
             if startsWithStatusLine(part) {
                 // No MIME headers: the part is the HTTP answer itself.
                 groups.append([http(part)])
@@ -189,13 +188,15 @@ enum ODataBatchWire {
         return part[start...].starts(with: Array("HTTP/".utf8))
     }
 
-    /// The parts between `--boundary` lines (the preamble and the epilogue left out).
-    static func split(_ body: Data, boundary: String) -> [Data] {
+    /// The parts between `--boundary` lines (the preamble and the epilogue left out); the first `limit` only (the
+    /// body is not scanned past them).
+    static func split(_ body: Data, boundary: String, limit: Int = .max) -> [Data] {
+        guard limit > 0 else { return [] }
         let text = [UInt8](body)
         let marker = [UInt8](("--" + boundary).utf8)
         var starts: [Int] = []
         var index = 0
-        while index + marker.count <= text.count {
+        while index + marker.count <= text.count, starts.count <= limit {
             if (index == 0 || text[index - 1] == 0x0A) && text[index..<index + marker.count].elementsEqual(marker) {
                 starts.append(index)
                 index += marker.count
@@ -213,6 +214,7 @@ enum ODataBatchWire {
             if end > 0, end <= text.count, end - 1 >= from, text[end - 1] == 0x0A { end -= 1 }
             if end > from, text[end - 1] == 0x0D { end -= 1 }
             parts.append(from < end ? Data(text[from..<end]) : Data())
+            if parts.count == limit { break }
         }
         return parts
     }
