@@ -114,4 +114,21 @@ struct ODataHostileMetadataTests {
             #expect([FMError.ClientCode.notJSON, FMError.ClientCode.malformedResponse].contains(error.code), "\(body) gave \(error.code)")
         }
     }
+
+    @Test("a collection's @odata.count that is negative, fractional or not a number is -1007, in both readers")
+    func oddCollectionCounts() {
+        struct Row: Decodable { let a: Int }
+        for count in ["-1", "-9223372036854775808", "1.5", "\"-3\"", "\"x\"", "true", "1e300"] {
+            let body = Data(#"{"value":[{"a":1}],"@odata.count":\#(count)}"#.utf8)
+            let page = Result { () throws(FMError) in try ODataEnvelope.page(body, status: 200) }
+            let typed = Result { () throws(FMError) in try ODataEnvelope.typedPage(Row.self, body, status: 200) }
+            if case .success(let value) = page { Issue.record("count \(count) read as \(String(describing: value.count))") }
+            if case .success(let value) = typed { Issue.record("typed count \(count) read as \(String(describing: value.count))") }
+            if case .failure(let error) = page { #expect(error.code == FMError.ClientCode.malformedResponse, "\(count)") }
+            if case .failure(let error) = typed { #expect(error.code == FMError.ClientCode.malformedResponse, "\(count)") }
+        }
+        let fine = Data(#"{"value":[{"a":1}],"@odata.count":"7"}"#.utf8)
+        #expect((try? ODataEnvelope.page(fine, status: 200))?.count == 7)
+        #expect((try? ODataEnvelope.typedPage(Row.self, fine, status: 200))?.count == 7)
+    }
 }
