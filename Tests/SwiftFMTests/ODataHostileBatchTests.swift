@@ -188,4 +188,22 @@ struct ODataHostileBatchTests {
         #expect(lines.filter { $0.hasPrefix("--batch_b") }.count == 4)
         #expect(lines.filter { $0 == "DELETE /x HTTP/1.1" }.isEmpty)
     }
+
+    @Test("a change set answered with an inner boundary the outer one is a prefix of: the framing is ambiguous, the batch is -1007")
+    func innerBoundaryStartingWithTheOuter() {
+        var batch = FMODataBatch()
+        batch.changeset([.create(in: "A", fields: ["x": 1]), .create(in: "A", fields: ["x": 2])])
+        batch.read(from: "A")
+        for inner in ["b", "b2"] {
+            let created = ["Content-Type: application/http", "", "HTTP/1.1 201 Created", "", #"{"x":1}"#]
+            let lines = ["--b", "Content-Type: multipart/mixed; boundary=\(inner)", "", "--\(inner)"] + created + ["--\(inner)"] + created
+                + ["--\(inner)--"] + Self.ok(#"{"value":[]}"#) + ["--b--"]
+            do throws(FMError) {
+                let results = try ODataBatchWire.results(batch, response: Self.response(lines))
+                Issue.record("inner boundary \(inner): read as \(results)")
+            } catch {
+                #expect(error.code == FMError.ClientCode.malformedResponse)
+            }
+        }
+    }
 }

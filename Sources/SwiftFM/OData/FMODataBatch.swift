@@ -163,7 +163,9 @@ enum ODataBatchWire {
     /// The answers of a `multipart/mixed` body, change sets flattened, in order; the change sets' sizes alongside.
     /// A part that is not a readable answer keeps its place as `nil`, so that the answers after it stay with their
     /// own operations. At most `limit` parts are read (the ones past the batch's operations are not needed).
-    static func answers(_ body: Data, boundary: String, limit: Int = .max) -> [[Answer?]] {
+    /// `nil` when the framing is ambiguous: a change set's boundary that starts with the batch's, whose lines the
+    /// batch's split has already taken for its own (the answers after it would land on the wrong operations).
+    static func answers(_ body: Data, boundary: String, limit: Int = .max) -> [[Answer?]]? {
         var groups: [[Answer?]] = []
         for part in split(body, boundary: boundary, limit: limit) {
             if startsWithStatusLine(part) {
@@ -174,6 +176,7 @@ enum ODataBatchWire {
             let (headers, content) = head(part)
             let type = HTTPHeader.value("Content-Type", in: headers) ?? ""
             if type.lowercased().hasPrefix("multipart/mixed"), let inner = parameter("boundary", of: type), !inner.isEmpty {
+                if inner.hasPrefix(boundary) { return nil }
                 groups.append(split(content, boundary: inner).map { startsWithStatusLine($0) ? http($0) : http(head($0).1) })
             } else {
                 groups.append([http(content)])
@@ -284,7 +287,9 @@ enum ODataBatchWire {
             boundary = text.split(whereSeparator: \.isNewline).first { $0.hasPrefix("--") }.map { String($0.dropFirst(2)).trimmingCharacters(in: .whitespaces) }
         }
         guard let boundary, !boundary.isEmpty else { throw .malformed("the $batch answer is not multipart", status: response.status) }
-        let groups = answers(response.body, boundary: boundary, limit: batch.parts.count)
+        guard let groups = answers(response.body, boundary: boundary, limit: batch.parts.count) else {
+            throw .malformed("a change set of the $batch answer has a boundary that starts with the batch's", status: response.status)
+        }
         var results: [FMODataBatchResult] = []
         results.reserveCapacity(batch.operationCount)
         for (index, part) in batch.parts.enumerated() {
