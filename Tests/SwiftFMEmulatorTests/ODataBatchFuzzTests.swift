@@ -195,4 +195,17 @@ import TestSupport
         #expect(answered * 2 > (via == .handler ? 400 : 40), "\(answered) answered")
         #expect(c.send("GET", "/Shop/Customers/$count").status == 200)
     }
+
+    /// A sub-response's body reaches the multipart answer byte for byte (a container's `$value` is not UTF-8).
+    @Test func binarySubResponsesPassAsTheyAre() throws {
+        let c = try ODataClient()
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0xFF, 0xFE, 0x00, 0x80])
+        #expect(c.sendData("PATCH", "/Shop/Customers('ALFKI')/photo", body: png,
+                           headers: [("Content-Type", "image/png"), ("Content-Disposition", "inline; filename=a.png")]).status == 204)
+        let text = "--b1\r\nContent-Type: application/http\r\n\r\nGET Customers('ALFKI')/photo/$value HTTP/1.1\r\n\r\n--b1--\r\n"
+        let a = c.sendData("POST", "/Shop/$batch", body: Data(text.utf8), headers: [("Content-Type", "multipart/mixed; boundary=b1")])
+        #expect(a.status == 200)
+        #expect(a.text.contains("HTTP/1.1 200 OK"))
+        #expect(a.body.range(of: Data("\r\n\r\n".utf8) + png + Data("\r\n--batch_".utf8)) != nil, "\(a.text.debugDescription)")
+    }
 }

@@ -228,27 +228,31 @@ extension EmulatorState {
         let parts = try ODataBatchParser.parse(ctx.request.body, contentType: ctx.request.header("Content-Type"))
         let continueOnError = ctx.preferences["odata.continue-on-error"] != nil
         let boundary = "batch_" + UUID().uuidString.lowercased()
-        var out = ""
+        var out = Data()
+        func add(_ text: String) { out.append(contentsOf: Array(text.utf8)) }
         let savedPrepared = prepared
         prepared = nil
         defer { prepared = savedPrepared }
 
-        func render(_ r: HTTPResponse, contentID: String?) -> String {
+        // The body as it is: a container's `$value` is not text.
+        func render(_ r: HTTPResponse, contentID: String?) {
             var s = "Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n"
             if let contentID { s += "Content-ID: \(contentID)\r\n" }
             s += "\r\nHTTP/1.1 \(r.status) \(EmulatorState.reasonPhrase(r.status))\r\n"
             for (name, value) in r.headers where name.caseInsensitiveCompare("OData-Version") != .orderedSame {
                 s += "\(name): \(value)\r\n"
             }
-            s += "\r\n" + String(decoding: r.body, as: UTF8.self) + "\r\n"
-            return s
+            add(s + "\r\n")
+            out.append(r.body)
+            add("\r\n")
         }
 
         for part in parts {
             switch part {
             case let .request(request):
                 let r = try odataSubRequest(request, ctx: ctx)
-                out += "--\(boundary)\r\n" + render(r, contentID: request.contentID)
+                add("--\(boundary)\r\n")
+                render(r, contentID: request.contentID)
                 if r.status >= 400, !continueOnError { return odataBatchResponse(out, boundary: boundary) }
             case let .changeset(requests):
                 let savedTables = tables, savedBlobs = blobs, savedNotes = odataChangeNotes
@@ -267,22 +271,26 @@ extension EmulatorState {
                     tables = savedTables
                     blobs = savedBlobs
                     odataChangeNotes = savedNotes
-                    out += "--\(boundary)\r\n" + render(failure, contentID: nil)
+                    add("--\(boundary)\r\n")
+                    render(failure, contentID: nil)
                     if !continueOnError { return odataBatchResponse(out, boundary: boundary) }
                     continue
                 }
                 let inner = "changeset_" + UUID().uuidString.lowercased()
-                out += "--\(boundary)\r\nContent-Type: multipart/mixed; boundary=\(inner)\r\n\r\n"
-                for (r, id) in responses { out += "--\(inner)\r\n" + render(r, contentID: id) }
-                out += "--\(inner)--\r\n"
+                add("--\(boundary)\r\nContent-Type: multipart/mixed; boundary=\(inner)\r\n\r\n")
+                for (r, id) in responses {
+                    add("--\(inner)\r\n")
+                    render(r, contentID: id)
+                }
+                add("--\(inner)--\r\n")
             }
         }
         return odataBatchResponse(out, boundary: boundary)
     }
 
-    func odataBatchResponse(_ parts: String, boundary: String) -> HTTPResponse {
+    func odataBatchResponse(_ parts: Data, boundary: String) -> HTTPResponse {
         HTTPResponse(status: 200, headers: [("Content-Type", "multipart/mixed; boundary=\(boundary)"), ("OData-Version", "4.0")],
-                     body: Data((parts + "--\(boundary)--\r\n").utf8))
+                     body: parts + Data("--\(boundary)--\r\n".utf8))
     }
 
     /// Runs one request of a batch as if it came alone, with the batch's credentials.
