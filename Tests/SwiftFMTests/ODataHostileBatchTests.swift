@@ -206,4 +206,16 @@ struct ODataHostileBatchTests {
             }
         }
     }
+
+    @Test("an answer whose headers run into its body (no blank line) is unreadable, not a success with the body lost")
+    func headersRunningIntoTheBody() throws {
+        let lines = ["--b", "Content-Type: application/http", "", "HTTP/1.1 200 OK", "Content-Type: application/json", #"{"value":[{"a":1}]}"#,
+                     "--b", "Content-Type: application/http", "", "HTTP/1.1 201 Created", "Location: x", "[1]",
+                     "--b", "Content-Type: application/http", "", "HTTP/1.1 204 No Content", "fmodata.affected_rows: 1"]
+            + Self.ok(#"{"value":[]}"#) + ["--b--"]
+        let results = try ODataBatchWire.results(Self.reads("A", "B", "C", "D"), response: Self.response(lines))
+        #expect(results.map(\.status) == [0, 0, 204, 200])
+        #expect(results.map(\.code) == [FMError.ClientCode.malformedResponse, FMError.ClientCode.malformedResponse, "0", "0"])
+        #expect(results[2].headers["fmodata.affected_rows"] == "1")
+    }
 }

@@ -173,11 +173,11 @@ enum ODataBatchWire {
                 groups.append([http(part)])
                 continue
             }
-            let (headers, content) = head(part)
+            let (headers, content, _) = head(part)
             let type = HTTPHeader.value("Content-Type", in: headers) ?? ""
             if type.lowercased().hasPrefix("multipart/mixed"), let inner = parameter("boundary", of: type), !inner.isEmpty {
                 if inner.hasPrefix(boundary) { return nil }
-                groups.append(split(content, boundary: inner).map { startsWithStatusLine($0) ? http($0) : http(head($0).1) })
+                groups.append(split(content, boundary: inner).map { startsWithStatusLine($0) ? http($0) : http(head($0).rest) })
             } else {
                 groups.append([http(content)])
             }
@@ -222,10 +222,12 @@ enum ODataBatchWire {
         return parts
     }
 
-    /// A part's headers and the rest.
-    static func head(_ part: Data) -> ([String: String], Data) {
+    /// A part's headers and the rest; `wellFormed` is false when a line before the blank one is not a header
+    /// (`name: value`, the name a token): a body that ran into the headers.
+    static func head(_ part: Data) -> (headers: [String: String], rest: Data, wellFormed: Bool) {
         let bytes = [UInt8](part)
         var headers: [String: String] = [:]
+        var wellFormed = true
         var index = 0
         while index < bytes.count {
             var end = index
@@ -235,11 +237,22 @@ enum ODataBatchWire {
             index = end + 1
             if line.isEmpty { break }
             if let colon = line.firstIndex(of: ":") {
-                headers[String(line[..<colon]).trimmingCharacters(in: .whitespaces)] = String(line[line.index(after: colon)...])
-                    .trimmingCharacters(in: .whitespaces)
+                let name = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
+                if name.isEmpty || !name.utf8.allSatisfy(isTokenByte) { wellFormed = false }
+                headers[name] = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            } else {
+                wellFormed = false
             }
         }
-        return (headers, index < bytes.count ? Data(bytes[index...]) : Data())
+        return (headers, index < bytes.count ? Data(bytes[index...]) : Data(), wellFormed)
+    }
+
+    /// A byte of an HTTP token (RFC 9110 `tchar`).
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): return true
+        default: return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
     }
 
     /// `HTTP/1.1 200 OK`, headers, body.
@@ -255,7 +268,8 @@ enum ODataBatchWire {
         guard fields.count >= 2, fields[0].hasPrefix("HTTP/"), fields[1].utf8.count == 3, let status = Int(fields[1]),
               (100...999).contains(status) else { return nil }
         let rest = end + 1 < bytes.count ? Data(bytes[(end + 1)...]) : Data()
-        let (headers, body) = head(rest)
+        let (headers, body, wellFormed) = head(rest)
+        guard wellFormed else { return nil }
         // Trimmed as bytes: bytes that are not UTF-8 stay as they came (for the JSON reader to refuse).
         let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
         guard let first = body.firstIndex(where: { !isSpace($0) }), let last = body.lastIndex(where: { !isSpace($0) }) else {
