@@ -21,8 +21,8 @@ struct ODataBatchRequest {
 }
 
 /// Reads a `$batch` body on its bytes: delimiter lines are found with `memchr`, only the parts' header lines
-/// become strings, and a body is sliced out as it is (a 64 MiB body of short lines once took a minute and gigabytes
-/// as one string per line, under the emulator's lock).
+/// become strings, and a body is sliced out as it is (read as one string per line, 16 MiB of blank lines took 13 s
+/// and 0.9 GB under the emulator's lock; the body cap is 64 MiB).
 enum ODataBatchParser {
     /// The most requests one batch may hold.
     static let maxRequests = 1_000
