@@ -77,10 +77,12 @@ public struct FMODataBatch: Sendable {
 ///
 /// `@unchecked Sendable`: the body is `JSONSerialization`-shaped values stored in a `let`, never mutated.
 public struct FMODataBatchResult: @unchecked Sendable, CustomStringConvertible {
-    /// The operation's HTTP status (0 when the server did not answer it: it stops at the first failure).
+    /// The operation's HTTP status (0 when the server did not answer it: it stops at the first failure; 0
+    /// too when its answer could not be read).
     public let status: Int
     /// `"0"` for a 2xx status, else FileMaker's code from the part's error body (`-1008` for an operation
-    /// the server did not answer).
+    /// the server did not answer, `-1007` for an answer that could not be read or did not fit the operations,
+    /// or a 2xx answer whose body is not a JSON object).
     public let code: String
     /// The part's JSON body (a collection, a record, an error), or `nil` when it had none.
     public let body: [String: Any]?
@@ -159,28 +161,46 @@ enum ODataBatchWire {
     }
 
     /// The answers of a `multipart/mixed` body, change sets flattened, in order; the change sets' sizes alongside.
-    static func answers(_ body: Data, boundary: String) -> [[Answer]] {
-        var groups: [[Answer]] = []
-        for part in split(body, boundary: boundary) {
-            let (headers, content) = head(part)
+    /// A part that is not a readable answer keeps its place as `nil`, so that the answers after it stay with their
+    /// own operations. At most `limit` parts are read (the ones past the batch's operations are not needed).
+    /// `nil` when the framing is ambiguous: a change set's boundary that starts with the batch's, whose lines the
+    /// batch's split has already taken for its own (the answers after it would land on the wrong operations).
+    static func answers(_ body: Data, boundary: String, limit: Int = .max) -> [[Answer?]]? {
+        var groups: [[Answer?]] = []
+        for part in split(body, boundary: boundary, limit: limit) {
+            if startsWithStatusLine(part) {
+                // No MIME headers: the part is the HTTP answer itself.
+                groups.append([http(part)])
+                continue
+            }
+            let (headers, content, _) = head(part)
             let type = HTTPHeader.value("Content-Type", in: headers) ?? ""
-            if type.lowercased().hasPrefix("multipart/mixed"), let inner = parameter("boundary", of: type) {
-                groups.append(split(content, boundary: inner).compactMap { http(head($0).1) })
-            } else if let answer = http(content) {
-                groups.append([answer])
+            if type.lowercased().hasPrefix("multipart/mixed"), let inner = parameter("boundary", of: type), !inner.isEmpty {
+                if inner.hasPrefix(boundary) { return nil }
+                groups.append(split(content, boundary: inner).map { startsWithStatusLine($0) ? http($0) : http(head($0).rest) })
+            } else {
+                groups.append([http(content)])
             }
         }
         return groups
     }
 
-    /// The parts between `--boundary` lines (the preamble and the epilogue left out).
-    static func split(_ body: Data, boundary: String) -> [Data] {
+    /// Whether the first line that is not blank starts with `HTTP/`.
+    static func startsWithStatusLine(_ part: Data) -> Bool {
+        guard let start = part.firstIndex(where: { $0 != 0x0D && $0 != 0x0A }) else { return false }
+        return part[start...].starts(with: Array("HTTP/".utf8))
+    }
+
+    /// The parts between `--boundary` lines (the preamble and the epilogue left out); the first `limit` only (the
+    /// body is not scanned past them).
+    static func split(_ body: Data, boundary: String, limit: Int = .max) -> [Data] {
+        guard limit > 0 else { return [] }
         let text = [UInt8](body)
         let marker = [UInt8](("--" + boundary).utf8)
         var starts: [Int] = []
         var index = 0
-        while index + marker.count <= text.count {
-            if (index == 0 || text[index - 1] == 0x0A) && Array(text[index..<index + marker.count]) == marker {
+        while index + marker.count <= text.count, starts.count <= limit {
+            if (index == 0 || text[index - 1] == 0x0A) && text[index..<index + marker.count].elementsEqual(marker) {
                 starts.append(index)
                 index += marker.count
             } else {
@@ -197,14 +217,17 @@ enum ODataBatchWire {
             if end > 0, end <= text.count, end - 1 >= from, text[end - 1] == 0x0A { end -= 1 }
             if end > from, text[end - 1] == 0x0D { end -= 1 }
             parts.append(from < end ? Data(text[from..<end]) : Data())
+            if parts.count == limit { break }
         }
         return parts
     }
 
-    /// A part's headers and the rest.
-    static func head(_ part: Data) -> ([String: String], Data) {
+    /// A part's headers and the rest; `wellFormed` is false when a line before the blank one is not a header
+    /// (`name: value`, the name a token): a body that ran into the headers.
+    static func head(_ part: Data) -> (headers: [String: String], rest: Data, wellFormed: Bool) {
         let bytes = [UInt8](part)
         var headers: [String: String] = [:]
+        var wellFormed = true
         var index = 0
         while index < bytes.count {
             var end = index
@@ -214,11 +237,22 @@ enum ODataBatchWire {
             index = end + 1
             if line.isEmpty { break }
             if let colon = line.firstIndex(of: ":") {
-                headers[String(line[..<colon]).trimmingCharacters(in: .whitespaces)] = String(line[line.index(after: colon)...])
-                    .trimmingCharacters(in: .whitespaces)
+                let name = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
+                if name.isEmpty || !name.utf8.allSatisfy(isTokenByte) { wellFormed = false }
+                headers[name] = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            } else {
+                wellFormed = false
             }
         }
-        return (headers, index < bytes.count ? Data(bytes[index...]) : Data())
+        return (headers, index < bytes.count ? Data(bytes[index...]) : Data(), wellFormed)
+    }
+
+    /// A byte of an HTTP token (RFC 9110 `tchar`).
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): return true
+        default: return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
     }
 
     /// `HTTP/1.1 200 OK`, headers, body.
@@ -230,11 +264,18 @@ enum ODataBatchWire {
         while end < bytes.count, bytes[end] != 0x0A { end += 1 }
         let statusLine = String(decoding: bytes[start..<end], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let fields = statusLine.split(separator: " ")
-        guard fields.count >= 2, fields[0].hasPrefix("HTTP/"), let status = Int(fields[1]) else { return nil }
+        // A status is three digits (RFC 9110): `0`, `-1` or `99999` is not one (nor the "not answered" status 0).
+        guard fields.count >= 2, fields[0].hasPrefix("HTTP/"), fields[1].utf8.count == 3, let status = Int(fields[1]),
+              (100...999).contains(status) else { return nil }
         let rest = end + 1 < bytes.count ? Data(bytes[(end + 1)...]) : Data()
-        let (headers, body) = head(rest)
-        let trimmed = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return Answer(status: status, headers: headers, body: Data(trimmed.utf8))
+        let (headers, body, wellFormed) = head(rest)
+        guard wellFormed else { return nil }
+        // Trimmed as bytes: bytes that are not UTF-8 stay as they came (for the JSON reader to refuse).
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        guard let first = body.firstIndex(where: { !isSpace($0) }), let last = body.lastIndex(where: { !isSpace($0) }) else {
+            return Answer(status: status, headers: headers, body: Data())
+        }
+        return Answer(status: status, headers: headers, body: Data(body[first...last]))
     }
 
     /// A `name=value` parameter of a header value (quotes removed).
@@ -249,7 +290,8 @@ enum ODataBatchWire {
     }
 
     /// One result per operation of `batch`: a change set answered by one error gives every change that
-    /// error; operations without an answer get status 0 and `-1008`.
+    /// error; operations without an answer get status 0 and `-1008`; an unreadable answer, or a change set's
+    /// answers that do not fit its changes, status 0 and `-1007`.
     static func results(_ batch: FMODataBatch, response: Endpoint<[FMODataBatchResult]>.Response) throws(FMError) -> [FMODataBatchResult] {
         let type = response.header("Content-Type") ?? ""
         var boundary = parameter("boundary", of: type)
@@ -259,27 +301,49 @@ enum ODataBatchWire {
             boundary = text.split(whereSeparator: \.isNewline).first { $0.hasPrefix("--") }.map { String($0.dropFirst(2)).trimmingCharacters(in: .whitespaces) }
         }
         guard let boundary, !boundary.isEmpty else { throw .malformed("the $batch answer is not multipart", status: response.status) }
-        let groups = answers(response.body, boundary: boundary)
+        guard let groups = answers(response.body, boundary: boundary, limit: batch.parts.count) else {
+            throw .malformed("a change set of the $batch answer has a boundary that starts with the batch's", status: response.status)
+        }
         var results: [FMODataBatchResult] = []
+        results.reserveCapacity(batch.operationCount)
         for (index, part) in batch.parts.enumerated() {
             let count: Int
             switch part {
             case .read: count = 1
             case .changeset(let changes): count = changes.count
             }
-            let group = index < groups.count ? groups[index] : []
+            guard index < groups.count else {
+                // Not answered: the server stops at the first failure.
+                results.append(contentsOf: repeatElement(FMODataBatchResult(status: 0, code: FMError.ClientCode.emptyResult, body: nil), count: count))
+                continue
+            }
+            let group = groups[index]
             for number in 0..<count {
-                let answer = group.count == count ? group[number] : group.count == 1 && group[0].status >= 400 ? group[0] : nil
-                results.append(result(answer))
+                if group.count == count {
+                    results.append(result(group[number]))
+                } else if group.count == 1, let only = group[0], only.status >= 400 {
+                    // A change set refused as a whole: each of its changes gets the error.
+                    results.append(result(only))
+                } else {
+                    // Answers that do not fit the operations: which belongs to which is unknown.
+                    results.append(result(nil))
+                }
             }
         }
         return results
     }
 
+    /// The result of one answer; `nil` (an unreadable answer) is status 0 and `-1007`.
     private static func result(_ answer: Answer?) -> FMODataBatchResult {
-        guard let answer else { return FMODataBatchResult(status: 0, code: FMError.ClientCode.emptyResult, body: nil) }
+        guard let answer else { return FMODataBatchResult(status: 0, code: FMError.ClientCode.malformedResponse, body: nil) }
         let object = answer.body.isEmpty ? nil : (try? JSONReader.parse(answer.body)) as? [String: Any]
-        let code = (200...299).contains(answer.status) ? "0" : ODataEnvelope.error(status: answer.status, body: answer.body).code
+        let code: String
+        if (200...299).contains(answer.status) {
+            // A success's body is a JSON object or nothing: anything else is not the answer it claims to be.
+            code = answer.body.isEmpty || object != nil ? "0" : FMError.ClientCode.malformedResponse
+        } else {
+            code = ODataEnvelope.error(status: answer.status, body: answer.body).code
+        }
         return FMODataBatchResult(status: answer.status, code: code, body: object, headers: answer.headers)
     }
 }

@@ -80,14 +80,15 @@ enum ODataEnvelope {
         object["@odata." + name] ?? object["@" + name]
     }
 
-    /// `@odata.count` as an integer (a JSON number or, with `IEEE754Compatible`, a string).
+    /// `@odata.count` as an integer (a JSON number or, with `IEEE754Compatible`, a string); a negative count is
+    /// no count (`-1007`).
     static func count(in object: [String: Any], status: Int) throws(FMError) -> Int? {
         guard let value = annotation("count", in: object) else { return nil }
-        if let number = value as? NSNumber, String(cString: number.objCType) != "c", let integer = RawJSON.exactInt(number) {
+        if let number = value as? NSNumber, String(cString: number.objCType) != "c", let integer = RawJSON.exactInt(number), integer >= 0 {
             return integer
         }
-        if let text = value as? String, let integer = Int(text.trimmingCharacters(in: .whitespaces)) { return integer }
-        throw .malformed("@odata.count is not an integer", status: status)
+        if let text = value as? String, let integer = Int(text.trimmingCharacters(in: .whitespaces)), integer >= 0 { return integer }
+        throw .malformed("@odata.count is not a count", status: status)
     }
 
     /// A collection answer: its rows, count and next link.
