@@ -325,6 +325,61 @@ struct LoginHookShutdownTests {
         #expect(!api.isActiveToken())
     }
 
+    /// A second shutdown with a shorter grace cuts the first one's short (what a service does when its task is
+    /// cancelled while it drains): the call in flight ends with -1012 at once, both shutdowns complete, and the
+    /// session is logged out. Failed on main (the second shutdown waited for the first one's 600 s grace).
+    @Test func aLaterShutdownWithAShorterGraceEndsTheCallsInFlight() throws {
+        let sent = DispatchSemaphore(value: 0)
+        let stub = StubTransport { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            sent.signal()
+            return .hold
+        }
+        let api = makeAPI(stub)
+        let ended = DispatchSemaphore(value: 0)
+        let code = Locked<String?>(nil)
+        api.perform(TestEndpoints.records()) { (result: Result<String, FMError>) in
+            code.withLock { $0 = result.testFailureCode }
+            ended.signal()
+        }
+        #expect(sent.wait(timeout: TestBound.deadline) == .success)
+        let first = Recorder<Void>()
+        api.shutdown(grace: 600) { first.record(()) }
+        let second = Recorder<Void>()
+        api.shutdown(grace: 0) { second.record(()) }
+        // Generous, and far below the first grace: on main nothing ended the call before 600 s.
+        let cut = ended.wait(timeout: .now() + 60) == .success
+        #expect(cut)
+        guard cut else { return }   // (main) the call is still held: nothing below would complete
+        #expect(code.withLock { $0 } == FMError.ClientCode.shuttingDown)
+        #expect(second.wait().count == 1)
+        #expect(first.wait().count == 1)
+        #expect(stub.requests(matching: "/sessions/" + Bodies.token).filter { $0.httpMethod == "DELETE" }.count == 1)
+    }
+
+    /// A later shutdown never lengthens the grace, and one without a grace leaves it as it is: the first
+    /// shutdown's short grace still ends the call in flight.
+    @Test func aLaterShutdownNeverLengthensTheGrace() throws {
+        let sent = DispatchSemaphore(value: 0)
+        let stub = StubTransport { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
+            sent.signal()
+            return .hold
+        }
+        let api = makeAPI(stub)
+        let call = Recorder<Result<String, FMError>>()
+        api.perform(TestEndpoints.records()) { call.record($0) }
+        #expect(sent.wait(timeout: TestBound.deadline) == .success)
+        let shutDown = Recorder<Void>(expecting: 3)
+        api.shutdown(grace: 0.05) { shutDown.record(()) }
+        api.shutdown(grace: 600) { shutDown.record(()) }
+        api.shutdown { shutDown.record(()) }
+        #expect(call.wait().first?.testFailureCode == FMError.ClientCode.shuttingDown)
+        #expect(shutDown.wait().count == 3)
+    }
+
     // MARK: sessions nobody holds any more are still logged out at shutdown
 
     /// `logout()` while a call logs in: the call still uses the session that login opens, but the pool does

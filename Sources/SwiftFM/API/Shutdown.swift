@@ -53,23 +53,33 @@ extension DataAPI {
     /// calls in flight may finish for up to `grace` seconds (default ``FMConfiguration/timeout``), after which
     /// they complete with `-1012`; then every pool session is logged out on the server and the token store is
     /// cleared. Logins in flight are waited for within the same grace; a session one opens after it is
-    /// logged out as soon as it arrives. `completion` runs once, on ``callbackQueue``. Calling it again waits for the same shutdown.
+    /// logged out as soon as it arrives. `completion` runs once, on ``callbackQueue``. Calling it again waits for the same shutdown;
+    /// a `grace` given again shortens what is left of the first one when it ends sooner (`shutdown(grace: 0)` ends the calls
+    /// still in flight at once), and never lengthens it.
     ///
     /// - Returns: the handle of the shutdown (cancelling it does not stop the shutdown).
     @discardableResult
     public func shutdown(grace: TimeInterval? = nil, completion: sending @escaping () -> Void) -> FMRequest {
         let delivery = OneShot<Void>(queue: callbackQueue) { _ in completion() }
         let bound = grace ?? configuration.timeout
-        let timer = Locked<Deadline?>(nil)
-        let first = lifecycle.beginShutdown(notify: { delivery.finish(.success(())) }, began: { [logger] in
+        // This shutdown's timer, and whether the shutdown is complete (then no timer is armed).
+        let timer = Locked<(deadline: Deadline?, over: Bool)>((nil, false))
+        let stopTimer = { @Sendable in timer.withLock { $0.deadline?.cancel(); $0.over = true } }
+        let first = lifecycle.beginShutdown(notify: { stopTimer(); delivery.finish(.success(())) }, began: { [logger] in
             logger.log(.info, "shutting down: no new calls; waiting up to \(bound) s for calls in flight")
         }) { [self] finished in
-            timer.withLock { $0?.cancel() }
+            stopTimer()
             logOutEverySession(then: finished)
         }
-        if first {
+        // The first shutdown's grace; a later one's only when given (it may cut the first one's short).
+        if first || grace != nil {
             let deadline = Deadline.after(seconds: bound) { [lifecycle] in lifecycle.stopAll(with: .shuttingDown) }
-            timer.withLock { $0 = $0 == nil ? deadline : $0 }
+            let armed = timer.withLock { state -> Bool in
+                guard !state.over, state.deadline == nil else { return false }
+                state.deadline = deadline
+                return true
+            }
+            if !armed { deadline.cancel() }
         }
         return delivery.handle
     }
