@@ -8,7 +8,10 @@ import SwiftFM
 /// ``run()`` waits for the group's graceful shutdown, then shuts every client down with
 /// `DataAPI.shutdown(grace:)`: new calls complete at once with `-1012`, calls in flight may
 /// finish for up to ``grace`` seconds, then every session is logged out; `run()` returns when that is done.
-/// When the task is cancelled instead (the group is cancelled), the clients are shut down with no grace.
+/// When the task is cancelled instead (the group is cancelled), the clients are shut down with no grace; when it
+/// is cancelled while they drain (the group's `maximumGracefulShutdownDuration` passed), the rest of the grace
+/// is cut short: every shutdown is asked again with a grace of 0, so calls still in flight complete at once
+/// with `-1012`, and `run()` returns once the sessions are logged out.
 ///
 /// A `ServiceGroup` shuts its services down in reverse order: list this service before the services that
 /// make calls through its clients (an HTTP server, a poller), so they stop first and it drains what they
@@ -36,7 +39,8 @@ public struct FMService: Service, CustomStringConvertible {
 
     /// A service owning another kind of client through its graceful shutdown (an OData client, say):
     /// `shutdown` gets the grace in seconds (`nil`: the client's own default; 0 when cancelled) and returns
-    /// when the client is shut down.
+    /// when the client is shut down. When the service is cancelled while `shutdown` drains, it is called once
+    /// more with 0: it should then end what is still in flight (a `DataAPI`'s `shutdown(grace: 0)` does).
     public init(grace: TimeInterval? = nil, shutdown: @escaping @Sendable (_ grace: TimeInterval?) async -> Void) {
         self.clients = []
         self.grace = grace
@@ -45,13 +49,23 @@ public struct FMService: Service, CustomStringConvertible {
 
     /// Waits for graceful shutdown (or cancellation), then shuts the clients down and returns.
     public func run() async throws {
-        var cancelled = false
+        let shutdowns = self.shutdowns
         do {
             try await gracefulShutdown()
         } catch {
-            cancelled = true   // the task was cancelled: nothing is waited for
+            // The task was cancelled: nothing is waited for.
+            return await Self.shutDown(shutdowns, grace: 0)
         }
-        let grace = cancelled ? 0 : self.grace
+        // Cancelled while draining: the grace is over, ask again with none (a DataAPI ends its calls then).
+        await withTaskCancellationHandler {
+            await Self.shutDown(shutdowns, grace: grace)
+        } onCancel: {
+            Task { await Self.shutDown(shutdowns, grace: 0) }
+        }
+    }
+
+    /// Runs every shutdown at once with `grace` and returns when all have.
+    private static func shutDown(_ shutdowns: [@Sendable (TimeInterval?) async -> Void], grace: TimeInterval?) async {
         await withTaskGroup(of: Void.self) { group in
             for shutdown in shutdowns {
                 group.addTask { await shutdown(grace) }

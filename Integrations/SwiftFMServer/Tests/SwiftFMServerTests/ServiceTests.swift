@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import ServiceLifecycleTestKit
 import SwiftFM
 import SwiftFMEmulator
 import SwiftFMServer
@@ -54,6 +55,68 @@ import Testing
             let found = try await inFlight.value
             #expect(found.records.count == 1)
             try await tasks.next()   // the group's run returns once the client is shut down
+        }
+        #expect(emulator.logoutCount == 1)
+        #expect(emulator.activeSessionCount == 0)
+    }
+
+    /// Cancelled while it drains (a ServiceGroup escalates to cancellation once its
+    /// `maximumGracefulShutdownDuration` passed), the service cuts the grace short: the call in flight
+    /// completes at once with -1012, the session is logged out and `run()` returns. Failed on main: the call
+    /// stayed in flight and `run()` waited for the whole 600 s grace.
+    @Test func cancellationWhileDrainingCutsTheGraceShort() async throws {
+        let emulator = Emulator()
+        try emulator.start()
+        defer { emulator.stop() }
+        let arrived = Signal()
+        let release = DispatchSemaphore(value: 0)
+        let held = NSLock()
+        nonisolated(unsafe) var holding = true
+        emulator.onRequest = { line in
+            guard line.contains("/layouts/Artists/records") else { return }
+            let hold = held.withLock { () -> Bool in
+                defer { holding = false }
+                return holding
+            }
+            guard hold else { return }
+            arrived.fire()
+            _ = release.wait(timeout: .now() + 120)
+        }
+        defer { release.signal() }
+        let shuttingDown = Signal()
+        var configuration = try configuration(for: emulator)
+        configuration.timeout = 600   // only the shutdown ends the held call
+        let api = DataAPI(configuration: configuration, logger: { event in
+            if event.message.hasPrefix("shutting down") { shuttingDown.fire() }
+        })
+        let ended = Signal()
+        let inFlight = Task {
+            defer { ended.fire() }
+            return try await api.getRecords(layout: "Artists", limit: 1)
+        }
+        #expect(await arrived.wait())
+
+        let returned = Signal()
+        await testGracefulShutdown { trigger in
+            let run = Task {
+                try await FMService(api, grace: 600).run()
+                returned.fire()
+            }
+            trigger.triggerGracefulShutdown()
+            #expect(await shuttingDown.wait())
+            run.cancel()
+            // Generous, and far below the grace and the call's timeout: on main the call stayed in flight.
+            let cut = await ended.wait(seconds: 60)
+            #expect(cut)
+            if !cut { release.signal() }   // (main) let the held request go, so that the test ends
+            await #expect(throws: FMError.self) {
+                do { _ = try await inFlight.value } catch let error as FMError {
+                    #expect(error.code == FMError.ClientCode.shuttingDown)
+                    throw error
+                }
+            }
+            release.signal()
+            #expect(await returned.wait(seconds: 60))
         }
         #expect(emulator.logoutCount == 1)
         #expect(emulator.activeSessionCount == 0)
