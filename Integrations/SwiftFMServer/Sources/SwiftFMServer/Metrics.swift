@@ -23,13 +23,17 @@ import SwiftFM
 /// | `swiftfm_pool_sessions_busy` | gauge | | open sessions a call holds |
 ///
 /// `endpoint` is `FMCallMetrics.endpoint`: the method and the path with names and ids as `{}`
-/// (`GET layouts/{}/records`), so its values are few. Metric objects are made once per name and dimensions
-/// and reused.
+/// (`GET layouts/{}/records`), so its values are few. `code` is FileMaker's or SwiftFM's code, which the
+/// server's answer names: so that a server or proxy answering with codes of its own cannot grow the values
+/// without bound, a code that is not a short integer, and any code past the first ``maxCodes`` distinct ones,
+/// is `other`. Metric objects are made once per name and dimensions and reused.
 public final class FMSwiftMetricsObserver: FMMetricsObserver {
     /// The prefix of every name.
     public let prefix: String
     /// Dimensions added to every metric (e.g. `[("database", "Music")]`).
     public let dimensions: [(String, String)]
+    /// How many distinct `code` values are recorded; later ones are `other`.
+    public static let maxCodes = 64
     private let factory: any MetricsFactory
     private let cache = Mutex()
 
@@ -48,7 +52,7 @@ public final class FMSwiftMetricsObserver: FMMetricsObserver {
     public func callFinished(_ call: FMCallMetrics) {
         let outcome = call.code == "0" ? "success" : "failure"
         let endpoint = [("endpoint", call.endpoint)]
-        counter("calls_total", endpoint + [("outcome", outcome), ("code", call.code)]).increment()
+        counter("calls_total", endpoint + [("outcome", outcome), ("code", cache.code(call.code))]).increment()
         timer("call_duration_seconds", endpoint + [("outcome", outcome)]).recordSeconds(call.duration)
         timer("call_queue_wait_seconds", endpoint).recordSeconds(call.queueWait)
         if call.attempts > 1 { counter("call_retries_total", endpoint).increment(by: call.attempts - 1) }
@@ -61,12 +65,12 @@ public final class FMSwiftMetricsObserver: FMMetricsObserver {
         switch event.kind {
         case .opened, .loginFailed:
             let outcome = event.kind == .opened ? "success" : "failure"
-            counter("logins_total", [("outcome", outcome), ("code", event.code ?? "0")]).increment()
+            counter("logins_total", [("outcome", outcome), ("code", cache.code(event.code ?? "0"))]).increment()
             if let duration = event.loginDuration {
                 timer("login_duration_seconds", [("outcome", outcome)]).recordSeconds(duration)
             }
         case .lost:
-            counter("sessions_lost_total", [("code", event.code ?? "")]).increment()
+            counter("sessions_lost_total", [("code", event.code.map(cache.code) ?? "")]).increment()
         case .closed:
             counter("sessions_closed_total", [("reason", event.reason ?? "")]).increment()
         }
@@ -94,8 +98,10 @@ public final class FMSwiftMetricsObserver: FMMetricsObserver {
 }
 
 extension Metrics.Timer {
+    /// Records `seconds` (negative or NaN as 0; past `Int64.max` nanoseconds, infinity included, as `Int64.max`).
     fileprivate func recordSeconds(_ seconds: TimeInterval) {
-        recordNanoseconds(Int64((max(0, seconds) * 1e9).rounded()))
+        let nanoseconds = (seconds.isNaN ? 0 : max(0, seconds)) * 1e9
+        recordNanoseconds(nanoseconds < 9.2e18 ? Int64(nanoseconds.rounded()) : .max)
     }
 }
 
@@ -104,6 +110,20 @@ private final class Mutex: @unchecked Sendable {
     // @unchecked: `metrics` is only touched under `lock`.
     private let lock = NSLock()
     private var metrics: [String: AnyObject] = [:]
+    private var codes: Set<String> = []
+
+    /// `code` as a dimension value: a short integer (`-1012`, `952`) among the first
+    /// `FMSwiftMetricsObserver.maxCodes` seen; anything else `other`.
+    func code(_ code: String) -> String {
+        let digits = code.hasPrefix("-") ? code.dropFirst() : code[...]
+        guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return "other" }
+        lock.lock()
+        defer { lock.unlock() }
+        if codes.contains(code) { return code }
+        guard codes.count < FMSwiftMetricsObserver.maxCodes else { return "other" }
+        codes.insert(code)
+        return code
+    }
 
     func metric<M: AnyObject>(_ label: String, _ dimensions: [(String, String)],
                               make: (String, [(String, String)]) -> M) -> M {

@@ -93,4 +93,50 @@ import Testing
             })
         }
     }
+
+    /// The `code` dimension comes from the server's answer: codes that are not short integers, and codes past
+    /// the first `maxCodes` distinct ones, are `other`, so a server or proxy answering with codes of its own
+    /// cannot grow the metrics (and the observer's cache) without bound. Failed on main (1,000 counters).
+    @Test func theCodeDimensionStaysBounded() {
+        let metrics = TestMetrics()
+        let observer = FMSwiftMetricsObserver(factory: metrics)
+        func call(_ code: String) -> FMCallMetrics {
+            FMCallMetrics(endpoint: Self.records, queueWait: 0, duration: 0.001, code: code, attempts: 1, bytesSent: 0, bytesReceived: 0)
+        }
+        observer.callFinished(call("0"))
+        observer.callFinished(call("-1012"))
+        observer.callFinished(call("952"))
+        for index in 0..<500 { observer.callFinished(call("token-\(index)-\(UUID().uuidString)")) }
+        for index in 0..<500 { observer.callFinished(call("\(10_000 + index)")) }
+        observer.poolEvent(FMPoolEvent(kind: .loginFailed, session: 0, code: "Bearer abc.def.ghi"))
+
+        let counters = metrics.counters(label: "swiftfm_calls_total")
+        let codes = Set(counters.compactMap { $0.dimensions.first { $0.0 == "code" }?.1 })
+        #expect(codes.count <= FMSwiftMetricsObserver.maxCodes + 1, "\(codes.count) code values")
+        for code in ["0", "-1012", "952", "other"] { #expect(codes.contains(code), "\(code)") }
+        #expect(!codes.contains { $0.hasPrefix("token-") })
+        #expect(counters.reduce(0) { $0 + $1.totalValue } == 1003)   // every call counted, under some code
+        #expect(metrics.counterTotal(label: "swiftfm_calls_total",
+                                     dimensions: [("endpoint", Self.records), ("outcome", "failure"), ("code", "other")]) >= 500)
+        let logins = metrics.counters(label: "swiftfm_logins_total")
+        #expect(logins.count == 1)
+        #expect(logins.first?.dimensions.contains { $0 == ("code", "other") } == true)
+    }
+
+    /// A duration or wait past what `Int64` nanoseconds hold (infinity, 1e300 s: values a caller can build)
+    /// is recorded as the largest value, and NaN as 0, instead of trapping. Failed on main (the process
+    /// crashed converting to `Int64`).
+    @Test func durationsPastInt64DoNotTrap() async {
+        await #expect(processExitsWith: .success) {
+            let metrics = TestMetrics()
+            let observer = FMSwiftMetricsObserver(factory: metrics)
+            observer.callFinished(FMCallMetrics(endpoint: "GET layouts/{}/records", queueWait: .nan, duration: .infinity,
+                                                code: "0", attempts: 1, bytesSent: 0, bytesReceived: 0))
+            observer.poolEvent(FMPoolEvent(kind: .opened, session: 0, loginDuration: 1e300))
+            let duration = metrics.timers(label: "swiftfm_call_duration_seconds").first?.values
+            let wait = metrics.timers(label: "swiftfm_call_queue_wait_seconds").first?.values
+            let login = metrics.timers(label: "swiftfm_login_duration_seconds").first?.values
+            guard duration == [.max], wait == [0], login == [.max] else { exit(1) }
+        }
+    }
 }
