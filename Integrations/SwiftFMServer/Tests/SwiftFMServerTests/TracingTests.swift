@@ -96,4 +96,140 @@ import Tracing
             #expect(tracer.activeSpans.isEmpty)
         }
     }
+
+    /// A callback caller's span is started under the caller's `ServiceContext` too (read synchronously as the
+    /// call begins), and a call made from a completion (no task, no context) is a root span. Held on main.
+    @Test func callbackCallersNestUnderTheirContext() async throws {
+        try await Emulator.withRunning { emulator in
+            let tracer = InMemoryTracer()
+            let api = try client(emulator, tracer)
+            let parentID = await tracer.withSpan("handler") { span in
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    api.getRecords(layout: "Artists", limit: 1) { _, _ in
+                        api.getRecords(layout: "Artists", limit: 2) { _, _ in continuation.resume() }
+                    }
+                }
+                return span.context.inMemorySpanContext?.spanID
+            }
+            let calls = tracer.finishedSpans.filter { $0.operationName == "GET layouts/{}/records" }
+            #expect(calls.count == 2)
+            let first = try #require(calls.first { $0.attributes["filemaker.request_id"] != nil && $0.parentSpanID == parentID })
+            #expect(first.traceID == tracer.finishedSpans.first { $0.operationName == "handler" }?.traceID)
+            #expect(calls.filter { $0.parentSpanID == nil }.count == 1)   // the one made from the completion
+            #expect(tracer.activeSpans.isEmpty)
+        }
+    }
+
+    /// A call cancelled in flight (-1005), one in flight when the client is shut down with no grace and one
+    /// refused afterwards (-1012): each span ends exactly once, marked as an error with its code, and no span
+    /// is left open. Held on main.
+    @Test func cancelledAndShutDownCallsEndTheirSpans() async throws {
+        try await Emulator.withRunning { emulator in
+            let hold = Hold()
+            emulator.onRequest = { line in if line.contains("/layouts/Artists/records") { hold.arrive() } }
+            defer { hold.releaseAll() }
+            let tracer = InMemoryTracer()
+            let api = try client(emulator, tracer)
+            _ = try await api.getRecords(layout: "Artists", limit: 1)   // logged in: no login span below
+            tracer.clearFinishedSpans()
+
+            func failure(_ body: @escaping @Sendable () async throws -> Void, then act: (Task<Void, any Error>) async -> Void) async -> String? {
+                let arrived = hold.arm()
+                let call = Task { try await body() }
+                #expect(await arrived.wait())
+                await act(call)
+                do {
+                    try await call.value
+                    return "0"
+                } catch let error as FMError {
+                    return error.code
+                } catch {
+                    return "\(error)"
+                }
+            }
+            let cancelled = await failure({ _ = try await api.getRecords(layout: "Artists", limit: 1) }) { $0.cancel() }
+            #expect(cancelled == FMError.ClientCode.cancelled)
+            let shutDown = await failure({ _ = try await api.getRecords(layout: "Artists", limit: 1) }) { _ in await api.shutdown(grace: 0) }
+            #expect(shutDown == FMError.ClientCode.shuttingDown)
+            await #expect(throws: FMError.self) { _ = try await api.getRecords(layout: "Artists", limit: 1) }
+
+            let spans = tracer.finishedSpans.filter { $0.operationName == "GET layouts/{}/records" }
+            let codes = spans.map { $0.attributes["filemaker.code"]?.toSpanAttribute() }
+            #expect(codes == [.string(FMError.ClientCode.cancelled), .string(FMError.ClientCode.shuttingDown),
+                              .string(FMError.ClientCode.shuttingDown)])
+            for span in spans {
+                #expect(span.status?.code == .error)
+                #expect(span.errors.count == 1)
+            }
+            let ids = spans.compactMap { $0.attributes["filemaker.request_id"]?.toSpanAttribute() }.map { "\($0)" }
+            #expect(Set(ids).count == spans.count)   // one span per call, each ended once
+            #expect(tracer.finishedSpans.filter { $0.operationName == "DELETE sessions/{}" }.count == 1)
+            #expect(tracer.activeSpans.isEmpty)
+        }
+    }
+
+    /// No span holds a secret: not the password, the Basic value or a session token, in a name, an
+    /// attribute, an event, a status message or a recorded error; over logins, a replay after 952, a failed
+    /// call and the logouts of a shutdown. Held on main.
+    @Test func noSecretReachesASpan() async throws {
+        try await Emulator.withRunning { emulator in
+            let tracer = InMemoryTracer()
+            let api = try client(emulator, tracer)
+            _ = try await api.getRecords(layout: "Artists", limit: 1)
+            emulator.inject(.expireSession, count: 1, matching: "/layouts/Artists/records")
+            _ = try await api.getRecords(layout: "Artists", limit: 1)
+            await #expect(throws: FMError.self) { _ = try await api.getRecords(layout: "NoSuchLayout") }
+            let secrets = secrets(of: emulator)
+            await api.shutdown(grace: 5)
+            #expect(secrets.count >= 4)   // the two credentials and both sessions' tokens
+
+            let spans = tracer.finishedSpans
+            #expect(spans.filter { $0.operationName == "DELETE sessions/{}" }.count == 1)
+            for span in spans {
+                var text = span.operationName
+                span.attributes.forEach { key, value in text += " \(key)=\(value)" }
+                for event in span.events {
+                    text += " " + event.name
+                    event.attributes.forEach { key, value in text += " \(key)=\(value)" }
+                }
+                text += " \(span.status.map { "\($0.code) \($0.message ?? "")" } ?? "")"
+                for error in span.errors { text += " \(error.error) \(String(reflecting: error.error))" }
+                for secret in secrets { #expect(!text.contains(secret), "\(text)") }
+            }
+        }
+    }
+}
+
+/// Holds the emulator's matching requests (on its threads) until released; each `arm()` is the arrival of
+/// the next one.
+private final class Hold: @unchecked Sendable {
+    // @unchecked: state under `lock`.
+    private let lock = NSLock()
+    private var next: Signal?
+    private var held = 0
+    private let release = DispatchSemaphore(value: 0)
+
+    /// The next matching request will be held: its arrival.
+    func arm() -> Signal {
+        let signal = Signal()
+        lock.withLock { next = signal }
+        return signal
+    }
+
+    /// On the emulator's thread: holds the request when armed.
+    func arrive() {
+        let signal = lock.withLock { () -> Signal? in
+            defer { next = nil }
+            if next != nil { held += 1 }
+            return next
+        }
+        guard let signal else { return }
+        signal.fire()
+        _ = release.wait(timeout: .now() + 120)
+    }
+
+    /// Lets every held request go.
+    func releaseAll() {
+        for _ in 0..<lock.withLock({ held }) { release.signal() }
+    }
 }
