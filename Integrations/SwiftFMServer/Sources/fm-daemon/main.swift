@@ -57,21 +57,24 @@ struct Poller: Service {
     let logger: Logger
 
     func run() async throws {
-        // Stops polling when graceful shutdown starts (the sleep is cancelled); a call in flight then is
-        // FMService's to drain.
-        try await cancelWhenGracefulShutdown {
-            var round = 0
-            while rounds == 0 || round < rounds {
-                round += 1
-                try await withSpan("poll") { _ in
-                    do {
-                        let found = try await api.getRecords(layout: layout, limit: 5)
-                        logger.info("polled", metadata: ["round": "\(round)", "records": "\(found.records.count)"])
-                    } catch let error as FMError {
-                        logger.warning("poll failed", metadata: ["round": "\(round)", "code": "\(error.code)"])
-                    }
+        // Stops polling when graceful shutdown starts: only the pause between polls is cut short. A poll in
+        // flight is not cancelled (that would fail it with -1005): it finishes, as FMService lets it, and the
+        // poller then returns normally (throwing would count as a failure and cancel the whole group).
+        var round = 0
+        while (rounds == 0 || round < rounds) && !Task.isShuttingDownGracefully && !Task.isCancelled {
+            round += 1
+            await withSpan("poll") { _ in
+                do {
+                    let found = try await api.getRecords(layout: layout, limit: 5)
+                    logger.info("polled", metadata: ["round": "\(round)", "records": "\(found.records.count)"])
+                } catch {
+                    logger.warning("poll failed", metadata: ["round": "\(round)", "code": "\((error as? FMError)?.code ?? "\(error)")"])
                 }
-                try await Task.sleep(for: interval)
+            }
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            } catch {
+                break   // graceful shutdown (or cancellation) ended the pause
             }
         }
     }
