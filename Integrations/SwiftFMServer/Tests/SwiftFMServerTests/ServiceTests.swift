@@ -122,6 +122,63 @@ import Testing
         #expect(emulator.activeSessionCount == 0)
     }
 
+    /// The same through a ServiceGroup: its `maximumGracefulShutdownDuration` (1 s) passes while the client
+    /// drains with a 600 s grace; the group cancels the service, which ends the call in flight with -1012, and
+    /// the group's run returns. Failed on main (the call stayed in flight until the emulator let it go).
+    @Test func aGroupsMaximumGracefulShutdownDurationBoundsTheDrain() async throws {
+        let emulator = Emulator()
+        try emulator.start()
+        defer { emulator.stop() }
+        let arrived = Signal()
+        let release = DispatchSemaphore(value: 0)
+        let held = NSLock()
+        nonisolated(unsafe) var holding = true
+        emulator.onRequest = { line in
+            guard line.contains("/layouts/Artists/records") else { return }
+            let hold = held.withLock { () -> Bool in
+                defer { holding = false }
+                return holding
+            }
+            guard hold else { return }
+            arrived.fire()
+            _ = release.wait(timeout: .now() + 120)
+        }
+        defer { release.signal() }
+        var configuration = try configuration(for: emulator)
+        configuration.timeout = 600   // only the shutdown ends the held call
+        let api = DataAPI(configuration: configuration)
+        var groupConfiguration = ServiceGroupConfiguration(services: [.init(service: FMService(api, grace: 600))],
+                                                           logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(1)
+        let group = ServiceGroup(configuration: groupConfiguration)
+
+        let ended = Signal()
+        let inFlight = Task {
+            defer { ended.fire() }
+            return try await api.getRecords(layout: "Artists", limit: 1)
+        }
+        let returned = Signal()
+        let run = Task {
+            defer { returned.fire() }
+            try await group.run()
+        }
+        #expect(await arrived.wait())
+        await group.triggerGracefulShutdown()
+        let cut = await ended.wait(seconds: 60)
+        #expect(cut)
+        if !cut { release.signal() }   // (main) let the held request go, so that the test ends
+        await #expect(throws: FMError.self) {
+            do { _ = try await inFlight.value } catch let error as FMError {
+                #expect(error.code == FMError.ClientCode.shuttingDown)
+                throw error
+            }
+        }
+        release.signal()
+        #expect(await returned.wait(seconds: 60))
+        _ = try? await run.value
+        #expect(emulator.logoutCount == 1)
+    }
+
     /// Cancelling the group (no graceful shutdown) still shuts the client down: calls then are refused.
     @Test func cancellationShutsTheClientDown() async throws {
         try await Emulator.withRunning { emulator in
