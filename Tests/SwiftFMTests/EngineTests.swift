@@ -205,6 +205,29 @@ struct EngineTests {
         #expect(lines.contains { $0.contains("401 code 952") })
     }
 
+    /// A container's streaming URL is a capability: while the streaming session lives, its key downloads the
+    /// file for anyone who has it. The request and answer lines name the file by its extension only. Failed
+    /// before: `→ GET /Streaming_SSL/MainDB/6A4A2F0C1B9E.png?…` (found by the companion package's review).
+    @Test func containerKeysStayOutOfTheLog() throws {
+        let key = "6A4A2F0C1B9E77D0"
+        let harness = Harness(configuration: FMConfiguration(host: "fms.example.com", database: "Contacts",
+                                                             username: "admin", password: "s3cret-pass")) { request in
+            guard let url = request.url?.absoluteString else { return nil }
+            if url.contains("/streaming/mainDB/second") { return .body(200, Data([7]), contentType: "image/png") }
+            return .json(302, "", headers: ["Location": "https://fms.example.com/streaming/mainDB/second\(key).png",
+                                             "Set-Cookie": "X-FMS-Session-Key=k1; Path=/"])
+        }
+        let recorder = Recorder<(Data?, String)>()
+        let start = try #require(URL(string: "https://fms.example.com/Streaming_SSL/MainDB/\(key).png?RCType=EmbeddedRCFileProcessor"))
+        harness.api.downloadContainer(url: start) { data, code in recorder.record((data, code)) }
+        #expect(recorder.wait().first?.1 == "0")
+        let lines = harness.logs.values.map { $0.message + " " + $0.metadata.values.joined(separator: " ") }
+        #expect(lines.contains { $0.contains("/Streaming_SSL/MainDB/<container>.png") }, "\(lines)")
+        for line in lines {
+            #expect(!line.contains(key), "a log line holds a container's key: \(line)")
+        }
+    }
+
     @Test func descriptionsAreRedacted() {
         let configuration = FMConfiguration(host: "h", database: "d", credentials: .basic(username: "admin", password: "s3cret-pass"),
                                             dataSources: [FMDataSource(database: "o", username: "u", password: "other-secret")])

@@ -79,8 +79,11 @@ enum Redaction {
         Mirror(subject, children: ["redacted": description], displayStyle: .struct)
     }
 
-    /// The path (and no query) of `url`, with the token segment of a session path replaced.
-    static func path(of url: URL?) -> String {
+    /// The path (and no query) of `url`, with the token segment of a session path replaced, and the file of a
+    /// container's streaming URL named by its extension only: `container` for any URL of a container download
+    /// (a redirect may lead anywhere), and always for FileMaker's `/Streaming_SSL/…` and `/Streaming/…` paths.
+    /// A streaming URL is a capability: while its streaming session lives, anyone who has it gets the file.
+    static func path(of url: URL?, container: Bool = false) -> String {
         guard let url else { return "<no url>" }
         let raw = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
         var parts = raw.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -88,8 +91,21 @@ enum Redaction {
         for index in parts.indices.dropLast() where parts[index].lowercased() == "sessions" {
             parts[index + 1] = "<token>"
         }
+        let streaming = parts.count > 2 && ["streaming", "streaming_ssl"].contains(parts[1].lowercased())
+        if container || streaming, let last = parts.indices.last, !parts[last].isEmpty {
+            parts[last] = "<container>" + fileExtension(parts[last])
+        }
         let query = url.query.map { _ in "?…" } ?? ""
         return parts.joined(separator: "/") + query
+    }
+
+    /// `.png` of `name.png`: a dot and at most 8 letters or digits, else nothing (an extension is no secret; the
+    /// name before it is).
+    private static func fileExtension(_ name: String) -> String {
+        guard let dot = name.lastIndex(of: ".") else { return "" }
+        let letters = name[name.index(after: dot)...]
+        guard !letters.isEmpty, letters.count <= 8, letters.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return "" }
+        return "." + letters
     }
 
     /// A host as configured, with any user info (`user:password@`) replaced: everything between the scheme

@@ -200,8 +200,11 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         }
         // The method and redacted path of the request's lines: built once when debug lines are wanted, else only
         // for a line that is written (a failure).
-        let line = logger.isEnabled(.debug) ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" : nil
-        let describe: @Sendable () -> String = { line ?? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url))" }
+        let container = if case .absolute = endpoint.scope { true } else { false }   // only container URLs are absolute
+        let line = logger.isEnabled(.debug) ? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url, container: container))" : nil
+        let describe: @Sendable () -> String = {
+            line ?? "\(endpoint.method.rawValue) \(Redaction.path(of: request.url, container: container))"
+        }
         let gate = sender.gate
         let admit: @Sendable () -> Void = { [self] in
             // No cap, no gate: the exchange starts at once and has no slot to give back.
