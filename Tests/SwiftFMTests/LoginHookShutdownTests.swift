@@ -325,17 +325,23 @@ struct LoginHookShutdownTests {
         #expect(!api.isActiveToken())
     }
 
-    /// A second shutdown with a shorter grace cuts the first one's short (what a service does when its task is
-    /// cancelled while it drains): the call in flight ends with -1012 at once, both shutdowns complete, and the
-    /// session is logged out. Failed on main (the second shutdown waited for the first one's 600 s grace).
-    @Test func aLaterShutdownWithAShorterGraceEndsTheCallsInFlight() throws {
-        let sent = DispatchSemaphore(value: 0)
-        let stub = StubTransport { request in
+    /// A transport that answers logins and logouts and holds every other request, signalling `sent` as each one
+    /// arrives.
+    static func holdingCalls(signalling sent: DispatchSemaphore) -> StubTransport {
+        StubTransport { request in
             if isLogin(request) { return .json(200, Bodies.login()) }
             if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
             sent.signal()
             return .hold
         }
+    }
+
+    /// A second shutdown with a shorter grace cuts the first one's short (what a service does when its task is
+    /// cancelled while it drains): the call in flight ends with -1012 at once, both shutdowns complete, and the
+    /// session is logged out. Failed on main (the second shutdown waited for the first one's 600 s grace).
+    @Test func aLaterShutdownWithAShorterGraceEndsTheCallsInFlight() throws {
+        let sent = DispatchSemaphore(value: 0)
+        let stub = Self.holdingCalls(signalling: sent)
         let api = makeAPI(stub)
         let ended = DispatchSemaphore(value: 0)
         let code = Locked<String?>(nil)
@@ -362,12 +368,7 @@ struct LoginHookShutdownTests {
     /// shutdown's short grace still ends the call in flight.
     @Test func aLaterShutdownNeverLengthensTheGrace() throws {
         let sent = DispatchSemaphore(value: 0)
-        let stub = StubTransport { request in
-            if isLogin(request) { return .json(200, Bodies.login()) }
-            if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
-            sent.signal()
-            return .hold
-        }
+        let stub = Self.holdingCalls(signalling: sent)
         let api = makeAPI(stub)
         let call = Recorder<Result<String, FMError>>()
         api.perform(TestEndpoints.records()) { call.record($0) }

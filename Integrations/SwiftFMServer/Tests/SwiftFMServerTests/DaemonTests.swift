@@ -17,21 +17,8 @@ import Testing
         let emulator = Emulator()
         let url = try emulator.start()
         defer { emulator.stop() }
-        let arrived = Signal()
-        let release = DispatchSemaphore(value: 0)
-        let held = NSLock()
-        nonisolated(unsafe) var holding = true
-        emulator.onRequest = { line in
-            guard line.contains("/layouts/Artists/records") else { return }
-            let hold = held.withLock { () -> Bool in
-                defer { holding = false }
-                return holding
-            }
-            guard hold else { return }
-            arrived.fire()
-            _ = release.wait(timeout: .now() + 120)
-        }
-        defer { release.signal() }
+        let held = HeldFirstRequest(on: emulator)
+        defer { held.release() }
 
         let process = Process()
         process.executableURL = binary
@@ -63,12 +50,12 @@ import Testing
         try process.run()
         defer { if process.isRunning { process.terminate() } }
 
-        #expect(await arrived.wait())   // the first poll is held at the server
+        #expect(await held.arrived.wait())   // the first poll is held at the server
         kill(process.processIdentifier, SIGTERM)
         // The group has begun its graceful shutdown (the poller is told first): now the held request answers.
         #expect(await triggered.wait())
         #expect(emulator.logoutCount == 0)
-        release.signal()
+        held.release()
         #expect(await exited.wait())
         let lines = await text.value
         #expect(process.terminationStatus == 0, "\(lines)")

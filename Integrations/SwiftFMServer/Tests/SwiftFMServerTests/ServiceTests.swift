@@ -16,20 +16,7 @@ import Testing
         defer { emulator.stop() }
 
         // The first records request is held at the emulator until the test lets it go.
-        let arrived = Signal()
-        let release = DispatchSemaphore(value: 0)
-        let held = NSLock()
-        nonisolated(unsafe) var holding = true
-        emulator.onRequest = { line in
-            guard line.contains("/layouts/Artists/records") else { return }
-            held.lock()
-            let hold = holding
-            holding = false
-            held.unlock()
-            guard hold else { return }
-            arrived.fire()
-            _ = release.wait(timeout: .now() + 120)
-        }
+        let held = HeldFirstRequest(on: emulator)
         let shuttingDown = Signal()
         let api = DataAPI(configuration: try configuration(for: emulator), logger: { event in
             if event.message.hasPrefix("shutting down") { shuttingDown.fire() }
@@ -39,7 +26,7 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             let inFlight = Task { try await api.getRecords(layout: "Artists", limit: 1) }
-            #expect(await arrived.wait())
+            #expect(await held.arrived.wait())
 
             await group.triggerGracefulShutdown()
             #expect(await shuttingDown.wait())
@@ -51,7 +38,7 @@ import Testing
             }
             #expect(emulator.logoutCount == 0)   // still draining: the session is not logged out under the call
 
-            release.signal()
+            held.release()
             let found = try await inFlight.value
             #expect(found.records.count == 1)
             try await tasks.next()   // the group's run returns once the client is shut down
@@ -68,21 +55,8 @@ import Testing
         let emulator = Emulator()
         try emulator.start()
         defer { emulator.stop() }
-        let arrived = Signal()
-        let release = DispatchSemaphore(value: 0)
-        let held = NSLock()
-        nonisolated(unsafe) var holding = true
-        emulator.onRequest = { line in
-            guard line.contains("/layouts/Artists/records") else { return }
-            let hold = held.withLock { () -> Bool in
-                defer { holding = false }
-                return holding
-            }
-            guard hold else { return }
-            arrived.fire()
-            _ = release.wait(timeout: .now() + 120)
-        }
-        defer { release.signal() }
+        let held = HeldFirstRequest(on: emulator)
+        defer { held.release() }
         let shuttingDown = Signal()
         var configuration = try configuration(for: emulator)
         configuration.timeout = 600   // only the shutdown ends the held call
@@ -94,7 +68,7 @@ import Testing
             defer { ended.fire() }
             return try await api.getRecords(layout: "Artists", limit: 1)
         }
-        #expect(await arrived.wait())
+        #expect(await held.arrived.wait())
 
         let returned = Signal()
         await testGracefulShutdown { trigger in
@@ -108,14 +82,14 @@ import Testing
             // Generous, and far below the grace and the call's timeout: on main the call stayed in flight.
             let cut = await ended.wait(seconds: 60)
             #expect(cut)
-            if !cut { release.signal() }   // (main) let the held request go, so that the test ends
+            if !cut { held.release() }   // (main) let the held request go, so that the test ends
             await #expect(throws: FMError.self) {
                 do { _ = try await inFlight.value } catch let error as FMError {
                     #expect(error.code == FMError.ClientCode.shuttingDown)
                     throw error
                 }
             }
-            release.signal()
+            held.release()
             #expect(await returned.wait(seconds: 60))
         }
         #expect(emulator.logoutCount == 1)
@@ -129,21 +103,8 @@ import Testing
         let emulator = Emulator()
         try emulator.start()
         defer { emulator.stop() }
-        let arrived = Signal()
-        let release = DispatchSemaphore(value: 0)
-        let held = NSLock()
-        nonisolated(unsafe) var holding = true
-        emulator.onRequest = { line in
-            guard line.contains("/layouts/Artists/records") else { return }
-            let hold = held.withLock { () -> Bool in
-                defer { holding = false }
-                return holding
-            }
-            guard hold else { return }
-            arrived.fire()
-            _ = release.wait(timeout: .now() + 120)
-        }
-        defer { release.signal() }
+        let held = HeldFirstRequest(on: emulator)
+        defer { held.release() }
         var configuration = try configuration(for: emulator)
         configuration.timeout = 600   // only the shutdown ends the held call
         let api = DataAPI(configuration: configuration)
@@ -162,18 +123,18 @@ import Testing
             defer { returned.fire() }
             try await group.run()
         }
-        #expect(await arrived.wait())
+        #expect(await held.arrived.wait())
         await group.triggerGracefulShutdown()
         let cut = await ended.wait(seconds: 60)
         #expect(cut)
-        if !cut { release.signal() }   // (main) let the held request go, so that the test ends
+        if !cut { held.release() }   // (main) let the held request go, so that the test ends
         await #expect(throws: FMError.self) {
             do { _ = try await inFlight.value } catch let error as FMError {
                 #expect(error.code == FMError.ClientCode.shuttingDown)
                 throw error
             }
         }
-        release.signal()
+        held.release()
         #expect(await returned.wait(seconds: 60))
         _ = try? await run.value
         #expect(emulator.logoutCount == 1)

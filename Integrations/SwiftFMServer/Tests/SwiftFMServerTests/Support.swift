@@ -55,3 +55,31 @@ final class Signal: @unchecked Sendable {
         }
     }
 }
+
+/// The first request to `emulator` whose line contains `fragment`, held at the emulator until ``release()`` (or
+/// 120 s, a hang guard): ``arrived`` fires once it is held. Later matching requests pass.
+final class HeldFirstRequest: @unchecked Sendable {
+    // @unchecked: `holding` under `lock`.
+    /// Fired when the request is held.
+    let arrived = Signal()
+    private let gate = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var holding = true
+
+    init(on emulator: Emulator, matching fragment: String = "/layouts/Artists/records") {
+        emulator.onRequest = { [self] line in
+            guard line.contains(fragment) else { return }
+            let hold = lock.withLock { () -> Bool in
+                defer { holding = false }
+                return holding
+            }
+            guard hold else { return }
+            arrived.fire()
+            _ = gate.wait(timeout: .now() + 120)
+        }
+    }
+
+    /// Lets the held request go (calling it again changes nothing that matters: nothing else waits).
+    func release() { gate.signal() }
+}
+
