@@ -43,6 +43,39 @@ struct SessionPoolLeaseTests {
         #expect(pool.busyCounts == [0] && pool.waitingCount == 0)
     }
 
+    /// With nobody waiting, a call takes a free session at once: no place in the queue (no id), the plan's one
+    /// grant is its lease, on the lowest free slot. With a replay waiting for a fresh session, a new call goes
+    /// through the queue, and the replay does not hold it back from the older session that is free.
+    @Test func aFreeSessionIsLeasedAtOnceWhenNobodyWaits() throws {
+        let pool = SessionPool(size: 2, stored: Self.valid("t0"), now: Self.start)
+        let first = PoolTaker()
+        let (firstID, firstPlan) = pool.lease(now: Self.start, stored: nil, front: false) { first.deliver($0) }
+        #expect(firstID == nil && firstPlan.grants.count == 1 && firstPlan.logins.isEmpty)
+        deliver(firstPlan)
+        #expect(first.lease?.slot == 0 && first.lease?.token == "t0")
+        // Session 0 is busy, slot 1 has none: the next call queues and a login is opened for it.
+        let (second, secondPlan) = take(pool)
+        let login = try #require(secondPlan.logins.first)
+        #expect(login.slot == 1 && second.lease == nil && pool.waitingCount == 1)
+        deliver(pool.loginFinished(slot: 1, id: login.id, result: .success("t1"), now: Self.start, stored: nil).plan)
+        let lost = try #require(second.lease)
+        #expect(lost.token == "t1")
+        // The server loses session 1: its call gives it back and is replayed, waiting for a session opened since.
+        _ = pool.rejected(slot: 1, token: "t1")
+        deliver(pool.giveBack(lost, now: Self.start, stored: nil))
+        let replay = PoolTaker()
+        let (replayID, replayPlan) = pool.lease(now: Self.start, stored: nil, front: true) { replay.deliver($0) }
+        deliver(replayPlan)
+        #expect(replayID != nil && replay.lease == nil && replayPlan.logins.map(\.slot) == [1])
+        // Session 0 frees; the replay may not take it, the call coming next does.
+        deliver(pool.giveBack(try #require(first.lease), now: Self.start, stored: nil))
+        let next = PoolTaker()
+        let (nextID, nextPlan) = pool.lease(now: Self.start, stored: nil, front: false) { next.deliver($0) }
+        deliver(nextPlan)
+        #expect(nextID != nil, "someone waits: the call goes through the queue")
+        #expect(next.lease?.slot == 0 && replay.lease == nil && pool.waitingCount == 1)
+    }
+
     /// The waiters are the one FIFO's places: a call that withdrew (its call ended while waiting) never gets the
     /// session, whichever place it had, and the session goes to the next one still waiting; a replay (`front`)
     /// goes before every call queued when it came, and after a replay that came later.
@@ -54,7 +87,8 @@ struct SessionPoolLeaseTests {
             let taker = PoolTaker()
             let (id, plan) = pool.lease(now: Self.start, stored: nil, front: front) { taker.deliver($0) }
             deliver(plan)
-            waiting.append((id, taker, name))
+            #expect(id != nil, "the one session is held: the call waits, with a place to withdraw")
+            waiting.append((id ?? .max, taker, name))
         }
         for index in 0..<200 { queue("call \(index)") }
         queue("replay A", front: true)

@@ -135,9 +135,9 @@ struct SessionStageModelTests {
                     pending.append(.granted(call: call, result))
                 }
                 run(plan)
-                // The engine reports the place as soon as the pool returns; a grant may reach the call
-                // before or after (it is pending, like every grant).
-                report(call, .leaseRequested(id, attempt: attempt))
+                // The engine reports the place as soon as the pool returns, when the call was queued; a grant
+                // may reach the call before or after (it is pending, like every grant).
+                if let id { report(call, .leaseRequested(id, attempt: attempt)) }
             case .send(let lease, _):
                 if let lease { pending.append(.answer(call: call, lease: lease)) }
             case .releaseLease(let lease):

@@ -168,8 +168,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 }
             }
         }
-        // Still waiting (not served synchronously): the state remembers the place, to leave the queue if the call ends.
-        report(.leaseRequested(id, attempt: number))
+        // Queued (not leased at once): the state remembers the place, to leave the queue if the call ends.
+        if let id { report(.leaseRequested(id, attempt: number)) }
     }
 
     // MARK: send

@@ -172,16 +172,27 @@ final class SessionPool: Sendable {
 
     // MARK: leases
 
-    /// A call wants a session: it joins the waiters (at the front for a call replayed after a lost session,
-    /// which was admitted before the calls queued behind it, and then takes only a session opened since the
-    /// pool last lost one) and the pool hands out what it can. `stored` is the token store's value (read
-    /// outside the lock), adopted by slot 0 when it has no valid token. Returns the waiter's id (for
-    /// ``withdraw(_:)``) and the plan.
+    /// A call wants a session. With nobody waiting and a session free for it, it takes the session at once:
+    /// the plan's one grant is its lease, and no id comes back (nothing to withdraw). Otherwise it joins the
+    /// waiters (at the front for a call replayed after a lost session, which was admitted before the calls queued
+    /// behind it, and then takes only a session opened since the pool last lost one) and the pool hands out
+    /// what it can. `stored` is the token store's value (read outside the lock), adopted by slot 0 when it has
+    /// no valid token. Returns the waiter's id (for ``withdraw(_:)``) when the call was queued, and the plan.
     func lease(now: Date, stored: FMStoredToken?, front: Bool, owner: (any SessionLeaseOwner)? = nil,
-               deliver: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> (id: UInt64, plan: Plan) {
+               deliver: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> (id: UInt64?, plan: Plan) {
         state.withLock { state in
-            let id = state.waiters.nextPlace()
             let waiter = Waiter(after: front ? state.lostMark : nil, owner: owner, deliver: deliver)
+            if state.waiters.isEmpty {
+                Self.endCeiling(&state, now: now)
+                if let slot = Self.slot(for: waiter, in: state, now: now, perSession: callsPerSession),
+                   let lease = Self.take(slot, for: waiter, in: &state, now: now) {
+                    var plan = Plan()
+                    plan.grants = [(waiter, lease)]
+                    closeIdle(&state, now: now, into: &plan)
+                    return (nil, plan)
+                }
+            }
+            let id = state.waiters.nextPlace()
             if front { state.waiters.prepend(id, waiter) } else { state.waiters.append(id, waiter) }
             return (id, Self.rebalance(&state, now: now, stored: stored, grow: true, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession))
         }
@@ -276,7 +287,7 @@ final class SessionPool: Sendable {
     private static func rebalance(_ state: inout State, now: Date, stored: FMStoredToken?, grow: Bool,
                                   pinned: Bool, idleTimeout: TimeInterval, perSession: Int) -> Plan {
         var plan = Plan()
-        if let ceiling = state.ceiling, ceiling.until <= now { state.ceiling = nil }
+        endCeiling(&state, now: now)
         var stored = stored
         growing: while true {
             grant(&state, now: now, perSession: perSession, into: &plan)
@@ -313,7 +324,22 @@ final class SessionPool: Sendable {
                 break growing
             }
         }
-        guard !pinned, state.waiters.isEmpty, idleTimeout.isFinite else { return plan }
+        closeIdle(&state, now: now, pinned: pinned, idleTimeout: idleTimeout, into: &plan)
+        return plan
+    }
+
+    /// Forgets the pause of ``State/ceiling`` once it is over.
+    private static func endCeiling(_ state: inout State, now: Date) {
+        if let ceiling = state.ceiling, ceiling.until <= now { state.ceiling = nil }
+    }
+
+    /// With nobody waiting, closes the sessions idle longer than the idle timeout (none of a pinned pool).
+    private func closeIdle(_ state: inout State, now: Date, into plan: inout Plan) {
+        Self.closeIdle(&state, now: now, pinned: pinned, idleTimeout: idleTimeout, into: &plan)
+    }
+
+    private static func closeIdle(_ state: inout State, now: Date, pinned: Bool, idleTimeout: TimeInterval, into plan: inout Plan) {
+        guard !pinned, state.waiters.isEmpty, idleTimeout.isFinite else { return }
         for index in state.slots.indices where state.slots[index].busy == 0 {
             let idle = now.timeIntervalSince(state.slots[index].lastUse)
             guard idle > idleTimeout, state.slots[index].machine.validToken(now: now) != nil else { continue }
@@ -321,7 +347,6 @@ final class SessionPool: Sendable {
             if let token { plan.logouts.append((index, token, idle)) }
             if index == 0 { plan.persist = persist }
         }
-        return plan
     }
 
     /// Waiting replays that no open session can serve (each takes only a session opened after its own was lost).
@@ -342,34 +367,51 @@ final class SessionPool: Sendable {
         }
     }
 
-    /// Gives free open sessions to the waiters in order (the lowest slot first, so an idle daemon keeps one
-    /// session); past the server's session cap, the least-busy open session.
+    /// Gives free open sessions to the waiters in order (see ``slot(for:in:now:perSession:)``); a waiter that
+    /// none serves stops the walk, except a replay waiting for a fresh session: the calls behind it may take
+    /// the others.
     private static func grant(_ state: inout State, now: Date, perSession: Int, into plan: inout Plan) {
         var taken: [UInt64] = []
         defer { for number in taken { state.waiters.remove(number) } }
         for (number, waiter) in state.waiters {
-            let after = waiter.after ?? 0
-            let open = state.slots.indices.filter {
-                state.slots[$0].machine.validToken(now: now) != nil && (after == 0 || state.slots[$0].opened > after)
-            }
-            var chosen = open.first { state.slots[$0].busy == 0 }
-            if chosen == nil, perSession > 1 {
-                chosen = open.filter { state.slots[$0].busy < perSession }.min { state.slots[$0].busy < state.slots[$1].busy }
-            }
-            if chosen == nil, let ceiling = state.ceiling, ceiling.sharing, ceiling.until > now, open.count >= ceiling.limit,
-               !state.slots.contains(where: { $0.machine.isLoggingIn }) {
-                chosen = open.min { state.slots[$0].busy < state.slots[$1].busy }
-            }
-            guard let slot = chosen, let token = state.slots[slot].machine.validToken(now: now)?.token else {
-                // A replay waits for a fresh session; the calls behind it may take the others.
+            guard let slot = slot(for: waiter, in: state, now: now, perSession: perSession),
+                  let lease = take(slot, for: waiter, in: &state, now: now) else {
                 if waiter.after != nil { continue }
                 return
             }
-            state.slots[slot].busy += 1
-            state.slots[slot].lastUse = max(now, state.slots[slot].lastUse)
             taken.append(number)   // leaves the queue once the walk ends
-            plan.grants.append((waiter, SessionLease(slot: slot, token: token, owner: waiter.owner)))
+            plan.grants.append((waiter, lease))
         }
+    }
+
+    /// The session `waiter` takes now, if any: the lowest free open one (so an idle daemon keeps one session;
+    /// for a replay, one opened after its own was lost); with several calls per session, the least busy below
+    /// that limit; past the server's session cap (and no login in flight), the least busy open one.
+    private static func slot(for waiter: Waiter, in state: State, now: Date, perSession: Int) -> Int? {
+        let after = waiter.after ?? 0
+        var (open, leastBusy) = (0, nil as Int?)
+        for index in state.slots.indices {
+            let slot = state.slots[index]
+            guard slot.machine.validToken(now: now) != nil, after == 0 || slot.opened > after else { continue }
+            if slot.busy == 0 { return index }
+            open += 1
+            if leastBusy.map({ slot.busy < state.slots[$0].busy }) ?? true { leastBusy = index }
+        }
+        guard let leastBusy else { return nil }
+        if state.slots[leastBusy].busy < perSession { return leastBusy }
+        if let ceiling = state.ceiling, ceiling.sharing, ceiling.until > now, open >= ceiling.limit,
+           !state.slots.contains(where: { $0.machine.isLoggingIn }) {
+            return leastBusy
+        }
+        return nil
+    }
+
+    /// Leases `slot` to `waiter`: one more call on it.
+    private static func take(_ slot: Int, for waiter: Waiter, in state: inout State, now: Date) -> SessionLease? {
+        guard let token = state.slots[slot].machine.validToken(now: now)?.token else { return nil }
+        state.slots[slot].busy += 1
+        state.slots[slot].lastUse = max(now, state.slots[slot].lastUse)
+        return SessionLease(slot: slot, token: token, owner: waiter.owner)
     }
 
     // MARK: explicit logins and tokens

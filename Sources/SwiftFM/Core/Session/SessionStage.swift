@@ -77,13 +77,17 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// Asks the pool for a session for one attempt of a call. `completion` gets the lease (it gives itself
     /// back with ``SessionLease/release()``) or the login failure, once, maybe synchronously. `front`: a
     /// replay, which goes before the calls queued behind it. Returns the waiter's id, for ``withdraw(_:)``
-    /// when the call ends first. `parent`: the span of the call that asks (a login it starts is traced under it).
+    /// when the call ends first, or `nil` when a free session was leased at once (`completion` has run).
+    /// `parent`: the span of the call that asks (a login it starts is traced under it).
     @discardableResult
     func lease(front: Bool, parent: (any FMCallSpan)? = nil,
-               completion: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> UInt64 {
+               completion: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> UInt64? {
         let now = self.now()
-        let (id, plan) = pool.lease(now: now, stored: storedIfWanted(now), front: front, owner: self, deliver: completion)
+        var (id, plan) = pool.lease(now: now, stored: storedIfWanted(now), front: front, owner: self, deliver: completion)
+        // Leased at once: the grant is this call's own, not a hand-over, so it runs here, without the trampoline.
+        let own = id == nil ? plan.grants.popLast() : nil
         run(plan, parent: parent)
+        if let (waiter, lease) = own { waiter.deliver(.success(lease)) }
         reportPoolUsage()
         return id
     }
