@@ -84,7 +84,7 @@ struct SendQueueTests {
             }
             let last = gate.enter { _ in Issue.record("a withdrawn waiter ran") }
             releases.withLock { $0.removeFirst() }()     // the second runs
-            last.withdraw()                                // the third leaves: nobody waits
+            last?.withdraw()                                // the third leaves: nobody waits
             releases.withLock { $0.removeFirst() }()     // the second ends: its slot is freed
             #expect(releases.value.isEmpty)
         }
@@ -115,7 +115,7 @@ struct SendQueueTests {
             let last = limiter.enter { Issue.record("a withdrawn waiter ran") }
             now.withLock { $0 += 1 }
             timers.withLock { $0.removeFirst() }()                      // the second leaves; the timer re-arms
-            last.withdraw()                                              // nobody waits
+            last?.withdraw()                                              // nobody waits
             now.withLock { $0 += 1 }
             while let timer = timers.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { timer() }
             #expect(ran.value == 2)
@@ -145,12 +145,13 @@ struct SendQueueTests {
         let time = FakeTime()
         let limiter = RateLimiter(rate: 4, clock: { time.lock.withLock { time.now } }, schedule: { time.schedule($0, $1) })
         let sent = Locked<[(Int, Double)]>([])
-        var tickets: [QueueTicket] = []
+        var tickets: [QueueTicket?] = []
         for index in 0..<6 {
             tickets.append(limiter.enter { sent.withLock { $0.append((index, time.now)) } })
         }
         #expect(sent.value.map(\.0) == [0], "the first request leaves at once")
-        tickets[3].withdraw()   // its call ended while waiting: never sent, its turn goes to the next
+        #expect(tickets.map { $0 != nil } == [false, true, true, true, true, true], "a place in the queue only for those that wait")
+        tickets[3]?.withdraw()   // its call ended while waiting: never sent, its turn goes to the next
         while time.step() {}
         #expect(sent.value.map(\.0) == [0, 1, 2, 4, 5])
         #expect(sent.value.map(\.1) == [100, 100.25, 100.5, 100.75, 101])

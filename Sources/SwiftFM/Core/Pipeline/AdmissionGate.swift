@@ -18,20 +18,24 @@ final class AdmissionGate: Sendable {
     }
 
     /// Runs `work` once a slot is free (at once when one is). `work` must call the `release` it is given
-    /// exactly once, when its exchange ended.
+    /// exactly once, when its exchange ended. Returns the place in the queue (to withdraw it when the call ends
+    /// first), or `nil` when `work` ran at once.
     @discardableResult
-    func enter(_ work: @escaping @Sendable (_ release: @escaping @Sendable () -> Void) -> Void) -> QueueTicket {
+    func enter(_ work: @escaping @Sendable (_ release: @escaping @Sendable () -> Void) -> Void) -> QueueTicket? {
         let release = makeRelease()
-        let (place, runNow) = state.withLock { state -> (UInt64, Bool) in
-            let place = state.waiting.nextPlace()
-            if state.inFlight >= limit {
-                state.waiting.append(place) { work(release) }
-                return (place, false)
+        let place = state.withLock { state -> UInt64? in
+            guard state.inFlight >= limit else {
+                state.inFlight += 1
+                return nil
             }
-            state.inFlight += 1
-            return (place, true)
+            let place = state.waiting.nextPlace()
+            state.waiting.append(place) { work(release) }
+            return place
         }
-        if runNow { work(release) }
+        guard let place else {
+            work(release)
+            return nil
+        }
         return QueueTicket { [self] in state.withLock { $0.waiting.remove(place) } }
     }
 

@@ -214,12 +214,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             let ticket = gate.enter { [self] release in
                 exchange(request, lease: lease, explicitToken: explicitToken, attempt: attempt, describe: describe, release: release)
             }
-            report(.sent(.queued(ticket.withdraw), attempt: attempt))
+            if let ticket { report(.sent(.queued(ticket.withdraw), attempt: attempt)) }   // waiting for a slot
         }
         // The rate limit first, then the concurrency cap: a request waiting for its turn holds no slot.
         if let rateLimiter = sender.rateLimiter {
             let turn = rateLimiter.enter { [self] in if !isDone { admit() } }
-            report(.sent(.queued(turn.withdraw), attempt: attempt))
+            if let turn { report(.sent(.queued(turn.withdraw), attempt: attempt)) }   // waiting for its turn
         } else {
             admit()
         }

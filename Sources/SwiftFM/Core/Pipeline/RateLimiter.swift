@@ -36,23 +36,27 @@ final class RateLimiter: Sendable {
         self.schedule = schedule
     }
 
-    /// Runs `work` when its turn comes (at once when the limit allows it and nobody waits).
+    /// Runs `work` when its turn comes (at once when the limit allows it and nobody waits). Returns the place in
+    /// the queue (to withdraw it when the call ends first), or `nil` when `work` ran at once.
     @discardableResult
-    func enter(_ work: @escaping @Sendable () -> Void) -> QueueTicket {
+    func enter(_ work: @escaping @Sendable () -> Void) -> QueueTicket? {
         let now = clock()
-        let (place, runNow, arm) = state.withLock { state -> (UInt64, Bool, Double?) in
-            let place = state.waiting.nextPlace()
+        let (place, arm) = state.withLock { state -> (UInt64?, Double?) in
             if state.waiting.isEmpty, now >= state.next {
                 state.next = now + interval
-                return (place, true, nil)
+                return (nil, nil)
             }
+            let place = state.waiting.nextPlace()
             state.waiting.append(place, work)
-            guard !state.timerArmed else { return (place, false, nil) }
+            guard !state.timerArmed else { return (place, nil) }
             state.timerArmed = true
-            return (place, false, max(0, state.next - now))
+            return (place, max(0, state.next - now))
         }
-        if runNow { work() }
         if let arm { schedule(arm) { [self] in fire() } }
+        guard let place else {
+            work()
+            return nil
+        }
         return QueueTicket { [self] in state.withLock { $0.waiting.remove(place) } }
     }
 
