@@ -19,6 +19,7 @@ public enum ODataCodeGenerator {
         var usable: [[UInt32]: (FMODataEntitySet, FMODataEntityType)] = [:]
         var names: [String] = []
         var seen = Set<[UInt32]>()
+        let types = TypeIndex(metadata)
         for set in metadata.entitySets {
             guard !set.name.isEmpty else {
                 skipped.append(SkippedLayout(name: set.name, reason: "the entity set name is empty"))
@@ -26,23 +27,50 @@ public enum ODataCodeGenerator {
             }
             guard seen.insert(Naming.exactKey(set.name)).inserted else { continue }
             names.append(set.name)
-            guard let type = metadata.entityType(ofSet: set.name) else {
+            guard let type = types.type(of: set) else {
                 skipped.append(SkippedLayout(name: set.name, reason: "its entity type \(set.entityType) is not in the document"))
                 continue
             }
             usable[Naming.exactKey(set.name)] = (set, type)
         }
         names.sort { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
-        var types = Namer(reserved: CodeGenerator.reservedTypeNames.union(["FMODataKey", "FMOData"]), maxBytes: CodeGenerator.maxTypeNameBytes)
+        var typeNames = Namer(reserved: CodeGenerator.reservedTypeNames.union(["FMODataKey", "FMOData"]), maxBytes: CodeGenerator.maxTypeNameBytes)
         var files: [GeneratedFile] = []
         let database = databaseName(metadata.namespace)
         for name in names {
-            let typeName = types.claim(typePrefix.isEmpty ? Naming.type(name) : Naming.type(typePrefix + " " + name))
+            let typeName = typeNames.claim(typePrefix.isEmpty ? Naming.type(name) : Naming.type(typePrefix + " " + name))
             guard let entry = usable[Naming.exactKey(name)] else { continue }
             let (set, type) = entry
             files.append(GeneratedFile(name: typeName + ".swift", contents: file(set, type, typeName: typeName, database: database)))
         }
         return CodegenOutput(files: files.sorted { $0.name < $1.name }, skipped: skipped)
+    }
+
+    /// The entity types of a document by name, for ``FMODataMetadata/entityType(ofSet:)``'s rule read from
+    /// the set itself: the first type (in document order) named as the set's `EntityType`, as its last
+    /// dotted part, or as it without the schema namespace. One lookup per set, not a scan of every set and
+    /// type (a document with many sets took quadratic time), and two sets whose names are canonically
+    /// equal but not the same scalars each get their own type.
+    struct TypeIndex {
+        private var first: [String: Int] = [:]
+        private let metadata: FMODataMetadata
+
+        init(_ metadata: FMODataMetadata) {
+            self.metadata = metadata
+            for (index, type) in metadata.entityTypes.enumerated() where first[type.name] == nil {
+                first[type.name] = index
+            }
+        }
+
+        /// The entity type of `set`, or `nil` when the document does not define it.
+        func type(of set: FMODataEntitySet) -> FMODataEntityType? {
+            let qualified = set.entityType
+            let short = qualified.split(separator: ".").last.map(String.init) ?? qualified
+            var candidates = [first[qualified], first[short]]
+            let prefix = metadata.namespace + "."
+            if qualified.hasPrefix(prefix) { candidates.append(first[String(qualified.dropFirst(prefix.count))]) }
+            return candidates.compactMap { $0 }.min().map { metadata.entityTypes[$0] }
+        }
     }
 
     /// The database name in a `$metadata` namespace: `com.filemaker.odata.Music.fmp12` or `Music.fmp12` → `Music`.

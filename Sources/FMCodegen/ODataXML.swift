@@ -245,6 +245,7 @@ enum ODataXML {
         guard root.name == "Edmx" else { throw Failure(description: "XML: the root element is <\(root.name)>, not <edmx:Edmx>") }
         var metadata = FMODataMetadata(namespace: "")
         var sawSchema = false
+        var scripts = Set<String>()
         for services in root.elements("DataServices") {
             for schema in services.elements("Schema") {
                 sawSchema = true
@@ -273,7 +274,7 @@ enum ODataXML {
                             metadata.entitySets.append(entry)
                         }
                     case "Action", "Function":
-                        if let name = child["Name"], !metadata.scripts.contains(name) { metadata.scripts.append(name) }
+                        if let name = child["Name"], scripts.insert(name).inserted { metadata.scripts.append(name) }
                     default:
                         break
                     }

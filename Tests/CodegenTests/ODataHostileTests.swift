@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+import SwiftFM
+import TestSupport
+@testable import FMCodegen
+
+// fm-codegen --odata fed hostile documents: names that are Swift keywords, members the generated code declares,
+// protocols it uses, paths, quotes, line breaks, bidi and C1 controls; properties of types no Swift type holds;
+// documents in another encoding, with an attribute twice, with many names of one stem. The output must compile
+// (Tests/Fixtures/odata-hostile-metadata.xml's types are committed under Generated/ODataHostile and compiled
+// here; random documents are type-checked with swiftc), decode real rows, and stay inside the output folder.
+
+let odataHostileFixture = packageRoot.appendingPathComponent("Tests/Fixtures/odata-hostile-metadata.xml")
+let odataHostileDirectory = packageRoot.appendingPathComponent("Tests/CodegenTests/Generated/ODataHostile")
+
+/// The built `fm-codegen` next to the test bundle (`swift build --build-tests` builds it).
+let fmCodegenExecutable: URL? = {
+    var directory = (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("fm-codegen")
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        directory = directory.deletingLastPathComponent()
+    }
+    return nil
+}()
+
+/// Runs `fm-codegen` with `arguments`: its exit status, stdout and stderr.
+func runCodegen(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+    let process = Process()
+    guard let executable = fmCodegenExecutable else { throw CodegenRunError(description: "fm-codegen is not built: run swift build --build-tests") }
+    process.executableURL = executable
+    process.arguments = arguments
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.runOneAtATime()
+    // Read stderr on another thread so that neither pipe fills while the other is read.
+    let errors = ErrorText()
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        errors.set(String(decoding: err.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self))
+        done.signal()
+    }
+    let text = String(decoding: out.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
+    done.wait()
+    process.waitUntilExit()
+    return (process.terminationStatus, text, errors.get())
+}
+
+/// fm-codegen could not be run.
+struct CodegenRunError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A string handed from the stderr reader to the test.
+final class ErrorText: @unchecked Sendable {
+    private let lock = NSLock()
+    private var text = ""
+    func set(_ value: String) { lock.lock(); text = value; lock.unlock() }
+    func get() -> String { lock.lock(); defer { lock.unlock() }; return text }
+}
+
+/// Type-checks `files` together as one module (Swift 6 mode) against the SwiftFM module this test run was built
+/// with: the exit status and the diagnostics.
+func typecheckGenerated(_ files: [GeneratedFile]) throws -> (status: Int32, diagnostics: String) {
+    let directory = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    try MetadataSource.write(files, to: directory)
+    let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                                          ?? CommandLine.arguments[0]).standardizedFileURL
+    var search = executable.deletingLastPathComponent()
+    var modules: URL?
+    for _ in 0..<6 where modules == nil {
+        let candidate = search.appendingPathComponent("Modules")
+        if FileManager.default.fileExists(atPath: candidate.appendingPathComponent("SwiftFM.swiftmodule").path) { modules = candidate }
+        search = search.deletingLastPathComponent()
+    }
+    let found = try #require(modules, "no Modules/SwiftFM.swiftmodule above \(executable.path)")
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+    let swiftc = try #require(path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("swiftc") }
+        .first { FileManager.default.isExecutableFile(atPath: $0.path) }, "no swiftc on the PATH")
+    // SwiftFM imports the C module CFMCurl: its module map is where SwiftPM wrote it.
+    let curlModuleMap = found.deletingLastPathComponent().appendingPathComponent("CFMCurl.build/module.modulemap")
+    let moduleMaps = FileManager.default.fileExists(atPath: curlModuleMap.path) ? ["-Xcc", "-fmodule-map-file=" + curlModuleMap.path] : []
+    let process = Process()
+    process.executableURL = swiftc
+    process.arguments = ["-typecheck", "-swift-version", "6", "-parse-as-library", "-module-name", "Hostile", "-I", found.path] + moduleMaps
+        + ["-module-cache-path", directory.appendingPathComponent("cache").path] + files.map { directory.appendingPathComponent($0.name).path }
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.runOneAtATime()
+    let diagnostics = String(decoding: output.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, diagnostics)
+}
+
+@Suite struct ODataHostileTests {
+    /// On main every claim of a stem counted up from 2: n names of one stem probed n²/2 candidates (8 000
+    /// properties named `a`, `a-`, `a.`, … took 28 s in a debug build, 100 000 would take an hour).
+    @Test("many names of one stem: distinct, numbered in order, with work linear in their number")
+    func manyNamesOfOneStem() {
+        var namer = Namer(reserved: ["a5"])
+        let count = 5_000
+        let names = (0..<count).map { index in namer.claim(index % 2 == 0 ? "a" : "A") }
+        #expect(Set(names.map(Naming.foldKey)).count == count)
+        #expect(Array(names.prefix(6)) == ["a", "A2", "a3", "A4", "a6", "A7"])
+        #expect(namer.probes <= 2 * count + 10, "\(namer.probes) probes for \(count) names")
+
+        // Through the generator: every property of one stem gets its own name, in document order.
+        let properties = (0..<2_000).map { index in
+            FMODataProperty(name: "a" + String(index, radix: 2).map { $0 == "0" ? "-" : "." }, edmType: "Edm.String")
+        }
+        let metadata = FMODataMetadata(namespace: "N", entityTypes: [FMODataEntityType(name: "T", properties: properties)],
+                                       entitySets: [FMODataEntitySet(name: "S", entityType: "N.T")])
+        let file = ODataCodeGenerator.output(metadata).files[0].contents
+        #expect(file.contains("public var a: String?") && file.contains("public var a2000: String?") && !file.contains("a2001"))
+    }
+
+    /// On main a set's type was looked up by the set's name with Swift's `==`: of two sets named `Café` composed and
+    /// decomposed, the second got the first one's type (and every set was a scan of every set: quadratic).
+    @Test("two sets whose names are canonically equal each get their own entity type")
+    func canonicallyEqualSetNames() throws {
+        let metadata = FMODataMetadata(
+            namespace: "com.filemaker.odata.M.fmp12",
+            entityTypes: [FMODataEntityType(name: "Composed_", properties: [FMODataProperty(name: "composed", edmType: "Edm.String")]),
+                          FMODataEntityType(name: "Decomposed_", properties: [FMODataProperty(name: "decomposed", edmType: "Edm.Decimal")])],
+            entitySets: [FMODataEntitySet(name: "Caf\u{E9}", entityType: "com.filemaker.odata.M.fmp12.Composed_"),
+                         FMODataEntitySet(name: "Cafe\u{301}", entityType: "Decomposed_")])
+        let files = ODataCodeGenerator.output(metadata).files
+        #expect(files.count == 2)
+        // Swift's `contains` equates the two forms: look for the exact bytes.
+        func exactly(_ part: String) -> (GeneratedFile) -> Bool { { Data($0.contents.utf8).range(of: Data(part.utf8)) != nil } }
+        let decomposed = try #require(files.first(where: exactly("entitySet = \"Cafe\u{301}\""))).contents
+        #expect(decomposed.contains("public var decomposed: Double?") && !decomposed.contains("composed: String?"))
+        let composed = try #require(files.first(where: exactly("entitySet = \"Caf\u{E9}\""))).contents
+        #expect(composed.contains("public var composed: String?"))
+        // The namespace, short and qualified forms still find a type; the first type of a name wins.
+        var twice = metadata
+        twice.entityTypes.append(FMODataEntityType(name: "Composed_", properties: [FMODataProperty(name: "second", edmType: "Edm.String")]))
+        twice.entitySets = [FMODataEntitySet(name: "A", entityType: "M.fmp12.Composed_"), FMODataEntitySet(name: "B", entityType: "Composed_")]
+        #expect(ODataCodeGenerator.output(twice).files.allSatisfy { $0.contents.contains("public var composed: String?") })
+    }
+}
