@@ -203,6 +203,9 @@ public enum ODataMetadataSource {
     ///
     /// - Throws: ``Failure`` naming the problem.
     public static func read(_ data: Data, name: String = "$metadata") throws -> FMODataMetadata {
+        if data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE]) {
+            throw Failure(description: "\(name): the document is UTF-16 (save it as UTF-8)")
+        }
         let first = data.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
         do {
             if first == UInt8(ascii: "<") { return try ODataXML.metadata(data) }

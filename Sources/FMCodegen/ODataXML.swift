@@ -36,6 +36,7 @@ enum ODataXML {
     /// The document's root element.
     static func parse(_ data: Data) throws -> Element {
         var reader = Reader(data)
+        try reader.checkEncoding()
         var stack: [Element] = []
         var root: Element?
         while !reader.isAtEnd {
@@ -89,6 +90,41 @@ enum ODataXML {
         init(_ data: Data) {
             bytes = Array(data)
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+        }
+
+        /// Throws unless the document is UTF-8, the only encoding read: one that declares another encoding
+        /// and has a byte outside ASCII, or any byte sequence that is not UTF-8 (a Latin-1 `é` read as
+        /// UTF-8 became U+FFFD, and a field name that matches nothing on the server), is refused.
+        func checkEncoding() throws {
+            if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
+                throw Failure(description: "XML: the document is UTF-16 (save it as UTF-8)")
+            }
+            var declared: String?
+            if starts("<?xml"), let end = bytes[index...].indices.first(where: { bytes[$0...].starts(with: "?>".utf8) }) {
+                let declaration = String(decoding: bytes[index..<end], as: UTF8.self)
+                if let range = declaration.range(of: "encoding") {
+                    let value = declaration[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" }
+                    declared = String(value.prefix { $0 != "\"" && $0 != "'" && $0 != " " && $0 != "?" })
+                }
+            }
+            var decoder = UTF8()
+            var iterator = bytes[index...].makeIterator()
+            var offset = index
+            while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue(let scalar):
+                    if scalar.value > 0x7F, let declared, !["utf-8", "utf8"].contains(declared.lowercased()) {
+                        throw Failure(description: "XML: the document declares encoding \(declared), which is not read, and has a byte "
+                                      + "outside ASCII at byte \(offset) (save it as UTF-8)")
+                    }
+                    offset += UTF8.width(scalar)
+                case .emptyInput:
+                    return
+                case .error:
+                    throw Failure(description: "XML: a byte sequence that is not UTF-8 at byte \(offset)"
+                                  + (declared.map { " (the document declares encoding \($0); save it as UTF-8)" } ?? " (save it as UTF-8)"))
+                }
+            }
         }
 
         /// Whether every byte has been read.
@@ -171,7 +207,11 @@ enum ODataXML {
                     return (name, attributes, true)
                 }
                 let (attribute, value) = try readAttribute()
-                if !attribute.hasPrefix("xmlns") { attributes[ODataXML.local(attribute)] = value }
+                guard !attribute.hasPrefix("xmlns") else { continue }
+                // Two readers of one document must not see two names: an attribute given twice is an error.
+                guard attributes.updateValue(value, forKey: ODataXML.local(attribute)) == nil else {
+                    throw fail("the attribute \(attribute) twice in <\(name)>")
+                }
             }
         }
 
@@ -191,7 +231,17 @@ enum ODataXML {
             let start = index
             while index < bytes.count, bytes[index] != quote { index += 1 }
             guard index < bytes.count else { throw fail("an unterminated attribute value") }
-            let value = try ODataXML.decode(bytes[start..<index]) { fail($0) }
+            // XML reads a line break or tab written as such in an attribute value as a space (`&#10;` stays a
+            // line break): `Name="a<LF>b"` is the field `a b`.
+            var raw = ArraySlice<UInt8>()
+            var position = start
+            while position < index {
+                let byte = bytes[position]
+                if byte == UInt8(ascii: "\r"), position + 1 < index, bytes[position + 1] == UInt8(ascii: "\n") { position += 1 }
+                raw.append([UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "\t")].contains(byte) ? UInt8(ascii: " ") : byte)
+                position += 1
+            }
+            let value = try ODataXML.decode(raw) { fail($0) }
             index += 1
             return (attribute, value)
         }
@@ -204,23 +254,25 @@ enum ODataXML {
     }
 
     /// Text with its entity and character references replaced.
+    /// Works on Unicode scalars, not characters: a combining mark after `;` (`&amp;\u{301}`) is text of its
+    /// own, not part of the reference.
     static func decode(_ bytes: ArraySlice<UInt8>, _ fail: (String) -> Failure) throws -> String {
         let text = String(decoding: bytes, as: UTF8.self)
         guard text.contains("&") else { return text }
-        var out = ""
-        var rest = Substring(text)
+        var out = String.UnicodeScalarView()
+        var rest = Substring(text).unicodeScalars
         while let amp = rest.firstIndex(of: "&") {
-            out += rest[..<amp]
-            guard let semi = rest[amp...].firstIndex(of: ";"), rest.distance(from: amp, to: semi) <= 12 else {
+            out.append(contentsOf: rest[..<amp])
+            guard let semi = rest[amp...].prefix(12).firstIndex(of: ";") else {
                 throw fail("a bare & (write &amp;)")
             }
-            let name = rest[rest.index(after: amp)..<semi]
+            let name = Substring(rest[rest.index(after: amp)..<semi])
             switch name {
-            case "amp": out += "&"
-            case "lt": out += "<"
-            case "gt": out += ">"
-            case "quot": out += "\""
-            case "apos": out += "'"
+            case "amp": out.append("&")
+            case "lt": out.append("<")
+            case "gt": out.append(">")
+            case "quot": out.append("\"")
+            case "apos": out.append("'")
             default:
                 var scalar: Unicode.Scalar?
                 if name.hasPrefix("#x") || name.hasPrefix("#X") {
@@ -229,11 +281,12 @@ enum ODataXML {
                     scalar = UInt32(name.dropFirst(), radix: 10).flatMap(Unicode.Scalar.init)
                 }
                 guard let scalar else { throw fail("an unknown entity &\(name);") }
-                out.unicodeScalars.append(scalar)
+                out.append(scalar)
             }
             rest = rest[rest.index(after: semi)...]
         }
-        return out + rest
+        out.append(contentsOf: rest)
+        return String(out)
     }
 
     // MARK: CSDL

@@ -142,4 +142,49 @@ func typecheckGenerated(_ files: [GeneratedFile]) throws -> (status: Int32, diag
         twice.entitySets = [FMODataEntitySet(name: "A", entityType: "M.fmp12.Composed_"), FMODataEntitySet(name: "B", entityType: "Composed_")]
         #expect(ODataCodeGenerator.output(twice).files.allSatisfy { $0.contents.contains("public var composed: String?") })
     }
+
+    /// On main a Latin-1 document was read as UTF-8: `café` became `caf\u{FFFD}`, a field name that matches nothing.
+    @Test("a document not in UTF-8 is refused, naming the byte; an ASCII one declaring Latin-1 is read")
+    func encodings() throws {
+        func document(_ name: [UInt8], declaration: String = "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>") -> Data {
+            Data(declaration.utf8) + Data("<edmx:Edmx><edmx:DataServices><Schema Namespace=\"N\"><EntityType Name=\"T\"><Property Name=\"".utf8)
+                + Data(name) + Data("\" Type=\"Edm.String\"/></EntityType></Schema></edmx:DataServices></edmx:Edmx>".utf8)
+        }
+        let latin1 = document([0x63, 0x61, 0x66, 0xE9])
+        let refused = #expect(throws: ODataMetadataSource.Failure.self) { try ODataMetadataSource.read(latin1) }
+        #expect(refused?.description.contains("ISO-8859-1") == true, "\(String(describing: refused))")
+        #expect(refused?.description.contains("at byte \(latin1.firstIndex(of: 0xE9) ?? -1)") == true, "\(String(describing: refused))")
+        // Bytes that are UTF-8 but declared Latin-1 (`Ã©`) are refused too: they would be read as `é`.
+        #expect(throws: ODataMetadataSource.Failure.self) { try ODataMetadataSource.read(document([0x63, 0xC3, 0xA9])) }
+        #expect(throws: ODataMetadataSource.Failure.self) { try ODataMetadataSource.read(document([0x63, 0xE9], declaration: "")) }
+        #expect(throws: ODataMetadataSource.Failure.self) { try ODataMetadataSource.read(document([0x63, 0xC3], declaration: "")) }
+        let utf16 = Data([0xFF, 0xFE]) + Data("<edmx:Edmx/>".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        #expect((#expect(throws: ODataMetadataSource.Failure.self) { try ODataMetadataSource.read(utf16) })?.description.contains("UTF-16") == true)
+        // ASCII declared Latin-1, and UTF-8 declared or not, are read.
+        #expect(try ODataMetadataSource.read(document(Array("cafe".utf8))).entityTypes.first?.properties.first?.name == "cafe")
+        let utf8 = try ODataMetadataSource.read(document([0x63, 0x61, 0x66, 0xC3, 0xA9], declaration: "<?xml version='1.0' encoding='UTF-8'?>"))
+        #expect(utf8.entityTypes.first?.properties.first?.name == "caf\u{E9}")
+        #expect(try ODataMetadataSource.read(Data([0xEF, 0xBB, 0xBF]) + document([0xC3, 0xA9], declaration: "")).entityTypes.count == 1)
+    }
+
+    /// On main the last of two `Name` attributes won: another reader of the same document would see another name.
+    @Test("an attribute given twice is an error")
+    func duplicateAttribute() {
+        let xml = "<edmx:Edmx><edmx:DataServices><Schema Namespace=\"N\"><EntityType Name=\"T\" Name=\"U\"/></Schema></edmx:DataServices></edmx:Edmx>"
+        let error = #expect(throws: ODataMetadataSource.Failure.self) { try ODataMetadataSource.read(Data(xml.utf8)) }
+        #expect(error?.description.contains("attribute Name twice in <EntityType>") == true, "\(String(describing: error))")
+    }
+
+    /// On main a combining mark after a reference's `;` (valid XML for `&\u{301}`) made the reference unreadable
+    /// ("a bare &"), and a line break or tab written as such in an attribute stayed one (XML reads a space there:
+    /// the field `a b` was generated as `a\nb`, a key no row has).
+    @Test("references are read by Unicode scalar, and white space in attribute values is normalised as XML says")
+    func referencesAndAttributeWhiteSpace() throws {
+        let xml = "<edmx:Edmx><edmx:DataServices><Schema Namespace=\"N\"><EntityType Name=\"T\">"
+            + "<Property Name=\"R&amp;\u{301}D\" Type=\"Edm.String\"/><Property Name=\"a\r\nb\tc\nd\" Type=\"Edm.String\"/>"
+            + "<Property Name=\"e&#10;f&#9;g\" Type=\"Edm.String\"/><Property Name=\"&lt;\u{301}&#x41;\u{308}\" Type=\"Edm.String\"/>"
+            + "</EntityType></Schema></edmx:DataServices></edmx:Edmx>"
+        let names = try #require(try ODataMetadataSource.read(Data(xml.utf8)).entityTypes.first).properties.map { Array($0.name.unicodeScalars) }
+        #expect(names == ["R&\u{301}D", "a b c d", "e\nf\tg", "<\u{301}A\u{308}"].map { Array($0.unicodeScalars) })
+    }
 }
