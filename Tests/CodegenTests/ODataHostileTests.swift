@@ -187,4 +187,33 @@ func typecheckGenerated(_ files: [GeneratedFile]) throws -> (status: Int32, diag
         let names = try #require(try ODataMetadataSource.read(Data(xml.utf8)).entityTypes.first).properties.map { Array($0.name.unicodeScalars) }
         #expect(names == ["R&\u{301}D", "a b c d", "e\nf\tg", "<\u{301}A\u{308}"].map { Array($0.unicodeScalars) })
     }
+
+    /// On main the temporary file was written through whatever was at its (predictable) name: a link planted
+    /// there sent the generated text outside the output folder. And a folder in the way of one file was found
+    /// only after the files before it were replaced, so a failing write changed some files.
+    @Test("writing never follows a link at the temporary name, and a folder in the way changes nothing")
+    func writesStayInTheFolder() throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = root.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let outside = root.appendingPathComponent("outside.txt")
+        try Data("outside".utf8).write(to: outside)
+        let pid = ProcessInfo.processInfo.processIdentifier
+        for index in 0..<2 {
+            try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent(".fm-codegen-\(pid)-\(index).tmp"), withDestinationURL: outside)
+        }
+        let files = [GeneratedFile(name: "A.swift", contents: "a"), GeneratedFile(name: "B.swift", contents: "b")]
+        #expect(try MetadataSource.write(files, to: folder) == ["A.swift", "B.swift"])
+        #expect(try String(contentsOf: outside, encoding: .utf8) == "outside")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["A.swift", "B.swift"])
+        #expect(try String(contentsOf: folder.appendingPathComponent("A.swift"), encoding: .utf8) == "a")
+
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("B.swift"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("B.swift"), withIntermediateDirectories: false)
+        let changed = [GeneratedFile(name: "A.swift", contents: "a2"), GeneratedFile(name: "B.swift", contents: "b2")]
+        #expect(throws: (any Error).self) { try MetadataSource.write(changed, to: folder) }
+        #expect(try String(contentsOf: folder.appendingPathComponent("A.swift"), encoding: .utf8) == "a")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["A.swift", "B.swift"])
+    }
 }
