@@ -114,7 +114,9 @@ enum Naming {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F || scalar.properties.generalCategory == .format
+                // Controls (C0, DEL and C1: U+0085 is a line break to some editors), format characters
+                // (bidi overrides) and line and paragraph separators are written as escapes.
+                if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
                     || scalar.properties.generalCategory == .lineSeparator || scalar.properties.generalCategory == .paragraphSeparator {
                     out += "\\u{\(String(scalar.value, radix: 16))}"
                 } else {

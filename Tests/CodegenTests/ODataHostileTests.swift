@@ -97,6 +97,77 @@ func typecheckGenerated(_ files: [GeneratedFile]) throws -> (status: Int32, diag
 }
 
 @Suite struct ODataHostileTests {
+    /// On main a set named `CaseIterable` was `struct CaseIterable`: every type with exact coding keys in the
+    /// module (`café` composed and decomposed) stopped compiling. `tags` (`Collection(Edm.String)`) was `String?`.
+    @Test("a hostile but valid $metadata: the committed types are the generator's output, and compile here")
+    func committedHostileFiles() throws {
+        let hint = "run: swift run fm-codegen --odata Tests/Fixtures/odata-hostile-metadata.xml --output Tests/CodegenTests/Generated/ODataHostile"
+        let output = ODataCodeGenerator.output(try ODataMetadataSource.read(odataHostileFixture))
+        #expect(output.files.map(\.name) == ["CaseIterable2.swift", "HostileNames.swift", "HostilePasswd.swift"])
+        #expect(output.skipped.map(\.name) == ["Hostile Orphan"])
+        #expect(MetadataSource.check(output.files, in: odataHostileDirectory, complete: true) == [], "\(hint)")
+        #expect(CaseIterable2.entitySet == "CaseIterable" && HostilePasswd.entitySet == "../../hostile/../passwd")
+        #expect(HostileNames.fieldNames.count == 34, "every field is listed, read or not")
+        #expect(HostileNames.fieldNames.contains("q\"\\*/#\r\nz") && HostileNames.fieldNames.contains("\u{85}nel"))
+        #expect(!HostileNames.writableFieldNames.contains("tags") && HostileNames.writableFieldNames.contains("flag"))
+        // Every generated line that is a comment stays one line: no name breaks out of it.
+        for file in output.files {
+            for line in file.contents.split(separator: "\n", omittingEmptySubsequences: false) {
+                #expect(!line.unicodeScalars.contains { [0x85, 0x2028, 0x2029, 0x0D, 0x202E].contains($0.value) }, "\(file.name): \(line)")
+            }
+        }
+    }
+
+    /// On main, `Edm.Boolean`, `Collection(…)` and an undefined type were `String?`: a row holding `true`, an array
+    /// or an object failed to decode, and with it the whole page.
+    @Test("rows with a boolean, a collection, an object and hostile keys decode into the generated type")
+    func hostileRowsDecode() throws {
+        let row: [String: Any] = [
+            "allCases": "key", "rawValue": "r", "stringValue": "s", "intValue": 7, "init": "i", "self": "lower", "Self": "upper",
+            "Type": "t", "cafe\u{301}": "decomposed", "default": "d", "a b": "space", "a_b": "underscore", "1st": "first",
+            "x\u{202E}y": "bidi", "q\"\\*/#\r\nz": "quoted", "": "empty", "\u{85}nel": "nel", "entitySet": "member",
+            "CodingKeys": "keys", "hashValue": "hash", "flag": true, "guid": "0F0E", "tags": ["a", "b"], "shape": ["x": 1],
+            "place": ["type": "Point", "coordinates": [1, 2]], "Nowhere": [["id": 1]],
+        ]
+        let value = try JSONDecoder().decode(HostileNames.self, from: JSONSerialization.data(withJSONObject: row))
+        #expect(value.allCases == "key" && value.rawValue == "r" && value.stringValue == "s" && value.intValue == 7)
+        #expect(value.init_ == "i" && value.self_ == "lower" && value.self_2 == "upper" && value.type == "t")
+        #expect(value.café == nil && value.café2 == "decomposed", "each form of café is read under its own name only")
+        #expect(value.default == "d" && value.aB == "space" && value.aB2 == "underscore" && value._1st == "first")
+        #expect(value.xY == "bidi" && value.qZ == "quoted" && value.field == "empty" && value.nel == "nel")
+        #expect(value.entitySet2 == "member" && value.codingKeys2 == "keys" && value.hashValue2 == "hash")
+        #expect(value.flag == true && value.guid == "0F0E")
+        let (again, object) = try roundTrip(value)
+        #expect(again == value)
+        #expect(object["q\"\\*/#\r\nz"] as? String == "quoted" && object["flag"] as? Bool == true && object["tags"] == nil)
+    }
+
+    /// A document of random hostile names, generated and type-checked with swiftc in Swift 6 mode: it compiles
+    /// without a warning. (On main, the set named `CaseIterable` made it fail.)
+    @Test("random hostile names: the generated files type-check in Swift 6 mode, with no warning")
+    func randomHostileNamesTypeCheck() throws {
+        let tokens = ["CaseIterable", "allCases", "init", "self", "Self", "Type", "Protocol", "default", "class", "any", "String", "Double",
+                      "Date", "Bool", "CodingKeys", "entitySet", "hashValue", "fieldNames", "rawValue", "stringValue", "1", "2nd", " ", "_",
+                      "-", "::", "\"", "\\", "\n", "\r", "*/", "/*", "#", "`", "\u{202E}", "\u{301}", "e\u{301}", "\u{E9}", "\u{DF}", "SS",
+                      "\u{85}", "\u{0}", "\u{1B}[2J", "季", "🎵", "\u{130}", "\u{1C5}", "$", "@", "..", "/", "\u{2028}", "\u{FEFF}", "x"]
+        let edm = ["Edm.String", "Edm.Decimal", "Edm.Date", "Edm.TimeOfDay", "Edm.DateTimeOffset", "Edm.Binary", "Edm.Boolean",
+                   "Edm.Guid", "Collection(Edm.String)", "Some.Complex", "Edm.Int64"]
+        var rng = Xorshift(state: 0x8A77_AC8)
+        func name() -> String { (0...rng.below(3)).map { _ in tokens[rng.below(tokens.count)] }.joined() }
+        var metadata = FMODataMetadata(namespace: "com.filemaker.odata.H\u{1B}.fmp12")
+        for index in 0..<16 {
+            var properties = [FMODataProperty(name: "caf\u{E9}", edmType: "Edm.String"), FMODataProperty(name: "cafe\u{301}", edmType: "Edm.Decimal")]
+            for _ in 0..<14 { properties.append(FMODataProperty(name: name(), edmType: edm[rng.below(edm.count)], nullable: rng.below(2) == 0)) }
+            metadata.entityTypes.append(FMODataEntityType(name: "T\(index)", key: [properties[2].name], properties: properties))
+            metadata.entitySets.append(FMODataEntitySet(name: index == 0 ? "CaseIterable" : name(), entityType: "T\(index)"))
+        }
+        let output = ODataCodeGenerator.output(metadata)
+        #expect(output.files.count >= 10, "\(output.skipped)")
+        let result = try typecheckGenerated(output.files)
+        #expect(result.status == 0, "\(result.diagnostics)")
+        #expect(!result.diagnostics.contains("warning:"), "\(result.diagnostics)")
+    }
+
     /// On main every claim of a stem counted up from 2: n names of one stem probed n²/2 candidates (8 000
     /// properties named `a`, `a-`, `a.`, … took 28 s in a debug build, 100 000 would take an hour).
     @Test("many names of one stem: distinct, numbered in order, with work linear in their number")
@@ -215,5 +286,12 @@ func typecheckGenerated(_ files: [GeneratedFile]) throws -> (status: Int32, diag
         #expect(throws: (any Error).self) { try MetadataSource.write(changed, to: folder) }
         #expect(try String(contentsOf: folder.appendingPathComponent("A.swift"), encoding: .utf8) == "a")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["A.swift", "B.swift"])
+    }
+
+    /// On main C1 controls (U+0085, a line break to some editors) were written raw into comments and literals.
+    @Test("control characters of every kind are escaped in literals and comments")
+    func controlsAreEscaped() {
+        #expect(Naming.literal("a\u{85}b\u{9F}c\u{1B}d\u{7F}") == "a\\u{85}b\\u{9f}c\\u{1b}d\\u{7f}")
+        #expect(Naming.doc("`x`\u{2028}") == "'x'\\u{2028}")
     }
 }
