@@ -294,4 +294,59 @@ func typecheckGenerated(_ files: [GeneratedFile]) throws -> (status: Int32, diag
         #expect(Naming.literal("a\u{85}b\u{9F}c\u{1B}d\u{7F}") == "a\\u{85}b\\u{9f}c\\u{1b}d\\u{7f}")
         #expect(Naming.doc("`x`\u{2028}") == "'x'\\u{2028}")
     }
+
+    @Test("fm-codegen --odata on hostile documents: files only in the output folder, names escaped in messages, exit status")
+    func executable() throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let output = root.appendingPathComponent("deep/out")
+        let run = try runCodegen(["--odata", odataHostileFixture.path, "--output", output.path])
+        #expect(run.status == 0, "\(run.err)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output.path).sorted()
+                == ["CaseIterable2.swift", "HostileNames.swift", "HostilePasswd.swift"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path) == ["deep"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("deep").path) == ["out"])
+        #expect(run.out.contains("database Ho\"st\\ile\\u{a}*/,") && !run.out.dropLast().contains("\n"), "\(run.out)")
+        #expect(run.err == "fm-codegen: skipped entity set \"Hostile Orphan\": its entity type Hostile.Missing_ is not in the document\n")
+
+        // A name with a terminal escape sequence and a line break is shown escaped.
+        let evil = root.appendingPathComponent("evil.xml")
+        try Data(("<edmx:Edmx><edmx:DataServices><Schema Namespace=\"N&#27;]0;owned&#7;\"><EntityContainer>"
+                  + "<EntitySet Name=\"&#27;[2J&#10;fm-codegen: all good\" EntityType=\"N.None&#27;\"/></EntityContainer></Schema>"
+                  + "</edmx:DataServices></edmx:Edmx>").utf8).write(to: evil)
+        let shown = try runCodegen(["--odata", evil.path, "--output", root.appendingPathComponent("evil").path])
+        #expect(shown.status == 0)
+        #expect(!shown.err.contains("\u{1B}") && !shown.out.contains("\u{1B}") && !shown.out.contains("\u{7}"), "\(shown)")
+        #expect(shown.err.contains("\\u{1b}[2J\\u{a}fm-codegen: all good") && shown.err.split(separator: "\n").count == 1, "\(shown.err)")
+
+        // --check: up to date, stale, missing, extra, and a missing folder.
+        #expect(try runCodegen(["--odata", odataHostileFixture.path, "--output", output.path, "--check"]).status == 0)
+        try Data("// edited\n".utf8).write(to: output.appendingPathComponent("HostileNames.swift"))
+        try FileManager.default.removeItem(at: output.appendingPathComponent("CaseIterable2.swift"))
+        try Data().write(to: output.appendingPathComponent("Old.swift"))
+        let stale = try runCodegen(["--odata", odataHostileFixture.path, "--output", output.path, "--check"])
+        #expect(stale.status == 1)
+        #expect(stale.out == "differs: CaseIterable2.swift\ndiffers: HostileNames.swift\nnot generated: Old.swift\n", "\(stale.out)")
+        #expect(try String(contentsOf: output.appendingPathComponent("HostileNames.swift"), encoding: .utf8) == "// edited\n", "--check writes nothing")
+        let missing = try runCodegen(["--odata", odataHostileFixture.path, "--output", root.appendingPathComponent("none").path, "--check"])
+        #expect(missing.status == 1 && missing.out.split(separator: "\n").count == 3)
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("none").path))
+
+        // Documents that cannot be read: exit 1, the reason on stderr, nothing written.
+        let bad: [(String, Data, String)] = [
+            ("latin1.xml", Data("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><edmx:Edmx/>".utf8) + Data([0xE9]), "ISO-8859-1"),
+            ("truncated.xml", Data("<edmx:Edmx><edmx:DataServices><Schema Namespace=\"N\"><EntityType Na".utf8), "XML: an attribute without a value"),
+            ("utf16.xml", Data([0xFE, 0xFF]) + Data("<edmx:Edmx/>".utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }), "UTF-16"),
+            ("laughs.xml", Data("<!DOCTYPE x [<!ENTITY a \"aaaa\"><!ENTITY b \"&a;&a;&a;\">]><edmx:Edmx>&b;</edmx:Edmx>".utf8), "document type"),
+            ("binary.xml", Data([0x00, 0x01, 0xFF, 0xFE]), "neither JSON nor XML"),
+        ]
+        for (name, data, reason) in bad {
+            let file = root.appendingPathComponent(name)
+            try data.write(to: file)
+            let target = root.appendingPathComponent("bad")
+            let result = try runCodegen(["--odata", file.path, "--output", target.path])
+            #expect(result.status == 1 && result.err.contains(reason) && result.err.hasPrefix("fm-codegen: reading the OData metadata failed"), "\(name): \(result.err)")
+            #expect(!FileManager.default.fileExists(atPath: target.path), "\(name)")
+        }
+    }
 }
