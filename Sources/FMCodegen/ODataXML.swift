@@ -6,7 +6,8 @@ import SwiftFM
 /// No XML library: on Linux Foundation's parser lives in FoundationXML, which links libxml2, and fm-codegen
 /// must run without it. This reads what CSDL uses — elements, attributes, text, comments, processing
 /// instructions, CDATA, the five named entities and numeric character references — and refuses a document
-/// type declaration and anything malformed. Depth and size are bounded.
+/// type declaration and anything malformed. Depth, the number of elements and the attributes of one element
+/// are bounded (a tree of elements costs about 25 times the bytes of `<a/>`s it is read from).
 enum ODataXML {
     /// An element: its name without the namespace prefix, its attributes (also without prefixes), its
     /// child elements and its text.
@@ -32,10 +33,15 @@ enum ODataXML {
     }
 
     static let maxDepth = 64
+    /// The most elements a document may have: far above the largest `$metadata` (a field is about five).
+    static let maxElements = 4_000_000
+    /// The most attributes one element may have (CSDL's have a handful).
+    static let maxAttributes = 256
 
     /// The document's root element.
-    static func parse(_ data: Data) throws -> Element {
+    static func parse(_ data: Data, maxElements: Int = maxElements) throws -> Element {
         var reader = Reader(data)
+        var elements = 0
         try reader.checkEncoding()
         var stack: [Element] = []
         var root: Element?
@@ -63,6 +69,8 @@ enum ODataXML {
                 guard let top = stack.popLast(), top.name == local(name) else { throw reader.fail("an end tag </\(name)> that does not match") }
                 continue
             }
+            elements += 1
+            guard elements <= maxElements else { throw reader.fail("more than \(maxElements) elements") }
             let tag = try reader.readStartTag()
             let element = Element(name: local(tag.name), attributes: tag.attributes)
             if let top = stack.last {
@@ -207,6 +215,7 @@ enum ODataXML {
                     return (name, attributes, true)
                 }
                 let (attribute, value) = try readAttribute()
+                guard attributes.count < ODataXML.maxAttributes else { throw fail("more than \(ODataXML.maxAttributes) attributes in <\(name)>") }
                 guard !attribute.hasPrefix("xmlns") else { continue }
                 // Two readers of one document must not see two names: an attribute given twice is an error.
                 guard attributes.updateValue(value, forKey: ODataXML.local(attribute)) == nil else {
@@ -293,8 +302,8 @@ enum ODataXML {
 
     /// Reads a CSDL XML document into ``FMODataMetadata`` (as ``FMODataMetadata/init(json:)`` reads JSON):
     /// every `Schema`'s entity types, the container's entity sets, actions as scripts, annotations by term.
-    static func metadata(_ data: Data) throws -> FMODataMetadata {
-        let root = try parse(data)
+    static func metadata(_ data: Data, maxElements: Int = maxElements) throws -> FMODataMetadata {
+        let root = try parse(data, maxElements: maxElements)
         guard root.name == "Edmx" else { throw Failure(description: "XML: the root element is <\(root.name)>, not <edmx:Edmx>") }
         var metadata = FMODataMetadata(namespace: "")
         var sawSchema = false

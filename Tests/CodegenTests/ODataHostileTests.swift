@@ -259,6 +259,26 @@ func typecheckGenerated(_ files: [GeneratedFile]) throws -> (status: Int32, diag
         #expect(names == ["R&\u{301}D", "a b c d", "e\nf\tg", "<\u{301}A\u{308}"].map { Array($0.unicodeScalars) })
     }
 
+    /// On main the number of elements and of attributes was not bounded: 8 MB of `<a/>` took 215 MB of memory, so a
+    /// large hostile document exhausted it.
+    @Test("the number of elements and the attributes of an element are bounded")
+    func elementsAndAttributesAreBounded() throws {
+        func document(_ elements: Int) -> Data {
+            Data(("<edmx:Edmx><edmx:DataServices><Schema Namespace=\"N\">" + String(repeating: "<a/>", count: elements)
+                  + "</Schema></edmx:DataServices></edmx:Edmx>").utf8)
+        }
+        #expect(ODataXML.maxElements == 4_000_000 && ODataXML.maxAttributes == 256)
+        _ = try ODataXML.metadata(document(997), maxElements: 1_000)
+        let many = #expect(throws: ODataXML.Failure.self) { try ODataXML.metadata(document(998), maxElements: 1_000) }
+        #expect(many?.description.contains("more than 1000 elements") == true, "\(String(describing: many))")
+        // Name and a0…a255: 257 attributes; without a255, 256.
+        let attributes = (0..<256).map { " a\($0)=\"\"" }.joined()
+        let wide = "<edmx:Edmx><edmx:DataServices><Schema Namespace=\"N\"><EntityType Name=\"T\"\(attributes)/></Schema></edmx:DataServices></edmx:Edmx>"
+        let refused = #expect(throws: ODataMetadataSource.Failure.self) { try ODataMetadataSource.read(Data(wide.utf8)) }
+        #expect(refused?.description.contains("more than 256 attributes in <EntityType>") == true, "\(String(describing: refused))")
+        #expect(try ODataMetadataSource.read(Data(wide.replacingOccurrences(of: " a255=\"\"", with: "").utf8)).entityTypes.count == 1)
+    }
+
     /// On main the temporary file was written through whatever was at its (predictable) name: a link planted
     /// there sent the generated text outside the output folder. And a folder in the way of one file was found
     /// only after the files before it were replaced, so a failing write changed some files.
