@@ -61,7 +61,7 @@ let package = Package(
         // The client against the emulator on loopback, through the callback and async surfaces.
         .testTarget(name: "IntegrationTests", dependencies: ["SwiftFM", "SwiftFMEmulator", "FMCapture", "TestSupport"]),
         // fm-codegen: its output for the demo, League and odd-names solutions, compiled here and read against the emulator.
-        .testTarget(name: "CodegenTests", dependencies: ["FMCodegen", "SwiftFM", "SwiftFMEmulator"]),
+        .testTarget(name: "CodegenTests", dependencies: ["FMCodegen", "SwiftFM", "SwiftFMEmulator", "TestSupport"]),
         // Legacy call-site corpus, compiled in both language modes.
         .testTarget(name: "LegacySwift6Tests", dependencies: ["SwiftFM", "SwiftFMEmulator"]),
         .testTarget(

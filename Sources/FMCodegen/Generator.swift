@@ -127,7 +127,7 @@ public enum CodeGenerator {
     static let reservedTypeNames: Set<String> = [
         "String", "Double", "Date", "URL", "Codable", "Sendable", "Hashable", "CodingKey", "Swift", "Foundation",
         "SwiftFM", "FMLayoutRecord", "FMLayoutField", "FMPortals", "Any", "Self", "Type", "Protocol", "Optional",
-        "Array", "Decodable", "Encodable", "Decoder", "Encoder",
+        "Array", "Decodable", "Encodable", "Decoder", "Encoder", "CaseIterable",
     ]
 
     struct Property {

@@ -163,14 +163,22 @@ public enum MetadataSource {
         do {
             for (index, file) in changed.enumerated() {
                 let temporary = directory.appendingPathComponent(".fm-codegen-\(ProcessInfo.processInfo.processIdentifier)-\(index).tmp")
+                // A new file, never through what is there: a link planted under the temporary name would
+                // have sent the write outside the folder.
+                try? FileManager.default.removeItem(at: temporary)
                 staged.append((temporary, directory.appendingPathComponent(file.name)))
-                try Data(file.contents.utf8).write(to: temporary)
+                try Data(file.contents.utf8).write(to: temporary, options: .withoutOverwriting)
             }
-            // Every target name must be usable before any file is replaced (a name too long fails here).
+            // Every target name must be usable before any file is replaced (a name too long, or a folder in
+            // the way, fails here).
             for (temporary, final) in staged {
                 _ = try FileManager.default.attributesOfItem(atPath: temporary.path)
                 guard final.lastPathComponent.utf8.count <= 255 else {
                     throw CocoaError(.fileWriteInvalidFileName, userInfo: [NSFilePathErrorKey: final.path])
+                }
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: final.path, isDirectory: &isDirectory), isDirectory.boolValue {
+                    throw CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: final.path])
                 }
             }
         } catch {

@@ -114,7 +114,9 @@ enum Naming {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F || scalar.properties.generalCategory == .format
+                // Controls (C0, DEL and C1: U+0085 is a line break to some editors), format characters
+                // (bidi overrides) and line and paragraph separators are written as escapes.
+                if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
                     || scalar.properties.generalCategory == .lineSeparator || scalar.properties.generalCategory == .paragraphSeparator {
                     out += "\\u{\(String(scalar.value, radix: 16))}"
                 } else {
@@ -139,6 +141,11 @@ enum Naming {
 struct Namer {
     private var taken: Set<String>
     private let maxBytes: Int
+    /// Per stem (folded), the first number not yet tried: numbers are never given back, so the next claim
+    /// of the same stem starts there (without it, n names with one stem probed n²/2 candidates).
+    private var nextNumber: [String: Int] = [:]
+    /// How many candidates were looked up, in all (the work done, for tests).
+    private(set) var probes = 0
 
     /// A scope where `reserved` are already taken (members the generated code declares itself).
     init(reserved: Set<String> = [], maxBytes: Int = .max) {
@@ -150,13 +157,17 @@ struct Namer {
     mutating func claim(_ base: String) -> String {
         let stem = Naming.unusable.contains(base) ? base + "_" : base
         var candidate = Naming.prefix(stem, bytes: maxBytes)
-        var number = 2
-        while taken.contains(Naming.foldKey(candidate)) {
+        probes += 1
+        if taken.insert(Naming.foldKey(candidate)).inserted { return candidate }
+        let family = Naming.foldKey(stem)
+        var number = nextNumber[family] ?? 2
+        repeat {
             let suffix = String(number)
             candidate = Naming.prefix(stem, bytes: maxBytes - suffix.utf8.count) + suffix
             number += 1
-        }
-        taken.insert(Naming.foldKey(candidate))
+            probes += 1
+        } while !taken.insert(Naming.foldKey(candidate)).inserted
+        nextNumber[family] = number
         return candidate
     }
 }

@@ -9,8 +9,10 @@ import SwiftFM
 /// most 100 UTF-8 bytes, every set of the document taking part in naming, output depending only on the
 /// metadata. Types: `Edm.String` → `String?`; `Edm.Decimal` and the other numbers → `Double?`; `Edm.Date`,
 /// `Edm.TimeOfDay`, `Edm.DateTimeOffset` → `Date?` (read with SwiftFM's FileMaker rules); a container
-/// (`Edm.Binary`, `Edm.Stream`) → `String?`, its base64 text, sent only when `$select` names it. Navigation
-/// properties are not generated (expanded rows are ignored when decoding).
+/// (`Edm.Binary`, `Edm.Stream`) → `String?`, its base64 text, sent only when `$select` names it;
+/// `Edm.Boolean` → `Bool?`; `Edm.Guid`, `Edm.Duration` → `String?`. A property of another type
+/// (`Collection(…)`, a complex type, a type the document does not define) is listed in the type's
+/// documentation but not generated, nor are navigation properties (their values are ignored when decoding).
 public enum ODataCodeGenerator {
     /// The files for every usable entity set of `metadata`, sorted by name, and the sets skipped (an empty
     /// name, an entity type the document does not define). `typePrefix` starts every type name.
@@ -19,6 +21,7 @@ public enum ODataCodeGenerator {
         var usable: [[UInt32]: (FMODataEntitySet, FMODataEntityType)] = [:]
         var names: [String] = []
         var seen = Set<[UInt32]>()
+        let types = TypeIndex(metadata)
         for set in metadata.entitySets {
             guard !set.name.isEmpty else {
                 skipped.append(SkippedLayout(name: set.name, reason: "the entity set name is empty"))
@@ -26,23 +29,50 @@ public enum ODataCodeGenerator {
             }
             guard seen.insert(Naming.exactKey(set.name)).inserted else { continue }
             names.append(set.name)
-            guard let type = metadata.entityType(ofSet: set.name) else {
+            guard let type = types.type(of: set) else {
                 skipped.append(SkippedLayout(name: set.name, reason: "its entity type \(set.entityType) is not in the document"))
                 continue
             }
             usable[Naming.exactKey(set.name)] = (set, type)
         }
         names.sort { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
-        var types = Namer(reserved: CodeGenerator.reservedTypeNames.union(["FMODataKey", "FMOData"]), maxBytes: CodeGenerator.maxTypeNameBytes)
+        var typeNames = Namer(reserved: CodeGenerator.reservedTypeNames.union(["FMODataKey", "FMOData"]), maxBytes: CodeGenerator.maxTypeNameBytes)
         var files: [GeneratedFile] = []
         let database = databaseName(metadata.namespace)
         for name in names {
-            let typeName = types.claim(typePrefix.isEmpty ? Naming.type(name) : Naming.type(typePrefix + " " + name))
+            let typeName = typeNames.claim(typePrefix.isEmpty ? Naming.type(name) : Naming.type(typePrefix + " " + name))
             guard let entry = usable[Naming.exactKey(name)] else { continue }
             let (set, type) = entry
             files.append(GeneratedFile(name: typeName + ".swift", contents: file(set, type, typeName: typeName, database: database)))
         }
         return CodegenOutput(files: files.sorted { $0.name < $1.name }, skipped: skipped)
+    }
+
+    /// The entity types of a document by name, for ``FMODataMetadata/entityType(ofSet:)``'s rule read from
+    /// the set itself: the first type (in document order) named as the set's `EntityType`, as its last
+    /// dotted part, or as it without the schema namespace. One lookup per set, not a scan of every set and
+    /// type (a document with many sets took quadratic time), and two sets whose names are canonically
+    /// equal but not the same scalars each get their own type.
+    struct TypeIndex {
+        private var first: [String: Int] = [:]
+        private let metadata: FMODataMetadata
+
+        init(_ metadata: FMODataMetadata) {
+            self.metadata = metadata
+            for (index, type) in metadata.entityTypes.enumerated() where first[type.name] == nil {
+                first[type.name] = index
+            }
+        }
+
+        /// The entity type of `set`, or `nil` when the document does not define it.
+        func type(of set: FMODataEntitySet) -> FMODataEntityType? {
+            let qualified = set.entityType
+            let short = qualified.split(separator: ".").last.map(String.init) ?? qualified
+            var candidates = [first[qualified], first[short]]
+            let prefix = metadata.namespace + "."
+            if qualified.hasPrefix(prefix) { candidates.append(first[String(qualified.dropFirst(prefix.count))]) }
+            return candidates.compactMap { $0 }.min().map { metadata.entityTypes[$0] }
+        }
     }
 
     /// The database name in a `$metadata` namespace: `com.filemaker.odata.Music.fmp12` or `Music.fmp12` → `Music`.
@@ -53,12 +83,21 @@ public enum ODataCodeGenerator {
         return String(name)
     }
 
-    /// The Swift type of a property.
-    static func swiftType(_ property: FMODataProperty) -> String {
+    /// The Swift type of a property, or `nil` for a type whose JSON value is not one a property can be
+    /// sure to hold (`Collection(…)`, a complex or enumeration type, a geography, `Edm.Untyped`, a name
+    /// the document does not define): such a property is not generated, since a `String?` there would
+    /// make every row fail to decode. `Edm.Boolean` is `Bool?`; `Edm.Guid` and `Edm.Duration` (JSON text) are `String?`.
+    static func swiftType(_ property: FMODataProperty) -> String? {
         switch property.fileMakerType {
         case .number: return "Double?"
         case .date, .time, .timestamp: return "Date?"
-        case .text, .container, .other: return "String?"
+        case .text, .container: return "String?"
+        case .other:
+            switch property.edmType {
+            case "Edm.Boolean": return "Bool?"
+            case "Edm.Guid", "Edm.Duration": return "String?"
+            default: return nil
+            }
         }
     }
 
@@ -66,7 +105,7 @@ public enum ODataCodeGenerator {
     /// OData), auto-generated values, the modification stamp, containers (written by an upload), and
     /// whatever `$metadata` marks read-only.
     static func isWritable(_ property: FMODataProperty) -> Bool {
-        !(property.isReadOnly || property.isCalculation || property.isSummary || property.isGlobal || property.isAutoGenerated
+        swiftType(property) != nil && !(property.isReadOnly || property.isCalculation || property.isSummary || property.isGlobal || property.isAutoGenerated
           || property.isVersionID || property.fileMakerType == .container)
     }
 
@@ -79,7 +118,7 @@ public enum ODataCodeGenerator {
         case .time: facts = ["time"]
         case .timestamp: facts = ["timestamp"]
         case .container: facts = ["container"]
-        case .other: facts = ["\(Naming.doc(property.edmType)) (read as text)"]
+        case .other: facts = ["\(Naming.doc(property.edmType)) (read as \(swiftType(property)?.dropLast() ?? "nothing"))"]
         }
         if property.fileMakerType != .other { facts[0] += " (\(Naming.doc(property.edmType)))" }
         if property.fileMakerType == .container { facts.append("base64, present only when `$select` names it") }
@@ -100,6 +139,21 @@ public enum ODataCodeGenerator {
     private static func file(_ set: FMODataEntitySet, _ type: FMODataEntityType, typeName: String, database: String) -> String {
         var out = ""
         func line(_ text: String = "") { out += text.isEmpty ? "\n" : text + "\n" }
+        var namer = Namer(reserved: ["entitySet", "keyFields", "fieldNames", "writableFieldNames", "hashValue", "init", "encode", "CodingKeys"])
+        var seen = Set<[UInt32]>()
+        var properties: [CodeGenerator.Property] = []
+        var described: [FMODataProperty] = []
+        var unread: [FMODataProperty] = []
+        let keys = Set(type.key)
+        for property in type.properties where seen.insert(Naming.exactKey(property.name)).inserted {
+            described.append(property)
+            guard let swiftType = swiftType(property) else {
+                unread.append(property)
+                continue
+            }
+            properties.append(CodeGenerator.Property(name: namer.claim(Naming.property(property.name)), fileMakerName: property.name,
+                                                     swiftType: swiftType, doc: describe(property, isKey: keys.contains(property.name))))
+        }
         let table = type.tableID.map { ", table occurrence id `\(Naming.doc($0))`" } ?? ""
         line("// Generated by fm-codegen from the OData $metadata of database \"\(Naming.doc(database))\", entity set \"\(Naming.doc(set.name))\".")
         line("// Do not edit: run fm-codegen --odata again when the schema changes.")
@@ -111,20 +165,15 @@ public enum ODataCodeGenerator {
         line("///")
         line("/// Generated by `fm-codegen --odata` from `$metadata`; read rows with `FMOData.records(as:from:query:)`.")
         line("/// Every field is optional: `nil` is an empty field, or one the query's `$select` left out.")
+        if !unread.isEmpty {
+            line("///")
+            line("/// Not read (no Swift type holds their JSON for sure): "
+                 + unread.map { "`\(Naming.doc($0.name))` (\(Naming.doc($0.edmType)))" }.joined(separator: ", ") + ".")
+        }
         line("public struct \(typeName): Codable, Sendable, Hashable {")
         line("    /// The entity set these rows are read from and written to.")
         line("    public static let entitySet = \"\(Naming.literal(set.name))\"")
 
-        var namer = Namer(reserved: ["entitySet", "keyFields", "fieldNames", "writableFieldNames", "hashValue", "init", "encode", "CodingKeys"])
-        var seen = Set<[UInt32]>()
-        var properties: [CodeGenerator.Property] = []
-        var described: [FMODataProperty] = []
-        for property in type.properties where seen.insert(Naming.exactKey(property.name)).inserted {
-            properties.append(CodeGenerator.Property(name: namer.claim(Naming.property(property.name)), fileMakerName: property.name,
-                                                     swiftType: swiftType(property),
-                                                     doc: describe(property, isKey: type.key.contains(property.name))))
-            described.append(property)
-        }
         let ambiguous = CodeGenerator.ambiguousProperties(properties)
         func list(_ names: [String]) -> String {
             names.isEmpty ? "[]" : "[" + names.map { "\"\(Naming.literal($0))\"" }.joined(separator: ", ") + "]"
@@ -175,6 +224,9 @@ public enum ODataMetadataSource {
     ///
     /// - Throws: ``Failure`` naming the problem.
     public static func read(_ data: Data, name: String = "$metadata") throws -> FMODataMetadata {
+        if data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE]) {
+            throw Failure(description: "\(name): the document is UTF-16 (save it as UTF-8)")
+        }
         let first = data.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
         do {
             if first == UInt8(ascii: "<") { return try ODataXML.metadata(data) }

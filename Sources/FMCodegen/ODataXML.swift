@@ -6,7 +6,8 @@ import SwiftFM
 /// No XML library: on Linux Foundation's parser lives in FoundationXML, which links libxml2, and fm-codegen
 /// must run without it. This reads what CSDL uses — elements, attributes, text, comments, processing
 /// instructions, CDATA, the five named entities and numeric character references — and refuses a document
-/// type declaration and anything malformed. Depth and size are bounded.
+/// type declaration and anything malformed. Depth, the number of elements and the attributes of one element
+/// are bounded (a tree of elements costs about 25 times the bytes of `<a/>`s it is read from).
 enum ODataXML {
     /// An element: its name without the namespace prefix, its attributes (also without prefixes), its
     /// child elements and its text.
@@ -32,10 +33,16 @@ enum ODataXML {
     }
 
     static let maxDepth = 64
+    /// The most elements a document may have: far above the largest `$metadata` (a field is about five).
+    static let maxElements = 4_000_000
+    /// The most attributes one element may have (CSDL's have a handful).
+    static let maxAttributes = 256
 
     /// The document's root element.
-    static func parse(_ data: Data) throws -> Element {
+    static func parse(_ data: Data, maxElements: Int = maxElements) throws -> Element {
         var reader = Reader(data)
+        var elements = 0
+        try reader.checkEncoding()
         var stack: [Element] = []
         var root: Element?
         while !reader.isAtEnd {
@@ -62,6 +69,8 @@ enum ODataXML {
                 guard let top = stack.popLast(), top.name == local(name) else { throw reader.fail("an end tag </\(name)> that does not match") }
                 continue
             }
+            elements += 1
+            guard elements <= maxElements else { throw reader.fail("more than \(maxElements) elements") }
             let tag = try reader.readStartTag()
             let element = Element(name: local(tag.name), attributes: tag.attributes)
             if let top = stack.last {
@@ -89,6 +98,41 @@ enum ODataXML {
         init(_ data: Data) {
             bytes = Array(data)
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+        }
+
+        /// Throws unless the document is UTF-8, the only encoding read: one that declares another encoding
+        /// and has a byte outside ASCII, or any byte sequence that is not UTF-8 (a Latin-1 `é` read as
+        /// UTF-8 became U+FFFD, and a field name that matches nothing on the server), is refused.
+        func checkEncoding() throws {
+            if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
+                throw Failure(description: "XML: the document is UTF-16 (save it as UTF-8)")
+            }
+            var declared: String?
+            if starts("<?xml"), let end = bytes[index...].indices.first(where: { bytes[$0...].starts(with: "?>".utf8) }) {
+                let declaration = String(decoding: bytes[index..<end], as: UTF8.self)
+                if let range = declaration.range(of: "encoding") {
+                    let value = declaration[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" }
+                    declared = String(value.prefix { $0 != "\"" && $0 != "'" && $0 != " " && $0 != "?" })
+                }
+            }
+            var decoder = UTF8()
+            var iterator = bytes[index...].makeIterator()
+            var offset = index
+            while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue(let scalar):
+                    if scalar.value > 0x7F, let declared, !["utf-8", "utf8"].contains(declared.lowercased()) {
+                        throw Failure(description: "XML: the document declares encoding \(declared), which is not read, and has a byte "
+                                      + "outside ASCII at byte \(offset) (save it as UTF-8)")
+                    }
+                    offset += UTF8.width(scalar)
+                case .emptyInput:
+                    return
+                case .error:
+                    throw Failure(description: "XML: a byte sequence that is not UTF-8 at byte \(offset)"
+                                  + (declared.map { " (the document declares encoding \($0); save it as UTF-8)" } ?? " (save it as UTF-8)"))
+                }
+            }
         }
 
         /// Whether every byte has been read.
@@ -171,7 +215,12 @@ enum ODataXML {
                     return (name, attributes, true)
                 }
                 let (attribute, value) = try readAttribute()
-                if !attribute.hasPrefix("xmlns") { attributes[ODataXML.local(attribute)] = value }
+                guard attributes.count < ODataXML.maxAttributes else { throw fail("more than \(ODataXML.maxAttributes) attributes in <\(name)>") }
+                guard !attribute.hasPrefix("xmlns") else { continue }
+                // Two readers of one document must not see two names: an attribute given twice is an error.
+                guard attributes.updateValue(value, forKey: ODataXML.local(attribute)) == nil else {
+                    throw fail("the attribute \(attribute) twice in <\(name)>")
+                }
             }
         }
 
@@ -191,7 +240,17 @@ enum ODataXML {
             let start = index
             while index < bytes.count, bytes[index] != quote { index += 1 }
             guard index < bytes.count else { throw fail("an unterminated attribute value") }
-            let value = try ODataXML.decode(bytes[start..<index]) { fail($0) }
+            // XML reads a line break or tab written as such in an attribute value as a space (`&#10;` stays a
+            // line break): `Name="a<LF>b"` is the field `a b`.
+            var raw = ArraySlice<UInt8>()
+            var position = start
+            while position < index {
+                let byte = bytes[position]
+                if byte == UInt8(ascii: "\r"), position + 1 < index, bytes[position + 1] == UInt8(ascii: "\n") { position += 1 }
+                raw.append([UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "\t")].contains(byte) ? UInt8(ascii: " ") : byte)
+                position += 1
+            }
+            let value = try ODataXML.decode(raw) { fail($0) }
             index += 1
             return (attribute, value)
         }
@@ -204,23 +263,25 @@ enum ODataXML {
     }
 
     /// Text with its entity and character references replaced.
+    /// Works on Unicode scalars, not characters: a combining mark after `;` (`&amp;\u{301}`) is text of its
+    /// own, not part of the reference.
     static func decode(_ bytes: ArraySlice<UInt8>, _ fail: (String) -> Failure) throws -> String {
         let text = String(decoding: bytes, as: UTF8.self)
         guard text.contains("&") else { return text }
-        var out = ""
-        var rest = Substring(text)
+        var out = String.UnicodeScalarView()
+        var rest = Substring(text).unicodeScalars
         while let amp = rest.firstIndex(of: "&") {
-            out += rest[..<amp]
-            guard let semi = rest[amp...].firstIndex(of: ";"), rest.distance(from: amp, to: semi) <= 12 else {
+            out.append(contentsOf: rest[..<amp])
+            guard let semi = rest[amp...].prefix(12).firstIndex(of: ";") else {
                 throw fail("a bare & (write &amp;)")
             }
-            let name = rest[rest.index(after: amp)..<semi]
+            let name = Substring(rest[rest.index(after: amp)..<semi])
             switch name {
-            case "amp": out += "&"
-            case "lt": out += "<"
-            case "gt": out += ">"
-            case "quot": out += "\""
-            case "apos": out += "'"
+            case "amp": out.append("&")
+            case "lt": out.append("<")
+            case "gt": out.append(">")
+            case "quot": out.append("\"")
+            case "apos": out.append("'")
             default:
                 var scalar: Unicode.Scalar?
                 if name.hasPrefix("#x") || name.hasPrefix("#X") {
@@ -229,22 +290,24 @@ enum ODataXML {
                     scalar = UInt32(name.dropFirst(), radix: 10).flatMap(Unicode.Scalar.init)
                 }
                 guard let scalar else { throw fail("an unknown entity &\(name);") }
-                out.unicodeScalars.append(scalar)
+                out.append(scalar)
             }
             rest = rest[rest.index(after: semi)...]
         }
-        return out + rest
+        out.append(contentsOf: rest)
+        return String(out)
     }
 
     // MARK: CSDL
 
     /// Reads a CSDL XML document into ``FMODataMetadata`` (as ``FMODataMetadata/init(json:)`` reads JSON):
     /// every `Schema`'s entity types, the container's entity sets, actions as scripts, annotations by term.
-    static func metadata(_ data: Data) throws -> FMODataMetadata {
-        let root = try parse(data)
+    static func metadata(_ data: Data, maxElements: Int = maxElements) throws -> FMODataMetadata {
+        let root = try parse(data, maxElements: maxElements)
         guard root.name == "Edmx" else { throw Failure(description: "XML: the root element is <\(root.name)>, not <edmx:Edmx>") }
         var metadata = FMODataMetadata(namespace: "")
         var sawSchema = false
+        var scripts = Set<String>()
         for services in root.elements("DataServices") {
             for schema in services.elements("Schema") {
                 sawSchema = true
@@ -273,7 +336,7 @@ enum ODataXML {
                             metadata.entitySets.append(entry)
                         }
                     case "Action", "Function":
-                        if let name = child["Name"], !metadata.scripts.contains(name) { metadata.scripts.append(name) }
+                        if let name = child["Name"], scripts.insert(name).inserted { metadata.scripts.append(name) }
                     default:
                         break
                     }

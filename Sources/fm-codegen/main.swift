@@ -32,6 +32,19 @@ usage: fm-codegen --host URL --database DB --username U --password P [--layout N
 
 """
 
+/// `text` for a message: control and format characters (an escape sequence, a line break, a bidi override
+/// in a name from the metadata) written as `\u{…}`, so a name cannot drive the terminal or forge a line.
+func shown(_ text: String) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: out += "\\u{\(String(scalar.value, radix: 16))}"
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out
+}
+
 func fail(_ message: String, code: Int32 = 2) -> Never {
     FileHandle.standardError.write(Data("fm-codegen: \(message)\n".utf8))
     exit(code)
@@ -63,11 +76,11 @@ if let odata = options["--odata"] {
     do {
         metadata = try ODataMetadataSource.read(URL(fileURLWithPath: odata))
     } catch {
-        fail("reading the OData metadata failed, nothing written: \(error)", code: 1)
+        fail("reading the OData metadata failed, nothing written: \(shown("\(error)"))", code: 1)
     }
     let generated = ODataCodeGenerator.output(metadata, typePrefix: options["--type-prefix"] ?? "")
     for set in generated.skipped {
-        FileHandle.standardError.write(Data("fm-codegen: skipped entity set \"\(set.name)\": \(set.reason)\n".utf8))
+        FileHandle.standardError.write(Data("fm-codegen: skipped entity set \"\(shown(set.name))\": \(shown(set.reason))\n".utf8))
     }
     let directory = URL(fileURLWithPath: output)
     if check {
@@ -77,7 +90,7 @@ if let odata = options["--odata"] {
     }
     do {
         let written = try MetadataSource.write(generated.files, to: directory)
-        print("fm-codegen: \(generated.files.count) file(s) for OData database \(ODataCodeGenerator.databaseName(metadata.namespace)), "
+        print("fm-codegen: \(generated.files.count) file(s) for OData database \(shown(ODataCodeGenerator.databaseName(metadata.namespace))), "
               + "\(written.count) changed, in \(output)"
               + (generated.skipped.isEmpty ? "" : "; \(generated.skipped.count) entity set(s) skipped"))
     } catch {
@@ -105,7 +118,7 @@ do {
 } catch let error as FMError {
     fail("reading the layouts failed: \(error.code) \(error.message)", code: 1)
 } catch {
-    fail("reading the layouts failed: \(error)", code: 1)
+    fail("reading the layouts failed: \(shown("\(error)"))", code: 1)
 }
 
 let generated = CodeGenerator.output(input, typePrefix: options["--type-prefix"] ?? "")
@@ -124,7 +137,7 @@ if check {
 }
 do {
     let written = try MetadataSource.write(files, to: directory)
-    print("fm-codegen: \(files.count) file(s) for database \(input.database), \(written.count) changed, in \(output)"
+    print("fm-codegen: \(files.count) file(s) for database \(shown(input.database)), \(written.count) changed, in \(output)"
           + (generated.skipped.isEmpty ? "" : "; \(generated.skipped.count) layout(s) skipped"))
 } catch {
     fail("writing \(output) failed, nothing written: \(error)", code: 1)
