@@ -67,33 +67,10 @@ func typecheckGenerated(_ files: [GeneratedFile]) throws -> (status: Int32, diag
     let directory = try scratchDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     try MetadataSource.write(files, to: directory)
-    let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-                                          ?? CommandLine.arguments[0]).standardizedFileURL
-    var search = executable.deletingLastPathComponent()
-    var modules: URL?
-    for _ in 0..<6 where modules == nil {
-        let candidate = search.appendingPathComponent("Modules")
-        if FileManager.default.fileExists(atPath: candidate.appendingPathComponent("SwiftFM.swiftmodule").path) { modules = candidate }
-        search = search.deletingLastPathComponent()
-    }
-    let found = try #require(modules, "no Modules/SwiftFM.swiftmodule above \(executable.path)")
-    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-    let swiftc = try #require(path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("swiftc") }
-        .first { FileManager.default.isExecutableFile(atPath: $0.path) }, "no swiftc on the PATH")
-    // SwiftFM imports the C module CFMCurl: its module map is where SwiftPM wrote it.
-    let curlModuleMap = found.deletingLastPathComponent().appendingPathComponent("CFMCurl.build/module.modulemap")
-    let moduleMaps = FileManager.default.fileExists(atPath: curlModuleMap.path) ? ["-Xcc", "-fmodule-map-file=" + curlModuleMap.path] : []
-    let process = Process()
-    process.executableURL = swiftc
-    process.arguments = ["-typecheck", "-swift-version", "6", "-parse-as-library", "-module-name", "Hostile", "-I", found.path] + moduleMaps
-        + ["-module-cache-path", directory.appendingPathComponent("cache").path] + files.map { directory.appendingPathComponent($0.name).path }
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    try process.runOneAtATime()
-    let diagnostics = String(decoding: output.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, diagnostics)
+    let result = try typecheckAgainstSwiftFM(files.map { directory.appendingPathComponent($0.name) },
+                                             arguments: ["-swift-version", "6", "-parse-as-library", "-module-name", "Hostile"],
+                                             scratch: directory)
+    return (result.status, result.diagnostics)
 }
 
 @Suite struct ODataHostileTests {

@@ -10,36 +10,6 @@ import TestSupport
 // the porting guide show compile without a warning. Swift 5 mode: top-level code of the legacy eras compiles
 // unchanged. (On main, the refused code compiled without a warning and trapped at run time.)
 
-/// The directory holding `SwiftFM.swiftmodule` for this build, found from the test executable's path.
-private func modulesDirectory() throws -> URL {
-    let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-                                          ?? CommandLine.arguments[0]).standardizedFileURL
-    var directory = executable.deletingLastPathComponent()
-    for _ in 0..<6 {
-        let modules = directory.appendingPathComponent("Modules")
-        if FileManager.default.fileExists(atPath: modules.appendingPathComponent("SwiftFM.swiftmodule").path) {
-            return modules
-        }
-        directory = directory.deletingLastPathComponent()
-    }
-    throw CompileCheckError("no Modules/SwiftFM.swiftmodule above \(executable.path)")
-}
-
-/// `swiftc` on the `PATH`.
-private func swiftc() throws -> URL {
-    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-    for directory in path.split(separator: ":") {
-        let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent("swiftc")
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-    }
-    throw CompileCheckError("no swiftc on the PATH")
-}
-
-private struct CompileCheckError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// Type-checks `source` as a `main.swift` in the given language mode; returns the exit status and the diagnostics.
 private func typecheck(_ source: String, swiftVersion: String) throws -> (status: Int32, diagnostics: String) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("swiftfm-typecheck-\(UUID().uuidString)")
@@ -47,21 +17,8 @@ private func typecheck(_ source: String, swiftVersion: String) throws -> (status
     defer { try? FileManager.default.removeItem(at: directory) }
     let file = directory.appendingPathComponent("main.swift")
     try Data(source.utf8).write(to: file)
-    let process = Process()
-    process.executableURL = try swiftc()
-    let modules = try modulesDirectory()
-    // SwiftFM imports the C module CFMCurl (libcurl's bridge): its module map is where SwiftPM wrote it.
-    let curlModuleMap = modules.deletingLastPathComponent().appendingPathComponent("CFMCurl.build/module.modulemap")
-    let moduleMaps = FileManager.default.fileExists(atPath: curlModuleMap.path) ? ["-Xcc", "-fmodule-map-file=" + curlModuleMap.path] : []
-    process.arguments = ["-typecheck", "-swift-version", swiftVersion, "-I", modules.path] + moduleMaps
-        + ["-module-cache-path", directory.appendingPathComponent("cache").path, file.path]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    try process.runOneAtATime()
-    let diagnostics = String(decoding: output.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, diagnostics)
+    let result = try typecheckAgainstSwiftFM([file], arguments: ["-swift-version", swiftVersion], scratch: directory)
+    return (result.status, result.diagnostics)
 }
 
 /// Main-actor code whose completions touch main-actor state: a `@MainActor` class and top-level code.
