@@ -324,6 +324,17 @@ public final class Emulator: Sendable {
         set { core.state.withLock { $0.maxSessions = newValue.map { max(0, $0) } } }
     }
 
+    /// The most bytes of records one answer may hold: a Data API found set (its portals included), an OData
+    /// read (its `$expand`s included) or a whole OData `$batch`; 256 MiB by default. An answer that would pass it
+    /// is refused, not built: HTTP 500 with FileMaker code 953 "Exceeded limit on data the FileMaker Data API and
+    /// OData can transmit (*)" (in a `$batch`, the request that would pass it answers so and ends the batch).
+    /// FileMaker Server documents no such limit; without one a cross-product portal, a nested `$expand` or a
+    /// `$batch` of large reads could ask for gigabytes from a few records. Also `fm-emulator --max-answer-bytes N`.
+    public var maxAnswerBytes: Int {
+        get { core.state.withLock { $0.maxAnswerBytes } }
+        set { core.state.withLock { $0.maxAnswerBytes = max(1, newValue) } }
+    }
+
     /// Successful logins (Basic, Claris ID and OAuth) since the emulator was created or ``reset()``.
     public var loginCount: Int { core.state.withLock { $0.loginCount } }
 

@@ -25,7 +25,7 @@ import Testing
         #expect(records.count == 46)
         let options = OutputOptions(layout: schemaLayout, portals: schemaLayout.portals, ranges: [:], dateformats: 0)
         let ctx = RequestContext(request: HTTPRequest(method: "GET", target: "/"), path: [], version: "vLatest", query: [], now: Date())
-        let bytes = RecordWriter(state: s, options: options, ctx: ctx).writeArray(records)
+        let bytes = try RecordWriter(state: s, options: options, ctx: ctx).writeArray(records)
         #expect(bytes.count > long && bytes.count < long + 100_000)
         // Growing by doubling, the buffer ends below twice what it holds; a reservation may add at most 16 MiB
         // (`RecordWriter.reserveLimit`; on main: 2 MB × 57 rows' worth, over 110 MB).

@@ -197,10 +197,10 @@ extension EmulatorState {
 
     /// Filters, sorts, windows and writes rows of `set` at once (an expansion, while its row is written):
     /// `bytes` is the JSON array of the rows, `total` the matching records, `next` where the next page starts.
-    func odataSelectRows(_ set: ODataSet, candidates: [Int]?, options: [String: String], ctx: ODataContext, depth: Int) throws
-        -> (bytes: [UInt8], total: Int, next: Int?) {
+    func odataSelectRows(_ set: ODataSet, candidates: [Int]?, options: [String: String], ctx: ODataContext, depth: Int,
+                         limit: Int = .max) throws -> (bytes: [UInt8], total: Int, next: Int?) {
         let rows = try odataPlanRows(set, candidates: candidates, options: options, ctx: ctx, depth: depth)
-        return (rows.write(from: self), rows.total, rows.next)
+        return (try rows.write(from: self, limit: limit), rows.total, rows.next)
     }
 
     /// A state to write an answer from after the lock is released: ``readSnapshot(session:)`` with the
@@ -212,9 +212,9 @@ extension EmulatorState {
     }
 
     /// A JSON answer whose body `body` writes after the lock is released (from a snapshot it captured).
-    static func odataStagedJSON(_ status: Int, body: @escaping () -> Data) -> StagedResponse {
+    static func odataStagedJSON(_ status: Int, body: @escaping () throws -> Data) -> StagedResponse {
         StagedResponse(response: HTTPResponse(status: status, headers: [("Content-Type", "application/json;charset=utf-8"), ("OData-Version", "4.0")]),
-                       pendingBody: body)
+                       pendingBody: body, refusal: odataError(.tooLarge))
     }
 
     /// `$expand=A,B($select=x;$top=2)`: the navigation properties and their options.
@@ -281,7 +281,9 @@ extension EmulatorState {
             tail.append(("@odata.nextLink", .string(ctx.base + "/" + ODataContext.encode(set.name) + "?" + query.joined(separator: "&"))))
         }
         let snapshot = odataReadSnapshot()
-        return EmulatorState.odataStagedJSON(200) { JSON.object(head + [("value", .raw(rows.write(from: snapshot)))] + tail).data }
+        return EmulatorState.odataStagedJSON(200) {
+            JSON.object(head + [("value", .raw(try rows.write(from: snapshot, limit: snapshot.maxAnswerBytes)))] + tail).data
+        }
     }
 
     /// The writer of one entity of `set` (`@context` first), with the columns and expansions `ctx` asks for.
@@ -297,7 +299,8 @@ extension EmulatorState {
     func odataEntity(_ set: ODataSet, id: Int, _ ctx: ODataContext) throws -> StagedResponse {
         guard let record = table(set.table)?.records[id] else { throw ODataError(404, "-1023", "Record not found") }
         let writer = try odataEntityWriter(set, options: ctx.options, ctx: ctx, state: odataReadSnapshot())
-        return EmulatorState.odataStagedJSON(200) { Data(writer.writeEntity(record)) }
+        let limit = maxAnswerBytes
+        return EmulatorState.odataStagedJSON(200) { Data(try writer.writeEntity(record, limit: limit)) }
     }
 
     /// `GET /{db}/{set}(key)/{nav}`: the related rows, written after the lock is released.
@@ -309,7 +312,9 @@ extension EmulatorState {
         var head: [(String, JSON)] = [(ctx.annotation("context"), .string(odataCollectionContext(target, select: ctx.options["select"], ctx: ctx)))]
         if try ODataReadOptions(ctx.options).count { head.append(("@odata.count", .number(Double(rows.total)))) }
         let snapshot = odataReadSnapshot()
-        return EmulatorState.odataStagedJSON(200) { JSON.object(head + [("value", .raw(rows.write(from: snapshot)))]).data }
+        return EmulatorState.odataStagedJSON(200) {
+            JSON.object(head + [("value", .raw(try rows.write(from: snapshot, limit: snapshot.maxAnswerBytes)))]).data
+        }
     }
 
     /// `GET /{db}/{set}(key)/{field}` (`{"value": …}`) or `…/{field}/$value` (the raw value or the container's bytes).
@@ -367,11 +372,11 @@ struct ODataRows {
     /// The number of matching records (`@odata.count`).
     var total: Int { ids.count }
 
-    /// The page as a JSON array (`[row,…]`), written from `state`.
-    func write(from state: EmulatorState) -> [UInt8] {
+    /// The page as a JSON array (`[row,…]`), written from `state`; ``AnswerTooLarge`` past `limit` bytes.
+    func write(from state: EmulatorState, limit: Int = .max) throws -> [UInt8] {
         guard let table = state.table(set.table) else { return Array("[]".utf8) }
         let sorted = EmulatorState.odataSorted(ids, keys: sortKeys, table: table)
         let writer = ODataRowWriter(state: state, set: set, columns: columns, expand: expand, ctx: ctx, depth: depth)
-        return writer.writeArray(sorted[window.clamped(to: sorted.indices)], table: table)
+        return try writer.writeArray(sorted[window.clamped(to: sorted.indices)], table: table, limit: limit)
     }
 }

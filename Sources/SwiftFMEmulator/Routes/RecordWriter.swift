@@ -266,13 +266,15 @@ struct RecordWriter {
         out.reserveCapacity(estimate.overflow ? cap : min(estimate.partialValue + 64, cap))
     }
 
-    /// `[record,record,…]`.
-    func writeArray(_ records: [StoredRecord]) -> [UInt8] {
-        if let flat, table != nil { return writeFlat(records, flat) }
+    /// `[record,record,…]`; throws ``AnswerTooLarge`` once it holds more than `limit` bytes (checked after each
+    /// record: a portal of a cross-product relationship makes every record as large as a table).
+    func writeArray(_ records: [StoredRecord], limit: Int = .max) throws -> [UInt8] {
+        if let flat, table != nil { return try writeFlat(records, flat, limit: limit) }
         var out: [UInt8] = [UInt8(ascii: "[")]
         for (i, record) in records.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             write(record, into: &out)
+            if out.count > limit { throw AnswerTooLarge() }
             if i == 0 { RecordWriter.reserve(&out, firstRow: out.count, rows: records.count) }
         }
         out.append(UInt8(ascii: "]"))
@@ -379,7 +381,7 @@ struct RecordWriter {
 
     /// ``writeArray(_:)`` through a ``FlatPlan``: one dictionary lookup per field and record, literal runs
     /// copied whole, values written without copying the plan.
-    private func writeFlat(_ records: [StoredRecord], _ plan: FlatPlan) -> [UInt8] {
+    private func writeFlat(_ records: [StoredRecord], _ plan: FlatPlan, limit: Int) throws -> [UInt8] {
         typealias Values = [String: [FMValue]]
         var out: [UInt8] = [UInt8(ascii: "[")]
         let formatter = ValueFormatter(dateformats: dateformats, containerURL: containerURL)
@@ -387,6 +389,7 @@ struct RecordWriter {
         let found = UnsafeMutableBufferPointer<Values.Index?>.allocate(capacity: plan.slots.count)
         defer { found.deallocate() }
         var touched = 0
+        var tooLarge = false
         plan.literals.withUnsafeBufferPointer { literals in
             plan.runs.withUnsafeBufferPointer { runs in
                 plan.slots.withUnsafeBufferPointer { slots in
@@ -419,12 +422,17 @@ struct RecordWriter {
                         JSON.writeInteger(Int64(records[i].modId), into: &out)
                         out.append(UInt8(ascii: "\""))
                         out.append(UInt8(ascii: "}"))
+                        if out.count > limit {
+                            tooLarge = true
+                            break
+                        }
                         if i == 0 { RecordWriter.reserve(&out, firstRow: out.count, rows: records.count) }
                     }
                     }
                 }
             }
         }
+        if tooLarge { throw AnswerTooLarge() }
         // Keeps the counting loop (its only purpose is to start the loads early).
         if touched == Int.min { out.removeAll() }
         out.append(UInt8(ascii: "]"))

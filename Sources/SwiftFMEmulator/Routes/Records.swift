@@ -168,7 +168,7 @@ extension EmulatorState {
                 sorted = pendingSorter(ids.compactMap { records[$0] }).map(\.id)
             }
             let page = sorted.dropFirst(offset - 1).prefix(limit).compactMap { records[$0] }
-            let data = RecordWriter(state: snapshot, options: options, ctx: ctx).writeArray(page)
+            let data = try RecordWriter(state: snapshot, options: options, ctx: ctx).writeArray(page, limit: snapshot.maxAnswerBytes)
             return .object(head + [("data", .raw(data))])
         }
     }

@@ -122,6 +122,10 @@ struct EmulatorState {
     var publicURL: URL?
     /// Table occurrences and relationships: the paths from each layout's table occurrence to related tables.
     var graph = RelationGraph()
+    /// The most bytes of records one answer may hold (``Emulator/maxAnswerBytes``): past it the answer is refused
+    /// with FileMaker's 953 (``AnswerTooLarge``).
+    var maxAnswerBytes = EmulatorState.defaultMaxAnswerBytes
+    static let defaultMaxAnswerBytes = 256 << 20
     /// OData: the most rows a page holds before `@odata.nextLink` (``Emulator/odataPageSize``).
     var odataMaxPageSize = 10_000
     /// OData: the version `$metadata` reports as `ServerVersion` (``Emulator/odataServerVersion``).
