@@ -143,4 +143,26 @@ import Testing
         c.emulator.maxAnswerBytes = 1 << 20
         #expect(statuses(c.send("POST", "/Boom/$batch", body: body, contentType: "multipart/mixed; boundary=b1")) == Array(repeating: 201, count: 10))
     }
+
+    @Test("The cap is a control API setting: read, set, and refused when not a whole number from 1")
+    func theCapIsAControlSetting() throws {
+        let c = try ControlledEmulator()
+        #expect(try c.control("GET", "/v1/settings").json["maxAnswerBytes"] as? Int == 256 << 20)
+        let set = try c.control("PATCH", "/v1/settings", #"{"maxAnswerBytes":1000}"#)
+        #expect(set.status == 200)
+        #expect(set.json["maxAnswerBytes"] as? Int == 1_000)
+        #expect(c.emulator.maxAnswerBytes == 1_000)
+        let token = try c.data.token()
+        // Four contacts, with their notes, are more than 1,000 bytes; one is less.
+        let refused = try c.data.send("GET", "\(c.data.base)/layouts/Contacts/records", token: token)
+        #expect(refused.status == 500)
+        #expect(refused.code == "953")
+        #expect(try c.data.send("GET", "\(c.data.base)/layouts/Contacts/records?_limit=1", token: token).code == "0")
+        for bad in [#"{"maxAnswerBytes":0}"#, #"{"maxAnswerBytes":-1}"#, #"{"maxAnswerBytes":2.5}"#, #"{"maxAnswerBytes":"5"}"#] {
+            let r = try c.control("PATCH", "/v1/settings", bad)
+            #expect(r.status == 400, "\(bad)")
+            #expect((r.json["error"] as? String)?.contains("maxAnswerBytes") == true, "\(bad)")
+        }
+        #expect(c.emulator.maxAnswerBytes == 1_000)
+    }
 }
