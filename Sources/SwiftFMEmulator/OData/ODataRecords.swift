@@ -137,19 +137,25 @@ extension EmulatorState {
         }
     }
 
-    /// The keys of `$orderby` (a `nil` field is `ROWID`), each with its direction; empty without `$orderby`.
+    /// The keys of `$orderby` (a `nil` field is `ROWID`), each with its direction; empty without `$orderby`. A key
+    /// on a field an earlier key sorts by (in either direction) is dropped: it cannot change the order, and each key
+    /// is a step of every comparison (a `$batch` body holds `$orderby`s of millions of keys).
     func odataSortKeys(_ set: ODataSet, orderby: String?) throws -> [ODataSortKey] {
         guard let orderby, !trimSpaces(orderby).isEmpty else { return [] }
         var keys: [ODataSortKey] = []
+        var seen = Set<String>()
         for item in EmulatorState.splitTopLevel(orderby, on: ",") {
             var text = trimSpaces(item)
             var ascending = true
             let lower = text.lowercased()
             if lower.hasSuffix(" desc") { ascending = false; text = String(text.dropLast(5)) } else if lower.hasSuffix(" asc") { text = String(text.dropLast(4)) }
             let name = EmulatorState.unquoteName(text)
-            if name.caseInsensitiveCompare("ROWID") == .orderedSame { keys.append(ODataSortKey(field: nil, ascending: ascending)); continue }
+            if name.caseInsensitiveCompare("ROWID") == .orderedSame {
+                if seen.insert("").inserted { keys.append(ODataSortKey(field: nil, ascending: ascending)) }
+                continue
+            }
             guard let f = set.field(name) else { throw ODataError.noField(name) }
-            keys.append(ODataSortKey(field: f, ascending: ascending))
+            if seen.insert("f:" + f.name).inserted { keys.append(ODataSortKey(field: f, ascending: ascending)) }
         }
         return keys
     }
