@@ -578,6 +578,7 @@ final class EmulatorCore: Sendable {
                 s.playStaged(fault, request: request, token: token, now: now)
             }
             s.prepared = outer
+            s.sweepBlobs()
             deliveries = s.takeWebhookDeliveries()
             s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
                                          headers: request.headers, body: s.log.keepsBodies ? request.body : Data(),
