@@ -568,6 +568,8 @@ final class EmulatorCore: Sendable {
         beforeParse?(request)
         let prepared = request.body.isEmpty ? nil : PreparedBody(request)
         var deliveries: [ODataDelivery] = []
+        var logged = 0
+        var linePrefix = ""
         let (staged, hook, line) = state.withLock { s -> (StagedResponse, (@Sendable (String) -> Void)?, String) in
             let now = clock().addingTimeInterval(s.clockOffset)
             let fault = s.takeFault(for: decodedPath, carriesToken: token != nil)
@@ -580,11 +582,12 @@ final class EmulatorCore: Sendable {
             s.prepared = outer
             s.sweepBlobs()
             deliveries = s.takeWebhookDeliveries()
-            s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
-                                         headers: request.headers, body: s.log.keepsBodies ? request.body : Data(),
-                                         bodyByteCount: request.body.count, status: response.response.status, token: token))
+            logged = s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
+                                                  headers: request.headers, body: s.log.keepsBodies ? request.body : Data(),
+                                                  bodyByteCount: request.body.count, status: response.response.status, token: token))
             guard let hook = s.onRequest else { return (response, nil, "") }
-            var line = "\(request.method) \(EmulatorCore.redact(decodedPath, issued: s.issuedTokens)) → \(response.response.status)"
+            linePrefix = "\(request.method) \(EmulatorCore.redact(decodedPath, issued: s.issuedTokens)) → "
+            var line = linePrefix + "\(response.response.status)"
             if response.response.status != 200, let code = (try? JSON.parse(response.response.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue {
                 line += " (code \(code))"
             }
@@ -592,8 +595,14 @@ final class EmulatorCore: Sendable {
         }
         sendWebhooks(deliveries)
         // A large answer is written here, outside the lock, from the snapshot it holds.
-        let response = staged.finished()
-        hook?(line)
+        let (response, refused) = staged.finishedOrRefused()
+        guard refused else {
+            hook?(line)
+            return response
+        }
+        // Refused as too large (953) after it was logged: the log and the hook tell what the client got.
+        state.withLock { $0.log.amend(logged, status: response.status) }
+        hook?(linePrefix + "\(response.status) (code 953)")
         return response
     }
 

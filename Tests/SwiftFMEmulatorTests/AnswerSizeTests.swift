@@ -165,4 +165,26 @@ import Testing
         }
         #expect(c.emulator.maxAnswerBytes == 1_000)
     }
+
+    @Test func aRefusedAnswerIsLoggedAsRefused() throws {
+        let h = try Harness(schemaJSON: Self.schema(records: 20), db: "Boom")
+        try h.login()
+        let lines = LockedLines()
+        h.emulator.onRequest = { lines.append($0) }
+        h.emulator.maxAnswerBytes = 10_000
+        #expect(h.send("GET", "\(h.base)/layouts/C/records").code == "953")
+        #expect(h.send("GET", "\(h.base)/layouts/C/records?_limit=1").status == 200)
+        let log = h.emulator.requestLog.suffix(2).map(\.status)
+        // On main (before the cap) no answer was refused after it was logged; here the log says what the client got.
+        #expect(log == [500, 200])
+        #expect(lines.all.suffix(2).map { $0.hasSuffix("→ 500 (code 953)") } == [true, false])
+    }
+}
+
+/// Lines a hook receives, from any thread.
+final class LockedLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
 }
