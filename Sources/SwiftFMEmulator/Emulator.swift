@@ -600,9 +600,14 @@ final class EmulatorCore: Sendable {
             hook?(line)
             return response
         }
-        // Refused as too large (953) after it was logged: the log and the hook tell what the client got.
+        // Refused as too large (953), or a find that matched nothing (401), after it was logged: the log and the
+        // hook tell what the client got.
         state.withLock { $0.log.amend(logged, status: response.status) }
-        hook?(linePrefix + "\(response.status) (code 953)")
+        if let hook {
+            let json = try? JSON.parse(response.body)
+            let code = json?["messages"]?.arrayValue?.first?["code"]?.stringValue ?? json?["error"]?["code"]?.stringValue
+            hook(linePrefix + "\(response.status)" + (code.map { " (code \($0))" } ?? ""))
+        }
         return response
     }
 

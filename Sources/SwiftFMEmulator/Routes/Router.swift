@@ -29,11 +29,15 @@ struct StagedResponse {
     var pendingBody: (() throws -> Data)?
     /// The answer when ``pendingBody`` throws.
     var refusal: HTTPResponse
+    /// The answer when ``pendingBody`` throws a FileMaker error (a find matched nothing): the Data API's envelope.
+    var failure: ((FMError) -> HTTPResponse)?
 
-    init(response: HTTPResponse, pendingBody: (() throws -> Data)? = nil, refusal: HTTPResponse? = nil) {
+    init(response: HTTPResponse, pendingBody: (() throws -> Data)? = nil, refusal: HTTPResponse? = nil,
+         failure: ((FMError) -> HTTPResponse)? = nil) {
         self.response = response
         self.pendingBody = pendingBody
         self.refusal = refusal ?? HTTPResponse(status: 500)
+        self.failure = failure
     }
 
     /// The complete response (runs ``pendingBody``), or ``refusal``.
@@ -41,12 +45,15 @@ struct StagedResponse {
         finishedOrRefused().response
     }
 
-    /// The complete response, and whether it is the ``refusal`` of an answer too large.
+    /// The complete response, and whether it is not the staged one: the ``refusal`` of an answer too large, or
+    /// the ``failure`` of a FileMaker error found while finishing.
     func finishedOrRefused() -> (response: HTTPResponse, refused: Bool) {
         guard let pendingBody else { return (response, false) }
         var complete = response
         do {
             complete.body = try pendingBody()
+        } catch let e as FMError {
+            return (failure?(e) ?? refusal, true)
         } catch {
             return (refusal, true)
         }
@@ -325,7 +332,7 @@ extension EmulatorState {
             }
             guard let finish = reply.finish else { return StagedResponse(response: HTTPResponse(status: 200, headers: headers, body: body(reply.response))) }
             return StagedResponse(response: HTTPResponse(status: 200, headers: headers), pendingBody: { body(try finish()) },
-                                  refusal: errorResponse(FMError("953")))
+                                  refusal: errorResponse(FMError("953")), failure: EmulatorState.errorResponse)
         } catch let e as FMError {
             return StagedResponse(response: errorResponse(e))
         } catch {
@@ -341,6 +348,11 @@ extension EmulatorState {
     }
 
     func errorResponse(_ e: FMError) -> HTTPResponse {
+        EmulatorState.errorResponse(e)
+    }
+
+    /// The Data API's error envelope for `e`, at its HTTP status.
+    static func errorResponse(_ e: FMError) -> HTTPResponse {
         let body = JSON.object([("messages", .array([.object([("code", .string(e.code)), ("message", .string(e.message))])])),
                                 ("response", .object([]))])
         return HTTPResponse(status: e.status, headers: [("Content-Type", "application/json")], body: body.data)

@@ -138,6 +138,8 @@ struct EmulatorState {
     /// Tests: called when the rows of an OData answer start being written (``ODataRowWriter``); a read
     /// writes them after the state lock is released.
     var odataWillWrite: (@Sendable () -> Void)?
+    /// Tests: called when a find without scripts starts matching records, after the state lock is released.
+    var findWillMatch: (@Sendable () -> Void)?
     /// OData webhooks by id (``ODataWebhook``).
     var odataWebhooks: [Int: ODataWebhook] = [:]
     /// Changes noted for the webhooks while a request is answered (only while some webhook exists).
