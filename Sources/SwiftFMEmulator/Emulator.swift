@@ -324,6 +324,17 @@ public final class Emulator: Sendable {
         set { core.state.withLock { $0.maxSessions = newValue.map { max(0, $0) } } }
     }
 
+    /// The most bytes of records one answer may hold: a Data API found set (its portals included), an OData
+    /// read (its `$expand`s included) or a whole OData `$batch`; 256 MiB by default. An answer that would pass it
+    /// is refused, not built: HTTP 500 with FileMaker code 953 "Exceeded limit on data the FileMaker Data API and
+    /// OData can transmit (*)" (in a `$batch`, the request that would pass it answers so and ends the batch).
+    /// FileMaker Server documents no such limit; without one a cross-product portal, a nested `$expand` or a
+    /// `$batch` of large reads could ask for gigabytes from a few records. Also `fm-emulator --max-answer-bytes N`.
+    public var maxAnswerBytes: Int {
+        get { core.state.withLock { $0.maxAnswerBytes } }
+        set { core.state.withLock { $0.maxAnswerBytes = max(1, newValue) } }
+    }
+
     /// Successful logins (Basic, Claris ID and OAuth) since the emulator was created or ``reset()``.
     public var loginCount: Int { core.state.withLock { $0.loginCount } }
 
@@ -557,6 +568,8 @@ final class EmulatorCore: Sendable {
         beforeParse?(request)
         let prepared = request.body.isEmpty ? nil : PreparedBody(request)
         var deliveries: [ODataDelivery] = []
+        var logged = 0
+        var linePrefix = ""
         let (staged, hook, line) = state.withLock { s -> (StagedResponse, (@Sendable (String) -> Void)?, String) in
             let now = clock().addingTimeInterval(s.clockOffset)
             let fault = s.takeFault(for: decodedPath, carriesToken: token != nil)
@@ -567,12 +580,14 @@ final class EmulatorCore: Sendable {
                 s.playStaged(fault, request: request, token: token, now: now)
             }
             s.prepared = outer
+            s.sweepBlobs()
             deliveries = s.takeWebhookDeliveries()
-            s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
-                                         headers: request.headers, body: s.log.keepsBodies ? request.body : Data(),
-                                         bodyByteCount: request.body.count, status: response.response.status, token: token))
+            logged = s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
+                                                  headers: request.headers, body: s.log.keepsBodies ? request.body : Data(),
+                                                  bodyByteCount: request.body.count, status: response.response.status, token: token))
             guard let hook = s.onRequest else { return (response, nil, "") }
-            var line = "\(request.method) \(EmulatorCore.redact(decodedPath, issued: s.issuedTokens)) → \(response.response.status)"
+            linePrefix = "\(request.method) \(EmulatorCore.redact(decodedPath, issued: s.issuedTokens)) → "
+            var line = linePrefix + "\(response.response.status)"
             if response.response.status != 200, let code = (try? JSON.parse(response.response.body))?["messages"]?.arrayValue?.first?["code"]?.stringValue {
                 line += " (code \(code))"
             }
@@ -580,8 +595,19 @@ final class EmulatorCore: Sendable {
         }
         sendWebhooks(deliveries)
         // A large answer is written here, outside the lock, from the snapshot it holds.
-        let response = staged.finished()
-        hook?(line)
+        let (response, refused) = staged.finishedOrRefused()
+        guard refused else {
+            hook?(line)
+            return response
+        }
+        // Refused as too large (953), or a find that matched nothing (401), after it was logged: the log and the
+        // hook tell what the client got.
+        state.withLock { $0.log.amend(logged, status: response.status) }
+        if let hook {
+            let json = try? JSON.parse(response.body)
+            let code = json?["messages"]?.arrayValue?.first?["code"]?.stringValue ?? json?["error"]?["code"]?.stringValue
+            hook(linePrefix + "\(response.status)" + (code.map { " (code \($0))" } ?? ""))
+        }
         return response
     }
 

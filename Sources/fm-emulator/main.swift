@@ -45,6 +45,8 @@ let usage = """
       --log-bodies    keep request bodies in the request log (control API /v1/log)
       --max-logged-requests N  requests the request log keeps, oldest dropped first (default 10000)
       --max-logged-bytes N  bytes the request log keeps, oldest dropped first (default 33554432)
+      --max-answer-bytes N  the most bytes of records one answer (a found set, an OData read or
+                      $batch) may hold; past it HTTP 500, FileMaker code 953 (default 268435456)
       --claris-id     also play Amazon Cognito for Claris ID (FileMaker Cloud) sign-in: every
                       schema account is a Claris ID user in FileMaker Cloud's pool; FMID logins
                       (see Docs/SCHEMA.md, "Claris ID")
@@ -96,6 +98,7 @@ struct Options {
     var logBodies = false
     var maxLoggedRequests: Int?
     var maxLoggedBytes: Int?
+    var maxAnswerBytes: Int?
     var clarisID = false
     var clarisIDTokenLifetime: Double?
 }
@@ -103,7 +106,7 @@ struct Options {
 /// The options that take a value.
 let valueOptions: Set<String> = ["--host", "--port", "-p", "--control-port", "--schema", "--public-url", "--max-connections",
                                  "--idle-timeout", "--header-timeout", "--body-timeout", "--max-logged-requests",
-                                 "--max-logged-bytes", "--claris-id-token-lifetime"]
+                                 "--max-logged-bytes", "--max-answer-bytes", "--claris-id-token-lifetime"]
 
 func parseArguments(_ arguments: [String]) -> Options? {
     var options = Options()
@@ -192,6 +195,9 @@ func apply(_ name: String, _ v: String, to options: inout Options) -> Bool {
     case "--max-logged-requests", "--max-logged-bytes":
         guard let n = Int(v), n >= 0 else { return invalid(" (a whole number, 0 or more)") }
         if name == "--max-logged-requests" { options.maxLoggedRequests = n } else { options.maxLoggedBytes = n }
+    case "--max-answer-bytes":
+        guard let n = Int(v), n >= 1 else { return invalid(" (a whole number, 1 or more)") }
+        options.maxAnswerBytes = n
     default: // --claris-id-token-lifetime
         guard let s = seconds(above: 1, orEqual: true) else { return invalid() }
         options.clarisID = true
@@ -231,6 +237,7 @@ if let s = options.bodyTimeout { emulator.connectionBodyTimeout = s }
 emulator.logsBodies = options.logBodies
 if let n = options.maxLoggedRequests { emulator.maxLoggedRequests = n }
 if let n = options.maxLoggedBytes { emulator.maxLoggedBytes = n }
+if let n = options.maxAnswerBytes { emulator.maxAnswerBytes = n }
 emulator.clarisID = options.clarisID
 if let s = options.clarisIDTokenLifetime { emulator.clarisIDTokenLifetime = s }
 

@@ -24,7 +24,7 @@ import Testing
         ctx.dbSegment = "Shop"
         let columns = try s.odataColumns(set, select: "code,name", ctx: ctx)
         let ids = [big] + table.order.filter { $0 != big }
-        let bytes = ODataRowWriter(state: s, set: set, columns: columns, expand: [], ctx: ctx, depth: 0).writeArray(ids[...], table: table)
+        let bytes = try ODataRowWriter(state: s, set: set, columns: columns, expand: [], ctx: ctx, depth: 0).writeArray(ids[...], table: table)
         #expect(bytes.count > long.utf8.count && bytes.count < long.utf8.count + 100_000)
         // Growing by doubling, the buffer ends below twice what it holds; a reservation may add at most 1 MiB.
         #expect(bytes.capacity <= max(2 * bytes.count, bytes.count + (1 << 20)),

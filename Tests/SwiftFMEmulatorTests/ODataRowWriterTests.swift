@@ -49,7 +49,7 @@ import Testing
                                     JSON.array(table.order.compactMap { id in
                                         table.records[id].map { ReferenceRows.row(s, set, record: $0, columns: columns, expand: expand, ctx: ctx, depth: 0) }
                                     }).write(into: &tree)
-                                    let bytes = ODataRowWriter(state: s, set: set, columns: columns, expand: expand, ctx: ctx, depth: 0)
+                                    let bytes = try ODataRowWriter(state: s, set: set, columns: columns, expand: expand, ctx: ctx, depth: 0)
                                         .writeArray(table.order[...], table: table)
                                     let label = "\(setName) select \(select ?? "-") expand \(expandText ?? "-") none \(noMetadata) 4.0 \(prefixed) ieee \(ieee754)"
                                     #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: tree, as: UTF8.self), "\(label)")
@@ -61,7 +61,7 @@ import Testing
                                                                                           ctx: ctx, depth: 0) else { Issue.record("not an object"); continue }
                                         var entityTree: [UInt8] = []
                                         JSON.object([(ctx.annotation("context"), .string(context))] + pairs).write(into: &entityTree)
-                                        let entity = ODataRowWriter(state: s, set: set, columns: columns, expand: expand, ctx: ctx, depth: 0, context: context)
+                                        let entity = try ODataRowWriter(state: s, set: set, columns: columns, expand: expand, ctx: ctx, depth: 0, context: context)
                                             .writeEntity(record)
                                         #expect(String(decoding: entity, as: UTF8.self) == String(decoding: entityTree, as: UTF8.self), "entity \(id) \(label)")
                                     }

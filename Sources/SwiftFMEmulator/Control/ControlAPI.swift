@@ -262,7 +262,7 @@ struct ControlHandler: HTTPHandler {
         ["serviceTime": emulator.serviceTime, "serializesSessions": emulator.serializesSessions,
          "maxSessions": emulator.maxSessions.map { $0 as Any } ?? NSNull(), "rejectLogins": emulator.rejectsLogins,
          "logsBodies": emulator.logsBodies, "maxLoggedRequests": emulator.maxLoggedRequests,
-         "maxLoggedBytes": emulator.maxLoggedBytes]
+         "maxLoggedBytes": emulator.maxLoggedBytes, "maxAnswerBytes": emulator.maxAnswerBytes]
     }
 
     private func counters(_ emulator: Emulator) -> [String: Any] {
@@ -274,7 +274,7 @@ struct ControlHandler: HTTPHandler {
     /// Checks every key before changing anything, so a bad request changes nothing.
     private func applySettings(_ body: [String: Any], _ emulator: Emulator) throws {
         try Self.allow(body, ["serviceTime", "serializesSessions", "maxSessions", "rejectLogins", "logsBodies",
-                              "maxLoggedRequests", "maxLoggedBytes"])
+                              "maxLoggedRequests", "maxLoggedBytes", "maxAnswerBytes"])
         let serviceTime = try Self.number(body, "serviceTime")
         if let serviceTime, !(serviceTime >= 0 && serviceTime <= 3600) {
             throw ControlError("serviceTime must be between 0 and 3600 seconds")
@@ -294,9 +294,12 @@ struct ControlHandler: HTTPHandler {
         }
         let maxLoggedRequests = try Self.wholeNumber(body, "maxLoggedRequests", upTo: Self.maxLoggedRequestsLimit)
         let maxLoggedBytes = try Self.wholeNumber(body, "maxLoggedBytes", upTo: Self.maxLoggedBytesLimit)
+        let maxAnswerBytes = try Self.wholeNumber(body, "maxAnswerBytes", upTo: Self.maxLoggedBytesLimit)
+        if maxAnswerBytes == 0 { throw ControlError("maxAnswerBytes must be a whole number from 1 to \(Self.maxLoggedBytesLimit)") }
         if let serviceTime { emulator.serviceTime = serviceTime }
         if let maxLoggedRequests { emulator.maxLoggedRequests = maxLoggedRequests }
         if let maxLoggedBytes { emulator.maxLoggedBytes = maxLoggedBytes }
+        if let maxAnswerBytes { emulator.maxAnswerBytes = maxAnswerBytes }
         if let serializes { emulator.serializesSessions = serializes }
         if let reject { emulator.rejectLogins(reject) }
         if let maxSessions { emulator.maxSessions = maxSessions }

@@ -224,6 +224,11 @@ extension EmulatorState {
     /// its change set back and answers for it alone); processing stops at the first failure unless
     /// `Prefer: odata.continue-on-error`. Sub-request URLs may be absolute, path-absolute or relative to the
     /// service root; they carry the batch's credentials.
+    ///
+    /// The whole answer is held to ``maxAnswerBytes``: each request may write what the parts before it left,
+    /// and the first one that would pass it answers 500/953 in its place and ends the batch, whatever
+    /// `continue-on-error` says (a change set that would pass it is rolled back). Without the cap, 1,000 reads of
+    /// a large set (or of one large container's `$value`) built an answer of 1,000 times their size.
     mutating func odataBatch(_ ctx: ODataContext) throws -> HTTPResponse {
         let parts = try ODataBatchParser.parse(ctx.request.body, contentType: ctx.request.header("Content-Type"))
         let continueOnError = ctx.preferences["odata.continue-on-error"] != nil
@@ -232,7 +237,24 @@ extension EmulatorState {
         func add(_ text: String) { out.append(contentsOf: Array(text.utf8)) }
         let savedPrepared = prepared
         prepared = nil
-        defer { prepared = savedPrepared }
+        let cap = maxAnswerBytes
+        defer {
+            prepared = savedPrepared
+            maxAnswerBytes = cap
+        }
+        /// Room for a part's MIME and HTTP heads.
+        let headRoom = 1024
+        let refusal = EmulatorState.odataError(.tooLarge)
+        /// Runs one request with what is left of the cap after `out` and `pending` bytes still to be written;
+        /// `nil` when its answer would not fit.
+        func run(_ request: ODataBatchRequest, pending: Int = 0) throws -> HTTPResponse? {
+            let used = out.count + pending + headRoom
+            maxAnswerBytes = max(0, cap - used)
+            let (r, refused) = try odataSubRequest(request, ctx: ctx).finishedOrRefused()
+            maxAnswerBytes = cap
+            guard !refused, used + r.body.count <= cap else { return nil }
+            return r
+        }
 
         // The body as it is: a container's `$value` is not text.
         func render(_ r: HTTPResponse, contentID: String?) {
@@ -250,7 +272,11 @@ extension EmulatorState {
         for part in parts {
             switch part {
             case let .request(request):
-                let r = try odataSubRequest(request, ctx: ctx)
+                guard let r = try run(request) else {
+                    add("--\(boundary)\r\n")
+                    render(refusal, contentID: request.contentID)
+                    return odataBatchResponse(out, boundary: boundary)
+                }
                 add("--\(boundary)\r\n")
                 render(r, contentID: request.contentID)
                 if r.status >= 400, !continueOnError { return odataBatchResponse(out, boundary: boundary) }
@@ -258,13 +284,21 @@ extension EmulatorState {
                 let savedTables = tables, savedBlobs = blobs, savedNotes = odataChangeNotes
                 var responses: [(HTTPResponse, String?)] = []
                 var failure: HTTPResponse?
+                var tooLarge = false
+                var size = 0
                 for request in requests {
                     guard request.method != "GET" else {
                         failure = EmulatorState.odataError(ODataError(400, "-1002", "Error: a change set may not contain GET requests"))
                         break
                     }
-                    let r = try odataSubRequest(request, ctx: ctx)
+                    // The change set's answers so far count too (they are written after it).
+                    guard let r = try run(request, pending: size) else {
+                        failure = refusal
+                        tooLarge = true
+                        break
+                    }
                     if r.status >= 400 { failure = r; break }
+                    size += r.body.count + headRoom
                     responses.append((r, request.contentID))
                 }
                 if let failure {
@@ -273,7 +307,7 @@ extension EmulatorState {
                     odataChangeNotes = savedNotes
                     add("--\(boundary)\r\n")
                     render(failure, contentID: nil)
-                    if !continueOnError { return odataBatchResponse(out, boundary: boundary) }
+                    if !continueOnError || tooLarge { return odataBatchResponse(out, boundary: boundary) }
                     continue
                 }
                 let inner = "changeset_" + UUID().uuidString.lowercased()
@@ -293,8 +327,9 @@ extension EmulatorState {
                      body: parts + Data("--\(boundary)--\r\n".utf8))
     }
 
-    /// Runs one request of a batch as if it came alone, with the batch's credentials.
-    mutating func odataSubRequest(_ sub: ODataBatchRequest, ctx: ODataContext) throws -> HTTPResponse {
+    /// Runs one request of a batch as if it came alone, with the batch's credentials (a read's rows still to be
+    /// written: ``StagedResponse/finishedOrRefused()``).
+    mutating func odataSubRequest(_ sub: ODataBatchRequest, ctx: ODataContext) throws -> StagedResponse {
         var target = sub.url
         if let scheme = target.range(of: "://"), target.lowercased().hasPrefix("http") {
             let afterHost = target[scheme.upperBound...].firstIndex(of: "/") ?? target.endIndex
@@ -304,14 +339,16 @@ extension EmulatorState {
         }
         let path = target.firstIndex(of: "?").map { String(target[..<$0]) } ?? target
         guard let segments = EmulatorState.odataSegments(path), segments.count >= 2 else {
-            return EmulatorState.odataError(ODataError(400, "-1002", "Error: syntax error in URL at: '\(sub.url.prefix(80))'"))
+            return StagedResponse(response: EmulatorState.odataError(ODataError(400, "-1002", "Error: syntax error in URL at: '\(sub.url.prefix(80))'")))
         }
-        if segments[1] == "$batch" { return EmulatorState.odataError(ODataError(400, "-1003", "Unsupported OData operation - nested $batch")) }
+        if segments[1] == "$batch" {
+            return StagedResponse(response: EmulatorState.odataError(ODataError(400, "-1003", "Unsupported OData operation - nested $batch")))
+        }
         var headers = sub.headers
         for name in ["Authorization", "Host", "OData-Version", "OData-MaxVersion", "X-Forwarded-Proto", "X-Forwarded-Host"] {
             if ODataBatchParser.header(headers, name) == nil, let value = ctx.request.header(name) { headers.append((name, value)) }
         }
         let request = HTTPRequest(method: sub.method, target: target, headers: headers, body: sub.body)
-        return odataRoute(request, segments: segments, now: ctx.now)
+        return odataRouteStaged(request, segments: segments, now: ctx.now)
     }
 }

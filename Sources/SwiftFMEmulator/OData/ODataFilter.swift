@@ -55,6 +55,9 @@ struct ODataError: Error, Equatable {
         ODataError(400, "8309", "The field named '\(name)' does not exist in a specified table (9)")
     }
 
+    /// An answer that would pass ``EmulatorState/maxAnswerBytes`` (``AnswerTooLarge``): `500`, FileMaker's `953`.
+    static let tooLarge = ODataError(500, "953", FMError.text(for: "953"))
+
     /// An unsupported feature: `400`, `-1003`, `Unsupported OData operation`.
     static func unsupported(_ what: String) -> ODataError {
         ODataError(400, "-1003", "Unsupported OData operation: \(what)")

@@ -137,19 +137,25 @@ extension EmulatorState {
         }
     }
 
-    /// The keys of `$orderby` (a `nil` field is `ROWID`), each with its direction; empty without `$orderby`.
+    /// The keys of `$orderby` (a `nil` field is `ROWID`), each with its direction; empty without `$orderby`. A key
+    /// on a field an earlier key sorts by (in either direction) is dropped: it cannot change the order, and each key
+    /// is a step of every comparison (a `$batch` body holds `$orderby`s of millions of keys).
     func odataSortKeys(_ set: ODataSet, orderby: String?) throws -> [ODataSortKey] {
         guard let orderby, !trimSpaces(orderby).isEmpty else { return [] }
         var keys: [ODataSortKey] = []
+        var seen = Set<String>()
         for item in EmulatorState.splitTopLevel(orderby, on: ",") {
             var text = trimSpaces(item)
             var ascending = true
             let lower = text.lowercased()
             if lower.hasSuffix(" desc") { ascending = false; text = String(text.dropLast(5)) } else if lower.hasSuffix(" asc") { text = String(text.dropLast(4)) }
             let name = EmulatorState.unquoteName(text)
-            if name.caseInsensitiveCompare("ROWID") == .orderedSame { keys.append(ODataSortKey(field: nil, ascending: ascending)); continue }
+            if name.caseInsensitiveCompare("ROWID") == .orderedSame {
+                if seen.insert("").inserted { keys.append(ODataSortKey(field: nil, ascending: ascending)) }
+                continue
+            }
             guard let f = set.field(name) else { throw ODataError.noField(name) }
-            keys.append(ODataSortKey(field: f, ascending: ascending))
+            if seen.insert("f:" + f.name).inserted { keys.append(ODataSortKey(field: f, ascending: ascending)) }
         }
         return keys
     }
@@ -197,10 +203,10 @@ extension EmulatorState {
 
     /// Filters, sorts, windows and writes rows of `set` at once (an expansion, while its row is written):
     /// `bytes` is the JSON array of the rows, `total` the matching records, `next` where the next page starts.
-    func odataSelectRows(_ set: ODataSet, candidates: [Int]?, options: [String: String], ctx: ODataContext, depth: Int) throws
-        -> (bytes: [UInt8], total: Int, next: Int?) {
+    func odataSelectRows(_ set: ODataSet, candidates: [Int]?, options: [String: String], ctx: ODataContext, depth: Int,
+                         limit: Int = .max) throws -> (bytes: [UInt8], total: Int, next: Int?) {
         let rows = try odataPlanRows(set, candidates: candidates, options: options, ctx: ctx, depth: depth)
-        return (rows.write(from: self), rows.total, rows.next)
+        return (try rows.write(from: self, limit: limit), rows.total, rows.next)
     }
 
     /// A state to write an answer from after the lock is released: ``readSnapshot(session:)`` with the
@@ -212,9 +218,9 @@ extension EmulatorState {
     }
 
     /// A JSON answer whose body `body` writes after the lock is released (from a snapshot it captured).
-    static func odataStagedJSON(_ status: Int, body: @escaping () -> Data) -> StagedResponse {
+    static func odataStagedJSON(_ status: Int, body: @escaping () throws -> Data) -> StagedResponse {
         StagedResponse(response: HTTPResponse(status: status, headers: [("Content-Type", "application/json;charset=utf-8"), ("OData-Version", "4.0")]),
-                       pendingBody: body)
+                       pendingBody: body, refusal: odataError(.tooLarge))
     }
 
     /// `$expand=A,B($select=x;$top=2)`: the navigation properties and their options.
@@ -281,7 +287,9 @@ extension EmulatorState {
             tail.append(("@odata.nextLink", .string(ctx.base + "/" + ODataContext.encode(set.name) + "?" + query.joined(separator: "&"))))
         }
         let snapshot = odataReadSnapshot()
-        return EmulatorState.odataStagedJSON(200) { JSON.object(head + [("value", .raw(rows.write(from: snapshot)))] + tail).data }
+        return EmulatorState.odataStagedJSON(200) {
+            JSON.object(head + [("value", .raw(try rows.write(from: snapshot, limit: snapshot.maxAnswerBytes)))] + tail).data
+        }
     }
 
     /// The writer of one entity of `set` (`@context` first), with the columns and expansions `ctx` asks for.
@@ -297,7 +305,8 @@ extension EmulatorState {
     func odataEntity(_ set: ODataSet, id: Int, _ ctx: ODataContext) throws -> StagedResponse {
         guard let record = table(set.table)?.records[id] else { throw ODataError(404, "-1023", "Record not found") }
         let writer = try odataEntityWriter(set, options: ctx.options, ctx: ctx, state: odataReadSnapshot())
-        return EmulatorState.odataStagedJSON(200) { Data(writer.writeEntity(record)) }
+        let limit = maxAnswerBytes
+        return EmulatorState.odataStagedJSON(200) { Data(try writer.writeEntity(record, limit: limit)) }
     }
 
     /// `GET /{db}/{set}(key)/{nav}`: the related rows, written after the lock is released.
@@ -309,7 +318,9 @@ extension EmulatorState {
         var head: [(String, JSON)] = [(ctx.annotation("context"), .string(odataCollectionContext(target, select: ctx.options["select"], ctx: ctx)))]
         if try ODataReadOptions(ctx.options).count { head.append(("@odata.count", .number(Double(rows.total)))) }
         let snapshot = odataReadSnapshot()
-        return EmulatorState.odataStagedJSON(200) { JSON.object(head + [("value", .raw(rows.write(from: snapshot)))]).data }
+        return EmulatorState.odataStagedJSON(200) {
+            JSON.object(head + [("value", .raw(try rows.write(from: snapshot, limit: snapshot.maxAnswerBytes)))]).data
+        }
     }
 
     /// `GET /{db}/{set}(key)/{field}` (`{"value": …}`) or `…/{field}/$value` (the raw value or the container's bytes).
@@ -367,11 +378,11 @@ struct ODataRows {
     /// The number of matching records (`@odata.count`).
     var total: Int { ids.count }
 
-    /// The page as a JSON array (`[row,…]`), written from `state`.
-    func write(from state: EmulatorState) -> [UInt8] {
+    /// The page as a JSON array (`[row,…]`), written from `state`; ``AnswerTooLarge`` past `limit` bytes.
+    func write(from state: EmulatorState, limit: Int = .max) throws -> [UInt8] {
         guard let table = state.table(set.table) else { return Array("[]".utf8) }
         let sorted = EmulatorState.odataSorted(ids, keys: sortKeys, table: table)
         let writer = ODataRowWriter(state: state, set: set, columns: columns, expand: expand, ctx: ctx, depth: depth)
-        return writer.writeArray(sorted[window.clamped(to: sorted.indices)], table: table)
+        return try writer.writeArray(sorted[window.clamped(to: sorted.indices)], table: table, limit: limit)
     }
 }

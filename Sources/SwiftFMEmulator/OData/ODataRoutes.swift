@@ -133,6 +133,8 @@ extension EmulatorState {
             return StagedResponse(response: EmulatorState.odataError(e))
         } catch let e as FMError {
             return StagedResponse(response: EmulatorState.odataError(EmulatorState.odataError(from: e)))
+        } catch is AnswerTooLarge {
+            return StagedResponse(response: EmulatorState.odataError(.tooLarge))
         } catch {
             return StagedResponse(response: EmulatorState.odataError(ODataError(500, "-1", "Unknown error")))
         }

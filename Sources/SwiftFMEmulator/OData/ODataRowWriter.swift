@@ -105,16 +105,18 @@ struct ODataRowWriter {
     /// The most ``writeArray(_:table:)`` reserves past its first row at once (beyond it the buffer grows as needed).
     static let reserveLimit = 1 << 20
 
-    /// `[row,row,…]` of `ids` (ids without a record are skipped).
-    func writeArray(_ ids: ArraySlice<Int>, table: TableState) -> [UInt8] {
+    /// `[row,row,…]` of `ids` (ids without a record are skipped); throws ``AnswerTooLarge`` once it would hold
+    /// more than `limit` bytes (expansions included: each is given what is left).
+    func writeArray(_ ids: ArraySlice<Int>, table: TableState, limit: Int = .max) throws -> [UInt8] {
         willWrite()
         var out: [UInt8] = [UInt8(ascii: "[")]
-        withFoundBuffer { found in
+        try withFoundBuffer { found in
             var written = 0
             for id in ids {
                 guard let record = table.records[id] else { continue }
                 if written > 0 { out.append(UInt8(ascii: ",")) }
-                write(record, found: found, into: &out)
+                try write(record, found: found, into: &out, limit: limit)
+                if out.count > limit { throw AnswerTooLarge() }
                 written += 1
                 // Size the buffer once from the first row instead of growing it step by step, by at most
                 // ``reserveLimit``: a first row far larger than the others (a long text, a container) must not
@@ -130,10 +132,11 @@ struct ODataRowWriter {
     }
 
     /// One entity object: its `@context` (given to ``init(state:set:columns:expand:ctx:depth:context:)``), then the row.
-    func writeEntity(_ record: StoredRecord) -> [UInt8] {
+    /// Throws ``AnswerTooLarge`` when its expansions would pass `limit` bytes.
+    func writeEntity(_ record: StoredRecord, limit: Int = .max) throws -> [UInt8] {
         willWrite()
         var out: [UInt8] = []
-        withFoundBuffer { found in write(record, found: found, into: &out) }
+        try withFoundBuffer { found in try write(record, found: found, into: &out, limit: limit) }
         return out
     }
 
@@ -143,7 +146,7 @@ struct ODataRowWriter {
     }
 
     /// Runs `body` with a buffer of one record dictionary index per stored slot.
-    private func withFoundBuffer(_ body: (UnsafeMutableBufferPointer<[String: [FMValue]].Index?>) -> Void) {
+    private func withFoundBuffer(_ body: (UnsafeMutableBufferPointer<[String: [FMValue]].Index?>) throws -> Void) rethrows {
         typealias Values = [String: [FMValue]]
         let found = UnsafeMutableBufferPointer<Values.Index?>.allocate(capacity: max(1, slotKeys.count))
         found.initialize(repeating: nil)
@@ -151,11 +154,12 @@ struct ODataRowWriter {
             _ = found.deinitialize()
             found.deallocate()
         }
-        body(found)
+        try body(found)
     }
 
-    /// One row object.
-    private func write(_ record: StoredRecord, found: UnsafeMutableBufferPointer<[String: [FMValue]].Index?>, into out: inout [UInt8]) {
+    /// One row object; an expansion may add what is left of `limit` after what `out` holds (``AnswerTooLarge``).
+    private func write(_ record: StoredRecord, found: UnsafeMutableBufferPointer<[String: [FMValue]].Index?>, into out: inout [UInt8],
+                       limit: Int) throws {
         out.append(UInt8(ascii: "{"))
         out.append(contentsOf: lead)
         if let idKey {
@@ -190,8 +194,11 @@ struct ODataRowWriter {
             let related = state.follow(RelPath(hops: [e.hop]), from: record, table: set.table, session: nil)
             let pair: (key: [UInt8], value: [UInt8])
             do {
-                let rows = try state.odataSelectRows(e.target, candidates: related.map(\.id), options: e.options, ctx: ctx, depth: depth + 1)
+                let rows = try state.odataSelectRows(e.target, candidates: related.map(\.id), options: e.options, ctx: ctx, depth: depth + 1,
+                                                     limit: limit - out.count)
                 pair = (e.key, rows.bytes)
+            } catch let error as AnswerTooLarge {
+                throw error
             } catch let error as ODataError {
                 // An error inside an expansion does not fail the request (ODATA.md §3.5).
                 var value: [UInt8] = []

@@ -142,7 +142,7 @@ extension EmulatorState {
             return HTTPResponse(status: 204, headers: [("Location", location), ("OData-Version", "4.0"), ("OData-EntityId", location)])
         }
         let writer = try odataEntityWriter(set, options: [:], ctx: ctx, state: self)
-        return EmulatorState.odataJSON(201, .raw(writer.writeEntity(record)), headers: [("Location", odataEntityURL(set, record: record, ctx: ctx))])
+        return EmulatorState.odataJSON(201, .raw(try writer.writeEntity(record)), headers: [("Location", odataEntityURL(set, record: record, ctx: ctx))])
     }
 
     /// `PATCH /{db}/{set}(key)`: 204 with `fmodata.affected_rows: 1`; the row with `Prefer: return=representation`.

@@ -49,7 +49,8 @@ extension EmulatorState {
         let plan = try scriptPlanFromBody(ctx)
         let engine = FindEngine(today: FMDate(ctx.now), dateformats: try dateformatsParameter(ctx.body["dateformats"]) ?? 0)
         let token = ctx.token
-        return try foundSetReply(layout, options: options, plan: plan, offset: max(offset, 1), limit: limit, sorter: sorter, ctx: ctx) { state in
+        return try foundSetReply(layout, options: options, plan: plan, offset: max(offset, 1), limit: limit, sorter: sorter, ctx: ctx,
+                                 deferred: true) { state in
             guard let table = state.table(layout.table) else { return [] }
             let all = table.orderedRecords
             var found = Set<Int>()

@@ -252,15 +252,30 @@ struct RecordWriter {
                         slotByKey: slotTable(slots))
     }
 
-    /// `[record,record,…]`.
-    func writeArray(_ records: [StoredRecord]) -> [UInt8] {
-        if let flat, table != nil { return writeFlat(records, flat) }
+    /// The most ``reserve(_:firstRow:rows:)`` reserves past what is written at once (beyond it the buffer grows as
+    /// needed): a page of 10,000 records of 1 KB is still sized once.
+    static let reserveLimit = 16 << 20
+
+    /// Sizes `out` once from its first row (`firstRow` bytes written so far) for `rows` rows, instead of growing it
+    /// (and faulting in pages) step by step, but by at most ``reserveLimit``: a first record far larger than the
+    /// others (a long text, a large portal) must not reserve its size for every record. Before, 3 MB × 10,000
+    /// records asked for 37.5 GB, and the allocation failure ended the process.
+    static func reserve(_ out: inout [UInt8], firstRow: Int, rows: Int) {
+        let estimate = firstRow.multipliedReportingOverflow(by: rows + rows / 4)
+        let cap = out.count + reserveLimit
+        out.reserveCapacity(estimate.overflow ? cap : min(estimate.partialValue + 64, cap))
+    }
+
+    /// `[record,record,…]`; throws ``AnswerTooLarge`` once it holds more than `limit` bytes (checked after each
+    /// record: a portal of a cross-product relationship makes every record as large as a table).
+    func writeArray(_ records: [StoredRecord], limit: Int = .max) throws -> [UInt8] {
+        if let flat, table != nil { return try writeFlat(records, flat, limit: limit) }
         var out: [UInt8] = [UInt8(ascii: "[")]
         for (i, record) in records.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             write(record, into: &out)
-            // Size the buffer once from the first record instead of growing it (and faulting in pages) step by step.
-            if i == 0 { out.reserveCapacity(out.count * records.count + out.count / 4 * records.count + 64) }
+            if out.count > limit { throw AnswerTooLarge() }
+            if i == 0 { RecordWriter.reserve(&out, firstRow: out.count, rows: records.count) }
         }
         out.append(UInt8(ascii: "]"))
         return out
@@ -366,7 +381,7 @@ struct RecordWriter {
 
     /// ``writeArray(_:)`` through a ``FlatPlan``: one dictionary lookup per field and record, literal runs
     /// copied whole, values written without copying the plan.
-    private func writeFlat(_ records: [StoredRecord], _ plan: FlatPlan) -> [UInt8] {
+    private func writeFlat(_ records: [StoredRecord], _ plan: FlatPlan, limit: Int) throws -> [UInt8] {
         typealias Values = [String: [FMValue]]
         var out: [UInt8] = [UInt8(ascii: "[")]
         let formatter = ValueFormatter(dateformats: dateformats, containerURL: containerURL)
@@ -374,6 +389,7 @@ struct RecordWriter {
         let found = UnsafeMutableBufferPointer<Values.Index?>.allocate(capacity: plan.slots.count)
         defer { found.deallocate() }
         var touched = 0
+        var tooLarge = false
         plan.literals.withUnsafeBufferPointer { literals in
             plan.runs.withUnsafeBufferPointer { runs in
                 plan.slots.withUnsafeBufferPointer { slots in
@@ -406,13 +422,17 @@ struct RecordWriter {
                         JSON.writeInteger(Int64(records[i].modId), into: &out)
                         out.append(UInt8(ascii: "\""))
                         out.append(UInt8(ascii: "}"))
-                        // Size the buffer once from the first record instead of growing it (and faulting in pages) step by step.
-                        if i == 0 { out.reserveCapacity(out.count * records.count + out.count / 4 * records.count + 64) }
+                        if out.count > limit {
+                            tooLarge = true
+                            break
+                        }
+                        if i == 0 { RecordWriter.reserve(&out, firstRow: out.count, rows: records.count) }
                     }
                     }
                 }
             }
         }
+        if tooLarge { throw AnswerTooLarge() }
         // Keeps the counting loop (its only purpose is to start the loads early).
         if touched == Int.min { out.removeAll() }
         out.append(UInt8(ascii: "]"))

@@ -5,29 +5,59 @@ struct Reply {
     var response: JSON
     var headers: [(name: String, value: String)] = []
     /// When set, the final `response`, built from a snapshot of the state: run after the state lock
-    /// is released (sorting and writing a large found set must not stall other clients).
-    var finish: (() -> JSON)?
+    /// is released (sorting and writing a large found set must not stall other clients). It throws
+    /// ``AnswerTooLarge`` when the answer would pass ``EmulatorState/maxAnswerBytes``.
+    var finish: (() throws -> JSON)?
 
-    init(response: JSON, headers: [(name: String, value: String)] = [], finish: (() -> JSON)? = nil) {
+    init(response: JSON, headers: [(name: String, value: String)] = [], finish: (() throws -> JSON)? = nil) {
         self.response = response
         self.headers = headers
         self.finish = finish
     }
 }
 
+/// Thrown by a writer whose answer would pass ``EmulatorState/maxAnswerBytes``: the answer is refused (HTTP 500,
+/// FileMaker's 953) instead of being built (a cross-product portal, a nested `$expand` or a `$batch` of large
+/// reads could otherwise ask for gigabytes from a few records).
+struct AnswerTooLarge: Error {}
+
 /// An answer whose body may still have to be written, outside the state lock.
 struct StagedResponse {
     /// The response; its body is empty while ``pendingBody`` is set.
     var response: HTTPResponse
-    /// Writes the body (from a snapshot of the state).
-    var pendingBody: (() -> Data)?
+    /// Writes the body (from a snapshot of the state); throws ``AnswerTooLarge`` when it would pass the cap.
+    var pendingBody: (() throws -> Data)?
+    /// The answer when ``pendingBody`` throws.
+    var refusal: HTTPResponse
+    /// The answer when ``pendingBody`` throws a FileMaker error (a find matched nothing): the Data API's envelope.
+    var failure: ((FMError) -> HTTPResponse)?
 
-    /// The complete response (runs ``pendingBody``).
+    init(response: HTTPResponse, pendingBody: (() throws -> Data)? = nil, refusal: HTTPResponse? = nil,
+         failure: ((FMError) -> HTTPResponse)? = nil) {
+        self.response = response
+        self.pendingBody = pendingBody
+        self.refusal = refusal ?? HTTPResponse(status: 500)
+        self.failure = failure
+    }
+
+    /// The complete response (runs ``pendingBody``), or ``refusal``.
     func finished() -> HTTPResponse {
-        guard let pendingBody else { return response }
+        finishedOrRefused().response
+    }
+
+    /// The complete response, and whether it is not the staged one: the ``refusal`` of an answer too large, or
+    /// the ``failure`` of a FileMaker error found while finishing.
+    func finishedOrRefused() -> (response: HTTPResponse, refused: Bool) {
+        guard let pendingBody else { return (response, false) }
         var complete = response
-        complete.body = pendingBody()
-        return complete
+        do {
+            complete.body = try pendingBody()
+        } catch let e as FMError {
+            return (failure?(e) ?? refusal, true)
+        } catch {
+            return (refusal, true)
+        }
+        return (complete, false)
     }
 }
 
@@ -301,7 +331,8 @@ extension EmulatorState {
                 JSON.object([("response", response), ("messages", .array([.object([("code", .string("0")), ("message", .string("OK"))])]))]).data
             }
             guard let finish = reply.finish else { return StagedResponse(response: HTTPResponse(status: 200, headers: headers, body: body(reply.response))) }
-            return StagedResponse(response: HTTPResponse(status: 200, headers: headers), pendingBody: { body(finish()) })
+            return StagedResponse(response: HTTPResponse(status: 200, headers: headers), pendingBody: { body(try finish()) },
+                                  refusal: errorResponse(FMError("953")), failure: EmulatorState.errorResponse)
         } catch let e as FMError {
             return StagedResponse(response: errorResponse(e))
         } catch {
@@ -317,6 +348,11 @@ extension EmulatorState {
     }
 
     func errorResponse(_ e: FMError) -> HTTPResponse {
+        EmulatorState.errorResponse(e)
+    }
+
+    /// The Data API's error envelope for `e`, at its HTTP status.
+    static func errorResponse(_ e: FMError) -> HTTPResponse {
         let body = JSON.object([("messages", .array([.object([("code", .string(e.code)), ("message", .string(e.message))])])),
                                 ("response", .object([]))])
         return HTTPResponse(status: e.status, headers: [("Content-Type", "application/json")], body: body.data)

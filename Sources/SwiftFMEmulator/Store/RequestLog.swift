@@ -45,6 +45,8 @@ struct RequestLogStore: Sendable {
     private var entries: [RecordedRequest] = []
     private var sizes: [Int] = []
     private var head = 0
+    /// The sequence number of `entries[0]` (numbers count every entry ever appended).
+    private var firstSequence = 0
     /// Bytes held by the live entries.
     private(set) var bytes = 0
     /// The most entries kept.
@@ -64,15 +66,30 @@ struct RequestLogStore: Sendable {
             + r.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
     }
 
-    mutating func append(_ r: RecordedRequest) {
+    /// Appends `r`; returns its sequence number (for ``amend(_:status:)``).
+    @discardableResult
+    mutating func append(_ r: RecordedRequest) -> Int {
         let size = RequestLogStore.size(of: r)
+        let sequence = firstSequence + entries.count
         entries.append(r)
         sizes.append(size)
         bytes += size
         trim()
+        return sequence
+    }
+
+    /// Sets the status of entry `sequence`, if it is still kept: an answer refused after the entry was written
+    /// (``AnswerTooLarge``, outside the lock) is logged as what the client got.
+    mutating func amend(_ sequence: Int, status: Int) {
+        let index = sequence - firstSequence
+        guard index >= head, index < entries.count else { return }
+        let r = entries[index]
+        entries[index] = RecordedRequest(method: r.method, target: r.target, decodedPath: r.decodedPath, headers: r.headers, body: r.body,
+                                         bodyByteCount: r.bodyByteCount, status: status, token: r.token)
     }
 
     mutating func removeAll() {
+        firstSequence += entries.count
         entries.removeAll()
         sizes.removeAll()
         head = 0
@@ -88,6 +105,7 @@ struct RequestLogStore: Sendable {
         if head > 0, head >= entries.count - head {
             entries.removeFirst(head)
             sizes.removeFirst(head)
+            firstSequence += head
             head = 0
         }
     }
