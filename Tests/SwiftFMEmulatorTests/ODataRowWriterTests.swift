@@ -162,27 +162,9 @@ enum ReferenceRows {
     /// answered until they are, and the wait ends without it). Expects `other` answered with `status` meanwhile and
     /// the read with 200; returns the read's answer.
     func whileWriting(_ c: ODataClient, _ path: String, other: HTTPRequest, answered status: Int) -> Answer {
-        let handler = c.emulator.handler
-        let armed = Locked(true)
-        let answeredWhileWriting = Locked<HTTPResponse?>(nil)
-        c.emulator.core.state.withLock {
-            $0.odataWillWrite = {
-                guard armed.withLock({ let was = $0; $0 = false; return was }) else { return }
-                let answer = Locked<HTTPResponse?>(nil)
-                let done = DispatchSemaphore(value: 0)
-                DispatchQueue.global().async {
-                    let response = handler.handle(other)
-                    answer.withLock { $0 = response }
-                    done.signal()
-                }
-                guard done.wait(timeout: .now() + 30) == .success else { return }
-                answeredWhileWriting.withLock { $0 = answer.withLock { $0 } }
-            }
-        }
-        defer { c.emulator.core.state.withLock { $0.odataWillWrite = nil } }
-        let read = c.send("GET", path)
-        #expect(!armed.withLock { $0 }, "the rows were never written")
-        #expect(answeredWhileWriting.withLock { $0?.status } == status, "\(other.method) \(other.target) was not answered while \(path) was written")
+        let (read, answered, wrote) = c.answering(other) { c.send("GET", path) }
+        #expect(wrote, "the rows were never written")
+        #expect(answered?.status == status, "\(other.method) \(other.target) was not answered while \(path) was written")
         #expect(read.status == 200)
         return read
     }

@@ -80,6 +80,34 @@ final class ODataClient {
         let r = harness.exchange(HTTPRequest(method: method, target: "/fmi/odata/v4" + path, headers: h + headers, body: body))
         return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
     }
+
+    /// Runs `send`; the first time the emulator is about to write OData rows meanwhile
+    /// (``EmulatorState/odataWillWrite``), hands `other` to the emulator from another thread and waits for its
+    /// answer, bounded: when the rows are written under the state lock, `other` cannot be answered until they
+    /// are, and the wait ends without it. Returns `send`'s answer, `other`'s answer if it came meanwhile, and
+    /// whether rows were written at all.
+    func answering(_ other: HTTPRequest, whileRowsAreWritten send: () -> Answer) -> (answer: Answer, other: HTTPResponse?, wrote: Bool) {
+        let handler = emulator.handler
+        let armed = Locked(true)
+        let answeredMeanwhile = Locked<HTTPResponse?>(nil)
+        emulator.core.state.withLock {
+            $0.odataWillWrite = {
+                guard armed.withLock({ let was = $0; $0 = false; return was }) else { return }
+                let answer = Locked<HTTPResponse?>(nil)
+                let done = DispatchSemaphore(value: 0)
+                DispatchQueue.global().async {
+                    let response = handler.handle(other)
+                    answer.withLock { $0 = response }
+                    done.signal()
+                }
+                guard done.wait(timeout: .now() + 30) == .success else { return }
+                answeredMeanwhile.withLock { $0 = answer.withLock { $0 } }
+            }
+        }
+        defer { emulator.core.state.withLock { $0.odataWillWrite = nil } }
+        let answer = send()
+        return (answer, answeredMeanwhile.withLock { $0 }, !armed.withLock { $0 })
+    }
 }
 
 extension Answer {
