@@ -183,6 +183,35 @@ struct SessionPoolLeaseTests {
         #expect(pool.validToken(slot: 1, now: late) == nil)
     }
 
+    /// A replay takes at once the fresh session while the first one, older than the loss, has idled past the
+    /// timeout: the same plan closes the first session and clears the token store (slot 0's), and the replay's
+    /// lease is the fresh one.
+    @Test func aReplayLeasedAtOnceClosesTheIdleFirstSessionAndClearsTheStore() throws {
+        let pool = SessionPool(size: 2, idleTimeout: 300, stored: Self.valid("t0"), now: Self.start)
+        // Session 2 opens (t1) while session 1 is busy, and is lost.
+        let (first, _) = take(pool)
+        let (second, plan) = take(pool)
+        deliver(pool.loginFinished(slot: 1, id: try #require(plan.logins.first).id, result: .success("t1"), now: Self.start, stored: nil).plan)
+        #expect(second.lease?.token == "t1")
+        #expect(pool.rejected(slot: 1, token: "t1") != nil)
+        deliver(pool.giveBack(try #require(second.lease), now: Self.start, stored: nil))
+        // It reopens (t2), newer than the loss, for a call that finds session 1 busy.
+        let (third, reopen) = take(pool)
+        deliver(pool.loginFinished(slot: 1, id: try #require(reopen.logins.first).id, result: .success("t2"), now: Self.start, stored: nil).plan)
+        #expect(third.lease?.token == "t2")
+        deliver(pool.giveBack(try #require(first.lease), now: Self.start, stored: nil))
+        deliver(pool.giveBack(try #require(third.lease), now: Self.start, stored: nil))
+        // 301 s later the replay takes t2 at once; t0 is logged out and the store is cleared.
+        let late = Self.start.addingTimeInterval(301)
+        let replay = PoolTaker()
+        let (id, latePlan) = pool.lease(now: late, stored: nil, front: true) { replay.deliver($0) }
+        deliver(latePlan)
+        #expect(id == nil && replay.lease?.slot == 1 && replay.lease?.token == "t2")
+        #expect(latePlan.logouts.map(\.slot) == [0] && latePlan.logouts.map(\.token) == ["t0"])
+        #expect(latePlan.persist != nil, "session 1's token is the store's: closing it clears the store")
+        #expect(pool.validToken(slot: 0, now: late) == nil && pool.busyCounts == [0, 1])
+    }
+
     @Test func theStageLogsAnIdleSessionOutThroughThePipeline() {
         let logins = Locked(0)
         var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
