@@ -94,4 +94,101 @@ struct FastLeaseAttackTests {
         #expect(call.values.count == 1)
         #expect(api.pool.busyCounts == [0, 0] && api.pool.waitingCount == 0)
     }
+
+    // MARK: chains over a synchronous transport
+
+    /// Answers inside `send` (an in-memory transport), but holds the first read until released. The first
+    /// session's token serves one read, then the server has lost it (952): every call handed that session
+    /// replays, on a session opened for it (a login, answered inside `send` too), or one free at once.
+    final class LosingTransport: FMTransport, @unchecked Sendable {
+        struct Task: FMTransportTask { func cancel() {} }
+        private let lock = NSLock()
+        private var held: FMTransportEvents?
+        private var holdNext = true
+        private var logins = 0
+        private var firstTokenUsed = false
+        private var _lost = 0
+        /// The reads answered 952.
+        var lost: Int { lock.withLock { _lost } }
+        let arrived = DispatchSemaphore(value: 0)
+
+        func send(_ request: FMTransportRequest, events: FMTransportEvents) -> any FMTransportTask {
+            let urlRequest = request.urlRequest
+            if isLogin(urlRequest) {
+                let n = lock.withLock { () -> Int in logins += 1; return logins }
+                Self.answer(events, status: 200, body: Bodies.login("tok-\(n)"))
+                return Task()
+            }
+            if urlRequest.httpMethod == "DELETE" {
+                Self.answer(events, status: 200, body: Bodies.ok)
+                return Task()
+            }
+            let token = urlRequest.value(forHTTPHeaderField: "Authorization") ?? ""
+            let (hold, lost) = lock.withLock { () -> (Bool, Bool) in
+                if holdNext {
+                    holdNext = false
+                    held = events
+                    return (true, false)
+                }
+                guard token == "Bearer tok-1" else { return (false, false) }
+                defer { firstTokenUsed = true }
+                if firstTokenUsed { _lost += 1 }
+                return (false, firstTokenUsed)
+            }
+            if hold { arrived.signal(); return Task() }
+            if lost { Self.answer(events, status: 401, body: Bodies.expired) } else { Self.answer(events, status: 200, body: Bodies.value("ok")) }
+            return Task()
+        }
+
+        func release() {
+            let events = lock.withLock { () -> FMTransportEvents? in defer { held = nil }; return held }
+            if let events { Self.answer(events, status: 200, body: Bodies.value("ok")) }
+        }
+
+        private static func answer(_ events: FMTransportEvents, status: Int, body: String) {
+            let response = HTTPURLResponse(url: URL(string: "http://fms.example.com/")!, statusCode: status, httpVersion: "HTTP/1.1",
+                                           headerFields: ["Content-Type": "application/json"])!
+            guard events.response(response), events.data(Data(body.utf8)) else { return events.complete(URLError(.cancelled)) }
+            events.complete(nil)
+        }
+    }
+
+    /// Thousands of calls wait behind a held call (for the session, or with many calls per session for the
+    /// cap's slot); when it ends, each next call is served inside the previous one's answer, is told 952,
+    /// replays on a session opened (or leased at once) for it, and is answered, all on the releasing thread,
+    /// whose stack is the 512 KiB of a secondary thread. The chain must not grow the stack per call (a crash),
+    /// every call is answered, and the pool ends with no session busy and nobody waiting.
+    @Test(arguments: [(nil, 1, 1), (1, 100_000, 1), (2, 2, 2)] as [(Int?, Int, Int)])
+    func thousandsOfCallsReplayingOverASynchronousTransportDoNotRecurse(_ cap: Int?, _ perSession: Int, _ pool: Int) {
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        configuration.sessionPoolSize = pool
+        configuration.maxConcurrentRequests = cap
+        configuration.maxCallsPerSession = perSession
+        configuration.timeout = 600
+        configuration.retry = .none
+        let transport = LosingTransport()
+        let api = DataAPI(configuration: configuration, transport: transport)
+        let count = 2_000
+        let results = Recorder<Result<String, FMError>>(expecting: count)
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            api.perform(TestEndpoints.records()) { results.record($0) }
+            started.signal()
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+        #expect(started.wait(timeout: .now() + 240) == .success)
+        #expect(transport.arrived.wait(timeout: .now() + 240) == .success)
+        for _ in 1..<count { api.perform(TestEndpoints.records()) { results.record($0) } }
+        let releaser = Thread { transport.release() }
+        releaser.stackSize = 512 * 1024
+        releaser.start()
+        let values = results.wait()
+        let failed = values.filter { $0.testValue != "ok" }.prefix(3).map { String(describing: $0) }
+        #expect(values.count == count && failed.isEmpty, "\(failed)")
+        // The calls were replayed: one (the next on the lost session), or, sharing it, nearly all.
+        #expect(perSession > 2 ? transport.lost > count / 2 : transport.lost >= 1, "\(transport.lost) replays")
+        api.callbackQueue.sync {}
+        #expect(api.pool.busyCounts == Array(repeating: 0, count: pool) && api.pool.waitingCount == 0)
+    }
 }
