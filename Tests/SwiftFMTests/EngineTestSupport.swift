@@ -287,3 +287,35 @@ extension Result where Failure == FMError {
     var testFailureCode: String? { testError?.code }
 }
 
+
+/// A transport that holds the first request until ``release()`` and answers every later one inside `send`.
+protocol HoldingFirstTransport: FMTransport {
+    /// Signalled when the first request reached the transport (and is held).
+    var arrived: DispatchSemaphore { get }
+    /// Answers the held first request, on the calling thread.
+    func release()
+}
+
+/// A chain of `count` calls through `transport` on a secondary thread's stack (512 KiB): the first is sent from
+/// such a thread and held, the rest queue behind it (`whileQueued` runs then), and the held one is released from
+/// another such thread, so every later call is served and answered inside the previous one's answer there.
+/// Returns every call's result (a crash, not a result, when the chain grows the stack per call).
+func chainOfCalls(_ api: DataAPI, through transport: some HoldingFirstTransport, count: Int,
+                  whileQueued: () -> Void = {}) -> [Result<String, FMError>] {
+    let results = Recorder<Result<String, FMError>>(expecting: count)
+    let started = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        api.perform(TestEndpoints.records()) { results.record($0) }
+        started.signal()
+    }
+    thread.stackSize = 512 * 1024
+    thread.start()
+    #expect(started.wait(timeout: .now() + 240) == .success)
+    #expect(transport.arrived.wait(timeout: .now() + 240) == .success)
+    for _ in 1..<count { api.perform(TestEndpoints.records()) { results.record($0) } }
+    whileQueued()
+    let releaser = Thread { transport.release() }
+    releaser.stackSize = 512 * 1024
+    releaser.start()
+    return results.wait()
+}

@@ -100,7 +100,7 @@ struct FastLeaseAttackTests {
     /// Answers inside `send` (an in-memory transport), but holds the first read until released. The first
     /// session's token serves one read, then the server has lost it (952): every call handed that session
     /// replays, on a session opened for it (a login, answered inside `send` too), or one free at once.
-    final class LosingTransport: FMTransport, @unchecked Sendable {
+    final class LosingTransport: HoldingFirstTransport, @unchecked Sendable {
         struct Task: FMTransportTask { func cancel() {} }
         private let lock = NSLock()
         private var held: FMTransportEvents?
@@ -169,21 +169,7 @@ struct FastLeaseAttackTests {
         let transport = LosingTransport()
         let api = DataAPI(configuration: configuration, transport: transport)
         let count = 2_000
-        let results = Recorder<Result<String, FMError>>(expecting: count)
-        let started = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            api.perform(TestEndpoints.records()) { results.record($0) }
-            started.signal()
-        }
-        thread.stackSize = 512 * 1024
-        thread.start()
-        #expect(started.wait(timeout: .now() + 240) == .success)
-        #expect(transport.arrived.wait(timeout: .now() + 240) == .success)
-        for _ in 1..<count { api.perform(TestEndpoints.records()) { results.record($0) } }
-        let releaser = Thread { transport.release() }
-        releaser.stackSize = 512 * 1024
-        releaser.start()
-        let values = results.wait()
+        let values = chainOfCalls(api, through: transport, count: count)
         let failed = values.filter { $0.testValue != "ok" }.prefix(3).map { String(describing: $0) }
         #expect(values.count == count && failed.isEmpty, "\(failed)")
         // The calls were replayed: one (the next on the lost session), or, sharing it, nearly all.

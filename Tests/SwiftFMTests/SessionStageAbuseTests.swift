@@ -97,7 +97,7 @@ struct SessionStageAbuseTests {
 
     /// A transport that answers inside `send` (an in-memory one), except the first request, which it holds
     /// until released.
-    final class SynchronousTransport: FMTransport, @unchecked Sendable {
+    final class SynchronousTransport: HoldingFirstTransport, @unchecked Sendable {
         struct Task: FMTransportTask { func cancel() {} }
         private let lock = NSLock()
         private var held: FMTransportEvents?
@@ -141,23 +141,9 @@ struct SessionStageAbuseTests {
         let transport = SynchronousTransport()
         let api = DataAPI(configuration: configuration, transport: transport)
         let count = 3_000
-        let results = Recorder<Result<String, FMError>>(expecting: count)
-        // Run on a thread of our own whose stack is the usual 512 KiB of a secondary thread.
-        let started = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            api.perform(TestEndpoints.records()) { results.record($0) }
-            started.signal()
+        let values = chainOfCalls(api, through: transport, count: count) {
+            #expect(api.pool.waitingCount == (perSession == 1 ? count - 1 : 0))
         }
-        thread.stackSize = 512 * 1024
-        thread.start()
-        #expect(started.wait(timeout: .now() + 240) == .success)
-        #expect(transport.arrived.wait(timeout: .now() + 240) == .success)
-        for _ in 1..<count { api.perform(TestEndpoints.records()) { results.record($0) } }
-        #expect(api.pool.waitingCount == (perSession == 1 ? count - 1 : 0))
-        let releaser = Thread { transport.release() }
-        releaser.stackSize = 512 * 1024
-        releaser.start()
-        let values = results.wait()
         #expect(values.count == count && values.allSatisfy { $0.testValue == "ok" })
     }
 
