@@ -79,16 +79,7 @@ import Testing
             trigger.triggerGracefulShutdown()
             #expect(await shuttingDown.wait())
             run.cancel()
-            // Generous, and far below the grace and the call's timeout: on main the call stayed in flight.
-            let cut = await ended.wait(seconds: 60)
-            #expect(cut)
-            if !cut { held.release() }   // (main) let the held request go, so that the test ends
-            await #expect(throws: FMError.self) {
-                do { _ = try await inFlight.value } catch let error as FMError {
-                    #expect(error.code == FMError.ClientCode.shuttingDown)
-                    throw error
-                }
-            }
+            await expectCutShort(inFlight, ended: ended, held: held)
             held.release()
             #expect(await returned.wait(seconds: 60))
         }
@@ -125,15 +116,7 @@ import Testing
         }
         #expect(await held.arrived.wait())
         await group.triggerGracefulShutdown()
-        let cut = await ended.wait(seconds: 60)
-        #expect(cut)
-        if !cut { held.release() }   // (main) let the held request go, so that the test ends
-        await #expect(throws: FMError.self) {
-            do { _ = try await inFlight.value } catch let error as FMError {
-                #expect(error.code == FMError.ClientCode.shuttingDown)
-                throw error
-            }
-        }
+        await expectCutShort(inFlight, ended: ended, held: held)
         held.release()
         #expect(await returned.wait(seconds: 60))
         _ = try? await run.value
@@ -171,6 +154,21 @@ import Testing
             #expect(graces.all == [3])
             #expect(emulator.logoutCount == 1)
             await #expect(throws: FMError.self) { _ = try await api.getRecords(layout: "Artists", limit: 1) }
+        }
+    }
+}
+
+/// The held call `inFlight` ends (`ended`) with -1012, its drain cut short, within a generous 60 s, far below
+/// the 600 s grace and timeout (before the fix it stayed in flight); if it does not, the held request is let
+/// go so that the test ends.
+private func expectCutShort<Value: Sendable>(_ inFlight: Task<Value, any Error>, ended: Signal, held: HeldFirstRequest) async {
+    let cut = await ended.wait(seconds: 60)
+    #expect(cut)
+    if !cut { held.release() }
+    await #expect(throws: FMError.self) {
+        do { _ = try await inFlight.value } catch let error as FMError {
+            #expect(error.code == FMError.ClientCode.shuttingDown)
+            throw error
         }
     }
 }
