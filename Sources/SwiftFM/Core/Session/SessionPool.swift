@@ -188,7 +188,7 @@ final class SessionPool: Sendable {
                    let lease = Self.take(slot, for: waiter, in: &state, now: now) {
                     var plan = Plan()
                     plan.grants = [(waiter, lease)]
-                    closeIdle(&state, now: now, into: &plan)
+                    Self.closeIdle(&state, now: now, pinned: pinned, idleTimeout: idleTimeout, into: &plan)
                     return (nil, plan)
                 }
             }
@@ -334,10 +334,6 @@ final class SessionPool: Sendable {
     }
 
     /// With nobody waiting, closes the sessions idle longer than the idle timeout (none of a pinned pool).
-    private func closeIdle(_ state: inout State, now: Date, into plan: inout Plan) {
-        Self.closeIdle(&state, now: now, pinned: pinned, idleTimeout: idleTimeout, into: &plan)
-    }
-
     private static func closeIdle(_ state: inout State, now: Date, pinned: Bool, idleTimeout: TimeInterval, into plan: inout Plan) {
         guard !pinned, state.waiters.isEmpty, idleTimeout.isFinite else { return }
         for index in state.slots.indices where state.slots[index].busy == 0 {
