@@ -52,7 +52,7 @@ extension Bench {
         return transfer
     }
 
-    /// Report: rates, peaks above the baseline (issue 31's target over HTTPS: < 40 MB), the bytes compared.
+    /// Report: rates, peaks above the baseline (target over HTTPS: < 40 MB), the bytes compared.
     func containerReport(_ transfer: ContainerTransfer, written: (count: Int64, sum: UInt64), read: (count: Int64, sum: UInt64)) {
         let size = Int64(settings.containerMiB) * 1024 * 1024
         let emulatorPeak = emulator.status("VmHWM"), emulatorAnon = emulator.status("RssAnon"), emulatorFile = emulator.status("RssFile")

@@ -22,7 +22,7 @@ struct InFlightBurst {
     var failed: Int { failures.values.reduce(0, +) }
 }
 
-/// The in-flight scenario's shape: issue 16's target.
+/// The in-flight scenario's shape: 32 calls at the server at once, no more.
 struct InFlightShape {
     let allowed = 32, threads = 4, hold = 0.2, timeout: TimeInterval = 30
     var calls: Int { threads * allowed }
@@ -32,7 +32,7 @@ struct InFlightShape {
 typealias InFlightStart = @Sendable (_ index: Int, _ done: @escaping @Sendable (String) -> Void) -> Void
 
 extension Bench {
-    /// Issue 16's in-flight target: `maxConcurrentRequests = 32`, a pool of 32, the emulator (in its own
+    /// The in-flight target: `maxConcurrentRequests = 32`, a pool of 32, the emulator (in its own
     /// process) holding each request 200 ms: 4 threads start 32 reads each through callbacks (no Task around
     /// a call, as a Dispatch daemon calls) and wait for them on a semaphore, timeout 30 s. For each transport
     /// the package ships (the default one for this host, and FMURLSessionTransport): a first burst on a fresh client (the pool grows from nothing, its logins held too), then

@@ -123,7 +123,7 @@ extension Bench {
         }
     }
 
-    /// Report: per-call times and the ratios (issue 31's targets: ≤ 0.75 over http, ≤ 0.80 over https).
+    /// Report: per-call times and the ratios (targets: ≤ 0.75 over http, ≤ 0.80 over https).
     func perCallReport(_ tally: Tally, overURLSession: Bool) {
         let rounds = settings.rounds, calls = settings.calls
         let scheme = baseURL.scheme ?? "http"

@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-// MARK: - HTTPS: a TLS front before the emulator (issue 31)
+// MARK: - HTTPS: a TLS front before the emulator
 
 /// How fm-bench reaches its emulators: straight over `http://`, through TLS fronts it starts itself (`--tls`:
 /// nginx with a throwaway CA, `Tests/bench/tls-front.sh`), or through one front somebody else started

@@ -5,7 +5,7 @@
 //                                                      [--profile CONTENDER]   (one percall/decode/endtoend/odata contender, repeatedly)
 //                                                      [--tls | --base-url https://… [--ca-file PEM] --emulator-port N]
 //
-// HTTPS (issue 31): `--tls` puts a TLS front before every emulator fm-bench starts (nginx with a certificate from a
+// HTTPS: `--tls` puts a TLS front before every emulator fm-bench starts (nginx with a certificate from a
 // throwaway CA made with the openssl CLI: Tests/bench/tls-front.sh; root, nginx and openssl needed). SwiftFM trusts
 // the CA through FMConfiguration.tls (caCertificates) alone; the whole run happens in a private mount namespace
 // whose system CA bundle also holds the CA (`tls-front.sh trusted`), so the bare-URLSession baselines and the

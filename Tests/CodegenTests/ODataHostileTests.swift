@@ -26,23 +26,17 @@ let fmCodegenExecutable: URL? = {
 
 /// Runs `fm-codegen` with `arguments`: its exit status, stdout and stderr.
 func runCodegen(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-    let process = Process()
     guard let executable = fmCodegenExecutable else { throw CodegenRunError(description: "fm-codegen is not built: run swift build --build-tests") }
-    process.executableURL = executable
-    process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.runOneAtATime()
+    let process = try ChildProcess(executable, arguments)
+    guard let out = process.standardOutput, let err = process.standardError else { throw CodegenRunError(description: "fm-codegen has no pipes") }
     // Read stderr on another thread so that neither pipe fills while the other is read.
     let errors = ErrorText()
     let done = DispatchSemaphore(value: 0)
     Thread.detachNewThread {
-        errors.set(String(decoding: err.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self))
+        errors.set(String(decoding: err.readAllRetryingInterrupts(), as: UTF8.self))
         done.signal()
     }
-    let text = String(decoding: out.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
+    let text = String(decoding: out.readAllRetryingInterrupts(), as: UTF8.self)
     done.wait()
     process.waitUntilExit()
     return (process.terminationStatus, text, errors.get())

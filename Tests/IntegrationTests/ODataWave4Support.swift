@@ -126,8 +126,7 @@ struct FMEmulatorProcessError: Error, CustomStringConvertible { var description:
 
 /// `fm-emulator` in its own process, on a schema file, with its control API; stopped by ``stop()``.
 final class FMEmulatorProcess: @unchecked Sendable {
-    let process = Process()
-    private let output = Pipe()
+    private let process: ChildProcess
     private let schemaFile: URL
     private(set) var url = URL(fileURLWithPath: "/")
     private(set) var control = URL(fileURLWithPath: "/")
@@ -136,12 +135,9 @@ final class FMEmulatorProcess: @unchecked Sendable {
         guard let executable = fmEmulatorBinary else { throw FMEmulatorProcessError(description: "fm-emulator is not built next to the tests") }
         schemaFile = FileManager.default.temporaryDirectory.appendingPathComponent("swiftfm-odata-\(UUID().uuidString).json")
         try schema.write(to: schemaFile)
-        process.executableURL = executable
-        process.arguments = ["--schema", schemaFile.path, "--port", "0", "--control-port", "0"] + arguments
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.runOneAtATime()
-        let lines = Self.lines(2, from: output.fileHandleForReading)
+        process = try ChildProcess(executable, ["--schema", schemaFile.path, "--port", "0", "--control-port", "0"] + arguments,
+                                       error: .discard)
+        let lines = process.standardOutput.map { Self.lines(2, from: $0) } ?? []
         guard lines.count == 2, lines[0].hasPrefix("listening on "), lines[1].hasPrefix("control on "),
               let url = URL(string: String(lines[0].dropFirst("listening on ".count))),
               let control = URL(string: String(lines[1].dropFirst("control on ".count))) else {
@@ -184,10 +180,8 @@ final class FMEmulatorProcess: @unchecked Sendable {
     }
 
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        process.terminate()
+        process.waitUntilExit()
         try? FileManager.default.removeItem(at: schemaFile)
     }
 }

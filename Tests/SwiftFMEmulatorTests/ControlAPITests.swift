@@ -315,7 +315,7 @@ struct ControlExecutableTests {
             process.process.terminate()
             _ = process.waitForExit()
         }
-        let lines = readLines(process.stdout.fileHandleForReading, count: 2)
+        let lines = readLines(process.stdout, count: 2)
         try #require(lines.count == 2)
         #expect(lines[0].hasPrefix("listening on http://127.0.0.1:"))
         #expect(lines[1].hasPrefix("control on http://127.0.0.1:"))

@@ -23,24 +23,26 @@ let fmEmulatorExecutable: URL? = {
 
 /// A running `fm-emulator` process with its output captured.
 final class HTTPEmulatorProcess: @unchecked Sendable {
-    let process = Process()
-    let stdout = Pipe()
-    let stderr = Pipe()
+    let process: ChildProcess
+    /// The read ends of its standard output and error.
+    let stdout: FileHandle
+    let stderr: FileHandle
 
     init(_ arguments: [String]) throws {
         guard let executable = fmEmulatorExecutable else { throw HTTPTestError(description: "fm-emulator not built") }
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.runOneAtATime()
+        process = try ChildProcess(executable, arguments)
+        guard let stdout = process.standardOutput, let stderr = process.standardError else {
+            throw HTTPTestError(description: "fm-emulator has no pipes")
+        }
+        self.stdout = stdout
+        self.stderr = stderr
     }
 
     /// The first stdout line, or nil if the process ends (or 30 s pass) without one.
     func firstLine() -> String? {
         let result = HTTPOrderLog()
         let done = DispatchSemaphore(value: 0)
-        let handle = stdout.fileHandleForReading
+        let handle = stdout
         Thread.detachNewThread {
             var bytes = Data()
             while !bytes.contains(0x0A) {
@@ -61,7 +63,7 @@ final class HTTPEmulatorProcess: @unchecked Sendable {
     func firstLines(_ count: Int) -> [String] {
         let result = HTTPOrderLog()
         let done = DispatchSemaphore(value: 0)
-        let handle = stdout.fileHandleForReading
+        let handle = stdout
         Thread.detachNewThread {
             var bytes = Data()
             while bytes.filter({ $0 == 0x0A }).count < count {
@@ -78,13 +80,7 @@ final class HTTPEmulatorProcess: @unchecked Sendable {
 
     /// Waits (at most 300 s) for the process to end and returns its status, killing it on timeout.
     func waitForExit() -> Int32? {
-        let done = DispatchSemaphore(value: 0)
-        let process = self.process
-        Thread.detachNewThread {
-            process.waitUntilExit()
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + 300) == .success else {
+        guard process.waitUntilExit(seconds: 300) else {
             process.terminate()
             return nil
         }
@@ -92,7 +88,7 @@ final class HTTPEmulatorProcess: @unchecked Sendable {
     }
 
     var standardErrorText: String {
-        String(decoding: stderr.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
+        String(decoding: stderr.readAllRetryingInterrupts(), as: UTF8.self)
     }
 }
 
@@ -156,7 +152,7 @@ struct HTTPEmulatorExecutableTests {
     func help() throws {
         let emulator = try HTTPEmulatorProcess(["--help"])
         #expect(emulator.waitForExit() == 0)
-        let out = String(decoding: emulator.stdout.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
+        let out = String(decoding: emulator.stdout.readAllRetryingInterrupts(), as: UTF8.self)
         #expect(out.contains("usage: fm-emulator"))
         // It points to the schema contract, which ships in the repository.
         #expect(out.contains("Docs/SCHEMA.md"))

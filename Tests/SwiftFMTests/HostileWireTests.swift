@@ -8,7 +8,7 @@ import TestSupport
 import Glibc
 @testable import SwiftFM
 
-/// Issue 31's hostile-server findings, over every transport SwiftFM ships and (``HostileTLSTests``) over TLS: the
+/// What a hostile server may not do to a call, over every transport SwiftFM ships and (``HostileTLSTests``) over TLS: the
 /// tests' hostile servers speak plain TCP; over TLS a relay (`Tests/tls/relay.py`) fronts them.
 ///
 /// - a write (a `POST`, a `GET` that runs a script) on a kept-alive connection the server closes after reading it
@@ -59,33 +59,35 @@ final class TLSRelay: @unchecked Sendable {
     struct Failed: Error, CustomStringConvertible { var description: String }
 
     let port: Int
-    private let process = Process()
-    private let input = Pipe()
+    private let process: ChildProcess
+    private let input: FileHandle
 
     init(to target: Int) throws {
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.environment.script, Self.environment.certificate, Self.environment.key, "\(target)"]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.runOneAtATime()
+        process = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"),
+                                   ["python3", Self.environment.script, Self.environment.certificate, Self.environment.key, "\(target)"],
+                                   input: true, error: .inherit)
+        guard let input = process.standardInput, let output = process.standardOutput else {
+            throw Failed(description: "the TLS relay has no pipes")
+        }
+        self.input = input
         // The first line: "listening on PORT" (the relay is ready once it is written). End of file: it failed.
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
-            let more = output.fileHandleForReading.readAvailableRetryingInterrupts()
+            let more = output.readAvailableRetryingInterrupts()
             if more.isEmpty { break }
             line.append(more)
         }
         let text = String(decoding: line, as: UTF8.self)
         guard text.hasPrefix("listening on "), let port = Int(text.dropFirst(13).prefix { $0.isNumber }) else {
-            input.fileHandleForWriting.closeFile()
+            input.closeFile()
+            process.waitUntilExit()
             throw Failed(description: "the TLS relay did not start: \(text)")
         }
         self.port = port
     }
 
     deinit {
-        input.fileHandleForWriting.closeFile()
+        input.closeFile()
         process.waitUntilExit()
     }
 }

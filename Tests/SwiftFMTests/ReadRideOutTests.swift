@@ -29,7 +29,7 @@ struct ReadRideOutTests {
             if refused { return .failure(failure) }
             return request.httpMethod == "GET" ? .json(200, Bodies.value("ok")) : .json(200, Bodies.ok)
         }
-        // The host answers once (issue 32: only a host that answered this client is ridden out).
+        // The host answers once (only a host that answered this client is ridden out).
         #expect(try await h.api.bridge(TestEndpoints.records()) == "ok")
         // Callback surface: eight refused requests, more than maxAttempts, fewer than the deadline allows.
         down.withLock { $0 = 8 }
@@ -109,7 +109,7 @@ struct ReadRideOutTests {
         }
         h.api.retryJitter.withLock { $0 = { restart.draw($0) } }
         #expect(h.api.configuration.retry == .standard)
-        // The host answers once (issue 32: only a host that answered this client is ridden out).
+        // The host answers once (only a host that answered this client is ridden out).
         restart.comeUp()
         #expect(try await h.api.bridge(TestEndpoints.records()) == "ok")
         restart.goDown()
@@ -154,7 +154,7 @@ struct ReadRideOutTests {
             return .json(200, Bodies.value("ok"))
         }
         h.api.retryJitter.withLock { $0 = { restart.draw($0) } }
-        // The host answers once (issue 32: only a host that answered this client is ridden out).
+        // The host answers once (only a host that answered this client is ridden out).
         restart.comeUp()
         #expect(try await h.api.bridge(Self.productInfo) == "ok")
         restart.goDown()
@@ -194,7 +194,7 @@ struct ReadRideOutTests {
             return isLogin(request) ? .json(200, Bodies.login("tok")) : answer
         }
         h.api.retryJitter.withLock { $0 = { restart.draw($0) } }
-        // The host answered once (issue 32): a failed name lookup then keeps to maxAttempts.
+        // The host answered once: a failed name lookup then keeps to maxAttempts.
         let primed = Recorder<Result<String, FMError>>()
         h.api.perform(Self.productInfo) { primed.record($0) }
         #expect(primed.wait().first?.testValue == "ok")

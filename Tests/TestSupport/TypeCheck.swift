@@ -18,18 +18,13 @@ public struct TypeCheckUnavailable: Error, CustomStringConvertible {
 /// `-parse-as-library`, `-module-name …`); `scratch` holds the module cache.
 public func typecheckAgainstSwiftFM(_ files: [URL], arguments: [String], scratch: URL) throws -> TypeCheckResult {
     let modules = try builtModulesDirectory()
-    let process = Process()
-    process.executableURL = try swiftcOnPath()
+    let compiler = try swiftcOnPath()
     // SwiftFM imports the C module CFMCurl (libcurl's bridge): its module map is where SwiftPM wrote it.
     let curlModuleMap = modules.deletingLastPathComponent().appendingPathComponent("CFMCurl.build/module.modulemap")
     let moduleMaps = FileManager.default.fileExists(atPath: curlModuleMap.path) ? ["-Xcc", "-fmodule-map-file=" + curlModuleMap.path] : []
-    process.arguments = ["-typecheck"] + arguments + ["-I", modules.path] + moduleMaps
-        + ["-module-cache-path", scratch.appendingPathComponent("cache").path] + files.map(\.path)
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    try process.runOneAtATime()
-    let diagnostics = String(decoding: output.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
+    let process = try ChildProcess(compiler, ["-typecheck"] + arguments + ["-I", modules.path] + moduleMaps
+        + ["-module-cache-path", scratch.appendingPathComponent("cache").path] + files.map(\.path), error: .sameAsOutput)
+    let diagnostics = String(decoding: process.standardOutput?.readAllRetryingInterrupts() ?? Data(), as: UTF8.self)
     process.waitUntilExit()
     return TypeCheckResult(status: process.terminationStatus, diagnostics: diagnostics)
 }
