@@ -22,6 +22,22 @@ struct SessionStateMachineTests {
         #expect(machine.acquire(now: t0 + 899, stored: nil, force: false, waiter: 4) == .use("A"))
     }
 
+    @Test("Open means a token the clock says is valid: isOpen and currentToken agree with validToken")
+    func openness() {
+        var machine = Machine(now: t0)
+        #expect(!machine.isOpen(now: t0) && machine.currentToken(now: t0) == nil)
+        #expect(machine.acquire(now: t0, stored: nil, force: false, waiter: 1) == .login(id: 1))
+        #expect(!machine.isOpen(now: t0), "a login in flight is not an open session")
+        _ = machine.loginFinished(id: 1, token: "A", now: t0)
+        for time in [t0, t0 + 899, t0 + 900, t0 + 901] {
+            #expect(machine.isOpen(now: time) == (machine.validToken(now: time) != nil))
+            #expect(machine.currentToken(now: time) == machine.validToken(now: time)?.token)
+        }
+        #expect(machine.isOpen(now: t0 + 899) && !machine.isOpen(now: t0 + 900))
+        _ = machine.rejected(token: "A")
+        #expect(!machine.isOpen(now: t0) && machine.currentToken(now: t0) == nil)
+    }
+
     @Test func expiryBeforeUseStartsALogin() {
         var machine = Machine(stored: FMStoredToken(token: "A", expiry: t0 + 900), now: t0)
         #expect(machine.acquire(now: t0 + 900, stored: nil, force: false, waiter: 1) == .login(id: 1))

@@ -202,7 +202,7 @@ final class SessionPool: Sendable {
     func usage(now: Date) -> (open: Int, busy: Int) {
         state.withLock { state in
             var (open, busy) = (0, 0)
-            for slot in state.slots where slot.machine.validToken(now: now) != nil {
+            for slot in state.slots where slot.machine.isOpen(now: now) {
                 open += 1
                 if slot.busy > 0 { busy += 1 }
             }
@@ -246,7 +246,7 @@ final class SessionPool: Sendable {
                 state.slots[slot].opened = state.openings
             }
             if case .failure(let error) = result {
-                let open = state.slots.filter { $0.machine.validToken(now: now) != nil }.count
+                let open = state.slots.filter { $0.machine.isOpen(now: now) }.count
                 let logging = state.slots.contains { $0.machine.isLoggingIn }
                 if error.code == "956" {
                     // The server's session cap: keep to the sessions open now (at least one) for a session lifetime.
@@ -294,9 +294,9 @@ final class SessionPool: Sendable {
             guard grow, !pinned, !state.waiters.isEmpty else { break }
             let logging = state.slots.filter { $0.poolLogin != nil }.count
             guard state.waiters.count > logging else { break }
-            let held = state.slots.filter { $0.machine.isLoggingIn || $0.machine.validToken(now: now) != nil }.count
+            let held = state.slots.filter { $0.machine.isLoggingIn || $0.machine.isOpen(now: now) }.count
             guard let slot = state.slots.indices.first(where: {
-                      state.slots[$0].busy == 0 && !state.slots[$0].machine.isLoggingIn && state.slots[$0].machine.validToken(now: now) == nil
+                      state.slots[$0].busy == 0 && !state.slots[$0].machine.isLoggingIn && !state.slots[$0].machine.isOpen(now: now)
                   })
             else { break growing }
             // The pause after a failed login (not the server's session cap) holds back new sessions while open ones
@@ -338,7 +338,7 @@ final class SessionPool: Sendable {
         guard !pinned, state.waiters.isEmpty, idleTimeout.isFinite else { return }
         for index in state.slots.indices where state.slots[index].busy == 0 {
             let idle = now.timeIntervalSince(state.slots[index].lastUse)
-            guard idle > idleTimeout, state.slots[index].machine.validToken(now: now) != nil else { continue }
+            guard idle > idleTimeout, state.slots[index].machine.isOpen(now: now) else { continue }
             let (token, persist) = state.slots[index].machine.reset()
             if let token { plan.logouts.append((index, token, idle)) }
             if index == 0 { plan.persist = persist }
@@ -350,7 +350,7 @@ final class SessionPool: Sendable {
         var ids = Set<UInt64>()
         for (number, waiter) in state.waiters {
             guard let after = waiter.after else { continue }
-            if !state.slots.contains(where: { $0.opened > after && $0.machine.validToken(now: now) != nil }) { ids.insert(number) }
+            if !state.slots.contains(where: { $0.opened > after && $0.machine.isOpen(now: now) }) { ids.insert(number) }
         }
         return ids
     }
@@ -388,7 +388,7 @@ final class SessionPool: Sendable {
         var (open, leastBusy) = (0, nil as Int?)
         for index in state.slots.indices {
             let slot = state.slots[index]
-            guard slot.machine.validToken(now: now) != nil, after == 0 || slot.opened > after else { continue }
+            guard slot.machine.isOpen(now: now), after == 0 || slot.opened > after else { continue }
             if slot.busy == 0 { return index }
             open += 1
             if leastBusy.map({ slot.busy < state.slots[$0].busy }) ?? true { leastBusy = index }
@@ -404,7 +404,7 @@ final class SessionPool: Sendable {
 
     /// Leases `slot` to `waiter`: one more call on it.
     private static func take(_ slot: Int, for waiter: Waiter, in state: inout State, now: Date) -> SessionLease? {
-        guard let token = state.slots[slot].machine.validToken(now: now)?.token else { return nil }
+        guard let token = state.slots[slot].machine.currentToken(now: now) else { return nil }
         state.slots[slot].busy += 1
         state.slots[slot].lastUse = max(now, state.slots[slot].lastUse)
         return SessionLease(slot: slot, token: token, owner: waiter.owner)
@@ -416,7 +416,7 @@ final class SessionPool: Sendable {
     /// or joins the one in flight. A valid token it replaces is let go (the shutdown logs it out).
     func forceLogin(now: Date, waiter: @escaping SessionWaiter) -> SessionStateMachine<SessionWaiter>.Acquire {
         let (action, replaced) = state.withLock { state -> (SessionStateMachine<SessionWaiter>.Acquire, String?) in
-            let current = state.slots[0].machine.validToken(now: now)?.token
+            let current = state.slots[0].machine.currentToken(now: now)
             let action = state.slots[0].machine.acquire(now: now, stored: nil, force: true, waiter: waiter)
             if case .login = action { return (action, current) }
             return (action, nil)
@@ -453,14 +453,14 @@ final class SessionPool: Sendable {
     /// The slot holding `token`, if any.
     func slot(holding token: String) -> Int? {
         state.withLock { state in
-            state.slots.indices.first { state.slots[$0].machine.validToken(now: .distantPast)?.token == token }
+            state.slots.indices.first { state.slots[$0].machine.currentToken(now: .distantPast) == token }
         }
     }
 
     /// Makes `token` slot 0's current token.
     func adopt(token: String, expiry: Date, now: Date) -> SessionStateMachine<SessionWaiter>.Persist {
         let (persist, replaced) = state.withLock { state -> (SessionStateMachine<SessionWaiter>.Persist, String?) in
-            let current = state.slots[0].machine.validToken(now: now)?.token
+            let current = state.slots[0].machine.currentToken(now: now)
             state.slots[0].lastUse = now
             state.openings += 1
             state.slots[0].opened = state.openings
@@ -501,7 +501,7 @@ final class SessionPool: Sendable {
 
     /// Every token held, whatever its local expiry (for log redaction).
     var heldTokens: [String] {
-        state.withLock { $0.slots.compactMap { $0.machine.validToken(now: .distantPast)?.token } }
+        state.withLock { $0.slots.compactMap { $0.machine.currentToken(now: .distantPast) } }
     }
 
     /// `true` while `slot` is logging in.
@@ -511,7 +511,7 @@ final class SessionPool: Sendable {
 
     /// `true` when slot 0 has no valid token (the stage then reads the token store before leasing).
     func wantsStored(now: Date) -> Bool {
-        !pinned && state.withLock { $0.slots[0].machine.validToken(now: now) == nil && !$0.slots[0].machine.isLoggingIn }
+        !pinned && state.withLock { !$0.slots[0].machine.isOpen(now: now) && !$0.slots[0].machine.isLoggingIn }
     }
 
 }

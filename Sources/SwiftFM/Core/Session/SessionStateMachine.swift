@@ -48,12 +48,24 @@ struct SessionStateMachine<Waiter> {
         }
     }
 
-    /// The token to use without waiting, when the local clock says it is still valid.
+    /// The token to use without waiting, with its expiry, when the local clock says it is still valid.
     func validToken(now: Date) -> FMStoredToken? {
         if case .active(let token, let expiry) = phase, expiry > now {
             return FMStoredToken(token: token, expiry: expiry)
         }
         return nil
+    }
+
+    /// The token to use without waiting, when the local clock says it is still valid.
+    func currentToken(now: Date) -> String? {
+        if case .active(let token, let expiry) = phase, expiry > now { return token }
+        return nil
+    }
+
+    /// Whether the session is open: it has a token the local clock says is still valid.
+    func isOpen(now: Date) -> Bool {
+        if case .active(_, let expiry) = phase { return expiry > now }
+        return false
     }
 
     /// `true` while a login is in flight.
