@@ -1,0 +1,123 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import FMCrypto
+@testable import SwiftFM
+
+/// A Cognito on loopback that answers what a test chooses, per request (`InitiateAuth`, `RespondToAuthChallenge`).
+enum HostileCognito {
+    /// A PASSWORD_VERIFIER's parameters that the client can use (a B below N, never checked by anyone).
+    static let verifier: [String: String] = [
+        "SALT": "a1b2c3d4e5f60718", "SRP_B": String(repeating: "7", count: 768), "SECRET_BLOCK": "c2VjcmV0LWJsb2Nr",
+        "USER_ID_FOR_SRP": "user-id-1", "USERNAME": "user-id-1",
+    ]
+
+    /// The JSON of a PASSWORD_VERIFIER challenge with `parameters` over ``verifier``'s (`nil` removes one).
+    static func passwordVerifier(_ changes: [String: String?] = [:]) -> String {
+        var parameters = verifier
+        for (name, value) in changes { parameters[name] = value }
+        return json(["ChallengeName": "PASSWORD_VERIFIER", "ChallengeParameters": parameters, "Session": "s1"])
+    }
+
+    /// A JWT whose payload is `claims` (JSON text), unsigned.
+    static func jwt(_ claims: String) -> String {
+        "eyJhbGciOiJub25lIn0." + Data(claims.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            + ".sig"
+    }
+
+    /// An AuthenticationResult with `idToken`.
+    static func tokens(_ idToken: String, refreshToken: String? = "refresh-1", expiresIn: Any = 3600) -> String {
+        var result: [String: Any] = ["IdToken": idToken, "ExpiresIn": expiresIn, "AccessToken": "access"]
+        if let refreshToken { result["RefreshToken"] = refreshToken }
+        return json(["AuthenticationResult": result])
+    }
+
+    static func json(_ object: Any) -> String {
+        String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(), as: UTF8.self)
+    }
+
+    /// `InitiateAuth` or `RespondToAuthChallenge` (the `X-Amz-Target` of `head`), or `""`.
+    static func target(_ head: String) -> String {
+        for line in head.split(separator: "\r\n") where line.lowercased().hasPrefix("x-amz-target:") {
+            return line.split(separator: ".").last.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
+        }
+        return ""
+    }
+
+    /// A server answering `answer(target, index)` (a JSON body, 200) or the raw answer it returns when it starts with `HTTP/`.
+    static func server(_ answer: @escaping @Sendable (_ target: String, _ index: Int) -> String) -> HostileServer {
+        HostileServer { head, index in
+            let text = answer(target(head), index)
+            return .answer(text.hasPrefix("HTTP/") ? text : HostileServer.json(text, headers: ["Content-Type": "application/x-amz-json-1.1"]))
+        }
+    }
+
+    static func configuration(_ server: HostileServer) -> FMClarisIDConfiguration {
+        FMClarisIDConfiguration(userPoolID: "us-west-2_HOSTILE", clientID: "client", cognitoURL: URL(string: server.url + "/") ?? URL(fileURLWithPath: "/"))
+    }
+
+    static func signIn(_ server: HostileServer, password: String = "Hostile-Pa55-word-0815", mfa: FMClarisIDMFAHandler? = nil,
+                       store: (any FMTokenStore)? = nil, now: @escaping @Sendable () -> Date = { Date() }) -> ClarisIDSignIn {
+        ClarisIDSignIn(username: "user@example.com", password: password, configuration: configuration(server), mfa: mfa,
+                       refreshTokenStore: store, timeout: 600, now: now)
+    }
+
+    static func fetch(_ signIn: ClarisIDSignIn, refresh: Bool = false) async -> Result<String, FMError> {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, FMError>, Never>) in
+            signIn.fetch(refresh: refresh) { continuation.resume(returning: $0) }
+        }
+    }
+}
+
+/// Issue 27 (attack): what a hostile or broken Cognito can put in its answers ends the sign-in with an
+/// `FMError` (never a crash, a hang, unbounded work or a secret in a text). Transport-level hostility (redirects,
+/// endless or dripping answers) is `ClarisIDTransportTests`'.
+@Suite("Claris ID against a hostile Cognito (its answers)")
+struct ClarisIDHostileTests {
+    typealias C = HostileCognito
+
+    /// An SRP_B as Cognito may send it, or not.
+    struct B: Sendable, CustomTestStringConvertible {
+        var name: String
+        var hex: String?
+        var usable: Bool
+        var testDescription: String { name }
+    }
+
+    static let n = CognitoSRP.N.hex
+    static let bs = [
+        B(name: "0", hex: "0", usable: false), B(name: "N", hex: n, usable: false),
+        B(name: "N+1", hex: (CognitoSRP.N + BigUInt(1)).hex, usable: false),
+        B(name: "2N", hex: (CognitoSRP.N * BigUInt(2)).hex, usable: false),
+        B(name: "a megabyte", hex: "1" + String(repeating: "0", count: 1_000_000), usable: false),
+        B(name: "empty", hex: "", usable: false), B(name: "not hex", hex: "12g4", usable: false), B(name: "missing", hex: nil, usable: false),
+        B(name: "leading zeros, odd length", hex: "000" + String(repeating: "7", count: 767), usable: true),
+        B(name: "N-1", hex: (CognitoSRP.N - BigUInt(1)).hex, usable: true),
+    ]
+
+    /// SRP's safety check, and more: B must be in 1..<N, refused before any arithmetic (a megabyte of SRP_B cost
+    /// seconds of CPU, and one above N was used); a usable one is answered with the claim.
+    @Test(arguments: bs)
+    func srpBOutsideOneToNIsRefusedBeforeAnyArithmetic(_ b: B) async {
+        let server = C.server { target, _ in
+            target == "InitiateAuth" ? C.passwordVerifier(["SRP_B": b.hex]) : C.tokens(C.jwt(#"{"exp":4102444800}"#))
+        }
+        defer { server.stop() }
+        let result = await C.fetch(C.signIn(server))
+        if b.usable {
+            #expect(result.successValue == C.jwt(#"{"exp":4102444800}"#), "\(result)")
+            #expect(server.count("RespondToAuthChallenge") == 1)
+        } else {
+            #expect(result.failureValue?.code == FMError.ClientCode.malformedResponse, "\(result)")
+            #expect(server.count("RespondToAuthChallenge") == 0, "the claim went out")
+        }
+    }
+}
+
+extension Result {
+    var successValue: Success? { if case .success(let value) = self { value } else { nil } }
+    var failureValue: Failure? { if case .failure(let error) = self { error } else { nil } }
+}
