@@ -115,6 +115,43 @@ struct ClarisIDHostileTests {
             #expect(server.count("RespondToAuthChallenge") == 0, "the claim went out")
         }
     }
+
+    /// An AuthenticationResult as Cognito may send it, or not.
+    struct Answer: Sendable, CustomTestStringConvertible {
+        var name: String
+        var body: String
+        var refused: Bool
+        var testDescription: String { name }
+    }
+
+    static let answers = [
+        Answer(name: "no AuthenticationResult", body: #"{"ChallengeParameters":{}}"#, refused: true),
+        Answer(name: "no IdToken", body: C.json(["AuthenticationResult": ["RefreshToken": "r"]]), refused: true),
+        Answer(name: "a number for IdToken", body: C.json(["AuthenticationResult": ["IdToken": 12]]), refused: true),
+        Answer(name: "an IdToken with CR LF", body: C.tokens("eyJ.a\r\nX-Injected: 1.sig"), refused: true),
+        Answer(name: "an IdToken with a space", body: C.tokens("eyJ.a b.sig"), refused: true),
+        Answer(name: "an IdToken with a NUL", body: C.tokens("eyJ.a\u{0}.sig"), refused: true),
+        Answer(name: "a 200 with an error body", body: #"{"__type":"NotAuthorizedException","message":"no"}"#, refused: true),
+        Answer(name: "an opaque IdToken, no RefreshToken, a string ExpiresIn", body: C.tokens("opaque-token", refreshToken: nil, expiresIn: "soon"),
+               refused: false),
+        Answer(name: "a JWT whose payload is not base64url", body: C.tokens("eyJ.%%%.sig"), refused: false),
+        Answer(name: "a JWT whose payload is not JSON", body: C.tokens("eyJ.bm90IGpzb24.sig"), refused: false),
+    ]
+
+    /// The token the sign-in keeps must be one it can send: an ID token that cannot be an `Authorization` value is
+    /// a malformed answer (-1007), not a token that fails every Data API login until its `exp` (-1002, never renewed).
+    @Test(arguments: answers)
+    func authenticationResultsAreCheckedBeforeUse(_ answer: Answer) async {
+        let server = C.server { target, _ in target == "InitiateAuth" ? C.passwordVerifier() : answer.body }
+        defer { server.stop() }
+        let result = await C.fetch(C.signIn(server))
+        if answer.refused {
+            #expect(result.failureValue?.code == FMError.ClientCode.malformedResponse, "\(result)")
+        } else {
+            #expect(result.successValue != nil, "\(result)")
+        }
+        #expect(server.requests.count == 2)
+    }
 }
 
 extension Result {

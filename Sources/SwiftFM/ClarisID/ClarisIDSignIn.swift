@@ -215,6 +215,11 @@ final class ClarisIDSignIn: Sendable {
         guard let result = answer["AuthenticationResult"] as? [String: Any], let idToken = result["IdToken"] as? String, !idToken.isEmpty else {
             throw CognitoError.unexpected("the answer has no AuthenticationResult.IdToken")
         }
+        // Kept and sent as `Authorization: FMID <token>`: one that cannot be (a space, CR, LF, a control
+        // character) would fail every login until its `exp`, never renewed.
+        guard RequestBuilder.isValidToken(idToken) else {
+            throw CognitoError.unexpected("AuthenticationResult.IdToken cannot be sent as a header value")
+        }
         let expiresIn = (result["ExpiresIn"] as? NSNumber)?.doubleValue ?? 3600
         let expiry = Self.expiry(ofJWT: idToken) ?? now().addingTimeInterval(expiresIn)
         return Tokens(idToken: idToken, expiry: expiry, refreshToken: result["RefreshToken"] as? String ?? refreshToken)
