@@ -152,6 +152,37 @@ struct ClarisIDHostileTests {
         }
         #expect(server.requests.count == 2)
     }
+
+    /// Cognito's own text (an exception, its message, a challenge's name) reaches an `FMError` bounded, without
+    /// control characters (no forged log lines), and without a secret the server chose to echo.
+    @Test(arguments: ["an exception at refresh", "an unknown first challenge", "an unknown later challenge"])
+    func cognitosTextInAnErrorIsBoundedPrintableAndFreeOfSecrets(_ where: String) async {
+        let refreshToken = "refresh-token-SECRET-0815"
+        let password = "Hostile-Pa55-word-0815"
+        let junk = "\r\n[error] forged line \u{1B}[31m \(refreshToken) \(password) " + String(repeating: "x", count: 200_000)
+        let server = C.server { target, _ in
+            switch (`where`, target) {
+            case ("an exception at refresh", _):
+                let body = C.json(["__type": "com.amazonaws#InternalErrorException\r\n" + junk, "message": "boom" + junk])
+                return "HTTP/1.1 500 Internal\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+            case ("an unknown first challenge", _): return C.json(["ChallengeName": "WEIRD" + junk])
+            case (_, "InitiateAuth"): return C.passwordVerifier()
+            default: return C.json(["ChallengeName": "CUSTOM" + junk, "Session": "s"])
+            }
+        }
+        defer { server.stop() }
+        let store = FMMemoryTokenStore(FMStoredToken(token: refreshToken, expiry: Date().addingTimeInterval(3600)))
+        let result = await C.fetch(C.signIn(server, password: password, store: `where` == "an exception at refresh" ? store : nil))
+        let error = result.failureValue
+        #expect(error != nil)
+        let text = error.map { "\($0)" } ?? ""
+        #expect(text.count < 2_000, "\(text.count) characters")
+        #expect(!text.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(text.prefix(200))")
+        // The password always; the refresh token where the sign-in holds one (the refresh case).
+        #expect(!text.contains(password))
+        #expect(`where` != "an exception at refresh" || !text.contains(refreshToken))
+        #expect(text.contains("boom") || text.contains("WEIRD") || text.contains("CUSTOM"), "\(text.prefix(200))")
+    }
 }
 
 extension Result {
