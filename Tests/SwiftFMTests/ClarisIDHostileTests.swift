@@ -131,6 +131,7 @@ struct ClarisIDHostileTests {
         Answer(name: "an IdToken with CR LF", body: C.tokens("eyJ.a\r\nX-Injected: 1.sig"), refused: true),
         Answer(name: "an IdToken with a space", body: C.tokens("eyJ.a b.sig"), refused: true),
         Answer(name: "an IdToken with a NUL", body: C.tokens("eyJ.a\u{0}.sig"), refused: true),
+        Answer(name: "JSON nested 10,000 deep", body: String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000), refused: true),
         Answer(name: "a 200 with an error body", body: #"{"__type":"NotAuthorizedException","message":"no"}"#, refused: true),
         Answer(name: "an opaque IdToken, no RefreshToken, a string ExpiresIn", body: C.tokens("opaque-token", refreshToken: nil, expiresIn: "soon"),
                refused: false),
@@ -182,6 +183,106 @@ struct ClarisIDHostileTests {
         #expect(!text.contains(password))
         #expect(`where` != "an exception at refresh" || !text.contains(refreshToken))
         #expect(text.contains("boom") || text.contains("WEIRD") || text.contains("CUSTOM"), "\(text.prefix(200))")
+    }
+
+    /// A PASSWORD_VERIFIER as Cognito may send it, or not.
+    struct Verifier: Sendable, CustomTestStringConvertible {
+        var name: String
+        var body: String
+        var usable: Bool
+        var testDescription: String { name }
+    }
+
+    static let verifiers = [
+        Verifier(name: "SALT empty", body: C.passwordVerifier(["SALT": ""]), usable: false),
+        Verifier(name: "SALT not hex", body: C.passwordVerifier(["SALT": "0x12"]), usable: false),
+        Verifier(name: "SALT of 600,000 digits", body: C.passwordVerifier(["SALT": String(repeating: "f", count: 600_000)]), usable: true),
+        Verifier(name: "SECRET_BLOCK not base64", body: C.passwordVerifier(["SECRET_BLOCK": "not base64!"]), usable: false),
+        Verifier(name: "SECRET_BLOCK of 700 KB", body: C.passwordVerifier(["SECRET_BLOCK": Data(count: 525_000).base64EncodedString()]), usable: true),
+        Verifier(name: "USER_ID_FOR_SRP missing", body: C.passwordVerifier(["USER_ID_FOR_SRP": nil]), usable: false),
+        Verifier(name: "USER_ID_FOR_SRP empty", body: C.passwordVerifier(["USER_ID_FOR_SRP": ""]), usable: false),
+        Verifier(name: "USER_ID_FOR_SRP huge, with control characters",
+                 body: C.passwordVerifier(["USER_ID_FOR_SRP": "id\u{0}\r\n\u{1B}" + String(repeating: "u", count: 300_000)]), usable: true),
+        Verifier(name: "a Session of 900 KB", body: C.json(["ChallengeName": "PASSWORD_VERIFIER", "ChallengeParameters": C.verifier,
+                                                            "Session": String(repeating: "s", count: 900_000)]), usable: true),
+        Verifier(name: "NEW_PASSWORD_REQUIRED first", body: C.json(["ChallengeName": "NEW_PASSWORD_REQUIRED"]), usable: false),
+    ]
+
+    /// A PASSWORD_VERIFIER whose parameters are missing or unreadable ends the sign-in with -1007 before the claim;
+    /// huge or odd ones that can be used cost linear work and are answered.
+    @Test(arguments: verifiers)
+    func passwordVerifierParameters(_ verifier: Verifier) async {
+        let token = C.jwt(#"{"exp":4102444800}"#)
+        let server = C.server { target, _ in target == "InitiateAuth" ? verifier.body : C.tokens(token) }
+        defer { server.stop() }
+        let result = await C.fetch(C.signIn(server))
+        #expect(verifier.usable ? result.successValue == token : result.failureValue?.code == FMError.ClientCode.malformedResponse,
+                "\(String(describing: result).prefix(300))")
+        #expect(server.count("RespondToAuthChallenge") == (verifier.usable ? 1 : 0))
+    }
+
+    /// A challenge answered with another one, for ever, ends after three answers (-1007), the handler asked three times.
+    @Test func aChallengeAnsweredWithAnotherEndsAfterThree() async {
+        let server = C.server { target, _ in
+            target == "InitiateAuth" ? C.passwordVerifier() : C.json(["ChallengeName": "SOFTWARE_TOKEN_MFA", "Session": "again"])
+        }
+        defer { server.stop() }
+        let asked = Locked(0)
+        let result = await C.fetch(C.signIn(server, mfa: { _ in asked.withLock { $0 += 1 }; return "123456" }))
+        #expect(result.failureValue?.code == FMError.ClientCode.malformedResponse, "\(result)")
+        #expect(asked.withLock { $0 } == 3)
+        #expect(server.requests.count == 5)   // InitiateAuth, PASSWORD_VERIFIER, three MFA answers
+    }
+
+    /// Two hundred calls while a hostile sign-in runs share it (one request), and each completes once, with its error.
+    @Test func manyCallersShareOneHostileSignInAndEachCompletes() async {
+        let release = DispatchSemaphore(value: 0)
+        let server = C.server { _, _ in
+            _ = release.wait(timeout: TestBound.deadline)
+            return C.json(["ChallengeName": "PASSWORD_VERIFIER"])   // no parameters
+        }
+        defer { server.stop() }
+        let signIn = C.signIn(server)
+        let callers = 200
+        let results = Locked([Result<String, FMError>]())
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = Once()
+            for index in 0..<callers {
+                signIn.fetch(refresh: index % 2 == 1) { result in
+                    let count = results.withLock { $0.append(result); return $0.count }
+                    if count == callers, done.claim() { continuation.resume() }
+                }
+            }
+            release.signal()
+            // A hang guard only: the test then fails on the count.
+            DispatchQueue.global().asyncAfter(deadline: TestBound.deadline) { if done.claim() { continuation.resume() } }
+        }
+        let all = results.withLock { $0 }
+        #expect(all.count == callers)
+        #expect(all.allSatisfy { $0.failureValue?.code == FMError.ClientCode.malformedResponse })
+        #expect(server.requests.count == 1)
+        #expect(signIn.counts == (0, 0))
+    }
+
+    /// An `exp` claim or `ExpiresIn` of any value: no trap, and no spin — a token past its time costs one renewal
+    /// per fetch, one far in the future is kept until a rejection asks for a new one.
+    @Test(arguments: [
+        (#"{"exp":1e308}"#, 3600.0 as Double?, true), (#"{"exp":-1e308}"#, 3600, false), (#"{"exp":1e400}"#, nil, true),
+        (#"{"exp":"4102444800"}"#, -1e308, false), (#"{"exp":18446744073709551616}"#, 3600, true), (#"{"exp":-5}"#, 1e308, false),
+        (#"{}"#, 1e308, true), (#"{"exp":true}"#, 3600, false), (#"{"exp":null}"#, 0, false),
+    ])
+    func hostileExpiryNeitherTrapsNorSpins(_ claims: String, _ expiresIn: Double?, _ kept: Bool) async {
+        let token = C.jwt(claims)
+        let server = C.server { _, index in index == 0 ? C.passwordVerifier() : C.tokens(token, expiresIn: expiresIn ?? "none") }
+        defer { server.stop() }
+        let signIn = C.signIn(server)
+        for refresh in [false, false, true] {
+            let result = await C.fetch(signIn, refresh: refresh)
+            #expect(result.successValue == token, "\(result)")
+        }
+        // SRP (two requests), then the second fetch renews unless kept, then the rejection's refresh.
+        #expect(server.requests.count == (kept ? 3 : 4))
+        #expect(signIn.counts == (1, kept ? 1 : 2))
     }
 }
 
