@@ -72,7 +72,7 @@ enum HostileCognito {
     }
 }
 
-/// Issue 27 (attack): what a hostile or broken Cognito can put in its answers ends the sign-in with an
+/// What a hostile or broken Cognito can put in its answers ends the sign-in with an
 /// `FMError` (never a crash, a hang, unbounded work or a secret in a text). Transport-level hostility (redirects,
 /// endless or dripping answers) is `ClarisIDTransportTests`'.
 @Suite("Claris ID against a hostile Cognito (its answers)")
