@@ -69,16 +69,16 @@ package enum CognitoSRP {
         HMACSHA256.hkdfOneBlock(ikm: padded(S), salt: padded(u), info: Array("Caldera Derived Key".utf8), length: 16)
     }
 
-    /// The client's key, or `nil` when the server's values are unusable (B ≡ 0 or u = 0).
+    /// The client's key, or `nil` when the server's values are unusable: B outside 1..<N (SRP's check that
+    /// B ≢ 0 mod N, made before any arithmetic, so that a huge B costs nothing) or u = 0.
     package static func clientKey(a: BigUInt, A: BigUInt, B: BigUInt, salt: BigUInt, poolName: String,
                                   userID: String, password: String) -> [UInt8]? {
-        guard !(B % N).isZero else { return nil }
+        guard !B.isZero, B < N else { return nil }
         let u = u(A: A, B: B)
         guard !u.isZero else { return nil }
         let x = x(salt: salt, poolName: poolName, userID: userID, password: password)
         let kgx = (k * power(g, x)) % N
-        let b = B % N
-        let base = b >= kgx ? b - kgx : (b + N) - kgx
+        let base = B >= kgx ? B - kgx : (B + N) - kgx
         let S = power(base, a + u * x)
         return derivedKey(S: S, u: u)
     }

@@ -126,7 +126,7 @@ final class ClarisIDSignIn: Sendable {
                 state.withLock { if $0.refreshToken == refreshToken { $0.refreshToken = nil } }
                 store?.save(nil)
             } catch let error as CognitoError {
-                throw error.fmError
+                throw error.fmError(hiding: secrets)
             }
         }
         do {
@@ -137,7 +137,7 @@ final class ClarisIDSignIn: Sendable {
             }
             return tokens
         } catch let error as CognitoError {
-            throw error.fmError
+            throw error.fmError(hiding: secrets)
         }
     }
 
@@ -215,6 +215,11 @@ final class ClarisIDSignIn: Sendable {
         guard let result = answer["AuthenticationResult"] as? [String: Any], let idToken = result["IdToken"] as? String, !idToken.isEmpty else {
             throw CognitoError.unexpected("the answer has no AuthenticationResult.IdToken")
         }
+        // Kept and sent as `Authorization: FMID <token>`: one that cannot be (a space, CR, LF, a control
+        // character) would fail every login until its `exp`, never renewed.
+        guard RequestBuilder.isValidToken(idToken) else {
+            throw CognitoError.unexpected("AuthenticationResult.IdToken cannot be sent as a header value")
+        }
         let expiresIn = (result["ExpiresIn"] as? NSNumber)?.doubleValue ?? 3600
         let expiry = Self.expiry(ofJWT: idToken) ?? now().addingTimeInterval(expiresIn)
         return Tokens(idToken: idToken, expiry: expiry, refreshToken: result["RefreshToken"] as? String ?? refreshToken)
@@ -234,7 +239,28 @@ final class ClarisIDSignIn: Sendable {
                          code: FMError.ClientCode.malformedResponse)
         }
 
-        var fmError: FMError { FMError(code: code, message: message, httpStatus: status, underlying: "Cognito \(type)") }
+        /// The error the waiting calls get. Its text may be Cognito's (an exception, its message, a challenge's
+        /// name): `secrets` are removed from it, control characters replaced, and each part is kept short.
+        func fmError(hiding secrets: [String]) -> FMError {
+            FMError(code: code, message: Self.printable(Redaction.scrub(message, secrets: secrets), limit: 600), httpStatus: status,
+                    underlying: "Cognito " + Self.printable(Redaction.scrub(type, secrets: secrets), limit: 100))
+        }
+
+        /// `text` with every control or line-separator character replaced by U+FFFD, cut after `limit`
+        /// characters (then `…`): a server's text that cannot forge a log line or fill one.
+        static func printable(_ text: String, limit: Int) -> String {
+            var out = String.UnicodeScalarView()
+            var count = 0
+            for scalar in text.unicodeScalars {
+                guard count < limit else { return String(out) + "…" }
+                switch scalar.properties.generalCategory {
+                case .control, .lineSeparator, .paragraphSeparator: out.append("\u{FFFD}")
+                default: out.append(scalar)
+                }
+                count += 1
+            }
+            return String(out)
+        }
     }
 
     /// POSTs one Cognito JSON request (`X-Amz-Target: AWSCognitoIdentityProviderService.<target>`).
