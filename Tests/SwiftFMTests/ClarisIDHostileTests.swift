@@ -284,6 +284,48 @@ struct ClarisIDHostileTests {
         #expect(server.requests.count == (kept ? 3 : 4))
         #expect(signIn.counts == (1, kept ? 1 : 2))
     }
+
+    /// A Cognito exchange that ended lets go of its transfer (its task, the answer it gathered) at once: its timer
+    /// is cancelled, not left to hold them for the rest of the timeout (600 s here).
+    @Test func anEndedExchangeLetsGoOfItsTransferAtOnce() async throws {
+        let released = DispatchSemaphore(value: 0)
+        let signIn = ClarisIDSignIn(username: "user@example.com", password: "Pa55-word", configuration: FMClarisIDConfiguration(
+            userPoolID: "us-west-2_HOSTILE", clientID: "client", cognitoURL: URL(fileURLWithPath: "/")), mfa: nil,
+            refreshTokenStore: nil, timeout: 600, transport: RefusingCognito(released: released))
+        let result = await C.fetch(signIn)
+        #expect(result.failureValue?.code == "-1013", "\(result)")
+        // Waited for on a thread of its own (the async test's thread must not block).
+        let freed = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: released.wait(timeout: .now() + 60) == .success) }
+        }
+        #expect(freed, "the transfer is still held after the exchange ended")
+    }
+}
+
+/// A transport answering every request at once with Cognito's 400 `NotAuthorizedException`; its task signals
+/// `released` when it is freed. It keeps no reference to anything once it has answered.
+private struct RefusingCognito: FMTransport {
+    final class Task: FMTransportTask {
+        let released: DispatchSemaphore
+        init(released: DispatchSemaphore) { self.released = released }
+        func cancel() {}
+        deinit { released.signal() }
+    }
+
+    let released: DispatchSemaphore
+
+    func send(_ request: FMTransportRequest, events: FMTransportEvents) -> any FMTransportTask {
+        let url = request.urlRequest.url ?? URL(fileURLWithPath: "/")
+        DispatchQueue.global().async {
+            let response = HTTPURLResponse(url: url, statusCode: 400, httpVersion: "HTTP/1.1",
+                                           headerFields: ["Content-Type": "application/x-amz-json-1.1"])
+            if let response, events.response(response) {
+                _ = events.data(Data(#"{"__type":"NotAuthorizedException","message":"Incorrect username or password."}"#.utf8))
+            }
+            events.complete(nil)
+        }
+        return Task(released: released)
+    }
 }
 
 extension Result {

@@ -292,6 +292,10 @@ final class ClarisIDSignIn: Sendable {
         var status = 0
         var body = Data()
         var failure: CognitoError?
+        /// The exchange's timer until the exchange ends (cancelled then, so that it lets go of the exchange at
+        /// once instead of holding it, its answer included, for the rest of the timeout).
+        var timer: Deadline?
+        var ended = false
     }
 
     /// Sends one Cognito request through ``transport``, as every other request: bounded by `timeout` (`-1004`),
@@ -304,10 +308,12 @@ final class ClarisIDSignIn: Sendable {
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, Int), Error>) in
             let finish: @Sendable (CognitoError?) -> Void = { failure in
                 guard finished.claim() else { return }
-                let outcome = gathered.withLock { g -> Result<(Data, Int), CognitoError> in
-                    if let failure = g.failure ?? failure { return .failure(failure) }
-                    return .success((g.body, g.status))
+                let (outcome, timer) = gathered.withLock { g -> (Result<(Data, Int), CognitoError>, Deadline?) in
+                    defer { g = Gathered(ended: true) }
+                    if let failure = g.failure ?? failure { return (.failure(failure), g.timer) }
+                    return (.success((g.body, g.status)), g.timer)
                 }
+                timer?.cancel()
                 continuation.resume(with: outcome.mapError { $0 as Error })
             }
             let task = transport.send(FMTransportRequest(urlRequest: request), events: FMTransportEvents(
@@ -342,11 +348,13 @@ final class ClarisIDSignIn: Sendable {
                     })
                 }))
             let seconds = min(Deadline.clamped(timeout), 86_400)   // the one clamp, then at most a day for Cognito
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            let timer = Deadline.after(seconds: seconds) {
                 finish(CognitoError(type: "Timeout", message: "Cognito at \(FMError.address(of: request.url)) did not answer within \(timeout) s",
                                     status: nil, code: FMError.ClientCode.timeout))
                 task.cancel()
             }
+            // An exchange that ended already (the transport answered before this line) cancels its timer here.
+            if gathered.withLock({ g in g.timer = g.ended ? nil : timer; return g.ended }) { timer.cancel() }
         }
     }
 
