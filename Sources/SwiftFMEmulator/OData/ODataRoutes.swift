@@ -221,7 +221,7 @@ extension EmulatorState {
         if first == "$batch" {
             try Self.odataOnly(method, "POST")
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
-            return StagedResponse(response: try odataBatch(ctx))
+            return try odataBatch(ctx)
         }
         if first.hasPrefix("Script.") {
             try Self.odataOnly(method, "POST")
