@@ -8,11 +8,20 @@ struct Reply {
     /// is released (sorting and writing a large found set must not stall other clients). It throws
     /// ``AnswerTooLarge`` when the answer would pass ``EmulatorState/maxAnswerBytes``.
     var finish: (() throws -> JSON)?
+    /// When set (instead of ``finish``), the final `response`, built after the state lock is released in steps that
+    /// take it again through the ``StateLocker`` given (a find whose scripts run around its matching).
+    var relockingFinish: ((StateLocker) throws -> JSON)?
 
     init(response: JSON, headers: [(name: String, value: String)] = [], finish: (() throws -> JSON)? = nil) {
         self.response = response
         self.headers = headers
         self.finish = finish
+    }
+
+    /// A reply whose final `response` `finish` builds, taking the lock again as it needs (``relockingFinish``).
+    init(response: JSON, relockingFinish finish: @escaping (StateLocker) throws -> JSON) {
+        self.response = response
+        relockingFinish = finish
     }
 }
 
@@ -62,8 +71,9 @@ struct StagedResponse {
     }
 
     /// An answer whose body `body` writes taking the lock again as it needs (``relockingBody``).
-    init(response: HTTPResponse, relockingBody body: @escaping (StateLocker) throws -> Data, refusal: HTTPResponse) {
-        self.init(response: response, refusal: refusal)
+    init(response: HTTPResponse, relockingBody body: @escaping (StateLocker) throws -> Data, refusal: HTTPResponse,
+         failure: ((FMError) -> HTTPResponse)? = nil) {
+        self.init(response: response, refusal: refusal, failure: failure)
         relockingBody = body
     }
 
@@ -364,6 +374,10 @@ extension EmulatorState {
             headers += reply.headers
             func body(_ response: JSON) -> Data {
                 JSON.object([("response", response), ("messages", .array([.object([("code", .string("0")), ("message", .string("OK"))])]))]).data
+            }
+            if let finish = reply.relockingFinish {
+                return StagedResponse(response: HTTPResponse(status: 200, headers: headers), relockingBody: { body(try finish($0)) },
+                                      refusal: errorResponse(FMError("953")), failure: EmulatorState.errorResponse)
             }
             guard let finish = reply.finish else { return StagedResponse(response: HTTPResponse(status: 200, headers: headers, body: body(reply.response))) }
             return StagedResponse(response: HTTPResponse(status: 200, headers: headers), pendingBody: { body(try finish()) },
