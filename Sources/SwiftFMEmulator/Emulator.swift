@@ -562,26 +562,19 @@ final class EmulatorCore: Sendable {
         return nil
     }
 
-    /// Plays any queued fault or routes the request, under the state lock; logs it; calls the hook.
+    /// Plays any queued fault or routes the request, under the state lock; logs it; calls the hook. What the answer
+    /// still has to write (or, for a `$batch`, to run part by part, taking the lock again) is done after the lock is
+    /// released; when that ends in another answer (too large, a find that matched nothing), the log entry and the
+    /// hook's line are amended to what the client got.
     private func answer(_ request: HTTPRequest, decodedPath: String, token: String?) -> HTTPResponse {
         // Parse the body before taking the state lock: a 60 MiB POST must not stall other clients.
         beforeParse?(request)
         let prepared = request.body.isEmpty ? nil : PreparedBody(request)
-        var deliveries: [ODataDelivery] = []
         var logged = 0
         var linePrefix = ""
-        let (staged, hook, line) = state.withLock { s -> (StagedResponse, (@Sendable (String) -> Void)?, String) in
-            let now = clock().addingTimeInterval(s.clockOffset)
+        let (staged, hook, line) = withRequestState(prepared: prepared) { s, now -> (StagedResponse, (@Sendable (String) -> Void)?, String) in
             let fault = s.takeFault(for: decodedPath, carriesToken: token != nil)
-            let outer = s.prepared
-            s.prepared = prepared
-            // Two-digit years are read relative to the emulator's clock.
-            let response = DateEntry.$year.withValue(DateEntry.year(of: now)) {
-                s.playStaged(fault, request: request, token: token, now: now)
-            }
-            s.prepared = outer
-            s.sweepBlobs()
-            deliveries = s.takeWebhookDeliveries()
+            let response = s.playStaged(fault, request: request, token: token, now: now)
             logged = s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
                                                   headers: request.headers, body: s.log.keepsBodies ? request.body : Data(),
                                                   bodyByteCount: request.body.count, status: response.response.status, token: token))
@@ -593,9 +586,8 @@ final class EmulatorCore: Sendable {
             }
             return (response, hook, line)
         }
-        sendWebhooks(deliveries)
-        // A large answer is written here, outside the lock, from the snapshot it holds.
-        let (response, refused) = staged.finishedOrRefused()
+        // A large answer is written here, outside the lock, from the snapshot it holds; a batch takes the lock per part.
+        let (response, refused) = staged.finishedOrRefused { body in withRequestState(prepared: nil) { s, _ in body(&s) } }
         guard refused else {
             hook?(line)
             return response
@@ -609,6 +601,26 @@ final class EmulatorCore: Sendable {
             hook(linePrefix + "\(response.status)" + (code.map { " (code \($0))" } ?? ""))
         }
         return response
+    }
+
+    /// Runs `body` under the state lock as a request's work runs: with `prepared` as the request's parsed body, the
+    /// emulator's clock (`now`, also for two-digit years); then sweeps unheld blobs and, after the lock is released,
+    /// sends the webhook deliveries the work produced.
+    private func withRequestState<R>(prepared: PreparedBody?, _ body: (inout EmulatorState, Date) -> R) -> R {
+        var deliveries: [ODataDelivery] = []
+        let result = state.withLock { s in
+            let now = clock().addingTimeInterval(s.clockOffset)
+            let outer = s.prepared
+            s.prepared = prepared
+            // Two-digit years are read relative to the emulator's clock.
+            let result = DateEntry.$year.withValue(DateEntry.year(of: now)) { body(&s, now) }
+            s.prepared = outer
+            s.sweepBlobs()
+            deliveries = s.takeWebhookDeliveries()
+            return result
+        }
+        sendWebhooks(deliveries)
+        return result
     }
 
     /// Replaces path segments that are tokens: any token this emulator issued, and anything shaped like

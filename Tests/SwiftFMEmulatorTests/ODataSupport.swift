@@ -87,11 +87,18 @@ final class ODataClient {
     /// are, and the wait ends without it. Returns `send`'s answer, `other`'s answer if it came meanwhile, and
     /// whether rows were written at all.
     func answering(_ other: HTTPRequest, whileRowsAreWritten send: () -> Answer) -> (answer: Answer, other: HTTPResponse?, wrote: Bool) {
+        answering(other, at: \.odataWillWrite, during: send)
+    }
+
+    /// ``answering(_:whileRowsAreWritten:)`` at another test hook of the emulator's state (`hook`, such as
+    /// ``EmulatorState/odataWillFilter``); `wrote` tells whether the hook was called at all.
+    func answering(_ other: HTTPRequest, at hook: WritableKeyPath<EmulatorState, (@Sendable () -> Void)?>,
+                   during send: () -> Answer) -> (answer: Answer, other: HTTPResponse?, wrote: Bool) {
         let handler = emulator.handler
         let armed = Locked(true)
         let answeredMeanwhile = Locked<HTTPResponse?>(nil)
         emulator.core.state.withLock {
-            $0.odataWillWrite = {
+            $0[keyPath: hook] = {
                 guard armed.withLock({ let was = $0; $0 = false; return was }) else { return }
                 let answer = Locked<HTTPResponse?>(nil)
                 let done = DispatchSemaphore(value: 0)
@@ -104,7 +111,7 @@ final class ODataClient {
                 answeredMeanwhile.withLock { $0 = answer.withLock { $0 } }
             }
         }
-        defer { emulator.core.state.withLock { $0.odataWillWrite = nil } }
+        defer { emulator.core.state.withLock { $0[keyPath: hook] = nil } }
         let answer = send()
         return (answer, answeredMeanwhile.withLock { $0 }, !armed.withLock { $0 })
     }

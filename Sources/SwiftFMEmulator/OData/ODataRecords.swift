@@ -123,18 +123,15 @@ extension EmulatorState {
         ctx.base + "/" + ODataContext.encode(set.name) + "(" + ODataContext.encode(odataKeyText(set, record: record)) + ")"
     }
 
-    /// The ids of `set` matching `filter`, in creation order.
+    /// The ids of `set` matching `filter`, in creation order (under the lock: a write's matches).
     func odataFilteredIDs(_ set: ODataSet, filter: String?, candidates: [Int]? = nil) throws -> [Int] {
-        guard let table = table(set.table) else { return [] }
-        let ids = candidates ?? table.order
-        guard let filter, !trimSpaces(filter).isEmpty else { return ids }
-        let expr = try ODataFilter.parse(filter)
-        let fields = try ODataEvaluator.resolve(expr, in: set)
-        return ids.filter { id in
-            guard let record = table.records[id] else { return false }
-            let evaluator = ODataEvaluator(fields: fields) { f in f.global ? .empty : record.value(f) }
-            return evaluator.matches(expr)
-        }
+        try odataFilterPlan(set, filter: filter).ids(of: set, in: self, candidates: candidates)
+    }
+
+    /// `filter` checked against `set` (``ODataFilterPlan``); not parsed when the set's table is missing (no records
+    /// to match).
+    func odataFilterPlan(_ set: ODataSet, filter: String?) throws -> ODataFilterPlan {
+        try ODataFilterPlan(set, filter: table(set.table) == nil ? nil : filter)
     }
 
     /// The keys of `$orderby` (a `nil` field is `ROWID`), each with its direction; empty without `$orderby`. A key
@@ -179,26 +176,19 @@ extension EmulatorState {
         }.map(\.element.id)
     }
 
-    /// Checks the options of a read and finds its records (for a collection, a navigation or an expansion):
-    /// what ``ODataRows/write(from:)`` needs to write the page, from this state or a snapshot of it.
+    /// Checks the options of a read (for a collection, a navigation or an expansion): what
+    /// ``ODataRows/found(in:)`` needs to find its records and ``ODataRows/write(_:from:limit:)`` to write the page,
+    /// from this state or a snapshot of it.
     func odataPlanRows(_ set: ODataSet, candidates: [Int]?, options: [String: String], ctx: ODataContext, depth: Int,
                        pageStart: Int? = nil, pageSize: Int? = nil) throws -> ODataRows {
         guard depth <= 8 else { throw ODataError.syntax("$expand") }
         let read = try ODataReadOptions(options)
         let columns = try odataColumns(set, select: read.select, ctx: ctx)
         let expand = try odataExpansions(set, read.expand)
-        let ids = table(set.table) == nil ? [] : try odataFilteredIDs(set, filter: read.filter, candidates: candidates)
+        let filter = try odataFilterPlan(set, filter: read.filter)
         let sortKeys = try odataSortKeys(set, orderby: read.orderby)
-        let end = read.windowEnd(ids.count)
-        let start = min(pageStart ?? read.skip, end)
-        var stop = end
-        var next: Int?
-        if let pageSize, end - start > pageSize {
-            stop = start + pageSize
-            next = stop
-        }
-        return ODataRows(set: set, columns: columns, expand: expand, ctx: ctx, depth: depth, ids: ids, sortKeys: sortKeys,
-                         window: start..<stop, next: next)
+        return ODataRows(set: set, columns: columns, expand: expand, ctx: ctx, depth: depth, candidates: candidates, filter: filter,
+                         sortKeys: sortKeys, read: read, pageStart: pageStart, pageSize: pageSize)
     }
 
     /// Filters, sorts, windows and writes rows of `set` at once (an expansion, while its row is written):
@@ -206,7 +196,8 @@ extension EmulatorState {
     func odataSelectRows(_ set: ODataSet, candidates: [Int]?, options: [String: String], ctx: ODataContext, depth: Int,
                          limit: Int = .max) throws -> (bytes: [UInt8], total: Int, next: Int?) {
         let rows = try odataPlanRows(set, candidates: candidates, options: options, ctx: ctx, depth: depth)
-        return (try rows.write(from: self, limit: limit), rows.total, rows.next)
+        let found = rows.found(in: self)
+        return (try rows.write(found, from: self, limit: limit), found.total, found.next)
     }
 
     /// A state to write an answer from after the lock is released: ``readSnapshot(session:)`` with the
@@ -253,8 +244,8 @@ extension EmulatorState {
     // MARK: Reads
 
     /// `GET /{db}/{set}`: a page of rows, `@odata.count` when asked, `@odata.nextLink` past a page. The
-    /// options are checked and the records found here, under the lock; the page is sorted and written after
-    /// it is released (``ODataRows``).
+    /// options are checked here, under the lock; the records are filtered, sorted and written after it is released,
+    /// from a snapshot (``ODataRows``): a long `$filter` over many records does not hold other clients.
     func odataCollection(_ set: ODataSet, _ ctx: ODataContext) throws -> StagedResponse {
         // `$apply`: an aggregation answers here; filters only leave the records that pass, read below.
         var candidates: [Int]?
@@ -275,20 +266,22 @@ extension EmulatorState {
         options["skiptoken"] = nil
         options["apply"] = nil
         let rows = try odataPlanRows(set, candidates: candidates, options: options, ctx: ctx, depth: 0, pageStart: pageStart, pageSize: pageSize)
-        var head: [(String, JSON)] = [(ctx.annotation("context"), .string(odataCollectionContext(set, select: ctx.options["select"], ctx: ctx)))]
-        if try ODataReadOptions(options).count { head.append(("@odata.count", .number(Double(rows.total)))) }
-        var tail: [(String, JSON)] = []
-        if let next = rows.next {
+        let context = odataCollectionContext(set, select: ctx.options["select"], ctx: ctx)
+        let nextLink = { (next: Int) -> String in
             var query = (ctx.request.rawQuery ?? "").split(separator: "&").filter {
                 let name = ($0.split(separator: "=", maxSplits: 1).first ?? "").lowercased()
                 return name != "$skiptoken" && name != "skiptoken" && name != "%24skiptoken"
             }.map(String.init)
             query.append("$skiptoken=\(next)")
-            tail.append(("@odata.nextLink", .string(ctx.base + "/" + ODataContext.encode(set.name) + "?" + query.joined(separator: "&"))))
+            return ctx.base + "/" + ODataContext.encode(set.name) + "?" + query.joined(separator: "&")
         }
         let snapshot = odataReadSnapshot()
         return EmulatorState.odataStagedJSON(200) {
-            JSON.object(head + [("value", .raw(try rows.write(from: snapshot, limit: snapshot.maxAnswerBytes)))] + tail).data
+            let found = rows.found(in: snapshot)
+            var head: [(String, JSON)] = [(ctx.annotation("context"), .string(context))]
+            if rows.read.count { head.append(("@odata.count", .number(Double(found.total)))) }
+            let tail: [(String, JSON)] = found.next.map { [("@odata.nextLink", .string(nextLink($0)))] } ?? []
+            return JSON.object(head + [("value", .raw(try rows.write(found, from: snapshot, limit: snapshot.maxAnswerBytes)))] + tail).data
         }
     }
 
@@ -315,11 +308,13 @@ extension EmulatorState {
               let h = hop(nav.relationship, forward: nav.forward) else { throw ODataError(404, "-1023", "Record not found") }
         let related = follow(RelPath(hops: [h]), from: record, table: set.table, session: nil).map(\.id)
         let rows = try odataPlanRows(target, candidates: related, options: ctx.options, ctx: ctx, depth: 0)
-        var head: [(String, JSON)] = [(ctx.annotation("context"), .string(odataCollectionContext(target, select: ctx.options["select"], ctx: ctx)))]
-        if try ODataReadOptions(ctx.options).count { head.append(("@odata.count", .number(Double(rows.total)))) }
+        let context = odataCollectionContext(target, select: ctx.options["select"], ctx: ctx)
         let snapshot = odataReadSnapshot()
         return EmulatorState.odataStagedJSON(200) {
-            JSON.object(head + [("value", .raw(try rows.write(from: snapshot, limit: snapshot.maxAnswerBytes)))]).data
+            let found = rows.found(in: snapshot)
+            var head: [(String, JSON)] = [(ctx.annotation("context"), .string(context))]
+            if rows.read.count { head.append(("@odata.count", .number(Double(found.total)))) }
+            return JSON.object(head + [("value", .raw(try rows.write(found, from: snapshot, limit: snapshot.maxAnswerBytes)))]).data
         }
     }
 
@@ -359,30 +354,84 @@ struct ODataSortKey {
     var ascending: Bool
 }
 
-/// A read checked and filtered under the state lock (``EmulatorState/odataPlanRows(_:candidates:options:ctx:depth:pageStart:pageSize:)``),
-/// sorted and written by ``write(from:)``, which a collection or navigation runs after the lock is released, on a
-/// snapshot (as the Data API's ``RecordWriter`` pages are): concurrent reads do not wait for each other's writing.
+/// A `$filter` checked under the state lock (parsed, its fields resolved against the set): ``ids(of:in:candidates:)``
+/// applies it, under the lock (a write) or on a snapshot after it is released (a read).
+struct ODataFilterPlan {
+    /// The expression and its resolved fields; `nil` without a `$filter` (every record matches).
+    let parsed: (expr: ODataExpr, fields: [String: EmulatorSchema.Field])?
+
+    /// Parses `filter` and resolves its fields in `set`; throws ``ODataError`` (400) when it is malformed.
+    init(_ set: ODataSet, filter: String?) throws {
+        guard let filter, !trimSpaces(filter).isEmpty else {
+            parsed = nil
+            return
+        }
+        let expr = try ODataFilter.parse(filter)
+        parsed = (expr, try ODataEvaluator.resolve(expr, in: set))
+    }
+
+    /// The ids among `candidates` (all records of `set` without) that match, in their order.
+    func ids(of set: ODataSet, in state: EmulatorState, candidates: [Int]? = nil) -> [Int] {
+        guard let table = state.table(set.table) else { return [] }
+        let ids = candidates ?? table.order
+        guard let (expr, fields) = parsed else { return ids }
+        state.odataWillFilter?()
+        return ids.filter { id in
+            guard let record = table.records[id] else { return false }
+            let evaluator = ODataEvaluator(fields: fields) { f in f.global ? .empty : record.value(f) }
+            return evaluator.matches(expr)
+        }
+    }
+}
+
+/// A read checked under the state lock (``EmulatorState/odataPlanRows(_:candidates:options:ctx:depth:pageStart:pageSize:)``),
+/// filtered by ``found(in:)``, sorted and written by ``write(_:from:limit:)``, which a collection or navigation runs after the
+/// lock is released, on a snapshot (as the Data API's ``RecordWriter`` pages are): other clients do not wait for a
+/// read's filtering or writing.
 struct ODataRows {
     /// The set read, its columns (`$select`) and expansions (`$expand`): what ``ODataRowWriter`` writes of each row.
     let set: ODataSet, columns: [ODataColumn], expand: [ODataExpansion]
     /// The request (annotations, `IEEE754Compatible`) and the depth of the read (0, or that of an expansion).
     let ctx: ODataContext, depth: Int
-    /// The matching records, in creation order (unsorted).
-    let ids: [Int]
+    /// The records to filter (`nil`: all of the set's).
+    let candidates: [Int]?
+    let filter: ODataFilterPlan
     let sortKeys: [ODataSortKey]
-    /// The page: positions in the sorted ``ids``.
-    let window: Range<Int>
-    /// Where the next page starts, when there is one.
-    let next: Int?
+    /// The read's options (`$skip`, `$top`, `$count`).
+    let read: ODataReadOptions
+    /// Where the page starts (`$skiptoken`; `$skip` without) and the most rows it holds (`nil`: no limit).
+    let pageStart: Int?, pageSize: Int?
 
-    /// The number of matching records (`@odata.count`).
-    var total: Int { ids.count }
+    /// The records a read found: the matching ids in creation order (unsorted), the page (positions in the sorted
+    /// ids), and where the next page starts, when there is one.
+    struct Found {
+        let ids: [Int]
+        let window: Range<Int>
+        let next: Int?
 
-    /// The page as a JSON array (`[row,…]`), written from `state`; ``AnswerTooLarge`` past `limit` bytes.
-    func write(from state: EmulatorState, limit: Int = .max) throws -> [UInt8] {
+        /// The number of matching records (`@odata.count`).
+        var total: Int { ids.count }
+    }
+
+    /// Filters the records of `state` and places the page.
+    func found(in state: EmulatorState) -> Found {
+        let ids = filter.ids(of: set, in: state, candidates: candidates)
+        let end = read.windowEnd(ids.count)
+        let start = min(pageStart ?? read.skip, end)
+        var stop = end
+        var next: Int?
+        if let pageSize, end - start > pageSize {
+            stop = start + pageSize
+            next = stop
+        }
+        return Found(ids: ids, window: start..<stop, next: next)
+    }
+
+    /// The page of `found` as a JSON array (`[row,…]`), written from `state`; ``AnswerTooLarge`` past `limit` bytes.
+    func write(_ found: Found, from state: EmulatorState, limit: Int = .max) throws -> [UInt8] {
         guard let table = state.table(set.table) else { return Array("[]".utf8) }
-        let sorted = EmulatorState.odataSorted(ids, keys: sortKeys, table: table)
+        let sorted = EmulatorState.odataSorted(found.ids, keys: sortKeys, table: table)
         let writer = ODataRowWriter(state: state, set: set, columns: columns, expand: expand, ctx: ctx, depth: depth)
-        return try writer.writeArray(sorted[window.clamped(to: sorted.indices)], table: table, limit: limit)
+        return try writer.writeArray(sorted[found.window.clamped(to: sorted.indices)], table: table, limit: limit)
     }
 }

@@ -221,7 +221,7 @@ extension EmulatorState {
         if first == "$batch" {
             try Self.odataOnly(method, "POST")
             guard rest.count == 1 else { throw ODataError.syntax(rest[1]) }
-            return StagedResponse(response: try odataBatch(ctx))
+            return try odataBatch(ctx)
         }
         if first.hasPrefix("Script.") {
             try Self.odataOnly(method, "POST")
@@ -259,9 +259,12 @@ extension EmulatorState {
         }
         if rest.count == 2, rest[1] == "$count" {
             try Self.odataOnly(method, "GET")
-            let ids = try odataFilteredIDs(set, filter: ctx.options["filter"])
-            return StagedResponse(response: HTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("OData-Version", "4.0")],
-                                                         body: Data(String(ids.count).utf8)))
+            // Counted after the lock is released, on a snapshot, as a read's rows are filtered.
+            let filter = try odataFilterPlan(set, filter: ctx.options["filter"])
+            let snapshot = readSnapshot(session: nil)
+            return StagedResponse(response: HTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("OData-Version", "4.0")]),
+                                  pendingBody: { Data(String(filter.ids(of: set, in: snapshot).count).utf8) },
+                                  refusal: EmulatorState.odataError(.tooLarge))
         }
         if rest.count == 2, rest[1].hasPrefix("Script.") {
             try Self.odataOnly(method, "POST")

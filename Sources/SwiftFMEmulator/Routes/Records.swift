@@ -138,41 +138,53 @@ extension EmulatorState {
     /// (copy-on-write, so taking it is O(1); see ``readSnapshot(session:)``) in the reply's ``Reply/finish``, which the emulator runs
     /// after releasing the lock. (A script after the sort sees the sorted found set, so it is sorted first.)
     ///
-    /// With `deferred` and no script, the action runs there too, on the snapshot (a find): however many requests
-    /// a find holds, other clients do not wait for it. Before, a 35 KB `_find` of 2,000 requests over 2,000
-    /// records held the lock for over 200 s, and every other request waited.
+    /// With `deferred` (a find), the action runs there too, on a snapshot: however many requests a find holds,
+    /// other clients do not wait for it. Before, a 35 KB `_find` of 2,000 requests over 2,000 records held the lock
+    /// for over 200 s, and every other request waited. With scripts, the prerequest script runs under the request's
+    /// lock and the snapshot is taken after it; the emulator takes the lock again for the presort script, the sort
+    /// and the script after it (``Reply/relockingFinish``), on the found set less any record deleted meanwhile.
     mutating func foundSetReply(_ layout: EmulatorSchema.Layout, options: OutputOptions, plan: ScriptPlan, offset: Int, limit: Int,
                                 sorter: (([StoredRecord]) -> [StoredRecord])?, ctx: RequestContext, deferred: Bool = false,
                                 action: @escaping (EmulatorState) throws -> [Int]) throws -> Reply {
-        /// The page of `ids` (sorted by `pendingSorter` first, when given), written from `snapshot` after `head`.
-        func page(_ snapshot: EmulatorState, ids: [Int], head: [(String, JSON)], pendingSorter: (([StoredRecord]) -> [StoredRecord])?) throws -> JSON {
-            let records = snapshot.table(layout.table)?.records ?? [:]
-            var sorted = ids
-            if let pendingSorter {
-                sorted = pendingSorter(ids.compactMap { records[$0] }).map(\.id)
-            }
-            let page = sorted.dropFirst(offset - 1).prefix(limit).compactMap { records[$0] }
-            let data = try RecordWriter(state: snapshot, options: options, ctx: ctx).writeArray(page, limit: snapshot.maxAnswerBytes)
-            return .object(head + [("data", .raw(data))])
-        }
+        let request = FoundSetRequest(layout: layout, options: options, plan: plan, offset: offset, limit: limit, sorter: sorter, ctx: ctx)
         if deferred, plan.prerequest == nil, plan.presort == nil, plan.after == nil {
             let snapshot = readSnapshot(session: ctx.token)
             return Reply(response: .object([])) {
                 snapshot.findWillMatch?()
                 let found = try action(snapshot)
                 let records = snapshot.table(layout.table)?.records ?? [:]
-                let returned = found.dropFirst(offset - 1).prefix(limit).reduce(0) { $0 + (records[$1] == nil ? 0 : 1) }
+                let returned = request.returned(found, records: records)
                 guard returned > 0 else { throw FMError("401") }
                 let head = [("dataInfo", snapshot.dataInfo(options, total: records.count, found: found.count, returned: returned))]
-                return try page(snapshot, ids: found, head: head, pendingSorter: sorter)
+                return try request.page(snapshot, ids: found, head: head, pendingSorter: sorter)
             }
         }
         var results = ScriptResults()
         runPhase(.prerequest, of: plan, layout: layout, foundCount: table(layout.table)?.records.count ?? 0, ctx: ctx, into: &results)
-        var found = try action(self)
+        guard deferred else { return try foundSetAfterAction(request, found: try action(self), results: results) }
+        let snapshot = readSnapshot(session: ctx.token)
+        let prerequest = results
+        return Reply(response: .object([]), relockingFinish: { locker in
+            snapshot.findWillMatch?()
+            let matched = try action(snapshot)
+            let reply = try underLock(locker) { s in
+                let records = s.table(layout.table)?.records ?? [:]
+                return try s.foundSetAfterAction(request, found: matched.filter { records[$0] != nil }, results: prerequest)
+            }
+            return try reply.finish?() ?? reply.response
+        })
+    }
+
+    /// The phases of a found-set request after its action found `found` (under the lock): the presort script, the
+    /// sort (here when a script runs after it), the script, and the page, written by the reply's ``Reply/finish``
+    /// from a snapshot; `results` holds what the prerequest script gave. 401 when the page is empty.
+    mutating func foundSetAfterAction(_ request: FoundSetRequest, found matched: [Int], results prerequest: ScriptResults) throws -> Reply {
+        let layout = request.layout, plan = request.plan, ctx = request.ctx
+        var results = prerequest
+        var found = matched
         runPhase(.presort, of: plan, layout: layout, foundCount: found.count, found: found, ctx: ctx, into: &results)
-        var pendingSorter = sorter
-        if let sorter, plan[.after] != nil, let t = table(layout.table) {
+        var pendingSorter = request.sorter
+        if let sorter = request.sorter, plan[.after] != nil, let t = table(layout.table) {
             found = sorter(found.compactMap { t.records[$0] }).map(\.id)
             pendingSorter = nil
         } else if pendingSorter != nil, plan[.presort] != nil, let t = table(layout.table) {
@@ -182,14 +194,14 @@ extension EmulatorState {
         runPhase(.after, of: plan, layout: layout, foundCount: found.count, found: found, ctx: ctx, into: &results)
         let records = table(layout.table)?.records ?? [:]
         // The sort (if still pending) only reorders ids that are all present, so the page's size is known now.
-        let returned = found.dropFirst(offset - 1).prefix(limit).reduce(0) { $0 + (records[$1] == nil ? 0 : 1) }
+        let returned = request.returned(found, records: records)
         guard returned > 0 else { throw FMError("401") }
         let total = records.count
-        let head = results.pairs + [("dataInfo", dataInfo(options, total: total, found: found.count, returned: returned))]
+        let head = results.pairs + [("dataInfo", dataInfo(request.options, total: total, found: found.count, returned: returned))]
         let snapshot = readSnapshot(session: ctx.token)
         let ids = found
         return Reply(response: .object(head + [("data", .array([]))])) {
-            try page(snapshot, ids: ids, head: head, pendingSorter: pendingSorter)
+            try request.page(snapshot, ids: ids, head: head, pendingSorter: pendingSorter)
         }
     }
 
@@ -633,5 +645,33 @@ extension EmulatorState {
         runPhase(.presort, of: plan, layout: layout, foundCount: 1, found: [newId], ctx: ctx, into: &results)
         runPhase(.after, of: plan, layout: layout, foundCount: 1, found: [newId], ctx: ctx, into: &results)
         return Reply(response: .object([("recordId", .string(String(newId))), ("modId", .string("0"))] + results.pairs))
+    }
+}
+
+/// A found-set request (``EmulatorState/foundSetReply(_:options:plan:offset:limit:sorter:ctx:deferred:action:)``): its
+/// layout, output options and scripts, the page it asks for (`offset` from 1, `limit`) and its sort.
+struct FoundSetRequest {
+    let layout: EmulatorSchema.Layout
+    let options: OutputOptions
+    let plan: ScriptPlan
+    let offset: Int, limit: Int
+    let sorter: (([StoredRecord]) -> [StoredRecord])?
+    let ctx: RequestContext
+
+    /// How many records of `found` the page holds (ids without a record are skipped).
+    func returned(_ found: [Int], records: [Int: StoredRecord]) -> Int {
+        found.dropFirst(offset - 1).prefix(limit).reduce(0) { $0 + (records[$1] == nil ? 0 : 1) }
+    }
+
+    /// The page of `ids` (sorted by `pendingSorter` first, when given), written from `snapshot` after `head`.
+    func page(_ snapshot: EmulatorState, ids: [Int], head: [(String, JSON)], pendingSorter: (([StoredRecord]) -> [StoredRecord])?) throws -> JSON {
+        let records = snapshot.table(layout.table)?.records ?? [:]
+        var sorted = ids
+        if let pendingSorter {
+            sorted = pendingSorter(ids.compactMap { records[$0] }).map(\.id)
+        }
+        let page = sorted.dropFirst(offset - 1).prefix(limit).compactMap { records[$0] }
+        let data = try RecordWriter(state: snapshot, options: options, ctx: ctx).writeArray(page, limit: snapshot.maxAnswerBytes)
+        return .object(head + [("data", .raw(data))])
     }
 }

@@ -8,11 +8,20 @@ struct Reply {
     /// is released (sorting and writing a large found set must not stall other clients). It throws
     /// ``AnswerTooLarge`` when the answer would pass ``EmulatorState/maxAnswerBytes``.
     var finish: (() throws -> JSON)?
+    /// When set (instead of ``finish``), the final `response`, built after the state lock is released in steps that
+    /// take it again through the ``StateLocker`` given (a find whose scripts run around its matching).
+    var relockingFinish: ((StateLocker) throws -> JSON)?
 
     init(response: JSON, headers: [(name: String, value: String)] = [], finish: (() throws -> JSON)? = nil) {
         self.response = response
         self.headers = headers
         self.finish = finish
+    }
+
+    /// A reply whose final `response` `finish` builds, taking the lock again as it needs (``relockingFinish``).
+    init(response: JSON, relockingFinish finish: @escaping (StateLocker) throws -> JSON) {
+        self.response = response
+        relockingFinish = finish
     }
 }
 
@@ -21,12 +30,33 @@ struct Reply {
 /// reads could otherwise ask for gigabytes from a few records).
 struct AnswerTooLarge: Error {}
 
+/// Runs a closure on the emulator's state under its lock, as a request's own work runs (``EmulatorCore``: the clock for
+/// two-digit years, then blobs swept and webhook deliveries sent); handed to ``StagedResponse/relockingBody``.
+typealias StateLocker = ((inout EmulatorState) -> Void) -> Void
+
+/// `body`'s result, run under the lock `locker` takes; throws what `body` throws.
+func underLock<R>(_ locker: StateLocker, _ body: (inout EmulatorState) throws -> R) throws -> R {
+    try withoutActuallyEscaping(body) { work in
+        var result: Result<R, any Error>?
+        locker { state in result = Result { try work(&state) } }
+        guard let result else { throw LockNotTaken() }
+        return try result.get()
+    }
+}
+
+/// Thrown by ``underLock(_:_:)`` when its locker did not run the work (``StagedResponse/finished()``, which cannot
+/// take the lock again): the answer is refused.
+struct LockNotTaken: Error {}
+
 /// An answer whose body may still have to be written, outside the state lock.
 struct StagedResponse {
-    /// The response; its body is empty while ``pendingBody`` is set.
+    /// The response; its body is empty while ``pendingBody`` or ``relockingBody`` is set.
     var response: HTTPResponse
     /// Writes the body (from a snapshot of the state); throws ``AnswerTooLarge`` when it would pass the cap.
     var pendingBody: (() throws -> Data)?
+    /// Writes the body in steps, taking the state lock again for those that need it through the ``StateLocker`` it is
+    /// given (a `$batch`, part by part): other clients are answered between the steps.
+    var relockingBody: ((StateLocker) throws -> Data)?
     /// The answer when ``pendingBody`` throws.
     var refusal: HTTPResponse
     /// The answer when ``pendingBody`` throws a FileMaker error (a find matched nothing): the Data API's envelope.
@@ -40,18 +70,32 @@ struct StagedResponse {
         self.failure = failure
     }
 
-    /// The complete response (runs ``pendingBody``), or ``refusal``.
+    /// An answer whose body `body` writes taking the lock again as it needs (``relockingBody``).
+    init(response: HTTPResponse, relockingBody body: @escaping (StateLocker) throws -> Data, refusal: HTTPResponse,
+         failure: ((FMError) -> HTTPResponse)? = nil) {
+        self.init(response: response, refusal: refusal, failure: failure)
+        relockingBody = body
+    }
+
+    /// The complete response (runs ``pendingBody``), or ``refusal``; an answer with a ``relockingBody`` is refused:
+    /// it cannot be finished where the lock cannot be taken again.
     func finished() -> HTTPResponse {
-        finishedOrRefused().response
+        finishedOrRefused { _ in }.response
     }
 
     /// The complete response, and whether it is not the staged one: the ``refusal`` of an answer too large, or
-    /// the ``failure`` of a FileMaker error found while finishing.
-    func finishedOrRefused() -> (response: HTTPResponse, refused: Bool) {
-        guard let pendingBody else { return (response, false) }
+    /// the ``failure`` of a FileMaker error found while finishing. `locker` takes the state lock for a
+    /// ``relockingBody``: called after the lock is released (``EmulatorCore``), or on the state itself when the
+    /// caller holds it.
+    func finishedOrRefused(_ locker: StateLocker) -> (response: HTTPResponse, refused: Bool) {
+        guard pendingBody != nil || relockingBody != nil else { return (response, false) }
         var complete = response
         do {
-            complete.body = try pendingBody()
+            if let relockingBody {
+                complete.body = try relockingBody(locker)
+            } else if let pendingBody {
+                complete.body = try pendingBody()
+            }
         } catch let e as FMError {
             return (failure?(e) ?? refusal, true)
         } catch {
@@ -271,7 +315,8 @@ enum Route {
 extension EmulatorState {
     /// Answers one request completely (the lock is held by the caller).
     mutating func route(_ received: HTTPRequest, now: Date) -> HTTPResponse {
-        routeStaged(received, now: now).finished()
+        let staged = routeStaged(received, now: now)
+        return staged.finishedOrRefused { body in body(&self) }.response
     }
 
     /// ``play(_:request:token:now:)``, leaving the body of an answer without a fault to be written
@@ -329,6 +374,10 @@ extension EmulatorState {
             headers += reply.headers
             func body(_ response: JSON) -> Data {
                 JSON.object([("response", response), ("messages", .array([.object([("code", .string("0")), ("message", .string("OK"))])]))]).data
+            }
+            if let finish = reply.relockingFinish {
+                return StagedResponse(response: HTTPResponse(status: 200, headers: headers), relockingBody: { body(try finish($0)) },
+                                      refusal: errorResponse(FMError("953")), failure: EmulatorState.errorResponse)
             }
             guard let finish = reply.finish else { return StagedResponse(response: HTTPResponse(status: 200, headers: headers, body: body(reply.response))) }
             return StagedResponse(response: HTTPResponse(status: 200, headers: headers), pendingBody: { body(try finish()) },

@@ -138,6 +138,9 @@ struct EmulatorState {
     /// Tests: called when the rows of an OData answer start being written (``ODataRowWriter``); a read
     /// writes them after the state lock is released.
     var odataWillWrite: (@Sendable () -> Void)?
+    /// Tests: called when a `$filter` starts being applied to records (``ODataFilterPlan``); a read applies it
+    /// after the state lock is released.
+    var odataWillFilter: (@Sendable () -> Void)?
     /// Tests: called when a find without scripts starts matching records, after the state lock is released.
     var findWillMatch: (@Sendable () -> Void)?
     /// OData webhooks by id (``ODataWebhook``).
