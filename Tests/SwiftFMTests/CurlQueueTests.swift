@@ -39,13 +39,16 @@ struct CurlQueueTests {
 
     /// A waiting request that is cancelled ends once with `cancelled` and is never sent; the one behind it still runs.
     @Test func aWaitingRequestCancelledIsNeverSent() async throws {
-        let server = HostileServer { _, index in
-            index == 0 ? .silent : .answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        let server = HostileServer { head, _ in
+            head.contains("/held") ? .silent : .answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
         }
         defer { server.stop() }
         let transport = FMCurlTransport(idleTimeout: 300, maxConnectionsPerHost: 1)
-        // The first holds the only connection (the server never answers it); the second waits behind it.
+        // The first holds the only connection (the server never answers it); the second waits behind it. The
+        // second starts once the first's head arrived: on a busy machine the first could still be unsent when it
+        // is cancelled below, and then never reach the server.
         let held = PendingExchange(transport, server.url + "/held")
+        #expect(await server.waitForHeads(1))
         let waiting = PendingExchange(transport, server.url + "/waiting")
         waiting.task.cancel()
         let waited = await waiting.end()
