@@ -221,8 +221,10 @@ final class ClarisIDSignIn: Sendable {
             throw CognitoError.unexpected("AuthenticationResult.IdToken cannot be sent as a header value")
         }
         let expiresIn = (result["ExpiresIn"] as? NSNumber)?.doubleValue ?? 3600
-        let expiry = Self.expiry(ofJWT: idToken) ?? now().addingTimeInterval(expiresIn)
-        return Tokens(idToken: idToken, expiry: expiry, refreshToken: result["RefreshToken"] as? String ?? refreshToken)
+        let expiry = Self.expiry(ofJWT: idToken, received: now(), expiresIn: expiresIn)
+        // An empty refresh token is none: kept, it would only cost a refused refresh later.
+        let newRefreshToken = (result["RefreshToken"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        return Tokens(idToken: idToken, expiry: expiry, refreshToken: newRefreshToken ?? refreshToken)
     }
 
     // MARK: Wire
@@ -376,15 +378,32 @@ final class ClarisIDSignIn: Sendable {
         return formatter.string(from: date)
     }
 
-    /// The `exp` claim of a JWT (read, not verified), or `nil`.
-    static func expiry(ofJWT token: String) -> Date? {
+    /// The longest an ID token is taken to live, whatever it says: Cognito's longest (a day).
+    static let longestLifetime: TimeInterval = 24 * 3600
+
+    /// When an ID token received at `received` (the local clock) expires, on the local clock:
+    /// - with `iat` and `exp` claims, its lifetime as the token states it (`exp` − `iat`, at most
+    ///   ``longestLifetime``) counted from `received`, so a local clock that is off by hours neither renews the
+    ///   token on every call (fast) nor keeps it past its end (slow);
+    /// - with `exp` alone, that moment;
+    /// - otherwise (not a JWT, no `exp`) `expiresIn` seconds (Cognito's `ExpiresIn`) from `received`.
+    static func expiry(ofJWT token: String, received: Date, expiresIn: TimeInterval) -> Date {
+        let (exp, iat) = claims(ofJWT: token)
+        guard let exp else { return received.addingTimeInterval(expiresIn) }
+        guard let iat else { return Date(timeIntervalSince1970: exp) }
+        let lifetime = exp - iat
+        guard lifetime.isFinite else { return received.addingTimeInterval(lifetime > 0 ? longestLifetime : 0) }
+        return received.addingTimeInterval(min(max(0, lifetime), longestLifetime))
+    }
+
+    /// The `exp` and `iat` claims of a JWT (read, not verified), each `nil` when absent or not a number.
+    static func claims(ofJWT token: String) -> (exp: Double?, iat: Double?) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return nil }
+        guard parts.count == 3 else { return (nil, nil) }
         var payload = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         payload += String(repeating: "=", count: (4 - payload.count % 4) % 4)
         guard let data = Data(base64Encoded: payload),
-              let claims = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-              let exp = (claims["exp"] as? NSNumber)?.doubleValue else { return nil }
-        return Date(timeIntervalSince1970: exp)
+              let claims = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return (nil, nil) }
+        return ((claims["exp"] as? NSNumber)?.doubleValue, (claims["iat"] as? NSNumber)?.doubleValue)
     }
 }
