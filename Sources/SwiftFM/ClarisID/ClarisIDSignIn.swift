@@ -242,26 +242,10 @@ final class ClarisIDSignIn: Sendable {
         }
 
         /// The error the waiting calls get. Its text may be Cognito's (an exception, its message, a challenge's
-        /// name): `secrets` are removed from it, control characters replaced, and each part is kept short.
+        /// name): `secrets` are removed from it, and it is made printable and short (``FMError/serverText(_:limit:)``).
         func fmError(hiding secrets: [String]) -> FMError {
-            FMError(code: code, message: Self.printable(Redaction.scrub(message, secrets: secrets), limit: 600), httpStatus: status,
-                    underlying: "Cognito " + Self.printable(Redaction.scrub(type, secrets: secrets), limit: 100))
-        }
-
-        /// `text` with every control or line-separator character replaced by U+FFFD, cut after `limit`
-        /// characters (then `…`): a server's text that cannot forge a log line or fill one.
-        static func printable(_ text: String, limit: Int) -> String {
-            var out = String.UnicodeScalarView()
-            var count = 0
-            for scalar in text.unicodeScalars {
-                guard count < limit else { return String(out) + "…" }
-                switch scalar.properties.generalCategory {
-                case .control, .lineSeparator, .paragraphSeparator: out.append("\u{FFFD}")
-                default: out.append(scalar)
-                }
-                count += 1
-            }
-            return String(out)
+            FMError(code: code, message: FMError.serverText(Redaction.scrub(message, secrets: secrets)), httpStatus: status,
+                    underlying: "Cognito " + FMError.serverText(Redaction.scrub(type, secrets: secrets), limit: 100))
         }
     }
 

@@ -98,3 +98,39 @@ extension FMError {
     static let noToken = FMError(code: ClientCode.noToken, message: "The login answer carried no token")
     static let shuttingDown = FMError(code: ClientCode.shuttingDown, message: "The DataAPI is shutting down")
 }
+
+// MARK: - A server's words in an error
+
+extension FMError {
+    /// A FileMaker code as a server wrote it, a string or an integer: an optional `-` and 1 to 9 digits (spaces
+    /// around it ignored), or `""`. `nil` for anything else, a code no FileMaker sends, so that a hostile answer
+    /// cannot put text (line breaks, escape sequences, megabytes) where callers and log lines expect a number;
+    /// the reader then answers `-1007`.
+    static func serverCode(_ value: Any?) -> String? {
+        if let number = value as? NSNumber {
+            guard String(cString: number.objCType) != "c", let integer = RawJSON.exactInt(number), abs(integer) < 1_000_000_000 else { return nil }
+            return String(integer)
+        }
+        guard let text = (value as? String)?.trimmingCharacters(in: .whitespaces) else { return nil }
+        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+        guard text.isEmpty || (1...9).contains(digits.count) && digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return text
+    }
+
+    /// A server's text (FileMaker's or Cognito's message, a Cognito exception's name) as an error holds it: at most
+    /// `limit` characters (then `…`), every control or line-separator character replaced by U+FFFD, so that it
+    /// can neither forge a line in a caller's log nor fill one.
+    static func serverText(_ text: String, limit: Int = 600) -> String {
+        var out = String.UnicodeScalarView()
+        var count = 0
+        for scalar in text.unicodeScalars {
+            guard count < limit else { return String(out) + "…" }
+            switch scalar.properties.generalCategory {
+            case .control, .lineSeparator, .paragraphSeparator: out.append("\u{FFFD}")
+            default: out.append(scalar)
+            }
+            count += 1
+        }
+        return String(out)
+    }
+}

@@ -18,19 +18,14 @@ enum ODataEnvelope {
         guard let dictionary = object as? [String: Any], let error = dictionary["error"] as? [String: Any] else {
             return .malformed("HTTP \(status) without an OData error object", status: status)
         }
-        let code: String
-        if let text = error["code"] as? String {
-            code = text.trimmingCharacters(in: .whitespaces)
-        } else if let number = error["code"] as? NSNumber, String(cString: number.objCType) != "c", let integer = RawJSON.exactInt(number) {
-            code = String(integer)
-        } else {
-            return .malformed("error.code is missing or not a string", status: status)
+        guard let code = FMError.serverCode(error["code"]) else {
+            return .malformed("error.code is missing or not a FileMaker code", status: status)
         }
         let message: String
         if let text = error["message"] as? String {
-            message = text
+            message = FMError.serverText(text)
         } else if let wrapped = error["message"] as? [String: Any], let text = wrapped["value"] as? String {
-            message = text
+            message = FMError.serverText(text)
         } else {
             message = ""
         }
@@ -43,9 +38,9 @@ enum ODataEnvelope {
     /// `<m:code>…</m:code>` and `<m:message>…</m:message>` of an XML error, or `nil`.
     private static func xmlError(_ body: Data, status: Int) -> FMError? {
         guard body.count < 64 * 1024, let text = String(data: body, encoding: .utf8),
-              let code = between(text, "<m:code>", "</m:code>")?.trimmingCharacters(in: .whitespacesAndNewlines),
+              let code = FMError.serverCode(between(text, "<m:code>", "</m:code>")?.trimmingCharacters(in: .whitespacesAndNewlines)),
               !code.isEmpty, code != "0" else { return nil }
-        return FMError(code: code, message: between(text, "<m:message>", "</m:message>") ?? "", httpStatus: status)
+        return FMError(code: code, message: FMError.serverText(between(text, "<m:message>", "</m:message>") ?? ""), httpStatus: status)
     }
 
     private static func between(_ text: String, _ open: String, _ close: String) -> String? {
@@ -129,13 +124,9 @@ enum ODataEnvelope {
     private static func codeText(_ value: Any?, status: Int) throws(FMError) -> String? {
         switch value {
         case nil, is NSNull: return nil
-        case let text as String: return text
-        case let number as NSNumber:
-            guard String(cString: number.objCType) != "c", let integer = RawJSON.exactInt(number) else {
-                throw .malformed("the script code is not an integer", status: status)
-            }
-            return String(integer)
-        default: throw .malformed("the script code is not an integer", status: status)
+        default:
+            guard let code = FMError.serverCode(value) else { throw .malformed("the script code is not an integer", status: status) }
+            return code
         }
     }
 

@@ -99,16 +99,10 @@ enum Envelope {
         guard let first = messages.first as? [String: Any] else {
             return .failure(.malformed("empty messages array", status: nil))
         }
-        let code: String
-        if let text = first["code"] as? String {
-            code = text
-        } else if let number = first["code"] as? NSNumber, String(cString: number.objCType) != "c", // not a JSON boolean
-                  let integer = RawJSON.exactInt(number) {
-            code = String(integer)
-        } else {
-            return .failure(.malformed("messages[0].code is missing or not a string", status: nil))
+        guard let code = FMError.serverCode(first["code"]) else {
+            return .failure(.malformed("messages[0].code is missing or not a FileMaker code", status: nil))
         }
-        return .success(FMMessage(code: code, message: first["message"] as? String ?? ""))
+        return .success(FMMessage(code: code, message: FMError.serverText(first["message"] as? String ?? "")))
     }
 
     /// `true` when the first non-blank byte opens a JSON object or array (a truncated body rather than HTML).
