@@ -13,9 +13,9 @@ import Testing
         return HTTPRequest(method: method, target: target, headers: headers, body: Data((body ?? "").utf8))
     }
 
-    @Test func otherRequestsAreAnsweredWhileAFindMatches() throws {
-        let h = try Harness()
-        let token = try h.login()
+    /// Sends `find` on another thread and holds it inside its matching (the `findWillMatch` hook) while `during` runs
+    /// with the emulator's handler; then lets it finish. Its answer, or `nil` when it never matched or never ended.
+    func whileMatching(_ find: HTTPRequest, in h: Harness, during: (any HTTPHandler) -> Void) -> HTTPResponse? {
         let handler = h.emulator.handler
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
@@ -25,7 +25,6 @@ import Testing
                 _ = release.wait(timeout: .now() + 120)
             }
         }
-        let find = request("POST", "\(h.base)/layouts/Contacts/_find", token: token, body: #"{"query":[{"name":"John"}],"sort":[{"fieldName":"id"}]}"#)
         let answer = LockedAnswer()
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
@@ -33,15 +32,24 @@ import Testing
             done.signal()
         }
         #expect(entered.wait(timeout: .now() + 120) == .success, "the find never started matching")
-        // The find is held inside its matching: a request that needs the state lock is answered all the same.
-        let other = handler.handle(request("GET", "\(h.base)/layouts/Contacts/records?_limit=1", token: token))
-        #expect(other.status == 200)
-        let edit = handler.handle(request("PATCH", "\(h.base)/layouts/Contacts/records/1", token: token, body: #"{"fieldData":{"name":"Jon Doe"}}"#))
-        #expect(edit.status == 200)
+        during(handler)
         release.signal()
-        #expect(done.wait(timeout: .now() + 120) == .success)
+        #expect(done.wait(timeout: .now() + 120) == .success, "the find never ended")
+        return answer.value
+    }
+
+    @Test func otherRequestsAreAnsweredWhileAFindMatches() throws {
+        let h = try Harness()
+        let token = try h.login()
+        let find = request("POST", "\(h.base)/layouts/Contacts/_find", token: token, body: #"{"query":[{"name":"John"}],"sort":[{"fieldName":"id"}]}"#)
+        let answer = whileMatching(find, in: h) { handler in
+            // The find is held inside its matching: a request that needs the state lock is answered all the same.
+            #expect(handler.handle(request("GET", "\(h.base)/layouts/Contacts/records?_limit=1", token: token)).status == 200)
+            let edit = handler.handle(request("PATCH", "\(h.base)/layouts/Contacts/records/1", token: token, body: #"{"fieldData":{"name":"Jon Doe"}}"#))
+            #expect(edit.status == 200)
+        }
         // The find saw the records as they were when it was asked (John Doe not yet renamed).
-        let found = try #require(answer.value)
+        let found = try #require(answer)
         #expect(found.status == 200)
         let json = try JSON.parse(found.body)
         let names = json["response"]?["data"]?.arrayValue?.compactMap { $0["fieldData"]?["name"]?.stringValue }
@@ -72,35 +80,19 @@ import Testing
     @Test func otherRequestsAreAnsweredWhileAScriptedFindMatches() throws {
         let h = try Harness()
         let token = try h.login()
-        let handler = h.emulator.handler
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        h.emulator.core.state.withLock { s in
-            s.findWillMatch = {
-                entered.signal()
-                _ = release.wait(timeout: .now() + 120)
-            }
-        }
         let find = request("POST", "\(h.base)/layouts/Contacts/_find", token: token, body: #"""
         {"query":[{"name":"John"}],"sort":[{"fieldName":"id"}],"script.prerequest":"Echo","script.prerequest.param":"pre",
          "script.presort":"Count","script":"Count"}
         """#)
-        let answer = LockedAnswer()
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            answer.set(handler.handle(find))
-            done.signal()
+        let answer = whileMatching(find, in: h) { handler in
+            // The find is held inside its matching, after its prerequest script: a request that needs the state lock
+            // is answered all the same.
+            let edit = handler.handle(request("PATCH", "\(h.base)/layouts/Contacts/records/1", token: token, body: #"{"fieldData":{"name":"Jon Doe"}}"#))
+            #expect(edit.status == 200)
         }
-        #expect(entered.wait(timeout: .now() + 120) == .success, "the find never started matching")
-        // The find is held inside its matching, after its prerequest script: a request that needs the state lock is
-        // answered all the same.
-        let edit = handler.handle(request("PATCH", "\(h.base)/layouts/Contacts/records/1", token: token, body: #"{"fieldData":{"name":"Jon Doe"}}"#))
-        #expect(edit.status == 200)
-        release.signal()
-        #expect(done.wait(timeout: .now() + 120) == .success)
         // The find matched the records as they were after its prerequest script (John Doe not yet renamed); its
         // scripts ran in order, and the page shows the records as they are after them.
-        let found = try #require(answer.value)
+        let found = try #require(answer)
         #expect(found.status == 200)
         let json = try JSON.parse(found.body)
         let response = try #require(json["response"])
