@@ -572,7 +572,9 @@ final class EmulatorCore: Sendable {
         let prepared = request.body.isEmpty ? nil : PreparedBody(request)
         var logged = 0
         var linePrefix = ""
+        var year = 0
         let (staged, hook, line) = withRequestState(prepared: prepared) { s, now -> (StagedResponse, (@Sendable (String) -> Void)?, String) in
+            year = DateEntry.year(of: now)
             let fault = s.takeFault(for: decodedPath, carriesToken: token != nil)
             let response = s.playStaged(fault, request: request, token: token, now: now)
             logged = s.log.append(RecordedRequest(method: request.method, target: request.target, decodedPath: decodedPath,
@@ -587,7 +589,10 @@ final class EmulatorCore: Sendable {
             return (response, hook, line)
         }
         // A large answer is written here, outside the lock, from the snapshot it holds; a batch takes the lock per part.
-        let (response, refused) = staged.finishedOrRefused { body in withRequestState(prepared: nil) { s, _ in body(&s) } }
+        // A find matching here reads two-digit years on the emulator's clock, as it would under the lock.
+        let (response, refused) = DateEntry.$year.withValue(year) {
+            staged.finishedOrRefused { body in withRequestState(prepared: nil) { s, _ in body(&s) } }
+        }
         guard refused else {
             hook?(line)
             return response
