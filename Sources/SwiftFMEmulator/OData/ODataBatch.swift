@@ -249,7 +249,9 @@ extension EmulatorState {
     /// cap, and a change set whose answers would pass it is rolled back too (`tooLarge`).
     mutating func odataChangeset(_ requests: [ODataBatchRequest], ctx: ODataContext,
                                  room: Int) -> (responses: [(HTTPResponse, String?)], failure: HTTPResponse?, tooLarge: Bool) {
-        let savedTables = tables, savedBlobs = blobs, savedNotes = odataChangeNotes
+        // All or nothing: the whole state as it was (records, containers, webhook notes and deliveries, and the schema
+        // with its OData ids and indexes, which a reset rebuilds the records from).
+        let saved = self
         var responses: [(HTTPResponse, String?)] = []
         var failure: HTTPResponse?
         var tooLarge = false
@@ -272,11 +274,7 @@ extension EmulatorState {
             size += r.body.count + ODataBatchRun.headRoom
             responses.append((r, request.contentID))
         }
-        if failure != nil {
-            tables = savedTables
-            blobs = savedBlobs
-            odataChangeNotes = savedNotes
-        }
+        if failure != nil { self = saved }
         return (responses, failure, tooLarge)
     }
 
