@@ -650,6 +650,7 @@ extension EmulatorState {
     mutating func reloadRecords(now: Date) {
         let fresh = (try? EmulatorState(schema: schema, now: now)) ?? EmulatorState(empty: schema)
         tables = fresh.tables
+        recordsGeneration += 1
     }
 
     /// An empty state (no tables) for a schema that cannot even be instantiated unseeded.

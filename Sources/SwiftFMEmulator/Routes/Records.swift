@@ -142,7 +142,8 @@ extension EmulatorState {
     /// other clients do not wait for it. Before, a 35 KB `_find` of 2,000 requests over 2,000 records held the lock
     /// for over 200 s, and every other request waited. With scripts, the prerequest script runs under the request's
     /// lock and the snapshot is taken after it; the emulator takes the lock again for the presort script, the sort
-    /// and the script after it (``Reply/relockingFinish``), on the found set less any record deleted meanwhile.
+    /// and the script after it (``Reply/relockingFinish``), on the found set less any record deleted meanwhile (all of
+    /// them after a reset).
     mutating func foundSetReply(_ layout: EmulatorSchema.Layout, options: OutputOptions, plan: ScriptPlan, offset: Int, limit: Int,
                                 sorter: (([StoredRecord]) -> [StoredRecord])?, ctx: RequestContext, deferred: Bool = false,
                                 action: @escaping (EmulatorState) throws -> [Int]) throws -> Reply {
@@ -168,7 +169,8 @@ extension EmulatorState {
             snapshot.findWillMatch?()
             let matched = try action(snapshot)
             let reply = try underLock(locker) { s in
-                let records = s.table(layout.table)?.records ?? [:]
+                // After a reset, the records matched are all gone, whatever records took their ids.
+                let records = s.recordsGeneration == snapshot.recordsGeneration ? s.table(layout.table)?.records ?? [:] : [:]
                 return try s.foundSetAfterAction(request, found: matched.filter { records[$0] != nil }, results: prerequest)
             }
             return try reply.finish?() ?? reply.response

@@ -157,6 +157,9 @@ struct EmulatorState {
     /// OData: schema changes per base table (`FileMaker_Tables.ModCount`), and indexed fields (`table::field`).
     var odataModCounts: [String: Int] = [:]
     var odataIndexes: Set<String> = []
+    /// Bumped when every record is replaced (``reloadRecords(now:)``, a reset), whose new records may take ids of
+    /// old ones: a find that matched on a snapshot before it knows its ids name other records now.
+    var recordsGeneration = 0
 
     init(schema: EmulatorSchema, now: Date) throws {
         self.schema = schema
