@@ -119,22 +119,24 @@ import TestSupport
         return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
     }
 
-    static func dataAPI(_ handler: any HTTPHandler, _ method: String, _ path: String, token: String, body: String) -> Answer {
-        let headers: [(name: String, value: String)] = [("Host", "127.0.0.1:3000"), ("Authorization", "Bearer \(token)"),
+    static func dataAPI(_ handler: any HTTPHandler, _ method: String, _ path: String, token: String, body: String,
+                        basic useBasic: Bool = false) -> Answer {
+        let headers: [(name: String, value: String)] = [("Host", "127.0.0.1:3000"), ("Authorization", useBasic ? basic : "Bearer \(token)"),
                                                         ("Content-Type", "application/json")]
         let r = handler.handle(HTTPRequest(method: method, target: "/fmi/data/vLatest/databases/Shop" + path, headers: headers,
                                            body: Data(body.utf8)))
         return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
     }
 
-    /// A change set inserting two orders of `tag` (and, when `failing`, a customer that exists: the change set fails),
+    /// A change set inserting two orders of `tag` (and, when `failing`, a customer that exists between them: the change
+    /// set fails),
     /// then a read of `tag`'s orders with their count.
     static func pairBatch(tag: String, failing: Bool) -> String {
         func insert(_ total: Int) -> String {
             "--cs1\nContent-Type: application/http\n\nPOST Orders HTTP/1.1\nContent-Type: application/json\n\n{\"customer_code\":\"\(tag)\",\"total\":\(total)}\n"
         }
         let fail = failing ? "--cs1\nContent-Type: application/http\n\nPOST Customers HTTP/1.1\nContent-Type: application/json\n\n{\"code\":\"ALFKI\"}\n" : ""
-        let body = "--b1\nContent-Type: multipart/mixed; boundary=cs1\n\n" + insert(1) + insert(2) + fail + "--cs1--\n"
+        let body = "--b1\nContent-Type: multipart/mixed; boundary=cs1\n\n" + insert(1) + fail + insert(2) + "--cs1--\n"
             + "--b1\nContent-Type: application/http\n\nGET Orders?$filter=customer_code%20eq%20'\(tag)'&$count=true HTTP/1.1\n\n\n--b1--\n"
         return body.replacingOccurrences(of: "\n", with: "\r\n")
     }
@@ -153,9 +155,9 @@ import TestSupport
         let c = try ODataClient()
         let emulator = c.emulator
         let handler = emulator.handler
-        let token = try c.harness.login()
+        let token = Locked(try c.harness.login())
         let problems = LockedLines()
-        let threads = 4, rounds = 20
+        let threads = 4, rounds = 40
         DispatchQueue.concurrentPerform(iterations: threads + 1) { thread in
             var rng = SplitMix64(seed: UInt64(77 + thread))
             if thread == threads {
@@ -197,10 +199,16 @@ import TestSupport
                     let counted = Self.odata(handler, "GET", "/Orders/$count?$filter=customer_code%20eq%20'\(tag)'")
                     if counted.status == 200, let n = Int(counted.text), n % 2 != 0 { problems.append("$count of \(tag): \(n)") }
                 default:
-                    let a = Self.dataAPI(handler, "POST", "/layouts/Orders/_find", token: token,
-                                    body: #"{"query":[{"customer_code":"==\#(tag)"}],"script":"Echo","script.param":"x","limit":10000}"#)
+                    let find = #"{"query":[{"customer_code":"==\#(tag)"}],"script":"Echo","script.param":"x","limit":10000}"#
+                    var a = Self.dataAPI(handler, "POST", "/layouts/Orders/_find", token: token.withLock { $0 }, body: find)
+                    if a.code == "952" {
+                        // A reset closed the session: log in again.
+                        let login = Self.dataAPI(handler, "POST", "/sessions", token: "", body: "{}", basic: true)
+                        guard let fresh = login.response["token"]?.stringValue else { problems.append("login \(login.status)"); continue }
+                        token.withLock { $0 = fresh }
+                        a = Self.dataAPI(handler, "POST", "/layouts/Orders/_find", token: fresh, body: find)
+                    }
                     if a.status == 500, a.code == "401" { continue }
-                    if a.status == 401 || a.code == "952" { continue }  // the session was reset
                     guard a.status == 200 else { problems.append("find \(a.status) \(a.text.prefix(200))"); continue }
                     let codes = a.data.compactMap { $0["fieldData"]?["customer_code"]?.stringValue }
                     let found = a.response["dataInfo"]?["foundCount"]?.scalarText.flatMap { Int($0) }
