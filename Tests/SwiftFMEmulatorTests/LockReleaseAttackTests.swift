@@ -279,4 +279,53 @@ import TestSupport
         #expect(!codes.contains("T2"), "a find for ==T1 answered \(codes)")
         #expect(answer.status == 500 && answer.code == "401", "\(answer.text)")
     }
+
+    // MARK: Between a batch's parts
+
+    /// A table dropped between a batch's parts (while the first one's rows are written): the parts after it answer
+    /// 404, as they would alone, and the first one's rows are those of its snapshot.
+    @Test func aTableDroppedBetweenABatchsParts() throws {
+        let c = try ODataClient()
+        #expect(c.send("POST", "/Shop/FileMaker_Tables", body: #"{"tableName":"Tmp","fields":[{"name":"k","type":"int","primary":true},{"name":"v","type":"varchar(9)"}]}"#).status == 200)
+        for k in 1...3 { #expect(c.send("POST", "/Shop/Tmp", body: #"{"k":\#(k),"v":"x"}"#).status == 201) }
+        let drop = HTTPRequest(method: "DELETE", target: "/fmi/odata/v4/Shop/FileMaker_Tables/Tmp",
+                               headers: [("Host", "127.0.0.1:3000"), ("Authorization", Self.basic)])
+        let body = """
+        --b1
+        Content-Type: application/http
+
+        GET Tmp?$filter=v%20eq%20'x'&$count=true HTTP/1.1
+
+
+        --b1
+        Content-Type: multipart/mixed; boundary=cs1
+
+        --cs1
+        Content-Type: application/http
+
+        PATCH Tmp(1) HTTP/1.1
+        Content-Type: application/json
+
+        {"v":"y"}
+        --cs1--
+        --b1
+        Content-Type: application/http
+
+        GET Tmp/$count HTTP/1.1
+
+
+        --b1--
+        """
+        let (a, other, wrote) = c.answering(drop, at: \.odataWillFilter) {
+            c.send("POST", "/Shop/$batch", body: body.replacingOccurrences(of: "\n", with: "\r\n"),
+                   headers: [("Prefer", "odata.continue-on-error")], contentType: "multipart/mixed; boundary=b1")
+        }
+        #expect(wrote)
+        #expect(other?.status == 204, "the table was not dropped while the batch ran")
+        #expect(a.status == 200)
+        let statuses = a.text.components(separatedBy: "\r\n").compactMap { $0.hasPrefix("HTTP/1.1 ") ? Int($0.dropFirst(9).prefix(3)) : nil }
+        #expect(statuses == [200, 404, 404], "\(a.text)")
+        #expect(a.text.contains(#""@odata.count":3"#), "\(a.text)")
+        #expect(c.send("GET", "/Shop/Tmp").status == 404)
+    }
 }
