@@ -356,5 +356,5 @@ func upload(_ h: Harness, path: String, part: String, filename: String, data: Da
                               headers: [("Host", "127.0.0.1:3000"), ("Authorization", "Bearer \(h.token)"),
                                         ("Content-Type", "multipart/form-data; boundary=\(boundary)")], body: body)
     let r = h.exchange(request)
-    return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
+    return Answer(r)
 }

@@ -24,16 +24,7 @@ import Testing
     @Test(arguments: [(2019, "47", "2047"), (2019, "50", "1950"), (2030, "50", "2050"), (2030, "76", "1976"),
                       (2015, "45", "2045"), (2015, "46", "1946"), (2015, "02", "2002")])
     func twoDigitYearsFollowClarisWindow(enteredIn year: Int, written: String, stored: String) throws {
-        var parts = DateComponents()
-        parts.year = year
-        parts.month = 6
-        parts.day = 1
-        parts.hour = 12
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
-        let now = try #require(calendar.date(from: parts))
-        let emulator = Emulator(schema: try EmulatorSchema(jsonData: Data(contactsSchemaJSON.utf8)), now: { now })
-        let h = try Harness(emulator: emulator, db: "Contacts")
+        let h = try Harness(emulator: contactsEmulator(clockIn: year), db: "Contacts")
         try h.login()
         let created = h.send("POST", "\(h.base)/layouts/Contacts/records", body: #"{"fieldData":{"name":"Y","date":"2/3/\#(written)"}}"#)
         #expect(created.status == 200)

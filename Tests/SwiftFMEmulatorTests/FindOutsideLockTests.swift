@@ -13,39 +13,14 @@ import Testing
         return HTTPRequest(method: method, target: target, headers: headers, body: Data((body ?? "").utf8))
     }
 
-    /// Sends `find` on another thread and holds it inside its matching (the `findWillMatch` hook) while `during` runs
-    /// with the emulator's handler; then lets it finish. Its answer, or `nil` when it never matched or never ended.
-    func whileMatching(_ find: HTTPRequest, in h: Harness, during: (any HTTPHandler) -> Void) -> HTTPResponse? {
-        let handler = h.emulator.handler
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        h.emulator.core.state.withLock { s in
-            s.findWillMatch = {
-                entered.signal()
-                _ = release.wait(timeout: .now() + 120)
-            }
-        }
-        let answer = LockedAnswer()
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            answer.set(handler.handle(find))
-            done.signal()
-        }
-        #expect(entered.wait(timeout: .now() + 120) == .success, "the find never started matching")
-        during(handler)
-        release.signal()
-        #expect(done.wait(timeout: .now() + 120) == .success, "the find never ended")
-        return answer.value
-    }
-
     @Test func otherRequestsAreAnsweredWhileAFindMatches() throws {
         let h = try Harness()
         let token = try h.login()
         let find = request("POST", "\(h.base)/layouts/Contacts/_find", token: token, body: #"{"query":[{"name":"John"}],"sort":[{"fieldName":"id"}]}"#)
-        let answer = whileMatching(find, in: h) { handler in
+        let answer = whileMatching(find, in: h.emulator) {
             // The find is held inside its matching: a request that needs the state lock is answered all the same.
-            #expect(handler.handle(request("GET", "\(h.base)/layouts/Contacts/records?_limit=1", token: token)).status == 200)
-            let edit = handler.handle(request("PATCH", "\(h.base)/layouts/Contacts/records/1", token: token, body: #"{"fieldData":{"name":"Jon Doe"}}"#))
+            #expect(h.emulator.handler.handle(request("GET", "\(h.base)/layouts/Contacts/records?_limit=1", token: token)).status == 200)
+            let edit = h.emulator.handler.handle(request("PATCH", "\(h.base)/layouts/Contacts/records/1", token: token, body: #"{"fieldData":{"name":"Jon Doe"}}"#))
             #expect(edit.status == 200)
         }
         // The find saw the records as they were when it was asked (John Doe not yet renamed).
@@ -84,10 +59,10 @@ import Testing
         {"query":[{"name":"John"}],"sort":[{"fieldName":"id"}],"script.prerequest":"Echo","script.prerequest.param":"pre",
          "script.presort":"Count","script":"Count"}
         """#)
-        let answer = whileMatching(find, in: h) { handler in
+        let answer = whileMatching(find, in: h.emulator) {
             // The find is held inside its matching, after its prerequest script: a request that needs the state lock
             // is answered all the same.
-            let edit = handler.handle(request("PATCH", "\(h.base)/layouts/Contacts/records/1", token: token, body: #"{"fieldData":{"name":"Jon Doe"}}"#))
+            let edit = h.emulator.handler.handle(request("PATCH", "\(h.base)/layouts/Contacts/records/1", token: token, body: #"{"fieldData":{"name":"Jon Doe"}}"#))
             #expect(edit.status == 200)
         }
         // The find matched the records as they were after its prerequest script (John Doe not yet renamed); its

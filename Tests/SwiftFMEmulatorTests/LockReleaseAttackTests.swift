@@ -7,26 +7,13 @@ import TestSupport
 /// by part, an OData `$filter` on a snapshot) answers as it would under the lock, whatever other clients do meanwhile
 /// (attack12).
 @Suite struct LockReleaseAttackTests {
-    /// The emulator, with its clock in the middle of `year`.
-    func emulator(clockIn year: Int) throws -> Emulator {
-        var parts = DateComponents()
-        parts.year = year
-        parts.month = 6
-        parts.day = 1
-        parts.hour = 12
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
-        let now = try #require(calendar.date(from: parts))
-        return Emulator(schema: try EmulatorSchema(jsonData: Data(contactsSchemaJSON.utf8)), now: { now })
-    }
-
     /// A two-digit year in a find's criterion is read relative to the emulator's clock, as it is when the record is
     /// written, also when the find matches after the lock is released (with or without scripts). Before, the matching
     /// read it relative to the machine's clock: in 2015, `2/3/46` is stored as 1946, and a find for it looked for 2046
     /// and answered 401.
     @Test(arguments: ["", #","script":"Echo","script.param":"x""#, #","script.prerequest":"Echo""#])
     func aFindReadsTwoDigitYearsOnTheEmulatorsClock(scripts: String) throws {
-        let h = try Harness(emulator: emulator(clockIn: 2015), db: "Contacts")
+        let h = try Harness(emulator: contactsEmulator(clockIn: 2015), db: "Contacts")
         try h.login()
         let created = h.send("POST", "\(h.base)/layouts/Contacts/records", body: #"{"fieldData":{"name":"Y","date":"2/3/46"}}"#)
         #expect(created.status == 200)
@@ -116,7 +103,7 @@ import TestSupport
                                                         ("Prefer", "odata.continue-on-error")]
         if body != nil { headers.append(("Content-Type", contentType)) }
         let r = handler.handle(HTTPRequest(method: method, target: "/fmi/odata/v4/Shop" + path, headers: headers, body: Data((body ?? "").utf8)))
-        return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
+        return Answer(r)
     }
 
     static func dataAPI(_ handler: any HTTPHandler, _ method: String, _ path: String, token: String, body: String,
@@ -125,7 +112,7 @@ import TestSupport
                                                         ("Content-Type", "application/json")]
         let r = handler.handle(HTTPRequest(method: method, target: "/fmi/data/vLatest/databases/Shop" + path, headers: headers,
                                            body: Data(body.utf8)))
-        return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
+        return Answer(r)
     }
 
     /// A change set inserting two orders of `tag` (and, when `failing`, a customer that exists between them: the change
@@ -231,32 +218,6 @@ import TestSupport
 
     // MARK: Between a scripted find's phases
 
-    /// Sends `find` on another thread, holds it inside its matching (`findWillMatch`) while `during` runs, then lets
-    /// it finish; its answer.
-    static func whileMatching(_ emulator: Emulator, _ find: HTTPRequest, during: () -> Void) -> Answer? {
-        let handler = emulator.handler
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        emulator.core.state.withLock { s in
-            s.findWillMatch = {
-                entered.signal()
-                _ = release.wait(timeout: .now() + 120)
-            }
-        }
-        let answer = LockedAnswer()
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            answer.set(handler.handle(find))
-            done.signal()
-        }
-        #expect(entered.wait(timeout: .now() + 120) == .success, "the find never started matching")
-        during()
-        release.signal()
-        #expect(done.wait(timeout: .now() + 120) == .success, "the find never ended")
-        emulator.core.state.withLock { $0.findWillMatch = nil }
-        return answer.value.map { Answer(status: $0.status, headers: $0.headers, body: $0.body, json: try? JSON.parse($0.body)) }
-    }
-
     /// A find with scripts whose records are all gone by the time its scripts run (a reset meanwhile) finds nothing,
     /// even when new records took their ids. Before, it answered the new records, which do not match it: a find for
     /// `==T1` returned two `T2` orders.
@@ -269,13 +230,13 @@ import TestSupport
         let find = HTTPRequest(method: "POST", target: "\(c.harness.base)/layouts/Orders/_find",
                                headers: [("Host", "127.0.0.1:3000"), ("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")],
                                body: Data(#"{"query":[{"customer_code":"==T1"}],"script":"Echo","script.param":"x"}"#.utf8))
-        let answer = try #require(Self.whileMatching(c.emulator, find) {
+        let answer = Answer(try #require(whileMatching(find, in: c.emulator) {
             // Meanwhile: a reset (T1's orders are gone), and two new orders, which take their ids.
             c.emulator.reset()
             for total in [3, 4] {
                 #expect(c.send("POST", "/Shop/Orders", body: #"{"customer_code":"T2","total":\#(total)}"#).status == 201)
             }
-        })
+        }))
         let codes = answer.data.compactMap { $0["fieldData"]?["customer_code"]?.stringValue }
         #expect(!codes.contains("T2"), "a find for ==T1 answered \(codes)")
         #expect(answer.status == 500 && answer.code == "401", "\(answer.text)")

@@ -69,7 +69,7 @@ final class ODataClient {
         h += headers
         let request = HTTPRequest(method: method, target: "/fmi/odata/v4" + path, headers: h, body: Data((body ?? "").utf8))
         let r = harness.exchange(request)
-        return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
+        return Answer(r)
     }
 
     /// Sends raw bytes.
@@ -78,7 +78,7 @@ final class ODataClient {
         var h: [(name: String, value: String)] = [("Host", "127.0.0.1:3000")]
         if let authorization { h.append(("Authorization", authorization)) }
         let r = harness.exchange(HTTPRequest(method: method, target: "/fmi/odata/v4" + path, headers: h + headers, body: body))
-        return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
+        return Answer(r)
     }
 
     /// Runs `send`; the first time the emulator is about to write OData rows meanwhile

@@ -76,6 +76,18 @@ struct Answer {
     var body: Data
     var json: JSON?
 
+    /// `response`, its body parsed when it is JSON.
+    init(_ response: HTTPResponse) {
+        self.init(status: response.status, headers: response.headers, body: response.body, json: try? JSON.parse(response.body))
+    }
+
+    init(status: Int, headers: [(name: String, value: String)], body: Data, json: JSON?) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.json = json
+    }
+
     func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
@@ -175,7 +187,7 @@ final class Harness {
         headers += extra
         let request = HTTPRequest(method: method, target: target, headers: headers, body: Data((body ?? "").utf8))
         let r = exchange(request)
-        return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
+        return Answer(r)
     }
 
     func loginRequest(user: String = "admin", password: String = "admin", db: String? = nil, body: String? = "{}",
@@ -186,7 +198,7 @@ final class Harness {
         let request = HTTPRequest(method: "POST", target: "/fmi/data/vLatest/databases/\(db ?? self.db)/sessions",
                                   headers: headers, body: Data((body ?? "").utf8))
         let r = exchange(request)
-        return Answer(status: r.status, headers: r.headers, body: r.body, json: try? JSON.parse(r.body))
+        return Answer(r)
     }
 
     @discardableResult
@@ -233,3 +245,44 @@ final class LockedAnswer: @unchecked Sendable {
     func set(_ response: HTTPResponse) { lock.lock(); stored = response; lock.unlock() }
     var value: HTTPResponse? { lock.lock(); defer { lock.unlock() }; return stored }
 }
+
+/// The emulator on the Contacts schema with its clock fixed in the middle of `year` (UTC): two-digit years are read
+/// relative to it.
+func contactsEmulator(clockIn year: Int) throws -> Emulator {
+    var parts = DateComponents()
+    parts.year = year
+    parts.month = 6
+    parts.day = 1
+    parts.hour = 12
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
+    let now = try #require(calendar.date(from: parts))
+    return Emulator(schema: try EmulatorSchema(jsonData: Data(contactsSchemaJSON.utf8)), now: { now })
+}
+
+/// Sends `find` to `emulator` on another thread and holds it inside its matching (the `findWillMatch` hook) while
+/// `during` runs; then lets it finish and removes the hook. Its answer, or `nil` when it never ended.
+func whileMatching(_ find: HTTPRequest, in emulator: Emulator, during: () -> Void) -> HTTPResponse? {
+    let handler = emulator.handler
+    let entered = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    emulator.core.state.withLock { s in
+        s.findWillMatch = {
+            entered.signal()
+            _ = release.wait(timeout: .now() + 120)
+        }
+    }
+    let answer = LockedAnswer()
+    let done = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+        answer.set(handler.handle(find))
+        done.signal()
+    }
+    #expect(entered.wait(timeout: .now() + 120) == .success, "the find never started matching")
+    during()
+    release.signal()
+    #expect(done.wait(timeout: .now() + 120) == .success, "the find never ended")
+    emulator.core.state.withLock { $0.findWillMatch = nil }
+    return answer.value
+}
+
