@@ -82,4 +82,40 @@ struct ClarisIDExpiryTests {
         #expect(String(decoding: third.body, as: UTF8.self).contains("USER_SRP_AUTH"))
         #expect(signIn.counts == (2, 0))
     }
+
+    @Test("A token already over when it arrives is reused for 30 s unless rejected (before: a renewal on every fetch)",
+          arguments: [#"{"iat":1000,"exp":1000}"#, #"{"exp":1000}"#, #"{"iat":0,"exp":30}"#])
+    func aTokenOverOnArrivalIsReusedBriefly(claims: String) async {
+        let server = C.server { _, index in
+            index == 0 ? C.passwordVerifier() : C.tokens(C.jwt(String(claims.dropLast()) + #","n":\#(index)}"#))
+        }
+        defer { server.stop() }
+        let clock = SkewedClock(offset: 0)
+        let signIn = C.signIn(server, now: clock.now)
+        let first = await C.fetch(signIn)
+        #expect(first.successValue != nil, "\(first)")
+        for _ in 0..<3 {
+            #expect(await C.fetch(signIn).successValue == first.successValue)
+        }
+        #expect(signIn.counts == (1, 0), "renewed before its 30 s were up")
+        let rejected = await C.fetch(signIn, refresh: true)
+        #expect(rejected.successValue != nil && rejected.successValue != first.successValue, "a rejected token is renewed at once")
+        clock.advance(31)
+        let later = await C.fetch(signIn)
+        #expect(later.successValue != nil && later.successValue != rejected.successValue, "not renewed after 30 s")
+        #expect(signIn.counts == (1, 2))
+    }
+
+    @Test("The renewal moment: a margin before the end of a long lifetime, never sooner than 30 s after arrival")
+    func theRenewalMoment() {
+        let received = Date(timeIntervalSince1970: 2_000_000_000)
+        func renewal(after lifetime: TimeInterval) -> TimeInterval {
+            ClarisIDSignIn.renewal(expiry: received.addingTimeInterval(lifetime), received: received).timeIntervalSince(received)
+        }
+        #expect(renewal(after: 3600) == 3540)
+        #expect(renewal(after: 100) == 40)
+        #expect(renewal(after: 60) == 30)
+        #expect(renewal(after: 0) == 30)
+        #expect(renewal(after: -500) == 30)
+    }
 }

@@ -4,8 +4,9 @@ extension FMClarisIDTokenProvider {
     /// A provider that signs in to Claris ID itself: Amazon Cognito's `USER_SRP_AUTH` (the password never
     /// leaves the process), keeping the ID token and the refresh token.
     ///
-    /// It renews the ID token with `REFRESH_TOKEN_AUTH` before its `exp` and whenever the server rejects it,
-    /// and signs in with SRP again when the refresh token is refused. Calls waiting at the same time share
+    /// It renews the ID token with `REFRESH_TOKEN_AUTH` a minute before the end of the lifetime the token states
+    /// (`exp` − `iat`, counted on the local clock from its arrival; a token stating less is kept 30 s) and
+    /// whenever the server rejects it, and signs in with SRP again when the refresh token is refused. Calls waiting at the same time share
     /// one sign-in, also across several ``DataAPI``s given this provider. A wrong password fails the waiting
     /// calls once, with Cognito's message (code ``FMError/ClientCode/signInFailed``), and no Data API login.
     /// A sign-in that Cognito answers with an MFA challenge fails at once with an error naming it; use

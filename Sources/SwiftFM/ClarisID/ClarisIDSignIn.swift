@@ -15,11 +15,14 @@ final class ClarisIDSignIn: Sendable {
         var idToken: String
         var expiry: Date
         var refreshToken: String?
+        /// When it arrived, on the local clock.
+        var received: Date
     }
 
     private struct State {
         var idToken: String?
-        var expiry: Date = .distantPast
+        /// When a fetch stops reusing `idToken` and renews it (see ``renewal(expiry:received:)``).
+        var renewAt: Date = .distantPast
         var refreshToken: String?
         var loadedStore = false
         var running = false
@@ -30,6 +33,10 @@ final class ClarisIDSignIn: Sendable {
 
     /// Renew this long before the ID token's `exp` (clock skew, the login's own time).
     static let margin: TimeInterval = 60
+    /// A new ID token is reused at least this long unless the server rejects it, even when it states a
+    /// lifetime shorter than ``margin`` or one already over: such a token would otherwise cost a Cognito
+    /// renewal on every fetch, and with ``FMOData`` on every request.
+    static let shortestReuse: TimeInterval = 30
     /// A refresh token kept in a token store is given this lifetime (Claris: one year).
     static let refreshTokenLifetime: TimeInterval = 365 * 24 * 3600
 
@@ -71,7 +78,7 @@ final class ClarisIDSignIn: Sendable {
         let current = now()
         enum Step { case cached(String), wait, start }
         let step = state.withLock { s -> Step in
-            if !refresh, !s.running, let token = s.idToken, current < s.expiry.addingTimeInterval(-Self.margin) { return .cached(token) }
+            if !refresh, !s.running, let token = s.idToken, current < s.renewAt { return .cached(token) }
             if refresh, !s.running { s.idToken = nil }
             s.waiters.append(completion)
             if s.running { return .wait }
@@ -95,7 +102,7 @@ final class ClarisIDSignIn: Sendable {
                 let waiters = state.withLock { s -> [Completion] in
                     if case .success(let tokens) = result {
                         s.idToken = tokens.idToken
-                        s.expiry = tokens.expiry
+                        s.renewAt = Self.renewal(expiry: tokens.expiry, received: tokens.received)
                         if let refresh = tokens.refreshToken { s.refreshToken = refresh }
                     }
                     s.running = false
@@ -221,10 +228,11 @@ final class ClarisIDSignIn: Sendable {
             throw CognitoError.unexpected("AuthenticationResult.IdToken cannot be sent as a header value")
         }
         let expiresIn = (result["ExpiresIn"] as? NSNumber)?.doubleValue ?? 3600
-        let expiry = Self.expiry(ofJWT: idToken, received: now(), expiresIn: expiresIn)
+        let received = now()
+        let expiry = Self.expiry(ofJWT: idToken, received: received, expiresIn: expiresIn)
         // An empty refresh token is none: kept, it would only cost a refused refresh later.
         let newRefreshToken = (result["RefreshToken"] as? String).flatMap { $0.isEmpty ? nil : $0 }
-        return Tokens(idToken: idToken, expiry: expiry, refreshToken: newRefreshToken ?? refreshToken)
+        return Tokens(idToken: idToken, expiry: expiry, refreshToken: newRefreshToken ?? refreshToken, received: received)
     }
 
     // MARK: Wire
@@ -364,6 +372,12 @@ final class ClarisIDSignIn: Sendable {
 
     /// The longest an ID token is taken to live, whatever it says: Cognito's longest (a day).
     static let longestLifetime: TimeInterval = 24 * 3600
+
+    /// When a fetch renews an ID token that arrived at `received` and expires at `expiry` (local clock):
+    /// ``margin`` before `expiry`, but not sooner than ``shortestReuse`` after it arrived.
+    static func renewal(expiry: Date, received: Date) -> Date {
+        max(expiry.addingTimeInterval(-margin), received.addingTimeInterval(shortestReuse))
+    }
 
     /// When an ID token received at `received` (the local clock) expires, on the local clock:
     /// - with `iat` and `exp` claims, its lifetime as the token states it (`exp` − `iat`, at most
