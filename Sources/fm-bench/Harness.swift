@@ -76,6 +76,35 @@ struct Tally {
     }
 }
 
+/// One contender measured from a plain thread: an operation made and waited for on that thread.
+typealias ThreadContender = (name: String, run: @Sendable () -> Void)
+
+/// Times `contenders` the way a Dispatch daemon calls: on one plain thread (no Task, no executor), each warmed
+/// up 100 times, then `rounds` rounds of `calls` operations each, interleaved operation by operation with the
+/// order rotating. Returns the per-round totals.
+func interleavedOnThread(_ contenders: [ThreadContender], rounds: Int, calls: Int) async -> Tally {
+    await withCheckedContinuation { continuation in
+        let thread = Thread {
+            for _ in 0..<100 { for contender in contenders { contender.run() } } // warm up every path
+            var tally = Tally()
+            for round in 0..<rounds {
+                for call in 0..<calls {
+                    for offset in 0..<contenders.count {
+                        let contender = contenders[(round + call + offset) % contenders.count]
+                        let start = now()
+                        contender.run()
+                        tally.add(contender.name, Double(now() - start) / 1e9)
+                    }
+                }
+                tally.endRound()
+            }
+            continuation.resume(returning: tally)
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+}
+
 /// Times `contenders` over `rounds` rounds of `calls` operations each, interleaved operation by operation
 /// with the order rotating, and returns the per-round totals.
 func interleaved(_ contenders: [(name: String, run: () async throws -> Void)], rounds: Int, calls: Int) async throws -> Tally {

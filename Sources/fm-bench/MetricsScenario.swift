@@ -14,33 +14,29 @@ extension Bench {
     /// the same call with a no-op observer set (``hookCost(of:unset:set:setting:)``). Target: unset no slower
     /// than before the hook, within this spread.
     func metrics() async throws {
-        try await hookCost(of: "the metrics hook", unset: "metrics unset", set: "no-op observer") { $0.metrics = NoOpMetrics() }
+        await hookCost(of: "the metrics hook", unset: "metrics unset", set: "no-op observer") { $0.metrics = NoOpMetrics() }
     }
 
     /// What a configuration hook costs a call: get one record through callbacks with the hook unset against
-    /// the same call with `setting` applied, interleaved call by call (the order rotating) in `--rounds`
+    /// the same call with `setting` applied, from a plain thread, each call semaphore-waited, interleaved call by
+    /// call (the order rotating) in `--rounds`
     /// blocks of `--calls` calls. Per block the mean µs per call of each; printed: the median block and the
     /// fastest and slowest block, and the per-block ratio.
     func hookCost(of title: String, unset unsetLabel: String, set name: String,
-                  setting: (inout FMConfiguration) -> Void) async throws {
+                  setting: (inout FMConfiguration) -> Void) async {
         var configured = api.configuration
         setting(&configured)
-        func get(_ api: DataAPI) async {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                api.getRecord(layout: "Bench", recordId: 1) { _, _ in continuation.resume() }
-            }
-        }
-        let contenders: [(String, DataAPI)] = [("unset", DataAPI(configuration: api.configuration)),
-                                               (name, DataAPI(configuration: configured))]
-        for _ in 0..<100 { for (_, api) in contenders { await get(api) } } // logs both in, warms both up
-        let tally = try await interleaved(contenders.map { contender in (contender.0, { await get(contender.1) }) },
-                                          rounds: settings.rounds, calls: settings.calls)
+        let unset = DataAPI(configuration: api.configuration), hooked = DataAPI(configuration: configured)
+        let wait = DispatchSemaphore(value: 0)
+        let contenders: [ThreadContender] = [("unset", { callbackGetRecord(unset, wait: wait) }),
+                                             (name, { callbackGetRecord(hooked, wait: wait) })]
+        let tally = await interleavedOnThread(contenders, rounds: settings.rounds, calls: settings.calls)
         func perCall(_ name: String) -> String {
             let blocks = tally.rounds.compactMap { $0[name] }.map { $0 / Double(settings.calls) * 1e6 }.sorted()
             guard !blocks.isEmpty else { return "n/a" }
             return String(format: "%.1f µs (blocks %.1f … %.1f)", blocks[blocks.count / 2], blocks[0], blocks[blocks.count - 1])
         }
-        say("\(title), get one record through callbacks (\(settings.rounds) blocks × \(settings.calls) calls, interleaved call by call):")
+        say("\(title), get one record through callbacks from a thread, semaphore-waited (\(settings.rounds) blocks × \(settings.calls) calls, interleaved call by call):")
         say("  \(unsetLabel) \(perCall("unset")), a \(name) \(perCall(name))")
         say("  \(name) / unset  \(tally.ratioText(name, over: "unset"))")
     }

@@ -4,8 +4,12 @@ import SwiftFM
 import FoundationNetworking
 #endif
 
-/// One per-call contender: a call made and waited for on the measuring thread.
-typealias PerCallContender = (name: String, run: @Sendable () -> Void)
+/// Gets one record through `api`'s callback API the way a Dispatch daemon calls it: from the calling plain
+/// thread, waited for with `wait` (no Task around the callback).
+func callbackGetRecord(_ api: DataAPI, wait: DispatchSemaphore) {
+    api.getRecord(layout: "Bench", recordId: 1) { _, _ in wait.signal() }
+    wait.wait()
+}
 
 extension Bench {
     // MARK: Scenario: per call
@@ -41,13 +45,13 @@ extension Bench {
             await overURLSession?.shutdown()
             return
         }
-        let tally = await perCallRun(contenders)
+        let tally = await interleavedOnThread(contenders, rounds: settings.rounds, calls: settings.calls)
         perCallReport(tally, overURLSession: overURLSession != nil)
         await overURLSession?.shutdown()
     }
 
     /// Set-up: the contenders, each a call and its wait (they share one semaphore: one call at a time).
-    func perCallContenders(overURLSession: DataAPI?) -> [PerCallContender] {
+    func perCallContenders(overURLSession: DataAPI?) -> [ThreadContender] {
         let request = rawRequest("records/1")
         let session = self.session
         let api = self.api
@@ -61,16 +65,13 @@ extension Bench {
             }.resume()
             wait.wait()
         }
-        @Sendable func callback(_ api: DataAPI) {
-            api.getRecord(layout: "Bench", recordId: 1) { _, _ in wait.signal() }
-            wait.wait()
-        }
+        @Sendable func callback(_ api: DataAPI) { callbackGetRecord(api, wait: wait) }
         /// The async bridge both async contenders pay: a Task started from the thread, waited on.
         @Sendable func inTask(_ body: @escaping @Sendable () async -> Void) {
             Task { await body(); wait.signal() }
             wait.wait()
         }
-        var contenders: [PerCallContender] = [
+        var contenders: [ThreadContender] = [
             ("raw", { raw(parse: false) }),
             ("raw+JSON", { raw(parse: true) }),
             ("callback", { callback(api) }),
@@ -84,33 +85,8 @@ extension Bench {
         return contenders
     }
 
-    /// Run: every contender warmed up, then `rounds` × `calls` interleaved call by call on one plain thread.
-    func perCallRun(_ contenders: [PerCallContender]) async -> Tally {
-        let rounds = settings.rounds, calls = settings.calls
-        return await withCheckedContinuation { continuation in
-            let thread = Thread {
-                for _ in 0..<100 { for contender in contenders { contender.run() } } // warm up every path
-                var tally = Tally()
-                for round in 0..<rounds {
-                    for call in 0..<calls {
-                        for offset in 0..<contenders.count {
-                            let contender = contenders[(round + call + offset) % contenders.count]
-                            let start = now()
-                            contender.run()
-                            tally.add(contender.name, Double(now() - start) / 1e9)
-                        }
-                    }
-                    tally.endRound()
-                }
-                continuation.resume(returning: tally)
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
-    }
-
     /// `--profile NAME`: only that contender, `calls` times on one plain thread (for a profiler); the seconds taken.
-    func perCallProfile(_ contender: PerCallContender, calls: Int) async -> Double {
+    func perCallProfile(_ contender: ThreadContender, calls: Int) async -> Double {
         await withCheckedContinuation { continuation in
             let thread = Thread {
                 for _ in 0..<100 { contender.run() }

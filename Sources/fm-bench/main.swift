@@ -26,7 +26,8 @@
 //             data task (bytes only, and + JSONSerialization), the async API vs a raw request bridged the
 //             same way (a Task and a continuation around each); on Linux also the callback API over
 //             FMURLSessionTransport (the default there is FMCurlTransport); over HTTPS all through the same front
-//   transport get one record through callbacks: SwiftFM over FMCurlTransport vs over FMURLSessionTransport,
+//   transport get one record through callbacks from a plain thread (as percall): SwiftFM over FMCurlTransport vs
+//             over FMURLSessionTransport,
 //             interleaved call by call, plain and with gzip-encoded answers (Linux; http or https)
 //   decode    a found set's bytes already in memory → records: raw vs python-fmrest (json.loads + Records),
 //             typed vs JSONDecoder into the same struct, the fm-codegen type (and JSONSerialization alone)
@@ -35,12 +36,13 @@
 //   paging    --paging-records records in pages of 1,000: peak RSS above the process's baseline
 //   pool      200 concurrent reads, the emulator serialising each session with a 5 ms service time:
 //             a pool of 4 sessions vs a pool of 1 (throughput ratio, target ≥ 3×)
-//   policy    get one record with `.standard` retries and a concurrency cap of 8 vs `.none` and no cap
-//             (per-call ratio, target within 2 %)
+//   policy    get one record from a plain thread (as percall) with `.standard` retries and a concurrency cap
+//             of 8 vs `.none` and no cap (per-call ratio, target within 2 %)
 //   soak      (only when named) --soak-calls mixed calls (default 1,000,000) through callbacks, 8 in flight,
 //             pool of 3: RSS, heap, fds, threads and the emulator's RSS every 10 %, slopes in B/call after
 //             warm-up; --soak-transport default|urlsession|bare (bare: URLSession alone, no SwiftFM)
-//   metrics   get one record with FMConfiguration.metrics unset vs a no-op observer (per-call µs: median,
+//   metrics   get one record from a plain thread (as percall) with FMConfiguration.metrics unset vs a no-op
+//             observer (per-call µs: median,
 //             fastest and slowest block; interleaved call by call)
 //   instrumentation  get one record with FMConfiguration.instrumentation unset vs a no-op instrumentation
 //             (per-call µs, as metrics; target ≤ 1.03×)
