@@ -17,7 +17,7 @@ extension Bench {
     /// against the same call with a no-op instrumentation set (``hookCost(of:unset:set:setting:)``). Target: a
     /// no-op instrumentation ≤ 1.03× unset.
     func instrumentation() async throws {
-        await hookCost(of: "the tracing hook", unset: "instrumentation unset", set: "no-op instrumentation") {
+        try await hookCost(of: "the tracing hook", unset: "instrumentation unset", set: "no-op instrumentation") {
             $0.instrumentation = NoOpInstrumentation()
         }
     }

@@ -14,7 +14,7 @@ extension Bench {
     /// the same call with a no-op observer set (``hookCost(of:unset:set:setting:)``). Target: unset no slower
     /// than before the hook, within this spread.
     func metrics() async throws {
-        await hookCost(of: "the metrics hook", unset: "metrics unset", set: "no-op observer") { $0.metrics = NoOpMetrics() }
+        try await hookCost(of: "the metrics hook", unset: "metrics unset", set: "no-op observer") { $0.metrics = NoOpMetrics() }
     }
 
     /// What a configuration hook costs a call: get one record through callbacks with the hook unset against
@@ -23,14 +23,14 @@ extension Bench {
     /// blocks of `--calls` calls. Per block the mean µs per call of each; printed: the median block and the
     /// fastest and slowest block, and the per-block ratio.
     func hookCost(of title: String, unset unsetLabel: String, set name: String,
-                  setting: (inout FMConfiguration) -> Void) async {
+                  setting: (inout FMConfiguration) -> Void) async throws {
         var configured = api.configuration
         setting(&configured)
         let unset = DataAPI(configuration: api.configuration), hooked = DataAPI(configuration: configured)
         let wait = DispatchSemaphore(value: 0)
         let contenders: [ThreadContender] = [("unset", { callbackGetRecord(unset, wait: wait) }),
                                              (name, { callbackGetRecord(hooked, wait: wait) })]
-        let tally = await interleavedOnThread(contenders, rounds: settings.rounds, calls: settings.calls)
+        guard let tally = try await measuredOnThread(contenders) else { return }
         func perCall(_ name: String) -> String {
             let blocks = tally.rounds.compactMap { $0[name] }.map { $0 / Double(settings.calls) * 1e6 }.sorted()
             guard !blocks.isEmpty else { return "n/a" }

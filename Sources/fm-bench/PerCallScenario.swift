@@ -35,17 +35,10 @@ extension Bench {
         _ = try await api.getRecord(layout: "Bench", recordId: 1)
         _ = try await overURLSession?.getRecord(layout: "Bench", recordId: 1)
         let contenders = perCallContenders(overURLSession: overURLSession)
-        if let profiled = settings.profile {
-            guard let contender = contenders.first(where: { $0.name == profiled }) else {
-                throw BenchError("--profile: no contender \(profiled) (known: \(contenders.map(\.name).joined(separator: ", ")))")
-            }
-            let calls = settings.rounds * settings.calls * contenders.count
-            let seconds = await perCallProfile(contender, calls: calls)
-            say(String(format: "profile %@: %.1f µs per call over %d calls", profiled, seconds / Double(calls) * 1e6, calls))
+        guard let tally = try await measuredOnThread(contenders) else {
             await overURLSession?.shutdown()
             return
         }
-        let tally = await interleavedOnThread(contenders, rounds: settings.rounds, calls: settings.calls)
         perCallReport(tally, overURLSession: overURLSession != nil)
         await overURLSession?.shutdown()
     }
@@ -85,9 +78,18 @@ extension Bench {
         return contenders
     }
 
-    /// `--profile NAME`: only that contender, `calls` times on one plain thread (for a profiler); the seconds taken.
-    func perCallProfile(_ contender: ThreadContender, calls: Int) async -> Double {
-        await withCheckedContinuation { continuation in
+    /// Runs `contenders` on one plain thread, interleaved (``interleavedOnThread(_:rounds:calls:)``), and returns
+    /// the tally; with `--profile NAME`, runs only that contender as many times (after 100 to warm up), prints
+    /// its time per call and returns `nil` (for a profiler, e.g. `valgrind --tool=callgrind`).
+    func measuredOnThread(_ contenders: [ThreadContender]) async throws -> Tally? {
+        guard let profiled = settings.profile else {
+            return await interleavedOnThread(contenders, rounds: settings.rounds, calls: settings.calls)
+        }
+        guard let contender = contenders.first(where: { $0.name == profiled }) else {
+            throw BenchError("--profile: no contender \(profiled) (known: \(contenders.map(\.name).joined(separator: ", ")))")
+        }
+        let calls = settings.rounds * settings.calls * contenders.count
+        let seconds = await withCheckedContinuation { continuation in
             let thread = Thread {
                 for _ in 0..<100 { contender.run() }
                 let start = now()
@@ -97,6 +99,8 @@ extension Bench {
             thread.stackSize = 1 << 20
             thread.start()
         }
+        say(String(format: "profile %@: %.1f µs per call over %d calls", profiled, seconds / Double(calls) * 1e6, calls))
+        return nil
     }
 
     /// Report: per-call times and the ratios (targets: ≤ 0.75 over http, ≤ 0.80 over https).

@@ -21,7 +21,7 @@ extension Bench {
         let wait = DispatchSemaphore(value: 0)
         let contenders: [ThreadContender] = [("no policy", { callbackGetRecord(bare, wait: wait) }),
                                              ("standard + cap", { callbackGetRecord(bounded, wait: wait) })]
-        let tally = await interleavedOnThread(contenders, rounds: settings.rounds, calls: settings.calls)
+        guard let tally = try await measuredOnThread(contenders) else { return }
         let micro = { (name: String) in String(format: "%.1f µs", tally.median(name) / Double(settings.calls) * 1e6) }
         say("retries and the cap, get one record from a thread, semaphore-waited (\(settings.rounds) rounds × \(settings.calls) calls, interleaved call by call):")
         say("  no policy (.none, no cap) \(micro("no policy")), .standard + maxConcurrentRequests 8 \(micro("standard + cap"))")

@@ -20,7 +20,7 @@ extension Bench {
             ("urlsession", { callbackGetRecord(sessionAPI, wait: wait) }),
             ("curl", { callbackGetRecord(curlAPI, wait: wait) }),
         ]
-        let tally = await interleavedOnThread(contenders, rounds: settings.rounds, calls: settings.calls)
+        guard let tally = try await measuredOnThread(contenders) else { return }
         let micro = { (name: String) in String(format: "%.1f µs", tally.median(name) / Double(settings.calls) * 1e6) }
         say("transport, get one record through callbacks from a thread, semaphore-waited (\(settings.rounds) rounds × \(settings.calls) calls, interleaved call by call):")
         say("  over FMCurlTransport \(micro("curl")), over FMURLSessionTransport \(micro("urlsession"))")

@@ -2,7 +2,7 @@
 //
 //   swift build -c release && .build/release/fm-bench [SCENARIO…] [--rounds N] [--calls N] [--records N]
 //                                                      [--paging-records N] [--container-mib N] [--no-python]
-//                                                      [--profile CONTENDER]   (one percall/decode/endtoend/odata contender, repeatedly)
+//                                                      [--profile CONTENDER]   (one contender of percall, transport, policy, metrics, instrumentation, decode, endtoend or odata, repeatedly)
 //                                                      [--tls | --base-url https://… [--ca-file PEM] --emulator-port N]
 //
 // HTTPS: `--tls` puts a TLS front before every emulator fm-bench starts (nginx with a certificate from a
@@ -80,7 +80,7 @@ struct Settings {
     var pagingRecords = 100_000
     var containerMiB = 1024
     var python = true
-    /// `--profile NAME`: the percall, decode, endtoend or odata scenario runs only that contender, repeatedly (for a profiler).
+    /// `--profile NAME`: the percall, transport, policy, metrics, instrumentation, decode, endtoend or odata scenario runs only that contender, repeatedly (for a profiler).
     var profile: String?
     /// `--soak-calls N`: the soak scenario's call count.
     var soakCalls = 1_000_000
