@@ -194,6 +194,7 @@ extension EmulatorState {
         guard let table = table(set.table) else { return .records([]) }
         var ids = table.order
         var rows: [ODataAggregateRow]?
+        odataWillApply?()
         for step in apply.steps {
             switch step {
             case .filter(let expr):
