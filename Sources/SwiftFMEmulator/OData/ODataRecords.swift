@@ -39,14 +39,39 @@ struct ODataReadOptions {
         return skip + top
     }
 
-    /// The options inside `Nav(…)`: `;`-separated, `$` optional.
+    /// `true` when every parenthesis of `text` outside quotes is matched (a quote left open is the options' to refuse:
+    /// a `$filter`'s string literal is told as the top level tells it).
+    static func parenthesesPair(_ text: String) -> Bool {
+        var depth = 0
+        var quote: Character?
+        for c in text {
+            if let q = quote {
+                if c == q { quote = nil }
+                continue
+            }
+            switch c {
+            case "'", "\"": quote = c
+            case "(": depth += 1
+            case ")":
+                depth -= 1
+                if depth < 0 { return false }
+            default: break
+            }
+        }
+        return depth == 0 || quote != nil
+    }
+
+    /// The options inside `Nav(…)`: `;`-separated, `$` optional; an unknown or repeated one is a syntax error (as at the
+    /// top level).
     static func nested(_ text: String) throws -> [String: String] {
         var out: [String: String] = [:]
         for item in EmulatorState.splitTopLevel(text, on: ";") where !trimSpaces(item).isEmpty {
             guard let eq = item.firstIndex(of: "=") else { throw ODataError.syntax(item) }
             var key = trimSpaces(String(item[..<eq])).lowercased()
             if key.hasPrefix("$") { key.removeFirst() }
-            guard ["filter", "select", "orderby", "top", "skip", "count", "expand"].contains(key) else { throw ODataError.syntax(item) }
+            guard ["filter", "select", "orderby", "top", "skip", "count", "expand"].contains(key), out[key] == nil else {
+                throw ODataError.syntax(item)
+            }
             out[key] = String(item[item.index(after: eq)...])
         }
         return out
@@ -187,6 +212,9 @@ extension EmulatorState {
         let expand = try odataExpansions(set, read.expand)
         let filter = try odataFilterPlan(set, filter: read.filter)
         let sortKeys = try odataSortKeys(set, orderby: read.orderby)
+        // The expansions' own options are checked here, under the lock, for the whole request (they are read again as
+        // each expansion's rows are written).
+        if depth == 0 { try odataCheckExpansions(expand, depth: 0) }
         return ODataRows(set: set, columns: columns, expand: expand, ctx: ctx, depth: depth, candidates: candidates, filter: filter,
                          sortKeys: sortKeys, read: read, pageStart: pageStart, pageSize: pageSize)
     }
@@ -214,7 +242,8 @@ extension EmulatorState {
                        pendingBody: body, refusal: odataError(.tooLarge))
     }
 
-    /// `$expand=A,B($select=x;$top=2)`: the navigation properties and their options.
+    /// `$expand=A,B($select=x;$top=2)`: the navigation properties and their options (checked by
+    /// ``odataCheckExpansions(_:depth:)``). Parentheses must pair up: `A($top=1))` is a syntax error.
     func odataExpansions(_ set: ODataSet, _ text: String?) throws -> [ODataExpansion] {
         guard let text, !trimSpaces(text).isEmpty else { return [] }
         return try EmulatorState.splitTopLevel(text, on: ",").map { item in
@@ -224,11 +253,33 @@ extension EmulatorState {
             if let open = t.firstIndex(of: "(") {
                 guard t.hasSuffix(")") else { throw ODataError.syntax(t) }
                 name = String(t[..<open])
-                options = try ODataReadOptions.nested(String(t[t.index(after: open)..<t.index(before: t.endIndex)]))
+                let inner = String(t[t.index(after: open)..<t.index(before: t.endIndex)])
+                // The opening parenthesis must be the one the last closes: `A(x)(y)` and `A(x))` are malformed.
+                guard ODataReadOptions.parenthesesPair(inner) else { throw ODataError.syntax(t) }
+                options = try ODataReadOptions.nested(inner)
+            } else if t.contains(")") {
+                throw ODataError.syntax(t)
             }
             name = EmulatorState.unquoteName(name)
             guard let nav = set.nav(name) else { throw ODataError.noField(name) }
             return ODataExpansion(nav: nav, options: options)
+        }
+    }
+
+    /// Checks the options of `expansions` (at `depth`: 0 for those of the request) and of the expansions inside them, at
+    /// every depth, as the same options of a read are checked: a malformed `$filter`, `$top`, `$skip` or `$count`, an
+    /// unknown navigation property (or one past the depth ``odataPlanRows(_:candidates:options:ctx:depth:pageStart:pageSize:)``
+    /// allows) is refused (400, the code the top level answers). An unknown *field* inside an expansion is not refused
+    /// here: FileMaker answers it in the row, as an `error` (ODATA.md §3.5), and so does ``ODataRowWriter``.
+    func odataCheckExpansions(_ expansions: [ODataExpansion], depth: Int) throws {
+        for e in expansions {
+            // A navigation whose table is gone writes nothing (``ODataRowWriter``).
+            guard let target = odataSet(e.nav.name) else { continue }
+            guard depth < 8 else { throw ODataError.syntax("$expand") }
+            let read = try ODataReadOptions(e.options)
+            // Parsed only, its fields not resolved; not at all when the table is gone (as ``odataFilterPlan(_:filter:)``).
+            if let filter = read.filter, !trimSpaces(filter).isEmpty, table(target.table) != nil { _ = try ODataFilter.parse(filter) }
+            try odataCheckExpansions(try odataExpansions(target, read.expand), depth: depth + 1)
         }
     }
 
@@ -290,6 +341,7 @@ extension EmulatorState {
         let read = try ODataReadOptions(options)
         let columns = try odataColumns(set, select: read.select, ctx: ctx)
         let expand = try odataExpansions(set, read.expand)
+        try odataCheckExpansions(expand, depth: 0)
         let context = ctx.base + "/$metadata#" + ODataContext.encode(set.name) + "/$entity"
         return ODataRowWriter(state: state, set: set, columns: columns, expand: expand, ctx: ctx, depth: 0, context: context)
     }
