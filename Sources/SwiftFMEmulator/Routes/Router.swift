@@ -31,14 +31,15 @@ struct Reply {
 struct AnswerTooLarge: Error {}
 
 /// Runs a closure on the emulator's state under its lock, as a request's own work runs (``EmulatorCore``: the clock for
-/// two-digit years, then blobs swept and webhook deliveries sent); handed to ``StagedResponse/relockingBody``.
-typealias StateLocker = ((inout EmulatorState) -> Void) -> Void
+/// two-digit years, then blobs swept and webhook deliveries sent), with the emulator's time when the lock was taken (a
+/// `$batch` part's writes are stamped with it); handed to ``StagedResponse/relockingBody``.
+typealias StateLocker = ((inout EmulatorState, Date) -> Void) -> Void
 
-/// `body`'s result, run under the lock `locker` takes; throws what `body` throws.
-func underLock<R>(_ locker: StateLocker, _ body: (inout EmulatorState) throws -> R) throws -> R {
+/// `body`'s result, run under the lock `locker` takes (with the emulator's time then); throws what `body` throws.
+func underLock<R>(_ locker: StateLocker, _ body: (inout EmulatorState, Date) throws -> R) throws -> R {
     try withoutActuallyEscaping(body) { work in
         var result: Result<R, any Error>?
-        locker { state in result = Result { try work(&state) } }
+        locker { state, now in result = Result { try work(&state, now) } }
         guard let result else { throw LockNotTaken() }
         return try result.get()
     }
@@ -316,7 +317,7 @@ extension EmulatorState {
     /// Answers one request completely (the lock is held by the caller).
     mutating func route(_ received: HTTPRequest, now: Date) -> HTTPResponse {
         let staged = routeStaged(received, now: now)
-        return staged.finishedOrRefused { body in body(&self) }.response
+        return staged.finishedOrRefused { body in body(&self, now) }.response
     }
 
     /// ``play(_:request:token:now:)``, leaving the body of an answer without a fault to be written
