@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SwiftFMEmulator
 
 /// An OData read with `$apply` is parsed and checked under the emulator's state lock (a malformed `$apply` is still
@@ -102,5 +103,57 @@ import Testing
         #expect(batch.text.contains(#""code":"8309""#))
         #expect(!batch.text.contains("953"))
         #expect(batch.text.contains("\r\n\r\n4\r\n"), "\(batch.text)")
+    }
+
+    /// The check under the lock refuses only what the evaluation (run as it ran under the lock before) refuses first, with
+    /// the same error: random `$apply`s of steps right and wrong, with options right and wrong, over the Shop records,
+    /// once with a text in a number field (a `sum` of it fails only when it meets it).
+    @Test(arguments: [false, true]) func theCheckRefusesWhatTheEvaluationRefusesFirst(textInANumberField: Bool) throws {
+        let c = try ODataClient()
+        let steps = ["filter(score ge 3)", "filter(nope eq 1)", "filter(total gt 8)", "filter(city eq 'Oslo')", "filter(c gt 1)",
+                     "aggregate(score with sum as total)", "aggregate(score with max as m,nope with min as n)",
+                     "aggregate(name with sum as s)", "aggregate(total with average as a)", "aggregate(city with countdistinct as c)",
+                     "aggregate(score with sum as s,name with average as t)", "aggregate(score with min as m,city with max as x)",
+                     "groupby((city))", "groupby((nope))", "groupby((city),aggregate(score with sum as total))",
+                     "groupby((city),aggregate(nope with max as x))", "groupby((city),aggregate(score with sum as city))",
+                     "groupby((city,name),aggregate(name with sum as s))"]
+        let options = ["", "select=s", "top=-1", "orderby=nope", "orderby=total desc", "count=maybe", "skiptoken=1", "filter=x eq 1",
+                       "count=true&top=1", "expand=Orders"]
+        var rng = SplitMix64(seed: textInANumberField ? 0xA9917 : 0xA9918)
+        var refusedByTheCheck = 0, refusedLater = 0
+        try c.emulator.core.state.withLock { s in
+            if textInANumberField {
+                s.tables["customers"]?.records[2]?.values["score"] = [.text("many")]
+            }
+            let set = try #require(s.odataSet("Customers"))
+            for _ in 0..<2_000 {
+                let text = (0...rng.below(3)).map { _ in steps[rng.below(steps.count)] }.joined(separator: "/")
+                var ctx = ODataContext(request: HTTPRequest(method: "GET", target: "/"), now: Date())
+                ctx.options["apply"] = text
+                for pair in options[rng.below(options.count)].split(separator: "&") {
+                    let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                    ctx.options[kv[0]] = kv[1]
+                }
+                let apply = try ODataApply.parse(text)
+                // As it was evaluated under the lock before: the steps, then the aggregated answer.
+                var evaluated: ODataError?
+                do {
+                    let (_, rows) = try s.odataApplied(ODataApplyPlan(set: set, apply: apply, aggregates: false))
+                    if let rows { _ = try s.odataAggregatedAnswer(set, rows: rows, ctx) }
+                } catch let e as ODataError {
+                    evaluated = e
+                }
+                do {
+                    try s.odataCheckApply(apply, set, ctx)
+                    if evaluated != nil { refusedLater += 1 }
+                } catch let e as ODataError {
+                    refusedByTheCheck += 1
+                    #expect(e == evaluated, "\(text) \(ctx.options)")
+                }
+            }
+        }
+        // Both kinds occur: the test compares something.
+        #expect(refusedByTheCheck > 100)
+        #expect(refusedLater > 10)
     }
 }

@@ -266,8 +266,8 @@ extension EmulatorState {
             // The change set's answers so far count too (they are written after it).
             let used = size + ODataBatchRun.headRoom
             let staged = odataBatchPart(request, ctx: ctx, now: now, limit: max(0, room - used))
-            let (r, refused) = staged.finishedOrRefused { body in body(&self, now) }
-            guard !refused, used + r.body.count <= room else {
+            let (r, _, refusedAsTooLarge) = staged.finishedTelling { body in body(&self, now) }
+            guard !refusedAsTooLarge, used + r.body.count <= room else {
                 failure = EmulatorState.odataError(.tooLarge)
                 tooLarge = true
                 break
@@ -372,8 +372,8 @@ struct ODataBatchRun {
     private func run(_ request: ODataBatchRequest, used: Int, _ locker: StateLocker) throws -> HTTPResponse? {
         let limit = max(0, cap - used)
         let staged = try underLock(locker) { s, now in s.odataBatchPart(request, ctx: ctx, now: now, limit: limit) }
-        let (r, refused) = staged.finishedOrRefused(locker)
-        guard !refused, used + r.body.count <= cap else { return nil }
+        let (r, _, tooLarge) = staged.finishedTelling(locker)
+        guard !tooLarge, used + r.body.count <= cap else { return nil }
         return r
     }
 

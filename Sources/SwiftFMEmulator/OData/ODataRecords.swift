@@ -236,6 +236,16 @@ extension EmulatorState {
         return s
     }
 
+    /// `body`'s result; an ``ODataError`` it throws (found on a snapshot, after the lock is released: a `$apply`'s) becomes
+    /// ``AnsweredOtherwise``, the request's answer in the error's place.
+    static func answeringODataErrors<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let e as ODataError {
+            throw AnsweredOtherwise(response: odataError(e))
+        }
+    }
+
     /// A JSON answer whose body `body` writes after the lock is released (from a snapshot it captured).
     static func odataStagedJSON(_ status: Int, body: @escaping () throws -> Data) -> StagedResponse {
         StagedResponse(response: HTTPResponse(status: status, headers: [("Content-Type", "application/json;charset=utf-8"), ("OData-Version", "4.0")]),
@@ -295,16 +305,23 @@ extension EmulatorState {
     // MARK: Reads
 
     /// `GET /{db}/{set}`: a page of rows, `@odata.count` when asked, `@odata.nextLink` past a page. The
-    /// options are checked here, under the lock; the records are filtered, sorted and written after it is released,
-    /// from a snapshot (``ODataRows``): a long `$filter` over many records does not hold other clients.
+    /// options are checked here, under the lock; the records are filtered (`$apply`, then `$filter`), sorted and written
+    /// after it is released, from a snapshot (``ODataRows``, ``ODataApplyPlan``): a long `$filter` or `$apply` over many
+    /// records does not hold other clients.
     func odataCollection(_ set: ODataSet, _ ctx: ODataContext) throws -> StagedResponse {
-        // `$apply`: an aggregation answers here; filters only leave the records that pass, read below.
-        var candidates: [Int]?
+        // `$apply`: an aggregation answers rows of its own; filters only leave the records that pass, read below.
+        var apply: ODataApplyPlan?
         if ctx.options["apply"] != nil {
-            switch try odataApplyCollection(set, ctx) {
-            case .rows(let response): return StagedResponse(response: response)
-            case .records(let ids): candidates = ids
+            let plan = try odataApplyPlan(set, ctx)
+            if plan.aggregates {
+                let snapshot = odataReadSnapshot()
+                return EmulatorState.odataStagedJSON(200) {
+                    try EmulatorState.answeringODataErrors {
+                        try snapshot.odataAggregatedAnswer(set, rows: try snapshot.odataApplied(plan).rows ?? [], ctx).body
+                    }
+                }
             }
+            apply = plan
         }
         var pageSize = max(1, odataMaxPageSize)
         if let p = ctx.preferences["odata.maxpagesize"].flatMap({ Int($0) }), p > 0 { pageSize = min(pageSize, p) }
@@ -316,7 +333,7 @@ extension EmulatorState {
         var options = ctx.options
         options["skiptoken"] = nil
         options["apply"] = nil
-        let rows = try odataPlanRows(set, candidates: candidates, options: options, ctx: ctx, depth: 0, pageStart: pageStart, pageSize: pageSize)
+        let planned = try odataPlanRows(set, candidates: nil, options: options, ctx: ctx, depth: 0, pageStart: pageStart, pageSize: pageSize)
         let context = odataCollectionContext(set, select: ctx.options["select"], ctx: ctx)
         let nextLink = { (next: Int) -> String in
             var query = (ctx.request.rawQuery ?? "").split(separator: "&").filter {
@@ -328,6 +345,8 @@ extension EmulatorState {
         }
         let snapshot = odataReadSnapshot()
         return EmulatorState.odataStagedJSON(200) {
+            var rows = planned
+            if let apply { rows = rows.narrowed(to: try EmulatorState.answeringODataErrors { try snapshot.odataApplied(apply).ids }) }
             let found = rows.found(in: snapshot)
             var head: [(String, JSON)] = [(ctx.annotation("context"), .string(context))]
             if rows.read.count { head.append(("@odata.count", .number(Double(found.total)))) }
@@ -463,6 +482,12 @@ struct ODataRows {
 
         /// The number of matching records (`@odata.count`).
         var total: Int { ids.count }
+    }
+
+    /// The same read of `ids` (in their order) instead of its candidates: the records a `$apply`'s filters left.
+    func narrowed(to ids: [Int]) -> ODataRows {
+        ODataRows(set: set, columns: columns, expand: expand, ctx: ctx, depth: depth, candidates: ids, filter: filter,
+                  sortKeys: sortKeys, read: read, pageStart: pageStart, pageSize: pageSize)
     }
 
     /// Filters the records of `state` and places the page.

@@ -49,6 +49,12 @@ func underLock<R>(_ locker: StateLocker, _ body: (inout EmulatorState, Date) thr
 /// take the lock again): the answer is refused.
 struct LockNotTaken: Error {}
 
+/// Thrown by a ``StagedResponse/pendingBody`` that finds, while writing, that the request has another answer:
+/// `response` (an OData `$apply` whose evaluation on a snapshot failed answers its error).
+struct AnsweredOtherwise: Error {
+    let response: HTTPResponse
+}
+
 /// An answer whose body may still have to be written, outside the state lock.
 struct StagedResponse {
     /// The response; its body is empty while ``pendingBody`` or ``relockingBody`` is set.
@@ -85,11 +91,18 @@ struct StagedResponse {
     }
 
     /// The complete response, and whether it is not the staged one: the ``refusal`` of an answer too large, or
-    /// the ``failure`` of a FileMaker error found while finishing. `locker` takes the state lock for a
-    /// ``relockingBody``: called after the lock is released (``EmulatorCore``), or on the state itself when the
-    /// caller holds it.
+    /// the ``failure`` of a FileMaker error found while finishing, or the answer of ``AnsweredOtherwise``. `locker`
+    /// takes the state lock for a ``relockingBody``: called after the lock is released (``EmulatorCore``), or on the
+    /// state itself when the caller holds it.
     func finishedOrRefused(_ locker: StateLocker) -> (response: HTTPResponse, refused: Bool) {
-        guard pendingBody != nil || relockingBody != nil else { return (response, false) }
+        let finished = finishedTelling(locker)
+        return (finished.response, finished.refused)
+    }
+
+    /// ``finishedOrRefused(_:)``, telling whether the answer is the ``refusal`` (`tooLarge`: the answer would pass the
+    /// cap, or the lock could not be taken again) rather than another answer found while finishing.
+    func finishedTelling(_ locker: StateLocker) -> (response: HTTPResponse, refused: Bool, tooLarge: Bool) {
+        guard pendingBody != nil || relockingBody != nil else { return (response, false, false) }
         var complete = response
         do {
             if let relockingBody {
@@ -98,11 +111,14 @@ struct StagedResponse {
                 complete.body = try pendingBody()
             }
         } catch let e as FMError {
-            return (failure?(e) ?? refusal, true)
+            guard let failure else { return (refusal, true, true) }
+            return (failure(e), true, false)
+        } catch let e as AnsweredOtherwise {
+            return (e.response, true, false)
         } catch {
-            return (refusal, true)
+            return (refusal, true, true)
         }
-        return (complete, false)
+        return (complete, false, false)
     }
 }
 
