@@ -267,7 +267,8 @@ extension EmulatorState {
                 // The opening parenthesis must be the one the last closes: `A(x)(y)` and `A(x))` are malformed.
                 guard ODataReadOptions.parenthesesPair(inner) else { throw ODataError.syntax(t) }
                 options = try ODataReadOptions.nested(inner)
-            } else if t.contains(")") {
+            } else if !t.hasPrefix("\""), t.contains(")") {
+                // A closing parenthesis without its opening one (a quoted name may hold one).
                 throw ODataError.syntax(t)
             }
             name = EmulatorState.unquoteName(name)
