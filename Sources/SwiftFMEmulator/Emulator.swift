@@ -591,7 +591,7 @@ final class EmulatorCore: Sendable {
         // A large answer is written here, outside the lock, from the snapshot it holds; a batch takes the lock per part.
         // A find matching here reads two-digit years on the emulator's clock, as it would under the lock.
         let (response, refused) = DateEntry.$year.withValue(year) {
-            staged.finishedOrRefused { body in withRequestState(prepared: nil) { s, _ in body(&s) } }
+            staged.finishedOrRefused { body in withRequestState(prepared: nil) { s, now in body(&s, now) } }
         }
         guard refused else {
             hook?(line)

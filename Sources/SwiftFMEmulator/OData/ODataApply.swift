@@ -165,6 +165,17 @@ struct ODataApply: Equatable {
     }
 }
 
+/// A `$apply` checked under the state lock (``EmulatorState/odataApplyPlan(_:_:)``), evaluated by
+/// ``EmulatorState/odataApplied(_:)`` on a snapshot after the lock is released (as a `$filter` is, ``ODataFilterPlan``):
+/// other clients do not wait for its filtering, grouping and aggregating.
+struct ODataApplyPlan {
+    let set: ODataSet
+    let apply: ODataApply
+    /// Whether a `groupby` or `aggregate` makes the answer rows of its own; else the records that pass its filters are
+    /// read as a collection is.
+    let aggregates: Bool
+}
+
 /// A row of an aggregated result: column → value, in column order.
 struct ODataAggregateRow {
     var values: [(String, ODataValue)]
@@ -178,23 +189,83 @@ extension EmulatorState {
         return padded.lexicographicallyPrecedes([22, 0, 1]) == false
     }
 
-    /// What a `$apply` gives: the answer of an aggregation, or the ids of the records that pass its filters.
-    enum ODataApplyResult {
-        case rows(HTTPResponse)
-        case records([Int])
-    }
-
-    /// `GET /{db}/{set}?$apply=…`: the transformations in order; a result of records continues as a normal
-    /// read (`$filter`, `$select`, `$orderby`, paging: the caller's), an aggregated one is answered here as
-    /// rows of the grouping fields and aliases, sorted by the grouping fields, windowed by `$top`/`$skip` and
-    /// counted by `$count`.
-    func odataApplyCollection(_ set: ODataSet, _ ctx: ODataContext) throws -> ODataApplyResult {
+    /// `GET /{db}/{set}?$apply=…`, checked under the lock: the engine's version, the text parsed, and what the records
+    /// cannot change checked (``odataCheckApply(_:_:_:)``); a malformed `$apply` is refused here. Evaluated by
+    /// ``odataApplied(_:)`` (on a snapshot, after the lock is released).
+    func odataApplyPlan(_ set: ODataSet, _ ctx: ODataContext) throws -> ODataApplyPlan {
         guard odataSupportsApply else { throw ODataError.unsupported("$apply (OData Engine \(odataVersion))") }
         let apply = try ODataApply.parse(ctx.options["apply"] ?? "")
-        guard let table = table(set.table) else { return .records([]) }
+        // Without the table there are no records: a read of none (nothing else is checked).
+        guard table(set.table) != nil else { return ODataApplyPlan(set: set, apply: apply, aggregates: false) }
+        try odataCheckApply(apply, set, ctx)
+        let aggregates = apply.steps.contains { step in
+            if case .filter = step { return false }
+            return true
+        }
+        return ODataApplyPlan(set: set, apply: apply, aggregates: aggregates)
+    }
+
+    /// Checks `apply` on `set` in the order ``odataApplied(_:)`` and ``odataAggregatedAnswer(_:rows:_:)`` do, up to the
+    /// first check whose outcome the records decide (a `sum` or `average` of a value that is not a number, a column
+    /// of grouped rows, which exists only when there are rows): whatever it refuses, the evaluation would have refused
+    /// first, with the same answer; what it leaves, the evaluation still checks.
+    func odataCheckApply(_ apply: ODataApply, _ set: ODataSet, _ ctx: ODataContext) throws {
+        var aggregated = false
+        for step in apply.steps {
+            switch step {
+            case .filter(let expr):
+                // After an aggregation, a filter names the rows' columns, checked only when there are rows.
+                guard !aggregated else { return }
+                _ = try ODataEvaluator.resolve(expr, in: set)
+            case .aggregate(let aggregates):
+                // After an aggregation, over the rows' columns (as above).
+                guard !aggregated else { return }
+                guard !aggregates.isEmpty else { throw ODataError.syntax("aggregate()") }
+                for a in aggregates {
+                    guard let f = set.field(a.field) else { throw ODataError.noField(a.field) }
+                    guard a.method == .sum || a.method == .average else { continue }
+                    if f.type != .number {
+                        throw ODataError(400, "-1002", "Error: \(a.method.rawValue) needs a number field: '\(f.name)'")
+                    }
+                    // Its values may hold text that is not a number.
+                    return
+                }
+                aggregated = true
+            case .groupBy(let names, let aggregates):
+                guard !aggregated else { throw ODataError.unsupported("$apply groupby after an aggregation") }
+                let fields = try odataFields(set, names)
+                guard !fields.isEmpty else { throw ODataError.syntax("groupby(()") }
+                for a in aggregates where fields.contains(where: { $0.name.caseInsensitiveCompare(a.alias) == .orderedSame }) {
+                    throw ODataError.syntax(a.alias)
+                }
+                // Its aggregates are checked per group: not at all without records.
+                guard aggregates.isEmpty else { return }
+                aggregated = true
+            }
+        }
+        guard aggregated else { return }
+        try odataCheckAggregatedOptions(ctx)
+    }
+
+    /// The options an aggregated answer refuses (`$select`, `$expand`, `$filter`, `$skiptoken`) and those it reads
+    /// (`$top`, `$skip`, `$count`).
+    private func odataCheckAggregatedOptions(_ ctx: ODataContext) throws {
+        for option in ["select", "expand", "filter", "skiptoken"] where ctx.options[option] != nil {
+            throw ODataError.unsupported("$\(option) with an aggregating $apply")
+        }
+        _ = try ODataReadOptions(ctx.options.filter { ["top", "skip", "count"].contains($0.key) })
+    }
+
+    /// Evaluates `plan` on this state (a snapshot, after the lock is released): the transformations in order. Gives the
+    /// records that pass its filters (`rows` `nil`: a read of them continues, with the caller's `$filter`, `$select`,
+    /// `$orderby` and paging), or the rows of its aggregation (``odataAggregatedAnswer(_:rows:_:)``).
+    func odataApplied(_ plan: ODataApplyPlan) throws -> (ids: [Int], rows: [ODataAggregateRow]?) {
+        let set = plan.set
+        guard let table = table(set.table) else { return ([], nil) }
         var ids = table.order
         var rows: [ODataAggregateRow]?
-        for step in apply.steps {
+        odataWillApply?()
+        for step in plan.apply.steps {
             switch step {
             case .filter(let expr):
                 if var current = rows {
@@ -218,11 +289,13 @@ extension EmulatorState {
                 rows = try odataGroup(set, records: ids.compactMap { table.records[$0] }, fields: fields, aggregates: aggregates)
             }
         }
-        // Only filters: the records that pass, read as usual.
-        guard let aggregated = rows else { return .records(ids) }
-        for option in ["select", "expand", "filter", "skiptoken"] where ctx.options[option] != nil {
-            throw ODataError.unsupported("$\(option) with an aggregating $apply")
-        }
+        return (ids, rows)
+    }
+
+    /// The answer of an aggregating `$apply`: rows of the grouping fields and aliases, sorted by the grouping fields
+    /// (or `$orderby`), windowed by `$top`/`$skip` and counted by `$count`.
+    func odataAggregatedAnswer(_ set: ODataSet, rows aggregated: [ODataAggregateRow], _ ctx: ODataContext) throws -> HTTPResponse {
+        try odataCheckAggregatedOptions(ctx)
         let read = try ODataReadOptions(ctx.options.filter { ["top", "skip", "count"].contains($0.key) })
         var sorted = aggregated
         if let orderby = ctx.options["orderby"], !trimSpaces(orderby).isEmpty {
@@ -237,7 +310,7 @@ extension EmulatorState {
         pairs.append(("value", .array(sorted[start..<end].map { row in
             .object(row.values.map { ($0.0, EmulatorState.odataAggregateJSON($0.1, ieee754: ctx.ieee754)) })
         })))
-        return .rows(EmulatorState.odataJSON(200, .object(pairs)))
+        return EmulatorState.odataJSON(200, .object(pairs))
     }
 
     static func odataAggregateJSON(_ value: ODataValue, ieee754: Bool) -> JSON {

@@ -231,9 +231,10 @@ extension EmulatorState {
                               relockingBody: run.body, refusal: EmulatorState.odataError(.tooLarge))
     }
 
-    /// Runs one request of a batch (the lock held by the caller) with at most `limit` bytes of answer; a read's rows
-    /// are left to the answer's ``StagedResponse/pendingBody``.
-    mutating func odataBatchPart(_ request: ODataBatchRequest, ctx: ODataContext, limit: Int) -> StagedResponse {
+    /// Runs one request of a batch (the lock held by the caller) at the emulator's time `now` (when the part runs, not
+    /// when the batch came: its writes are stamped with it) with at most `limit` bytes of answer; a read's rows are left
+    /// to the answer's ``StagedResponse/pendingBody``.
+    mutating func odataBatchPart(_ request: ODataBatchRequest, ctx: ODataContext, now: Date, limit: Int) -> StagedResponse {
         let savedPrepared = prepared, savedCap = maxAnswerBytes
         prepared = nil
         maxAnswerBytes = limit
@@ -241,13 +242,14 @@ extension EmulatorState {
             prepared = savedPrepared
             maxAnswerBytes = savedCap
         }
-        return odataSubRequest(request, ctx: ctx)
+        return odataSubRequest(request, ctx: ctx, now: now)
     }
 
-    /// Runs the requests of a change set in one hold of the lock (the caller's): all or nothing. A failing request
-    /// (or a GET) rolls the change set back and answers for it alone; `room` is what is left of the batch's answer
-    /// cap, and a change set whose answers would pass it is rolled back too (`tooLarge`).
-    mutating func odataChangeset(_ requests: [ODataBatchRequest], ctx: ODataContext,
+    /// Runs the requests of a change set in one hold of the lock (the caller's), all at the emulator's time `now` (when
+    /// the lock was taken): all or nothing. A failing request (or a GET) rolls the change set back and answers for it
+    /// alone; `room` is what is left of the batch's answer cap, and a change set whose answers would pass it is rolled
+    /// back too (`tooLarge`).
+    mutating func odataChangeset(_ requests: [ODataBatchRequest], ctx: ODataContext, now: Date,
                                  room: Int) -> (responses: [(HTTPResponse, String?)], failure: HTTPResponse?, tooLarge: Bool) {
         // All or nothing: the whole state as it was (records, containers, webhook notes and deliveries, and the schema
         // with its OData ids and indexes, which a reset rebuilds the records from).
@@ -263,9 +265,9 @@ extension EmulatorState {
             }
             // The change set's answers so far count too (they are written after it).
             let used = size + ODataBatchRun.headRoom
-            let staged = odataBatchPart(request, ctx: ctx, limit: max(0, room - used))
-            let (r, refused) = staged.finishedOrRefused { body in body(&self) }
-            guard !refused, used + r.body.count <= room else {
+            let staged = odataBatchPart(request, ctx: ctx, now: now, limit: max(0, room - used))
+            let (r, _, refusedAsTooLarge) = staged.finishedTelling { body in body(&self, now) }
+            guard !refusedAsTooLarge, used + r.body.count <= room else {
                 failure = EmulatorState.odataError(.tooLarge)
                 tooLarge = true
                 break
@@ -278,9 +280,9 @@ extension EmulatorState {
         return (responses, failure, tooLarge)
     }
 
-    /// Runs one request of a batch as if it came alone, with the batch's credentials (a read's rows still to be
+    /// Runs one request of a batch as if it came alone at `now`, with the batch's credentials (a read's rows still to be
     /// written: ``StagedResponse/finishedOrRefused(_:)``).
-    mutating func odataSubRequest(_ sub: ODataBatchRequest, ctx: ODataContext) -> StagedResponse {
+    mutating func odataSubRequest(_ sub: ODataBatchRequest, ctx: ODataContext, now: Date) -> StagedResponse {
         var target = sub.url
         if let scheme = target.range(of: "://"), target.lowercased().hasPrefix("http") {
             let afterHost = target[scheme.upperBound...].firstIndex(of: "/") ?? target.endIndex
@@ -300,7 +302,7 @@ extension EmulatorState {
             if ODataBatchParser.header(headers, name) == nil, let value = ctx.request.header(name) { headers.append((name, value)) }
         }
         let request = HTTPRequest(method: sub.method, target: target, headers: headers, body: sub.body)
-        return odataRouteStaged(request, segments: segments, now: ctx.now)
+        return odataRouteStaged(request, segments: segments, now: now)
     }
 }
 
@@ -346,7 +348,7 @@ struct ODataBatchRun {
                 if r.status >= 400, !continueOnError { return closed(out) }
             case let .changeset(requests):
                 let room = cap - out.count
-                let result = try underLock(locker) { s in s.odataChangeset(requests, ctx: ctx, room: room) }
+                let result = try underLock(locker) { s, now in s.odataChangeset(requests, ctx: ctx, now: now, room: room) }
                 if let failure = result.failure {
                     add("--\(boundary)\r\n", to: &out)
                     ODataBatchRun.render(failure, contentID: nil, into: &out)
@@ -369,9 +371,9 @@ struct ODataBatchRun {
     /// bytes; `nil` when its answer would not fit.
     private func run(_ request: ODataBatchRequest, used: Int, _ locker: StateLocker) throws -> HTTPResponse? {
         let limit = max(0, cap - used)
-        let staged = try underLock(locker) { s in s.odataBatchPart(request, ctx: ctx, limit: limit) }
-        let (r, refused) = staged.finishedOrRefused(locker)
-        guard !refused, used + r.body.count <= cap else { return nil }
+        let staged = try underLock(locker) { s, now in s.odataBatchPart(request, ctx: ctx, now: now, limit: limit) }
+        let (r, _, tooLarge) = staged.finishedTelling(locker)
+        guard !tooLarge, used + r.body.count <= cap else { return nil }
         return r
     }
 

@@ -39,14 +39,39 @@ struct ODataReadOptions {
         return skip + top
     }
 
-    /// The options inside `Nav(…)`: `;`-separated, `$` optional.
+    /// `true` when every parenthesis of `text` outside quotes is matched (a quote left open is the options' to refuse:
+    /// a `$filter`'s string literal is told as the top level tells it).
+    static func parenthesesPair(_ text: String) -> Bool {
+        var depth = 0
+        var quote: Character?
+        for c in text {
+            if let q = quote {
+                if c == q { quote = nil }
+                continue
+            }
+            switch c {
+            case "'", "\"": quote = c
+            case "(": depth += 1
+            case ")":
+                depth -= 1
+                if depth < 0 { return false }
+            default: break
+            }
+        }
+        return depth == 0 || quote != nil
+    }
+
+    /// The options inside `Nav(…)`: `;`-separated, `$` optional; an unknown or repeated one is a syntax error (as at the
+    /// top level).
     static func nested(_ text: String) throws -> [String: String] {
         var out: [String: String] = [:]
         for item in EmulatorState.splitTopLevel(text, on: ";") where !trimSpaces(item).isEmpty {
             guard let eq = item.firstIndex(of: "=") else { throw ODataError.syntax(item) }
             var key = trimSpaces(String(item[..<eq])).lowercased()
             if key.hasPrefix("$") { key.removeFirst() }
-            guard ["filter", "select", "orderby", "top", "skip", "count", "expand"].contains(key) else { throw ODataError.syntax(item) }
+            guard ["filter", "select", "orderby", "top", "skip", "count", "expand"].contains(key), out[key] == nil else {
+                throw ODataError.syntax(item)
+            }
             out[key] = String(item[item.index(after: eq)...])
         }
         return out
@@ -187,6 +212,9 @@ extension EmulatorState {
         let expand = try odataExpansions(set, read.expand)
         let filter = try odataFilterPlan(set, filter: read.filter)
         let sortKeys = try odataSortKeys(set, orderby: read.orderby)
+        // The expansions' own options are checked here, under the lock, for the whole request (they are read again as
+        // each expansion's rows are written).
+        if depth == 0 { try odataCheckExpansions(expand, depth: 0) }
         return ODataRows(set: set, columns: columns, expand: expand, ctx: ctx, depth: depth, candidates: candidates, filter: filter,
                          sortKeys: sortKeys, read: read, pageStart: pageStart, pageSize: pageSize)
     }
@@ -208,13 +236,24 @@ extension EmulatorState {
         return s
     }
 
+    /// `body`'s result; an ``ODataError`` it throws (found on a snapshot, after the lock is released: a `$apply`'s) becomes
+    /// ``AnsweredOtherwise``, the request's answer in the error's place.
+    static func answeringODataErrors<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let e as ODataError {
+            throw AnsweredOtherwise(response: odataError(e))
+        }
+    }
+
     /// A JSON answer whose body `body` writes after the lock is released (from a snapshot it captured).
     static func odataStagedJSON(_ status: Int, body: @escaping () throws -> Data) -> StagedResponse {
         StagedResponse(response: HTTPResponse(status: status, headers: [("Content-Type", "application/json;charset=utf-8"), ("OData-Version", "4.0")]),
                        pendingBody: body, refusal: odataError(.tooLarge))
     }
 
-    /// `$expand=A,B($select=x;$top=2)`: the navigation properties and their options.
+    /// `$expand=A,B($select=x;$top=2)`: the navigation properties and their options (checked by
+    /// ``odataCheckExpansions(_:depth:)``). Parentheses must pair up: `A($top=1))` is a syntax error.
     func odataExpansions(_ set: ODataSet, _ text: String?) throws -> [ODataExpansion] {
         guard let text, !trimSpaces(text).isEmpty else { return [] }
         return try EmulatorState.splitTopLevel(text, on: ",").map { item in
@@ -224,11 +263,34 @@ extension EmulatorState {
             if let open = t.firstIndex(of: "(") {
                 guard t.hasSuffix(")") else { throw ODataError.syntax(t) }
                 name = String(t[..<open])
-                options = try ODataReadOptions.nested(String(t[t.index(after: open)..<t.index(before: t.endIndex)]))
+                let inner = String(t[t.index(after: open)..<t.index(before: t.endIndex)])
+                // The opening parenthesis must be the one the last closes: `A(x)(y)` and `A(x))` are malformed.
+                guard ODataReadOptions.parenthesesPair(inner) else { throw ODataError.syntax(t) }
+                options = try ODataReadOptions.nested(inner)
+            } else if !t.hasPrefix("\""), t.contains(")") {
+                // A closing parenthesis without its opening one (a quoted name may hold one).
+                throw ODataError.syntax(t)
             }
             name = EmulatorState.unquoteName(name)
             guard let nav = set.nav(name) else { throw ODataError.noField(name) }
             return ODataExpansion(nav: nav, options: options)
+        }
+    }
+
+    /// Checks the options of `expansions` (at `depth`: 0 for those of the request) and of the expansions inside them, at
+    /// every depth, as the same options of a read are checked: a malformed `$filter`, `$top`, `$skip` or `$count`, an
+    /// unknown navigation property (or one past the depth ``odataPlanRows(_:candidates:options:ctx:depth:pageStart:pageSize:)``
+    /// allows) is refused (400, the code the top level answers). An unknown *field* inside an expansion is not refused
+    /// here: FileMaker answers it in the row, as an `error` (ODATA.md §3.5), and so does ``ODataRowWriter``.
+    func odataCheckExpansions(_ expansions: [ODataExpansion], depth: Int) throws {
+        for e in expansions {
+            // A navigation whose table is gone writes nothing (``ODataRowWriter``).
+            guard let target = odataSet(e.nav.name) else { continue }
+            guard depth < 8 else { throw ODataError.syntax("$expand") }
+            let read = try ODataReadOptions(e.options)
+            // Parsed only, its fields not resolved; not at all when the table is gone (as ``odataFilterPlan(_:filter:)``).
+            if let filter = read.filter, !trimSpaces(filter).isEmpty, table(target.table) != nil { _ = try ODataFilter.parse(filter) }
+            try odataCheckExpansions(try odataExpansions(target, read.expand), depth: depth + 1)
         }
     }
 
@@ -244,16 +306,23 @@ extension EmulatorState {
     // MARK: Reads
 
     /// `GET /{db}/{set}`: a page of rows, `@odata.count` when asked, `@odata.nextLink` past a page. The
-    /// options are checked here, under the lock; the records are filtered, sorted and written after it is released,
-    /// from a snapshot (``ODataRows``): a long `$filter` over many records does not hold other clients.
+    /// options are checked here, under the lock; the records are filtered (`$apply`, then `$filter`), sorted and written
+    /// after it is released, from a snapshot (``ODataRows``, ``ODataApplyPlan``): a long `$filter` or `$apply` over many
+    /// records does not hold other clients.
     func odataCollection(_ set: ODataSet, _ ctx: ODataContext) throws -> StagedResponse {
-        // `$apply`: an aggregation answers here; filters only leave the records that pass, read below.
-        var candidates: [Int]?
+        // `$apply`: an aggregation answers rows of its own; filters only leave the records that pass, read below.
+        var apply: ODataApplyPlan?
         if ctx.options["apply"] != nil {
-            switch try odataApplyCollection(set, ctx) {
-            case .rows(let response): return StagedResponse(response: response)
-            case .records(let ids): candidates = ids
+            let plan = try odataApplyPlan(set, ctx)
+            if plan.aggregates {
+                let snapshot = odataReadSnapshot()
+                return EmulatorState.odataStagedJSON(200) {
+                    try EmulatorState.answeringODataErrors {
+                        try snapshot.odataAggregatedAnswer(set, rows: try snapshot.odataApplied(plan).rows ?? [], ctx).body
+                    }
+                }
             }
+            apply = plan
         }
         var pageSize = max(1, odataMaxPageSize)
         if let p = ctx.preferences["odata.maxpagesize"].flatMap({ Int($0) }), p > 0 { pageSize = min(pageSize, p) }
@@ -265,7 +334,7 @@ extension EmulatorState {
         var options = ctx.options
         options["skiptoken"] = nil
         options["apply"] = nil
-        let rows = try odataPlanRows(set, candidates: candidates, options: options, ctx: ctx, depth: 0, pageStart: pageStart, pageSize: pageSize)
+        let planned = try odataPlanRows(set, candidates: nil, options: options, ctx: ctx, depth: 0, pageStart: pageStart, pageSize: pageSize)
         let context = odataCollectionContext(set, select: ctx.options["select"], ctx: ctx)
         let nextLink = { (next: Int) -> String in
             var query = (ctx.request.rawQuery ?? "").split(separator: "&").filter {
@@ -277,6 +346,8 @@ extension EmulatorState {
         }
         let snapshot = odataReadSnapshot()
         return EmulatorState.odataStagedJSON(200) {
+            var rows = planned
+            if let apply { rows = rows.narrowed(to: try EmulatorState.answeringODataErrors { try snapshot.odataApplied(apply).ids }) }
             let found = rows.found(in: snapshot)
             var head: [(String, JSON)] = [(ctx.annotation("context"), .string(context))]
             if rows.read.count { head.append(("@odata.count", .number(Double(found.total)))) }
@@ -290,6 +361,7 @@ extension EmulatorState {
         let read = try ODataReadOptions(options)
         let columns = try odataColumns(set, select: read.select, ctx: ctx)
         let expand = try odataExpansions(set, read.expand)
+        try odataCheckExpansions(expand, depth: 0)
         let context = ctx.base + "/$metadata#" + ODataContext.encode(set.name) + "/$entity"
         return ODataRowWriter(state: state, set: set, columns: columns, expand: expand, ctx: ctx, depth: 0, context: context)
     }
@@ -411,6 +483,12 @@ struct ODataRows {
 
         /// The number of matching records (`@odata.count`).
         var total: Int { ids.count }
+    }
+
+    /// The same read of `ids` (in their order) instead of its candidates: the records a `$apply`'s filters left.
+    func narrowed(to ids: [Int]) -> ODataRows {
+        ODataRows(set: set, columns: columns, expand: expand, ctx: ctx, depth: depth, candidates: ids, filter: filter,
+                  sortKeys: sortKeys, read: read, pageStart: pageStart, pageSize: pageSize)
     }
 
     /// Filters the records of `state` and places the page.

@@ -200,7 +200,8 @@ struct ODataRowWriter {
             } catch let error as AnswerTooLarge {
                 throw error
             } catch let error as ODataError {
-                // An error inside an expansion does not fail the request (ODATA.md §3.5).
+                // An error inside an expansion (an unknown field: the rest was checked with the request,
+                // ``EmulatorState/odataCheckExpansions(_:depth:)``) does not fail the request (ODATA.md §3.5).
                 var value: [UInt8] = []
                 JSON.array([.object([("error", .object([("code", .string(error.code)), ("message", .string(error.message))]))])]).write(into: &value)
                 pair = (RecordWriter.key("error"), value)

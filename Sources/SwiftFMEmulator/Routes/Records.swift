@@ -168,7 +168,7 @@ extension EmulatorState {
         return Reply(response: .object([]), relockingFinish: { locker in
             snapshot.findWillMatch?()
             let matched = try action(snapshot)
-            let reply = try underLock(locker) { s in
+            let reply = try underLock(locker) { s, _ in
                 // After a reset, the records matched are all gone, whatever records took their ids.
                 let records = s.recordsGeneration == snapshot.recordsGeneration ? s.table(layout.table)?.records ?? [:] : [:]
                 return try s.foundSetAfterAction(request, found: matched.filter { records[$0] != nil }, results: prerequest)

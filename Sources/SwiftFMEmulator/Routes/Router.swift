@@ -31,14 +31,15 @@ struct Reply {
 struct AnswerTooLarge: Error {}
 
 /// Runs a closure on the emulator's state under its lock, as a request's own work runs (``EmulatorCore``: the clock for
-/// two-digit years, then blobs swept and webhook deliveries sent); handed to ``StagedResponse/relockingBody``.
-typealias StateLocker = ((inout EmulatorState) -> Void) -> Void
+/// two-digit years, then blobs swept and webhook deliveries sent), with the emulator's time when the lock was taken (a
+/// `$batch` part's writes are stamped with it); handed to ``StagedResponse/relockingBody``.
+typealias StateLocker = ((inout EmulatorState, Date) -> Void) -> Void
 
-/// `body`'s result, run under the lock `locker` takes; throws what `body` throws.
-func underLock<R>(_ locker: StateLocker, _ body: (inout EmulatorState) throws -> R) throws -> R {
+/// `body`'s result, run under the lock `locker` takes (with the emulator's time then); throws what `body` throws.
+func underLock<R>(_ locker: StateLocker, _ body: (inout EmulatorState, Date) throws -> R) throws -> R {
     try withoutActuallyEscaping(body) { work in
         var result: Result<R, any Error>?
-        locker { state in result = Result { try work(&state) } }
+        locker { state, now in result = Result { try work(&state, now) } }
         guard let result else { throw LockNotTaken() }
         return try result.get()
     }
@@ -47,6 +48,12 @@ func underLock<R>(_ locker: StateLocker, _ body: (inout EmulatorState) throws ->
 /// Thrown by ``underLock(_:_:)`` when its locker did not run the work (``StagedResponse/finished()``, which cannot
 /// take the lock again): the answer is refused.
 struct LockNotTaken: Error {}
+
+/// Thrown by a ``StagedResponse/pendingBody`` that finds, while writing, that the request has another answer:
+/// `response` (an OData `$apply` whose evaluation on a snapshot failed answers its error).
+struct AnsweredOtherwise: Error {
+    let response: HTTPResponse
+}
 
 /// An answer whose body may still have to be written, outside the state lock.
 struct StagedResponse {
@@ -84,11 +91,18 @@ struct StagedResponse {
     }
 
     /// The complete response, and whether it is not the staged one: the ``refusal`` of an answer too large, or
-    /// the ``failure`` of a FileMaker error found while finishing. `locker` takes the state lock for a
-    /// ``relockingBody``: called after the lock is released (``EmulatorCore``), or on the state itself when the
-    /// caller holds it.
+    /// the ``failure`` of a FileMaker error found while finishing, or the answer of ``AnsweredOtherwise``. `locker`
+    /// takes the state lock for a ``relockingBody``: called after the lock is released (``EmulatorCore``), or on the
+    /// state itself when the caller holds it.
     func finishedOrRefused(_ locker: StateLocker) -> (response: HTTPResponse, refused: Bool) {
-        guard pendingBody != nil || relockingBody != nil else { return (response, false) }
+        let finished = finishedTelling(locker)
+        return (finished.response, finished.refused)
+    }
+
+    /// ``finishedOrRefused(_:)``, telling whether the answer is the ``refusal`` (`tooLarge`: the answer would pass the
+    /// cap, or the lock could not be taken again) rather than another answer found while finishing.
+    func finishedTelling(_ locker: StateLocker) -> (response: HTTPResponse, refused: Bool, tooLarge: Bool) {
+        guard pendingBody != nil || relockingBody != nil else { return (response, false, false) }
         var complete = response
         do {
             if let relockingBody {
@@ -97,11 +111,14 @@ struct StagedResponse {
                 complete.body = try pendingBody()
             }
         } catch let e as FMError {
-            return (failure?(e) ?? refusal, true)
+            guard let failure else { return (refusal, true, true) }
+            return (failure(e), true, false)
+        } catch let e as AnsweredOtherwise {
+            return (e.response, true, false)
         } catch {
-            return (refusal, true)
+            return (refusal, true, true)
         }
-        return (complete, false)
+        return (complete, false, false)
     }
 }
 
@@ -316,7 +333,7 @@ extension EmulatorState {
     /// Answers one request completely (the lock is held by the caller).
     mutating func route(_ received: HTTPRequest, now: Date) -> HTTPResponse {
         let staged = routeStaged(received, now: now)
-        return staged.finishedOrRefused { body in body(&self) }.response
+        return staged.finishedOrRefused { body in body(&self, now) }.response
     }
 
     /// ``play(_:request:token:now:)``, leaving the body of an answer without a fault to be written

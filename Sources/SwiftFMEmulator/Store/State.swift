@@ -141,6 +141,8 @@ struct EmulatorState {
     /// Tests: called when a `$filter` starts being applied to records (``ODataFilterPlan``); a read applies it
     /// after the state lock is released.
     var odataWillFilter: (@Sendable () -> Void)?
+    /// Tests: called when a `$apply` starts being evaluated over records (``ODataApplyPlan``).
+    var odataWillApply: (@Sendable () -> Void)?
     /// Tests: called when a find without scripts starts matching records, after the state lock is released.
     var findWillMatch: (@Sendable () -> Void)?
     /// OData webhooks by id (``ODataWebhook``).
