@@ -123,6 +123,20 @@ struct RequestBuilderTests {
         #expect(request.timeoutInterval == 35)   // the transport's idle timeout: the deadline + 5 s
     }
 
+    @Test("An endpoint's own headers go out with the call's; a name set again in another case replaces the value under its first spelling")
+    func endpointHeadersAndOneValuePerName() throws {
+        var endpoint = Endpoint<Void>(.post, .database, ["layouts", "L", "records"], body: .json(Data("{}".utf8))) { _ in }
+        endpoint.headers = ["Cookie": "X-FMS-Session-Key=abc", "content-type": "text/plain", "AUTHORIZATION": "Basic old"]
+        let request = try build(endpoint, auth: "Bearer tok")
+        let fields = request.allHTTPHeaderFields ?? [:]
+        #expect(fields == ["Cookie": "X-FMS-Session-Key=abc", "content-type": "application/json", "AUTHORIZATION": "Bearer tok"])
+        var table = RequestBuilder.HeaderTable()
+        table.set("1", for: "X-One")
+        table.set("2", for: "x-one")
+        table.set("3", for: "X-Two")
+        #expect(table.fields == ["X-One": "2", "X-Two": "3"])
+    }
+
     @Test func multipartHeaders() throws {
         let endpoint = Endpoint<Void>(.post, .database, ["layouts", "L", "records", "1", "containers", "Photo", "1"],
                                       body: .multipart(Data("x".utf8), boundary: "B0UNDARY")) { _ in }

