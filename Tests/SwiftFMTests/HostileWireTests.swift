@@ -175,6 +175,25 @@ enum HostileWireCases {
         withExtendedLifetime(relay) {}
     }
 
+    /// A caller's header (the public transports take any `URLRequest`) whose value holds a line break, or whose name
+    /// holds a colon or a line break, fails the exchange before anything is sent: it would add a line of its own.
+    /// Before, ``FMCurlTransport`` checked Character by Character, and "\r\n" is one Character, neither "\r" nor "\n":
+    /// the pair went out; corelibs URLSession sent such a value as given.
+    static func aHeaderThatWouldAddALine(_ front: HostileFront, headers: [String: String]) async throws {
+        let server = HostileServer { _, _ in .answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") }
+        defer { server.stop() }
+        let (url, transport, relay) = try front.connect(to: server.port, idleTimeout: 30)
+        let outcome = await roundTrip(transport, url + "/answer", headers: headers)
+        #expect(outcome.error?.code == .badURL, "\(String(describing: outcome.error))")
+        #expect(outcome.body.isEmpty)
+        #expect(!server.heads.contains { $0.contains("X-Injected") }, "\(server.heads)")
+        withExtendedLifetime(relay) {}
+    }
+
+    static let lineAddingHeaders: [[String: String]] = [
+        ["X-Note": "a\r\nX-Injected: 1"], ["X-Note": "a\nX-Injected: 1"], ["X-Note": "a\rX-Injected: 1"],
+        ["X-Injected: 1\r\nX-Note": "a"],
+    ]
     static let leftovers = [
         "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nforgd",
         "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nforgd",
@@ -202,6 +221,11 @@ struct HostileWireTests {
     @Test(arguments: HostileFront.plain)
     func aChunkExtensionFloodEndsInBoundedMemory(_ front: HostileFront) async throws {
         try await HostileWireCases.aChunkExtensionFlood(front)
+    }
+
+    @Test(arguments: HostileFront.plain, HostileWireCases.lineAddingHeaders)
+    func aHeaderThatWouldAddALineIsNeverSent(_ front: HostileFront, _ headers: [String: String]) async throws {
+        try await HostileWireCases.aHeaderThatWouldAddALine(front, headers: headers)
     }
 
     @Test(arguments: HostileFront.neverTwice, HostileWireCases.malformed)

@@ -429,15 +429,16 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             // curl would add `Content-Type: application/x-www-form-urlencoded` to a POST without one.
             if HTTPHeader.value("Content-Type", in: headers) == nil { headers["Content-Type"] = "" }
         }
-        // Never `Expect: 100-continue` (a write waits for no interim answer).
-        headers = headers.filter { $0.key.lowercased() != "expect" }
-        headers["Expect"] = ""
+        // Never `Expect: 100-continue` (a write waits for no interim answer): the caller's Expect is dropped and
+        // curl's removed.
+        var fields: [(name: String, value: String)] = [("Expect", "")]
+        fields.reserveCapacity(headers.count + 1)
+        for (name, value) in headers where !HTTPHeader.sameName(name, "Expect") { fields.append((name, value)) }
+        fields.sort { $0.name < $1.name }
         var list: UnsafeMutableRawPointer?
-        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+        for (name, value) in fields {
             // "Name:" removes a header curl would add; "Name;" sends it empty.
-            guard !name.contains(where: { $0 == "\r" || $0 == "\n" || $0 == ":" }), !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
-                return URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "a request header contains a line break or a colon in its name"])
-            }
+            guard !HTTPHeader.addsALine(name: name, value: value) else { return HTTPHeader.addsALineError() }
             let line = value.isEmpty ? "\(name):" : "\(name): \(value)"
             guard let appended = fmcurl_slist_append(list, line) else {
                 options.failed = true

@@ -10,10 +10,23 @@ enum HTTPHeader {
     /// for a name that is not there among eight, on every answer).
     static func value(_ name: String, in headers: [String: String]) -> String? {
         if let exact = headers[name] { return exact }
-        let wanted = name.utf8
-        return headers.first { key, _ in
-            key.utf8.count == wanted.count && zip(key.utf8, wanted).allSatisfy { folded($0) == folded($1) }
-        }?.value
+        return headers.first { key, _ in sameName(key, name) }?.value
+    }
+
+    /// Whether a field would add a line of its own to a request's head: a line break (CR or LF) in its name or its
+    /// value, or a colon in its name. Checked byte by byte: "\r\n" is one `Character`, neither "\r" nor "\n".
+    static func addsALine(name: String, value: String) -> Bool {
+        name.utf8.contains { $0 == 13 || $0 == 10 || $0 == UInt8(ascii: ":") } || value.utf8.contains { $0 == 13 || $0 == 10 }
+    }
+
+    /// The error a transport completes with when a request holds such a field, before anything is sent.
+    static func addsALineError() -> URLError {
+        URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "a request header contains a line break, or a colon in its name"])
+    }
+
+    /// Whether `a` and `b` name the same field: equal byte by byte with ASCII letters folded.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { folded($0) == folded($1) }
     }
 
     /// An ASCII capital as its small letter; any other byte as it is.

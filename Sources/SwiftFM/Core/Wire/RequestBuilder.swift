@@ -128,7 +128,7 @@ enum RequestBuilder {
         private(set) var fields: [String: String] = [:]
 
         mutating func set(_ value: String, for name: String) {
-            if fields[name] == nil, let spelled = fields.keys.first(where: { $0.lowercased() == name.lowercased() }) {
+            if fields[name] == nil, let spelled = fields.keys.first(where: { HTTPHeader.sameName($0, name) }) {
                 fields[spelled] = value
             } else {
                 fields[name] = value

@@ -211,6 +211,12 @@ public final class FMURLSessionTransport: FMTransport {
 
     /// Starts the request; see ``FMTransport/send(_:events:)``.
     public func send(_ request: FMTransportRequest, events: FMTransportEvents) -> any FMTransportTask {
+        // corelibs sends a field set through `allHTTPHeaderFields` as given, line breaks included.
+        if let fields = request.urlRequest.allHTTPHeaderFields,
+           fields.contains(where: { HTTPHeader.addsALine(name: $0.key, value: $0.value) }) {
+            DispatchQueue.global().async { events.complete(HTTPHeader.addsALineError()) }
+            return NothingToCancel()
+        }
         let task: URLSessionTask
         if let file = request.bodyFile {
             var plain = request.urlRequest
@@ -232,6 +238,11 @@ private final class InlineOperationQueue: OperationQueue, @unchecked Sendable {
     override func addOperation(_ block: @escaping @Sendable () -> Void) { block() }
 }
 #endif
+
+/// The task of a request refused before it was sent.
+private struct NothingToCancel: FMTransportTask {
+    func cancel() {}
+}
 
 /// Cancels one `URLSessionTask`.
 struct URLSessionTaskHandle: FMTransportTask, @unchecked Sendable {
