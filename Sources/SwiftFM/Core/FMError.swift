@@ -102,18 +102,23 @@ extension FMError {
 // MARK: - A server's words in an error
 
 extension FMError {
-    /// A FileMaker code as a server wrote it, a string or an integer: an optional `-` and 1 to 9 digits (spaces
-    /// around it ignored), or `""`. `nil` for anything else, a code no FileMaker sends, so that a hostile answer
-    /// cannot put text (line breaks, escape sequences, megabytes) where callers and log lines expect a number;
-    /// the reader then answers `-1007`.
+    /// A FileMaker code as a server wrote it, a string or an integer: an optional `-` and 1 to 9 ASCII digits
+    /// without a leading zero, or `"0"` (spaces around it ignored), or `""`. `nil` for anything else, a code no
+    /// FileMaker sends, so that a hostile answer cannot put text (line breaks, escape sequences, megabytes) where
+    /// callers and log lines expect a number, nor a second spelling of a code (`"00"`, `"-0"`, `"0401"`) past a
+    /// caller's `code == "0"` or `code == "401"`; the reader then answers `-1007`.
     static func serverCode(_ value: Any?) -> String? {
         if let number = value as? NSNumber {
-            guard String(cString: number.objCType) != "c", let integer = RawJSON.exactInt(number), abs(integer) < 1_000_000_000 else { return nil }
+            // No `abs`: it traps on Int.min, which a JSON number can be.
+            guard String(cString: number.objCType) != "c", let integer = RawJSON.exactInt(number),
+                  integer > -1_000_000_000, integer < 1_000_000_000 else { return nil }
             return String(integer)
         }
         guard let text = (value as? String)?.trimmingCharacters(in: .whitespaces) else { return nil }
-        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
-        guard text.isEmpty || (1...9).contains(digits.count) && digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        guard !text.isEmpty else { return text }
+        let digits = (text.hasPrefix("-") ? text.dropFirst() : Substring(text)).utf8
+        guard (1...9).contains(digits.count), digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              digits.first != UInt8(ascii: "0") || text == "0" else { return nil }
         return text
     }
 

@@ -158,7 +158,7 @@ struct FileMakerDecoder {
             if let messages = reader.value(forKey: "messages", in: 0) { envelope["messages"] = reader.any(messages) }
             switch Envelope.firstMessage(in: envelope) {
             case .success(let message):
-                guard message.code == "0" else { throw FMError(code: message.code, message: message.message, httpStatus: status) }
+                guard message.code == "0" else { throw Envelope.failure(message, status: status) }
             case .failure(let error):
                 throw error
             }

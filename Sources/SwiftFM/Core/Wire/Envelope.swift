@@ -64,9 +64,7 @@ enum Envelope {
             case .success(let first): message = first
             case .failure(let error): throw error
             }
-            guard message.code == "0" else {
-                throw FMError(code: message.code, message: message.message, httpStatus: status)
-            }
+            guard message.code == "0" else { throw failure(message, status: status) }
         }
         guard let response = dictionary["response"] as? [String: Any] else {
             throw .malformed("no \"response\" object", status: status)
@@ -89,6 +87,13 @@ enum Envelope {
     /// The part of the envelope a success decoder needs.
     private struct ResponseOnly<R: Decodable>: Decodable {
         var response: R
+    }
+
+    /// The error of an answer whose `messages[0]` is not success: FileMaker's code and message, or `-1007` for an
+    /// empty code (neither FileMaker's nor the client's).
+    static func failure(_ message: FMMessage, status: Int) -> FMError {
+        message.code.isEmpty ? .malformed("FileMaker code \"\"", status: status)
+            : FMError(code: message.code, message: message.message, httpStatus: status)
     }
 
     /// `messages[0]` of an envelope, or `-1007`.

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+@testable import SwiftFM
+
+/// The contract, attacked: whatever a hostile or broken FileMaker Server or OData service writes where a code or a
+/// message goes, the client neither traps nor hangs, and the caller gets either FileMaker's code (exactly one
+/// way of writing it: an optional `-` and 1 to 9 digits without leading zeros, `"0"` for success) or `-1007`;
+/// never a success code for an error status, never an empty code, never a second spelling of a code (`"00"`,
+/// `"-0"`, `"0401"`). Every text of the server's in an error's message (FileMaker's message, and the record ids,
+/// portal and field names a decoding error names) is printable on one line: no control, line-separator or
+/// bidirectional-control character (U+202E could reorder the rest of a caller's log line), and short.
+@Suite("A hostile server's code and message (attacks)")
+struct ServerWordsAttackTests {
+    static func dataAPI(code: String, message: String = "m") -> Data { ServerWordsTests.dataAPI(code: code, message: message) }
+    static func odata(code: String, message: String = "m") -> Data { ServerWordsTests.odata(code: code, message: message) }
+
+    /// The code of `Envelope.response` (a 200 answer), or `"ok"` when it returned.
+    static func code200(_ body: Data) -> String {
+        do { _ = try Envelope.response(from: body, status: 200); return "ok" } catch { return error.code }
+    }
+
+    /// The code of `ODataEnvelope.script`, or `"ok <code>"`.
+    static func scriptCode(_ body: String) -> String {
+        do { return "ok " + (try ODataEnvelope.script(Data(body.utf8), status: 200)).code } catch { return error.code }
+    }
+
+    static func isOneLine(_ text: String) -> Bool {
+        !text.unicodeScalars.contains {
+            [.control, .lineSeparator, .paragraphSeparator].contains($0.properties.generalCategory) || $0.properties.isBidiControl
+        }
+    }
+
+    // MARK: findings (each failed before its fix)
+
+    /// `abs(Int.min)` trapped: a code of -9223372036854775808 (a JSON number) crashed the process that read it.
+    @Test("A code of Int.min or Int.max is -1007, not a trap", arguments: ["-9223372036854775808", "9223372036854775807", "-9223372036854775809"])
+    func extremeIntegerCodes(_ code: String) {
+        #expect(Envelope.error(status: 500, body: Self.dataAPI(code: code)).code == FMError.ClientCode.malformedResponse)
+        #expect(ODataEnvelope.error(status: 500, body: Self.odata(code: code)).code == FMError.ClientCode.malformedResponse)
+        #expect(Self.code200(Self.dataAPI(code: code)) == FMError.ClientCode.malformedResponse)
+        #expect(Self.scriptCode(#"{"scriptResult":{"code":\#(code)}}"#) == FMError.ClientCode.malformedResponse)
+    }
+
+    /// `"00"`, `"-0"` and `"0401"` passed as codes: an error status then completed with a code whose `numericCode`
+    /// is 0 (success), and a 200 answer with `"-0"` failed with code `"-0"`; `"0401"` is not `"401"` to a caller.
+    @Test("A second spelling of a code is -1007", arguments: [#""00""#, #""-0""#, #"" -0 ""#, #""0401""#, #""000000000""#, #""-00952""#])
+    func secondSpellings(_ code: String) {
+        #expect(Envelope.error(status: 500, body: Self.dataAPI(code: code)).code == FMError.ClientCode.malformedResponse)
+        #expect(ODataEnvelope.error(status: 500, body: Self.odata(code: code)).code == FMError.ClientCode.malformedResponse)
+        #expect(Self.code200(Self.dataAPI(code: code)) == FMError.ClientCode.malformedResponse)
+        #expect(Self.scriptCode(#"{"scriptResult":{"code":\#(code)}}"#) == FMError.ClientCode.malformedResponse)
+        let bare = code.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        let xml = Data("<m:error><m:code>\(bare)</m:code><m:message>m</m:message></m:error>".utf8)
+        #expect(ODataEnvelope.error(status: 500, body: xml).code == FMError.ClientCode.notJSON, "not read as FileMaker's")
+    }
+
+    /// A 200 answer whose code was `""` failed with the code `""` (neither FileMaker's nor the client's), on the
+    /// Data API's reader and the found-set decoder's; an OData script's `""` was its code.
+    @Test("An empty code in a 200 answer is -1007")
+    func emptyCodeIn200() {
+        let body = Self.dataAPI(code: #""""#)
+        #expect(Self.code200(body) == FMError.ClientCode.malformedResponse)
+        let found = Data(#"{"response":{"data":[]},"messages":[{"code":"","message":"m"}]}"#.utf8)
+        do {
+            _ = try FileMakerDecoder().foundSet([String: String].self, body: found, status: 200, checkMessages: true)
+            Issue.record("an empty code was a success")
+        } catch {
+            #expect(error.code == FMError.ClientCode.malformedResponse)
+        }
+        #expect(Self.scriptCode(#"{"scriptResult":{"code":""}}"#) == FMError.ClientCode.malformedResponse)
+        #expect(Self.scriptCode(#"{"scriptResult":"r","scriptError":""}"#) == FMError.ClientCode.malformedResponse)
+    }
+
+    // MARK: guards (held before)
+
+    /// Codes of every other shape: -1007 on both envelopes, never a trap.
+    @Test("Codes of any other shape are -1007", arguments: [
+        #""+1""#, #""１２""#, #""٣""#, #""1\u0000""#, "1e400", "-1e400", "1.5", "null", "[1]", #"{"a":1}"#, "false",
+        #""9223372036854775808""#, "99999999999999999999999", "1000000000", "-1000000000",
+    ])
+    func otherShapes(_ code: String) {
+        #expect(Envelope.error(status: 500, body: Self.dataAPI(code: code)).code == FMError.ClientCode.malformedResponse)
+        #expect(ODataEnvelope.error(status: 500, body: Self.odata(code: code)).code == FMError.ClientCode.malformedResponse)
+        #expect(Self.code200(Self.dataAPI(code: code)) == FMError.ClientCode.malformedResponse)
+    }
+
+    /// A JSON number that is zero in any spelling is success's `"0"`: on an error status, -1007.
+    @Test("Zero as a number, in any spelling, is never an error's code", arguments: ["0", "-0", "0.0", "-0.0", "0e5"])
+    func zeroNumbers(_ code: String) {
+        #expect(Envelope.error(status: 500, body: Self.dataAPI(code: code)).code == FMError.ClientCode.malformedResponse)
+        #expect(ODataEnvelope.error(status: 500, body: Self.odata(code: code)).code == FMError.ClientCode.malformedResponse)
+        #expect(Self.code200(Self.dataAPI(code: code)) == "ok")
+    }
+
+    /// An envelope of the wrong shape, a second message hiding behind a success, nesting past any limit: -1007.
+    @Test("Envelopes of the wrong shape are -1007")
+    func wrongShapes() {
+        let deep = String(repeating: "[", count: 200_000) + String(repeating: "]", count: 200_000)
+        let bodies = [
+            #"{"messages":[],"response":{}}"#, #"{"messages":{"code":"401"},"response":{}}"#, #"{"messages":["401"]}"#,
+            #"{"messages":[{"code":"0"},{"code":"401","message":"second"}],"response":{}}"#, #"{"messages":[{"code":"0"}],"response":[]}"#,
+            #"{"error":{"code":{"value":"401"}}}"#, #"{"error":"401"}"#, deep, #"{"messages":"# + deep + "}",
+        ]
+        for body in bodies {
+            #expect(Envelope.error(status: 500, body: Data(body.utf8)).code == FMError.ClientCode.malformedResponse, "\(body.prefix(80))")
+            #expect(ODataEnvelope.error(status: 500, body: Data(body.utf8)).code == FMError.ClientCode.malformedResponse, "\(body.prefix(80))")
+        }
+        #expect(Self.code200(Data(#"{"messages":[{"code":"0"}],"response":[]}"#.utf8)) == FMError.ClientCode.malformedResponse)
+    }
+
+    /// Invalid UTF-8, escaped lone surrogates, NUL, ANSI escapes, C1 controls and a 4 MB message: a printable
+    /// message of at most 600 characters (then `…`), never a trap.
+    @Test("Hostile message texts come out printable and short")
+    func hostileTexts() {
+        let texts: [Data] = [
+            Data(#"{"messages":[{"code":"500","message":"a\ud800b\udfffc"}]}"#.utf8),
+            Data(#"{"messages":[{"code":"500","message":"a"#.utf8) + Data([0xFF, 0xC0, 0x80, 0xED, 0xA0, 0x80]) + Data(#""}]}"#.utf8),
+            Data(#"{"messages":[{"code":"500","message":"a\u0000b\u001B[31mred\u0085\u009Bc"}]}"#.utf8),
+            Data(#"{"messages":[{"code":"500","message":""#.utf8) + Data(repeating: UInt8(ascii: "\\"), count: 1) + Data("n".utf8)
+                + Data(String(repeating: "\u{200B}é", count: 500_000).utf8) + Data(#""}]}"#.utf8),
+        ]
+        for body in texts {
+            let error = Envelope.error(status: 500, body: body)
+            #expect(error.code == "500" || error.code == FMError.ClientCode.malformedResponse)
+            #expect(Self.isOneLine(error.message) && error.message.count <= 601, "\(error.message.prefix(100))")
+        }
+    }
+
+    /// An XML error with a DTD and entities is read as text: nothing is expanded, its code is not FileMaker's.
+    @Test("OData XML errors with entities expand nothing")
+    func xmlEntities() {
+        var dtd = #"<?xml version="1.0"?><!DOCTYPE m [<!ENTITY l0 "lol">"#
+        for level in 1...9 { dtd += "<!ENTITY l\(level) \"" + String(repeating: "&l\(level - 1);", count: 10) + "\">" }
+        dtd += "]>"
+        let laughs = Data((dtd + "<m:error><m:code>&l9;</m:code><m:message>&l9;</m:message></m:error>").utf8)
+        #expect(ODataEnvelope.error(status: 500, body: laughs).code == FMError.ClientCode.notJSON)
+        let inMessage = Data((dtd + "<m:error><m:code>500</m:code><m:message>&l9;&#10;x</m:message></m:error>").utf8)
+        let error = ODataEnvelope.error(status: 500, body: inMessage)
+        #expect(error.code == "500" && error.message == "&l9;&#10;x")
+    }
+
+    /// Through a whole call: a FileMaker error whose message carries line breaks, escapes, bidi controls, the
+    /// password and the session token leaves every log line one line and free of both secrets.
+    @Test("Every log line of a hostile error stays one line without secrets")
+    func logLines() {
+        let message = "bad\r\n[SwiftFM] ok s3cret-pass \(Bodies.token)\u{202E}\u{2028}\u{1B}[2J"
+        let harness = Harness { request in
+            isLogin(request) ? .json(200, Bodies.login()) : .json(500, String(decoding: Self.dataAPI(code: #""101""#, message: message), as: UTF8.self))
+        }
+        let recorder = Recorder<String>(expecting: 2)
+        harness.api.getRecord(layout: "Contacts", recordId: 1) { _, code in recorder.record(code) }
+        harness.api.getRecord(layout: "Contacts", recordId: 2) { _, code in recorder.record(code) }
+        #expect(recorder.wait() == ["101", "101"])
+        harness.drain()
+        #expect(!harness.logs.values.isEmpty)
+        for event in harness.logs.values {
+            for line in [event.message] + Array(event.metadata.keys) + Array(event.metadata.values) {
+                #expect(Self.isOneLine(line) && !line.contains("s3cret-pass") && !line.contains(Bodies.token) && !line.contains("[SwiftFM] ok"),
+                        "\(line)")
+            }
+        }
+    }
+}
