@@ -71,6 +71,49 @@ struct ServerWordsAttackTests {
         #expect(Self.scriptCode(#"{"scriptResult":"r","scriptError":""}"#) == FMError.ClientCode.malformedResponse)
     }
 
+    /// U+202E and its kin passed: a message could reverse the rest of the caller's log line it was written into.
+    @Test("Bidirectional controls in a message are replaced")
+    func bidiControls() {
+        let message = "No records\u{202E}0 edoc\u{202C} \u{2066}x\u{2069}\u{200F}"
+        for error in [Envelope.error(status: 500, body: Self.dataAPI(code: #""401""#, message: message)),
+                      ODataEnvelope.error(status: 500, body: Self.odata(code: #""401""#, message: message)),
+                      ODataEnvelope.error(status: 500, body: Data("<m:error><m:code>401</m:code><m:message>\(message)</m:message></m:error>".utf8))] {
+            #expect(error.code == "401")
+            #expect(Self.isOneLine(error.message), "\(error.message.unicodeScalars.map { String($0.value, radix: 16) })")
+            #expect(error.message.hasPrefix("No records"))
+        }
+    }
+
+    /// A record id, a portal's name and a field's name are the server's words too: a decoding error wrote them into
+    /// its message as they came (line breaks, megabytes).
+    @Test("A decoding error's message names the server's record, portal and field printably and briefly")
+    func decodingErrorsNameTheServersWordsPrintably() {
+        let forged = "1\r\n[SwiftFM] login succeeded\u{202E}" + String(repeating: "x", count: 100_000)
+        let name = ServerWordsTests.jsonString(forged)
+        let bodies = [
+            #"{"response":{"data":[{"recordId":\#(name),"modId":"1"}]},"messages":[{"code":"0"}]}"#,
+            #"{"response":{"data":[{"recordId":"1","modId":"1","fieldData":{},"portalData":{\#(name):5}}]},"messages":[{"code":"0"}]}"#,
+            #"{"response":{"data":[{"recordId":"1","modId":"1","fieldData":{\#(name):{"a":1}}}]},"messages":[{"code":"0"}]}"#,
+        ]
+        for body in bodies {
+            do {
+                _ = try FileMakerDecoder().foundSet([String: Int].self, body: Data(body.utf8), status: 200)
+                Issue.record("decoded: \(body.prefix(120))")
+            } catch {
+                #expect(error.code == FMError.ClientCode.malformedResponse)
+                #expect(Self.isOneLine(error.message) && error.message.count < 1_000, "\(error.message.prefix(200))")
+            }
+        }
+        // OData's typed rows name the field the same way.
+        let rows = Data(#"{"value":[{\#(name):{"a":1}}]}"#.utf8)
+        do {
+            _ = try ODataEnvelope.typedPage([String: Int].self, rows, status: 200)
+            Issue.record("decoded")
+        } catch {
+            #expect(Self.isOneLine(error.message) && error.message.count < 1_000, "\(error.message.prefix(200))")
+        }
+    }
+
     // MARK: guards (held before)
 
     /// Codes of every other shape: -1007 on both envelopes, never a trap.

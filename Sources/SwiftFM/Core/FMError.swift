@@ -122,9 +122,10 @@ extension FMError {
         return text
     }
 
-    /// A server's text (FileMaker's or Cognito's message, a Cognito exception's name) as an error holds it: at most
-    /// `limit` characters (then `…`), every control or line-separator character replaced by U+FFFD, so that it
-    /// can neither forge a line in a caller's log nor fill one.
+    /// A server's text (FileMaker's or Cognito's message, a Cognito exception's name, a record id or a field name
+    /// in a decoding error) as an error holds it: at most `limit` characters (then `…`), every control,
+    /// line-separator or bidirectional-control character (U+202E, U+2066, …) replaced by U+FFFD, so that it can
+    /// neither forge a line in a caller's log, nor reorder the rest of one, nor fill one.
     static func serverText(_ text: String, limit: Int = 600) -> String {
         var out = String.UnicodeScalarView()
         var count = 0
@@ -132,7 +133,7 @@ extension FMError {
             guard count < limit else { return String(out) + "…" }
             switch scalar.properties.generalCategory {
             case .control, .lineSeparator, .paragraphSeparator: out.append("\u{FFFD}")
-            default: out.append(scalar)
+            default: out.append(scalar.properties.isBidiControl ? "\u{FFFD}" : scalar)
             }
             count += 1
         }
