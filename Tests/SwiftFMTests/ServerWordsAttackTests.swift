@@ -114,6 +114,46 @@ struct ServerWordsAttackTests {
         }
     }
 
+    /// A server that echoes the request's secrets into its message (a gateway that quotes the `Authorization`
+    /// header, a script that returns the token): `FMError.description` promises no credentials and no tokens, and
+    /// the message came to the caller as the server wrote it, password, Basic value and session token included.
+    @Test("A message that echoes the password, the Basic value or the token reaches the caller without them")
+    func echoedSecrets() async {
+        let basic = basicValue("admin", "s3cret-pass")
+        let message = "Invalid password s3cret-pass (Basic \(basic)) for token \(Bodies.token)"
+        let harness = Harness { request in
+            isLogin(request) ? .json(200, Bodies.login()) : .json(500, String(decoding: Self.dataAPI(code: #""101""#, message: message), as: UTF8.self))
+        }
+        do {
+            _ = try await harness.api.getRecord(layout: "Contacts", recordId: 1)
+            Issue.record("a value")
+        } catch let error as FMError {
+            #expect(error.code == "101")
+            for secret in ["s3cret-pass", basic, Bodies.token] {
+                #expect(!error.description.contains(secret), "\(error)")
+            }
+            #expect(error.message.hasPrefix("Invalid password "))
+        } catch {
+            Issue.record("\(error)")
+        }
+        // A legacy call's own token and Basic value (no configured credentials) are hidden the same way: the server
+        // echoes the Authorization header it got, and the password in it.
+        let legacy = Harness(configuration: FMConfiguration(host: "fms.example.com", database: "Contacts", credentials: nil)) { request in
+            let authorization = request.header("Authorization") ?? ""
+            let password = authorization.hasPrefix("Basic ") ? "s3cret-pass" : ""
+            return .json(500, String(decoding: Self.dataAPI(code: #""212""#, message: "got \(authorization) \(password)"), as: UTF8.self))
+        }
+        let codes = Recorder<FMError?>(expecting: 2)
+        legacy.api.perform(LegacyCall.login(encodedAuth: basic).endpoint(token: "")) { codes.record($0.testError) }
+        legacy.api.perform(LegacyCall.validate.endpoint(token: Bodies.token)) { codes.record($0.testError) }
+        for error in codes.wait() {
+            #expect(error?.code == "212" && error?.message.hasPrefix("got ") == true)
+            for secret in ["s3cret-pass", basic, Bodies.token] {
+                #expect(!(error?.description.contains(secret) ?? true), "\(String(describing: error))")
+            }
+        }
+    }
+
     // MARK: guards (held before)
 
     /// Codes of every other shape: -1007 on both envelopes, never a trap.
