@@ -154,6 +154,25 @@ struct ServerWordsAttackTests {
         }
     }
 
+    /// A container's URL and a redirect's `Location` are the server's words, and `URL.host` decodes their
+    /// percent-escapes: a host of `files%0d%0a…` put a line break into "Connection to … failed", "The container
+    /// was not found at …" and the wrong-scheme message.
+    @Test("A host the server named is printable in every message that names it")
+    func serverNamedHosts() throws {
+        let url = try #require(URL(string: "http://files%0d%0a%5BSwiftFM%5D%20ok%E2%80%AE.example/x"))
+        #expect(url.host?.contains("\r\n") == true, "the attack needs URL.host to decode")
+        let texts = [
+            FMError.address(of: url),
+            FMError.fromTransport(URLError(.cannotFindHost), url: url).description,
+            FMError.timeout(url, after: nil).description,
+            FMError.wrongScheme(url, use: "https", underlying: "u").description,
+            FMError.wrongScheme(url, use: "http", underlying: "u").description,
+        ]
+        for text in texts {
+            #expect(Self.isOneLine(text) && text.contains("files"), "\(text)")
+        }
+    }
+
     // MARK: guards (held before)
 
     /// Codes of every other shape: -1007 on both envelopes, never a trap.

@@ -517,7 +517,7 @@ extension FMError {
     /// A call sent with the scheme the server does not speak: `-1003`, a message naming the URL to write
     /// instead, never retried (it is no transient fault).
     static func wrongScheme(_ url: URL?, use scheme: String, underlying: String) -> FMError {
-        var address = url?.host ?? "the host"
+        var address = hostName(of: url) ?? "the host"
         if let port = url?.port { address += ":\(port)" }
         let said = scheme == "http"
             ? "the TLS handshake with \(address) failed: the server there speaks plain HTTP (as fm-emulator does)? Write the host as http://\(address)"
