@@ -104,6 +104,15 @@ struct ServerWordsAttackTests {
                 #expect(Self.isOneLine(error.message) && error.message.count < 1_000, "\(error.message.prefix(200))")
             }
         }
+        // OData's $metadata names its entity types and sets the same way.
+        let metadata = Data(#"{"$Version":"4.01","NS":{\#(name):{"$Kind":5}}}"#.utf8)
+        do {
+            _ = try ODataMetadataReader.metadata(metadata, status: 200)
+            Issue.record("read")
+        } catch {
+            #expect(error.code == FMError.ClientCode.malformedResponse)
+            #expect(Self.isOneLine(error.message) && error.message.count < 1_000, "\(error.message.prefix(200))")
+        }
         // OData's typed rows name the field the same way.
         let rows = Data(#"{"value":[{\#(name):{"a":1}}]}"#.utf8)
         do {
