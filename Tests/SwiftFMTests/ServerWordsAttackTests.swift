@@ -101,8 +101,18 @@ struct ServerWordsAttackTests {
                 Issue.record("decoded: \(body.prefix(120))")
             } catch {
                 #expect(error.code == FMError.ClientCode.malformedResponse)
-                #expect(Self.isOneLine(error.message) && error.message.count < 1_000, "\(error.message.prefix(200))")
+                #expect(Self.isOneLine(error.description) && error.description.count < 2_000, "\(error.description.prefix(300))")
             }
+        }
+        // A portal row read by the caller names its record id the same way.
+        let row = FMPortalRow(recordId: forged, modId: nil, fields: [forged: .object(["a": .number(1)])])
+        do {
+            _ = try row.decode([String: Int].self)
+            Issue.record("decoded")
+        } catch let error as FMError {
+            #expect(Self.isOneLine(error.description) && error.description.count < 2_000, "\(error.description.prefix(300))")
+        } catch {
+            Issue.record("\(error)")
         }
         // OData's $metadata names its entity types and sets the same way.
         let metadata = Data(#"{"$Version":"4.01","NS":{\#(name):{"$Kind":5}}}"#.utf8)
@@ -111,7 +121,7 @@ struct ServerWordsAttackTests {
             Issue.record("read")
         } catch {
             #expect(error.code == FMError.ClientCode.malformedResponse)
-            #expect(Self.isOneLine(error.message) && error.message.count < 1_000, "\(error.message.prefix(200))")
+            #expect(Self.isOneLine(error.description) && error.description.count < 2_000, "\(error.description.prefix(300))")
         }
         // OData's typed rows name the field the same way.
         let rows = Data(#"{"value":[{\#(name):{"a":1}}]}"#.utf8)
@@ -119,7 +129,7 @@ struct ServerWordsAttackTests {
             _ = try ODataEnvelope.typedPage([String: Int].self, rows, status: 200)
             Issue.record("decoded")
         } catch {
-            #expect(Self.isOneLine(error.message) && error.message.count < 1_000, "\(error.message.prefix(200))")
+            #expect(Self.isOneLine(error.description) && error.description.count < 2_000, "\(error.description.prefix(300))")
         }
     }
 

@@ -122,6 +122,12 @@ extension FMError {
         return text
     }
 
+    /// An error's description as an ``FMError/underlying`` holds it: a decoding error's names the server's keys as
+    /// sent (Swift prints a `DecodingError`'s path unescaped), so it is made printable and short too.
+    static func underlyingText(_ error: any Error) -> String {
+        serverText(String(describing: error), limit: 1_000)
+    }
+
     /// A server's text (FileMaker's or Cognito's message, a Cognito exception's name, a record id or a field name
     /// in a decoding error) as an error holds it: at most `limit` characters (then `…`), every control,
     /// line-separator or bidirectional-control character (U+202E, U+2066, …) replaced by U+FFFD, so that it can

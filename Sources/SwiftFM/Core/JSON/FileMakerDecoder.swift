@@ -109,7 +109,7 @@ struct FileMakerDecoder {
                 let failure = checkMessages && !Envelope.looksLikeJSON(body)
                     ? FMError.notJSON(status: status)
                     : FMError(code: FMError.ClientCode.malformedResponse, message: "Unexpected response: the body is not valid JSON",
-                              httpStatus: status, underlying: String(describing: error))
+                              httpStatus: status, underlying: FMError.underlyingText(error))
                 return .failure(failure)
             }
             let reader = JSONTapeReader(bytes: bytes, tape: tape)
@@ -204,7 +204,7 @@ struct FileMakerDecoder {
                 } catch {
                     throw FMError(code: FMError.ClientCode.malformedResponse,
                                   message: "Unexpected response: record \(FMError.serverText(next.recordId, limit: 100)): \((error as? FMError)?.message ?? Self.describe(error))",
-                                  httpStatus: status, underlying: String(describing: error))
+                                  httpStatus: status, underlying: FMError.underlyingText(error))
                 }
             }
             records.append(next)
@@ -259,7 +259,7 @@ struct FileMakerDecoder {
         } catch {
             throw FMError(code: FMError.ClientCode.malformedResponse,
                           message: "Unexpected response: \(name()) cannot be read as \(T.self): \(Self.describe(error))",
-                          httpStatus: status, underlying: String(describing: error))
+                          httpStatus: status, underlying: FMError.underlyingText(error))
         }
         var portalData: [String: [FMPortalRow]] = [:]
         if let portals, reader.nodes[portals].kind == .object {

@@ -51,7 +51,7 @@ enum Envelope {
         } catch {
             guard checkMessages else {
                 throw FMError(code: FMError.ClientCode.malformedResponse, message: "Unexpected response: the body is not valid JSON",
-                              httpStatus: status, underlying: String(describing: error))
+                              httpStatus: status, underlying: FMError.underlyingText(error))
             }
             throw looksLikeJSON(body) ? .malformed("truncated or invalid JSON", status: status) : .notJSON(status: status)
         }
@@ -80,7 +80,7 @@ enum Envelope {
         } catch {
             throw FMError(code: FMError.ClientCode.malformedResponse,
                           message: "Unexpected response: cannot read \(R.self)",
-                          httpStatus: status, underlying: String(describing: error))
+                          httpStatus: status, underlying: FMError.underlyingText(error))
         }
     }
 
