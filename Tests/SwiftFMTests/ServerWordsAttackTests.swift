@@ -6,9 +6,11 @@ import Testing
 /// message goes, the client neither traps nor hangs, and the caller gets either FileMaker's code (exactly one
 /// way of writing it: an optional `-` and 1 to 9 digits without leading zeros, `"0"` for success) or `-1007`;
 /// never a success code for an error status, never an empty code, never a second spelling of a code (`"00"`,
-/// `"-0"`, `"0401"`). Every text of the server's in an error's message (FileMaker's message, and the record ids,
-/// portal and field names a decoding error names) is printable on one line: no control, line-separator or
-/// bidirectional-control character (U+202E could reorder the rest of a caller's log line), and short.
+/// `"-0"`, `"0401"`). Every word of the server's in an error (FileMaker's message; the record ids, portal, field,
+/// type and host names an error names; a decoding error's `underlying` text) is printable on one line: no
+/// control, line-separator or bidirectional-control character (U+202E could reorder the rest of a caller's log
+/// line), and short. A password, Basic value or token the server echoes never reaches the caller's error, and no
+/// log line carries any of this.
 @Suite("A hostile server's code and message (attacks)")
 struct ServerWordsAttackTests {
     static func dataAPI(code: String, message: String = "m") -> Data { ServerWordsTests.dataAPI(code: code, message: message) }
@@ -197,7 +199,8 @@ struct ServerWordsAttackTests {
     /// Codes of every other shape: -1007 on both envelopes, never a trap.
     @Test("Codes of any other shape are -1007", arguments: [
         #""+1""#, #""１２""#, #""٣""#, #""1\u0000""#, "1e400", "-1e400", "1.5", "null", "[1]", #"{"a":1}"#, "false",
-        #""9223372036854775808""#, "99999999999999999999999", "1000000000", "-1000000000",
+        #""9223372036854775808""#, "99999999999999999999999", "1000000000", "-1000000000", "1e1000000",
+        "0.000000000000000000000000000000000000000000000001", String(repeating: "9", count: 1_000_000),
     ])
     func otherShapes(_ code: String) {
         #expect(Envelope.error(status: 500, body: Self.dataAPI(code: code)).code == FMError.ClientCode.malformedResponse)
