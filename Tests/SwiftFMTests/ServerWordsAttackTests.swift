@@ -157,6 +157,21 @@ struct ServerWordsAttackTests {
         } catch {
             Issue.record("\(error)")
         }
+        // OData (Basic on every call) alike.
+        let odataHarness = Harness { request in
+            .json(400, String(decoding: Self.odata(code: #""8309""#, message: "got \(request.header("Authorization") ?? "") s3cret-pass"), as: UTF8.self))
+        }
+        do {
+            _ = try await FMOData(sharing: odataHarness.api).records(from: "contacts")
+            Issue.record("a value")
+        } catch let error as FMError {
+            #expect(error.code == "8309" && error.message.hasPrefix("got "))
+            for secret in ["s3cret-pass", basic] {
+                #expect(!error.description.contains(secret), "\(error)")
+            }
+        } catch {
+            Issue.record("\(error)")
+        }
         // A legacy call's own token and Basic value (no configured credentials) are hidden the same way: the server
         // echoes the Authorization header it got, and the password in it.
         let legacy = Harness(configuration: FMConfiguration(host: "fms.example.com", database: "Contacts", credentials: nil)) { request in
