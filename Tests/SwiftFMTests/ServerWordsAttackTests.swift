@@ -209,6 +209,19 @@ struct ServerWordsAttackTests {
         }
     }
 
+    /// A transport's text is partly the server's: curl quotes a certificate's subject name ("SSL: certificate
+    /// subject name '…' does not match target host name"), and it went into the message ("certificate not
+    /// trusted: …", "TLS handshake failed: …") and `underlying` as it came.
+    @Test("A transport's text (which may quote the server's certificate) is printable in the error")
+    func transportTexts() throws {
+        let said = "SSL: certificate subject name 'evil\r\n[SwiftFM] ok\u{202E}' does not match target host name 'fms.example.com'"
+        let url = try #require(URL(string: "https://fms.example.com/fmi/data/vLatest/productInfo"))
+        for code in [URLError.Code.secureConnectionFailed, .serverCertificateUntrusted, .badServerResponse, .networkConnectionLost] {
+            let error = FMError.fromTransport(URLError(code, userInfo: [NSLocalizedDescriptionKey: said]), url: url)
+            #expect(Self.isOneLine(error.description) && error.description.contains("subject name"), "\(error)")
+        }
+    }
+
     // MARK: guards (held before)
 
     /// Codes of every other shape: -1007 on both envelopes, never a trap.

@@ -469,10 +469,11 @@ extension FMError {
             code = url.code.rawValue
         } else {
             let ns = error as NSError
-            guard ns.domain == NSURLErrorDomain else { return .transport(String(describing: error)) }
+            guard ns.domain == NSURLErrorDomain else { return .transport(underlyingText(error)) }
             code = ns.code
         }
-        let description = (error as NSError).localizedDescription
+        // Partly the server's words (curl quotes a certificate's subject name): printable and short.
+        let description = serverText((error as NSError).localizedDescription, limit: 1_000)
         let underlying = "\(urlErrorName(code)): \(description)"
         switch code {
         case URLError.Code.timedOut.rawValue: return .timeout(url, after: nil)
