@@ -157,6 +157,22 @@ struct ServerWordsAttackTests {
         } catch {
             Issue.record("\(error)")
         }
+        // A secret the 600-character cut splits ("…s3cret-pas…") is hidden too: before, all but its tail came through.
+        for secret in ["s3cret-pass", Bodies.token] {
+            let padded = String(repeating: "x", count: 600 - secret.count + 1) + secret + " and more"
+            let cut = Harness { request in
+                isLogin(request) ? .json(200, Bodies.login()) : .json(500, String(decoding: Self.dataAPI(code: #""101""#, message: padded), as: UTF8.self))
+            }
+            do {
+                _ = try await cut.api.getRecord(layout: "Contacts", recordId: 1)
+                Issue.record("a value")
+            } catch let error as FMError {
+                #expect(error.code == "101" && error.message.hasSuffix("…") && error.message.hasPrefix("xxx"))
+                #expect(!error.description.contains(secret.prefix(3)), "\(error.message.suffix(40))")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
         // OData (Basic on every call) alike.
         let odataHarness = Harness { request in
             .json(400, String(decoding: Self.odata(code: #""8309""#, message: "got \(request.header("Authorization") ?? "") s3cret-pass"), as: UTF8.self))

@@ -142,8 +142,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             }
         case .basic(nil), .none, .session: break
         }
-        error.message = Redaction.scrub(error.message, secrets: secrets)
-        error.underlying = error.underlying.map { Redaction.scrub($0, secrets: secrets) }
+        error.message = Redaction.scrubCut(error.message, secrets: secrets)
+        error.underlying = error.underlying.map { Redaction.scrubCut($0, secrets: secrets) }
         return .failure(error)
     }
 
