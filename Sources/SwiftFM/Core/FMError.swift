@@ -102,24 +102,36 @@ extension FMError {
 // MARK: - A server's words in an error
 
 extension FMError {
-    /// A FileMaker code as a server wrote it, a string or an integer: an optional `-` and 1 to 9 digits (spaces
-    /// around it ignored), or `""`. `nil` for anything else, a code no FileMaker sends, so that a hostile answer
-    /// cannot put text (line breaks, escape sequences, megabytes) where callers and log lines expect a number;
-    /// the reader then answers `-1007`.
+    /// A FileMaker code as a server wrote it, a string or an integer: an optional `-` and 1 to 9 ASCII digits
+    /// without a leading zero, or `"0"` (spaces around it ignored), or `""`. `nil` for anything else, a code no
+    /// FileMaker sends, so that a hostile answer cannot put text (line breaks, escape sequences, megabytes) where
+    /// callers and log lines expect a number, nor a second spelling of a code (`"00"`, `"-0"`, `"0401"`) past a
+    /// caller's `code == "0"` or `code == "401"`; the reader then answers `-1007`.
     static func serverCode(_ value: Any?) -> String? {
         if let number = value as? NSNumber {
-            guard String(cString: number.objCType) != "c", let integer = RawJSON.exactInt(number), abs(integer) < 1_000_000_000 else { return nil }
+            // No `abs`: it traps on Int.min, which a JSON number can be.
+            guard String(cString: number.objCType) != "c", let integer = RawJSON.exactInt(number),
+                  integer > -1_000_000_000, integer < 1_000_000_000 else { return nil }
             return String(integer)
         }
         guard let text = (value as? String)?.trimmingCharacters(in: .whitespaces) else { return nil }
-        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
-        guard text.isEmpty || (1...9).contains(digits.count) && digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        guard !text.isEmpty else { return text }
+        let digits = (text.hasPrefix("-") ? text.dropFirst() : Substring(text)).utf8
+        guard (1...9).contains(digits.count), digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              digits.first != UInt8(ascii: "0") || text == "0" else { return nil }
         return text
     }
 
-    /// A server's text (FileMaker's or Cognito's message, a Cognito exception's name) as an error holds it: at most
-    /// `limit` characters (then `…`), every control or line-separator character replaced by U+FFFD, so that it
-    /// can neither forge a line in a caller's log nor fill one.
+    /// An error's description as an ``FMError/underlying`` holds it: a decoding error's names the server's keys as
+    /// sent (Swift prints a `DecodingError`'s path unescaped), so it is made printable and short too.
+    static func underlyingText(_ error: any Error) -> String {
+        serverText(String(describing: error), limit: 1_000)
+    }
+
+    /// A server's text (FileMaker's or Cognito's message, a Cognito exception's name, a record id or a field name
+    /// in a decoding error) as an error holds it: at most `limit` characters (then `…`), every control,
+    /// line-separator or bidirectional-control character (U+202E, U+2066, …) replaced by U+FFFD, so that it can
+    /// neither forge a line in a caller's log, nor reorder the rest of one, nor fill one.
     static func serverText(_ text: String, limit: Int = 600) -> String {
         var out = String.UnicodeScalarView()
         var count = 0
@@ -127,7 +139,7 @@ extension FMError {
             guard count < limit else { return String(out) + "…" }
             switch scalar.properties.generalCategory {
             case .control, .lineSeparator, .paragraphSeparator: out.append("\u{FFFD}")
-            default: out.append(scalar)
+            default: out.append(scalar.properties.isBidiControl ? "\u{FFFD}" : scalar)
             }
             count += 1
         }

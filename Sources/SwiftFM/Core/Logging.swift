@@ -124,6 +124,21 @@ enum Redaction {
         }
         return result
     }
+
+    /// ``scrub(_:secrets:)`` for a text a limit may have cut (``FMError/serverText(_:limit:)``): also the start of
+    /// a secret (3 characters or more) just before a `…`, where a cut split it, so that a server cannot pad an
+    /// echoed secret to leave all but its tail in the text.
+    static func scrubCut(_ text: String, secrets: [String]) -> String {
+        var result = scrub(text, secrets: secrets)
+        guard result.contains("…") else { return result }
+        for secret in secrets where secret.count >= 4 {
+            for length in stride(from: secret.count - 1, through: 3, by: -1) {
+                let start = String(secret.prefix(length)) + "…"
+                if result.contains(start) { result = result.replacingOccurrences(of: start, with: placeholder + "…") }
+            }
+        }
+        return result
+    }
 }
 
 /// Emits events to an optional hook, scrubbing known secrets as a second line of defence. Lines below

@@ -134,8 +134,8 @@ public struct FMPortalRow: Sendable, Hashable, Decodable {
             return try FileMakerDecoder(timeZone: timeZone).decode(T.self, from: object)
         } catch {
             throw FMError(code: FMError.ClientCode.malformedResponse,
-                          message: "Unexpected response: portal row \(recordId) cannot be read as \(T.self): \(FileMakerDecoder.describe(error))",
-                          underlying: String(describing: error))
+                          message: "Unexpected response: portal row \(FMError.serverText(recordId, limit: 100)) cannot be read as \(T.self): \(FileMakerDecoder.describe(error))",
+                          underlying: FMError.underlyingText(error))
         }
     }
 

@@ -66,7 +66,8 @@ enum ODataMetadataReader {
     static func metadata(_ body: Data, status: Int) throws(FMError) -> FMODataMetadata {
         let root = try parse(body, status: status)
         guard let members = root.members else { throw .malformed("the $metadata document is not a JSON object", status: status) }
-        func malformed(_ detail: String) -> FMError { .malformed("$metadata: \(detail)", status: status) }
+        // A detail names the server's types and sets: printable and short, as its other words.
+        func malformed(_ detail: String) -> FMError { .malformed("$metadata: " + FMError.serverText(detail, limit: 400), status: status) }
 
         var metadata = FMODataMetadata(namespace: "")
         var sawSchema = root["$Version"]?.string != nil

@@ -42,7 +42,7 @@ extension ODataEnvelope {
                 } catch {
                     throw FMError(code: FMError.ClientCode.malformedResponse,
                                   message: "Unexpected response: cannot read row \(index) as \(T.self): \(FileMakerDecoder.describe(error))",
-                                  httpStatus: status, underlying: String(describing: error))
+                                  httpStatus: status, underlying: FMError.underlyingText(error))
                 }
             }
             throw .malformed("the rows cannot be read as [\(T.self)]", status: status)

@@ -125,7 +125,7 @@ enum ODataEnvelope {
         switch value {
         case nil, is NSNull: return nil
         default:
-            guard let code = FMError.serverCode(value) else { throw .malformed("the script code is not an integer", status: status) }
+            guard let code = FMError.serverCode(value), !code.isEmpty else { throw .malformed("the script code is not an integer", status: status) }
             return code
         }
     }

@@ -109,7 +109,7 @@ struct FileMakerDecoder {
                 let failure = checkMessages && !Envelope.looksLikeJSON(body)
                     ? FMError.notJSON(status: status)
                     : FMError(code: FMError.ClientCode.malformedResponse, message: "Unexpected response: the body is not valid JSON",
-                              httpStatus: status, underlying: String(describing: error))
+                              httpStatus: status, underlying: FMError.underlyingText(error))
                 return .failure(failure)
             }
             let reader = JSONTapeReader(bytes: bytes, tape: tape)
@@ -158,7 +158,7 @@ struct FileMakerDecoder {
             if let messages = reader.value(forKey: "messages", in: 0) { envelope["messages"] = reader.any(messages) }
             switch Envelope.firstMessage(in: envelope) {
             case .success(let message):
-                guard message.code == "0" else { throw FMError(code: message.code, message: message.message, httpStatus: status) }
+                guard message.code == "0" else { throw Envelope.failure(message, status: status) }
             case .failure(let error):
                 throw error
             }
@@ -203,8 +203,8 @@ struct FileMakerDecoder {
                     next.fieldData = try LayoutPortals.fill(next.fieldData, next.portalData, timeZone: timeZone)
                 } catch {
                     throw FMError(code: FMError.ClientCode.malformedResponse,
-                                  message: "Unexpected response: record \(next.recordId): \((error as? FMError)?.message ?? Self.describe(error))",
-                                  httpStatus: status, underlying: String(describing: error))
+                                  message: "Unexpected response: record \(FMError.serverText(next.recordId, limit: 100)): \((error as? FMError)?.message ?? Self.describe(error))",
+                                  httpStatus: status, underlying: FMError.underlyingText(error))
                 }
             }
             records.append(next)
@@ -248,7 +248,7 @@ struct FileMakerDecoder {
             else if token.equals("portalDataInfo", reader.bytes) { portalInfo = value }
         }
         // The record's name in an error (written only when one is thrown: a found set has thousands of records).
-        func name() -> String { recordId.map { "record \($0)" } ?? "record \(index + 1) of the found set" }
+        func name() -> String { recordId.map { "record \(FMError.serverText($0, limit: 100))" } ?? "record \(index + 1) of the found set" }
         guard let recordId else { throw FMError.malformed("\(name()) has no recordId", status: status) }
         guard let fields, reader.nodes[fields].kind == .object else {
             throw FMError.malformed("\(name()) has no fieldData object", status: status)
@@ -259,7 +259,7 @@ struct FileMakerDecoder {
         } catch {
             throw FMError(code: FMError.ClientCode.malformedResponse,
                           message: "Unexpected response: \(name()) cannot be read as \(T.self): \(Self.describe(error))",
-                          httpStatus: status, underlying: String(describing: error))
+                          httpStatus: status, underlying: FMError.underlyingText(error))
         }
         var portalData: [String: [FMPortalRow]] = [:]
         if let portals, reader.nodes[portals].kind == .object {
@@ -268,14 +268,14 @@ struct FileMakerDecoder {
                 guard failure == nil else { return }
                 let portal = reader.string(key)
                 guard reader.nodes[rows].kind == .array else {
-                    failure = FMError.malformed("\(name()): portal \(portal) is not an array", status: status)
+                    failure = FMError.malformed("\(name()): portal \(FMError.serverText(portal, limit: 100)) is not an array", status: status)
                     return
                 }
                 var parsed: [FMPortalRow] = []
                 parsed.reserveCapacity(Int(reader.nodes[rows].count))
                 for row in reader.members(of: rows) {
                     guard reader.nodes[row].kind == .object, let rowId = reader.value(forKey: "recordId", in: row).flatMap(reader.text) else {
-                        failure = FMError.malformed("\(name()): a row of portal \(portal) has no recordId", status: status)
+                        failure = FMError.malformed("\(name()): a row of portal \(FMError.serverText(portal, limit: 100)) has no recordId", status: status)
                         return
                     }
                     var values: [String: FMFieldValue] = [:]
@@ -306,7 +306,8 @@ struct FileMakerDecoder {
         guard let decoding = error as? DecodingError else { return String(describing: error) }
         func field(_ path: [any CodingKey]) -> String {
             guard !path.isEmpty else { return "the record" }
-            return "field " + path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            // A field's name is the server's (a dictionary's key): printable and short, as its other words.
+            return "field " + path.map { $0.intValue.map { "[\($0)]" } ?? FMError.serverText($0.stringValue, limit: 100) }.joined(separator: ".")
         }
         switch decoding {
         case .keyNotFound(let key, let context):

@@ -118,8 +118,33 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 }
             }
         }
-        if let result = delivering.take() { delivery.deliver(consume result) }
+        if let result = delivering.take() { delivery.deliver(hidingSecrets(consume result)) }
         for (work, error) in stops { work.stop(with: error) }
+    }
+
+    /// A failure without the secrets a server may have echoed into its text (a gateway quoting the
+    /// `Authorization` header, a script returning the token), as ``FMError/description`` promises: the
+    /// configured ones (the logger's: passwords, the Basic value, held tokens) and the call's own token or Basic
+    /// value (legacy calls carry theirs). A success passes untouched.
+    private func hidingSecrets(_ result: consuming Result<Value, FMError>) -> Result<Value, FMError> {
+        var error: FMError
+        switch consume result {
+        case .success(let value): return .success(value)
+        case .failure(let failure): error = failure
+        }
+        var secrets = context.sender.logger.secrets()
+        switch endpoint.auth {
+        case .token(let token): secrets.append(token)
+        case .basic(let encoded?):
+            secrets.append(encoded)
+            if let pair = Data(base64Encoded: encoded).map({ String(decoding: $0, as: UTF8.self) }), let colon = pair.firstIndex(of: ":") {
+                secrets.append(String(pair[pair.index(after: colon)...]))
+            }
+        case .basic(nil), .none, .session: break
+        }
+        error.message = Redaction.scrubCut(error.message, secrets: secrets)
+        error.underlying = error.underlying.map { Redaction.scrubCut($0, secrets: secrets) }
+        return .failure(error)
     }
 
     /// What the state decides for `event` (which ends here).

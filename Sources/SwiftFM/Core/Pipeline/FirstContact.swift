@@ -105,9 +105,17 @@ final class Reachability: Sendable {
 }
 
 extension FMError {
+    /// The host of `url` as a message names it, or `nil` without one: `URL.host` decodes percent-escapes, and a
+    /// container's URL or a redirect's `Location` is the server's, so it is made printable and short
+    /// (``serverText(_:limit:)``).
+    static func hostName(of url: URL?) -> String? {
+        guard let host = url?.host, !host.isEmpty else { return nil }
+        return serverText(host, limit: 255)
+    }
+
     /// `host:port` of `url` for a message (`the host` without one); the port is the scheme's when none is written.
     static func address(of url: URL?) -> String {
-        guard let url, let host = url.host, !host.isEmpty else { return "the host" }
+        guard let url, let host = hostName(of: url) else { return "the host" }
         let port = url.port ?? (url.scheme?.lowercased() == "http" ? 80 : 443)
         return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }

@@ -51,7 +51,7 @@ enum Envelope {
         } catch {
             guard checkMessages else {
                 throw FMError(code: FMError.ClientCode.malformedResponse, message: "Unexpected response: the body is not valid JSON",
-                              httpStatus: status, underlying: String(describing: error))
+                              httpStatus: status, underlying: FMError.underlyingText(error))
             }
             throw looksLikeJSON(body) ? .malformed("truncated or invalid JSON", status: status) : .notJSON(status: status)
         }
@@ -64,9 +64,7 @@ enum Envelope {
             case .success(let first): message = first
             case .failure(let error): throw error
             }
-            guard message.code == "0" else {
-                throw FMError(code: message.code, message: message.message, httpStatus: status)
-            }
+            guard message.code == "0" else { throw failure(message, status: status) }
         }
         guard let response = dictionary["response"] as? [String: Any] else {
             throw .malformed("no \"response\" object", status: status)
@@ -82,13 +80,20 @@ enum Envelope {
         } catch {
             throw FMError(code: FMError.ClientCode.malformedResponse,
                           message: "Unexpected response: cannot read \(R.self)",
-                          httpStatus: status, underlying: String(describing: error))
+                          httpStatus: status, underlying: FMError.underlyingText(error))
         }
     }
 
     /// The part of the envelope a success decoder needs.
     private struct ResponseOnly<R: Decodable>: Decodable {
         var response: R
+    }
+
+    /// The error of an answer whose `messages[0]` is not success: FileMaker's code and message, or `-1007` for an
+    /// empty code (neither FileMaker's nor the client's).
+    static func failure(_ message: FMMessage, status: Int) -> FMError {
+        message.code.isEmpty ? .malformed("FileMaker code \"\"", status: status)
+            : FMError(code: message.code, message: message.message, httpStatus: status)
     }
 
     /// `messages[0]` of an envelope, or `-1007`.

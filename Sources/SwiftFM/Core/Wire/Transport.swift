@@ -480,10 +480,11 @@ extension FMError {
             code = url.code.rawValue
         } else {
             let ns = error as NSError
-            guard ns.domain == NSURLErrorDomain else { return .transport(String(describing: error)) }
+            guard ns.domain == NSURLErrorDomain else { return .transport(underlyingText(error)) }
             code = ns.code
         }
-        let description = (error as NSError).localizedDescription
+        // Partly the server's words (curl quotes a certificate's subject name): printable and short.
+        let description = serverText((error as NSError).localizedDescription, limit: 1_000)
         let underlying = "\(urlErrorName(code)): \(description)"
         switch code {
         case URLError.Code.timedOut.rawValue: return .timeout(url, after: nil)
@@ -528,7 +529,7 @@ extension FMError {
     /// A call sent with the scheme the server does not speak: `-1003`, a message naming the URL to write
     /// instead, never retried (it is no transient fault).
     static func wrongScheme(_ url: URL?, use scheme: String, underlying: String) -> FMError {
-        var address = url?.host ?? "the host"
+        var address = hostName(of: url) ?? "the host"
         if let port = url?.port { address += ":\(port)" }
         let said = scheme == "http"
             ? "the TLS handshake with \(address) failed: the server there speaks plain HTTP (as fm-emulator does)? Write the host as http://\(address)"
