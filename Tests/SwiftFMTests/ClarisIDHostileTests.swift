@@ -264,8 +264,8 @@ struct ClarisIDHostileTests {
         #expect(signIn.counts == (0, 0))
     }
 
-    /// An `exp` claim or `ExpiresIn` of any value: no trap, and no spin — a token past its time costs one renewal
-    /// per fetch, one far in the future is kept until a rejection asks for a new one.
+    /// An `exp` claim or `ExpiresIn` of any value: no trap, and no spin — a token past its time is reused for 30 s and
+    /// then costs one renewal per fetch, one far in the future is kept until a rejection asks for a new one.
     @Test(arguments: [
         (#"{"exp":1e308}"#, 3600.0 as Double?, true), (#"{"exp":-1e308}"#, 3600, false), (#"{"exp":1e400}"#, nil, true),
         (#"{"exp":"4102444800"}"#, -1e308, false), (#"{"exp":18446744073709551616}"#, 3600, true), (#"{"exp":-5}"#, 1e308, false),
@@ -275,12 +275,15 @@ struct ClarisIDHostileTests {
         let token = C.jwt(claims)
         let server = C.server { _, index in index == 0 ? C.passwordVerifier() : C.tokens(token, expiresIn: expiresIn ?? "none") }
         defer { server.stop() }
-        let signIn = C.signIn(server)
-        for refresh in [false, false, true] {
+        let clock = ClarisIDExpiryTests.SkewedClock(offset: 0)
+        let signIn = C.signIn(server, now: clock.now)
+        for (refresh, later) in [(false, 0.0), (false, 0), (false, 31), (true, 0)] {
+            clock.advance(later)
             let result = await C.fetch(signIn, refresh: refresh)
             #expect(result.successValue == token, "\(result)")
         }
-        // SRP (two requests), then the second fetch renews unless kept, then the rejection's refresh.
+        // SRP (two requests); the second fetch reuses it (within 30 s); 31 s later the third renews unless kept;
+        // then the rejection's refresh.
         #expect(server.requests.count == (kept ? 3 : 4))
         #expect(signIn.counts == (1, kept ? 1 : 2))
     }
