@@ -7,13 +7,6 @@ import TestSupport
 /// refused at once) and evaluated on a snapshot after the lock is released, as a `$filter` is: other clients do not
 /// wait for its filtering, grouping and aggregating. Before, the whole evaluation ran under the lock.
 @Suite struct ODataApplyOutsideLockTests {
-    /// A request for another client: moves `NUL` (score 1) from Berlin to Paris.
-    func moveNULToParis(_ c: ODataClient) -> HTTPRequest {
-        HTTPRequest(method: "PATCH", target: "/fmi/odata/v4/Shop/Customers('NUL')",
-                    headers: [("Host", "127.0.0.1:3000"), ("Authorization", c.authorization ?? ""), ("Content-Type", "application/json")],
-                    body: Data(#"{"city":"Paris"}"#.utf8))
-    }
-
     /// `city → total` of an aggregated answer.
     func totals(_ a: Answer) -> [String: String] {
         var out: [String: String] = [:]
@@ -25,7 +18,7 @@ import TestSupport
 
     @Test func otherClientsAreAnsweredWhileAnAggregationIsEvaluated() throws {
         let c = try ODataClient()
-        let (read, moved, applied) = c.answering(moveNULToParis(c), at: \.odataWillApply) {
+        let (read, moved, applied) = c.answering(c.moveNULToParis(), at: \.odataWillApply) {
             c.send("GET", "/Shop/Customers?\(Self.byCity)&$count=true")
         }
         #expect(applied, "the $apply was never evaluated")
@@ -39,7 +32,7 @@ import TestSupport
 
     @Test func otherClientsAreAnsweredWhileAnApplysFilterIsEvaluated() throws {
         let c = try ODataClient()
-        let (read, moved, applied) = c.answering(moveNULToParis(c), at: \.odataWillApply) {
+        let (read, moved, applied) = c.answering(c.moveNULToParis(), at: \.odataWillApply) {
             c.send("GET", "/Shop/Customers?$apply=filter(city%20eq%20'Berlin')&$select=code&$count=true")
         }
         #expect(applied, "the $apply was never evaluated")
@@ -53,7 +46,7 @@ import TestSupport
     @Test func otherClientsAreAnsweredWhileABatchsApplyIsEvaluated() throws {
         let c = try ODataClient()
         let body = "--b1\r\nContent-Type: application/http\r\n\r\nGET Customers?\(Self.byCity) HTTP/1.1\r\n\r\n--b1--\r\n"
-        let (batch, moved, applied) = c.answering(moveNULToParis(c), at: \.odataWillApply) {
+        let (batch, moved, applied) = c.answering(c.moveNULToParis(), at: \.odataWillApply) {
             c.send("POST", "/Shop/$batch", body: body, contentType: "multipart/mixed; boundary=b1")
         }
         #expect(applied, "the batch's $apply was never evaluated")

@@ -6,16 +6,9 @@ import Testing
 /// written): other clients do not wait for it. Before, the filtering ran under the lock: one read with a 7 KB
 /// `$filter` over 2,000 records of 1 KB held every other client, `productInfo` included, for 3.5 s (debug build).
 @Suite struct ODataFilterOutsideLockTests {
-    /// A request for another client: renames `NUL`'s city to Paris.
-    func moveNULToParis(_ c: ODataClient) -> HTTPRequest {
-        HTTPRequest(method: "PATCH", target: "/fmi/odata/v4/Shop/Customers('NUL')",
-                    headers: [("Host", "127.0.0.1:3000"), ("Authorization", c.authorization ?? ""), ("Content-Type", "application/json")],
-                    body: Data(#"{"city":"Paris"}"#.utf8))
-    }
-
     @Test func otherClientsAreAnsweredWhileACollectionIsFiltered() throws {
         let c = try ODataClient()
-        let (read, moved, filtered) = c.answering(moveNULToParis(c), at: \.odataWillFilter) {
+        let (read, moved, filtered) = c.answering(c.moveNULToParis(), at: \.odataWillFilter) {
             c.send("GET", "/Shop/Customers?$filter=city%20eq%20'Berlin'&$select=code&$count=true")
         }
         #expect(filtered, "the read never filtered")
@@ -29,7 +22,7 @@ import Testing
 
     @Test func otherClientsAreAnsweredWhileACountIsFiltered() throws {
         let c = try ODataClient()
-        let (count, moved, filtered) = c.answering(moveNULToParis(c), at: \.odataWillFilter) {
+        let (count, moved, filtered) = c.answering(c.moveNULToParis(), at: \.odataWillFilter) {
             c.send("GET", "/Shop/Customers/$count?$filter=city%20eq%20'Berlin'")
         }
         #expect(filtered, "the count never filtered")
@@ -42,7 +35,7 @@ import Testing
     @Test func otherClientsAreAnsweredWhileABatchReadIsFiltered() throws {
         let c = try ODataClient()
         let body = "--b1\r\nContent-Type: application/http\r\n\r\nGET Customers?$filter=city%20eq%20'Berlin'&$select=code HTTP/1.1\r\n\r\n--b1--\r\n"
-        let (batch, moved, filtered) = c.answering(moveNULToParis(c), at: \.odataWillFilter) {
+        let (batch, moved, filtered) = c.answering(c.moveNULToParis(), at: \.odataWillFilter) {
             c.send("POST", "/Shop/$batch", body: body, contentType: "multipart/mixed; boundary=b1")
         }
         #expect(filtered, "the batch's read never filtered")

@@ -136,3 +136,12 @@ extension JSON {
         }
     }
 }
+
+extension ODataClient {
+    /// A request for another client, while a read is held: moves `NUL` (score 1) from Berlin to Paris.
+    func moveNULToParis() -> HTTPRequest {
+        HTTPRequest(method: "PATCH", target: "/fmi/odata/v4/Shop/Customers('NUL')",
+                    headers: [("Host", "127.0.0.1:3000"), ("Authorization", authorization ?? ""), ("Content-Type", "application/json")],
+                    body: Data(#"{"city":"Paris"}"#.utf8))
+    }
+}

@@ -56,23 +56,8 @@ struct ODataApply: Equatable {
 
     /// `true` when every parenthesis outside quotes is matched and quotes close.
     static func balanced(_ text: String) -> Bool {
-        var depth = 0
-        var quote: Character?
-        for c in text {
-            if let q = quote {
-                if c == q { quote = nil }
-                continue
-            }
-            switch c {
-            case "'", "\"": quote = c
-            case "(": depth += 1
-            case ")":
-                depth -= 1
-                if depth < 0 { return false }
-            default: break
-            }
-        }
-        return depth == 0 && quote == nil
+        guard let scan = ODataReadOptions.parenthesesOutsideQuotes(text) else { return false }
+        return scan.open == 0 && !scan.quoteOpen
     }
 
     static func step(_ text: String) throws -> Step {

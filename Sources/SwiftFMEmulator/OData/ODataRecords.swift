@@ -42,6 +42,13 @@ struct ODataReadOptions {
     /// `true` when every parenthesis of `text` outside quotes is matched (a quote left open is the options' to refuse:
     /// a `$filter`'s string literal is told as the top level tells it).
     static func parenthesesPair(_ text: String) -> Bool {
+        guard let scan = parenthesesOutsideQuotes(text) else { return false }
+        return scan.open == 0 || scan.quoteOpen
+    }
+
+    /// How the parentheses of `text` outside quotes (`'…'`, `"…"`) stand: `nil` when one closes before it opened,
+    /// else how many are left open and whether a quote is.
+    static func parenthesesOutsideQuotes(_ text: String) -> (open: Int, quoteOpen: Bool)? {
         var depth = 0
         var quote: Character?
         for c in text {
@@ -54,11 +61,11 @@ struct ODataReadOptions {
             case "(": depth += 1
             case ")":
                 depth -= 1
-                if depth < 0 { return false }
+                if depth < 0 { return nil }
             default: break
             }
         }
-        return depth == 0 || quote != nil
+        return (depth, quote != nil)
     }
 
     /// The options inside `Nav(…)`: `;`-separated, `$` optional; an unknown or repeated one is a syntax error (as at the
