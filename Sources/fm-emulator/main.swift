@@ -245,20 +245,28 @@ if options.verbose {
     emulator.onRequest = { line in writeStderr(line.hasSuffix("\n") ? line : line + "\n") }
 }
 
-// Handle SIGINT/SIGTERM on the main queue (top-level code is main-actor isolated; dispatchMain
-// below runs that queue) instead of the default "die now".
+// Handle SIGINT/SIGTERM instead of the default "die now". A signal source takes effect once libdispatch has
+// registered it, asynchronously after `resume()`; until then the signal is ignored (SIG_IGN) and lost. So nothing
+// is served, and no "listening" line printed, before both are registered: a harness that sends SIGTERM as soon as
+// it reads that line would otherwise, now and then, leave the emulator running for good. The sources run on a
+// queue of their own: the main queue only runs from `dispatchMain()`, after the wait below.
 signal(SIGINT, SIG_IGN)
 signal(SIGTERM, SIG_IGN)
+let signalQueue = DispatchQueue(label: "fm-emulator.signals")
+let signalsRegistered = DispatchGroup()
 let signalSources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
-    let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-    source.setEventHandler {
+    let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
+    source.setEventHandler { @Sendable in
         emulator.stopControl()
         emulator.stop()
         exit(0)
     }
+    signalsRegistered.enter()
+    source.setRegistrationHandler { @Sendable in signalsRegistered.leave() }
     source.resume()
     return source
 }
+signalsRegistered.wait()
 
 do {
     let url = try emulator.start(host: options.host, port: options.port)

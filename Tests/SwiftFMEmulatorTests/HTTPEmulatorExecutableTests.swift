@@ -115,6 +115,26 @@ struct HTTPEmulatorExecutableTests {
         #expect(emulator.standardErrorText.contains("/fmi/data/vLatest/productInfo"))
     }
 
+    /// A harness that signals as soon as it reads the listening line stops the emulator every time. The signal sources
+    /// are registered before that line is printed: before, one registered by libdispatch after it now and then let the
+    /// signal fall on SIG_IGN, and the emulator ran on for good (`servesUntilSignal` failed once in 25 runs beside two
+    /// busy loops; started and signalled in a loop there, one emulator of 31, and one of 150, never stopped).
+    @Test("A SIGTERM or SIGINT sent right after the listening line is never lost")
+    func aSignalRightAfterTheListeningLineIsNeverLost() throws {
+        for round in 0..<30 {
+            let emulator = try HTTPEmulatorProcess(["--port", "0"])
+            let line = emulator.firstLine()
+            #expect(line?.hasPrefix("listening on ") == true, "\(String(describing: line))")
+            kill(emulator.process.processIdentifier, round % 2 == 0 ? SIGTERM : SIGINT)
+            let status = emulator.waitForExit()
+            #expect(status == 0, "round \(round): \(String(describing: status))")
+            if status != 0 {
+                emulator.process.signal(SIGKILL)
+                return
+            }
+        }
+    }
+
     @Test("--max-logged-requests and --max-logged-bytes set the request log's caps, as the control API reads them")
     func requestLogCapFlags() async throws {
         let emulator = try HTTPEmulatorProcess(["--port", "0", "--control", "--max-logged-requests", "2", "--max-logged-bytes=5000"])
