@@ -70,6 +70,27 @@ struct RequestHeadersAttackTests {
         #expect(server.heads.isEmpty, "\(server.heads)")
     }
 
+    /// An empty `mimeType` is no MIME type, as for the Data API's upload: the type is inferred. Before, OData sent it as
+    /// given: libcurl then sent no `Content-Type` at all (`Content-Type:` removes a field) and URLSession an empty one.
+    @Test(arguments: Front.allCases)
+    func anODataUploadsEmptyMIMETypeIsInferred(_ front: Front) async throws {
+        let server = TestServer(respond: { _ in TestServer.http("204 No Content") })
+        defer { server.stop() }
+        let odata = Self.odata(server, front)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("RequestHeadersAttack-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("note.txt")
+        try Data("hello".utf8).write(to: file)
+        _ = try? await odata.uploadContainer(in: "Notes", key: 1, field: "doc", data: Data("hello".utf8), fileName: "note.txt", mimeType: "")
+        _ = try? await odata.uploadContainer(in: "Notes", key: 1, field: "doc", fileURL: file, mimeType: "")
+        let heads = server.heads
+        #expect(heads.count == 2, "\(heads)")
+        for head in heads {
+            #expect(Self.fields(head).filter { $0.name == "content-type" }.map(\.value) == ["text/plain"], "\(head)")
+        }
+    }
+
     struct Tally: Sendable {
         var heads = 0
         var data = 0
