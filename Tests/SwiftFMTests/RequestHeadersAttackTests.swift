@@ -91,6 +91,60 @@ struct RequestHeadersAttackTests {
         }
     }
 
+    /// Values a caller gives that SwiftFM sends as header values: credentials (encoded, OAuth, a Claris ID provider's
+    /// token) and a token in the caller's token store.
+    enum CallerValue: String, Sendable, CaseIterable, CustomTestStringConvertible {
+        case encoded, oauth, clarisID, storedToken
+        var testDescription: String { rawValue }
+    }
+
+    static let badTails = ["\r\nX-Injected: 1", "\nX-Injected: 1", "\u{0}X-Injected: 1", "\u{1}X-Injected"]
+
+    /// A caller's value with a control character never reaches the wire, through the Data API (a login, a read) and
+    /// OData: the call fails with -1002 (-1001 for the configured credentials) and no field is added or cut short.
+    @Test(arguments: Front.allCases, CallerValue.allCases)
+    func aCallersValueWithAControlCharacterIsNeverSent(_ front: Front, _ source: CallerValue) async throws {
+        for tail in Self.badTails {
+            let server = TestServer(respond: { _ in
+                TestServer.json(#"{"response":{"token":"T1"},"messages":[{"code":"0","message":"OK"}]}"#,
+                                headers: ["X-FM-Data-Access-Token": "T1"])
+            })
+            defer { server.stop() }
+            var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
+            configuration.retry = .none
+            var store: FMMemoryTokenStore?
+            switch source {
+            case .encoded: configuration.credentials = .encoded("YWRtaW46cHc=" + tail)
+            case .oauth: configuration.credentials = .oauth(requestId: "r" + tail, identifier: "i")
+            case .clarisID: configuration.credentials = .clarisID(FMClarisIDTokenProvider(token: "tok" + tail))
+            case .storedToken: store = FMMemoryTokenStore(FMStoredToken(token: "tok" + tail, expiry: Date().addingTimeInterval(600)))
+            }
+            let api = store.map { DataAPI(configuration: configuration, transport: front.transport(), tokenStore: $0) }
+                ?? DataAPI(configuration: configuration, transport: front.transport())
+            var calls: [(String, @Sendable () async throws -> Void)] = [("getRecord", { _ = try await api.getRecord(layout: "L", recordId: 1) })]
+            if source == .encoded || source == .clarisID {
+                let odata = FMOData(sharing: api)
+                calls.append(("OData", { _ = try await odata.records(from: "Notes") }))
+            }
+            for (name, call) in calls {
+                do {
+                    try await call()
+                    Issue.record("\(name) with \(tail.debugDescription) succeeded: \(server.heads)")
+                } catch let error as FMError where source != .storedToken {
+                    #expect([FMError.ClientCode.invalidArgument, FMError.ClientCode.invalidConfiguration].contains(error.code),
+                            "\(name) with \(tail.debugDescription): \(error)")
+                } catch {}
+            }
+            if source == .storedToken {
+                // A stored token that cannot be sent is no token: SwiftFM logs in and reads with the new one.
+                #expect(server.heads.count == 2 && !server.heads.contains { $0.contains("Bearer tok") }, "\(tail.debugDescription): \(server.heads)")
+                #expect(server.heads.last?.contains("\r\nAuthorization: Bearer T1") == true, "\(server.heads)")
+            } else {
+                #expect(server.heads.isEmpty, "\(tail.debugDescription): \(server.heads)")
+            }
+        }
+    }
+
     struct Tally: Sendable {
         var heads = 0
         var data = 0
@@ -136,6 +190,27 @@ struct RequestHeadersAttackTests {
             #expect(tally.error?.code == .badURL, "\(String(describing: tally.error))")
         }
         #expect(server.heads.count == 1 && !server.heads.contains { $0.contains("X-Injected") }, "\(server.heads)")
+    }
+
+    /// Fields a transport cannot send as given: a NUL ends a field in libcurl (the rest of the value, or the whole
+    /// field when in the name, was lost), and a name that is not a token (a space or tab, empty, a NUL) is no field.
+    static let unsendable: [[String: String]] = [
+        ["X-Note": "a\u{0}X-Injected: 1"], ["X-Note\u{0}X-Injected": "a"], ["X-Note ": "a"], ["X-Note\t": "a"], ["": "a"],
+        ["X Note": "a"],
+    ]
+
+    @Test(arguments: Front.allCases, unsendable)
+    func aFieldThatCannotBeSentAsGivenIsRefused(_ front: Front, _ fields: [String: String]) async throws {
+        let server = TestServer(respond: { _ in TestServer.http("200 OK", body: "ok") })
+        defer { server.stop() }
+        var request = URLRequest(url: try #require(URL(string: server.url + "/field")))
+        request.allHTTPHeaderFields = fields
+        let tally = await Self.exchange(front.transport(), request)
+        tally.withLock { tally in
+            #expect(tally.ends == 1 && tally.heads == 0, "\(server.heads)")
+            #expect(tally.error?.code == .badURL, "\(String(describing: tally.error))")
+        }
+        #expect(server.heads.isEmpty, "\(server.heads)")
     }
 
     /// A head's fields, each name in small letters, in the order sent.
