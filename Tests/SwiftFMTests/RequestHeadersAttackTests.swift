@@ -261,14 +261,21 @@ struct RequestHeadersAttackTests {
         batch.read(from: "Notes")
         batch.changeset([.create(in: "Notes", fields: ["a": "b"])])
         _ = try? await odata.batch(batch)
+        var claris = configuration
+        claris.credentials = .clarisID(FMClarisIDTokenProvider(token: "idtok"))
+        let clarisAPI = DataAPI(configuration: claris, transport: front.transport())
+        _ = try? await clarisAPI.getRecord(layout: "C", recordId: 2)
+        _ = try? await FMOData(sharing: clarisAPI).records(from: "ClarisNotes")
 
         let requests = server.requests
         let lines = requests.map { String($0.head.prefix { $0 != "\r" }) }
         let kinds = ["POST /fmi/data/vLatest/databases/DB/sessions ", "GET /fmi/data/vLatest/databases/DB/layouts/L/records/1 ",
                      "POST /fmi/data/vLatest/databases/DB/layouts/L/records ", "/containers/Photo/1 ", "GET /hop1 ", "GET /hop2 ",
-                     "GET /fmi/odata/v4/DB/Notes ", "POST /fmi/odata/v4/DB/Notes ", "POST /fmi/odata/v4/DB/$batch "]
+                     "GET /fmi/odata/v4/DB/Notes ", "POST /fmi/odata/v4/DB/Notes ", "POST /fmi/odata/v4/DB/$batch ",
+                     "GET /fmi/data/vLatest/databases/DB/layouts/C/records/2 ", "GET /fmi/odata/v4/DB/ClarisNotes "]
         for kind in kinds { #expect(lines.contains { $0.contains(kind) }, "no \(kind)in \(lines)") }
         #expect(lines.filter { $0.contains("/containers/Photo/1 ") }.count == 2, "\(lines)")
+        #expect(lines.filter { $0.contains("/sessions ") }.count == 2, "a login with a data source and a Claris ID one: \(lines)")
         for request in requests {
             let line = String(request.head.prefix { $0 != "\r" })
             let fields = Self.fields(request.head)
@@ -283,11 +290,13 @@ struct RequestHeadersAttackTests {
                 #expect(values("authorization").isEmpty, "\(line)")
                 #expect(values("cookie") == (line.contains("/hop2 ") ? ["X-FMS-Session-Key=abc"] : []), "\(line): \(fields)")
             } else if line.contains("/sessions ") {
-                #expect(values("authorization") == ["Basic " + Data("admin:pw".utf8).base64EncodedString()], "\(line)")
+                #expect(values("authorization") == ["Basic " + Data("admin:pw".utf8).base64EncodedString()]
+                        || values("authorization") == ["FMID idtok"], "\(line): \(fields)")
                 #expect(String(decoding: request.body, as: UTF8.self).contains("\"fmDataSource\""), "\(line)")
                 #expect(values("content-type") == ["application/json"], "\(line)")
             } else if line.contains("/fmi/odata/") {
-                #expect(values("authorization") == ["Basic " + Data("admin:pw".utf8).base64EncodedString()], "\(line)")
+                #expect(values("authorization") == [line.contains("/ClarisNotes") ? "FMID idtok" : "Basic " + Data("admin:pw".utf8).base64EncodedString()],
+                        "\(line): \(fields)")
                 #expect(values("odata-version") == ["4.0"] && values("odata-maxversion") == ["4.0"], "\(line): \(fields)")
                 if line.contains("$batch") { #expect(values("content-type").first?.hasPrefix("multipart/mixed; boundary=") == true) }
             } else {
@@ -298,6 +307,41 @@ struct RequestHeadersAttackTests {
                     #expect(values("content-type") == ["application/json"], "\(line)")
                 }
             }
+        }
+    }
+
+    /// Claris ID's Cognito requests (a refresh, then an SRP sign-in): one `Content-Type` (Amazon's JSON), one
+    /// `X-Amz-Target`, a `Content-Length` as long as the body, no `Authorization`, no `Expect`, no field twice.
+    static let refused: String = {
+        let body = #"{"__type":"NotAuthorizedException","message":"Refresh Token has expired"}"#
+        return "HTTP/1.1 400 Bad Request\r\nContent-Type: application/x-amz-json-1.1\r\nContent-Length: \(body.utf8.count)\r\n"
+            + "Connection: close\r\n\r\n" + body
+    }()
+
+    @Test func cognitoRequestsCarryEachFieldOnce() async throws {
+        let server = HostileCognito.server { target, index in
+            switch (target, index) {
+            case ("InitiateAuth", 0): return Self.refused   // the stored refresh token: refused, so an SRP sign-in follows
+            case ("InitiateAuth", _): return HostileCognito.passwordVerifier()
+            default: return HostileCognito.tokens(HostileCognito.jwt(#"{"iat":1,"exp":3601}"#))
+            }
+        }
+        defer { server.stop() }
+        let store = FMMemoryTokenStore(FMStoredToken(token: "refresh-0", expiry: Date().addingTimeInterval(600)))
+        let signIn = HostileCognito.signIn(server, store: store)
+        _ = await HostileCognito.fetch(signIn)
+        let requests = server.requests
+        #expect(requests.map { HostileCognito.target($0.head) } == ["InitiateAuth", "InitiateAuth", "RespondToAuthChallenge"],
+                "\(server.heads)")
+        for request in requests {
+            let fields = Self.fields(request.head)
+            let names = fields.map(\.name)
+            func values(_ name: String) -> [String] { fields.filter { $0.name == name }.map(\.value) }
+            #expect(Set(names).count == names.count, "a field twice: \(names)")
+            #expect(values("content-type") == ["application/x-amz-json-1.1"], "\(fields)")
+            #expect(values("x-amz-target").count == 1 && values("x-amz-target").first?.hasPrefix("AWSCognitoIdentityProviderService.") == true)
+            #expect(values("content-length") == ["\(request.body.count)"], "\(fields)")
+            #expect(!names.contains("authorization") && !names.contains("expect"), "\(names)")
         }
     }
 }
