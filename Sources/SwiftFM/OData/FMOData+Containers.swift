@@ -112,7 +112,7 @@ extension FMOData {
     ///   - field: the container field.
     ///   - fileURL: the local file.
     ///   - fileName: the name FileMaker stores (default: the URL's last path component).
-    ///   - mimeType: the `Content-Type` (default: inferred from the first bytes, then the extension).
+    ///   - mimeType: the `Content-Type` (`nil` or empty: inferred from the first bytes, then the extension).
     ///   - completion: the number of records changed or `nil`, and the code.
     /// - Returns: a handle to cancel the upload.
     @discardableResult
@@ -138,13 +138,13 @@ extension FMOData {
     ///   - field: the container field.
     ///   - data: the bytes.
     ///   - fileName: the name FileMaker stores.
-    ///   - mimeType: the `Content-Type` (default: inferred).
+    ///   - mimeType: the `Content-Type` (`nil` or empty: inferred).
     ///   - completion: the number of records changed or `nil`, and the code.
     /// - Returns: a handle to cancel the upload.
     @discardableResult
     public func uploadContainer(in set: String, key: FMODataKey, field: String, data: Data, fileName: String,
                                 mimeType: String? = nil, completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
-        let type = mimeType ?? Multipart.mimeType(for: data, fileName: fileName)
+        let type = Self.given(mimeType) ?? Multipart.mimeType(for: data, fileName: fileName)
         return send(uploadCall(in: set, key: key, field: field, body: .raw(data, contentType: type), fileName: fileName)) {
             completion($0.value, $0.code)
         }
@@ -154,15 +154,20 @@ extension FMOData {
     @discardableResult
     public func uploadContainer(in set: String, key: FMODataKey, field: String, data: Data, fileName: String,
                                 mimeType: String? = nil) async throws -> Int {
-        let type = mimeType ?? Multipart.mimeType(for: data, fileName: fileName)
+        let type = Self.given(mimeType) ?? Multipart.mimeType(for: data, fileName: fileName)
         return try await sendAsync(uploadCall(in: set, key: key, field: field, body: .raw(data, contentType: type), fileName: fileName))
+    }
+
+    /// A caller's MIME type, `nil` when empty (inferred then, as for the Data API's upload).
+    private static func given(_ mimeType: String?) -> String? {
+        mimeType?.isEmpty == false ? mimeType : nil
     }
 
     private func fileUploadCall(in set: String, key: FMODataKey, field: String, fileURL: URL, fileName: String?,
                                 mimeType: String?) -> ODataCall<Int> {
         let name = fileName ?? fileURL.lastPathComponent
         let type: String
-        if let mimeType {
+        if let mimeType = Self.given(mimeType) {
             type = mimeType
         } else {
             // The first bytes decide (as the Data API's upload); an unreadable file is reported when sending.

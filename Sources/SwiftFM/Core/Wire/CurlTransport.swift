@@ -438,7 +438,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         var list: UnsafeMutableRawPointer?
         for (name, value) in fields {
             // "Name:" removes a header curl would add; "Name;" sends it empty.
-            guard !HTTPHeader.addsALine(name: name, value: value) else { return HTTPHeader.addsALineError() }
+            guard !HTTPHeader.cannotBeSent(name: name, value: value) else { return HTTPHeader.cannotBeSentError() }
             let line = value.isEmpty ? "\(name):" : "\(name): \(value)"
             guard let appended = fmcurl_slist_append(list, line) else {
                 options.failed = true

@@ -13,15 +13,31 @@ enum HTTPHeader {
         return headers.first { key, _ in sameName(key, name) }?.value
     }
 
-    /// Whether a field would add a line of its own to a request's head: a line break (CR or LF) in its name or its
-    /// value, or a colon in its name. Checked byte by byte: "\r\n" is one `Character`, neither "\r" nor "\n".
-    static func addsALine(name: String, value: String) -> Bool {
-        name.utf8.contains { $0 == 13 || $0 == 10 || $0 == UInt8(ascii: ":") } || value.utf8.contains { $0 == 13 || $0 == 10 }
+    /// Whether a field cannot go out as given: a line break (CR or LF) in its name or its value would add a line of
+    /// its own to the head, a NUL would end the field there (libcurl reads each field up to its NUL: the rest of the
+    /// value, or the whole field, was lost), and a name that is not a token (RFC 9110: empty, a space or a tab, a
+    /// colon, a byte past ASCII, …) is not the field it says (`X-Note : a`, which some servers read as `X-Note`).
+    /// Checked byte by byte: "\r\n" is one `Character`, neither "\r" nor "\n".
+    static func cannotBeSent(name: String, value: String) -> Bool {
+        name.isEmpty || !name.utf8.allSatisfy(isTokenByte) || value.utf8.contains { $0 == 13 || $0 == 10 || $0 == 0 }
     }
 
     /// The error a transport completes with when a request holds such a field, before anything is sent.
-    static func addsALineError() -> URLError {
-        URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "a request header contains a line break, or a colon in its name"])
+    static func cannotBeSentError() -> URLError {
+        URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "a request header contains a line break or NUL, or its name is not a token"])
+    }
+
+    /// A byte of an RFC 9110 token: an ASCII letter or digit, or one of ``!#$%&'*+-.^_`|~``.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
     }
 
     /// Whether `a` and `b` name the same field: equal byte by byte with ASCII letters folded.

@@ -81,6 +81,15 @@ enum RequestBuilder {
         if let authorization, !isValidHeaderValue(authorization) {
             return .failure(.invalidArgument("The Authorization value (token or credentials) contains control characters"))
         }
+        // A body's own type may be the caller's (an OData upload's MIME type): checked as the other values are.
+        switch endpoint.body {
+        case .raw(_, let contentType), .file(_, let contentType):
+            guard isValidHeaderValue(contentType) else {
+                return .failure(.invalidArgument("The Content-Type value (the MIME type) contains control characters"))
+            }
+        case .none, .json, .multipart, .multipartFile:
+            break
+        }
         // The transport's idle timeout, not the call's deadline: one source for one timeout (a request timeout
         // equal to the deadline would reach URLSession's task at the moment the deadline cancels it).
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
@@ -89,7 +98,8 @@ enum RequestBuilder {
         request.httpShouldHandleCookies = false
         // The headers are set in one assignment: corelibs' `setValue(_:forHTTPHeaderField:)` costs about four
         // times as much per header (it checks the value again and searches the table case-insensitively);
-        // the values were checked above, and `HeaderTable` keeps its one-value-per-name rule.
+        // every value a caller can reach was checked above (the names are SwiftFM's), and `HeaderTable` keeps
+        // its one-value-per-name rule.
         var headers = HeaderTable()
         for (name, value) in endpoint.headers {   // e.g. the container-download cookie
             headers.set(value, for: name)

@@ -211,10 +211,11 @@ public final class FMURLSessionTransport: FMTransport {
 
     /// Starts the request; see ``FMTransport/send(_:events:)``.
     public func send(_ request: FMTransportRequest, events: FMTransportEvents) -> any FMTransportTask {
-        // corelibs sends a field set through `allHTTPHeaderFields` as given, line breaks included.
+        // corelibs sends a field set through `allHTTPHeaderFields` as given, line breaks included (and libcurl cuts it
+        // at a NUL).
         if let fields = request.urlRequest.allHTTPHeaderFields,
-           fields.contains(where: { HTTPHeader.addsALine(name: $0.key, value: $0.value) }) {
-            DispatchQueue.global().async { events.complete(HTTPHeader.addsALineError()) }
+           fields.contains(where: { HTTPHeader.cannotBeSent(name: $0.key, value: $0.value) }) {
+            DispatchQueue.global().async { events.complete(HTTPHeader.cannotBeSentError()) }
             return NothingToCancel()
         }
         let task: URLSessionTask
