@@ -40,6 +40,15 @@ struct RequestHeadersAttackTests {
         return FMOData(sharing: DataAPI(configuration: configuration, transport: front.transport()))
     }
 
+    /// A fresh directory holding `note.txt` ("hello"), for the uploads from a file; the caller removes the directory.
+    static func noteFile() throws -> (directory: URL, file: URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("RequestHeadersAttack-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("note.txt")
+        try Data("hello".utf8).write(to: file)
+        return (directory, file)
+    }
+
     /// An OData container upload's `mimeType` is its `Content-Type`. Before, it was not checked: CR or LF made the
     /// transport refuse it as a connection failure (`-1003`, `URLError(-1000 badURL)`), NUL sent the field cut short
     /// through libcurl (`Content-Type: text/plain`), another control byte went out as given.
@@ -48,11 +57,8 @@ struct RequestHeadersAttackTests {
         let server = TestServer(respond: { _ in TestServer.http("204 No Content") })
         defer { server.stop() }
         let odata = Self.odata(server, front)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("RequestHeadersAttack-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let (directory, file) = try Self.noteFile()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("note.txt")
-        try Data("hello".utf8).write(to: file)
 
         for source in ["data", "file"] {
             do {
@@ -77,11 +83,8 @@ struct RequestHeadersAttackTests {
         let server = TestServer(respond: { _ in TestServer.http("204 No Content") })
         defer { server.stop() }
         let odata = Self.odata(server, front)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("RequestHeadersAttack-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let (directory, file) = try Self.noteFile()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("note.txt")
-        try Data("hello".utf8).write(to: file)
         _ = try? await odata.uploadContainer(in: "Notes", key: 1, field: "doc", data: Data("hello".utf8), fileName: "note.txt", mimeType: "")
         _ = try? await odata.uploadContainer(in: "Notes", key: 1, field: "doc", fileURL: file, mimeType: "")
         let heads = server.heads
