@@ -238,6 +238,77 @@ struct ServerWordsAttackTests {
         }
     }
 
+    /// A server's `"-1003"` was FileMaker's code to the reader: the caller's error said `isClientSide` (a failure
+    /// that never got an answer), and a login answered so was retried as a failure in transport.
+    /// (OData's own negative codes are the server's: ``ServerWordsTests``.)
+    @Test("A client-side code from a Data API server is -1007", arguments: [#""-1003""#, "-1004", #""-1012""#, #"" -1099 ""#, "-1000"])
+    func clientSideCodes(_ code: String) {
+        #expect(Envelope.error(status: 500, body: Self.dataAPI(code: code)).code == FMError.ClientCode.malformedResponse)
+        #expect(Self.code200(Self.dataAPI(code: code)) == FMError.ClientCode.malformedResponse)
+        let found = Data(#"{"response":{"data":[]},"messages":[{"code":\#(code),"message":"m"}]}"#.utf8)
+        do {
+            _ = try FileMakerDecoder().foundSet([String: String].self, body: found, status: 200, checkMessages: true)
+            Issue.record("read: \(code)")
+        } catch {
+            #expect(error.code == FMError.ClientCode.malformedResponse)
+        }
+    }
+
+    @Test("A login answered with a client-side code is neither retried nor a failure in transport")
+    func loginAnsweredWithAClientSideCode() {
+        let h = Harness { request in
+            isLogin(request) ? .json(500, String(decoding: Self.dataAPI(code: #""-1003""#), as: UTF8.self)) : .json(200, Bodies.ok)
+        }
+        let read = Recorder<Result<String, FMError>>()
+        h.api.perform(TestEndpoints.records()) { read.record($0) }
+        let error = read.wait().first?.testError
+        #expect(error?.code == FMError.ClientCode.malformedResponse && error?.isClientSide == true && error?.httpStatus == 500)
+        #expect(h.stub.count("POST", "/sessions") == 1)
+        #expect(h.stub.count("GET", "/records") == 0)
+    }
+
+    /// `scriptError` was taken as the server wrote it: text with line breaks, a second spelling of success
+    /// (`"00"`, which `succeeded` reads as a failure), a client-side code; and a value of another type (an array, an
+    /// object) read as absent, so as `"0"`: a script's failure reported as its success.
+    @Test("A script error that is not a FileMaker code is -1007", arguments: [
+        #""0\r\nX-Forged: 1""#, #""00""#, #""-1003""#, "[3]", #"{"code":"3"}"#, "true", "1.5", #""OK""#,
+    ])
+    func scriptErrorsThatAreNoCode(_ value: String) {
+        for suffix in ["", ".prerequest", ".presort"] {
+            let found = Data(#"{"response":{"data":[],"scriptError\#(suffix)":\#(value)},"messages":[{"code":"0","message":"OK"}]}"#.utf8)
+            do {
+                _ = try FMFoundSet(responseBody: found)
+                Issue.record("read: \(value)")
+            } catch let error as FMError {
+                #expect(error.code == FMError.ClientCode.malformedResponse && Self.isOneLine(error.description))
+            } catch {
+                Issue.record("\(error)")
+            }
+            do {
+                _ = try FileMakerDecoder().foundSet([String: String].self, body: found, status: 200, checkMessages: true)
+                Issue.record("read by the decoder: \(value)")
+            } catch {
+                #expect(error.code == FMError.ClientCode.malformedResponse)
+            }
+            let created = Data(#"{"recordId":"1","modId":"0","scriptError\#(suffix)":\#(value)}"#.utf8)
+            #expect(throws: DecodingError.self) { try JSONDecoder().decode(FMRecordReference.self, from: created) }
+        }
+        let run = Data(#"{"scriptResult":"r","scriptError":\#(value)}"#.utf8)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(FMScriptResult.self, from: run) }
+    }
+
+    @Test("A script error that is a FileMaker code is read as one, spaces and a number's spelling aside")
+    func scriptErrorsThatAreCodes() throws {
+        let found = Data(#"{"response":{"data":[],"scriptResult":"r","scriptError":" 3 ","scriptError.prerequest":0,"scriptResult.presort":"p"},"messages":[{"code":"0","message":"OK"}]}"#.utf8)
+        let scripts = try FMFoundSet(responseBody: found).scripts
+        #expect(scripts == FMScriptResults(script: FMScriptResult(result: "r", error: "3"), prerequest: FMScriptResult(result: nil, error: "0"),
+                                           presort: FMScriptResult(result: "p", error: "0")))
+        let typed = try FileMakerDecoder().foundSet([String: String].self, body: found, status: 200, checkMessages: true).scripts
+        #expect(typed == scripts)
+        let run = try JSONDecoder().decode(FMScriptResult.self, from: Data(#"{"scriptResult":null,"scriptError":"-1"}"#.utf8))
+        #expect(run == FMScriptResult(result: nil, error: "-1") && !run.succeeded)
+    }
+
     // MARK: guards (held before)
 
     /// Codes of every other shape: -1007 on both envelopes, never a trap.

@@ -30,10 +30,25 @@ struct ServerWordsTests {
 
     @Test("FileMaker's codes pass as they are (spaces around them dropped)")
     func fileMakersCodesPass() {
-        for (code, expected) in [(#""401""#, "401"), ("401", "401"), (#"" 952 ""#, "952"), (#""-1020""#, "-1020"), ("-1020", "-1020"), (#""123456789""#, "123456789")] {
+        for (code, expected) in [(#""401""#, "401"), ("401", "401"), (#"" 952 ""#, "952"), ("-1", "-1"), (#""-10000""#, "-10000"), (#""123456789""#, "123456789")] {
             #expect(Envelope.error(status: 500, body: Self.dataAPI(code: code)).code == expected, "\(code)")
             #expect(ODataEnvelope.error(status: 500, body: Self.odata(code: code)).code == expected, "\(code)")
         }
+    }
+
+    /// FileMaker's OData service has codes of its own in the client-side range (`-1002` syntax error, `-1020`
+    /// table not defined, `-1023` record not found): they pass, as the server's, and `isClientSide` says so. The
+    /// Data API never sends such a code (see ``ServerWordsAttackTests``).
+    @Test("OData's negative codes pass as the server's, not as client-side codes")
+    func odataNegativeCodes() {
+        for (code, expected) in [(#""-1020""#, "-1020"), ("-1002", "-1002"), (#"" -1003 ""#, "-1003")] {
+            let error = ODataEnvelope.error(status: 404, body: Self.odata(code: code))
+            #expect(error.code == expected && !error.isClientSide && error.httpStatus == 404, "\(code)")
+            let xml = Data("<m:error><m:code>\(expected)</m:code><m:message>m</m:message></m:error>".utf8)
+            let fromXML = ODataEnvelope.error(status: 404, body: xml)
+            #expect(fromXML.code == expected && !fromXML.isClientSide, "\(code)")
+        }
+        #expect(FMError(code: "-1020", message: "m", httpStatus: 404).isClientSide, "one made by a caller is the client's")
     }
 
     @Test("A message is printable and at most 600 characters, in both envelopes and OData's XML")

@@ -7,7 +7,7 @@ import Foundation
 /// status when there was one, and a description of the underlying error. It is a struct, not an
 /// enum, so new codes never break a caller's `switch`.
 public struct FMError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The FileMaker code, or a client-side code (`"-1001"` … `"-1012"`).
+    /// The FileMaker code, or a client-side code (`"-1001"` … `"-1013"`).
     public var code: String
     /// A human-readable message (FileMaker's own text when it sent one).
     public var message: String
@@ -15,20 +15,38 @@ public struct FMError: Error, Sendable, Equatable, CustomStringConvertible {
     public var httpStatus: Int?
     /// A description of the underlying error (transport, decoding, file system), when there was one.
     public var underlying: String?
+    /// The code is one a server sent (FileMaker's OData codes share the client-side range).
+    let sentByServer: Bool
 
     /// Creates an error.
     public init(code: String, message: String, httpStatus: Int? = nil, underlying: String? = nil) {
+        self.init(code: code, message: message, httpStatus: httpStatus, underlying: underlying, sentByServer: false)
+    }
+
+    /// Creates an error; `sentByServer`: the code is the server's (see ``isClientSide``).
+    init(code: String, message: String, httpStatus: Int?, underlying: String? = nil, sentByServer: Bool) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus
         self.underlying = underlying
+        self.sentByServer = sentByServer
+    }
+
+    /// Two errors are equal when their code, message, HTTP status and underlying text are: an error a test
+    /// writes out equals the one the server's answer made.
+    public static func == (lhs: FMError, rhs: FMError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.httpStatus == rhs.httpStatus && lhs.underlying == rhs.underlying
     }
 
     /// The FileMaker code as an integer, when it is one.
     public var numericCode: Int? { Int(code) }
 
-    /// `true` for the client-side codes (failures that never got a FileMaker answer).
-    public var isClientSide: Bool { code.hasPrefix("-10") && code.count == 5 }
+    /// `true` for the client-side codes (failures that never got a usable FileMaker answer); `false` for every
+    /// code a server sent, FileMaker's OData codes in the same range (`-1002`, `-1020`, …) included.
+    public var isClientSide: Bool { !sentByServer && Self.isClientSide(code) }
+
+    /// The shape of the client-side codes: `"-10"` and two more characters (`"-1001"` … `"-1099"`).
+    static func isClientSide(_ code: String) -> Bool { code.hasPrefix("-10") && code.count == 5 }
 
     /// A one-line description; never contains credentials or tokens.
     public var description: String {
@@ -106,7 +124,8 @@ extension FMError {
     /// without a leading zero, or `"0"` (spaces around it ignored), or `""`. `nil` for anything else, a code no
     /// FileMaker sends, so that a hostile answer cannot put text (line breaks, escape sequences, megabytes) where
     /// callers and log lines expect a number, nor a second spelling of a code (`"00"`, `"-0"`, `"0401"`) past a
-    /// caller's `code == "0"` or `code == "401"`; the reader then answers `-1007`.
+    /// caller's `code == "0"` or `code == "401"`; the reader then answers `-1007`. FileMaker's OData service has
+    /// negative codes of its own (`-1002`, `-1020`, …), so this check lets them pass; see ``dataAPICode(_:)``.
     static func serverCode(_ value: Any?) -> String? {
         if let number = value as? NSNumber {
             // No `abs`: it traps on Int.min, which a JSON number can be.
@@ -120,6 +139,13 @@ extension FMError {
         guard (1...9).contains(digits.count), digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
               digits.first != UInt8(ascii: "0") || text == "0" else { return nil }
         return text
+    }
+
+    /// A code of the Data API as a server wrote it: ``serverCode(_:)``, and not in the client-side range
+    /// (`-1000` … `-1099`), which the Data API never sends: a server's `"-1003"` would read as a failure in
+    /// transport (``isClientSide``), and a login answered so would be retried as one.
+    static func dataAPICode(_ value: Any?) -> String? {
+        serverCode(value).flatMap { isClientSide($0) ? nil : $0 }
     }
 
     /// An error's description as an ``FMError/underlying`` holds it: a decoding error's names the server's keys as

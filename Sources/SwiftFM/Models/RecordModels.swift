@@ -305,7 +305,7 @@ public struct FMFoundSet: @unchecked Sendable {
         }
         self.records = records
         self.dataInfo = (response["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:))
-        self.scripts = FMScriptResults(raw: response)
+        self.scripts = try FMScriptResults(raw: response, status: status)
         self.rawResponse = body
         self.parsedFromResponse = true
     }

@@ -25,10 +25,13 @@ public struct FMScriptResult: Sendable, Hashable, Codable {
     }
 
     /// Decodes `{"scriptResult": …, "scriptError": …}` (the run-script answer); a missing error means `"0"`.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted` when `scriptError` is not a FileMaker code (see
+    ///   ``FMScriptResults/init(from:)``).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         result = try container.lenientString(.result)
-        error = try container.lenientString(.error) ?? "0"
+        error = try FMScriptResults.code(container.lenientString(.error), at: container.codingPath + [CodingKeys.error])
     }
 
     /// Encodes the wire shape.
@@ -62,29 +65,46 @@ public struct FMScriptResults: Sendable, Hashable, Decodable {
     public var isEmpty: Bool { script == nil && prerequest == nil && presort == nil }
 
     /// Reads the `scriptResult*`/`scriptError*` keys next to the other keys of a `response` object.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted` when a `scriptError*` is not a FileMaker code (an optional `-` and
+    ///   digits, as `messages[0].code`): a caller compares it with `"0"` and may log it, so text, a second
+    ///   spelling (`"00"`) or a client-side code (`"-1003"`) is refused, as the code of an error is.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         func read(_ suffix: String) throws -> FMScriptResult? {
             let result = try container.lenientString(AnyCodingKey("scriptResult" + suffix))
-            let error = try container.lenientString(AnyCodingKey("scriptError" + suffix))
+            let errorKey = AnyCodingKey("scriptError" + suffix)
+            let error = try container.lenientString(errorKey)
             guard result != nil || error != nil else { return nil }
-            return FMScriptResult(result: result, error: error ?? "0")
+            return FMScriptResult(result: result, error: try Self.code(error, at: container.codingPath + [errorKey]))
         }
         script = try read("")
         prerequest = try read(".prerequest")
         presort = try read(".presort")
     }
 
-    /// Reads the script keys of a raw `response` dictionary.
-    init(raw response: [String: Any]) {
-        func read(_ suffix: String) -> FMScriptResult? {
+    /// Reads the script keys of a raw `response` dictionary; `-1007` when a `scriptError*` is not a FileMaker code.
+    init(raw response: [String: Any], status: Int) throws(FMError) {
+        func read(_ suffix: String) throws(FMError) -> FMScriptResult? {
             let result = RawJSON.string(response["scriptResult" + suffix])
-            let error = RawJSON.string(response["scriptError" + suffix])
+            let error = response["scriptError" + suffix].flatMap { $0 is NSNull ? nil : $0 }
             guard result != nil || error != nil else { return nil }
-            return FMScriptResult(result: result, error: error ?? "0")
+            guard let code = error.map(FMError.dataAPICode) ?? "0" else {
+                throw FMError.malformed("scriptError\(suffix) is not a FileMaker code", status: status)
+            }
+            return FMScriptResult(result: result, error: code)
         }
-        script = read("")
-        prerequest = read(".prerequest")
-        presort = read(".presort")
+        script = try read("")
+        prerequest = try read(".prerequest")
+        presort = try read(".presort")
+    }
+
+    /// A `scriptError*` as read by a `Decodable` container: `"0"` when absent, else a FileMaker code.
+    static func code(_ text: String?, at path: [any CodingKey]) throws -> String {
+        guard let text else { return "0" }
+        guard let code = FMError.dataAPICode(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "not a FileMaker code"))
+        }
+        return code
     }
 }

@@ -32,7 +32,7 @@ enum ODataEnvelope {
         guard !code.isEmpty, code != "0" else {
             return .malformed("HTTP \(status) with FileMaker code \(code.isEmpty ? "\"\"" : "0 (success)")", status: status)
         }
-        return FMError(code: code, message: message, httpStatus: status)
+        return FMError(code: code, message: message, httpStatus: status, sentByServer: true)
     }
 
     /// `<m:code>…</m:code>` and `<m:message>…</m:message>` of an XML error, or `nil`.
@@ -40,7 +40,8 @@ enum ODataEnvelope {
         guard body.count < 64 * 1024, let text = String(data: body, encoding: .utf8),
               let code = FMError.serverCode(between(text, "<m:code>", "</m:code>")?.trimmingCharacters(in: .whitespacesAndNewlines)),
               !code.isEmpty, code != "0" else { return nil }
-        return FMError(code: code, message: FMError.serverText(between(text, "<m:message>", "</m:message>") ?? ""), httpStatus: status)
+        return FMError(code: code, message: FMError.serverText(between(text, "<m:message>", "</m:message>") ?? ""), httpStatus: status,
+                       sentByServer: true)
     }
 
     private static func between(_ text: String, _ open: String, _ close: String) -> String? {

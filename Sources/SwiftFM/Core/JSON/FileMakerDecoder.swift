@@ -184,7 +184,7 @@ struct FileMakerDecoder {
             records = try self.records(T.self, reader, array: data, status: status)
         }
         return FMTypedFoundSet(records: records, dataInfo: (others["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:)),
-                               scripts: FMScriptResults(raw: others))
+                               scripts: try FMScriptResults(raw: others, status: status))
     }
 
     /// The records of array node `array`, in order, portals filled.

@@ -104,7 +104,7 @@ enum Envelope {
         guard let first = messages.first as? [String: Any] else {
             return .failure(.malformed("empty messages array", status: nil))
         }
-        guard let code = FMError.serverCode(first["code"]) else {
+        guard let code = FMError.dataAPICode(first["code"]) else {
             return .failure(.malformed("messages[0].code is missing or not a FileMaker code", status: nil))
         }
         return .success(FMMessage(code: code, message: FMError.serverText(first["message"] as? String ?? "")))
