@@ -27,6 +27,62 @@ struct BenchError: Error, CustomStringConvertible {
 }
 
 /// The 1-minute load average.
+/// Handles SIGTERM and SIGINT with `handler` (their default action off) and returns once Dispatch has registered
+/// both sources: a signal sent before that would be lost, so the caller only goes on (starts what the handler
+/// must stop) when it will be caught. Keep the sources alive as long as the handling should last.
+func handlingTermination(_ handler: @escaping @Sendable (Int32) -> Void) -> [DispatchSourceSignal] {
+    let registered = DispatchGroup()
+    let sources = [SIGTERM, SIGINT].map { number in
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler { handler(number) }
+        registered.enter()
+        source.setRegistrationHandler { registered.leave() }
+        source.resume()
+        return source
+    }
+    registered.wait()
+    return sources
+}
+
+/// The processes fm-bench started and has not stopped (emulators, TLS fronts, python-fmrest, the inner run of
+/// `--tls`): a SIGTERM or SIGINT to fm-bench stops each of them before it exits, so a `timeout` around a run
+/// leaves nothing behind, whenever it comes.
+final class Children: @unchecked Sendable {
+    // @unchecked: every property is read and written under `lock`.
+    static let shared = Children()
+    private let lock = NSLock()
+    private var stops: [pid_t: @Sendable (Int32) -> Void] = [:]
+    private var ending = false
+
+    /// Starts `process` and keeps `stop` (called with the signal fm-bench got) in one step, so that a signal
+    /// cannot fall between the start and the keeping; refuses to start anything once fm-bench is ending.
+    func run(_ process: Process, stop: @escaping @Sendable (Int32) -> Void) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !ending else { throw BenchError("fm-bench is ending") }
+        try process.run()
+        stops[process.processIdentifier] = stop
+    }
+
+    /// `process` was stopped the usual way.
+    func forget(_ process: Process) {
+        lock.lock()
+        defer { lock.unlock() }
+        stops[process.processIdentifier] = nil
+    }
+
+    /// Stops every process still running, once.
+    func endAll(_ number: Int32) {
+        lock.lock()
+        ending = true
+        let all = stops
+        stops = [:]
+        lock.unlock()
+        for stop in all.values { stop(number) }
+    }
+}
+
 func loadAverage() -> Double {
     var loads = [Double](repeating: 0, count: 3)
     return getloadavg(&loads, 3) > 0 ? loads[0] : .nan
@@ -143,7 +199,7 @@ final class EmulatorProcess {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try Children.shared.run(process) { [process] _ in EmulatorProcess.end(process) }
         // The first line says where it listens, the second where the control API is.
         let lines = readLines(output.fileHandleForReading, count: 2)
         let line = lines.first ?? ""
@@ -252,6 +308,11 @@ final class EmulatorProcess {
     }
 
     func stop() {
+        Children.shared.forget(process)
+        Self.end(process)
+    }
+
+    private static func end(_ process: Process) {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
@@ -341,7 +402,7 @@ final class PythonContender {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try Children.shared.run(process) { [process] _ in process.terminate() }
     }
 
     /// Sends one command and returns its answer line.
@@ -368,6 +429,7 @@ final class PythonContender {
     }
 
     func stop() {
+        Children.shared.forget(process)
         _ = try? send("quit")
         process.terminate()
         process.waitUntilExit()

@@ -40,7 +40,7 @@ final class TLSFront: @unchecked Sendable {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.standardError
-        try process.run()
+        try Children.shared.run(process) { [process, input] _ in TLSFront.end(process, input: input) }
         let line = readLines(output.fileHandleForReading, count: 1).first ?? ""
         guard line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst("listening on ".count))) else {
             process.terminate()
@@ -50,6 +50,11 @@ final class TLSFront: @unchecked Sendable {
     }
 
     func stop() {
+        Children.shared.forget(process)
+        Self.end(process, input: input)
+    }
+
+    private static func end(_ process: Process, input: Pipe) {
         if process.isRunning {
             try? input.fileHandleForWriting.close()
             process.waitUntilExit()
@@ -111,19 +116,14 @@ func runTrustingThrowawayCA() throws -> Int32 {
     process.executableURL = URL(fileURLWithPath: "/bin/bash")
     process.arguments = [script.path, "trusted", caFile.path, "--", binary] + CommandLine.arguments.dropFirst()
     process.environment = ProcessInfo.processInfo.environment.merging(["FM_BENCH_TLS_DIR": directory.path, "FM_BENCH_TLS_SCRIPT": script.path]) { $1 }
-    try process.run()
     // The inner run is the same process all the way down (the script execs it): SIGTERM and SIGINT go on to it,
     // so a `timeout` around fm-bench --tls ends the inner run, its emulators and fronts too.
-    let child = process.processIdentifier
-    let sources = [SIGTERM, SIGINT].map { number in
-        signal(number, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-        source.setEventHandler { kill(child, number) }
-        source.resume()
-        return source
+    try Children.shared.run(process) { [process] number in
+        kill(process.processIdentifier, number)
+        process.waitUntilExit()
     }
     process.waitUntilExit()
-    sources.forEach { $0.cancel() }
+    Children.shared.forget(process)
     return process.terminationStatus
 }
 

@@ -146,6 +146,12 @@ while !arguments.isEmpty {
 
 if settings.tls && settings.baseURL != nil { say("fm-bench: --tls and --base-url exclude each other"); exit(2) }
 if settings.baseURL != nil && settings.emulatorPort == nil { say("fm-bench: --base-url needs --emulator-port (where its front proxies to)"); exit(2) }
+// From here on SIGTERM or SIGINT (a `timeout`, ^C, the outer run of --tls passing one on) stops every process
+// fm-bench started, then fm-bench (exit status 128 + the signal).
+let termination = handlingTermination { number in
+    Children.shared.endAll(number)
+    exit(128 + number)
+}
 let tlsDirectory = ProcessInfo.processInfo.environment["FM_BENCH_TLS_DIR"].map { URL(fileURLWithPath: $0) }
 if settings.tls && tlsDirectory == nil {
     exit(try runTrustingThrowawayCA()) // again, inside the namespace that trusts the throwaway CA
@@ -224,17 +230,6 @@ if wantsPython, let onPort3000 = try? Served(schema: schemaFile, port: 3000, rea
 }
 defer { served.stop() }
 let emulator = served.emulator
-// SIGTERM or SIGINT (a `timeout`, ^C, the outer run of --tls passing one on): the emulator and its front end too.
-let stopSources = [SIGTERM, SIGINT].map { number in
-    signal(number, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-    source.setEventHandler { [served] in
-        served.stop()
-        exit(128 + number)
-    }
-    source.resume()
-    return source
-}
 var python: PythonContender?
 if wantsPython, emulator.url.port == 3000 {
     let script = directory.appendingPathComponent("fmrest_driver.py")
