@@ -627,9 +627,10 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
 
     private func deliverHead(status: Int, lines: [(String, String)]) {
         guard !isCancelled else { return }
-        var fields: [String: String] = [:]
+        // Sized once: a dictionary that grows is re-hashed at each step.
+        var fields = [String: String](minimumCapacity: lines.count)
         // A repeated field (any case) joins the first one's value, under the first one's name.
-        var names: [String: String] = [:]
+        var names = [String: String](minimumCapacity: lines.count)
         for (name, value) in lines {
             let key = name.lowercased()
             if let first = names[key], let existing = fields[first] {
