@@ -262,7 +262,42 @@ import Testing
         #expect(scores(c) == ["ALFKI": "5", "OBR": "3.5", "ZOE": "4", "NUL": "1"])
     }
 
+    /// A write answered through a fault (which routes the request whole, under the lock) still writes its matches.
+    @Test(arguments: ["PATCH", "DELETE"])
+    func aWriteByFilterUnderAFaultStillWrites(method: String) throws {
+        let c = try ODataClient()
+        c.emulator.inject(.delay(0), matching: "Customers")
+        let write = writeBerlin(c, method)
+        #expect(write.status == 204 && write.header("fmodata.affected_rows") == "2", "\(write.text)")
+        #expect(scores(c) == (method == "PATCH" ? ["ALFKI": "9", "OBR": "3.5", "ZOE": "4", "NUL": "9"] : ["OBR": "3.5", "ZOE": "4"]))
+    }
+
     // MARK: $batch
+
+    /// A `$batch`'s write by `$filter` outside a change set matches outside the lock too, and answers what it wrote.
+    @Test func aBatchsWriteByFilterMatchesOutsideTheLock() throws {
+        let c = try ODataClient()
+        let handler = c.emulator.handler
+        let moved = Locked<Int?>(nil)
+        let move = c.moveNULToParis()
+        let body = """
+        --b1
+        Content-Type: application/http
+
+        PATCH Customers?$filter=city%20eq%20'Berlin' HTTP/1.1
+        Content-Type: application/json
+
+        {"score":9}
+        --b1--
+
+        """
+        let (answer, ran) = whileMatching(c, { batch(c, body) }) { Self.send(handler, move, into: moved) }
+        #expect(ran, "no other client was answered while the batch's write matched")
+        #expect(moved.withLock { $0 } == 204)
+        #expect(answer.status == 200)
+        #expect(answer.text.contains("HTTP/1.1 204 No Content\r\nfmodata.affected_rows: 1\r\n"), "\(answer.text)")
+        #expect(scores(c) == ["ALFKI": "9", "OBR": "3.5", "ZOE": "4", "NUL": "1"])
+    }
 
     /// Sends a `$batch` (boundary `b1`, LF lines made CRLF).
     func batch(_ c: ODataClient, _ body: String) -> Answer {
