@@ -10,13 +10,16 @@ import Testing
 @Suite struct ODataWriteByFilterOutsideLockTests {
     /// Sends `write` on this thread; the first time a `$filter` starts matching meanwhile (``EmulatorState/odataWillFilter``),
     /// runs `meanwhile` on another thread and waits for it, bounded: when the matching holds the state lock, `meanwhile`
-    /// cannot end until the write does, and the wait ends without it. The write's answer, and whether `meanwhile` ended
-    /// while the write was matching.
-    func whileMatching(_ c: ODataClient, _ write: () -> Answer, meanwhile: @escaping @Sendable () -> Void) -> (answer: Answer, ranMeanwhile: Bool) {
+    /// cannot end until the write does, and the wait ends without it. The write's answer, whether `meanwhile` ended
+    /// while the write was matching, and how many times a `$filter` started matching.
+    func whileMatching(_ c: ODataClient, _ write: () -> Answer,
+                       meanwhile: @escaping @Sendable () -> Void) -> (answer: Answer, ranMeanwhile: Bool, matches: Int) {
         let armed = Locked(true)
         let ran = Locked(false)
+        let matches = Locked(0)
         c.emulator.core.state.withLock {
             $0.odataWillFilter = {
+                matches.withLock { $0 += 1 }
                 guard armed.withLock({ let was = $0; $0 = false; return was }) else { return }
                 let done = DispatchSemaphore(value: 0)
                 DispatchQueue.global().async {
@@ -29,7 +32,7 @@ import Testing
         }
         defer { c.emulator.core.state.withLock { $0.odataWillFilter = nil } }
         let answer = write()
-        return (answer, ran.withLock { $0 })
+        return (answer, ran.withLock { $0 }, matches.withLock { $0 })
     }
 
     /// `method path` with `body` sent to `handler` as another client would (the Shop's credentials).
@@ -66,10 +69,12 @@ import Testing
         let c = try ODataClient()
         let handler = c.emulator.handler
         let read = Locked<Int?>(nil)
-        let (write, ran) = whileMatching(c, { writeBerlin(c, method) }) {
+        let (write, ran, matches) = whileMatching(c, { writeBerlin(c, method) }) {
             Self.send(handler, Self.request("GET", "/Customers('ZOE')"), into: read)
         }
         #expect(ran, "no other client was answered while the write matched")
+        // A read meanwhile changes nothing: the write does not match again under the lock.
+        #expect(matches == 1)
         #expect(read.withLock { $0 } == 200)
         #expect(write.status == 204, "\(write.text)")
         #expect(write.header("fmodata.affected_rows") == "2")
@@ -88,7 +93,7 @@ import Testing
         let c = try ODataClient()
         let handler = c.emulator.handler
         let deleted = Locked<Int?>(nil)
-        let (write, ran) = whileMatching(c, { writeBerlin(c, method) }) {
+        let (write, ran, _) = whileMatching(c, { writeBerlin(c, method) }) {
             Self.send(handler, Self.request("DELETE", "/Customers('NUL')"), into: deleted)
         }
         #expect(ran, "no other client was answered while the write matched")
@@ -105,7 +110,7 @@ import Testing
         let handler = c.emulator.handler
         let moved = Locked<Int?>(nil)
         let move = c.moveNULToParis()
-        let (write, ran) = whileMatching(c, { writeBerlin(c, method) }) {
+        let (write, ran, _) = whileMatching(c, { writeBerlin(c, method) }) {
             Self.send(handler, move, into: moved)
         }
         #expect(ran, "no other client was answered while the write matched")
@@ -124,7 +129,7 @@ import Testing
         let status = Locked<Int?>(nil)
         let other = created ? Self.request("POST", "/Customers", body: #"{"code":"NEW","city":"Berlin","score":2}"#)
                             : Self.request("PATCH", "/Customers('ZOE')", body: #"{"city":"Berlin"}"#)
-        let (write, ran) = whileMatching(c, { writeBerlin(c, method) }) {
+        let (write, ran, _) = whileMatching(c, { writeBerlin(c, method) }) {
             Self.send(handler, other, into: status)
         }
         #expect(ran, "no other client was answered while the write matched")
@@ -149,7 +154,7 @@ import Testing
         // Before: NUL in Paris, a new Berlin customer (the fifth record): the snapshot matches ALFKI and NEW.
         #expect(c.send("PATCH", "/Shop/Customers('NUL')", body: #"{"city":"Paris"}"#).status == 204)
         #expect(c.send("POST", "/Shop/Customers", body: #"{"code":"NEW","city":"Berlin","score":2}"#).status == 201)
-        let (write, ran) = whileMatching(c, { writeBerlin(c, method) }) { emulator.reset() }
+        let (write, ran, _) = whileMatching(c, { writeBerlin(c, method) }) { emulator.reset() }
         #expect(ran, "the reset did not run while the write matched")
         // After the reset, ALFKI and NUL are in Berlin (the seed), NEW is gone.
         #expect(write.status == 204, "\(write.text)")
@@ -176,7 +181,7 @@ import Testing
         let path = "/Shop/Tmp?$filter=v%20eq%20'a'"
         let body = method == "PATCH" ? #"{"w":"z"}"# : nil
         let status = Locked<Int?>(nil)
-        let (write, ran) = whileMatching(c, { c.send(method, path, body: body) }) {
+        let (write, ran, _) = whileMatching(c, { c.send(method, path, body: body) }) {
             Self.send(handler, Self.request("DELETE", dropped.rawValue), into: status)
         }
         #expect(ran, "no other client was answered while the write matched")
@@ -209,7 +214,7 @@ import Testing
         let c = try ODataClient()
         let handler = c.emulator.handler
         let status = Locked<Int?>(nil)
-        let (write, ran) = whileMatching(c, { writeBerlin(c, "PATCH") }) {
+        let (write, ran, _) = whileMatching(c, { writeBerlin(c, "PATCH") }) {
             Self.send(handler, Self.request("POST", "/Orders", body: #"{"customer_code":"NUL","total":1}"#), into: status)
         }
         #expect(ran, "no other client was answered while the write matched")
@@ -291,7 +296,7 @@ import Testing
         --b1--
 
         """
-        let (answer, ran) = whileMatching(c, { batch(c, body) }) { Self.send(handler, move, into: moved) }
+        let (answer, ran, _) = whileMatching(c, { batch(c, body) }) { Self.send(handler, move, into: moved) }
         #expect(ran, "no other client was answered while the batch's write matched")
         #expect(moved.withLock { $0 } == 204)
         #expect(answer.status == 200)
