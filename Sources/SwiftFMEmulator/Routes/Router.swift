@@ -96,16 +96,15 @@ struct StagedResponse {
     }
 
     /// The complete response (runs ``pendingBody``), or ``refusal``; an answer with a ``relockingBody`` or a
-    /// ``relockingAnswer`` is refused:
-    /// it cannot be finished where the lock cannot be taken again.
+    /// ``relockingAnswer`` is refused: it cannot be finished where the lock cannot be taken again.
     func finished() -> HTTPResponse {
         finishedOrRefused { _ in }.response
     }
 
     /// The complete response, and whether it is not the staged one: the ``refusal`` of an answer too large, or
     /// the ``failure`` of a FileMaker error found while finishing, or the answer of ``AnsweredOtherwise``. `locker`
-    /// takes the state lock for a ``relockingBody`` or a ``relockingAnswer``: called after the lock is released (``EmulatorCore``), or on the
-    /// state itself when the caller holds it.
+    /// takes the state lock for a ``relockingBody`` or a ``relockingAnswer``: called after the lock is released
+    /// (``EmulatorCore``), or on the state itself when the caller holds it.
     func finishedOrRefused(_ locker: StateLocker) -> (response: HTTPResponse, refused: Bool) {
         let finished = finishedTelling(locker)
         return (finished.response, finished.refused)
