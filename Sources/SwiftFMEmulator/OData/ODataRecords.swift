@@ -155,7 +155,7 @@ extension EmulatorState {
         ctx.base + "/" + ODataContext.encode(set.name) + "(" + ODataContext.encode(odataKeyText(set, record: record)) + ")"
     }
 
-    /// The ids of `set` matching `filter`, in creation order (under the lock: a write's matches).
+    /// The ids of `set` matching `filter`, in creation order, in this state.
     func odataFilteredIDs(_ set: ODataSet, filter: String?, candidates: [Int]? = nil) throws -> [Int] {
         try odataFilterPlan(set, filter: filter).ids(of: set, in: self, candidates: candidates)
     }
@@ -434,7 +434,8 @@ struct ODataSortKey {
 }
 
 /// A `$filter` checked under the state lock (parsed, its fields resolved against the set): ``ids(of:in:candidates:)``
-/// applies it, under the lock (a write) or on a snapshot after it is released (a read).
+/// applies it on a snapshot after the lock is released (a read, and a write by `$filter` before it takes the lock again
+/// to write), or under the lock (a write matching again because the records changed meanwhile).
 struct ODataFilterPlan {
     /// The expression and its resolved fields; `nil` without a `$filter` (every record matches).
     let parsed: (expr: ODataExpr, fields: [String: EmulatorSchema.Field])?

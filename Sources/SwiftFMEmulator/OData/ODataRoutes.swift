@@ -17,6 +17,10 @@ struct ODataContext {
     /// `IEEE754Compatible=true`: numbers as strings.
     var ieee754 = false
 
+    /// The decoded path segments after `/fmi/odata/v4` (a write by `$filter` is answered again from them,
+    /// ``EmulatorState/odataChangeMatching(_:method:_:)``).
+    var segments: [String] = []
+
     /// `{origin}/fmi/odata/v4/{db}`.
     var base: String { origin + "/fmi/odata/v4/" + ODataContext.encode(dbSegment) }
 
@@ -94,6 +98,7 @@ extension EmulatorState {
     /// ``StagedResponse/pendingBody``, to be written after the lock is released.
     mutating func odataRouteStaged(_ request: HTTPRequest, segments: [String], now: Date) -> StagedResponse {
         var ctx = ODataContext(request: request, now: now)
+        ctx.segments = segments
         var fallbackHost = "127.0.0.1"
         if let base = baseURL, let host = base.host { fallbackHost = base.port.map { "\(host):\($0)" } ?? host }
         ctx.origin = origin(of: request, fallbackHost: fallbackHost)
@@ -129,14 +134,19 @@ extension EmulatorState {
                 }
             }
             return try odataDispatch(segments, &ctx)
-        } catch let e as ODataError {
-            return StagedResponse(response: EmulatorState.odataError(e))
-        } catch let e as FMError {
-            return StagedResponse(response: EmulatorState.odataError(EmulatorState.odataError(from: e)))
-        } catch is AnswerTooLarge {
-            return StagedResponse(response: EmulatorState.odataError(.tooLarge))
         } catch {
-            return StagedResponse(response: EmulatorState.odataError(ODataError(500, "-1", "Unknown error")))
+            return StagedResponse(response: EmulatorState.odataErrorResponse(error))
+        }
+    }
+
+    /// The answer to a request that failed with `error`: an ``ODataError`` as it is, a FileMaker error as OData tells
+    /// it, an answer too large as `953`, anything else `500 -1`.
+    static func odataErrorResponse(_ error: any Error) -> HTTPResponse {
+        switch error {
+        case let e as ODataError: return odataError(e)
+        case let e as FMError: return odataError(odataError(from: e))
+        case is AnswerTooLarge: return odataError(.tooLarge)
+        default: return odataError(ODataError(500, "-1", "Unknown error"))
         }
     }
 
@@ -253,7 +263,7 @@ extension EmulatorState {
             switch method {
             case "GET": return try odataCollection(set, ctx)
             case "POST": return StagedResponse(response: try odataCreate(set, ctx))
-            case "PATCH", "DELETE": return StagedResponse(response: try odataChangeMatching(set, method: method, ctx))
+            case "PATCH", "DELETE": return try odataChangeMatching(set, method: method, ctx)
             default: try Self.odataOnly(method, "GET", "POST", "PATCH", "DELETE")
             }
         }

@@ -163,17 +163,67 @@ extension EmulatorState {
     }
 
     /// `PATCH` / `DELETE /{db}/{set}?$filter=…`: every match, all or nothing; 204 with the count.
-    mutating func odataChangeMatching(_ set: ODataSet, method: String, _ ctx: ODataContext) throws -> HTTPResponse {
+    ///
+    /// The filter, the body and the writes it asks for are checked here, under the lock: a malformed one is refused at
+    /// once. The records are matched on a snapshot after the lock is released (other clients are answered meanwhile),
+    /// and the lock is taken again to write. The answer is the one the write gives evaluated atomically when it writes
+    /// (FileMaker evaluates the filter and writes in one step): when the tables or the schema changed after the
+    /// snapshot (``dataVersion``), the request is answered again there, matching under the lock. In a `$batch` change
+    /// set every step runs in the set's one hold of the lock.
+    mutating func odataChangeMatching(_ set: ODataSet, method: String, _ ctx: ODataContext) throws -> StagedResponse {
         guard let filter = ctx.options["filter"], !trimSpaces(filter).isEmpty else {
             throw ODataError(400, "-1010", "The entity key or $filter must be specified in the URL")
         }
-        let ids = try odataFilteredIDs(set, filter: filter)
+        let plan = try odataFilterPlan(set, filter: filter)
         let body = method == "PATCH" ? try odataBody(ctx) : .object([])
+        if odataWritesMatchUnderLock {
+            let ids = plan.ids(of: set, in: self)
+            return StagedResponse(response: try odataWriteMatching(set, ids: ids, method: method, body: body, now: ctx.now))
+        }
+        if method == "PATCH" {
+            // Refused now if it cannot be written; written (a container's bytes kept) when the records are.
+            var scratch = self
+            _ = try scratch.odataWrites(set, body: body)
+        }
+        var snapshot: EmulatorState? = readSnapshot(session: nil)
+        let version = dataVersion
+        let request = ctx.request, segments = ctx.segments
+        let stand = HTTPResponse(status: 204, headers: [("OData-Version", "4.0")])
+        return StagedResponse(response: stand, relockingAnswer: { locker in
+            let matched = snapshot.map { plan.ids(of: set, in: $0) } ?? []
+            // Let go of the snapshot's tables: writing does not copy them.
+            snapshot = nil
+            let answer = try underLock(locker) { s, now -> HTTPResponse in
+                guard s.dataVersion == version else {
+                    // Changed since the snapshot: the request as it is answered now, matching under the lock.
+                    let saved = s.odataWritesMatchUnderLock
+                    s.odataWritesMatchUnderLock = true
+                    defer { s.odataWritesMatchUnderLock = saved }
+                    return s.odataRouteStaged(request, segments: segments, now: now).finished()
+                }
+                let mode = s.writeMode
+                s.writeMode = .user
+                defer { s.writeMode = mode }
+                do {
+                    return try s.odataWriteMatching(set, ids: matched, method: method, body: body, now: now)
+                } catch {
+                    return EmulatorState.odataErrorResponse(error)
+                }
+            }
+            // An error is the request's answer in the 204's place (the log and the hook tell it).
+            guard answer.status < 400 else { throw AnsweredOtherwise(response: answer) }
+            return answer
+        }, refusal: EmulatorState.odataError(.tooLarge))
+    }
+
+    /// Writes `body` to the records `ids` of `set` (`PATCH`) or deletes them (`DELETE`), all or nothing, at `now`: 204
+    /// with their count.
+    mutating func odataWriteMatching(_ set: ODataSet, ids: [Int], method: String, body: JSON, now: Date) throws -> HTTPResponse {
         try odataAtomically { s in
             let writes = method == "PATCH" ? try s.odataWrites(set, body: body) : []
             for id in ids {
                 if method == "PATCH" {
-                    _ = try s.editRecord(table: set.table, id: id, writes: writes, session: nil, now: ctx.now, bump: true)
+                    _ = try s.editRecord(table: set.table, id: id, writes: writes, session: nil, now: now, bump: true)
                 } else if s.table(set.table)?.records[id] != nil {
                     try s.deleteCascading(occurrence: set.name, id: id, session: nil)
                 }

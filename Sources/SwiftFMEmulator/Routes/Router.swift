@@ -64,6 +64,10 @@ struct StagedResponse {
     /// Writes the body in steps, taking the state lock again for those that need it through the ``StateLocker`` it is
     /// given (a `$batch`, part by part): other clients are answered between the steps.
     var relockingBody: ((StateLocker) throws -> Data)?
+    /// Writes the whole answer, its status and headers too, in steps that take the state lock again through the
+    /// ``StateLocker`` it is given (an OData write by `$filter`, whose count is known once it has written); the
+    /// ``response`` stands for it until then.
+    var relockingAnswer: ((StateLocker) throws -> HTTPResponse)?
     /// The answer when ``pendingBody`` throws.
     var refusal: HTTPResponse
     /// The answer when ``pendingBody`` throws a FileMaker error (a find matched nothing): the Data API's envelope.
@@ -84,16 +88,23 @@ struct StagedResponse {
         relockingBody = body
     }
 
-    /// The complete response (runs ``pendingBody``), or ``refusal``; an answer with a ``relockingBody`` is refused:
-    /// it cannot be finished where the lock cannot be taken again.
+    /// An answer that `answer` writes whole, taking the lock again as it needs (``relockingAnswer``); `response` stands
+    /// for it until then (the request log's status).
+    init(response: HTTPResponse, relockingAnswer answer: @escaping (StateLocker) throws -> HTTPResponse, refusal: HTTPResponse) {
+        self.init(response: response, refusal: refusal)
+        relockingAnswer = answer
+    }
+
+    /// The complete response (runs ``pendingBody``), or ``refusal``; an answer with a ``relockingBody`` or a
+    /// ``relockingAnswer`` is refused: it cannot be finished where the lock cannot be taken again.
     func finished() -> HTTPResponse {
         finishedOrRefused { _ in }.response
     }
 
     /// The complete response, and whether it is not the staged one: the ``refusal`` of an answer too large, or
     /// the ``failure`` of a FileMaker error found while finishing, or the answer of ``AnsweredOtherwise``. `locker`
-    /// takes the state lock for a ``relockingBody``: called after the lock is released (``EmulatorCore``), or on the
-    /// state itself when the caller holds it.
+    /// takes the state lock for a ``relockingBody`` or a ``relockingAnswer``: called after the lock is released
+    /// (``EmulatorCore``), or on the state itself when the caller holds it.
     func finishedOrRefused(_ locker: StateLocker) -> (response: HTTPResponse, refused: Bool) {
         let finished = finishedTelling(locker)
         return (finished.response, finished.refused)
@@ -102,10 +113,12 @@ struct StagedResponse {
     /// ``finishedOrRefused(_:)``, telling whether the answer is the ``refusal`` (`tooLarge`: the answer would pass the
     /// cap, or the lock could not be taken again) rather than another answer found while finishing.
     func finishedTelling(_ locker: StateLocker) -> (response: HTTPResponse, refused: Bool, tooLarge: Bool) {
-        guard pendingBody != nil || relockingBody != nil else { return (response, false, false) }
+        guard pendingBody != nil || relockingBody != nil || relockingAnswer != nil else { return (response, false, false) }
         var complete = response
         do {
-            if let relockingBody {
+            if let relockingAnswer {
+                complete = try relockingAnswer(locker)
+            } else if let relockingBody {
                 complete.body = try relockingBody(locker)
             } else if let pendingBody {
                 complete.body = try pendingBody()

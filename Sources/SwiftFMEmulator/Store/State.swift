@@ -76,8 +76,20 @@ struct Blob: Sendable {
 
 /// Everything the emulator knows, guarded by one lock.
 struct EmulatorState {
-    var schema: EmulatorSchema
-    var tables: [String: TableState] = [:]
+    var schema: EmulatorSchema {
+        didSet { dataVersion &+= 1 }
+    }
+    var tables: [String: TableState] = [:] {
+        didSet { dataVersion &+= 1 }
+    }
+    /// Bumped by every change to ``tables`` (a record written, created or deleted, a reset, a table or field added or
+    /// dropped) or to ``schema``: a write by `$filter` that matched on a snapshot knows, when it takes the lock again to
+    /// write, whether what it matched may have changed (``odataChangeMatching(_:method:_:)``). A whole state put back
+    /// (a change set rolled back) brings its version back with the same records.
+    var dataVersion = 0
+    /// Set while a write by `$filter` is answered again under the lock, atomically, because the records changed after it
+    /// matched on its snapshot (``odataChangeMatching(_:method:_:)``).
+    var odataWritesMatchUnderLock = false
     var sessions: [String: Session] = [:]
     var blobs: [String: Blob] = [:]
     /// The container-streaming cookies handed out (`X-FMS-Session-Key`), the most recent 4,096: a client
@@ -138,8 +150,8 @@ struct EmulatorState {
     /// Tests: called when the rows of an OData answer start being written (``ODataRowWriter``); a read
     /// writes them after the state lock is released.
     var odataWillWrite: (@Sendable () -> Void)?
-    /// Tests: called when a `$filter` starts being applied to records (``ODataFilterPlan``); a read applies it
-    /// after the state lock is released.
+    /// Tests: called when a `$filter` starts being applied to records (``ODataFilterPlan``); a read, and a write by
+    /// `$filter`, apply it after the state lock is released.
     var odataWillFilter: (@Sendable () -> Void)?
     /// Tests: called when a `$apply` starts being evaluated over records (``ODataApplyPlan``).
     var odataWillApply: (@Sendable () -> Void)?
