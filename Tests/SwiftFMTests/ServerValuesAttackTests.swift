@@ -1,0 +1,132 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import SwiftFM
+
+/// The values of a successful answer that SwiftFM keeps, sends back, or hands to code that sends them back, from a
+/// hostile or broken server (review of what errors and codes reviews left out).
+///
+/// The contract:
+/// - The login token goes into every later `Authorization: Bearer` header and into the token store: one that is empty,
+///   holds anything but visible ASCII (a space, CR, LF, a control or non-ASCII character), or is longer than
+///   ``RequestBuilder/maxSessionTokenBytes`` (4 KiB; a Data API token is some 50 characters) fails the login with
+///   `-1007`; nothing is stored, nothing is sent with it. A stored token that breaks the same rules is not used: the
+///   client logs in. The file store gives back exactly the token it was given, in its one file.
+/// - A record id or mod id from an answer that a caller passes back names the caller's record and nothing else: a
+///   record id that is not a positive integer in digits completes with `-1002` and sends nothing; a mod id goes into
+///   the JSON body as the same string, whatever it holds, and the URL is the record's.
+/// - A page walk (`pages`, `forEachPage`, raw or typed) ends: a page whose records reach past its own `foundCount`
+///   (negative, zero, smaller than the records it holds) and a full page with the very records of the page before
+///   (a server or proxy that ignores `_offset`) end the walk with `-1007`; the page is not handed out.
+/// - A container download sends no `Authorization` on any hop and the streaming cookie only within its origin
+///   (scheme, host, port, however spelled); a URL or redirect that is not http(s) is never followed.
+/// - Metadata, product info, database, layout and script lists of the wrong shape are `-1007`, never a crash.
+@Suite("Server values under attack")
+struct ServerValuesAttackTests {
+    static var loggedIn: FMMemoryTokenStore { FMMemoryTokenStore(FMStoredToken(token: "t", expiry: .distantFuture)) }
+
+    /// A page of records `ids` (`recordId` as given), with a `dataInfo` of `found` records when given.
+    static func page(ids: [Int], found: Int?) -> String {
+        let rows = ids.map { #"{"fieldData":{"name":"n\#($0)"},"portalData":{},"recordId":"\#($0)","modId":"1"}"# }.joined(separator: ",")
+        let info = found.map {
+            #","dataInfo":{"database":"D","layout":"L","table":"T","totalRecordCount":\#($0),"foundCount":\#($0),"returnedCount":\#(ids.count)}"#
+        } ?? ""
+        return #"{"response":{"data":[\#(rows)]\#(info)},"messages":[{"code":"0","message":"OK"}]}"#
+    }
+
+    struct Row: Decodable, Sendable { var name: String }
+
+    /// The four page walks over `h.api`, each reduced to (records handed out, the error's code or nil).
+    enum Walk: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case pages, typedPages, forEachPage, typedForEachPage
+        var testDescription: String { rawValue }
+
+        func run(_ api: DataAPI, pageSize: Int) async -> (records: [String], code: String?) {
+            switch self {
+            case .pages:
+                var seen: [String] = []
+                do {
+                    for try await page in api.pages(layout: "L", pageSize: pageSize) {
+                        seen += page.records.compactMap { $0["recordId"] as? String }
+                    }
+                    return (seen, nil)
+                } catch { return (seen, (error as? FMError)?.code ?? "\(error)") }
+            case .typedPages:
+                var seen: [String] = []
+                do {
+                    for try await page in api.pages(as: Row.self, layout: "L", pageSize: pageSize) { seen += page.records.map(\.recordId) }
+                    return (seen, nil)
+                } catch { return (seen, (error as? FMError)?.code ?? "\(error)") }
+            case .forEachPage:
+                let seen = Locked<[String]>([])
+                let done = Recorder<String>()
+                api.forEachPage(layout: "L", pageSize: pageSize, page: { page in
+                    seen.withLock { $0 += page.records.compactMap { $0["recordId"] as? String } }
+                    return true
+                }, completion: { _, code in done.record(code) })
+                let code = await done.value().first
+                return (seen.value, code == "0" ? nil : code)
+            case .typedForEachPage:
+                let seen = Locked<[String]>([])
+                let done = Recorder<String>()
+                api.forEachPage(as: Row.self, layout: "L", pageSize: pageSize, page: { page in
+                    seen.withLock { $0 += page.records.map(\.recordId) }
+                    return true
+                }, completion: { _, code in done.record(code) })
+                let code = await done.value().first
+                return (seen.value, code == "0" ? nil : code)
+            }
+        }
+    }
+
+    // MARK: paging
+
+    /// A server (or a caching proxy) that ignores `_offset` answers every page with the first one: the walk went on for
+    /// ever, handing out the same records again and again (before the fix: 20 pages of records 1 and 2, then the
+    /// test server's own end). Now the second, identical full page ends the walk with `-1007`, not handed out.
+    /// Decided: "identical" is the same record ids in the same order in a full page; records shifting between pages
+    /// (a record seen twice when others were created meanwhile) stay a walk, as documented.
+    @Test(arguments: Walk.allCases, [nil, 1_000_000] as [Int?])
+    func aServerThatIgnoresTheOffsetEndsTheWalkWithMalformed(_ walk: Walk, found: Int?) async {
+        let served = Locked(0)
+        let h = Harness(store: Self.loggedIn) { _ in
+            let count = served.withLock { n -> Int in n += 1; return n }
+            if count > 20 { return .json(500, Bodies.noRecords) }   // so a walk that misses it still ends
+            return .json(200, Self.page(ids: [1, 2], found: found))
+        }
+        let (records, code) = await walk.run(h.api, pageSize: 2)
+        #expect(code == FMError.ClientCode.malformedResponse, "\(walk): \(records.count) records, code \(code ?? "none")")
+        #expect(records == ["1", "2"])
+        #expect(h.stub.requests.count == 2)
+    }
+
+    /// A page holding more records than its own `foundCount` says the set has (negative, zero, one for two records):
+    /// the walk stopped after it without a word, as if the set were complete. Now `-1007`, the page not handed out.
+    @Test(arguments: Walk.allCases, [-5, 0, 1])
+    func aPagePastItsOwnFoundCountIsMalformed(_ walk: Walk, found: Int) async {
+        let h = Harness(store: Self.loggedIn) { _ in .json(200, Self.page(ids: [1, 2], found: found)) }
+        let (records, code) = await walk.run(h.api, pageSize: 2)
+        #expect(code == FMError.ClientCode.malformedResponse, "\(walk): \(records) code \(code ?? "none")")
+        #expect(records.isEmpty)
+        #expect(h.stub.requests.count == 1)
+    }
+
+    /// Guard (held): a walk whose pages overlap by one record (one created meanwhile) and a last page reaching the
+    /// found count exactly is an ordinary walk; the offsets sent are the caller's windows.
+    @Test(arguments: Walk.allCases)
+    func overlappingPagesAndAnExactFoundCountStayAWalk(_ walk: Walk) async {
+        let h = Harness(store: Self.loggedIn) { request in
+            let query = request.url?.query ?? ""
+            if query.contains("_offset=1&") { return .json(200, Self.page(ids: [1, 2], found: 5)) }
+            if query.contains("_offset=3&") { return .json(200, Self.page(ids: [2, 3], found: 5)) }
+            if query.contains("_offset=5&") { return .json(200, Self.page(ids: [4], found: 5)) }
+            return nil
+        }
+        let (records, code) = await walk.run(h.api, pageSize: 2)
+        #expect(code == nil)
+        #expect(records == ["1", "2", "2", "3", "4"])
+        #expect(h.stub.requests.compactMap { $0.url?.query } == ["_offset=1&_limit=2", "_offset=3&_limit=2", "_offset=5&_limit=2"])
+    }
+}
