@@ -130,3 +130,100 @@ struct ServerValuesAttackTests {
         #expect(h.stub.requests.compactMap { $0.url?.query } == ["_offset=1&_limit=2", "_offset=3&_limit=2", "_offset=5&_limit=2"])
     }
 }
+
+// MARK: the login token
+
+extension ServerValuesAttackTests {
+    /// Where a login answer carries its token.
+    enum TokenSource: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case body, header
+        var testDescription: String { rawValue }
+
+        func answer(_ token: String) -> StubAnswer {
+            switch self {
+            case .body:
+                let object: [String: Any] = ["response": ["token": token], "messages": [["code": "0", "message": "OK"]]]
+                let body = (try? JSONSerialization.data(withJSONObject: object)) ?? Data()
+                return .json(200, String(decoding: body, as: UTF8.self))
+            case .header:
+                return .json(200, Bodies.ok, headers: ["X-FM-Data-Access-Token": token])
+            }
+        }
+    }
+
+    /// A login answered with `token`, then one read: (the login's code or nil, the read's Authorization values, what
+    /// the store holds).
+    static func loginThenRead(_ token: String, from source: TokenSource) async -> (code: String?, bearers: [String], stored: String?) {
+        let h = Harness { request in isLogin(request) ? source.answer(token) : .json(200, Self.page(ids: [1], found: 1)) }
+        var code: String?
+        do { _ = try await h.api.login() } catch { code = (error as? FMError)?.code ?? "\(error)" }
+        _ = try? await h.api.getRecord(layout: "L", recordId: 1)
+        let bearers = h.stub.requests.filter { !isLogin($0) }.compactMap { $0.header("Authorization") }
+        return (code, bearers, h.store.load()?.token)
+    }
+
+    /// A login token of megabytes was taken as it came: kept in the store and sent in every later `Authorization`
+    /// header, which no server takes back (a header line of a few KiB is the usual limit), so every call failed at the
+    /// server instead of the login failing here. Decided: a Data API token is some 50 characters; one longer than
+    /// 4 KiB is no token, `-1007` at the login, nothing stored or sent (4 KiB exactly still is one).
+    @Test(arguments: TokenSource.allCases, [4097, 100_000, 1_000_000])
+    func aLoginTokenLongerThan4KiBIsMalformed(_ source: TokenSource, bytes: Int) async {
+        let token = String(repeating: "a", count: bytes)
+        let (code, bearers, stored) = await Self.loginThenRead(token, from: source)
+        #expect(code == FMError.ClientCode.malformedResponse)
+        #expect(stored == nil)
+        #expect(!bearers.contains { $0.count > RequestBuilder.maxSessionTokenBytes }, "\(bearers.map(\.count))")
+    }
+
+    /// Guard (held at the boundary): a 4 KiB token is a token, stored and sent back as it came.
+    @Test(arguments: TokenSource.allCases)
+    func aLoginTokenOf4KiBIsUsed(_ source: TokenSource) async {
+        let token = String(repeating: "b", count: 4096)
+        let (code, bearers, stored) = await Self.loginThenRead(token, from: source)
+        #expect(code == nil)
+        #expect(stored == token)
+        #expect(bearers == ["Bearer " + token])
+    }
+
+    /// Guard (held): a token that cannot be a `Bearer` value (empty, a space, CR/LF, a tab, DEL, non-ASCII) fails the
+    /// login with `-1007` (or `-1010` when empty, as none); nothing stored, nothing sent with it.
+    @Test(arguments: TokenSource.allCases, ["", "tok en", " tok", "tok\r\nX-Injected: 1", "tok\t", "tok\u{7F}", "tök", "tok\u{0}"])
+    func aLoginTokenThatIsNoBearerValueIsRefused(_ source: TokenSource, token: String) async {
+        // A header value cannot hold CR, LF or NUL on the wire: the stub's header would not be one either.
+        if source == .header, token.contains(where: { $0 == "\r\n" || $0 == "\u{0}" }) { return }
+        let (code, bearers, stored) = await Self.loginThenRead(token, from: source)
+        #expect(code == (token.isEmpty ? FMError.ClientCode.noToken : FMError.ClientCode.malformedResponse), "\(token.debugDescription)")
+        #expect(stored == nil)
+        #expect(!bearers.contains("Bearer " + token) || token.isEmpty)
+    }
+
+    /// A stored token longer than 4 KiB (written by another client, or before this rule) is not sent: the client logs
+    /// in and uses the new token, as for a stored token that is no `Bearer` value.
+    @Test func aStoredTokenLongerThan4KiBIsNotUsed() async throws {
+        let long = String(repeating: "c", count: 100_000)
+        let store = FMMemoryTokenStore(FMStoredToken(token: long, expiry: .distantFuture))
+        let h = Harness(store: store) { request in isLogin(request) ? .json(200, Bodies.login()) : .json(200, Self.page(ids: [1], found: 1)) }
+        _ = try await h.api.getRecord(layout: "L", recordId: 1)
+        let bearers = h.stub.requests.filter { !isLogin($0) }.compactMap { $0.header("Authorization") }
+        #expect(bearers == ["Bearer " + Bodies.token])
+        #expect(h.stub.requests.filter(isLogin).count == 1)
+    }
+
+    /// Guard (held): the file store gives back exactly the token it was given, whatever JSON has to escape in it, in
+    /// its one file (mode 0600), and nothing else in the directory.
+    @Test func theFileStoreGivesBackTheTokenItWasGiven() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ServerValuesAttack-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("token.json")
+        let store = FMFileTokenStore(url: file)
+        for token in [#"a"b"#, #"a\b"#, "../../x", "a/b", "{}", "\u{2028}", String(repeating: "x", count: 100_000)] {
+            let stored = FMStoredToken(token: token, expiry: Date(timeIntervalSince1970: 1_700_000_000))
+            store.save(stored)
+            #expect(store.load() == stored, "\(token.prefix(12).debugDescription)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["token.json"])
+            let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+    }
+}
