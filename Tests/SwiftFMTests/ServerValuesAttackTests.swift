@@ -227,3 +227,65 @@ extension ServerValuesAttackTests {
         }
     }
 }
+
+// MARK: container downloads
+
+extension ServerValuesAttackTests {
+    static let containerURL = URL(string: "https://fms.example.com/Streaming_SSL/MainDB/ABC.png?RCType=EmbeddedRCFileProcessor")!
+
+    /// A download of ``containerURL`` whose first hop answers 302 to `location` with `setCookie`, every other URL the
+    /// bytes `[1]`, by a client holding a session token: (the code, every request sent).
+    static func download(redirectTo location: String, setCookie: String = "X-FMS-Session-Key=k1; HttpOnly; Path=/")
+        -> (code: String?, requests: [URLRequest]) {
+        let h = Harness(store: Self.loggedIn) { request in
+            guard let url = request.url else { return nil }
+            if url.absoluteString != Self.containerURL.absoluteString { return .body(200, Data([1]), contentType: "image/png") }
+            return .json(302, "", headers: ["Location": location, "Set-Cookie": setCookie])
+        }
+        let done = Recorder<String>()
+        h.api.downloadContainer(url: Self.containerURL) { _, code in done.record(code) }
+        return (done.wait().first, h.stub.requests)
+    }
+
+    /// A streaming cookie holding a control character (a tab, SOH, DEL: no cookie value may) could not be sent back, and
+    /// the download failed with `-1002`, the caller's fault, for a URL the caller gave as it came. Now it is the
+    /// server's answer that is unusable: `-1007`, and nothing more is sent.
+    @Test(arguments: ["X-FMS-Session-Key=k\t1; Path=/", "X-FMS-Session-Key=k1\u{1}; Path=/", "X-FMS-Session-Key=k1\u{7F}; Path=/"])
+    func aStreamingCookieWithAControlCharacterIsMalformed(setCookie: String) {
+        let (code, requests) = Self.download(redirectTo: "/second", setCookie: setCookie)
+        #expect(code == FMError.ClientCode.malformedResponse)
+        #expect(requests.count == 1)
+    }
+
+    /// Guard (held): no hop of a download carries an `Authorization` (the session token stays home), and the streaming
+    /// cookie goes only where it came from — the same scheme, host and port however spelled — never to a look-alike
+    /// host, another port or scheme, or a host behind user info.
+    @Test(arguments: [
+        ("/second", true), ("HTTPS://FMS.EXAMPLE.COM:443/second", true), ("https://user:pw@fms.example.com/second", true),
+        ("//elsewhere.example.net/x", false), ("https://fms.example.com@elsewhere.example.net/x", false),
+        ("https://fms.example.com.elsewhere.example.net/x", false), ("https://fms.example.com:8443/x", false),
+        ("http://fms.example.com/x", false), ("https://fms.example.com%2F@elsewhere.example.net/x", false),
+        ("https://user:pw@elsewhere.example.net/x", false),
+    ])
+    func theStreamingCookieStaysInItsOriginAndNoHopIsAuthorized(location: String, sameOrigin: Bool) {
+        let (code, requests) = Self.download(redirectTo: location)
+        #expect(code == "0")
+        #expect(requests.count == 2)
+        #expect(requests.allSatisfy { $0.header("Authorization") == nil })
+        #expect(requests.last?.header("Cookie") == (sameOrigin ? "X-FMS-Session-Key=k1" : nil), "\(location)")
+    }
+
+    /// Guard (held): a container URL from field data that is not http(s) (`file:`, `ftp:`, `data:`) is never fetched,
+    /// nor is a redirect to one (or to a URL without a host).
+    @Test(arguments: ["file:///etc/passwd", "ftp://fms.example.com/x", "data:text/plain,hi", "FILE:///etc/passwd"])
+    func aContainerURLThatIsNotHTTPIsNeverFetched(url: String) throws {
+        let h = Harness(store: Self.loggedIn) { _ in .body(200, Data([1]), contentType: "image/png") }
+        let done = Recorder<String>()
+        h.api.downloadContainer(url: try #require(URL(string: url))) { _, code in done.record(code) }
+        #expect(done.wait().first == FMError.ClientCode.invalidArgument)
+        #expect(h.stub.requests.isEmpty)
+        let (code, requests) = Self.download(redirectTo: url)
+        #expect(code == FMError.ClientCode.malformedResponse)
+        #expect(requests.count == 1)
+    }
+}
