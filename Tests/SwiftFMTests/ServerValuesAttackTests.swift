@@ -289,3 +289,84 @@ extension ServerValuesAttackTests {
         #expect(requests.count == 1)
     }
 }
+
+// MARK: record ids and mod ids
+
+extension ServerValuesAttackTests {
+    /// A create answered with `recordId` and `modId` (any JSON-encodable text), every other request answered with a page.
+    static func creating(recordId: String, modId: String = "1") -> Harness {
+        Harness(store: Self.loggedIn) { request in
+            guard request.httpMethod == "POST", request.url?.path.hasSuffix("/layouts/L/records") == true else {
+                return .json(200, Self.page(ids: [1], found: 1))
+            }
+            let object: [String: Any] = ["response": ["recordId": recordId, "modId": modId], "messages": [["code": "0", "message": "OK"]]]
+            return .json(200, String(decoding: (try? JSONSerialization.data(withJSONObject: object)) ?? Data(), as: UTF8.self))
+        }
+    }
+
+    static let notRecordIds = ["1/../2", "..", "1?x=1", "1#f", "%2F", "1\r\n", "-1", "0", "+5", "abc", "99999999999999999999", " 1", "1 ", "",
+                               "١٢", String(repeating: "9", count: 1_000_000)]
+
+    /// Guard (held): a record id from an answer that is not one (a path, a query, a fragment, an escape, a line break,
+    /// a sign, zero, too big, megabytes) goes back into no request: every call that names a record by it completes with
+    /// `-1002` and sends nothing, so no request can reach another path or add a parameter.
+    @Test(arguments: notRecordIds)
+    func aRecordIdThatIsNoRecordIdIsNeverSentBack(recordId: String) async throws {
+        let h = Self.creating(recordId: recordId)
+        let ref = try await h.api.createRecord(layout: "L", fieldData: ["a": "b"])
+        #expect(ref.recordId == recordId)
+        let sent = h.stub.requests.count
+        let calls: [(String, @Sendable () async throws -> Void)] = [
+            ("getRecord", { _ = try await h.api.getRecord(layout: "L", recordId: ref.recordId) }),
+            ("editRecord", { _ = try await h.api.editRecord(layout: "L", recordId: ref.recordId, fieldData: ["a": "c"], modId: ref.modId) }),
+            ("deleteRecord", { _ = try await h.api.deleteRecord(layout: "L", recordId: ref.recordId) }),
+            ("duplicateRecord", { _ = try await h.api.duplicateRecord(layout: "L", recordId: ref.recordId) }),
+            ("uploadContainer", { _ = try await h.api.uploadContainer(layout: "L", recordId: ref.recordId, field: "f", data: Data([1]), fileName: "a.png") }),
+        ]
+        for (name, call) in calls {
+            do {
+                try await call()
+                Issue.record("\(name) succeeded")
+            } catch {
+                #expect((error as? FMError)?.code == FMError.ClientCode.invalidArgument, "\(name): \(error)")
+            }
+        }
+        #expect(h.stub.requests.count == sent, "\(h.stub.requests.dropFirst(sent).compactMap { $0.url?.absoluteString.prefix(120) })")
+    }
+
+    /// `recordID`, the integer form old `Int` calls take, read any integer text: `"-1"` gave -1 and `"+5"` gave 5, so
+    /// `getRecord(layout:recordId: ref.recordID!)` sent `records/-1` for an id the `String` calls refuse. Decided: one
+    /// rule for a record id, a positive integer in digits; anything else has no integer form (`nil`).
+    @Test(arguments: ["-1", "+5", "0", " 1", "99999999999999999999", "1/../2"])
+    func recordIDIsNilForTextThatIsNoRecordId(recordId: String) async throws {
+        let h = Self.creating(recordId: recordId)
+        let ref = try await h.api.createRecord(layout: "L", fieldData: ["a": "b"])
+        #expect(ref.recordID == nil)
+        #expect(FMRecord<Row>(recordId: recordId, modId: "1", fieldData: Row(name: "n")).recordID == nil)
+        #expect(FMPortalRow(recordId: recordId, modId: nil, fields: [:]).recordID == nil)
+    }
+
+    /// Guard (held): a record id with leading zeros is the same record (`"007"` → `records/7`), and `recordID` agrees.
+    @Test func aRecordIdWithLeadingZerosNamesTheSameRecord() async throws {
+        let h = Self.creating(recordId: "007")
+        let ref = try await h.api.createRecord(layout: "L", fieldData: ["a": "b"])
+        #expect(ref.recordID == 7)
+        _ = try await h.api.getRecord(layout: "L", recordId: ref.recordId)
+        #expect(h.stub.requests.last?.url?.path.hasSuffix("/layouts/L/records/7") == true)
+    }
+
+    /// Guard (held): a mod id goes back as the same JSON string whatever it holds (a line break, a quote, NUL, a path,
+    /// megabytes), in the body of a request to the caller's record, with no query.
+    @Test(arguments: ["1\r\nX-Injected: 1", #""x""#, "1\u{0}", "../2", "1?x=1#f", String(repeating: "9", count: 1_000_000)])
+    func aModIdGoesBackAsTheSameStringToTheSameRecord(modId: String) async throws {
+        let h = Self.creating(recordId: "5", modId: modId)
+        let ref = try await h.api.createRecord(layout: "L", fieldData: ["a": "b"])
+        _ = try await h.api.editRecord(layout: "L", recordId: ref.recordId, fieldData: ["a": "c"], modId: ref.modId)
+        let edit = try #require(h.stub.requests.last)
+        #expect(edit.httpMethod == "PATCH")
+        #expect(edit.url?.path == "/fmi/data/vLatest/databases/Contacts/layouts/L/records/5")
+        #expect(edit.url?.query == nil)
+        let body = try JSONSerialization.jsonObject(with: edit.httpBody ?? Data()) as? [String: Any]
+        #expect(body?["modId"] as? String == modId)
+    }
+}

@@ -114,8 +114,9 @@ public struct FMPortalRow: Sendable, Hashable, Decodable {
         self.fields = fields
     }
 
-    /// The related record id as an integer.
-    public var recordID: Int? { Int(recordId) }
+    /// The related record id as an integer; `nil` when ``recordId`` is not a record id (a positive integer in digits),
+    /// as the calls that take the id as text refuse it.
+    public var recordID: Int? { try? DataAPI.recordNumber(recordId).get() }
 
     /// The value of a related field.
     public subscript(field: String) -> FMFieldValue? { fields[field] }
@@ -195,8 +196,9 @@ public struct FMRecord<Fields: Decodable>: Decodable {
         self.portalDataInfo = portalDataInfo
     }
 
-    /// The record id as an integer.
-    public var recordID: Int? { Int(recordId) }
+    /// The record id as an integer; `nil` when ``recordId`` is not a record id (a positive integer in digits),
+    /// as the calls that take the id as text refuse it.
+    public var recordID: Int? { try? DataAPI.recordNumber(recordId).get() }
 
     enum CodingKeys: String, CodingKey {
         case recordId, modId, fieldData, portalData, portalDataInfo
@@ -391,8 +393,9 @@ public struct FMRecordReference: Sendable, Hashable, Decodable {
         self.scripts = scripts
     }
 
-    /// The record id as an integer (what legacy `Int` APIs take).
-    public var recordID: Int? { Int(recordId) }
+    /// The record id as an integer (what legacy `Int` APIs take); `nil` when ``recordId`` is not a record id (a
+    /// positive integer in digits), as the calls that take the id as text refuse it.
+    public var recordID: Int? { try? DataAPI.recordNumber(recordId).get() }
 
     /// Decodes `{"recordId": …, "modId": …}` plus script keys.
     public init(from decoder: any Decoder) throws {
