@@ -370,3 +370,59 @@ extension ServerValuesAttackTests {
         #expect(body?["modId"] as? String == modId)
     }
 }
+
+// MARK: the legacy surfaces
+
+extension ServerValuesAttackTests {
+    /// The legacy logins (DataAPI.swift 2019 and 2020, SwiftFM 2.x `newSession`) against a server answering `token`,
+    /// with `fm-token` holding "old" before: (the codes, what `fm-token` holds after each).
+    static func legacyLogins(answering token: String) async throws -> [(code: String, stored: String?)] {
+        let object: [String: Any] = ["response": ["token": token], "messages": [["code": "0", "message": "OK"]]]
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        let server = TestServer(respond: { _ in TestServer.json(body) })
+        defer { server.stop() }
+        let suite = "SwiftFM.ServerValuesAttack.\(UUID().uuidString)"
+        let defaults = try #require(UserDefaults(suiteName: suite))
+        defer { defaults.removePersistentDomain(forName: suite) }
+        defaults.set(server.url, forKey: "fm-host")
+        defaults.set("DB", forKey: "fm-db")
+        defaults.set("\(server.url)/fmi/data/v1/databases/DB", forKey: "fm-db-path")
+        defaults.set(basicValue("admin", "pw"), forKey: "fm-auth")
+        var outcomes: [(code: String, stored: String?)] = []
+        for era in 0..<3 {
+            defaults.set("old", forKey: "fm-token")
+            let code: String = await DataAPI.withLegacyDefaults(defaults) {
+                switch era {
+                case 0:
+                    let done = Recorder<String>()
+                    DataAPI.refreshToken(for: basicValue("admin", "pw")) { (_: String?, _: Date?, code: String) in done.record(code) }
+                    return await done.value().first ?? "none"
+                case 1:
+                    let done = Recorder<String>()
+                    DataAPI.refreshToken(auth: basicValue("admin", "pw")) { _, code, _ in done.record(code) }
+                    return await done.value().first ?? "none"
+                default:
+                    return await SwiftFM.newSession() == nil ? "failed" : "0"
+                }
+            }
+            outcomes.append((code, defaults.string(forKey: "fm-token")))
+        }
+        return outcomes
+    }
+
+    /// The legacy logins write `fm-token` in `UserDefaults`, which old code sends back as it finds it: a token longer
+    /// than 4 KiB, or one that is no `Bearer` value, fails the login (`-1007`) and leaves `fm-token` as it was.
+    @Test(arguments: [String(repeating: "a", count: 100_000), "tok\r\nX-Injected: 1", "tok en", "tök"])
+    func aLegacyLoginNeverStoresATokenThatIsNone(token: String) async throws {
+        let outcomes = try await Self.legacyLogins(answering: token)
+        #expect(outcomes.map(\.code) == [FMError.ClientCode.malformedResponse, FMError.ClientCode.malformedResponse, "failed"])
+        #expect(outcomes.map(\.stored) == ["old", "old", "old"])
+    }
+
+    /// Guard (held): a good token is stored as it came, by every legacy login.
+    @Test func aLegacyLoginStoresAGoodToken() async throws {
+        let outcomes = try await Self.legacyLogins(answering: Bodies.token)
+        #expect(outcomes.map(\.code) == ["0", "0", "0"])
+        #expect(outcomes.map(\.stored) == [Bodies.token, Bodies.token, Bodies.token])
+    }
+}
