@@ -104,13 +104,35 @@ struct ServerValuesAttackTests {
 
     /// A page holding more records than its own `foundCount` says the set has (negative, zero, one for two records):
     /// the walk stopped after it without a word, as if the set were complete. Now `-1007`, the page not handed out.
-    @Test(arguments: Walk.allCases, [-5, 0, 1])
+    @Test(arguments: Walk.allCases, [-5, 0, 1, Int.min])
     func aPagePastItsOwnFoundCountIsMalformed(_ walk: Walk, found: Int) async {
         let h = Harness(store: Self.loggedIn) { _ in .json(200, Self.page(ids: [1, 2], found: found)) }
         let (records, code) = await walk.run(h.api, pageSize: 2)
         #expect(code == FMError.ClientCode.malformedResponse, "\(walk): \(records) code \(code ?? "none")")
         #expect(records.isEmpty)
         #expect(h.stub.requests.count == 1)
+    }
+
+    /// A `dataInfo` with a negative count (no set holds fewer than no records) was handed out as it came, to code that
+    /// sizes, loops or allocates by it. Now every read of a found set — raw, typed, callback, async, and the bytes read
+    /// with `FMFoundSet(responseBody:)` — fails with `-1007` naming the count.
+    @Test(arguments: ["totalRecordCount", "foundCount", "returnedCount"], [-1, Int.min])
+    func aNegativeCountInDataInfoIsMalformed(count: String, value: Int) async {
+        let body = Self.page(ids: [1], found: 1).replacingOccurrences(of: #""\#(count)":1"#, with: #""\#(count)":\#(value)"#)
+        #expect(body.contains("\(value)"))
+        let h = Harness(store: Self.loggedIn) { _ in .json(200, body) }
+        var codes: [String?] = []
+        do { _ = try await h.api.getRecords(layout: "L"); codes.append(nil) } catch { codes.append((error as? FMError)?.code) }
+        do { _ = try await h.api.getRecords(as: Row.self, layout: "L"); codes.append(nil) } catch { codes.append((error as? FMError)?.code) }
+        let raw = Recorder<String>()
+        h.api.getRecords(layout: "L") { _, code in raw.record(code) }
+        codes += await raw.value().map { $0 }
+        do { _ = try FMFoundSet(responseBody: Data(body.utf8)); codes.append(nil) } catch { codes.append((error as? FMError)?.code) }
+        do { _ = try FMTypedFoundSet<Row>(responseBody: Data(body.utf8)); codes.append(nil) } catch { codes.append((error as? FMError)?.code) }
+        do { _ = try JSONDecoder().decode(FMDataInfo.self, from: Data(#"{"\#(count)":\#(value)}"#.utf8)); codes.append(nil) } catch {
+            codes.append(error is DecodingError ? FMError.ClientCode.malformedResponse : "\(error)")
+        }
+        #expect(codes == Array(repeating: FMError.ClientCode.malformedResponse, count: 6), "\(count) \(value)")
     }
 
     /// Guard (held): a walk whose pages overlap by one record (one created meanwhile) and a last page reaching the

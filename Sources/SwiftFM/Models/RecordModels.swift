@@ -29,7 +29,8 @@ public struct FMDataInfo: Sendable, Hashable, Codable {
         case database, layout, table, totalRecordCount, foundCount, returnedCount
     }
 
-    /// Decodes `dataInfo`; counts may be numbers or digit strings, missing names are `""`.
+    /// Decodes `dataInfo`; counts may be numbers or digit strings, missing names are `""`. A negative count is
+    /// an error (no set holds fewer than no records).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         database = try container.lenientString(.database) ?? ""
@@ -38,6 +39,9 @@ public struct FMDataInfo: Sendable, Hashable, Codable {
         totalRecordCount = try container.lenientInt(.totalRecordCount) ?? 0
         foundCount = try container.lenientInt(.foundCount) ?? 0
         returnedCount = try container.lenientInt(.returnedCount) ?? 0
+        if let (key, problem) = negativeCount {
+            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: problem)
+        }
     }
 
     init(raw: [String: Any]) {
@@ -47,6 +51,21 @@ public struct FMDataInfo: Sendable, Hashable, Codable {
         totalRecordCount = RawJSON.int(raw["totalRecordCount"]) ?? 0
         foundCount = RawJSON.int(raw["foundCount"]) ?? 0
         returnedCount = RawJSON.int(raw["returnedCount"]) ?? 0
+    }
+
+    /// The `dataInfo` of a found-set answer: ``init(raw:)``, or `-1007` when a count is negative.
+    static func checked(raw: [String: Any]?, status: Int) throws(FMError) -> FMDataInfo? {
+        guard let raw else { return nil }
+        let info = FMDataInfo(raw: raw)
+        if let (_, problem) = info.negativeCount { throw FMError.malformed(problem, status: status) }
+        return info
+    }
+
+    /// The first negative count and what to say about it, or `nil`.
+    private var negativeCount: (CodingKeys, String)? {
+        let counts: [(CodingKeys, Int)] = [(.totalRecordCount, totalRecordCount), (.foundCount, foundCount), (.returnedCount, returnedCount)]
+        guard let (key, value) = counts.first(where: { $0.1 < 0 }) else { return nil }
+        return (key, "dataInfo.\(key.rawValue) is negative (\(value))")
     }
 }
 
@@ -306,7 +325,7 @@ public struct FMFoundSet: @unchecked Sendable {
             records.append(record)
         }
         self.records = records
-        self.dataInfo = (response["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:))
+        self.dataInfo = try FMDataInfo.checked(raw: response["dataInfo"] as? [String: Any], status: status)
         self.scripts = try FMScriptResults(raw: response, status: status)
         self.rawResponse = body
         self.parsedFromResponse = true

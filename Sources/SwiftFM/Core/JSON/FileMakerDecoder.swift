@@ -183,7 +183,7 @@ struct FileMakerDecoder {
         } else {
             records = try self.records(T.self, reader, array: data, status: status)
         }
-        return FMTypedFoundSet(records: records, dataInfo: (others["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:)),
+        return FMTypedFoundSet(records: records, dataInfo: try FMDataInfo.checked(raw: others["dataInfo"] as? [String: Any], status: status),
                                scripts: try FMScriptResults(raw: others, status: status))
     }
 
