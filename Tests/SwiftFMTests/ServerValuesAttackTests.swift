@@ -448,3 +448,79 @@ extension ServerValuesAttackTests {
         #expect(outcomes.map(\.stored) == [Bodies.token, Bodies.token, Bodies.token])
     }
 }
+
+// MARK: metadata and lists
+
+extension ServerValuesAttackTests {
+    static let okMessages = #""messages":[{"code":"0","message":"OK"}]"#
+
+    /// What a metadata call made of `body`: the value's description or the error's code.
+    enum Listing: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case layoutMetadata, layouts, scripts, productInfo, databases
+        var testDescription: String { rawValue }
+
+        func run(_ body: String) async -> Result<String, FMError> {
+            let h = Harness(store: ServerValuesAttackTests.loggedIn) { _ in .json(200, body) }
+            do {
+                switch self {
+                case .layoutMetadata: return .success("\(try await h.api.layoutMetadata(layout: "L"))")
+                case .layouts: return .success("\(try await h.api.layouts())")
+                case .scripts: return .success("\(try await h.api.scripts())")
+                case .productInfo: return .success("\(try await h.api.productInfo())")
+                case .databases: return .success("\(try await h.api.databases())")
+                }
+            } catch let error as FMError {
+                return .failure(error)
+            } catch {
+                return .failure(FMError(code: "unexpected", message: "\(error)"))
+            }
+        }
+
+        /// The answer's `response` key.
+        var key: String {
+            switch self {
+            case .layoutMetadata: "fieldMetaData"
+            case .layouts: "layouts"
+            case .scripts: "scripts"
+            case .productInfo: "productInfo"
+            case .databases: "databases"
+            }
+        }
+    }
+
+    /// Guard (held): a list or model of the wrong shape — a string, a number, an object for a list, entries without a
+    /// name, a name that is a number — is `-1007`, never a crash nor a value.
+    @Test(arguments: Listing.allCases, [#""x""#, "1", "null", "{}", "[]", #"[{}]"#, #"[{"name":1}]"#, #"{"name":[]}"#, #"[{"name":"a","isFolder":true,"folderLayoutNames":"x","folderScriptNames":"x"}]"#])
+    func aListOfTheWrongShapeIsMalformed(_ listing: Listing, value: String) async {
+        // Shapes that are right for one call: an empty list; a named entry whose folder keys that call does not read.
+        let folder = #"[{"name":"a","isFolder":true,"folderLayoutNames":"x","folderScriptNames":"x"}]"#
+        let fine: [Listing: Set<String>] = [.layouts: ["[]"], .scripts: ["[]"], .databases: ["[]", folder], .layoutMetadata: ["[]", folder]]
+        if fine[listing]?.contains(value) == true { return }
+        let result = await listing.run(#"{"response":{"\#(listing.key)":\#(value)},\#(Self.okMessages)}"#)
+        #expect(result.testFailureCode == FMError.ClientCode.malformedResponse, "\(listing) \(value): \(result)")
+    }
+
+    /// Guard (held): folders nested deeper than any JSON reader takes (10,000 levels) are a failure of the answer
+    /// (`-1006`/`-1007`), not a stack overflow.
+    @Test(arguments: [Listing.layouts, .scripts])
+    func foldersNestedTenThousandDeepAreAFailureNotACrash(_ listing: Listing) async {
+        let child = listing == .layouts ? "folderLayoutNames" : "folderScriptNames"
+        let depth = 10_000
+        let open = String(repeating: #"{"name":"f","isFolder":true,"\#(child)":["#, count: depth)
+        let body = #"{"response":{"\#(listing.key)":["# + open + String(repeating: "]}", count: depth) + "]}," + Self.okMessages + "}"
+        let result = await listing.run(body)
+        #expect([FMError.ClientCode.malformedResponse, FMError.ClientCode.notJSON].contains(result.testFailureCode ?? "none"), "\(result)")
+    }
+
+    /// Guard (held), decided: duplicates are the server's to send and are kept as sent, in order (a layout's fields, value
+    /// lists, layouts, databases), no crash; `field(named:)` gives the first of a name.
+    @Test func duplicatesAreKeptAsSent() async throws {
+        let body = #"{"response":{"fieldMetaData":[{"name":"a","result":"text"},{"name":"a","result":"number"}],"portalMetaData":{"p":[],"p":[{"name":"p::x"}]},"valueLists":[{"name":"v","values":[]},{"name":"v","values":[]}]},"# + Self.okMessages + "}"
+        let h = Harness(store: Self.loggedIn) { _ in .json(200, body) }
+        let metadata = try await h.api.layoutMetadata(layout: "L")
+        #expect(metadata.fieldMetaData.map(\.name) == ["a", "a"])
+        #expect(metadata.field(named: "a")?.result == "text")
+        #expect(metadata.valueLists.map(\.name) == ["v", "v"])
+        #expect(Array(metadata.portalMetaData.keys) == ["p"])
+    }
+}
