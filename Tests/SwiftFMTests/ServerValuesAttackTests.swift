@@ -524,3 +524,46 @@ extension ServerValuesAttackTests {
         #expect(Array(metadata.portalMetaData.keys) == ["p"])
     }
 }
+
+// MARK: a header line no transport takes (over loopback)
+
+extension ServerValuesAttackTests {
+    /// A login (`onLogin`) or a read answered with a header line of 150 KB — a megabyte `X-FM-Data-Access-Token`, past
+    /// the 100 KB libcurl takes for one line — through `front`, from a host that answered before: (the error, the
+    /// logins sent, the reads sent).
+    static func aHugeHeaderLine(_ front: RequestHeadersAttackTests.Front, onLogin: Bool) async -> (error: FMError?, logins: Int, reads: Int) {
+        let line = "X-FM-Data-Access-Token: " + String(repeating: "a", count: 150_000) + "\r\n"
+        let page = Self.page(ids: [1], found: 1)
+        let server = TestServer(respond: { head in
+            if head.hasPrefix("GET /fmi/data/vLatest/productInfo") {
+                return TestServer.json(#"{"response":{"productInfo":{"name":"FileMaker Data API Engine","version":"21"}},"# + Self.okMessages + "}")
+            }
+            let login = head.hasPrefix("POST ")
+            let body = login ? Bodies.login() : page
+            return "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+                + (login == onLogin ? line : "") + "\r\n" + body
+        })
+        defer { server.stop() }
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
+        configuration.retry = .standard
+        let api = DataAPI(configuration: configuration, transport: front.transport(), tokenStore: FMMemoryTokenStore())
+        _ = try? await api.productInfo()   // the host has answered: a failure of it now would be ridden out as a restart
+        var failure: FMError?
+        do { _ = try await api.getRecord(layout: "L", recordId: 1) } catch { failure = error as? FMError }
+        await api.shutdown()
+        return (failure, server.count("POST "), server.count("GET /fmi/data/vLatest/databases"))
+    }
+
+    /// A header line longer than the transport takes (libcurl: 100 KB, for both shipped transports on Linux) failed as
+    /// "Out of memory", a connection failure (`URLError(-1 unknown)`): the login, or the read, was sent again and again
+    /// until its deadline as if the server were restarting (before: 10 logins, or 11 reads, in the 8 s of a probe). It is
+    /// a malformed answer now: `-1003` that ``FMError/isMalformedAnswer`` names, at once, sent once.
+    @Test(arguments: RequestHeadersAttackTests.Front.allCases, [true, false])
+    func aHeaderLineLongerThanTheTransportTakesFailsAtOnce(_ front: RequestHeadersAttackTests.Front, onLogin: Bool) async {
+        let (error, logins, reads) = await Self.aHugeHeaderLine(front, onLogin: onLogin)
+        #expect(error?.code == FMError.ClientCode.transport, "\(String(describing: error))")
+        #expect(error?.isMalformedAnswer == true, "\(String(describing: error))")
+        #expect(logins == 1)
+        #expect(reads == (onLogin ? 0 : 1))
+    }
+}

@@ -757,6 +757,12 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             return URLError(.cannotParseResponse, userInfo: [NSLocalizedDescriptionKey:
                 "the answer's head is larger than \(Self.maxHeadBytes / 1024) KB"])
         }
+        if result == 27 || result == 100, headBytes > 0 {
+            // OUT_OF_MEMORY (TOO_LARGE since libcurl 8.6) once the head has begun: a header line longer than libcurl
+            // takes (100 KB). A malformed answer too, not a lost connection.
+            return URLError(.cannotParseResponse, userInfo: [NSLocalizedDescriptionKey:
+                "a line of the answer's head is longer than libcurl takes (\(message))"])
+        }
         if refusedResend {
             return URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey:
                 "the connection closed before any answer; the request was not sent again, as it may change data (\(message))"])
