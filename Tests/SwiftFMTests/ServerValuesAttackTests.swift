@@ -211,8 +211,10 @@ extension ServerValuesAttackTests {
     /// login with `-1007` (or `-1010` when empty, as none); nothing stored, nothing sent with it.
     @Test(arguments: TokenSource.allCases, ["", "tok en", " tok", "tok\r\nX-Injected: 1", "tok\t", "tok\u{7F}", "tök", "tok\u{0}"])
     func aLoginTokenThatIsNoBearerValueIsRefused(_ source: TokenSource, token: String) async {
-        // A header value cannot hold CR, LF or NUL on the wire: the stub's header would not be one either.
-        if source == .header, token.contains(where: { $0 == "\r\n" || $0 == "\u{0}" }) { return }
+        // A header value cannot hold CR, LF or NUL on the wire: the stub's header would not be one either; the spaces
+        // and tabs around a header value are not part of it (aHeaderTokensSurroundingWhitespaceIsNotPartOfIt).
+        if source == .header, token.contains(where: { $0 == "\r\n" || $0 == "\u{0}" })
+            || token != token.trimmingCharacters(in: CharacterSet(charactersIn: " \t")) { return }
         let (code, bearers, stored) = await Self.loginThenRead(token, from: source)
         #expect(code == (token.isEmpty ? FMError.ClientCode.noToken : FMError.ClientCode.malformedResponse), "\(token.debugDescription)")
         #expect(stored == nil)
@@ -565,5 +567,59 @@ extension ServerValuesAttackTests {
         #expect(error?.isMalformedAnswer == true, "\(String(describing: error))")
         #expect(logins == 1)
         #expect(reads == (onLogin ? 0 : 1))
+    }
+}
+
+extension ServerValuesAttackTests {
+    /// The whitespace around a header value is not part of it (RFC 9110 §5.5): `X-FM-Data-Access-Token:  T1 ` is the
+    /// token `T1`. Before, ``FMCurlTransport`` read it so but corelibs URLSession kept the spaces and tabs, and the login
+    /// failed with `-1007` (a token holding a space) on one shipped transport and not the other.
+    @Test(arguments: RequestHeadersAttackTests.Front.allCases, ["T1   ", "\tT1\t", "  T1"])
+    func aHeaderTokensSurroundingWhitespaceIsNotPartOfIt(_ front: RequestHeadersAttackTests.Front, value: String) async throws {
+        let page = Self.page(ids: [1], found: 1)
+        let server = TestServer(respond: { head in
+            guard head.hasPrefix("POST ") else { return TestServer.json(page) }
+            return "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(Bodies.ok.utf8.count)\r\n"
+                + "X-FM-Data-Access-Token: \(value)\r\n\r\n" + Bodies.ok
+        })
+        defer { server.stop() }
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
+        configuration.retry = .none
+        let api = DataAPI(configuration: configuration, transport: front.transport(), tokenStore: FMMemoryTokenStore())
+        #expect(try await api.login() == "T1")
+        _ = try await api.getRecord(layout: "L", recordId: 1)
+        let read = try #require(server.heads.last)
+        #expect(RequestHeadersAttackTests.fields(read).filter { $0.name == "authorization" }.map(\.value) == ["Bearer T1"], "\(read)")
+        await api.shutdown()
+    }
+}
+
+extension ServerValuesAttackTests {
+    /// corelibs URLSession refuses a head holding `X-FM-Data-Access-Token:T1   ` (no space after the colon, spaces at the
+    /// end) with "Failed writing header", `URLError(-1 unknown)`: it was reported as a connection that failed before
+    /// FileMaker answered, which a read from a host that answered before rides out as a restart. A head the transport
+    /// cannot read is a malformed answer now (`-1003`, ``FMError/isMalformedAnswer``), sent once; libcurl reads `T1`.
+    @Test(arguments: RequestHeadersAttackTests.Front.allCases)
+    func aHeadTheTransportCannotReadIsAMalformedAnswer(_ front: RequestHeadersAttackTests.Front) async {
+        let server = TestServer(respond: { head in
+            if head.hasPrefix("GET /fmi/data/vLatest/productInfo") {
+                return TestServer.json(#"{"response":{"productInfo":{"name":"FileMaker Data API Engine","version":"21"}},"# + Self.okMessages + "}")
+            }
+            guard head.hasPrefix("POST ") else { return TestServer.json(Self.page(ids: [1], found: 1)) }
+            return "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(Bodies.ok.utf8.count)\r\n"
+                + "X-FM-Data-Access-Token:T1   \r\n\r\n" + Bodies.ok
+        })
+        defer { server.stop() }
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
+        configuration.retry = .standard
+        let api = DataAPI(configuration: configuration, transport: front.transport(), tokenStore: FMMemoryTokenStore())
+        _ = try? await api.productInfo()
+        do {
+            #expect(try await api.login() == "T1")
+        } catch {
+            #expect((error as? FMError)?.isMalformedAnswer == true, "\(error)")
+        }
+        #expect(server.count("POST ") == 1)
+        await api.shutdown()
     }
 }
