@@ -623,3 +623,36 @@ extension ServerValuesAttackTests {
         await api.shutdown()
     }
 }
+
+extension ServerValuesAttackTests {
+    /// Guard (held), decided: a login answer carrying one token in `response.token` and another in the
+    /// `X-FM-Data-Access-Token` header is the body's (as documented); a token in the header of any other answer is
+    /// never taken: the next calls keep the login's.
+    @Test func onlyTheLoginsTokenIsKeptAndTheBodyComesFirst() async throws {
+        let h = Harness { request in
+            if isLogin(request) { return .json(200, Bodies.login("BODY"), headers: ["X-FM-Data-Access-Token": "HEADER"]) }
+            return .json(200, Self.page(ids: [1], found: 1), headers: ["X-FM-Data-Access-Token": "OTHER"])
+        }
+        #expect(try await h.api.login() == "BODY")
+        _ = try await h.api.getRecord(layout: "L", recordId: 1)
+        _ = try await h.api.getRecord(layout: "L", recordId: 1)
+        #expect(h.stub.requests.filter { !isLogin($0) }.map { $0.header("Authorization") } == ["Bearer BODY", "Bearer BODY"])
+        #expect(h.store.load()?.token == "BODY")
+    }
+
+    /// Guard (held): a find walk (`pages(find:)`) over a server that ignores the window ends as the range walk does.
+    @Test func aFindWalkOverAServerThatIgnoresTheWindowEnds() async {
+        let h = Harness(store: Self.loggedIn) { _ in .json(200, Self.page(ids: [1, 2], found: 100)) }
+        var records = 0
+        do {
+            for try await page in h.api.pages(layout: "L", find: FMFindRequest(queries: [FMQuery(["name": "n"])]), pageSize: 2) {
+                records += page.records.count
+            }
+            Issue.record("the walk ended without an error")
+        } catch {
+            #expect((error as? FMError)?.code == FMError.ClientCode.malformedResponse)
+        }
+        #expect(records == 2)
+        #expect(h.stub.requests.count == 2)
+    }
+}
