@@ -135,6 +135,25 @@ struct ServerValuesAttackTests {
         #expect(codes == Array(repeating: FMError.ClientCode.malformedResponse, count: 6), "\(count) \(value)")
     }
 
+    /// The same rule for a record's `portalDataInfo` (what portal paging reads): a negative `foundCount` or
+    /// `returnedCount` was handed out as it came; every typed read now fails with `-1007`.
+    @Test(arguments: ["foundCount", "returnedCount"])
+    func aNegativeCountInPortalDataInfoIsMalformed(count: String) async {
+        let info = #"{"portalObjectName":"p","database":"D","table":"T","foundCount":1,"returnedCount":1}"#
+            .replacingOccurrences(of: #""\#(count)":1"#, with: #""\#(count)":-1"#)
+        let body = #"{"response":{"data":[{"fieldData":{"name":"n"},"portalData":{"p":[]},"recordId":"1","modId":"1","portalDataInfo":[\#(info)]}],"#
+            + #""dataInfo":{"database":"D","layout":"L","table":"T","totalRecordCount":1,"foundCount":1,"returnedCount":1}},"#
+            + Self.okMessages + "}"
+        let h = Harness(store: Self.loggedIn) { _ in .json(200, body) }
+        var codes: [String?] = []
+        do { _ = try await h.api.getRecords(as: Row.self, layout: "L"); codes.append(nil) } catch { codes.append((error as? FMError)?.code) }
+        do { _ = try FMTypedFoundSet<Row>(responseBody: Data(body.utf8)); codes.append(nil) } catch { codes.append((error as? FMError)?.code) }
+        do { _ = try JSONDecoder().decode(FMPortalDataInfo.self, from: Data(info.utf8)); codes.append(nil) } catch {
+            codes.append(error is DecodingError ? FMError.ClientCode.malformedResponse : "\(error)")
+        }
+        #expect(codes == Array(repeating: FMError.ClientCode.malformedResponse, count: 3), "\(count)")
+    }
+
     /// Guard (held): a walk whose pages overlap by one record (one created meanwhile) and a last page reaching the
     /// found count exactly is an ordinary walk; the offsets sent are the caller's windows.
     @Test(arguments: Walk.allCases)

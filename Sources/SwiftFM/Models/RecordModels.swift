@@ -106,7 +106,7 @@ public struct FMPortalDataInfo: Sendable, Hashable, Codable {
         returnedCount = RawJSON.int(raw["returnedCount"]) ?? 0
     }
 
-    /// Decodes `portalDataInfo[i]`.
+    /// Decodes `portalDataInfo[i]`; a negative count is an error.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         portalObjectName = try container.lenientString(.portalObjectName)
@@ -114,6 +114,25 @@ public struct FMPortalDataInfo: Sendable, Hashable, Codable {
         table = try container.lenientString(.table) ?? ""
         foundCount = try container.lenientInt(.foundCount) ?? 0
         returnedCount = try container.lenientInt(.returnedCount) ?? 0
+        if let (key, problem) = negativeCount {
+            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: problem)
+        }
+    }
+
+    /// The entries of a record's `portalDataInfo`: ``init(raw:)`` each (entries that are not objects left out),
+    /// or `-1007` when a count is negative.
+    static func checked(raw: [Any]?, status: Int) throws(FMError) -> [FMPortalDataInfo]? {
+        guard let raw else { return nil }
+        let infos = raw.compactMap { ($0 as? [String: Any]).map(FMPortalDataInfo.init(raw:)) }
+        if let (_, problem) = infos.lazy.compactMap(\.negativeCount).first { throw FMError.malformed(problem, status: status) }
+        return infos
+    }
+
+    /// The first negative count and what to say about it, or `nil`.
+    private var negativeCount: (CodingKeys, String)? {
+        if foundCount < 0 { return (.foundCount, "portalDataInfo.foundCount is negative (\(foundCount))") }
+        if returnedCount < 0 { return (.returnedCount, "portalDataInfo.returnedCount is negative (\(returnedCount))") }
+        return nil
     }
 }
 

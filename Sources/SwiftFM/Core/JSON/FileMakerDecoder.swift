@@ -290,7 +290,7 @@ struct FileMakerDecoder {
             }
             if let failure { throw failure }
         }
-        let info = portalInfo.flatMap { reader.any($0) as? [Any] }?.compactMap { ($0 as? [String: Any]).map(FMPortalDataInfo.init(raw:)) }
+        let info = try FMPortalDataInfo.checked(raw: portalInfo.flatMap { reader.any($0) as? [Any] }, status: status)
         return FMRecord(recordId: recordId, modId: modId ?? "", fieldData: fieldData, portalData: portalData, portalDataInfo: info)
     }
 
