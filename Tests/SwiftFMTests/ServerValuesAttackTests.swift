@@ -9,20 +9,26 @@ import Testing
 /// hostile or broken server (review of what errors and codes reviews left out).
 ///
 /// The contract:
-/// - The login token goes into every later `Authorization: Bearer` header and into the token store: one that is empty,
-///   holds anything but visible ASCII (a space, CR, LF, a control or non-ASCII character), or is longer than
+/// - The login token goes into every later `Authorization: Bearer` header and into the token store: one that is empty
+///   (`-1010`), holds anything but visible ASCII (a space, CR, LF, a control or non-ASCII character), or is longer than
 ///   ``RequestBuilder/maxSessionTokenBytes`` (4 KiB; a Data API token is some 50 characters) fails the login with
-///   `-1007`; nothing is stored, nothing is sent with it. A stored token that breaks the same rules is not used: the
-///   client logs in. The file store gives back exactly the token it was given, in its one file.
+///   `-1007`; nothing is stored (nor written to the legacy `fm-token`), nothing is sent with it. A stored token that
+///   breaks the same rules is not used: the client logs in. Only a login's token is kept, the body's before the
+///   header's. The file store gives back exactly the token it was given, in its one file.
 /// - A record id or mod id from an answer that a caller passes back names the caller's record and nothing else: a
-///   record id that is not a positive integer in digits completes with `-1002` and sends nothing; a mod id goes into
-///   the JSON body as the same string, whatever it holds, and the URL is the record's.
+///   record id that is not a positive integer in digits completes with `-1002` and sends nothing (and has no
+///   `recordID`); a mod id goes into the JSON body as the same string, whatever it holds, and the URL is the record's.
 /// - A page walk (`pages`, `forEachPage`, raw or typed) ends: a page whose records reach past its own `foundCount`
 ///   (negative, zero, smaller than the records it holds) and a full page with the very records of the page before
 ///   (a server or proxy that ignores `_offset`) end the walk with `-1007`; the page is not handed out.
 /// - A container download sends no `Authorization` on any hop and the streaming cookie only within its origin
-///   (scheme, host, port, however spelled); a URL or redirect that is not http(s) is never followed.
-/// - Metadata, product info, database, layout and script lists of the wrong shape are `-1007`, never a crash.
+///   (scheme, host, port, however spelled); a URL or redirect that is not http(s) is never followed; a streaming
+///   cookie that holds a control character is the server's unusable answer (`-1007`).
+/// - Metadata, product info, database, layout and script lists of the wrong shape are `-1007`, never a crash; a
+///   `dataInfo` or `portalDataInfo` count that is negative is `-1007` on every found-set read.
+/// - Over both shipped transports: the spaces and tabs around a header value are not part of it; a header line longer
+///   than the transport takes (a megabyte token) or a head it cannot read is a malformed answer (`-1003`,
+///   ``FMError/isMalformedAnswer``), failing at once, never ridden out as a server that is away.
 @Suite("Server values under attack")
 struct ServerValuesAttackTests {
     static var loggedIn: FMMemoryTokenStore { FMMemoryTokenStore(FMStoredToken(token: "t", expiry: .distantFuture)) }
