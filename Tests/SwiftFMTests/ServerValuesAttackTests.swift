@@ -91,9 +91,10 @@ struct ServerValuesAttackTests {
 
     /// A server (or a caching proxy) that ignores `_offset` answers every page with the first one: the walk went on for
     /// ever, handing out the same records again and again (before the fix: 20 pages of records 1 and 2, then the
-    /// test server's own end). Now the second, identical full page ends the walk with `-1007`, not handed out.
-    /// Decided: "identical" is the same record ids in the same order in a full page; records shifting between pages
-    /// (a record seen twice when others were created meanwhile) stay a walk, as documented.
+    /// test server's own end). Now the same full page a third time in a row ends the walk with `-1007`, not handed out.
+    /// Decided: "the same" is the same record ids in the same order in a full page; once again is a walk (a page's
+    /// worth of records created before the window meanwhile shifts the next page onto the last one, as documented),
+    /// twice again is a server that does not move.
     @Test(arguments: Walk.allCases, [nil, 1_000_000] as [Int?])
     func aServerThatIgnoresTheOffsetEndsTheWalkWithMalformed(_ walk: Walk, found: Int?) async {
         let served = Locked(0)
@@ -104,8 +105,24 @@ struct ServerValuesAttackTests {
         }
         let (records, code) = await walk.run(h.api, pageSize: 2)
         #expect(code == FMError.ClientCode.malformedResponse, "\(walk): \(records.count) records, code \(code ?? "none")")
-        #expect(records == ["1", "2"])
-        #expect(h.stub.requests.count == 2)
+        #expect(records == ["1", "2", "1", "2"])
+        #expect(h.stub.requests.count == 3)
+    }
+
+    /// Guard: the same full page once again (a page's worth of records created before the window between two pages,
+    /// here with a page of one record) is a walk that goes on, the records seen twice, as documented.
+    @Test(arguments: Walk.allCases)
+    func theSamePageOnceAgainIsAShiftNotAnError(_ walk: Walk) async {
+        let h = Harness(store: Self.loggedIn) { request in
+            let query = request.url?.query ?? ""
+            if query.contains("_offset=1&") { return .json(200, Self.page(ids: [7], found: 3)) }
+            if query.contains("_offset=2&") { return .json(200, Self.page(ids: [7], found: 3)) }
+            if query.contains("_offset=3&") { return .json(200, Self.page(ids: [8], found: 3)) }
+            return nil
+        }
+        let (records, code) = await walk.run(h.api, pageSize: 1)
+        #expect(code == nil)
+        #expect(records == ["7", "7", "8"])
     }
 
     /// A page holding more records than its own `foundCount` says the set has (negative, zero, one for two records):
@@ -677,7 +694,7 @@ extension ServerValuesAttackTests {
         } catch {
             #expect((error as? FMError)?.code == FMError.ClientCode.malformedResponse)
         }
-        #expect(records == 2)
-        #expect(h.stub.requests.count == 2)
+        #expect(records == 4)
+        #expect(h.stub.requests.count == 3)
     }
 }

@@ -20,6 +20,12 @@ struct PageSource<Page>: Sendable {
     /// The record ids of a page, in order (compared with the page before: see ``next(after:at:previous:)``).
     let ids: @Sendable (Page) -> [String]
 
+    /// What a walk remembers of the full page before: its record ids, and how often in a row it came back.
+    struct Previous {
+        var ids: [String]?
+        var repeats = 0
+    }
+
     /// Fetches the page at `offset`; `nil` means past the end of the set (the endpoint's "no records": 401,
     /// and 101 for a walk over a whole table, see ``NoRecords``; or an empty page). `completion` runs once,
     /// on the callback queue; `handle` carries cancellation across pages.
@@ -43,25 +49,29 @@ struct PageSource<Page>: Sendable {
     }
 
     /// The offset of the page after `page` (fetched at `offset`), or `nil` when `page` was the last one: it
-    /// was short, or it reached the found count. `previous`: the record ids of the full page before (updated).
+    /// was short, or it reached the found count. `previous`: what the walk knows of the full page before (updated).
     ///
     /// `-1007` (the page is not handed out) for a page that cannot be part of a walk: its records reach past
     /// its own found count (negative, zero, or fewer than the records it holds: the walk would have stopped
-    /// as if the set were complete), or it is a full page with the very records of the page before, in the
-    /// same order (a server or proxy that ignores `_offset`: the walk would never end). Records shifting
-    /// between pages (one seen twice) are a walk.
-    func next(after page: Page, at offset: Int, previous: inout [String]?) -> Result<Int?, FMError> {
+    /// as if the set were complete), or it is the same full page — the same records in the same order — a third
+    /// time in a row (a server or proxy that ignores `_offset`: the walk would never end). Once again is a walk:
+    /// a page's worth of records created before the window meanwhile shifts the next page onto the last one.
+    func next(after page: Page, at offset: Int, previous: inout Previous) -> Result<Int?, FMError> {
         let (returned, found) = counts(page)
         if let found, returned > 0, offset > found || returned > found - offset + 1 {
             return .failure(.malformed("the page at offset \(offset) holds \(returned) records, past its own foundCount \(found)", status: 200))
         }
         if returned < pageSize { return .success(nil) }
         let current = ids(page)
-        if let previous, previous == current, current.count == returned, !current.contains("") {
-            return .failure(.malformed("the page at offset \(offset) holds the records of the page before it (the server ignores _offset)",
-                                       status: 200))
+        if previous.ids == current, current.count == returned, !current.contains("") {
+            previous.repeats += 1
+            if previous.repeats >= 2 {
+                return .failure(.malformed("the page at offset \(offset) holds the records of the two pages before it (the server "
+                                           + "ignores _offset)", status: 200))
+            }
+        } else {
+            previous = Previous(ids: current)
         }
-        previous = current
         let next = offset + returned
         if let found, next > found { return .success(nil) }
         return .success(next)
@@ -125,7 +135,7 @@ extension PageSource {
     /// next page is requested only after it returned `true`; `completion` runs once, on the callback queue.
     func walk(handle: FMRequest, page: @escaping (Page) -> Bool, completion: @escaping (Int?, String) -> Void) {
         var delivered = 0
-        var previous: [String]?
+        var previous = Previous()
         func step(_ offset: Int) {
             fetch(offset: offset, handle: handle) { result in
                 switch result {

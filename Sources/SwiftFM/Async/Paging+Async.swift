@@ -30,8 +30,8 @@ public struct FMPages<Page>: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         let source: PageSource<Page>
         var offset: Int? = 1
-        /// The record ids of the full page before (see ``PageSource/next(after:at:previous:)``).
-        var previous: [String]?
+        /// What the walk knows of the full page before (see ``PageSource/next(after:at:previous:)``).
+        var previous = PageSource<Page>.Previous()
 
         /// The next page, or `nil` at the end of the set (and after a failure was thrown once).
         /// - Throws: ``FMError`` for a failed page (`"-1005"` when the task was cancelled).
