@@ -19,8 +19,9 @@ import Testing
 ///   record id that is not a positive integer in digits completes with `-1002` and sends nothing (and has no
 ///   `recordID`); a mod id goes into the JSON body as the same string, whatever it holds, and the URL is the record's.
 /// - A page walk (`pages`, `forEachPage`, raw or typed) ends: a page whose records reach past its own `foundCount`
-///   (negative, zero, smaller than the records it holds) and a full page with the very records of the page before
-///   (a server or proxy that ignores `_offset`) end the walk with `-1007`; the page is not handed out.
+///   (negative, zero, smaller than the records it holds) and the same full page a third time in a row (a server or
+///   proxy that ignores `_offset`; once again is records shifting) end the walk with `-1007`; that page is not
+///   handed out.
 /// - A container download sends no `Authorization` on any hop and the streaming cookie only within its origin
 ///   (scheme, host, port, however spelled); a URL or redirect that is not http(s) is never followed; a streaming
 ///   cookie that holds a control character is the server's unusable answer (`-1007`).
