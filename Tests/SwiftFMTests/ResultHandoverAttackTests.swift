@@ -27,7 +27,7 @@ struct ResultHandoverAttackTests {
     @Test func aPageOfAWalkIsHandedOver() async {
         let h = Self.harness()
         let source = PageSource<Counted>(api: h.api, pageSize: 1, invalid: nil, endpoint: { _, _ in Self.endpoint },
-                                         counts: { _ in (1, 1) })
+                                         counts: { _ in (1, 1) }, ids: { _ in [] })
         let unique = Recorder<Bool?>()
         source.fetch(offset: 1, handle: nil) { (result: consuming Result<Counted?, FMError>) in
             unique.record(Self.unique(result))
@@ -39,7 +39,7 @@ struct ResultHandoverAttackTests {
     @Test func theAsyncPageSequenceReturnsTheOnlyReference() async throws {
         let h = Self.harness()
         let source = PageSource<Counted>(api: h.api, pageSize: 1, invalid: nil, endpoint: { _, _ in Self.endpoint },
-                                         counts: { _ in (1, 2) })
+                                         counts: { _ in (1, 2) }, ids: { _ in [] })
         var pages = FMPages(source: source).makeAsyncIterator()
         for _ in 0..<2 {
             var page = try await pages.next()

@@ -17,6 +17,14 @@ struct PageSource<Page>: Sendable {
     let endpoint: @Sendable (_ offset: Int, _ limit: Int) -> Endpoint<Page>
     /// The number of records in a page and the size of the found set (`dataInfo.foundCount`) when known.
     let counts: @Sendable (Page) -> (returned: Int, found: Int?)
+    /// The record ids of a page, in order (compared with the page before: see ``next(after:at:previous:)``).
+    let ids: @Sendable (Page) -> [String]
+
+    /// What a walk remembers of the full page before: its record ids, and how often in a row it came back.
+    struct Previous {
+        var ids: [String]?
+        var repeats = 0
+    }
 
     /// Fetches the page at `offset`; `nil` means past the end of the set (the endpoint's "no records": 401,
     /// and 101 for a walk over a whole table, see ``NoRecords``; or an empty page). `completion` runs once,
@@ -40,14 +48,33 @@ struct PageSource<Page>: Sendable {
         }
     }
 
-    /// The offset of the page after `page` (fetched at `offset`), or `nil` when `page` was the last one:
-    /// it was short, or it reached the found count.
-    func offset(after page: Page, at offset: Int) -> Int? {
+    /// The offset of the page after `page` (fetched at `offset`), or `nil` when `page` was the last one: it
+    /// was short, or it reached the found count. `previous`: what the walk knows of the full page before (updated).
+    ///
+    /// `-1007` (the page is not handed out) for a page that cannot be part of a walk: its records reach past
+    /// its own found count (negative, zero, or fewer than the records it holds: the walk would have stopped
+    /// as if the set were complete), or it is the same full page — the same records in the same order — a third
+    /// time in a row (a server or proxy that ignores `_offset`: the walk would never end). Once again is a walk:
+    /// a page's worth of records created before the window meanwhile shifts the next page onto the last one.
+    func next(after page: Page, at offset: Int, previous: inout Previous) -> Result<Int?, FMError> {
         let (returned, found) = counts(page)
-        if returned < pageSize { return nil }
+        if let found, returned > 0, offset > found || returned > found - offset + 1 {
+            return .failure(.malformed("the page at offset \(offset) holds \(returned) records, past its own foundCount \(found)", status: 200))
+        }
+        if returned < pageSize { return .success(nil) }
+        let current = ids(page)
+        if previous.ids == current, current.count == returned, !current.contains("") {
+            previous.repeats += 1
+            if previous.repeats >= 2 {
+                return .failure(.malformed("the page at offset \(offset) holds the records of the two pages before it (the server "
+                                           + "ignores _offset)", status: 200))
+            }
+        } else {
+            previous = Previous(ids: current)
+        }
         let next = offset + returned
-        if let found, next > found { return nil }
-        return next
+        if let found, next > found { return .success(nil) }
+        return .success(next)
     }
 }
 
@@ -57,13 +84,14 @@ extension PageSource {
                         options: FMReadOptions,
                         range: @escaping @Sendable (_ offset: Int, _ limit: Int, _ sort: [FMSort], _ options: FMReadOptions) -> Endpoint<V>,
                         found: @escaping @Sendable (_ request: FMFindRequest) -> Endpoint<V>,
-                        counts: @escaping @Sendable (V) -> (returned: Int, found: Int?)) -> PageSource<V> {
+                        counts: @escaping @Sendable (V) -> (returned: Int, found: Int?),
+                        ids: @escaping @Sendable (V) -> [String]) -> PageSource<V> {
         let invalid: FMError? = pageSize < 1 ? .invalidArgument("The page size must be 1 or more (got \(pageSize))")
             : layout.isEmpty ? .invalidArgument("The layout name is empty")
             : find.map { $0.queries.isEmpty } == true ? .invalidArgument("A find needs at least one query") : nil
         guard let find else {
             return PageSource<V>(api: api, pageSize: pageSize, invalid: invalid,
-                                 endpoint: { offset, limit in range(offset, limit, sort, options) }, counts: counts)
+                                 endpoint: { offset, limit in range(offset, limit, sort, options) }, counts: counts, ids: ids)
         }
         // The walk's window replaces the find's own; `sort` and the set options win over the find's.
         var request = find
@@ -79,7 +107,7 @@ extension PageSource {
             windowed.offset = offset
             windowed.limit = limit
             return found(windowed)
-        }, counts: counts)
+        }, counts: counts, ids: ids)
     }
 
     /// The raw walk.
@@ -88,7 +116,8 @@ extension PageSource {
         make(api: api, layout: layout, find: find, pageSize: pageSize, sort: sort, options: options,
              range: { Endpoints.getRecords(layout: layout, offset: $0, limit: $1, sort: $2, options: $3) },
              found: { Endpoints.find(layout: layout, request: $0) },
-             counts: { ($0.records.count, $0.dataInfo?.foundCount) })
+             counts: { ($0.records.count, $0.dataInfo?.foundCount) },
+             ids: { $0.records.map { RawJSON.string($0["recordId"]) ?? "" } })
     }
 
     /// The typed walk.
@@ -98,13 +127,15 @@ extension PageSource {
         make(api: api, layout: layout, find: find, pageSize: pageSize, sort: sort, options: options,
              range: { Endpoints.getRecords(as: type, layout: layout, offset: $0, limit: $1, sort: $2, options: $3) },
              found: { Endpoints.find(as: type, layout: layout, request: $0) },
-             counts: { ($0.records.count, $0.dataInfo?.foundCount) })
+             counts: { ($0.records.count, $0.dataInfo?.foundCount) },
+             ids: { $0.records.map(\.recordId) })
     }
 
     /// Drives the walk for the callback surface: `page` runs on the callback queue for each page and the
     /// next page is requested only after it returned `true`; `completion` runs once, on the callback queue.
     func walk(handle: FMRequest, page: @escaping (Page) -> Bool, completion: @escaping (Int?, String) -> Void) {
         var delivered = 0
+        var previous = Previous()
         func step(_ offset: Int) {
             fetch(offset: offset, handle: handle) { result in
                 switch result {
@@ -113,8 +144,12 @@ extension PageSource {
                 case .success(nil):
                     completion(delivered, "0")
                 case .success(let current?):
+                    let next: Int?
+                    switch self.next(after: current, at: offset, previous: &previous) {
+                    case .success(let offset): next = offset
+                    case .failure(let error): return FMError.withCurrent(error) { completion(nil, error.code) }
+                    }
                     delivered += counts(current).returned
-                    let next = self.offset(after: current, at: offset)
                     guard page(current) else {
                         completion(delivered, "0")
                         return

@@ -30,6 +30,8 @@ public struct FMPages<Page>: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         let source: PageSource<Page>
         var offset: Int? = 1
+        /// What the walk knows of the full page before (see ``PageSource/next(after:at:previous:)``).
+        var previous = PageSource<Page>.Previous()
 
         /// The next page, or `nil` at the end of the set (and after a failure was thrown once).
         /// - Throws: ``FMError`` for a failed page (`"-1005"` when the task was cancelled).
@@ -41,7 +43,7 @@ public struct FMPages<Page>: AsyncSequence, Sendable {
             guard let page = try await source.api.bridge({ completion in
                 source.fetch(offset: current, handle: nil, completion: completion)
             }) else { return nil }
-            offset = source.offset(after: page, at: current)
+            offset = try source.next(after: page, at: current, previous: &previous).get()
             return page
         }
     }

@@ -29,7 +29,8 @@ public struct FMDataInfo: Sendable, Hashable, Codable {
         case database, layout, table, totalRecordCount, foundCount, returnedCount
     }
 
-    /// Decodes `dataInfo`; counts may be numbers or digit strings, missing names are `""`.
+    /// Decodes `dataInfo`; counts may be numbers or digit strings, missing names are `""`. A negative count is
+    /// an error (no set holds fewer than no records).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         database = try container.lenientString(.database) ?? ""
@@ -38,6 +39,9 @@ public struct FMDataInfo: Sendable, Hashable, Codable {
         totalRecordCount = try container.lenientInt(.totalRecordCount) ?? 0
         foundCount = try container.lenientInt(.foundCount) ?? 0
         returnedCount = try container.lenientInt(.returnedCount) ?? 0
+        if let (key, problem) = negativeCount {
+            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: problem)
+        }
     }
 
     init(raw: [String: Any]) {
@@ -47,6 +51,21 @@ public struct FMDataInfo: Sendable, Hashable, Codable {
         totalRecordCount = RawJSON.int(raw["totalRecordCount"]) ?? 0
         foundCount = RawJSON.int(raw["foundCount"]) ?? 0
         returnedCount = RawJSON.int(raw["returnedCount"]) ?? 0
+    }
+
+    /// The `dataInfo` of a found-set answer: ``init(raw:)``, or `-1007` when a count is negative.
+    static func checked(raw: [String: Any]?, status: Int) throws(FMError) -> FMDataInfo? {
+        guard let raw else { return nil }
+        let info = FMDataInfo(raw: raw)
+        if let (_, problem) = info.negativeCount { throw FMError.malformed(problem, status: status) }
+        return info
+    }
+
+    /// The first negative count and what to say about it, or `nil`.
+    private var negativeCount: (CodingKeys, String)? {
+        let counts: [(CodingKeys, Int)] = [(.totalRecordCount, totalRecordCount), (.foundCount, foundCount), (.returnedCount, returnedCount)]
+        guard let (key, value) = counts.first(where: { $0.1 < 0 }) else { return nil }
+        return (key, "dataInfo.\(key.rawValue) is negative (\(value))")
     }
 }
 
@@ -87,7 +106,7 @@ public struct FMPortalDataInfo: Sendable, Hashable, Codable {
         returnedCount = RawJSON.int(raw["returnedCount"]) ?? 0
     }
 
-    /// Decodes `portalDataInfo[i]`.
+    /// Decodes `portalDataInfo[i]`; a negative count is an error.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         portalObjectName = try container.lenientString(.portalObjectName)
@@ -95,6 +114,25 @@ public struct FMPortalDataInfo: Sendable, Hashable, Codable {
         table = try container.lenientString(.table) ?? ""
         foundCount = try container.lenientInt(.foundCount) ?? 0
         returnedCount = try container.lenientInt(.returnedCount) ?? 0
+        if let (key, problem) = negativeCount {
+            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: problem)
+        }
+    }
+
+    /// The entries of a record's `portalDataInfo`: ``init(raw:)`` each (entries that are not objects left out),
+    /// or `-1007` when a count is negative.
+    static func checked(raw: [Any]?, status: Int) throws(FMError) -> [FMPortalDataInfo]? {
+        guard let raw else { return nil }
+        let infos = raw.compactMap { ($0 as? [String: Any]).map(FMPortalDataInfo.init(raw:)) }
+        if let (_, problem) = infos.lazy.compactMap(\.negativeCount).first { throw FMError.malformed(problem, status: status) }
+        return infos
+    }
+
+    /// The first negative count and what to say about it, or `nil`.
+    private var negativeCount: (CodingKeys, String)? {
+        if foundCount < 0 { return (.foundCount, "portalDataInfo.foundCount is negative (\(foundCount))") }
+        if returnedCount < 0 { return (.returnedCount, "portalDataInfo.returnedCount is negative (\(returnedCount))") }
+        return nil
     }
 }
 
@@ -114,8 +152,9 @@ public struct FMPortalRow: Sendable, Hashable, Decodable {
         self.fields = fields
     }
 
-    /// The related record id as an integer.
-    public var recordID: Int? { Int(recordId) }
+    /// The related record id as an integer; `nil` when ``recordId`` is not a record id (a positive integer in digits),
+    /// as the calls that take the id as text refuse it.
+    public var recordID: Int? { try? DataAPI.recordNumber(recordId).get() }
 
     /// The value of a related field.
     public subscript(field: String) -> FMFieldValue? { fields[field] }
@@ -195,8 +234,9 @@ public struct FMRecord<Fields: Decodable>: Decodable {
         self.portalDataInfo = portalDataInfo
     }
 
-    /// The record id as an integer.
-    public var recordID: Int? { Int(recordId) }
+    /// The record id as an integer; `nil` when ``recordId`` is not a record id (a positive integer in digits),
+    /// as the calls that take the id as text refuse it.
+    public var recordID: Int? { try? DataAPI.recordNumber(recordId).get() }
 
     enum CodingKeys: String, CodingKey {
         case recordId, modId, fieldData, portalData, portalDataInfo
@@ -304,7 +344,7 @@ public struct FMFoundSet: @unchecked Sendable {
             records.append(record)
         }
         self.records = records
-        self.dataInfo = (response["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:))
+        self.dataInfo = try FMDataInfo.checked(raw: response["dataInfo"] as? [String: Any], status: status)
         self.scripts = try FMScriptResults(raw: response, status: status)
         self.rawResponse = body
         self.parsedFromResponse = true
@@ -391,8 +431,9 @@ public struct FMRecordReference: Sendable, Hashable, Decodable {
         self.scripts = scripts
     }
 
-    /// The record id as an integer (what legacy `Int` APIs take).
-    public var recordID: Int? { Int(recordId) }
+    /// The record id as an integer (what legacy `Int` APIs take); `nil` when ``recordId`` is not a record id (a
+    /// positive integer in digits), as the calls that take the id as text refuse it.
+    public var recordID: Int? { try? DataAPI.recordNumber(recordId).get() }
 
     /// Decodes `{"recordId": …, "modId": …}` plus script keys.
     public init(from decoder: any Decoder) throws {

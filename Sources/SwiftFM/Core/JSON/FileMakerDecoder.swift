@@ -183,7 +183,7 @@ struct FileMakerDecoder {
         } else {
             records = try self.records(T.self, reader, array: data, status: status)
         }
-        return FMTypedFoundSet(records: records, dataInfo: (others["dataInfo"] as? [String: Any]).map(FMDataInfo.init(raw:)),
+        return FMTypedFoundSet(records: records, dataInfo: try FMDataInfo.checked(raw: others["dataInfo"] as? [String: Any], status: status),
                                scripts: try FMScriptResults(raw: others, status: status))
     }
 
@@ -290,7 +290,7 @@ struct FileMakerDecoder {
             }
             if let failure { throw failure }
         }
-        let info = portalInfo.flatMap { reader.any($0) as? [Any] }?.compactMap { ($0 as? [String: Any]).map(FMPortalDataInfo.init(raw:)) }
+        let info = try FMPortalDataInfo.checked(raw: portalInfo.flatMap { reader.any($0) as? [Any] }, status: status)
         return FMRecord(recordId: recordId, modId: modId ?? "", fieldData: fieldData, portalData: portalData, portalDataInfo: info)
     }
 

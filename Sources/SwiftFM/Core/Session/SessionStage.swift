@@ -378,9 +378,9 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         Self.usable(tokenStore.load())
     }
 
-    /// `stored` when its token can be sent as a `Bearer` token, else `nil`.
+    /// `stored` when its token can be sent as a `Bearer` token (``RequestBuilder/isValidSessionToken(_:)``), else `nil`.
     static func usable(_ stored: FMStoredToken?) -> FMStoredToken? {
-        guard let stored, RequestBuilder.isValidToken(stored.token) else { return nil }
+        guard let stored, RequestBuilder.isValidSessionToken(stored.token) else { return nil }
         return stored
     }
 

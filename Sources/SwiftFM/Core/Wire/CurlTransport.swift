@@ -273,6 +273,8 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     /// Bytes of head read so far (interim heads and trailers included), and whether they passed ``maxHeadBytes``.
     private var headBytes = 0
     private(set) var headTooLarge = false
+    /// The final head was handed on (what libcurl fails on after it is no longer the head's).
+    private var headPosted = false
 
     /// The most bytes of head an answer may have: below libcurl's own limit (300 KB since 7.88; none before),
     /// far above any FileMaker answer's.
@@ -490,6 +492,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             }
             let head = (status, headLines)
             headLines = []
+            headPosted = true
             post(.head(head.0, head.1), turn: engine)
         } else if Self.isBlank(line[line.startIndex]), !headLines.isEmpty {
             headLines[headLines.count - 1].1 += " " + Self.string(Self.trimmed(line, cutting: Self.isBlank))
@@ -757,6 +760,12 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             // A malformed answer, not a lost connection: it is not ridden out as a server that is away.
             return URLError(.cannotParseResponse, userInfo: [NSLocalizedDescriptionKey:
                 "the answer's head is larger than \(Self.maxHeadBytes / 1024) KB"])
+        }
+        if result == 27 || result == 100, headBytes > 0, !headPosted {
+            // OUT_OF_MEMORY (TOO_LARGE since libcurl 8.6) while the head is read: a header line longer than libcurl
+            // takes (100 KB). A malformed answer too, not a lost connection.
+            return URLError(.cannotParseResponse, userInfo: [NSLocalizedDescriptionKey:
+                "a line of the answer's head is longer than libcurl takes (\(message))"])
         }
         if refusedResend {
             return URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey:

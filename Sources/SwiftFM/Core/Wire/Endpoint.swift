@@ -75,12 +75,20 @@ struct AnswerHead: Sendable {
         source = .http(response)
     }
 
-    /// The value of the header `name` (case-insensitive), or `nil`.
+    /// The value of the header `name` (case-insensitive), or `nil`. Without the spaces and tabs around it, which
+    /// are not part of a value (RFC 9110 §5.5): libcurl drops them, corelibs URLSession keeps them.
     func header(_ name: String) -> String? {
         switch source {
         case .fields(let fields): return HTTPHeader.value(name, in: fields)
-        case .http(let response): return response.value(forHTTPHeaderField: name)
+        case .http(let response): return response.value(forHTTPHeaderField: name).map(Self.withoutSurroundingWhitespace)
         }
+    }
+
+    /// `value` without leading and trailing spaces and tabs (the common case, none, allocates nothing).
+    static func withoutSurroundingWhitespace(_ value: String) -> String {
+        let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        guard let first = value.utf8.first, let last = value.utf8.last, blank(first) || blank(last) else { return value }
+        return value.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
     }
 
     /// Every header, names as received (built when asked for).

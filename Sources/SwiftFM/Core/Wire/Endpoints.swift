@@ -348,7 +348,12 @@ enum Endpoints {
                 }
                 // The cookies belong to this origin: they follow a redirect within it, never to another one.
                 guard origin(of: next) == origin(of: url) else { return .redirect(next, cookie: nil) }
-                return .redirect(next, cookie: mergeCookies(cookie, setCookie(in: response.header("Set-Cookie"))))
+                let cookies = mergeCookies(cookie, setCookie(in: response.header("Set-Cookie")))
+                // A cookie that cannot go back (a control character: no cookie value holds one) is the server's fault.
+                if let cookies, !RequestBuilder.isValidHeaderValue(cookies) {
+                    throw FMError.malformed("a container redirect's Set-Cookie holds a control character", status: response.status)
+                }
+                return .redirect(next, cookie: cookies)
             default:
                 throw FMError.malformed("unexpected status for a container download", status: response.status)
             }

@@ -175,6 +175,15 @@ enum RequestBuilder {
         !token.isEmpty && token.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) }
     }
 
+    /// The longest Data API session token SwiftFM takes from a login or a token store: a token is some 50
+    /// characters, and a header line of a few KiB is what servers take back.
+    static let maxSessionTokenBytes = 4096
+
+    /// `true` when `token` can be a Data API session token: ``isValidToken(_:)``, at most ``maxSessionTokenBytes``.
+    static func isValidSessionToken(_ token: String) -> Bool {
+        token.utf8.count <= maxSessionTokenBytes && isValidToken(token)
+    }
+
     private struct BaseKey: Hashable {
         var host: String
         var version: String

@@ -4,7 +4,8 @@ import Foundation
 enum SessionEndpoints {
     /// `POST …/databases/{db}/sessions` with Basic auth and the body `{}` or `{"fmDataSource":[…]}`.
     /// Decodes the token from `response.token`, else from the `X-FM-Data-Access-Token` header; none → `-1010`;
-    /// one that cannot be sent back as a `Bearer` value (a space, CR, LF, a control character) → `-1007`.
+    /// one that cannot be sent back as a `Bearer` value (a space, CR, LF, a control character) or is longer than
+    /// ``RequestBuilder/maxSessionTokenBytes`` → `-1007`.
     static func login(encoded: String? = nil, dataSources: [FMDataSource]) -> Endpoint<String> {
         var invalid: FMError?
         let body: Data
@@ -20,6 +21,10 @@ enum SessionEndpoints {
             if let token = found {
                 guard RequestBuilder.isValidToken(token) else {
                     throw FMError.malformed("the login token holds characters a Bearer token cannot carry", status: response.status)
+                }
+                guard RequestBuilder.isValidSessionToken(token) else {
+                    throw FMError.malformed("the login token is \(token.utf8.count) bytes long, more than a Data API token may be "
+                                            + "(\(RequestBuilder.maxSessionTokenBytes))", status: response.status)
                 }
                 return token
             }

@@ -357,10 +357,23 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         if !events.data(data) { refuse(dataTask) }
     }
 
+    /// On Linux, corelibs URLSession reads with libcurl and reports a head it cannot read as `URLError(-1 unknown)` in
+    /// libcurl's words: a header line longer than libcurl takes (100 KB) "Out of memory" ("A value or data field grew
+    /// larger than allowed" since 8.6), a line its own parser refuses "Failed writing header". Before any response,
+    /// that is a malformed answer (`cannotParseResponse`), not a lost connection to ride out.
+    static func unreadableHead(_ error: Error?) -> URLError? {
+        guard let error = error as? URLError, error.code == .unknown,
+              ["Out of memory", "A value or data field grew larger than allowed", "Failed writing header"].contains(error.localizedDescription)
+        else { return nil }
+        return URLError(.cannotParseResponse, userInfo: [NSLocalizedDescriptionKey:
+            "the transport cannot read a line of the answer's head (\(error.localizedDescription))"])
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         let events = routes.withLock { $0.removeValue(forKey: task.taskIdentifier)?.events }
         guard let events else { return }
-        let outcome = UncheckedError(base: error == nil && task.response == nil ? URLError(.badServerResponse) : error)
+        let outcome = UncheckedError(base: error == nil && task.response == nil ? URLError(.badServerResponse)
+                                        : task.response == nil ? Self.unreadableHead(error) ?? error : error)
         // Off URLSession's work queue: what the completion starts next (a retry, the next request under the
         // concurrency cap) creates a task, which waits for that queue.
         DispatchQueue.global().async { events.complete(outcome.base) }
