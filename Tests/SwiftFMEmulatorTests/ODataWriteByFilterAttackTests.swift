@@ -16,11 +16,14 @@ import Testing
 
     /// Sends `write`; the first time a `$filter` starts matching meanwhile, runs `meanwhile` on another thread and waits
     /// for it (bounded): whether it ran while the write matched, and the write's answer.
-    func whileMatching(_ c: ODataClient, _ write: () -> Answer, meanwhile: @escaping @Sendable () -> Void) -> (answer: Answer, ran: Bool) {
+    /// Every match started is counted in `matches`.
+    func whileMatching(_ c: ODataClient, _ write: () -> Answer, matches: Locked<Int> = Locked(0),
+                       meanwhile: @escaping @Sendable () -> Void) -> (answer: Answer, ran: Bool) {
         let armed = Locked(true)
         let ran = Locked(false)
         c.emulator.core.state.withLock {
             $0.odataWillFilter = {
+                matches.withLock { $0 += 1 }
                 guard armed.withLock({ let was = $0; $0 = false; return was }) else { return }
                 let done = DispatchSemaphore(value: 0)
                 DispatchQueue.global().async {
@@ -78,4 +81,141 @@ import Testing
         #expect(blobCount(c) == before + 1)
         #expect(c.send("GET", "/Shop/Customers('ALFKI')/photo/$value").body.count > 0)
     }
+
+    // MARK: Notes, webhooks and the log: once, as written
+
+    /// Counts the `$filter` matches while `write` runs; `meanwhile` (if any) runs on another thread while the first
+    /// match runs. The answer, whether `meanwhile` ran then, and the number of matches (2: answered again under the lock).
+    func counting(_ c: ODataClient, _ write: () -> Answer, meanwhile: (@Sendable () -> Void)?) -> (answer: Answer, ran: Bool, matches: Int) {
+        let matches = Locked(0)
+        guard let meanwhile else {
+            c.emulator.core.state.withLock { $0.odataWillFilter = { matches.withLock { $0 += 1 } } }
+            defer { c.emulator.core.state.withLock { $0.odataWillFilter = nil } }
+            let answer = write()
+            return (answer, true, matches.withLock { $0 })
+        }
+        let (answer, ran) = whileMatching(c, write, matches: matches, meanwhile: meanwhile)
+        return (answer, ran, matches.withLock { $0 })
+    }
+
+    /// One webhook operation per write by `$filter`, with the rows as written, whether the write is made with the ids
+    /// matched on the snapshot or answered again under the lock (a write to another table meanwhile).
+    @Test(arguments: ["PATCH", "DELETE"], [false, true])
+    func aWriteByFilterNotifiesOnceWithItsRows(method: String, changeMeanwhile: Bool) throws {
+        let receiver = try WebhookReceiver()
+        let c = try ODataClient()
+        let handler = c.emulator.handler
+        #expect(c.send("POST", "/Shop/Webhook.Add", body: #"{"webhook":"\#(receiver.url)","tableName":"Customers","select":"code,score"}"#).status == 200)
+        let serial = c.emulator.core.state.withLock { $0.odataWebhookSerial }
+        let other = Locked<Int?>(nil)
+        let change: @Sendable () -> Void = {
+            let r = handler.handle(Self.request("POST", "/Orders", body: #"{"customer_code":"NUL","total":1}"#))
+            other.withLock { $0 = r.status }
+        }
+        let meanwhile = changeMeanwhile ? change : nil
+        let (write, ran, matches) = counting(c, {
+            c.send(method, "/Shop/Customers?$filter=city%20eq%20'Berlin'", body: method == "PATCH" ? #"{"score":9}"# : nil)
+        }, meanwhile: meanwhile)
+        #expect(ran, "the other write did not run while the write matched")
+        if changeMeanwhile { #expect(other.withLock { $0 } == 201) }
+        // Answered again under the lock only when something changed meanwhile.
+        #expect(matches == (changeMeanwhile ? 2 : 1))
+        #expect(write.status == 204 && write.header("fmodata.affected_rows") == "2", "\(write.text)")
+        // One operation for the write (the Orders write is not watched).
+        #expect(c.emulator.core.state.withLock { $0.odataWebhookSerial } == serial + 1)
+        let delivered = try #require(receiver.next())
+        let rows = (try? JSON.parse(delivered.body))?["value"]?.arrayValue ?? []
+        #expect(rows.compactMap { $0["code"]?.stringValue } == ["ALFKI", "NUL"])
+        #expect(rows.compactMap { $0["score"]?.numberText } == (method == "PATCH" ? ["9", "9"] : ["5", "1"]))
+        let pending = c.emulator.core.state.withLock { s in s.odataWebhooks[1].map { $0.pending.map(\.operation) } ?? [] }
+        #expect(pending.allSatisfy { $0 == (method == "PATCH" ? "UPDATE" : "DELETE") })
+    }
+
+    /// A write by `$filter` that fails when answered again under the lock (a record that matches meanwhile makes a
+    /// `unique` field clash) writes nothing, notifies nothing, and is logged once with the status the client got.
+    @Test func aWriteThatFailsWhenAnsweredAgainLeavesNoTrace() throws {
+        let receiver = try WebhookReceiver()
+        let c = try ODataClient()
+        let handler = c.emulator.handler
+        #expect(c.send("PATCH", "/Shop/Customers('NUL')", body: #"{"city":"Paris"}"#).status == 204)
+        #expect(c.send("POST", "/Shop/Webhook.Add", body: #"{"webhook":"\#(receiver.url)","tableName":"Customers"}"#).status == 200)
+        let serial = c.emulator.core.state.withLock { $0.odataWebhookSerial }
+        let target = "/fmi/odata/v4/Shop/Customers?$filter=city%20eq%20'Berlin'"
+        let moved = Locked<Int?>(nil)
+        // Alone, ALFKI matches and takes the code; ZOE moving to Berlin meanwhile makes two records want it.
+        let (write, ran, matches) = counting(c, { c.send("PATCH", "/Shop/Customers?$filter=city%20eq%20'Berlin'", body: #"{"code":"SAME"}"#) }) {
+            let r = handler.handle(Self.request("PATCH", "/Customers('ZOE')", body: #"{"city":"Berlin"}"#))
+            moved.withLock { $0 = r.status }
+        }
+        #expect(ran && moved.withLock { $0 } == 204)
+        #expect(matches == 2)
+        #expect(write.status == 400 && write.odataCode == "504", "\(write.text)")
+        let logged = c.emulator.requestLog.filter { $0.target == target }
+        #expect(logged.map(\.status) == [400])
+        // The move was noted (one operation); the failed write nothing.
+        #expect(c.emulator.core.state.withLock { $0.odataWebhookSerial } == serial + 1)
+        let delivered = try #require(receiver.next())
+        #expect((try? JSON.parse(delivered.body))?["value"]?.arrayValue?.compactMap { $0["code"]?.stringValue } == ["ZOE"])
+        #expect(c.send("GET", "/Shop/Customers?$filter=code%20eq%20'SAME'").rows.isEmpty)
+    }
+
+    // MARK: The version
+
+    /// Reads through either API (and the emulator's own accessors) leave ``EmulatorState/dataVersion`` alone: a write
+    /// by `$filter` matching meanwhile writes the ids it matched, without matching again under the lock.
+    @Test func readsDoNotMoveTheVersion() throws {
+        let c = try ODataClient()
+        let h = c.harness
+        try h.login()
+        let start = version(c)
+        let batchOfReads = "--b\r\nContent-Type: application/http\r\n\r\nGET Customers?$filter=score%20gt%202&$expand=Orders HTTP/1.1\r\n\r\n--b--\r\n"
+        let reads: [() -> Int] = [
+            { c.send("GET", "/Shop/Customers?$filter=city%20eq%20'Berlin'&$expand=Orders&$count=true").status },
+            { c.send("GET", "/Shop/Customers('ALFKI')/Orders").status },
+            { c.send("GET", "/Shop/Orders?$apply=aggregate(total%20with%20sum%20as%20t)").status },
+            { c.send("GET", "/Shop/$metadata").status },
+            { c.send("GET", "/Shop/FileMaker_Tables").status },
+            { c.send("GET", "/Shop/Webhook.GetAll").status },
+            { c.send("POST", "/Shop/$batch", body: batchOfReads, contentType: "multipart/mixed; boundary=b").status },
+            { c.send("POST", "/Shop/Script.Echo", body: #"{"scriptParameterValue":"x"}"#).status },
+            { h.send("GET", "\(h.base)/layouts/Customers/records?_limit=10&script=Echo").status },
+            { h.send("GET", "\(h.base)/layouts/Customers/records/1").status },
+            { h.send("POST", "\(h.base)/layouts/Customers/_find", body: #"{"query":[{"city":"Berlin"}],"sort":[{"fieldName":"score"}]}"#).status },
+            { h.send("GET", "\(h.base)/layouts/Customers/script/Echo?script.param=1").status },
+            { h.send("GET", "\(h.base)/layouts/Customers").status },
+            { h.send("PATCH", "\(h.base)/globals", body: #"{"globalFields":{"Customers::g_note":"g"}}"#).status },
+            { c.emulator.records(inTable: "Customers").count },
+        ]
+        for (i, read) in reads.enumerated() {
+            let status = read()
+            #expect(status == 200 || i == reads.count - 1, "read \(i): \(status)")
+            #expect(version(c) == start, "read \(i) moved the version")
+        }
+    }
+
+    /// Every change a match could see moves the version: writes through the Data API (create, edit, duplicate, delete,
+    /// a container upload, a script's write), through OData, and a reset.
+    @Test func everyChangeMovesTheVersion() throws {
+        let c = try ODataClient()
+        let h = c.harness
+        try h.login()
+        let upload = "--x\r\nContent-Disposition: form-data; name=\"upload\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\nPNG\r\n--x--\r\n"
+        let changes: [(String, () -> Int)] = [
+            ("create", { h.send("POST", "\(h.base)/layouts/Customers/records", body: #"{"fieldData":{"code":"NEW","city":"Berlin"}}"#).status }),
+            ("edit", { h.send("PATCH", "\(h.base)/layouts/Customers/records/1", body: #"{"fieldData":{"city":"Rome"}}"#).status }),
+            ("duplicate", { h.send("POST", "\(h.base)/layouts/Orders/records/1", body: "{}").status }),
+            ("delete", { h.send("DELETE", "\(h.base)/layouts/Orders/records/2").status }),
+            ("upload", { h.send("POST", "\(h.base)/layouts/Customers/records/2/containers/photo", body: upload,
+                                contentType: "multipart/form-data; boundary=x").status }),
+            ("odata", { c.send("PATCH", "/Shop/Customers('ZOE')", body: #"{"score":1}"#).status == 204 ? 200 : 0 }),
+            ("addRecord", { ((try? c.emulator.addRecord(toTable: "Orders", ["total": "3"])) != nil) ? 200 : 0 }),
+            ("reset", { c.emulator.reset(); return 200 }),
+        ]
+        for (name, change) in changes {
+            let before = version(c)
+            #expect(change() == 200, "\(name)")
+            #expect(version(c) != before, "\(name) did not move the version")
+        }
+    }
 }
+
