@@ -217,5 +217,51 @@ import Testing
             #expect(version(c) != before, "\(name) did not move the version")
         }
     }
+
+    // MARK: Many writers at once
+
+    /// Writers by `$filter` racing each other: every write is all or nothing at one moment, so a `PATCH` counts every
+    /// Berlin record and stamps each once (their modIds grow by the number of writes), and the `DELETE`s together count
+    /// each record once.
+    @Test func manyWritersAtOnceStayAtomic() throws {
+        let c = try ODataClient()
+        let handler = c.emulator.handler
+        for i in 0..<40 {
+            #expect(c.send("POST", "/Shop/Customers", body: #"{"code":"B\#(i)","city":"Berlin","score":0}"#).status == 201)
+        }
+        let berlin = c.send("GET", "/Shop/Customers?$filter=city%20eq%20'Berlin'&$select=code").rows.count
+        #expect(berlin == 42)
+        let modIds = { c.emulator.records(inTable: "Customers").filter { ($0["city"] as? String) == "Berlin" }.map { $0["modId"] as? String ?? "" } }
+        let before = modIds().compactMap { Int($0) }
+        let writers = 8
+        let counts = Locked<[String]>([])
+        let group = DispatchGroup()
+        for w in 0..<writers {
+            group.enter()
+            DispatchQueue.global().async {
+                let r = handler.handle(Self.request("PATCH", "/Customers?$filter=city%20eq%20'Berlin'", body: #"{"score":\#(w)}"#))
+                counts.withLock { $0.append("\(r.status) \(Answer(r).header("fmodata.affected_rows") ?? "-")") }
+                group.leave()
+            }
+        }
+        #expect(group.wait(timeout: .now() + 120) == .success, "the writers did not all end")
+        #expect(counts.withLock { $0 } == Array(repeating: "204 42", count: writers))
+        #expect(modIds().compactMap { Int($0) } == before.map { $0 + writers })
+        let scores = Set(c.send("GET", "/Shop/Customers?$filter=city%20eq%20'Berlin'&$select=score").rows.compactMap { $0["score"]?.numberText })
+        #expect(scores.count == 1, "\(scores)")
+
+        let deleted = Locked<[Int]>([])
+        for _ in 0..<writers {
+            group.enter()
+            DispatchQueue.global().async {
+                let r = handler.handle(Self.request("DELETE", "/Customers?$filter=city%20eq%20'Berlin'"))
+                deleted.withLock { $0.append(r.status == 204 ? Int(Answer(r).header("fmodata.affected_rows") ?? "") ?? -1 : -1) }
+                group.leave()
+            }
+        }
+        #expect(group.wait(timeout: .now() + 120) == .success, "the writers did not all end")
+        #expect(deleted.withLock { $0.reduce(0, +) } == 42, "\(deleted.withLock { $0 })")
+        #expect(c.send("GET", "/Shop/Customers?$select=code").rows.count == 2)
+    }
 }
 
