@@ -263,5 +263,22 @@ import Testing
         #expect(deleted.withLock { $0.reduce(0, +) } == 42, "\(deleted.withLock { $0 })")
         #expect(c.send("GET", "/Shop/Customers?$select=code").rows.count == 2)
     }
+
+    // MARK: A match that cannot be evaluated
+
+    /// A `substring` length past the end (the largest integer) reads to the end of the text, in a write's match as in a
+    /// read's: before, `start + length` overflowed and the emulator's process trapped, outside the lock on the fast path.
+    @Test(arguments: ["GET", "PATCH", "DELETE"])
+    func aSubstringToTheLargestLengthReadsToTheEnd(method: String) throws {
+        let c = try ODataClient()
+        let filter = "substring(name,1,9223372036854775807)%20eq%20'lfreds'"
+        let answer = c.send(method, "/Shop/Customers?$filter=" + filter + (method == "GET" ? "&$select=code" : ""),
+                            body: method == "PATCH" ? #"{"score":9}"# : nil)
+        if method == "GET" {
+            #expect(answer.status == 200 && answer.rows.compactMap { $0["code"]?.stringValue } == ["ALFKI"], "\(answer.text)")
+        } else {
+            #expect(answer.status == 204 && answer.header("fmodata.affected_rows") == "1", "\(answer.text)")
+        }
+    }
 }
 
