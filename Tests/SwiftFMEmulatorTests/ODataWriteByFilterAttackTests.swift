@@ -280,5 +280,84 @@ import Testing
             #expect(answer.status == 204 && answer.header("fmodata.affected_rows") == "1", "\(answer.text)")
         }
     }
+
+    // MARK: The Data API meanwhile, and $batch
+
+    /// A Data API edit meanwhile is a change the write sees: a match moved away is left alone and not counted.
+    @Test(arguments: ["PATCH", "DELETE"])
+    func aDataAPIEditMeanwhileIsSeen(method: String) throws {
+        let c = try ODataClient()
+        let h = c.harness
+        try h.login()
+        let handler = c.emulator.handler
+        let edit = HTTPRequest(method: "PATCH", target: "\(h.base)/layouts/Customers/records/4",
+                               headers: [("Host", "127.0.0.1:3000"), ("Authorization", "Bearer \(h.token)"), ("Content-Type", "application/json")],
+                               body: Data(#"{"fieldData":{"city":"Paris"}}"#.utf8))
+        let edited = Locked<Int?>(nil)
+        let (write, ran) = whileMatching(c, {
+            c.send(method, "/Shop/Customers?$filter=city%20eq%20'Berlin'", body: method == "PATCH" ? #"{"score":9}"# : nil)
+        }) {
+            let r = handler.handle(edit)
+            edited.withLock { $0 = r.status }
+        }
+        #expect(ran && edited.withLock { $0 } == 200)
+        #expect(write.status == 204 && write.header("fmodata.affected_rows") == "1", "\(write.text)")
+        let nul = c.send("GET", "/Shop/Customers('NUL')?$select=city,score")
+        #expect(nul.json?["city"]?.stringValue == "Paris" && nul.json?["score"]?.numberText == "1", "\(nul.text)")
+    }
+
+    /// In a `$batch`, a write by `$filter` outside a change set answered again (a change meanwhile) is committed on its
+    /// own and counts what it wrote; a failing part after it ends the batch without undoing it; a change set after it
+    /// sees its writes.
+    @Test func aBatchsWriteByFilterAnsweredAgainThenAFailingPart() throws {
+        let c = try ODataClient()
+        let handler = c.emulator.handler
+        let move = c.moveNULToParis()
+        let moved = Locked<Int?>(nil)
+        let body = """
+        --b1
+        Content-Type: application/http
+
+        PATCH Customers?$filter=city%20eq%20'Berlin' HTTP/1.1
+        Content-Type: application/json
+
+        {"score":9}
+        --b1
+        Content-Type: multipart/mixed; boundary=cs1
+
+        --cs1
+        Content-Type: application/http
+
+        DELETE Customers?$filter=score%20eq%209 HTTP/1.1
+
+        --cs1--
+        --b1
+        Content-Type: application/http
+
+        PATCH Customers('NOPE') HTTP/1.1
+        Content-Type: application/json
+
+        {"score":1}
+        --b1
+        Content-Type: application/http
+
+        DELETE Customers?$filter=city%20eq%20'Paris' HTTP/1.1
+
+        --b1--
+
+        """.replacingOccurrences(of: "\n", with: "\r\n")
+        let (answer, ran) = whileMatching(c, { c.send("POST", "/Shop/$batch", body: body, contentType: "multipart/mixed; boundary=b1") }) {
+            let r = handler.handle(move)
+            moved.withLock { $0 = r.status }
+        }
+        #expect(ran && moved.withLock { $0 } == 204)
+        #expect(answer.status == 200)
+        let counts = answer.text.components(separatedBy: "fmodata.affected_rows: ").dropFirst().map { $0.prefix { $0.isNumber } }
+        #expect(counts == ["1", "1"], "\(answer.text)")
+        #expect(answer.text.contains("HTTP/1.1 404"), "\(answer.text)")
+        // ALFKI was written then deleted by the change set; the part after the failure did not run (ZOE, NUL in Paris).
+        let codes = c.send("GET", "/Shop/Customers?$select=code").rows.compactMap { $0["code"]?.stringValue }
+        #expect(codes == ["OBR", "ZOE", "NUL"])
+    }
 }
 
