@@ -177,7 +177,7 @@ struct ODataEvaluator {
             let chars = Array(s)
             let from = max(0, min(start, chars.count))
             var to = chars.count
-            if args.count == 3 { guard let n = int(2) else { return .null }; to = max(from, min(chars.count, from + max(0, n))) }
+            if args.count == 3 { guard let n = int(2) else { return .null }; to = from + min(max(0, n), chars.count - from) }
             return .string(String(chars[from..<to]))
         case "tolower": return text(0).map { .string($0.lowercased()) } ?? .null
         case "toupper": return text(0).map { .string($0.uppercased()) } ?? .null

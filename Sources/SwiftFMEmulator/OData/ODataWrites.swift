@@ -221,6 +221,10 @@ extension EmulatorState {
     mutating func odataWriteMatching(_ set: ODataSet, ids: [Int], method: String, body: JSON, now: Date) throws -> HTTPResponse {
         try odataAtomically { s in
             let writes = method == "PATCH" ? try s.odataWrites(set, body: body) : []
+            // A container's bytes are kept by the records written: with none (nothing matched), the sweep drops them.
+            if ids.isEmpty {
+                for case let .container(ref) in writes.map(\.value) { s.unheldBlobs.insert(ref.key) }
+            }
             for id in ids {
                 if method == "PATCH" {
                     _ = try s.editRecord(table: set.table, id: id, writes: writes, session: nil, now: now, bump: true)
