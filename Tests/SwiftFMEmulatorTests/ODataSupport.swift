@@ -145,3 +145,40 @@ extension ODataClient {
                     body: Data(#"{"city":"Paris"}"#.utf8))
     }
 }
+
+/// Writes by `$filter` raced by another client while they match (ODataWriteByFilterOutsideLockTests, ODataWriteByFilterAttackTests).
+extension ODataClient {
+    /// Sends `write` on this thread; the first time a `$filter` starts matching meanwhile (``EmulatorState/odataWillFilter``),
+    /// runs `meanwhile` on another thread and waits for it, bounded: when the matching holds the state lock, `meanwhile`
+    /// cannot end until the write does, and the wait ends without it. The write's answer, whether `meanwhile` ended
+    /// while the write was matching, and how many times a `$filter` started matching.
+    func whileMatching(_ write: () -> Answer,
+                       meanwhile: @escaping @Sendable () -> Void) -> (answer: Answer, ranMeanwhile: Bool, matches: Int) {
+        let armed = Locked(true)
+        let ran = Locked(false)
+        let matches = Locked(0)
+        emulator.core.state.withLock {
+            $0.odataWillFilter = {
+                matches.withLock { $0 += 1 }
+                guard armed.withLock({ let was = $0; $0 = false; return was }) else { return }
+                let done = DispatchSemaphore(value: 0)
+                DispatchQueue.global().async {
+                    meanwhile()
+                    done.signal()
+                }
+                guard done.wait(timeout: .now() + 30) == .success else { return }
+                ran.withLock { $0 = true }
+            }
+        }
+        defer { emulator.core.state.withLock { $0.odataWillFilter = nil } }
+        let answer = write()
+        return (answer, ran.withLock { $0 }, matches.withLock { $0 })
+    }
+
+    /// `method path` with `body` as another client sends it to the handler (the Shop's credentials).
+    static func otherClient(_ method: String, _ path: String, body: String? = nil) -> HTTPRequest {
+        var headers: [(name: String, value: String)] = [("Host", "127.0.0.1:3000"), ("Authorization", "Basic " + Data("admin:admin".utf8).base64EncodedString())]
+        if body != nil { headers.append(("Content-Type", "application/json")) }
+        return HTTPRequest(method: method, target: "/fmi/odata/v4/Shop" + path, headers: headers, body: Data((body ?? "").utf8))
+    }
+}

@@ -14,38 +14,6 @@ import Testing
     /// A 1×1 PNG's first bytes, base64: a container body.
     static let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB"
 
-    /// Sends `write`; the first time a `$filter` starts matching meanwhile, runs `meanwhile` on another thread and waits
-    /// for it (bounded): whether it ran while the write matched, and the write's answer.
-    /// Every match started is counted in `matches`.
-    func whileMatching(_ c: ODataClient, _ write: () -> Answer, matches: Locked<Int> = Locked(0),
-                       meanwhile: @escaping @Sendable () -> Void) -> (answer: Answer, ran: Bool) {
-        let armed = Locked(true)
-        let ran = Locked(false)
-        c.emulator.core.state.withLock {
-            $0.odataWillFilter = {
-                matches.withLock { $0 += 1 }
-                guard armed.withLock({ let was = $0; $0 = false; return was }) else { return }
-                let done = DispatchSemaphore(value: 0)
-                DispatchQueue.global().async {
-                    meanwhile()
-                    done.signal()
-                }
-                guard done.wait(timeout: .now() + 30) == .success else { return }
-                ran.withLock { $0 = true }
-            }
-        }
-        defer { c.emulator.core.state.withLock { $0.odataWillFilter = nil } }
-        let answer = write()
-        return (answer, ran.withLock { $0 })
-    }
-
-    /// `method path` with `body` as another client sends it (the Shop's credentials).
-    static func request(_ method: String, _ path: String, body: String? = nil) -> HTTPRequest {
-        var headers: [(name: String, value: String)] = [("Host", "127.0.0.1:3000"), ("Authorization", "Basic " + Data("admin:admin".utf8).base64EncodedString())]
-        if body != nil { headers.append(("Content-Type", "application/json")) }
-        return HTTPRequest(method: method, target: "/fmi/odata/v4/Shop" + path, headers: headers, body: Data((body ?? "").utf8))
-    }
-
     func blobCount(_ c: ODataClient) -> Int { c.emulator.core.state.withLock { $0.blobs.count } }
     func version(_ c: ODataClient) -> Int { c.emulator.core.state.withLock { $0.dataVersion } }
 
@@ -63,8 +31,8 @@ import Testing
         let answer: Answer
         if matchGoesMeanwhile {
             let deleted = Locked<Int?>(nil)
-            let (a, ran) = whileMatching(c, { c.send("PATCH", "/Shop/Customers?$filter=code%20eq%20'NUL'", body: body) }) {
-                let r = handler.handle(Self.request("DELETE", "/Customers('NUL')"))
+            let (a, ran, _) = c.whileMatching({ c.send("PATCH", "/Shop/Customers?$filter=code%20eq%20'NUL'", body: body) }) {
+                let r = handler.handle(ODataClient.otherClient("DELETE", "/Customers('NUL')"))
                 deleted.withLock { $0 = r.status }
             }
             #expect(ran, "the delete did not run while the write matched")
@@ -94,8 +62,8 @@ import Testing
             let answer = write()
             return (answer, true, matches.withLock { $0 })
         }
-        let (answer, ran) = whileMatching(c, write, matches: matches, meanwhile: meanwhile)
-        return (answer, ran, matches.withLock { $0 })
+        let raced = c.whileMatching(write, meanwhile: meanwhile)
+        return (raced.answer, raced.ranMeanwhile, raced.matches)
     }
 
     /// One webhook operation per write by `$filter`, with the rows as written, whether the write is made with the ids
@@ -109,7 +77,7 @@ import Testing
         let serial = c.emulator.core.state.withLock { $0.odataWebhookSerial }
         let other = Locked<Int?>(nil)
         let change: @Sendable () -> Void = {
-            let r = handler.handle(Self.request("POST", "/Orders", body: #"{"customer_code":"NUL","total":1}"#))
+            let r = handler.handle(ODataClient.otherClient("POST", "/Orders", body: #"{"customer_code":"NUL","total":1}"#))
             other.withLock { $0 = r.status }
         }
         let meanwhile = changeMeanwhile ? change : nil
@@ -144,7 +112,7 @@ import Testing
         let moved = Locked<Int?>(nil)
         // Alone, ALFKI matches and takes the code; ZOE moving to Berlin meanwhile makes two records want it.
         let (write, ran, matches) = counting(c, { c.send("PATCH", "/Shop/Customers?$filter=city%20eq%20'Berlin'", body: #"{"code":"SAME"}"#) }) {
-            let r = handler.handle(Self.request("PATCH", "/Customers('ZOE')", body: #"{"city":"Berlin"}"#))
+            let r = handler.handle(ODataClient.otherClient("PATCH", "/Customers('ZOE')", body: #"{"city":"Berlin"}"#))
             moved.withLock { $0 = r.status }
         }
         #expect(ran && moved.withLock { $0 } == 204)
@@ -239,7 +207,7 @@ import Testing
         for w in 0..<writers {
             group.enter()
             DispatchQueue.global().async {
-                let r = handler.handle(Self.request("PATCH", "/Customers?$filter=city%20eq%20'Berlin'", body: #"{"score":\#(w)}"#))
+                let r = handler.handle(ODataClient.otherClient("PATCH", "/Customers?$filter=city%20eq%20'Berlin'", body: #"{"score":\#(w)}"#))
                 counts.withLock { $0.append("\(r.status) \(Answer(r).header("fmodata.affected_rows") ?? "-")") }
                 group.leave()
             }
@@ -254,7 +222,7 @@ import Testing
         for _ in 0..<writers {
             group.enter()
             DispatchQueue.global().async {
-                let r = handler.handle(Self.request("DELETE", "/Customers?$filter=city%20eq%20'Berlin'"))
+                let r = handler.handle(ODataClient.otherClient("DELETE", "/Customers?$filter=city%20eq%20'Berlin'"))
                 deleted.withLock { $0.append(r.status == 204 ? Int(Answer(r).header("fmodata.affected_rows") ?? "") ?? -1 : -1) }
                 group.leave()
             }
@@ -294,7 +262,7 @@ import Testing
                                headers: [("Host", "127.0.0.1:3000"), ("Authorization", "Bearer \(h.token)"), ("Content-Type", "application/json")],
                                body: Data(#"{"fieldData":{"city":"Paris"}}"#.utf8))
         let edited = Locked<Int?>(nil)
-        let (write, ran) = whileMatching(c, {
+        let (write, ran, _) = c.whileMatching({
             c.send(method, "/Shop/Customers?$filter=city%20eq%20'Berlin'", body: method == "PATCH" ? #"{"score":9}"# : nil)
         }) {
             let r = handler.handle(edit)
@@ -346,7 +314,7 @@ import Testing
         --b1--
 
         """.replacingOccurrences(of: "\n", with: "\r\n")
-        let (answer, ran) = whileMatching(c, { c.send("POST", "/Shop/$batch", body: body, contentType: "multipart/mixed; boundary=b1") }) {
+        let (answer, ran, _) = c.whileMatching({ c.send("POST", "/Shop/$batch", body: body, contentType: "multipart/mixed; boundary=b1") }) {
             let r = handler.handle(move)
             moved.withLock { $0 = r.status }
         }

@@ -8,40 +8,6 @@ import Testing
 /// filter and writes in one step): a record deleted or changed meanwhile, a record that matches meanwhile, a reset, a
 /// field or table dropped meanwhile are all seen. Before, the matching ran under the lock and held every other client.
 @Suite struct ODataWriteByFilterOutsideLockTests {
-    /// Sends `write` on this thread; the first time a `$filter` starts matching meanwhile (``EmulatorState/odataWillFilter``),
-    /// runs `meanwhile` on another thread and waits for it, bounded: when the matching holds the state lock, `meanwhile`
-    /// cannot end until the write does, and the wait ends without it. The write's answer, whether `meanwhile` ended
-    /// while the write was matching, and how many times a `$filter` started matching.
-    func whileMatching(_ c: ODataClient, _ write: () -> Answer,
-                       meanwhile: @escaping @Sendable () -> Void) -> (answer: Answer, ranMeanwhile: Bool, matches: Int) {
-        let armed = Locked(true)
-        let ran = Locked(false)
-        let matches = Locked(0)
-        c.emulator.core.state.withLock {
-            $0.odataWillFilter = {
-                matches.withLock { $0 += 1 }
-                guard armed.withLock({ let was = $0; $0 = false; return was }) else { return }
-                let done = DispatchSemaphore(value: 0)
-                DispatchQueue.global().async {
-                    meanwhile()
-                    done.signal()
-                }
-                guard done.wait(timeout: .now() + 30) == .success else { return }
-                ran.withLock { $0 = true }
-            }
-        }
-        defer { c.emulator.core.state.withLock { $0.odataWillFilter = nil } }
-        let answer = write()
-        return (answer, ran.withLock { $0 }, matches.withLock { $0 })
-    }
-
-    /// `method path` with `body` sent to `handler` as another client would (the Shop's credentials).
-    static func request(_ method: String, _ path: String, body: String? = nil) -> HTTPRequest {
-        var headers: [(name: String, value: String)] = [("Host", "127.0.0.1:3000"), ("Authorization", "Basic " + Data("admin:admin".utf8).base64EncodedString())]
-        if body != nil { headers.append(("Content-Type", "application/json")) }
-        return HTTPRequest(method: method, target: "/fmi/odata/v4/Shop" + path, headers: headers, body: Data((body ?? "").utf8))
-    }
-
     /// Sends `request` through `handler` and returns its status (another client, while a write matches).
     static func send(_ handler: any HTTPHandler, _ request: HTTPRequest, into status: Locked<Int?>) {
         let r = handler.handle(request)
@@ -69,8 +35,8 @@ import Testing
         let c = try ODataClient()
         let handler = c.emulator.handler
         let read = Locked<Int?>(nil)
-        let (write, ran, matches) = whileMatching(c, { writeBerlin(c, method) }) {
-            Self.send(handler, Self.request("GET", "/Customers('ZOE')"), into: read)
+        let (write, ran, matches) = c.whileMatching({ writeBerlin(c, method) }) {
+            Self.send(handler, ODataClient.otherClient("GET", "/Customers('ZOE')"), into: read)
         }
         #expect(ran, "no other client was answered while the write matched")
         // A read meanwhile changes nothing: the write does not match again under the lock.
@@ -93,8 +59,8 @@ import Testing
         let c = try ODataClient()
         let handler = c.emulator.handler
         let deleted = Locked<Int?>(nil)
-        let (write, ran, _) = whileMatching(c, { writeBerlin(c, method) }) {
-            Self.send(handler, Self.request("DELETE", "/Customers('NUL')"), into: deleted)
+        let (write, ran, _) = c.whileMatching({ writeBerlin(c, method) }) {
+            Self.send(handler, ODataClient.otherClient("DELETE", "/Customers('NUL')"), into: deleted)
         }
         #expect(ran, "no other client was answered while the write matched")
         #expect(deleted.withLock { $0 } == 204)
@@ -110,7 +76,7 @@ import Testing
         let handler = c.emulator.handler
         let moved = Locked<Int?>(nil)
         let move = c.moveNULToParis()
-        let (write, ran, _) = whileMatching(c, { writeBerlin(c, method) }) {
+        let (write, ran, _) = c.whileMatching({ writeBerlin(c, method) }) {
             Self.send(handler, move, into: moved)
         }
         #expect(ran, "no other client was answered while the write matched")
@@ -127,9 +93,9 @@ import Testing
         let c = try ODataClient()
         let handler = c.emulator.handler
         let status = Locked<Int?>(nil)
-        let other = created ? Self.request("POST", "/Customers", body: #"{"code":"NEW","city":"Berlin","score":2}"#)
-                            : Self.request("PATCH", "/Customers('ZOE')", body: #"{"city":"Berlin"}"#)
-        let (write, ran, _) = whileMatching(c, { writeBerlin(c, method) }) {
+        let other = created ? ODataClient.otherClient("POST", "/Customers", body: #"{"code":"NEW","city":"Berlin","score":2}"#)
+                            : ODataClient.otherClient("PATCH", "/Customers('ZOE')", body: #"{"city":"Berlin"}"#)
+        let (write, ran, _) = c.whileMatching({ writeBerlin(c, method) }) {
             Self.send(handler, other, into: status)
         }
         #expect(ran, "no other client was answered while the write matched")
@@ -154,7 +120,7 @@ import Testing
         // Before: NUL in Paris, a new Berlin customer (the fifth record): the snapshot matches ALFKI and NEW.
         #expect(c.send("PATCH", "/Shop/Customers('NUL')", body: #"{"city":"Paris"}"#).status == 204)
         #expect(c.send("POST", "/Shop/Customers", body: #"{"code":"NEW","city":"Berlin","score":2}"#).status == 201)
-        let (write, ran, _) = whileMatching(c, { writeBerlin(c, method) }) { emulator.reset() }
+        let (write, ran, _) = c.whileMatching({ writeBerlin(c, method) }) { emulator.reset() }
         #expect(ran, "the reset did not run while the write matched")
         // After the reset, ALFKI and NUL are in Berlin (the seed), NEW is gone.
         #expect(write.status == 204, "\(write.text)")
@@ -181,8 +147,8 @@ import Testing
         let path = "/Shop/Tmp?$filter=v%20eq%20'a'"
         let body = method == "PATCH" ? #"{"w":"z"}"# : nil
         let status = Locked<Int?>(nil)
-        let (write, ran, _) = whileMatching(c, { c.send(method, path, body: body) }) {
-            Self.send(handler, Self.request("DELETE", dropped.rawValue), into: status)
+        let (write, ran, _) = c.whileMatching({ c.send(method, path, body: body) }) {
+            Self.send(handler, ODataClient.otherClient("DELETE", dropped.rawValue), into: status)
         }
         #expect(ran, "no other client was answered while the write matched")
         #expect(status.withLock { $0 } == 204)
@@ -214,8 +180,8 @@ import Testing
         let c = try ODataClient()
         let handler = c.emulator.handler
         let status = Locked<Int?>(nil)
-        let (write, ran, _) = whileMatching(c, { writeBerlin(c, "PATCH") }) {
-            Self.send(handler, Self.request("POST", "/Orders", body: #"{"customer_code":"NUL","total":1}"#), into: status)
+        let (write, ran, _) = c.whileMatching({ writeBerlin(c, "PATCH") }) {
+            Self.send(handler, ODataClient.otherClient("POST", "/Orders", body: #"{"customer_code":"NUL","total":1}"#), into: status)
         }
         #expect(ran, "no other client was answered while the write matched")
         #expect(status.withLock { $0 } == 201)
@@ -296,7 +262,7 @@ import Testing
         --b1--
 
         """
-        let (answer, ran, _) = whileMatching(c, { batch(c, body) }) { Self.send(handler, move, into: moved) }
+        let (answer, ran, _) = c.whileMatching({ batch(c, body) }) { Self.send(handler, move, into: moved) }
         #expect(ran, "no other client was answered while the batch's write matched")
         #expect(moved.withLock { $0 } == 204)
         #expect(answer.status == 200)
