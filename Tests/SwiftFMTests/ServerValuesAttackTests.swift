@@ -486,6 +486,37 @@ extension ServerValuesAttackTests {
         #expect(outcomes.map(\.stored) == ["old", "old", "old"])
     }
 
+    /// SwiftFM 2.x's `FMResult.DataInfo` kept a negative count as the server wrote it, where ``FMDataInfo`` refuses
+    /// one: its record fetches (`getRecord`, `getRecords`, `query`) now throw `-1007` too.
+    @Test(arguments: [("foundCount", -1), ("totalRecordCount", -5), ("returnedCount", Int(Int32.min))])
+    func aLegacyFetchWithANegativeCountIsMalformed(count: String, value: Int) async throws {
+        let good = Self.page(ids: [1], found: 1)
+        let bad = good.replacingOccurrences(of: #""\#(count)":1"#, with: #""\#(count)":\#(value)"#)
+        #expect(bad != good)
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(FMResult.DataInfo.self, from: Data(#"{"\#(count)":\#(value)}"#.utf8))
+        }
+        for (body, expected) in [(good, "0"), (bad, FMError.ClientCode.malformedResponse)] {
+            let server = TestServer(respond: { _ in TestServer.json(body) })
+            defer { server.stop() }
+            let suite = "SwiftFM.ServerValuesAttack.\(UUID().uuidString)"
+            let defaults = try #require(UserDefaults(suiteName: suite))
+            defer { defaults.removePersistentDomain(forName: suite) }
+            defaults.set(server.url, forKey: "fm-host")
+            defaults.set("DB", forKey: "fm-db")
+            defaults.set("\(server.url)/fmi/data/v1/databases/DB", forKey: "fm-db-path")
+            let code: String = await DataAPI.withLegacyDefaults(defaults) {
+                do {
+                    let (_, info) = try await SwiftFM.getRecord(id: 1, layout: "L", token: Bodies.token)
+                    return info.foundCount == 1 ? "0" : "a count of \(info.foundCount)"
+                } catch {
+                    return (error as? FMError)?.code ?? "\(error)"
+                }
+            }
+            #expect(code == expected, "\(count) \(value)")
+        }
+    }
+
     /// Guard (held): a good token is stored as it came, by every legacy login.
     @Test func aLegacyLoginStoresAGoodToken() async throws {
         let outcomes = try await Self.legacyLogins(answering: Bodies.token)

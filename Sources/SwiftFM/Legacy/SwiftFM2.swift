@@ -176,7 +176,7 @@ extension SwiftFM {
             }
             guard let records = outcome.records,
                   let info = decode(FMResult.DataInfo.self, outcome, key: "dataInfo")
-            else { return .failure(.malformed("response.data or response.dataInfo is missing", status: 200)) }
+            else { return .failure(.malformed("response.data or response.dataInfo is missing, or a count of dataInfo is negative", status: 200)) }
             let selected: Any
             if single {
                 guard let first = records.first else { return .failure(.emptyResult) }

@@ -22,7 +22,7 @@ public enum FMResult {
         /// Records in this answer.
         public let returnedCount: Int
 
-        /// Decodes leniently (missing keys become `""` / `0`).
+        /// Decodes leniently (missing keys become `""` / `0`); a negative count is an error, as in ``FMDataInfo``.
         public init(from decoder: Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             database = try c.decodeIfPresent(String.self, forKey: .database) ?? ""
@@ -31,6 +31,10 @@ public enum FMResult {
             totalRecordCount = try c.decodeIfPresent(Int.self, forKey: .totalRecordCount) ?? 0
             foundCount = try c.decodeIfPresent(Int.self, forKey: .foundCount) ?? 0
             returnedCount = try c.decodeIfPresent(Int.self, forKey: .returnedCount) ?? 0
+            for (key, value) in [(CodingKeys.totalRecordCount, totalRecordCount), (.foundCount, foundCount), (.returnedCount, returnedCount)]
+            where value < 0 {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "dataInfo.\(key.stringValue) is negative (\(value))")
+            }
         }
     }
 }
