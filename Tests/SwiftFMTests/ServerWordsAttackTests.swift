@@ -309,6 +309,54 @@ struct ServerWordsAttackTests {
         #expect(run == FMScriptResult(result: nil, error: "-1") && !run.succeeded)
     }
 
+    // MARK: attack17 (findings: each failed before its fix)
+
+    /// A `scriptError` of `""` (or only spaces) was passed on as the script's code `""`: neither `"0"` nor a
+    /// FileMaker code, on the raw and typed found set, a create's answer and a script run. (An OData script's `""`
+    /// was already `-1007`.)
+    @Test("attack17: an empty script error is -1007, not the code \"\"", arguments: [#""""#, #""   ""#, #""\t""#])
+    func emptyScriptErrors(_ value: String) {
+        for suffix in ["", ".prerequest", ".presort"] {
+            let found = Data(#"{"response":{"data":[],"scriptResult\#(suffix)":"r","scriptError\#(suffix)":\#(value)},"messages":[{"code":"0","message":"OK"}]}"#.utf8)
+            do {
+                let scripts = try FMFoundSet(responseBody: found).scripts
+                Issue.record("read \(value) as \(scripts)")
+            } catch let error as FMError {
+                #expect(error.code == FMError.ClientCode.malformedResponse)
+            } catch {
+                Issue.record("\(error)")
+            }
+            do {
+                let scripts = try FileMakerDecoder().foundSet([String: String].self, body: found, status: 200, checkMessages: true).scripts
+                Issue.record("the decoder read \(value) as \(scripts)")
+            } catch {
+                #expect(error.code == FMError.ClientCode.malformedResponse)
+            }
+            let created = Data(#"{"recordId":"1","modId":"0","scriptError\#(suffix)":\#(value)}"#.utf8)
+            #expect(throws: DecodingError.self) { try JSONDecoder().decode(FMRecordReference.self, from: created) }
+        }
+        let run = Data(#"{"scriptResult":"r","scriptError":\#(value)}"#.utf8)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(FMScriptResult.self, from: run) }
+    }
+
+    /// An OData script's code in the client-side range (`-1000` … `-1099`) was the script's code: a script's own
+    /// error is a FileMaker code (`Get(LastError)`), never one of OData's engine codes, which come in an error
+    /// body; a caller comparing with `FMError.ClientCode.transport` read `-1003` as a failure in transport.
+    @Test("attack17: an OData script's client-side code is -1007", arguments: ["-1003", #""-1020""#, #"" -1099 ""#, "-1000", #""-1007""#])
+    func odataScriptClientSideCodes(_ code: String) async {
+        #expect(Self.scriptCode(#"{"scriptResult":{"code":\#(code),"resultParameter":"r"}}"#) == FMError.ClientCode.malformedResponse)
+        #expect(Self.scriptCode(#"{"scriptResult":"r","scriptError":\#(code)}"#) == FMError.ClientCode.malformedResponse)
+        let setup = ODataHarness(retry: .none) { _ in .json(200, #"{"scriptResult":{"code":\#(code),"resultParameter":"r"}}"#) }
+        do {
+            let result = try await setup.odata.runScript("S")
+            Issue.record("read \(code) as \(result)")
+        } catch let error as FMError {
+            #expect(error.code == FMError.ClientCode.malformedResponse && error.isClientSide && error.httpStatus == 200)
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
     // MARK: guards (held before)
 
     /// Codes of every other shape: -1007 on both envelopes, never a trap.
