@@ -357,6 +357,118 @@ struct ServerWordsAttackTests {
         }
     }
 
+    // MARK: attack17 (guards: held before)
+
+    /// OData's negative codes and a script's negative FileMaker codes outside the client range still pass.
+    @Test("attack17: an OData script's other negative codes pass")
+    func odataScriptOtherNegativeCodes() {
+        #expect(Self.scriptCode(#"{"scriptResult":{"code":-1,"resultParameter":"r"}}"#) == "ok -1")
+        #expect(Self.scriptCode(#"{"scriptResult":"r","scriptError":"-10000"}"#) == "ok -10000")
+        #expect(Self.scriptCode(#"{"scriptResult":{"code":"-999"}}"#) == "ok -999")
+    }
+
+    /// The server's mark on an OData error survives everything that copies the error on its way to the caller:
+    /// the redaction of echoed secrets, the completion's ``FMError/current``, the async throw, a retried read; and
+    /// equality ignores it (a caller's literal error equals the server's).
+    @Test("attack17: an OData error stays the server's through redaction, FMError.current and retries")
+    func odataErrorsKeepTheMark() async {
+        let attempts = Locked(0)
+        let setup = ODataHarness { _ in
+            attempts.withLock { $0 += 1; return $0 } == 1
+                ? .json(503, #"{"error":{"code":"-1020","message":"busy"}}"#)
+                : .json(404, #"{"error":{"code":"-1020","message":"Table 'x' not defined (s3cret-pass)"}}"#)
+        }
+        let current = Locked<FMError?>(nil)
+        let (value, code) = setup.run { odata, done in
+            odata.records(from: "x") { page, code in
+                current.withLock { $0 = FMError.current }
+                done(page, code)
+            }
+        }
+        #expect(value == nil && code == "-1020")
+        let seen = current.value
+        #expect(seen?.isClientSide == false && seen?.httpStatus == 404, "\(String(describing: seen))")
+        #expect(seen?.message.contains("s3cret-pass") == false && seen?.message.contains("<redacted>") == true, "\(String(describing: seen))")
+        #expect(attempts.value == 2, "the 503 was retried")
+        do {
+            _ = try await setup.odata.records(from: "x")
+            Issue.record("no error")
+        } catch let error as FMError {
+            #expect(!error.isClientSide && error.code == "-1020" && !error.message.contains("s3cret-pass"))
+            #expect(error == FMError(code: "-1020", message: error.message, httpStatus: 404), "equality ignores the mark")
+            #expect(FMError(code: "-1020", message: error.message, httpStatus: 404).isClientSide, "a caller's own error is the client's")
+        } catch {
+            Issue.record("\(error)")
+        }
+        for body in [#"{"error":{"code":-1023,"message":"m"}}"#, "<m:error><m:code>-1023</m:code><m:message>m</m:message></m:error>"] {
+            var error = ODataEnvelope.error(status: 404, body: Data(body.utf8))
+            error.message = "rewritten"
+            error.underlying = "u"
+            #expect(error.code == "-1023" && !error.isClientSide, "a rewritten message keeps the mark: \(body)")
+        }
+        #expect(!ODataEnvelope.error(status: 404, body: Data(#"{"error":{"code":"-1023","message":"m"}}"#.utf8)).noting("retried once").isClientSide)
+    }
+
+    /// A GET's method is left unset (the request's default): every method reaches the transport as the endpoint
+    /// says, a request built after one of another method included, and every legacy call keeps its endpoint's.
+    @Test("attack17: the methods sent are the endpoints' own, whatever the wrapper")
+    func methodsAreTheEndpoints() throws {
+        let configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        for method in [Endpoint<Void>.Method.get, .post, .patch, .delete] {
+            let request = try RequestBuilder.request(for: Endpoint<Void>(method, .database, ["layouts", "L", "records"]) { _ in },
+                                                     configuration: configuration, authorization: nil).get()
+            #expect(request.httpMethod == method.rawValue)
+            #expect(FMTransportRequest(urlRequest: request).description.hasPrefix("FMTransportRequest(\(method.rawValue) "))
+            // A request built after one of another method is its own (nothing is reused between builds).
+            let get = try RequestBuilder.request(for: TestEndpoints.records(auth: .none), configuration: configuration, authorization: nil).get()
+            #expect(get.httpMethod == "GET")
+        }
+        let calls: [(LegacyCall, String)] = [
+            (.login(encodedAuth: "YTpi"), "POST"), (.logout(token: "t"), "DELETE"), (.validate, "GET"),
+            (.create(layout: "L", payload: [:]), "POST"), (.duplicate(layout: "L", recordId: 1), "POST"),
+            (.getRecords(layout: "L", offset: nil, limit: nil, extra: []), "GET"), (.getRecord(layout: "L", recordId: 1), "GET"),
+            (.find(layout: "L", payload: ["query": [["a": "1"]]]), "POST"), (.edit(layout: "L", recordId: 1, payload: ["fieldData": ["a": "1"]], modId: nil), "PATCH"),
+            (.delete(layout: "L", recordId: 1), "DELETE"), (.globals(payload: ["globalFields": ["T::g": "1"]]), "PATCH"),
+            (.productInfo, "GET"), (.databases, "GET"), (.layouts, "GET"), (.layoutMetadata(layout: "L"), "GET"), (.scripts, "GET"),
+            (.runScript(layout: "L", script: "S", parameter: nil), "GET"),
+            (.upload(layout: "L", recordId: 1, field: "F", fileName: "a.txt", mimeType: nil, data: Data("x".utf8)), "POST"),
+        ]
+        for (call, method) in calls {
+            let endpoint = call.endpoint(token: "t")
+            #expect(endpoint.method.rawValue == method, "\(call)")
+            if endpoint.invalid == nil {
+                let request = try RequestBuilder.request(for: endpoint, configuration: configuration, authorization: "Bearer t").get()
+                #expect((request.httpMethod ?? "GET") == method, "\(call)")
+            }
+        }
+    }
+
+    #if canImport(Glibc)
+    /// A field repeated in ``FMCurlTransport``'s answer head, in any case and with empty values, is one field: every
+    /// value, in order, joined with `", "`, under the first one's spelling; many repeats lose none. (corelibs'
+    /// `HTTPURLResponse` keeps one field per spelling, so ``FMURLSessionTransport`` on Linux is not held to this.)
+    @Test("attack17: a repeated answer header keeps every value, whatever the case")
+    func repeatedAnswerHeaders() async throws {
+        let repeats = (0..<300).map { "x-many: \($0)\r\n" }.joined()
+        let answer = "HTTP/1.1 200 OK\r\nX-Rep: a\r\nx-rep: b\r\nX-Rep:\r\nX-REP:   c  \r\n" + repeats
+            + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+        let server = HostileServer { head, _ in
+            HostileServer.isLogin(head) ? .answer(HostileServer.json(#"{"response":{"token":"t"},"messages":[{"code":"0","message":"OK"}]}"#))
+                : .answer(answer)
+        }
+        defer { server.stop() }
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 60)
+        configuration.retry = .none
+        let api = DataAPI(configuration: configuration, transport: FMCurlTransport(idleTimeout: 60), tokenStore: FMMemoryTokenStore())
+        let endpoint = Endpoint<[String: String]>(.get, .database, ["layouts", "L", "records"]) { response in response.headers }
+        let headers = try await api.bridge(endpoint)
+        let rep = headers.filter { $0.key.lowercased() == "x-rep" }
+        #expect(rep.count == 1 && rep.values.first == "a, b, , c", "\(rep)")
+        let many = headers.filter { $0.key.lowercased() == "x-many" }
+        #expect(many.count == 1 && many.values.first == (0..<300).map(String.init).joined(separator: ", "))
+    }
+    #endif
+
     // MARK: guards (held before)
 
     /// Codes of every other shape: -1007 on both envelopes, never a trap.
