@@ -409,6 +409,23 @@ struct ServerWordsAttackTests {
         #expect(!ODataEnvelope.error(status: 404, body: Data(#"{"error":{"code":"-1023","message":"m"}}"#.utf8)).noting("retried once").isClientSide)
     }
 
+    /// The legacy surfaces (`DataAPI.swift` eras, SwiftFM 2.x) read through the same envelope: a server's client-range
+    /// code is `-1007` in their completions' code too, on a 200 answer and an error status alike.
+    @Test("attack17: a legacy completion's code for a server's client-range code is -1007", arguments: [#""-1003""#, "-1010", #""-1099""#])
+    func legacyClientSideCodes(_ code: String) {
+        let body = Self.dataAPI(code: code)
+        do {
+            _ = try LegacyCall.decodeEnvelope(Endpoint<LegacyJSON>.Response(status: 200, headers: [:], body: body))
+            Issue.record("a legacy call read \(code) as a success")
+        } catch let error as FMError {
+            #expect(LegacyOutcome(.failure(error)).code == FMError.ClientCode.malformedResponse)
+        } catch {
+            Issue.record("\(error)")
+        }
+        let outcome = LegacyOutcome(.failure(Envelope.error(status: 500, body: body)))
+        #expect(outcome.code == FMError.ClientCode.malformedResponse && !outcome.sessionLost && outcome.error?.httpStatus == 500)
+    }
+
     /// A GET's method is left unset (the request's default): every method reaches the transport as the endpoint
     /// says, a request built after one of another method included, and every legacy call keeps its endpoint's.
     @Test("attack17: the methods sent are the endpoints' own, whatever the wrapper")
