@@ -357,6 +357,31 @@ struct ServerWordsAttackTests {
         }
     }
 
+    /// An OData answer whose own code is `-1003` (a 503, retried) was taken for a failure in transport by the retry
+    /// stage (``Classifier/isConnectionFailure(_:)``, ``Classifier/serverAway(_:)``): the server's message got
+    /// "; retried 2 times over 0.0 s", the note a connection failure gets, and the first-contact rule applied to it.
+    @Test("attack17: an OData answer's -1003 is no connection failure to the retry stage")
+    func odataTransportCodeIsNoConnectionFailure() async {
+        let attempts = Locked(0)
+        let setup = ODataHarness(retry: FMRetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0)) { _ in
+            attempts.withLock { $0 += 1 }
+            return .json(503, #"{"error":{"code":"-1003","message":"busy"}}"#)
+        }
+        do {
+            _ = try await setup.odata.records(from: "x")
+            Issue.record("no error")
+        } catch let error as FMError {
+            #expect(error.code == "-1003" && !error.isClientSide && error.httpStatus == 503)
+            #expect(error.message == "busy", "\(error)")
+        } catch {
+            Issue.record("\(error)")
+        }
+        #expect(attempts.value == 3, "a 503 is retried")
+        #expect(!Classifier.isConnectionFailure(ODataEnvelope.error(status: 503, body: Self.odata(code: #""-1003""#))))
+        #expect(!Classifier.serverAway(ODataEnvelope.error(status: 500, body: Self.odata(code: #""-1003""#))))
+        #expect(Classifier.isConnectionFailure(FMError.transport("URLError(-1004)")), "the client's own -1003 is one")
+    }
+
     // MARK: attack17 (guards: held before)
 
     /// OData's negative codes and a script's negative FileMaker codes outside the client range still pass.
