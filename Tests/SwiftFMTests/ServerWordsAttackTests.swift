@@ -382,6 +382,17 @@ struct ServerWordsAttackTests {
         #expect(Classifier.isConnectionFailure(FMError.transport("URLError(-1004)")), "the client's own -1003 is one")
     }
 
+    /// An OData 401 whose own code is `-1006` or `-1007` read as an unreadable 401 (a session lost: a new token and a
+    /// replay): the client's codes mean that, a server's do not.
+    @Test("attack17: an OData 401 with the server's own -1007 is no lost session")
+    func odataClientRangeCodeIsNoLostSession() {
+        for code in [#""-1006""#, "-1007"] {
+            #expect(!Classifier.isSessionLost(ODataEnvelope.error(status: 401, body: Self.odata(code: code))), "\(code)")
+        }
+        #expect(Classifier.isSessionLost(ODataEnvelope.error(status: 401, body: Data("<html>expired</html>".utf8))), "the client's -1006 is one")
+        #expect(Classifier.isSessionLost(Envelope.error(status: 401, body: Self.dataAPI(code: #""-1007""#))), "so is a Data API 401 read as -1007")
+    }
+
     // MARK: attack17 (guards: held before)
 
     /// OData's negative codes and a script's negative FileMaker codes outside the client range still pass.

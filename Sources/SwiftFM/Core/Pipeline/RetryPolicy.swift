@@ -154,7 +154,9 @@ enum Classifier {
     /// 401 whose body is not a FileMaker envelope (FileMaker Cloud after expiry).
     static func isSessionLost(_ error: FMError) -> Bool {
         if error.code == "952" || error.code == "112" { return true }
-        return error.httpStatus == 401 && (error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse)
+        // The client's codes for an unreadable body, not a server's own (OData's codes share their range).
+        return error.httpStatus == 401 && error.isClientSide
+            && (error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse)
     }
 
     /// `Retry-After` in seconds, or as an HTTP date.
