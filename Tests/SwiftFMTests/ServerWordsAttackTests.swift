@@ -309,6 +309,219 @@ struct ServerWordsAttackTests {
         #expect(run == FMScriptResult(result: nil, error: "-1") && !run.succeeded)
     }
 
+    // MARK: attack17 (findings: each failed before its fix)
+
+    /// A `scriptError` of `""` (or only spaces) was passed on as the script's code `""`: neither `"0"` nor a
+    /// FileMaker code, on the raw and typed found set, a create's answer and a script run. (An OData script's `""`
+    /// was already `-1007`.)
+    @Test("attack17: an empty script error is -1007, not the code \"\"", arguments: [#""""#, #""   ""#, #""\t""#])
+    func emptyScriptErrors(_ value: String) {
+        for suffix in ["", ".prerequest", ".presort"] {
+            let found = Data(#"{"response":{"data":[],"scriptResult\#(suffix)":"r","scriptError\#(suffix)":\#(value)},"messages":[{"code":"0","message":"OK"}]}"#.utf8)
+            do {
+                let scripts = try FMFoundSet(responseBody: found).scripts
+                Issue.record("read \(value) as \(scripts)")
+            } catch let error as FMError {
+                #expect(error.code == FMError.ClientCode.malformedResponse)
+            } catch {
+                Issue.record("\(error)")
+            }
+            do {
+                let scripts = try FileMakerDecoder().foundSet([String: String].self, body: found, status: 200, checkMessages: true).scripts
+                Issue.record("the decoder read \(value) as \(scripts)")
+            } catch {
+                #expect(error.code == FMError.ClientCode.malformedResponse)
+            }
+            let created = Data(#"{"recordId":"1","modId":"0","scriptError\#(suffix)":\#(value)}"#.utf8)
+            #expect(throws: DecodingError.self) { try JSONDecoder().decode(FMRecordReference.self, from: created) }
+        }
+        let run = Data(#"{"scriptResult":"r","scriptError":\#(value)}"#.utf8)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(FMScriptResult.self, from: run) }
+    }
+
+    /// An OData script's code in the client-side range (`-1000` … `-1099`) was the script's code: a script's own
+    /// error is a FileMaker code (`Get(LastError)`), never one of OData's engine codes, which come in an error
+    /// body; a caller comparing with `FMError.ClientCode.transport` read `-1003` as a failure in transport.
+    @Test("attack17: an OData script's client-side code is -1007", arguments: ["-1003", #""-1020""#, #"" -1099 ""#, "-1000", #""-1007""#])
+    func odataScriptClientSideCodes(_ code: String) async {
+        #expect(Self.scriptCode(#"{"scriptResult":{"code":\#(code),"resultParameter":"r"}}"#) == FMError.ClientCode.malformedResponse)
+        #expect(Self.scriptCode(#"{"scriptResult":"r","scriptError":\#(code)}"#) == FMError.ClientCode.malformedResponse)
+        let setup = ODataHarness(retry: .none) { _ in .json(200, #"{"scriptResult":{"code":\#(code),"resultParameter":"r"}}"#) }
+        do {
+            let result = try await setup.odata.runScript("S")
+            Issue.record("read \(code) as \(result)")
+        } catch let error as FMError {
+            #expect(error.code == FMError.ClientCode.malformedResponse && error.isClientSide && error.httpStatus == 200)
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    /// An OData answer whose own code is `-1003` (a 503, retried) was taken for a failure in transport by the retry
+    /// stage (``Classifier/isConnectionFailure(_:)``, ``Classifier/serverAway(_:)``): the server's message got
+    /// "; retried 2 times over 0.0 s", the note a connection failure gets, and the first-contact rule applied to it.
+    @Test("attack17: an OData answer's -1003 is no connection failure to the retry stage")
+    func odataTransportCodeIsNoConnectionFailure() async {
+        let attempts = Locked(0)
+        let setup = ODataHarness(retry: FMRetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0)) { _ in
+            attempts.withLock { $0 += 1 }
+            return .json(503, #"{"error":{"code":"-1003","message":"busy"}}"#)
+        }
+        do {
+            _ = try await setup.odata.records(from: "x")
+            Issue.record("no error")
+        } catch let error as FMError {
+            #expect(error.code == "-1003" && !error.isClientSide && error.httpStatus == 503)
+            #expect(error.message == "busy", "\(error)")
+        } catch {
+            Issue.record("\(error)")
+        }
+        #expect(attempts.value == 3, "a 503 is retried")
+        #expect(!Classifier.isConnectionFailure(ODataEnvelope.error(status: 503, body: Self.odata(code: #""-1003""#))))
+        #expect(!Classifier.serverAway(ODataEnvelope.error(status: 500, body: Self.odata(code: #""-1003""#))))
+        #expect(Classifier.isConnectionFailure(FMError.transport("URLError(-1004)")), "the client's own -1003 is one")
+    }
+
+    /// An OData 401 whose own code is `-1006` or `-1007` read as an unreadable 401 (a session lost: a new token and a
+    /// replay): the client's codes mean that, a server's do not.
+    @Test("attack17: an OData 401 with the server's own -1007 is no lost session")
+    func odataClientRangeCodeIsNoLostSession() {
+        for code in [#""-1006""#, "-1007"] {
+            #expect(!Classifier.isSessionLost(ODataEnvelope.error(status: 401, body: Self.odata(code: code))), "\(code)")
+        }
+        #expect(Classifier.isSessionLost(ODataEnvelope.error(status: 401, body: Data("<html>expired</html>".utf8))), "the client's -1006 is one")
+        #expect(Classifier.isSessionLost(Envelope.error(status: 401, body: Self.dataAPI(code: #""-1007""#))), "so is a Data API 401 read as -1007")
+    }
+
+    // MARK: attack17 (guards: held before)
+
+    /// OData's negative codes and a script's negative FileMaker codes outside the client range still pass.
+    @Test("attack17: an OData script's other negative codes pass")
+    func odataScriptOtherNegativeCodes() {
+        #expect(Self.scriptCode(#"{"scriptResult":{"code":-1,"resultParameter":"r"}}"#) == "ok -1")
+        #expect(Self.scriptCode(#"{"scriptResult":"r","scriptError":"-10000"}"#) == "ok -10000")
+        #expect(Self.scriptCode(#"{"scriptResult":{"code":"-999"}}"#) == "ok -999")
+    }
+
+    /// The server's mark on an OData error survives everything that copies the error on its way to the caller:
+    /// the redaction of echoed secrets, the completion's ``FMError/current``, the async throw, a retried read; and
+    /// equality ignores it (a caller's literal error equals the server's).
+    @Test("attack17: an OData error stays the server's through redaction, FMError.current and retries")
+    func odataErrorsKeepTheMark() async {
+        let attempts = Locked(0)
+        let setup = ODataHarness { _ in
+            attempts.withLock { $0 += 1; return $0 } == 1
+                ? .json(503, #"{"error":{"code":"-1020","message":"busy"}}"#)
+                : .json(404, #"{"error":{"code":"-1020","message":"Table 'x' not defined (s3cret-pass)"}}"#)
+        }
+        let current = Locked<FMError?>(nil)
+        let (value, code) = setup.run { odata, done in
+            odata.records(from: "x") { page, code in
+                current.withLock { $0 = FMError.current }
+                done(page, code)
+            }
+        }
+        #expect(value == nil && code == "-1020")
+        let seen = current.value
+        #expect(seen?.isClientSide == false && seen?.httpStatus == 404, "\(String(describing: seen))")
+        #expect(seen?.message.contains("s3cret-pass") == false && seen?.message.contains("<redacted>") == true, "\(String(describing: seen))")
+        #expect(attempts.value == 2, "the 503 was retried")
+        do {
+            _ = try await setup.odata.records(from: "x")
+            Issue.record("no error")
+        } catch let error as FMError {
+            #expect(!error.isClientSide && error.code == "-1020" && !error.message.contains("s3cret-pass"))
+            #expect(error == FMError(code: "-1020", message: error.message, httpStatus: 404), "equality ignores the mark")
+            #expect(FMError(code: "-1020", message: error.message, httpStatus: 404).isClientSide, "a caller's own error is the client's")
+        } catch {
+            Issue.record("\(error)")
+        }
+        for body in [#"{"error":{"code":-1023,"message":"m"}}"#, "<m:error><m:code>-1023</m:code><m:message>m</m:message></m:error>"] {
+            var error = ODataEnvelope.error(status: 404, body: Data(body.utf8))
+            error.message = "rewritten"
+            error.underlying = "u"
+            #expect(error.code == "-1023" && !error.isClientSide, "a rewritten message keeps the mark: \(body)")
+        }
+        #expect(!ODataEnvelope.error(status: 404, body: Data(#"{"error":{"code":"-1023","message":"m"}}"#.utf8)).noting("retried once").isClientSide)
+    }
+
+    /// The legacy surfaces (`DataAPI.swift` eras, SwiftFM 2.x) read through the same envelope: a server's client-range
+    /// code is `-1007` in their completions' code too, on a 200 answer and an error status alike.
+    @Test("attack17: a legacy completion's code for a server's client-range code is -1007", arguments: [#""-1003""#, "-1010", #""-1099""#])
+    func legacyClientSideCodes(_ code: String) {
+        let body = Self.dataAPI(code: code)
+        do {
+            _ = try LegacyCall.decodeEnvelope(Endpoint<LegacyJSON>.Response(status: 200, headers: [:], body: body))
+            Issue.record("a legacy call read \(code) as a success")
+        } catch let error as FMError {
+            #expect(LegacyOutcome(.failure(error)).code == FMError.ClientCode.malformedResponse)
+        } catch {
+            Issue.record("\(error)")
+        }
+        let outcome = LegacyOutcome(.failure(Envelope.error(status: 500, body: body)))
+        #expect(outcome.code == FMError.ClientCode.malformedResponse && !outcome.sessionLost && outcome.error?.httpStatus == 500)
+    }
+
+    /// A GET's method is left unset (the request's default): every method reaches the transport as the endpoint
+    /// says, a request built after one of another method included, and every legacy call keeps its endpoint's.
+    @Test("attack17: the methods sent are the endpoints' own, whatever the wrapper")
+    func methodsAreTheEndpoints() throws {
+        let configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        for method in [Endpoint<Void>.Method.get, .post, .patch, .delete] {
+            let request = try RequestBuilder.request(for: Endpoint<Void>(method, .database, ["layouts", "L", "records"]) { _ in },
+                                                     configuration: configuration, authorization: nil).get()
+            #expect(request.httpMethod == method.rawValue)
+            #expect(FMTransportRequest(urlRequest: request).description.hasPrefix("FMTransportRequest(\(method.rawValue) "))
+            // A request built after one of another method is its own (nothing is reused between builds).
+            let get = try RequestBuilder.request(for: TestEndpoints.records(auth: .none), configuration: configuration, authorization: nil).get()
+            #expect(get.httpMethod == "GET")
+        }
+        let calls: [(LegacyCall, String)] = [
+            (.login(encodedAuth: "YTpi"), "POST"), (.logout(token: "t"), "DELETE"), (.validate, "GET"),
+            (.create(layout: "L", payload: [:]), "POST"), (.duplicate(layout: "L", recordId: 1), "POST"),
+            (.getRecords(layout: "L", offset: nil, limit: nil, extra: []), "GET"), (.getRecord(layout: "L", recordId: 1), "GET"),
+            (.find(layout: "L", payload: ["query": [["a": "1"]]]), "POST"), (.edit(layout: "L", recordId: 1, payload: ["fieldData": ["a": "1"]], modId: nil), "PATCH"),
+            (.delete(layout: "L", recordId: 1), "DELETE"), (.globals(payload: ["globalFields": ["T::g": "1"]]), "PATCH"),
+            (.productInfo, "GET"), (.databases, "GET"), (.layouts, "GET"), (.layoutMetadata(layout: "L"), "GET"), (.scripts, "GET"),
+            (.runScript(layout: "L", script: "S", parameter: nil), "GET"),
+            (.upload(layout: "L", recordId: 1, field: "F", fileName: "a.txt", mimeType: nil, data: Data("x".utf8)), "POST"),
+        ]
+        for (call, method) in calls {
+            let endpoint = call.endpoint(token: "t")
+            #expect(endpoint.method.rawValue == method, "\(call)")
+            if endpoint.invalid == nil {
+                let request = try RequestBuilder.request(for: endpoint, configuration: configuration, authorization: "Bearer t").get()
+                #expect((request.httpMethod ?? "GET") == method, "\(call)")
+            }
+        }
+    }
+
+    #if canImport(Glibc)
+    /// A field repeated in ``FMCurlTransport``'s answer head, in any case and with empty values, is one field: every
+    /// value, in order, joined with `", "`, under the first one's spelling; many repeats lose none. (corelibs'
+    /// `HTTPURLResponse` keeps one field per spelling, so ``FMURLSessionTransport`` on Linux is not held to this.)
+    @Test("attack17: a repeated answer header keeps every value, whatever the case")
+    func repeatedAnswerHeaders() async throws {
+        let repeats = (0..<300).map { "x-many: \($0)\r\n" }.joined()
+        let answer = "HTTP/1.1 200 OK\r\nX-Rep: a\r\nx-rep: b\r\nX-Rep:\r\nX-REP:   c  \r\n" + repeats
+            + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+        let server = HostileServer { head, _ in
+            HostileServer.isLogin(head) ? .answer(HostileServer.json(#"{"response":{"token":"t"},"messages":[{"code":"0","message":"OK"}]}"#))
+                : .answer(answer)
+        }
+        defer { server.stop() }
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 60)
+        configuration.retry = .none
+        let api = DataAPI(configuration: configuration, transport: FMCurlTransport(idleTimeout: 60), tokenStore: FMMemoryTokenStore())
+        let endpoint = Endpoint<[String: String]>(.get, .database, ["layouts", "L", "records"]) { response in response.headers }
+        let headers = try await api.bridge(endpoint)
+        let rep = headers.filter { $0.key.lowercased() == "x-rep" }
+        #expect(rep.count == 1 && rep.values.first == "a, b, , c", "\(rep)")
+        let many = headers.filter { $0.key.lowercased() == "x-many" }
+        #expect(many.count == 1 && many.values.first == (0..<300).map(String.init).joined(separator: ", "))
+    }
+    #endif
+
     // MARK: guards (held before)
 
     /// Codes of every other shape: -1007 on both envelopes, never a trap.

@@ -148,6 +148,13 @@ extension FMError {
         serverCode(value).flatMap { isClientSide($0) ? nil : $0 }
     }
 
+    /// A script's error code as a server wrote it (a Data API `scriptError…`, an OData script's `code`):
+    /// ``dataAPICode(_:)``, and not `""`. A script's own error is a FileMaker code (`Get(LastError)`), never a
+    /// client-side one nor one of OData's engine codes, which come in an error body.
+    static func scriptCode(_ value: Any?) -> String? {
+        dataAPICode(value).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// An error's description as an ``FMError/underlying`` holds it: a decoding error's names the server's keys as
     /// sent (Swift prints a `DecodingError`'s path unescaped), so it is made printable and short too.
     static func underlyingText(_ error: any Error) -> String {

@@ -89,7 +89,7 @@ public struct FMScriptResults: Sendable, Hashable, Decodable {
             let result = RawJSON.string(response["scriptResult" + suffix])
             let error = response["scriptError" + suffix].flatMap { $0 is NSNull ? nil : $0 }
             guard result != nil || error != nil else { return nil }
-            guard let code = error.map(FMError.dataAPICode) ?? "0" else {
+            guard let code = error.map(FMError.scriptCode) ?? "0" else {
                 throw FMError.malformed("scriptError\(suffix) is not a FileMaker code", status: status)
             }
             return FMScriptResult(result: result, error: code)
@@ -99,10 +99,10 @@ public struct FMScriptResults: Sendable, Hashable, Decodable {
         presort = try read(".presort")
     }
 
-    /// A `scriptError*` as read by a `Decodable` container: `"0"` when absent, else a FileMaker code.
+    /// A `scriptError*` as read by a `Decodable` container: `"0"` when absent, else a FileMaker code (not `""`).
     static func code(_ text: String?, at path: [any CodingKey]) throws -> String {
         guard let text else { return "0" }
-        guard let code = FMError.dataAPICode(text) else {
+        guard let code = FMError.scriptCode(text) else {
             throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "not a FileMaker code"))
         }
         return code

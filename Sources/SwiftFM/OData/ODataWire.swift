@@ -126,7 +126,8 @@ enum ODataEnvelope {
         switch value {
         case nil, is NSNull: return nil
         default:
-            guard let code = FMError.serverCode(value), !code.isEmpty else { throw .malformed("the script code is not an integer", status: status) }
+            // A script's own code: a FileMaker code, never one in the client-side range (OData's engine codes come in an error body).
+            guard let code = FMError.scriptCode(value) else { throw .malformed("the script code is not a FileMaker code", status: status) }
             return code
         }
     }

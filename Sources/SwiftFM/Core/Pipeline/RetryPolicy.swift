@@ -123,7 +123,7 @@ enum Classifier {
     /// keep to ``FMRetryPolicy/maxAttempts``.
     static func serverAway(_ error: FMError) -> Bool {
         if [502, 503, 504].contains(error.httpStatus ?? 0) { return true }
-        guard error.code == FMError.ClientCode.transport, !error.isWrongScheme, !error.isTLSFailure, !error.isMalformedAnswer else { return false }
+        guard isTransportFailure(error), !error.isWrongScheme, !error.isTLSFailure, !error.isMalformedAnswer else { return false }
         switch error.urlErrorCode {
         case URLError.Code.cannotFindHost.rawValue, URLError.Code.dnsLookupFailed.rawValue,
              URLError.Code.notConnectedToInternet.rawValue, URLError.Code.badURL.rawValue, URLError.Code.unsupportedURL.rawValue:
@@ -137,7 +137,13 @@ enum Classifier {
     /// (not a TLS failure or a wrong scheme, which are never retried). The first-contact rule
     /// (``Reachability``) decides whether it is retried.
     static func isConnectionFailure(_ error: FMError) -> Bool {
-        error.code == FMError.ClientCode.transport && !error.isWrongScheme && !error.isTLSFailure
+        isTransportFailure(error) && !error.isWrongScheme && !error.isTLSFailure
+    }
+
+    /// The client's `-1003`: not an answer whose own code is `-1003` (FileMaker's OData service has codes in the
+    /// client-side range), which came from a server that answered.
+    private static func isTransportFailure(_ error: FMError) -> Bool {
+        error.code == FMError.ClientCode.transport && error.isClientSide
     }
 
     /// FileMaker codes a caller expects as an outcome, logged at `info`, not as a warning: 306 (the record
@@ -148,7 +154,9 @@ enum Classifier {
     /// 401 whose body is not a FileMaker envelope (FileMaker Cloud after expiry).
     static func isSessionLost(_ error: FMError) -> Bool {
         if error.code == "952" || error.code == "112" { return true }
-        return error.httpStatus == 401 && (error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse)
+        // The client's codes for an unreadable body, not a server's own (OData's codes share their range).
+        return error.httpStatus == 401 && error.isClientSide
+            && (error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse)
     }
 
     /// `Retry-After` in seconds, or as an HTTP date.
