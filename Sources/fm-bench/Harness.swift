@@ -308,8 +308,8 @@ final class EmulatorProcess {
     }
 
     func stop() {
-        Children.shared.forget(process)
         Self.end(process)
+        Children.shared.forget(process) // after: a signal meanwhile still finds it
     }
 
     private static func end(_ process: Process) {
@@ -429,10 +429,10 @@ final class PythonContender {
     }
 
     func stop() {
-        Children.shared.forget(process)
         _ = try? send("quit")
         process.terminate()
         process.waitUntilExit()
+        Children.shared.forget(process) // after: a signal meanwhile still finds it
     }
 }
 

@@ -50,8 +50,8 @@ final class TLSFront: @unchecked Sendable {
     }
 
     func stop() {
-        Children.shared.forget(process)
         Self.end(process, input: input)
+        Children.shared.forget(process) // after: a signal meanwhile still finds it
     }
 
     private static func end(_ process: Process, input: Pipe) {

@@ -636,8 +636,10 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         var names = [String: String](minimumCapacity: lines.count)
         for (name, value) in lines {
             let key = name.lowercased()
-            if let first = names[key], let existing = fields[first] {
-                fields[first] = existing + ", " + value
+            if let first = names[key] {
+                // In place: a head of many repeats is not copied once per repeat.
+                fields[first]?.append(", ")
+                fields[first]?.append(value)
             } else {
                 names[key] = name
                 fields[name] = value
