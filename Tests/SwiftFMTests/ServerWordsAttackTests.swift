@@ -272,6 +272,8 @@ struct ServerWordsAttackTests {
     /// object) read as absent, so as `"0"`: a script's failure reported as its success.
     @Test("A script error that is not a FileMaker code is -1007", arguments: [
         #""0\r\nX-Forged: 1""#, #""00""#, #""-1003""#, "[3]", #"{"code":"3"}"#, "true", "1.5", #""OK""#,
+        // attack17: `""` (or only blanks) was passed on as the script's code `""`, neither "0" nor a FileMaker code.
+        #""""#, #""   ""#, #""\t""#,
     ])
     func scriptErrorsThatAreNoCode(_ value: String) {
         for suffix in ["", ".prerequest", ".presort"] {
@@ -310,34 +312,6 @@ struct ServerWordsAttackTests {
     }
 
     // MARK: attack17 (findings: each failed before its fix)
-
-    /// A `scriptError` of `""` (or only spaces) was passed on as the script's code `""`: neither `"0"` nor a
-    /// FileMaker code, on the raw and typed found set, a create's answer and a script run. (An OData script's `""`
-    /// was already `-1007`.)
-    @Test("attack17: an empty script error is -1007, not the code \"\"", arguments: [#""""#, #""   ""#, #""\t""#])
-    func emptyScriptErrors(_ value: String) {
-        for suffix in ["", ".prerequest", ".presort"] {
-            let found = Data(#"{"response":{"data":[],"scriptResult\#(suffix)":"r","scriptError\#(suffix)":\#(value)},"messages":[{"code":"0","message":"OK"}]}"#.utf8)
-            do {
-                let scripts = try FMFoundSet(responseBody: found).scripts
-                Issue.record("read \(value) as \(scripts)")
-            } catch let error as FMError {
-                #expect(error.code == FMError.ClientCode.malformedResponse)
-            } catch {
-                Issue.record("\(error)")
-            }
-            do {
-                let scripts = try FileMakerDecoder().foundSet([String: String].self, body: found, status: 200, checkMessages: true).scripts
-                Issue.record("the decoder read \(value) as \(scripts)")
-            } catch {
-                #expect(error.code == FMError.ClientCode.malformedResponse)
-            }
-            let created = Data(#"{"recordId":"1","modId":"0","scriptError\#(suffix)":\#(value)}"#.utf8)
-            #expect(throws: DecodingError.self) { try JSONDecoder().decode(FMRecordReference.self, from: created) }
-        }
-        let run = Data(#"{"scriptResult":"r","scriptError":\#(value)}"#.utf8)
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode(FMScriptResult.self, from: run) }
-    }
 
     /// An OData script's code in the client-side range (`-1000` … `-1099`) was the script's code: a script's own
     /// error is a FileMaker code (`Get(LastError)`), never one of OData's engine codes, which come in an error
