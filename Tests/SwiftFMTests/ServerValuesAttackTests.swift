@@ -446,7 +446,34 @@ extension ServerValuesAttackTests {
     static func legacyLogins(answering token: String) async throws -> [(code: String, stored: String?)] {
         let object: [String: Any] = ["response": ["token": token], "messages": [["code": "0", "message": "OK"]]]
         let body = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
-        let server = TestServer(respond: { _ in TestServer.json(body) })
+        return try await legacySetting(serving: body) { defaults in
+            var outcomes: [(code: String, stored: String?)] = []
+            for era in 0..<3 {
+                defaults.set("old", forKey: "fm-token")
+                let code: String = await DataAPI.withLegacyDefaults(defaults) {
+                    switch era {
+                    case 0:
+                        let done = Recorder<String>()
+                        DataAPI.refreshToken(for: basicValue("admin", "pw")) { (_: String?, _: Date?, code: String) in done.record(code) }
+                        return await done.value().first ?? "none"
+                    case 1:
+                        let done = Recorder<String>()
+                        DataAPI.refreshToken(auth: basicValue("admin", "pw")) { _, code, _ in done.record(code) }
+                        return await done.value().first ?? "none"
+                    default:
+                        return await SwiftFM.newSession() == nil ? "failed" : "0"
+                    }
+                }
+                outcomes.append((code, defaults.string(forKey: "fm-token")))
+            }
+            return outcomes
+        }
+    }
+
+    /// Runs `body` with a fresh `UserDefaults` suite set up as the legacy surfaces read it (`fm-host`, `fm-db`,
+    /// `fm-db-path`, `fm-auth`) for a loopback server answering every request with `answer`; both go afterwards.
+    static func legacySetting<T>(serving answer: String, _ body: (UserDefaults) async throws -> T) async throws -> T {
+        let server = TestServer(respond: { _ in TestServer.json(answer) })
         defer { server.stop() }
         let suite = "SwiftFM.ServerValuesAttack.\(UUID().uuidString)"
         let defaults = try #require(UserDefaults(suiteName: suite))
@@ -455,26 +482,7 @@ extension ServerValuesAttackTests {
         defaults.set("DB", forKey: "fm-db")
         defaults.set("\(server.url)/fmi/data/v1/databases/DB", forKey: "fm-db-path")
         defaults.set(basicValue("admin", "pw"), forKey: "fm-auth")
-        var outcomes: [(code: String, stored: String?)] = []
-        for era in 0..<3 {
-            defaults.set("old", forKey: "fm-token")
-            let code: String = await DataAPI.withLegacyDefaults(defaults) {
-                switch era {
-                case 0:
-                    let done = Recorder<String>()
-                    DataAPI.refreshToken(for: basicValue("admin", "pw")) { (_: String?, _: Date?, code: String) in done.record(code) }
-                    return await done.value().first ?? "none"
-                case 1:
-                    let done = Recorder<String>()
-                    DataAPI.refreshToken(auth: basicValue("admin", "pw")) { _, code, _ in done.record(code) }
-                    return await done.value().first ?? "none"
-                default:
-                    return await SwiftFM.newSession() == nil ? "failed" : "0"
-                }
-            }
-            outcomes.append((code, defaults.string(forKey: "fm-token")))
-        }
-        return outcomes
+        return try await body(defaults)
     }
 
     /// The legacy logins write `fm-token` in `UserDefaults`, which old code sends back as it finds it: a token longer
@@ -497,20 +505,14 @@ extension ServerValuesAttackTests {
             try JSONDecoder().decode(FMResult.DataInfo.self, from: Data(#"{"\#(count)":\#(value)}"#.utf8))
         }
         for (body, expected) in [(good, "0"), (bad, FMError.ClientCode.malformedResponse)] {
-            let server = TestServer(respond: { _ in TestServer.json(body) })
-            defer { server.stop() }
-            let suite = "SwiftFM.ServerValuesAttack.\(UUID().uuidString)"
-            let defaults = try #require(UserDefaults(suiteName: suite))
-            defer { defaults.removePersistentDomain(forName: suite) }
-            defaults.set(server.url, forKey: "fm-host")
-            defaults.set("DB", forKey: "fm-db")
-            defaults.set("\(server.url)/fmi/data/v1/databases/DB", forKey: "fm-db-path")
-            let code: String = await DataAPI.withLegacyDefaults(defaults) {
-                do {
-                    let (_, info) = try await SwiftFM.getRecord(id: 1, layout: "L", token: Bodies.token)
-                    return info.foundCount == 1 ? "0" : "a count of \(info.foundCount)"
-                } catch {
-                    return (error as? FMError)?.code ?? "\(error)"
+            let code: String = try await Self.legacySetting(serving: body) { defaults in
+                await DataAPI.withLegacyDefaults(defaults) {
+                    do {
+                        let (_, info) = try await SwiftFM.getRecord(id: 1, layout: "L", token: Bodies.token)
+                        return info.foundCount == 1 ? "0" : "a count of \(info.foundCount)"
+                    } catch {
+                        return (error as? FMError)?.code ?? "\(error)"
+                    }
                 }
             }
             #expect(code == expected, "\(count) \(value)")
