@@ -59,3 +59,29 @@ import Testing
         #expect(blobCount(c.emulator) == 0)
     }
 }
+
+/// An upload that is refused keeps no bytes: a Data API container upload (a missing record, a field that is no
+/// container, a repetition out of range) and an OData binary upload (`PATCH {set}({key})/{container}`). Held before the
+/// bytes were stored by the write that keeps them; guards that order.
+@Suite struct RefusedUploadTests {
+    @Test(arguments: ["records/999999/containers/portrait/1", "records/{id}/containers/name/1", "records/{id}/containers/portrait/9"])
+    func aRefusedDataAPIUploadKeepsNoBytes(target: String) throws {
+        let h = try Harness()
+        try h.login()
+        let id = try h.create(#"{"name":"refused"}"#)
+        let before = h.emulator.core.state.withLock { $0.blobs.count }
+        let path = "\(h.base)/layouts/Contacts/" + target.replacingOccurrences(of: "{id}", with: id)
+        let answer = upload(h, path: path, part: "upload", filename: "a.png", data: Data([1, 2, 3]))
+        #expect(answer.status >= 400, "\(answer.status)")
+        #expect(h.emulator.core.state.withLock { $0.blobs.count } == before, "a refused upload's bytes were kept")
+    }
+
+    @Test(arguments: ["/Shop/Customers('NOPE')/photo", "/Shop/Customers(99999)/photo", "/Shop/Customers('ALFKI')/city"])
+    func aRefusedODataUploadKeepsNoBytes(path: String) throws {
+        let c = try ODataClient()
+        let before = c.emulator.core.state.withLock { $0.blobs.count }
+        let answer = c.sendData("PATCH", path, body: Data([0x89, 0x50, 0x4E, 0x47, 1, 2, 3]), headers: [("Content-Type", "image/png")])
+        #expect(answer.status >= 400, "\(answer.status) \(answer.text)")
+        #expect(c.emulator.core.state.withLock { $0.blobs.count } == before, "a refused upload's bytes were kept")
+    }
+}

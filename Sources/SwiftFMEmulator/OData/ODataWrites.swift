@@ -67,16 +67,6 @@ extension EmulatorState {
         return try resolveWrites(table: table, input: input, dateformats: 2, restrictTo: nil) + containers
     }
 
-    /// Keeps `data` as a container's bytes; returns the value to store.
-    mutating func storeBlob(_ data: Data, type: String, filename: String) -> FMValue {
-        var rng = SystemRandomNumberGenerator()
-        let key = (0..<32).map { _ in String(format: "%02X", UInt8.random(in: 0...255, using: &rng)) }.joined()
-        blobs[key] = Blob(data: data, contentType: type, filename: filename)
-        let rawExt = filename.lastIndex(of: ".").map { String(filename[filename.index(after: $0)...]) } ?? ""
-        let ext = rawExt.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) ? rawExt : ""
-        return .container(ContainerRef(key: key, filename: filename, contentType: type, fileExtension: ext))
-    }
-
     /// Standard or URL-safe base64 (padding optional).
     static func base64(_ text: String) -> Data? {
         var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
@@ -249,9 +239,10 @@ extension EmulatorState {
             let ext = EmulatorState.fileExtension(forType: type)
             filename = "Untitled" + (ext.isEmpty ? "" : "." + ext)
         }
-        let value = storeBlob(data, type: type, filename: filename ?? "Untitled")
         let old = table(set.table)?.records[id]?.value(field)
         try odataAtomically { s in
+            // Stored inside: a refused write puts the blob table back too.
+            let value = s.storeBlob(data, type: type, filename: filename ?? "Untitled")
             _ = try s.editRecord(table: set.table, id: id, writes: [Write(field: field, repetition: 1, value: value)],
                                  session: nil, now: ctx.now, bump: true)
         }

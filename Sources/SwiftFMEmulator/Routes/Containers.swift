@@ -21,19 +21,34 @@ extension EmulatorState {
         let modIdText = ctx.queryValue("modId") ?? parts.first { $0.name == "modId" }.map { String(decoding: $0.data, as: UTF8.self) }
         if let m = modIdText?.trimmingCharacters(in: .whitespacesAndNewlines), m != String(currentModId) { throw FMError("306") }
         let filename = upload.filename ?? "file"
-        // The URL carries the extension only when it is a plain word (`.png`), never text that would break the URL.
-        let rawExt = filename.lastIndex(of: ".").map { String(filename[filename.index(after: $0)...]) } ?? ""
-        let ext = rawExt.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) ? rawExt : ""
-        let type = upload.contentType.flatMap { $0.isEmpty || $0 == "application/octet-stream" ? nil : $0 } ?? mimeType(forExtension: ext)
-        var rng = SystemRandomNumberGenerator()
-        let key = (0..<32).map { _ in String(format: "%02X", UInt8.random(in: 0...255, using: &rng)) }.joined()
-        blobs[key] = Blob(data: upload.data, contentType: type, filename: filename)
-        let ref = ContainerRef(key: key, filename: filename, contentType: type, fileExtension: ext)
+        let type = upload.contentType.flatMap { $0.isEmpty || $0 == "application/octet-stream" ? nil : $0 }
+            ?? mimeType(forExtension: EmulatorState.urlExtension(of: filename))
         let replaced = table(layout.table)?.records[id]?.value(field, repetition: rep)
-        let modId = try editRecord(table: layout.table, id: id, writes: [Write(field: field, repetition: rep, value: .container(ref))],
+        let value = storeBlob(upload.data, type: type, filename: filename)
+        let modId: Int
+        do {
+            modId = try editRecord(table: layout.table, id: id, writes: [Write(field: field, repetition: rep, value: value)],
                                    session: ctx.token, now: ctx.now, bump: true)
+        } catch {
+            if case let .container(ref) = value { blobs[ref.key] = nil }
+            throw error
+        }
         if case let .container(old)? = replaced { forgetBlobIfUnused(old.key) }
         return Reply(response: .object([("modId", .string(String(modId)))]))
+    }
+
+    /// Keeps `data` as a container's bytes under a new random key; returns the value a record stores.
+    mutating func storeBlob(_ data: Data, type: String, filename: String) -> FMValue {
+        var rng = SystemRandomNumberGenerator()
+        let key = (0..<32).map { _ in String(format: "%02X", UInt8.random(in: 0...255, using: &rng)) }.joined()
+        blobs[key] = Blob(data: data, contentType: type, filename: filename)
+        return .container(ContainerRef(key: key, filename: filename, contentType: type, fileExtension: EmulatorState.urlExtension(of: filename)))
+    }
+
+    /// The extension a container's URL carries: only a plain word (`png`), never text that would break the URL.
+    static func urlExtension(of filename: String) -> String {
+        let raw = filename.lastIndex(of: ".").map { String(filename[filename.index(after: $0)...]) } ?? ""
+        return raw.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) ? raw : ""
     }
 
     /// Drops a replaced container's bytes once no record or session global holds them any more (a large
