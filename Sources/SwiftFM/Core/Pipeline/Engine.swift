@@ -443,7 +443,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 break
             case .neverAnswered where attempts == 1:
                 return report(.answered(.failure(error.noting(
-                    "not retried: \(FMError.address(of: target)) has not answered this client yet"))))
+                    "not retried: \(FMError.address(of: target)) has not answered this client yet: "
+                    + "check the host and port (FMConfiguration.host) and that the server is running there"))))
             case .awayTooLong where attempts == 1:
                 return report(.answered(.failure(error.noting(
                     "not retried: \(FMError.address(of: target)) has not answered for more than \(Int(Reachability.window / 60)) minutes"))))

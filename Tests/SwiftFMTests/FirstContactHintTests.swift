@@ -1,0 +1,69 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import SwiftFM
+
+/// What a new user's first mistakes print says what went wrong and what to check: a wrong port or host name
+/// said "connection refused" or "no such host" and that it was not retried, but not what to look at; a wrong
+/// password or misspelt database name read "Invalid user account and/or password; please try again" or
+/// "Unable to open file" (HTTP 500), which named neither the database nor the setting to fix.
+@Suite("First-contact messages say what to check")
+struct FirstContactHintTests {
+    static let unknownDatabase = #"{"messages":[{"code":"802","message":"Unable to open file"}],"response":{}}"#
+
+    @Test(arguments: [URLError.Code.cannotConnectToHost, .cannotFindHost])
+    func aHostThatNeverAnsweredSaysWhatToCheck(_ failure: URLError.Code) async throws {
+        let h = Harness { _ in .failure(failure) }
+        let error = try await Self.failure(of: h.api)
+        #expect(error.code == FMError.ClientCode.transport)
+        #expect(error.message.contains(failure == .cannotConnectToHost ? ": connection refused; " : ": no such host; "), "\(error)")
+        #expect(error.message.hasSuffix("not retried: fms.example.com:443 has not answered this client yet: check the host and port "
+                                        + "(FMConfiguration.host) and that the server is running there"), "\(error)")
+    }
+
+    @Test func aWrongPasswordNamesTheDatabaseTheHostAndWhatToCheck() async throws {
+        let h = Harness { _ in .json(401, Bodies.badLogin) }
+        let error = try await Self.failure(of: h.api)
+        #expect(error.code == "212" && error.httpStatus == 401)
+        #expect(error.message.hasPrefix("Invalid user account and/or password; please try again; "), "\(error)")
+        #expect(error.message.contains("the login to database Contacts on fms.example.com:443 was refused"), "\(error)")
+        #expect(error.message.contains("check the account name and password"), "\(error)")
+        #expect(!error.message.contains("s3cret-pass"), "\(error)")
+        // The callback surface sees the same error.
+        let seen = Recorder<(String, String?)>()
+        h.api.getRecords(layout: "Artists", limit: 1) { _, code in seen.record((code, FMError.current?.message)) }
+        let (code, message) = try #require(seen.wait().first)
+        #expect(code == "212" && message == error.message)
+    }
+
+    @Test func anUnknownDatabaseNamesItTheHostAndWhatToCheck() async throws {
+        let configuration = FMConfiguration(host: "http://127.0.0.1:3000", database: "Musik", username: "admin", password: "admin")
+        let h = Harness(configuration: configuration) { _ in .json(500, Self.unknownDatabase) }
+        let error = try await Self.failure(of: h.api)
+        #expect(error.code == "802" && error.httpStatus == 500)
+        #expect(error.message.hasPrefix("Unable to open file; "), "\(error)")
+        #expect(error.message.contains("no database Musik is open on 127.0.0.1:3000"), "\(error)")
+        #expect(error.message.contains("check FMConfiguration.database"), "\(error)")
+    }
+
+    /// Only a refused login is hinted: the same code from another call is FileMaker's answer as it came.
+    @Test func aRecordCallAnswered802IsNotHinted() async throws {
+        let h = Harness { request in
+            request.url?.path.hasSuffix("/sessions") == true ? .json(200, Bodies.login()) : .json(500, Self.unknownDatabase)
+        }
+        let error = try await Self.failure(of: h.api)
+        #expect(error == FMError(code: "802", message: "Unable to open file", httpStatus: 500))
+    }
+
+    static func failure(of api: DataAPI) async throws -> FMError {
+        do {
+            _ = try await api.getRecords(layout: "Artists", limit: 1)
+        } catch let error as FMError {
+            return error
+        }
+        Issue.record("the call succeeded")
+        throw FMError(code: "0", message: "")
+    }
+}
