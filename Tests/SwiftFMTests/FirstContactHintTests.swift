@@ -57,6 +57,29 @@ struct FirstContactHintTests {
         #expect(error == FMError(code: "802", message: "Unable to open file", httpStatus: 500))
     }
 
+    /// `http://` to a FileMaker Server that redirects plain HTTP to HTTPS (its default on port 80) said only
+    /// "The server answered something that is not JSON (HTTP 301)".
+    @Test(arguments: [301, 302, 307, 308])
+    func aRedirectToHTTPSSaysToWriteHTTPS(_ status: Int) async throws {
+        let configuration = FMConfiguration(host: "http://fms.example.com", database: "Music", username: "admin", password: "admin")
+        let h = Harness(configuration: configuration) { request in
+            .json(status, "<html>Moved</html>", headers: ["Location": "https://fms.example.com" + (request.url?.path ?? "/")])
+        }
+        let error = try await Self.failure(of: h.api)
+        #expect(error.httpStatus == status)
+        #expect(error.message.hasPrefix("Wrong scheme: fms.example.com:80 redirects to https://fms.example.com/fmi/data/"), "\(error)")
+        #expect(error.message.hasSuffix("write the host as https://fms.example.com"), "\(error)")
+    }
+
+    /// A redirect elsewhere (not to https), or from an https host, is not hinted; nor is a container's redirect.
+    @Test func aRedirectThatIsNotToHTTPSIsNotHinted() async throws {
+        let plain = FMConfiguration(host: "http://fms.example.com", database: "Music", username: "admin", password: "admin")
+        let h = Harness(configuration: plain) { _ in .json(301, "<html>Moved</html>", headers: ["Location": "http://elsewhere.example.com/"]) }
+        #expect(try await Self.failure(of: h.api).message.hasPrefix("Wrong scheme") == false)
+        let tls = Harness { _ in .json(301, "<html>Moved</html>", headers: ["Location": "https://elsewhere.example.com/"]) }
+        #expect(try await Self.failure(of: tls.api).message.hasPrefix("Wrong scheme") == false)
+    }
+
     static func failure(of api: DataAPI) async throws -> FMError {
         do {
             _ = try await api.getRecords(layout: "Artists", limit: 1)

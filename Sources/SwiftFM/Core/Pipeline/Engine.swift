@@ -386,7 +386,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             let response = Endpoint<Value>.Response(answer.head, body: answer.body, file: answer.file)
             // OData answers are read in OData's error shape; the Data API's hints (a host with a path) are not theirs.
             error = endpoint.isOData ? Envelope.error(status: status, body: answer.body, odata: true)
-                : hinted(Envelope.error(status: status, body: answer.body), status: status)
+                : hinted(Envelope.error(status: status, body: answer.body), status: status, location: answer.head.header("Location"))
             headers = response.headers
             // A FileMaker error still used (and slid) the session.
             if let lease, status != 401, !Classifier.isSessionLost(error) { lease.used() }
@@ -488,8 +488,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     }
 
     /// An answer that is not FileMaker's, with a message that points the right way: a container URL that
-    /// answers 404 names the container; a 404 page from a host configured with a path says to give the host only.
-    private func hinted(_ error: FMError, status: Int) -> FMError {
+    /// answers 404 names the container; a 404 page from a host configured with a path says to give the host only;
+    /// an `http://` host that redirects to `https://` (FileMaker Server's port 80) says to write `https://`.
+    private func hinted(_ error: FMError, status: Int, location: String?) -> FMError {
+        if (300...399).contains(status), let hint = redirectToHTTPS(location) {
+            return FMError(code: error.code, message: hint, httpStatus: error.httpStatus, underlying: error.underlying)
+        }
         guard status == 404 else { return error }
         if case .absolute = endpoint.scope {
             return FMError(code: error.code, message: "The container was not found at \(FMError.address(of: target)) (HTTP 404): "
@@ -505,6 +509,19 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                        + "with a path (\(base.percentEncodedPath)); give the host only (\(hostOnly.string ?? "scheme://host:port")), "
                        + "unless a proxy serves the Data API under that path",
                        httpStatus: error.httpStatus, underlying: error.underlying)
+    }
+
+    /// `Wrong scheme: HOST:PORT redirects to https://…; write the host as https://HOST` when the configured
+    /// host is `http://` and the redirect goes to `https://` (a container's own redirect is not the host's).
+    private func redirectToHTTPS(_ location: String?) -> String? {
+        if case .absolute = endpoint.scope { return nil }
+        guard let base = context.configuration.baseURL, base.scheme?.lowercased() == "http",
+              let location, let to = URL(string: location), to.scheme?.lowercased() == "https",
+              let host = FMError.hostName(of: to)
+        else { return nil }
+        let written = (host.contains(":") ? "[\(host)]" : host) + (to.port.map { ":\($0)" } ?? "")
+        return FMError.wrongSchemePrefix + "\(FMError.address(of: base)) redirects to "
+            + FMError.serverText(location, limit: 200) + "; write the host as https://\(written)"
     }
 
     // MARK: complete
