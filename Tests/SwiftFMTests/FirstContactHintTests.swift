@@ -80,6 +80,18 @@ struct FirstContactHintTests {
         #expect(try await Self.failure(of: tls.api).message.hasPrefix("Wrong scheme") == false)
     }
 
+    /// The logger, "the best debugging aid there is", said `login failed: -1003` and `← POST … failed -1003`
+    /// at error level, without the cause the call's error carries.
+    @Test func theLogSaysWhyALoginFailed() async throws {
+        let h = Harness { _ in .failure(.cannotConnectToHost) }
+        _ = try await Self.failure(of: h.api)
+        let errors = h.logs.values.filter { $0.level == .error }.map(\.message)
+        #expect(errors.contains { $0.hasPrefix("← POST") && $0.contains("-1003") && $0.contains("fms.example.com:443") && $0.contains("connection refused") },
+                "\(errors)")
+        #expect(errors.contains { $0.hasPrefix("login failed: -1003") && $0.contains("connection refused") }, "\(errors)")
+        #expect(!errors.joined().contains("s3cret-pass"))
+    }
+
     static func failure(of api: DataAPI) async throws -> FMError {
         do {
             _ = try await api.getRecords(layout: "Artists", limit: 1)

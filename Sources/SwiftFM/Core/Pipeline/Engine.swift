@@ -346,7 +346,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         case .failure(let failure):
             // A transport failure is one a caller must see (error); a cancel was the caller's own doing.
             let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .debug : .error
-            logger.log(level, "← \(line) failed \(failure.error.code) \(duration)", metadata: logMetadata(code: failure.error.code))
+            // With the cause (host, port, what failed): a code alone says nothing a person can act on.
+            logger.log(level, "← \(line) failed \(failure.error.code) \(duration): \(failure.error.message)",
+                       metadata: logMetadata(code: failure.error.code))
         }
     }
 

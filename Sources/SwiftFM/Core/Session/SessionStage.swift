@@ -209,7 +209,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             if lifecycle.isDraining { closeOnServer(token) {} } else { pool.letGo(token, now: now) }
         }
         if case .failure(let error) = result {
-            logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count + plan.failures.count) waiting call(s)")
+            logger.log(.error, "login failed: \(error.code) \(error.message) — reported to \(waiters.count + plan.failures.count) waiting call(s)")
         }
         run(plan)
         reportPoolUsage()
