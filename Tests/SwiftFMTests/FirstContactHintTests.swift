@@ -23,6 +23,21 @@ struct FirstContactHintTests {
                                         + "(FMConfiguration.host) and that the server is running there"), "\(error)")
     }
 
+    /// `http://` to a port that speaks only TLS and closes a plain request without a word (IIS, a bare TLS
+    /// server; nginx's 400 page is named already) said only "the connection closed before an answer".
+    @Test func aPlainRequestClosedByATLSPortSaysToTryHTTPS() async throws {
+        let plain = FMConfiguration(host: "http://fms.example.com:443", database: "Music", username: "admin", password: "admin")
+        let h = Harness(configuration: plain) { _ in .failure(.networkConnectionLost) }
+        let error = try await Self.failure(of: h.api)
+        #expect(error.message.contains("closed before an answer"), "\(error)")
+        #expect(error.message.hasSuffix("; if that port speaks HTTPS, write the host as https://fms.example.com:443"), "\(error)")
+        // Over https, or refused rather than closed, there is no such hint.
+        let tls = Harness { _ in .failure(.networkConnectionLost) }
+        #expect(try await Self.failure(of: tls.api).message.contains("speaks HTTPS") == false)
+        let refused = Harness(configuration: plain) { _ in .failure(.cannotConnectToHost) }
+        #expect(try await Self.failure(of: refused.api).message.contains("speaks HTTPS") == false)
+    }
+
     @Test func aWrongPasswordNamesTheDatabaseTheHostAndWhatToCheck() async throws {
         let h = Harness { _ in .json(401, Bodies.badLogin) }
         let error = try await Self.failure(of: h.api)

@@ -444,9 +444,13 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             case .rideOut:
                 break
             case .neverAnswered where attempts == 1:
+                // A port that speaks only TLS may close a plain request without a word (nginx's 400 page is named
+                // by Sender.namingTheScheme): say which scheme to try.
+                let closedPlain = error.urlErrorCode == URLError.Code.networkConnectionLost.rawValue && target?.scheme?.lowercased() == "http"
                 return report(.answered(.failure(error.noting(
                     "not retried: \(FMError.address(of: target)) has not answered this client yet: "
-                    + "check the host and port (FMConfiguration.host) and that the server is running there"))))
+                    + "check the host and port (FMConfiguration.host) and that the server is running there"
+                    + (closedPlain ? "; if that port speaks HTTPS, write the host as https://\(FMError.address(of: target))" : "")))))
             case .awayTooLong where attempts == 1:
                 return report(.answered(.failure(error.noting(
                     "not retried: \(FMError.address(of: target)) has not answered for more than \(Int(Reachability.window / 60)) minutes"))))
