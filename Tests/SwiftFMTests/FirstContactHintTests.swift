@@ -86,6 +86,23 @@ struct FirstContactHintTests {
         #expect(error.message.hasSuffix("write the host as https://fms.example.com"), "\(error)")
     }
 
+    /// A wrong port where another web server answers (404, 405 or 501 with an HTML page) said only "The server
+    /// answered something that is not JSON (HTTP 404)", naming neither the host nor what to check.
+    @Test(arguments: [404, 405, 501])
+    func anotherWebServerOnThePortSaysWhatToCheck(_ status: Int) async throws {
+        let configuration = FMConfiguration(host: "http://127.0.0.1:8080", database: "Music", username: "admin", password: "admin")
+        let h = Harness(configuration: configuration) { _ in .body(status, Data("<html>Not Found</html>".utf8), contentType: "text/html") }
+        let error = try await Self.failure(of: h.api)
+        #expect(error.code == FMError.ClientCode.notJSON && error.httpStatus == status)
+        #expect(error.message == "No FileMaker Data API at 127.0.0.1:8080: it answered HTTP \(status) with something that is not JSON; "
+                + "check the host and port (FMConfiguration.host) and that the Data API is enabled on the server", "\(error)")
+        // A proxy's 502 page stays what it is: FileMaker is there, behind it, and away.
+        var once = configuration
+        once.retry = .none   // a 502 is ridden out until the deadline otherwise
+        let proxy = Harness(configuration: once) { _ in .body(502, Data("<html>Bad Gateway</html>".utf8), contentType: "text/html") }
+        #expect(try await Self.failure(of: proxy.api) == FMError.notJSON(status: 502))
+    }
+
     /// A redirect elsewhere (not to https), or from an https host, is not hinted; nor is a container's redirect.
     @Test func aRedirectThatIsNotToHTTPSIsNotHinted() async throws {
         let plain = FMConfiguration(host: "http://fms.example.com", database: "Music", username: "admin", password: "admin")

@@ -500,6 +500,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         if (300...399).contains(status), let hint = redirectToHTTPS(location) {
             return FMError(code: error.code, message: hint, httpStatus: error.httpStatus, underlying: error.underlying)
         }
+        if case .absolute = endpoint.scope {} else if let other = otherWebServer(error, status: status) { return other }
         guard status == 404 else { return error }
         if case .absolute = endpoint.scope {
             return FMError(code: error.code, message: "The container was not found at \(FMError.address(of: target)) (HTTP 404): "
@@ -515,6 +516,18 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                        + "with a path (\(base.percentEncodedPath)); give the host only (\(hostOnly.string ?? "scheme://host:port")), "
                        + "unless a proxy serves the Data API under that path",
                        httpStatus: error.httpStatus, underlying: error.underlying)
+    }
+
+    /// A page that is not JSON, answered 404, 405 or 501 by a host configured without a path (the path case has
+    /// its own hint): another web server on that port, or one without the Data API. A proxy's 502 page is not
+    /// this: FileMaker is behind it, and away.
+    private func otherWebServer(_ error: FMError, status: Int) -> FMError? {
+        guard [404, 405, 501].contains(status), error.code == FMError.ClientCode.notJSON,
+              let base = try? context.configuration.resolvedBase().get(), base.percentEncodedPath.isEmpty || base.percentEncodedPath == "/"
+        else { return nil }
+        return FMError(code: error.code, message: "No FileMaker Data API at \(FMError.address(of: base.url)): it answered HTTP \(status) "
+                       + "with something that is not JSON; check the host and port (FMConfiguration.host) and that the Data API "
+                       + "is enabled on the server", httpStatus: error.httpStatus, underlying: error.underlying)
     }
 
     /// `Wrong scheme: HOST:PORT redirects to https://…; write the host as https://HOST` when the configured
