@@ -124,6 +124,19 @@ struct FirstContactHintTests {
         #expect(!errors.joined().contains("s3cret-pass"))
     }
 
+    /// A server key that matches none of the pins said "…matches none of FMConfiguration.tls.pinnedPublicKeys. Add its
+    /// certificate authority to the system trust store …": a remedy for an untrusted authority, which cannot help a pin.
+    @Test func aPinMismatchDoesNotSayToTrustTheAuthority() {
+        let curl = URLError(.serverCertificateUntrusted, userInfo: [NSLocalizedDescriptionKey:
+            "curl 90: SSL: public key does not match pinned public key — the public key of fms.example.com matches none of FMConfiguration.tls.pinnedPublicKeys"])
+        let error = FMError.fromTransport(curl, url: URL(string: "https://fms.example.com/fmi/data/vLatest/productInfo"))
+        #expect(error.message.contains("matches none of FMConfiguration.tls.pinnedPublicKeys"), "\(error)")
+        #expect(!error.message.contains("trust store"), "\(error)")
+        // An authority nobody trusts still gets the trust store remedy.
+        let untrusted = URLError(.serverCertificateUntrusted, userInfo: [NSLocalizedDescriptionKey: "curl 60: SSL certificate problem: self-signed certificate"])
+        #expect(FMError.fromTransport(untrusted, url: URL(string: "https://fms.example.com")).message.contains("trust store"))
+    }
+
     static func failure(of api: DataAPI) async throws -> FMError {
         do {
             _ = try await api.getRecords(layout: "Artists", limit: 1)
