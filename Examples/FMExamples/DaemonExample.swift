@@ -133,8 +133,13 @@ final class DaemonExample: @unchecked Sendable {  // state is only touched on `q
         done(failures == 0)
     }
 
+    /// One line per step; called inside the step's completion, so a failure's line is the whole error
+    /// (`FMError.current`: what went wrong and where), not only its code.
     private func report(_ step: String, _ code: String, _ detail: String?) {
-        if code != "0" { failures += 1 }
+        guard code == "0" else {
+            failures += 1
+            return say("daemon: \(step) → \(FMError.current?.description ?? "code \(code)")")
+        }
         say("daemon: \(step) → code \(code)\(detail.map { ", \($0)" } ?? "")")
     }
 }

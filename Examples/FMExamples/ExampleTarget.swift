@@ -36,6 +36,18 @@ struct ExampleTarget: Sendable {
             : "embedded emulator at \(configuration.host), database \(configuration.database)"
     }
 
+    /// The server variables, all four or none: with only some set, the examples would quietly run against the
+    /// embedded emulator instead of the server the user meant.
+    static let serverVariables = ["FM_HOST", "FM_DATABASE", "FM_USER", "FM_PASSWORD"]
+
+    struct IncompleteServer: Error, CustomStringConvertible {
+        var missing: [String]
+        var description: String {
+            "\(missing.joined(separator: ", ")) not set: set all of \(ExampleTarget.serverVariables.joined(separator: ", ")) "
+                + "to run against a server, or none of them to run against the embedded emulator"
+        }
+    }
+
     static func fromEnvironment() throws -> ExampleTarget {
         let env = ProcessInfo.processInfo.environment
         if let host = env["FM_HOST"], let database = env["FM_DATABASE"],
@@ -44,6 +56,8 @@ struct ExampleTarget: Sendable {
                 configuration: FMConfiguration(host: host, database: database, username: user, password: password),
                 layout: env["FM_LAYOUT"], writable: false, emulator: nil)
         }
+        let missing = serverVariables.filter { env[$0] == nil }
+        guard missing.count == serverVariables.count else { throw IncompleteServer(missing: missing) }
         let emulator = Emulator()
         let url = try emulator.start(host: "127.0.0.1", port: 0)
         return ExampleTarget(

@@ -76,7 +76,7 @@ struct Showcase {
         let api = DataAPI(configuration: target.configuration)
         let layout = try await pagingLayout(api)
         let sort = target.writable ? [FMSort("name")] : []
-        let (pages, records, code) = await withCheckedContinuation { continuation in
+        let (pages, records, code, failure) = await withCheckedContinuation { continuation in
             let counter = LogLines()
             api.forEachPage(layout: layout, pageSize: 2, sort: sort, page: { page in
                 let names = page.records.map { Self.label($0) }
@@ -84,9 +84,10 @@ struct Showcase {
                 say("showcase: paging (callbacks): page \(counter.lines.count): \(names.joined(separator: ", "))")
                 return counter.lines.count < 10   // stop after 10 pages on a big real table
             }, completion: { count, code in
-                continuation.resume(returning: (counter.lines.count, count ?? 0, code))
+                continuation.resume(returning: (counter.lines.count, count ?? 0, code, FMError.current))
             })
         }
+        if let failure { throw failure }   // a walk that failed (a missing layout: 105) is not the end of the set
         say("showcase: paging (callbacks): \(records) records in \(pages) pages, code \(code): the end of the set is not an error")
         var asyncRecords = 0
         var asyncPages = 0

@@ -247,9 +247,12 @@ struct FirstContactRuleTests {
             #expect(error.httpStatus == 404)
             #expect(error.message.contains("the host was given with a path (/filemaker); give the host only (https://fms.example.com)"), "\(error)")
         }
-        // Without a path, a 404 page stays what it is.
+        // Without a path, a 404 page gets no path hint (it names the host and port to check: FirstContactHintTests).
         let bare = Harness(store: Self.loggedIn) { _ in .body(404, Data("<html>Not Found</html>".utf8), contentType: "text/html") }
-        await #expect(throws: FMError.notJSON(status: 404)) { try await bare.api.bridge(TestEndpoints.records()) }
+        await #expect { try await bare.api.bridge(TestEndpoints.records()) } throws: { error in
+            guard let error = error as? FMError else { return false }
+            return error.code == FMError.ClientCode.notJSON && error.httpStatus == 404 && !error.message.contains("give the host only")
+        }
     }
 
     /// FileMaker's own 404 (a JSON envelope) under a path prefix is FileMaker's answer, not a hint.

@@ -68,7 +68,9 @@ struct Poller: Service {
                     let found = try await api.getRecords(layout: layout, limit: 5)
                     logger.info("polled", metadata: ["round": "\(round)", "records": "\(found.records.count)"])
                 } catch {
-                    logger.warning("poll failed", metadata: ["round": "\(round)", "code": "\((error as? FMError)?.code ?? "\(error)")"])
+                    // The message too: it names the host, the port and the cause ("connection refused", a wrong password).
+                    logger.warning("poll failed: \((error as? FMError)?.message ?? "\(error)")",
+                                   metadata: ["round": "\(round)", "code": "\((error as? FMError)?.code ?? "")"])
                 }
             }
             do {

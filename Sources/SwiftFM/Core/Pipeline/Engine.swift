@@ -346,7 +346,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         case .failure(let failure):
             // A transport failure is one a caller must see (error); a cancel was the caller's own doing.
             let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .debug : .error
-            logger.log(level, "← \(line) failed \(failure.error.code) \(duration)", metadata: logMetadata(code: failure.error.code))
+            // With the cause (host, port, what failed): a code alone says nothing a person can act on.
+            logger.log(level, "← \(line) failed \(failure.error.code) \(duration): \(failure.error.message)",
+                       metadata: logMetadata(code: failure.error.code))
         }
     }
 
@@ -386,7 +388,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             let response = Endpoint<Value>.Response(answer.head, body: answer.body, file: answer.file)
             // OData answers are read in OData's error shape; the Data API's hints (a host with a path) are not theirs.
             error = endpoint.isOData ? Envelope.error(status: status, body: answer.body, odata: true)
-                : hinted(Envelope.error(status: status, body: answer.body), status: status)
+                : hinted(Envelope.error(status: status, body: answer.body), status: status, location: answer.head.header("Location"))
             headers = response.headers
             // A FileMaker error still used (and slid) the session.
             if let lease, status != 401, !Classifier.isSessionLost(error) { lease.used() }
@@ -442,8 +444,13 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             case .rideOut:
                 break
             case .neverAnswered where attempts == 1:
+                // A port that speaks only TLS may close a plain request without a word (nginx's 400 page is named
+                // by Sender.namingTheScheme): say which scheme to try.
+                let closedPlain = error.urlErrorCode == URLError.Code.networkConnectionLost.rawValue && target?.scheme?.lowercased() == "http"
                 return report(.answered(.failure(error.noting(
-                    "not retried: \(FMError.address(of: target)) has not answered this client yet"))))
+                    "not retried: \(FMError.address(of: target)) has not answered this client yet: "
+                    + "check the host and port (FMConfiguration.host) and that the server is running there"
+                    + (closedPlain ? "; if that port speaks HTTPS, write the host as https://\(FMError.address(of: target))" : "")))))
             case .awayTooLong where attempts == 1:
                 return report(.answered(.failure(error.noting(
                     "not retried: \(FMError.address(of: target)) has not answered for more than \(Int(Reachability.window / 60)) minutes"))))
@@ -487,8 +494,13 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     }
 
     /// An answer that is not FileMaker's, with a message that points the right way: a container URL that
-    /// answers 404 names the container; a 404 page from a host configured with a path says to give the host only.
-    private func hinted(_ error: FMError, status: Int) -> FMError {
+    /// answers 404 names the container; a 404 page from a host configured with a path says to give the host only;
+    /// an `http://` host that redirects to `https://` (FileMaker Server's port 80) says to write `https://`.
+    private func hinted(_ error: FMError, status: Int, location: String?) -> FMError {
+        if (300...399).contains(status), let hint = redirectToHTTPS(location) {
+            return FMError(code: error.code, message: hint, httpStatus: error.httpStatus, underlying: error.underlying)
+        }
+        if case .absolute = endpoint.scope {} else if let other = otherWebServer(error, status: status) { return other }
         guard status == 404 else { return error }
         if case .absolute = endpoint.scope {
             return FMError(code: error.code, message: "The container was not found at \(FMError.address(of: target)) (HTTP 404): "
@@ -504,6 +516,31 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                        + "with a path (\(base.percentEncodedPath)); give the host only (\(hostOnly.string ?? "scheme://host:port")), "
                        + "unless a proxy serves the Data API under that path",
                        httpStatus: error.httpStatus, underlying: error.underlying)
+    }
+
+    /// A page that is not JSON, answered 404, 405 or 501 by a host configured without a path (the path case has
+    /// its own hint): another web server on that port, or one without the Data API. A proxy's 502 page is not
+    /// this: FileMaker is behind it, and away.
+    private func otherWebServer(_ error: FMError, status: Int) -> FMError? {
+        guard [404, 405, 501].contains(status), error.code == FMError.ClientCode.notJSON,
+              let base = try? context.configuration.resolvedBase().get(), base.percentEncodedPath.isEmpty || base.percentEncodedPath == "/"
+        else { return nil }
+        return FMError(code: error.code, message: "No FileMaker Data API at \(FMError.address(of: base.url)): it answered HTTP \(status) "
+                       + "with something that is not JSON; check the host and port (FMConfiguration.host) and that the Data API "
+                       + "is enabled on the server", httpStatus: error.httpStatus, underlying: error.underlying)
+    }
+
+    /// `Wrong scheme: HOST:PORT redirects to https://…; write the host as https://HOST` when the configured
+    /// host is `http://` and the redirect goes to `https://` (a container's own redirect is not the host's).
+    private func redirectToHTTPS(_ location: String?) -> String? {
+        if case .absolute = endpoint.scope { return nil }
+        guard let base = context.configuration.baseURL, base.scheme?.lowercased() == "http",
+              let location, let to = URL(string: location), to.scheme?.lowercased() == "https",
+              let host = FMError.hostName(of: to)
+        else { return nil }
+        let written = (host.contains(":") ? "[\(host)]" : host) + (to.port.map { ":\($0)" } ?? "")
+        return FMError.wrongSchemePrefix + "\(FMError.address(of: base)) redirects to "
+            + FMError.serverText(location, limit: 200) + "; write the host as https://\(written)"
     }
 
     // MARK: complete

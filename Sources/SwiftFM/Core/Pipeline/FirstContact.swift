@@ -136,6 +136,8 @@ extension FMError {
         case URLError.Code.serverCertificateNotYetValid.rawValue:
             return "certificate not trusted: it is not valid yet (or this machine's clock is wrong)"
         case URLError.Code.serverCertificateUntrusted.rawValue, URLError.Code.serverCertificateHasUnknownRoot.rawValue:
+            // A key that matches no pin is not helped by trusting an authority: the transport's words say what to do.
+            if description.contains("pinnedPublicKeys") { return "certificate not trusted: \(description)" }
             return "certificate not trusted: \(said ?? "no certificate authority this machine trusts signed it"). \(trustRemedy)"
         case URLError.Code.clientCertificateRejected.rawValue: return "the server rejected the client certificate"
         case URLError.Code.clientCertificateRequired.rawValue: return "the server requires a client certificate"

@@ -209,7 +209,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             if lifecycle.isDraining { closeOnServer(token) {} } else { pool.letGo(token, now: now) }
         }
         if case .failure(let error) = result {
-            logger.log(.error, "login failed: \(error.code) — reported to \(waiters.count + plan.failures.count) waiting call(s)")
+            logger.log(.error, "login failed: \(error.code) \(error.message) — reported to \(waiters.count + plan.failures.count) waiting call(s)")
         }
         run(plan)
         reportPoolUsage()
@@ -316,10 +316,27 @@ final class SessionStage: Sendable, SessionLeaseOwner {
                         logger.log(.warning, "the login's credentials were rejected (\(error.code)); asking for fresh ones")
                         login(with: authorization, refresh: true, parent: parent, completion: completion)
                     } else {
-                        completion(result)
+                        completion(result.mapError(self.hintingRefusal))
                     }
                 }
             }
+        }
+    }
+
+    /// A login FileMaker refused, with what to check appended to its message: FileMaker's words for a wrong
+    /// password (212) or a database it does not have open (802) name neither the database nor the setting.
+    private func hintingRefusal(_ error: FMError) -> FMError {
+        let database = "database \(FMError.serverText(configuration.database, limit: 100))"
+        let address = FMError.address(of: configuration.baseURL)
+        switch error.code {
+        case "212":
+            return error.noting("the login to \(database) on \(address) was refused: check the account name and password, "
+                                + "and that the account's privilege set has the fmrest extended privilege")
+        case "802":
+            return error.noting("no \(database) is open on \(address): check FMConfiguration.database "
+                                + "(databases() lists the ones the server hosts) and that the file is open on the server")
+        default:
+            return error
         }
     }
 

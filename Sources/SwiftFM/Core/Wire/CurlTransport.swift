@@ -748,7 +748,8 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             message += " — the certificate of \(host) does not verify: trust its CA with FMConfiguration.tls.caCertificates "
                 + "(a PEM bundle, for this client only) or install it into the system store"
         case 90:
-            message += " — the public key of \(host) matches none of FMConfiguration.tls.pinnedPublicKeys"
+            message += " — the public key of \(host) matches none of FMConfiguration.tls.pinnedPublicKeys: check the pins, "
+                + "and pin the new key when its certificate was renewed with one"
         case 77:
             message += " — FMConfiguration.tls.caCertificates cannot be read as a PEM bundle"
         case 58:
