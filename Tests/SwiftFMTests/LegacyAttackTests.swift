@@ -1,0 +1,306 @@
+import Foundation
+import Testing
+@testable import SwiftFM
+
+// The contract under attack (LEGACY.md, README "Porting"): through the legacy entry points — the `DataAPI`
+// class functions of 2018–2020 and the SwiftFM 2.x `SwiftFM` API — bad caller input, odd values under the
+// legacy UserDefaults keys and cancelled tasks never crash or hang SwiftFM, every completion runs exactly
+// once, and the answer is the one LEGACY.md (with this package's documented fixes) promises:
+// * a cancelled SwiftFM 2.x call ends at once, as the original's `URLSession` request did: `nil`/`false`, or
+//   `-1005` thrown, and a cancelled `newSession()` writes no `fm-token` (it stored the token before);
+// * `DataAPI.isActiveToken()` and `DataAPI().isActiveToken()` read `fm-token` alike: a value that cannot be
+//   sent as a `Bearer` token is not active (the class function said `true`, and the 2019 pattern then failed
+//   every call with it until the expiry);
+// * a host or database path that names no server, a window below 1, a payload JSON cannot carry, empty or
+//   control-character credentials: the client's code, once, and nothing is sent; a host with spaces around
+//   it, a trailing slash or a capitalised scheme still reaches the server;
+// * a secret (the token, the password) never reaches the completion's code, message or `FMError.current`;
+// * `FMFileTokenStore` reads a missing, empty, truncated or corrupt file, a directory, a FIFO or a device as
+//   "no token" without blocking; concurrent saves from two stores leave one whole file of mode 0600.
+
+@Suite("Legacy attack: the drop-in layer")
+struct LegacyAttackTests {
+    /// Runs `body` with a fresh `UserDefaults` suite set up for `server` as the legacy surfaces read it.
+    static func legacySetting<T>(_ server: TestServer, _ body: (UserDefaults) async throws -> T) async throws -> T {
+        let suite = "SwiftFM.LegacyAttack.\(UUID().uuidString)"
+        let defaults = try #require(UserDefaults(suiteName: suite))
+        defer { defaults.removePersistentDomain(forName: suite) }
+        defaults.set(server.url, forKey: "fm-host")
+        defaults.set("DB", forKey: "fm-db")
+        defaults.set("\(server.url)/fmi/data/v1/databases/DB", forKey: "fm-db-path")
+        defaults.set(basicValue("admin", "pw-s3cret"), forKey: "fm-auth")
+        return try await body(defaults)
+    }
+
+    /// A server that holds every request until `gate` is signalled, then answers `body`.
+    static func gatedServer(_ gate: DispatchSemaphore, answering body: String) -> TestServer {
+        TestServer(respond: { _ in
+            _ = gate.wait(timeout: TestBound.deadline)
+            return TestServer.json(body)
+        })
+    }
+
+    // MARK: SwiftFM 2.x and task cancellation
+
+    /// Guard (held): an uncancelled SwiftFM 2.x login still stores its token (the cancel path changed nothing else).
+    @Test func anUncancelledNewSessionStoresItsToken() async throws {
+        let server = TestServer(respond: { _ in TestServer.json(Bodies.login()) })
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            let token = await DataAPI.withLegacyDefaults(defaults) { await SwiftFM.newSession() }
+            #expect(token == Bodies.token)
+            #expect(defaults.string(forKey: "fm-token") == Bodies.token)
+            #expect(DataAPI.withLegacyDefaults(defaults) { DataAPI.isActiveToken() })
+        }
+    }
+
+    // MARK: fm-token values that cannot be sent
+
+    /// Guard (held): values of the wrong type under the legacy keys read as absent or expired, never as a crash.
+    @Test func wrongTypesUnderTheLegacyKeysAreNotActive() throws {
+        let suite = "SwiftFM.LegacyAttack.\(UUID().uuidString)"
+        let defaults = try #require(UserDefaults(suiteName: suite))
+        defer { defaults.removePersistentDomain(forName: suite) }
+        let cases: [(token: Any, expiry: Any)] = [
+            (Data("tok".utf8), Date(timeIntervalSinceNow: 3600)),
+            (Bodies.token, "2099-01-01"),
+            (Bodies.token, 4_000_000_000),
+            (Bodies.token, Data([1, 2, 3])),
+            (Bodies.token, Date(timeIntervalSinceNow: -1)),
+            ([Bodies.token], Date(timeIntervalSinceNow: 3600)),
+        ]
+        for (token, expiry) in cases {
+            defaults.set(token, forKey: "fm-token")
+            defaults.set(expiry, forKey: "fm-token-expiry")
+            DataAPI.withLegacyDefaults(defaults) {
+                #expect(!DataAPI.isActiveToken(), "\(token) \(expiry)")
+                #expect(!DataAPI().isActiveToken(), "\(token) \(expiry)")
+            }
+        }
+    }
+
+    // MARK: Configuration and arguments a caller gets wrong
+
+    /// A host the legacy keys cannot name a server by is `-1001` once, and nothing is sent. `"https://"` and
+    /// `"http://"` failed before the fix: the trailing-slash trim ate the scheme's slashes and sent the login to a
+    /// host named `https` (a DNS failure, `-1003`, after a lookup).
+    @Test(arguments: ["", "   ", "my host", "http://[::1", "ftp://127.0.0.1"])
+    func aHostThatNamesNoServerIsMinus1001(host: String) async throws {
+        let server = TestServer(respond: { _ in TestServer.json(Bodies.login()) })
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            defaults.set(host, forKey: "fm-host")
+            defaults.removeObject(forKey: "fm-db-path")
+            let done = Recorder<String>()
+            DataAPI.withLegacyDefaults(defaults) {
+                DataAPI.refreshToken(auth: basicValue("a", "b")) { token, code, _ in done.record("\(token ?? "nil") \(code)") }
+            }
+            #expect(await done.value() == ["nil \(FMError.ClientCode.invalidConfiguration)"])
+            #expect(server.heads.isEmpty)
+        }
+    }
+
+    /// Guard (held): spaces around the host, a trailing slash, a capitalised scheme reach the server.
+    @Test(arguments: [" URL ", "URL/", "URL//", "\tURL\n", "HTTP://HOSTPORT"])
+    func aHostWithHarmlessNoiseReachesTheServer(spelling: String) async throws {
+        let server = TestServer(respond: { _ in TestServer.json(Bodies.login()) })
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            let host = spelling.replacingOccurrences(of: "URL", with: server.url)
+                .replacingOccurrences(of: "HOSTPORT", with: "127.0.0.1:\(server.port)")
+            defaults.set(host, forKey: "fm-host")
+            let done = Recorder<String>()
+            DataAPI.withLegacyDefaults(defaults) {
+                DataAPI.refreshToken(auth: basicValue("a", "b")) { _, code, _ in done.record(code) }
+            }
+            #expect(await done.value() == ["0"])
+            #expect(server.heads.first?.hasPrefix("POST /fmi/data/vLatest/databases/DB/sessions ") == true)
+        }
+    }
+
+    /// Guard (held): a window below 1, a payload JSON cannot carry, an empty layout, empty or control-character
+    /// credentials: the client's code, exactly once per call, and no request.
+    @Test func argumentsThatCannotBeSentFailOnceWithoutARequest() async throws {
+        let server = TestServer(respond: { _ in TestServer.json(Bodies.ok) })
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            let done = Recorder<String>(expecting: 10)
+            let t = Bodies.token
+            DataAPI.withLegacyDefaults(defaults) {
+                DataAPI.getRecords(token: t, layout: "L", limit: 0) { (_: [[String: Any]]?, code: String) in done.record("limit0 " + code) }
+                DataAPI.getRecords(token: t, layout: "L", offset: -1, limit: 5) { (_: [[String: Any]]?, code: String, _: String) in done.record("offset-1 " + code) }
+                DataAPI.getRecords(token: t, layout: "L", offset: 1, limit: Int.min) { (_: [[String: Any]]?, code: String, _: String) in done.record("limitMin " + code) }
+                DataAPI.findRequest(token: t, layout: "L", payload: ["query": [["born": Date()]]]) { (_: [[String: Any]]?, code: String, _: String) in done.record("date " + code) }
+                DataAPI.findRequest(token: t, layout: "L", payload: ["query": [["rating": Double.nan]]]) { (_: [[String: Any]]?, code: String, _: String) in done.record("nan " + code) }
+                DataAPI.findRequest(token: t, layout: "", payload: ["query": [["a": "b"]]]) { (_: [[String: Any]]?, code: String, _: String) in done.record("layout " + code) }
+                DataAPI.setGlobalFields(token: t, payload: ["globalFields": "not a dictionary"]) { code, _ in done.record("globals " + code) }
+                DataAPI.refreshToken(auth: "") { _, code, _ in done.record("authEmpty " + code) }
+                DataAPI.refreshToken(auth: "dXNlcjpwYXNz\r\nX-Injected: 1") { _, code, _ in done.record("authCRLF " + code) }
+                DataAPI.getRecords(token: "tok\r\nX-Injected: 1", layout: "L", offset: 1, limit: 5) { (_: [[String: Any]]?, code: String, _: String) in done.record("tokenCRLF " + code) }
+            }
+            let codes = await done.value()
+            let bad = FMError.ClientCode.invalidArgument
+            #expect(Set(codes) == [
+                "limit0 \(bad)", "offset-1 \(bad)", "limitMin \(bad)", "date \(bad)", "nan \(bad)", "layout \(bad)",
+                "globals \(bad)", "authEmpty \(FMError.ClientCode.invalidConfiguration)", "authCRLF \(bad)", "tokenCRLF \(bad)",
+            ])
+            #expect(codes.count == 10)
+            #expect(server.heads.isEmpty)
+        }
+    }
+
+    /// Guard (held): a record id of 0, -1 or `Int.max` is sent as written (FileMaker answers), once.
+    @Test(arguments: [0, -1, Int.max])
+    func anyRecordIdIsSentAsWritten(id: Int) async throws {
+        let server = TestServer(respond: { _ in
+            TestServer.json(#"{"messages":[{"code":"101","message":"Record is missing"}],"response":{}}"#, status: "500 Internal Server Error")
+        })
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            let done = Recorder<String>()
+            DataAPI.withLegacyDefaults(defaults) {
+                DataAPI.getRecord(id: id, token: Bodies.token, layout: "L") { record, code, _ in done.record("\(record == nil) \(code)") }
+            }
+            #expect(await done.value() == ["true 101"])
+            #expect(server.heads.first?.contains("/layouts/L/records/\(id) ") == true)
+        }
+    }
+
+    // MARK: Secrets
+
+    /// Guard (held): a server that quotes the `Authorization` header back (a gateway's error page, a script) does
+    /// not get the token or the password into the completion's message or `FMError.current`.
+    @Test func anEchoedSecretNeverReachesALegacyCompletion() async throws {
+        let server = TestServer(respond: { head in
+            let authorization = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("authorization:") } ?? ""
+            let decoded = authorization.split(separator: " ").last
+                .flatMap { Data(base64Encoded: String($0)) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            let echo = "\(authorization) \(decoded)".replacingOccurrences(of: "\"", with: "'")
+            return TestServer.json(#"{"messages":[{"code":"212","message":"denied: \#(echo)"}],"response":{}}"#, status: "401 Unauthorized")
+        })
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            let secret = "pw-s3cret"
+            let done = Recorder<String>(expecting: 3)
+            DataAPI.withLegacyDefaults(defaults) {
+                DataAPI.refreshToken(auth: basicValue("admin", secret)) { _, code, message in
+                    done.record("\(code) \(message) \(FMError.current.map { "\($0) \(String(reflecting: $0))" } ?? "")")
+                }
+                DataAPI.getRecords(token: Bodies.token, layout: "L", offset: 1, limit: 5) { (_: [[String: Any]]?, code: String, message: String) in
+                    done.record("\(code) \(message) \(FMError.current.map { "\($0) \(String(reflecting: $0))" } ?? "")")
+                }
+            }
+            let fetched = await DataAPI.withLegacyDefaults(defaults) { await SwiftFM.newSession() }
+            done.record("newSession \(fetched ?? "nil")")
+            let texts = await done.value()
+            #expect(texts.count == 3)
+            for text in texts {
+                #expect(!text.contains(secret), "\(text)")
+                #expect(!text.contains(Bodies.token), "\(text)")
+                #expect(!text.contains(basicValue("admin", secret)), "\(text)")
+            }
+            #expect(texts.contains { $0.contains("denied") })
+        }
+    }
+}
+
+@Suite("Legacy attack: the token file")
+struct TokenFileAttackTests {
+    static let token = FMStoredToken(token: Bodies.token, expiry: Date(timeIntervalSince1970: 1_900_000_000))
+
+    /// A fresh directory for one test; removed afterwards.
+    static func inDirectory<T>(_ body: (URL) throws -> T) throws -> T {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("SwiftFM-TokenFile-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        return try body(directory)
+    }
+
+    /// Guard (held): a FIFO in the token file's place reads as no token without blocking (nor waiting for a
+    /// writer), and a save replaces it with a regular file, which then reads back.
+    @Test func aFIFOReadsAsNoTokenWithoutBlocking() async throws {
+        try await Self.inDirectoryAsync { directory in
+            let url = directory.appendingPathComponent("token.json")
+            #expect(mkfifo(url.path, 0o600) == 0)
+            let store = FMFileTokenStore(url: url)
+            let loaded = Recorder<Bool>()
+            Thread { loaded.record(store.load() == nil) }.start()
+            let values = await loaded.value()
+            if values.isEmpty {
+                // Still blocked (a defect): open the FIFO for writing and close it, so the reader ends.
+                let writer = open(url.path, O_WRONLY | O_NONBLOCK)
+                if writer >= 0 { close(writer) }
+            }
+            #expect(values == [true])
+            store.save(Self.token)
+            #expect(store.load() == Self.token)
+        }
+    }
+
+    static func inDirectoryAsync<T>(_ body: (URL) async throws -> T) async throws -> T {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("SwiftFM-TokenFile-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        return try await body(directory)
+    }
+
+    /// Guard (held): a symbolic link to a device (`/dev/zero`, which never ends) reads as no token at once, and a
+    /// save replaces the link with a regular file of mode 0600.
+    @Test func aSymlinkToADeviceReadsAsNoToken() throws {
+        try Self.inDirectory { directory in
+            let url = directory.appendingPathComponent("token.json")
+            try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: "/dev/zero")
+            let store = FMFileTokenStore(url: url)
+            #expect(store.load() == nil)
+            store.save(Self.token)
+            #expect(store.load() == Self.token)
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: url.path)) == nil)
+            let mode = try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber
+            #expect(mode?.intValue == 0o600)
+        }
+    }
+
+    /// Guard (held): a missing, empty, truncated or corrupt file, a directory, or a symlink to a missing file read
+    /// as no token; a symlink to a good file reads through; every save keeps mode 0600 and leaves no temporary file.
+    @Test func odditiesReadAsNoTokenAndSavesStayPrivate() throws {
+        try Self.inDirectory { directory in
+            let url = directory.appendingPathComponent("token.json")
+            let store = FMFileTokenStore(url: url)
+            #expect(store.load() == nil)
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .secondsSince1970
+            let good = try encoder.encode(Self.token)
+            for bad in [Data(), good.prefix(good.count / 2), Data("not json".utf8), Data([0xFF, 0xFE, 0x00]),
+                        Data(#"{"token":42,"expiry":"soon"}"#.utf8), Data(#"[]"#.utf8)] {
+                try bad.write(to: url)
+                #expect(store.load() == nil)
+            }
+            try FileManager.default.removeItem(at: url)
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+            #expect(store.load() == nil)
+            store.save(Self.token) // cannot replace a directory: fails quietly, leaves no temporary file
+            try FileManager.default.removeItem(at: url)
+            try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: directory.appendingPathComponent("missing").path)
+            #expect(store.load() == nil)
+            try FileManager.default.removeItem(at: url)
+            let target = directory.appendingPathComponent("elsewhere.json")
+            try good.write(to: target)
+            try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: target.path)
+            #expect(store.load() == Self.token)
+            try FileManager.default.removeItem(at: url)
+            try FileManager.default.removeItem(at: target)
+            // Two clients writing the same file: each write is whole, the file stays 0600, no temporary is left.
+            let other = FMFileTokenStore(url: url)
+            DispatchQueue.concurrentPerform(iterations: 40) { index in
+                (index.isMultiple(of: 2) ? store : other)
+                    .save(FMStoredToken(token: "t\(index)-" + Bodies.token, expiry: Self.token.expiry))
+            }
+            let loaded = try #require(store.load())
+            #expect(loaded.token.hasSuffix("-" + Bodies.token))
+            let mode = try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber
+            #expect(mode?.intValue == 0o600)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["token.json"])
+            #expect(!store.description.contains(Bodies.token) && !String(reflecting: loaded).contains(Bodies.token))
+        }
+    }
+}
