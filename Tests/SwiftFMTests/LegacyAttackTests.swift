@@ -42,6 +42,50 @@ struct LegacyAttackTests {
 
     // MARK: SwiftFM 2.x and task cancellation
 
+    /// Failed before the fix: the login went on after the task was cancelled, returned the token and stored
+    /// it in `fm-token` (the continuation ignored cancellation; a server that never answered held the task for
+    /// the whole 30 s deadline).
+    @Test func aCancelledNewSessionReturnsNilAndStoresNoToken() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let server = Self.gatedServer(gate, answering: Bodies.login())
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            let box = UncheckedBox(defaults)
+            let task = Task { await DataAPI.withLegacyDefaults(box.value) { await SwiftFM.newSession() } }
+            #expect(await server.waitForHeads(1))
+            task.cancel()
+            gate.signal()
+            #expect(await task.value == nil)
+            #expect(defaults.string(forKey: "fm-token") == nil)
+            #expect(!DataAPI.withLegacyDefaults(defaults) { DataAPI.isActiveToken() })
+        }
+    }
+
+    /// Failed before the fix: a cancelled throwing fetch returned the records the server sent afterwards.
+    @Test func aCancelledSwiftFM2FetchThrowsCancelled() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let page = #"{"response":{"dataInfo":{"database":"DB","layout":"L","table":"T","totalRecordCount":1,"foundCount":1,"returnedCount":1},"data":[{"fieldData":{},"portalData":{},"recordId":"1","modId":"0"}]},"messages":[{"code":"0","message":"OK"}]}"#
+        let server = Self.gatedServer(gate, answering: page)
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            let box = UncheckedBox(defaults)
+            let task = Task { () -> String in
+                await DataAPI.withLegacyDefaults(box.value) {
+                    do {
+                        _ = try await SwiftFM.query(layout: "L", payload: ["query": [["name": "x"]]], token: Bodies.token)
+                        return "0"
+                    } catch {
+                        return (error as? FMError)?.code ?? "\(error)"
+                    }
+                }
+            }
+            #expect(await server.waitForHeads(1))
+            task.cancel()
+            gate.signal()
+            #expect(await task.value == FMError.ClientCode.cancelled)
+        }
+    }
+
     /// Guard (held): an uncancelled SwiftFM 2.x login still stores its token (the cancel path changed nothing else).
     @Test func anUncancelledNewSessionStoresItsToken() async throws {
         let server = TestServer(respond: { _ in TestServer.json(Bodies.login()) })
