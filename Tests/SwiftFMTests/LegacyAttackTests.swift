@@ -100,6 +100,33 @@ struct LegacyAttackTests {
 
     // MARK: fm-token values that cannot be sent
 
+    /// Failed before the fix (the class function said `true`): the class and instance `isActiveToken()` agree
+    /// on a stored token that cannot be sent, so the 2019 pattern logs in again and replaces it.
+    @Test(arguments: ["empty", "line break", "space", "non-ASCII", "5 KiB"])
+    func anUnusableStoredTokenIsNotActive(kind: String) async throws {
+        let stored = ["empty": "", "line break": "tok\nen", "space": "tok en", "non-ASCII": "tök"][kind]
+            ?? String(repeating: "a", count: 5 * 1024)
+        let server = TestServer(respond: { _ in TestServer.json(Bodies.login()) })
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            defaults.set(stored, forKey: "fm-token")
+            defaults.set(Date(timeIntervalSinceNow: 3600), forKey: "fm-token-expiry")
+            try await DataAPI.withLegacyDefaults(defaults) {
+                #expect(!DataAPI.isActiveToken())
+                #expect(!DataAPI().isActiveToken())
+                // The 2019 pattern: `switch isActiveToken() { case false: refreshToken(for: auth) … }`.
+                let done = Recorder<String>()
+                DataAPI.refreshToken(for: try #require(defaults.string(forKey: "fm-auth"))) { (_: String?, _: Date?, code: String) in
+                    done.record(code)
+                }
+                #expect(await done.value() == ["0"])
+                #expect(defaults.string(forKey: "fm-token") == Bodies.token)
+                #expect(DataAPI.isActiveToken())
+                #expect(DataAPI().isActiveToken())
+            }
+        }
+    }
+
     /// Guard (held): values of the wrong type under the legacy keys read as absent or expired, never as a crash.
     @Test func wrongTypesUnderTheLegacyKeysAreNotActive() throws {
         let suite = "SwiftFM.LegacyAttack.\(UUID().uuidString)"

@@ -272,9 +272,13 @@ enum LegacyEnvironment {
     }
 
     /// `isActiveToken()` of 2018–2019: a token in `fm-token` and a `Date` in `fm-token-expiry` in the future.
+    ///
+    /// A `fm-token` that cannot be sent as a `Bearer` token (empty, a space or line break, over 4 KiB: a
+    /// hand-written or stale value) is not active, as `DataAPI().isActiveToken()` reads the same key: the 2019
+    /// pattern then logs in again instead of failing every call with it until the expiry.
     static func isActiveToken() -> Bool {
         let defaults = self.defaults
-        guard defaults.string(forKey: LegacyKey.token) != nil else { return false }
+        guard let token = defaults.string(forKey: LegacyKey.token), RequestBuilder.isValidSessionToken(token) else { return false }
         let expiry = defaults.object(forKey: LegacyKey.tokenExpiry) as? Date ?? Date(timeIntervalSince1970: 0)
         return expiry > Date()
     }
