@@ -155,7 +155,7 @@ struct LegacyAttackTests {
     /// A host the legacy keys cannot name a server by is `-1001` once, and nothing is sent. `"https://"` and
     /// `"http://"` failed before the fix: the trailing-slash trim ate the scheme's slashes and sent the login to a
     /// host named `https` (a DNS failure, `-1003`, after a lookup).
-    @Test(arguments: ["", "   ", "my host", "http://[::1", "ftp://127.0.0.1"])
+    @Test(arguments: ["", "   ", "my host", "http://[::1", "ftp://127.0.0.1", "https://", "http://", "https:///"])
     func aHostThatNamesNoServerIsMinus1001(host: String) async throws {
         let server = TestServer(respond: { _ in TestServer.json(Bodies.login()) })
         defer { server.stop() }

@@ -217,7 +217,8 @@ enum LegacyEnvironment {
     /// and so is a path prefix (`https://proxy.example.com/filemaker`), which the originals interpolated too.
     static func parseHost(_ host: String) -> URL? {
         var trimmed = host.trimmingCharacters(in: .whitespacesAndNewlines)
-        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        // Trailing slashes go, but not the scheme's own (`https://` names no host, not a host called `https`).
+        while trimmed.hasSuffix("/"), !trimmed.hasSuffix("://") { trimmed.removeLast() }
         guard !trimmed.isEmpty else { return nil }
         let withScheme = trimmed.contains("://") ? trimmed : "https://" + trimmed
         guard let url = URL(string: withScheme) else { return nil }
