@@ -14,6 +14,7 @@ import Testing
 // * a host or database path that names no server, a window below 1, a payload JSON cannot carry, empty or
 //   control-character credentials: the client's code, once, and nothing is sent; a host with spaces around
 //   it, a trailing slash or a capitalised scheme still reaches the server;
+// * a caller's payload nested thousands of levels deep is `-1002` (past 64 levels), not a stack overflow;
 // * a secret (the token, the password) never reaches the completion's code, message or `FMError.current`;
 // * `FMFileTokenStore` reads a missing, empty, truncated or corrupt file, a directory, a FIFO or a device as
 //   "no token" without blocking; concurrent saves from two stores leave one whole file of mode 0600.
@@ -217,6 +218,70 @@ struct LegacyAttackTests {
             ])
             #expect(codes.count == 10)
             #expect(server.heads.isEmpty)
+        }
+    }
+
+    /// Failed before the fix (the test process died of a stack overflow, signal 11): a payload nested a few
+    /// thousand levels deep overflowed the stack of the caller's thread in `JSONPayload.normalize`, which
+    /// recursed once per level, and whose `as NSNumber` cast of a nested array bridged the whole tree first,
+    /// recursively. It is now `-1002` past 64 levels (containers are cast first), and nothing is sent.
+    @Test func aPayloadNestedThousandsDeepIsMinus1002NotAStackOverflow() async throws {
+        let server = TestServer(respond: { _ in TestServer.json(Bodies.ok) })
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            var nested: Any = "x"
+            for _ in 0..<5_000 { nested = [nested] }
+            var objects: Any = "x"
+            for _ in 0..<5_000 { objects = ["a": objects] }
+            let values = UncheckedBox((nested, objects, defaults))
+            let done = Recorder<String>(expecting: 4)
+            // A thread of the caller's own, with a 1 MiB stack (an app's secondary threads have 512 KiB).
+            let thread = Thread {
+                let (nested, objects, defaults) = values.value
+                DataAPI.withLegacyDefaults(defaults) {
+                    DataAPI.findRequest(token: Bodies.token, layout: "L", payload: ["query": [["a": nested]]]) {
+                        (_: [[String: Any]]?, code: String, _: String) in done.record("find " + code)
+                    }
+                    DataAPI.createRecord(token: Bodies.token, layout: "L", payload: ["fieldData": ["a": objects]]) {
+                        (_: String?, code: String, _: String) in done.record("create " + code)
+                    }
+                    DataAPI.editRecord(id: 1, token: Bodies.token, layout: "L", payload: ["fieldData": ["a": nested]], modId: nil) {
+                        code, _ in done.record("edit " + code)
+                    }
+                }
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+            let query: String = await DataAPI.withLegacyDefaults(defaults) {
+                do {
+                    _ = try await SwiftFM.query(layout: "L", payload: ["query": [["a": values.value.0]]], token: Bodies.token)
+                    return "0"
+                } catch {
+                    return (error as? FMError)?.code ?? "\(error)"
+                }
+            }
+            done.record("query " + query)
+            let bad = FMError.ClientCode.invalidArgument
+            #expect(Set(await done.value()) == ["find \(bad)", "create \(bad)", "edit \(bad)", "query \(bad)"])
+            #expect(server.heads.isEmpty)
+        }
+    }
+
+    /// Guard (held): a payload nested as deep as a real one and more (10 levels) is sent.
+    @Test func aPayloadNestedTenDeepIsSent() async throws {
+        let server = TestServer(respond: { _ in TestServer.json(#"{"response":{"recordId":"7","modId":"0"},"messages":[{"code":"0","message":"OK"}]}"#) })
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            var nested: Any = "x"
+            for _ in 0..<10 { nested = [nested] }
+            let done = Recorder<String>()
+            DataAPI.withLegacyDefaults(defaults) {
+                DataAPI.createRecord(token: Bodies.token, layout: "L", payload: ["fieldData": ["a": nested]]) {
+                    (id: String?, code: String, _: String) in done.record("\(id ?? "nil") \(code)")
+                }
+            }
+            #expect(await done.value() == ["7 0"])
+            #expect(server.requests.first.map { String(decoding: $0.body, as: UTF8.self) } == #"{"fieldData":{"a":[[[[[[[[[["x"]]]]]]]]]]}}"#)
         }
     }
 
