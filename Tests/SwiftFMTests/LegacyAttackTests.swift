@@ -15,6 +15,8 @@ import Testing
 //   control-character credentials: the client's code, once, and nothing is sent; a host with spaces around
 //   it, a trailing slash or a capitalised scheme still reaches the server;
 // * a caller's payload nested thousands of levels deep is `-1002` (past 64 levels), not a stack overflow;
+// * `DataAPI()` shared by many threads logs in once and shares that token with the class functions through
+//   `fm-token`, also when a class `deleteToken` ends it underneath;
 // * a secret (the token, the password) never reaches the completion's code, message or `FMError.current`;
 // * `FMFileTokenStore` reads a missing, empty, truncated or corrupt file, a directory, a FIFO or a device as
 //   "no token" without blocking; concurrent saves from two stores leave one whole file of mode 0600.
@@ -148,6 +150,71 @@ struct LegacyAttackTests {
                 #expect(!DataAPI.isActiveToken(), "\(token) \(expiry)")
                 #expect(!DataAPI().isActiveToken(), "\(token) \(expiry)")
             }
+        }
+    }
+
+    // MARK: One token shared by many threads and both surfaces
+
+    /// A server that issues `tok-N` tokens, forgets one on `DELETE …/sessions/{token}`, answers a request with a
+    /// token it does not know `952`, and every other request a one-record page.
+    static func sessionServer() -> TestServer {
+        let valid = Locked<(next: Int, tokens: Set<String>)>((0, []))
+        let page = #"{"response":{"dataInfo":{"database":"DB","layout":"L","table":"T","totalRecordCount":1,"foundCount":1,"returnedCount":1},"data":[{"fieldData":{},"portalData":{},"recordId":"1","modId":"0"}]},"messages":[{"code":"0","message":"OK"}]}"#
+        return TestServer(respond: { head in
+            let line = head.split(separator: "\r\n").first.map(String.init) ?? ""
+            if line.hasPrefix("POST "), line.contains("/sessions ") {
+                let token = valid.withLock { state -> String in
+                    state.next += 1
+                    state.tokens.insert("tok-\(state.next)")
+                    return "tok-\(state.next)"
+                }
+                return TestServer.json(Bodies.login(token))
+            }
+            if line.hasPrefix("DELETE "), let range = line.range(of: "/sessions/") {
+                let token = String(line[range.upperBound...].prefix { $0 != " " })
+                _ = valid.withLock { $0.tokens.remove(token) }
+                return TestServer.json(Bodies.ok)
+            }
+            let bearer = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("authorization: bearer ") }
+                .map { String($0.dropFirst("authorization: bearer ".count)) } ?? ""
+            guard valid.withLock({ $0.tokens.contains(bearer) }) else {
+                return TestServer.json(Bodies.expired, status: "401 Unauthorized")
+            }
+            return TestServer.json(page)
+        })
+    }
+
+    /// Guard (held): `DataAPI()` (2019, configured from the legacy keys) shared by 24 threads logs in once, writes
+    /// that token to `fm-token`, where the class `isActiveToken()` sees it; a class `deleteToken` of it underneath
+    /// the running client makes its next call log in once more and replay, and `fm-token` follows.
+    @Test func oneTokenSharedByManyThreadsAndBothSurfaces() async throws {
+        let server = Self.sessionServer()
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            let api = DataAPI.withLegacyDefaults(defaults) { DataAPI() }
+            let done = Recorder<String>(expecting: 24)
+            DispatchQueue.concurrentPerform(iterations: 24) { _ in
+                api.getRecords(layout: "L", limit: 1) { found, code in done.record("\(found?.records.count ?? -1) \(code)") }
+            }
+            #expect(await done.value() == Array(repeating: "1 0", count: 24))
+            #expect(server.count("/sessions ") == 1)
+            #expect(defaults.string(forKey: "fm-token") == "tok-1")
+            #expect(DataAPI.withLegacyDefaults(defaults) { DataAPI.isActiveToken() })
+            #expect(api.currentToken == "tok-1")
+
+            // The class surface logs the shared token out underneath the running client.
+            let deleted = Recorder<String>()
+            DataAPI.withLegacyDefaults(defaults) { DataAPI.deleteToken("tok-1") { code, _ in deleted.record(code) } }
+            #expect(await deleted.value() == ["0"])
+            #expect(!DataAPI.withLegacyDefaults(defaults) { DataAPI.isActiveToken() })
+            let again = Recorder<String>(expecting: 8)
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                api.getRecords(layout: "L", limit: 1) { found, code in again.record("\(found?.records.count ?? -1) \(code)") }
+            }
+            #expect(await again.value() == Array(repeating: "1 0", count: 8))
+            #expect(server.count("/sessions ") == 2)
+            #expect(defaults.string(forKey: "fm-token") == "tok-2")
+            #expect(DataAPI.withLegacyDefaults(defaults) { DataAPI.isActiveToken() })
         }
     }
 
