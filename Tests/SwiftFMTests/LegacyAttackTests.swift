@@ -218,6 +218,32 @@ struct LegacyAttackTests {
         }
     }
 
+    // MARK: The caller's adjustment of the legacy services
+
+    /// Failed before the fix (hung: the hang guard fired): the legacy service was made under the legacy state's
+    /// lock, and the caller's `configureLegacyCalls` closure ran there, so a closure that read `legacyDefaults` (or
+    /// `legacyLogger`) waited for that lock for ever, and with it the first legacy call to each server. A fresh
+    /// `LegacyState` stands for the process-wide one (whose closure the legacy test target owns).
+    @Test func anAdjustmentThatReadsTheLegacySettingsDoesNotDeadlock() async throws {
+        let state = LegacyState()
+        let suite = "SwiftFM.LegacyAttack.\(UUID().uuidString)"
+        let defaults = try #require(UserDefaults(suiteName: suite))
+        defer { defaults.removePersistentDomain(forName: suite) }
+        defaults.set(7.5, forKey: "fm-timeout")
+        state.defaults = defaults
+        state.adjust = { configuration in
+            // What `DataAPI.legacyDefaults` and `DataAPI.legacyLogger` read.
+            if let timeout = state.defaults.object(forKey: "fm-timeout") as? Double { configuration.timeout = timeout }
+            if state.logger != nil { configuration.timeout += 1 }
+        }
+        let target = LegacyTarget(server: try #require(URL(string: "http://127.0.0.1:9")), version: .vLatest, database: "DB")
+        let made = Recorder<Double>()
+        Thread { made.record(state.service(for: target).configuration.timeout) }.start()
+        #expect(await made.value() == [7.5])
+        // Made once, then reused.
+        #expect(state.service(for: target) === state.service(for: target))
+    }
+
     // MARK: Configuration and arguments a caller gets wrong
 
     /// A host the legacy keys cannot name a server by is `-1001` once, and nothing is sent. `"https://"` and

@@ -72,13 +72,19 @@ final class LegacyState: @unchecked Sendable {
     }
 
     /// The service for `target`, created once and then reused (its URLSession and queue are shared).
+    ///
+    /// It is made outside the lock: `adjust` is the caller's code, which may read ``DataAPI/legacyDefaults`` or
+    /// ``DataAPI/legacyLogger`` (this lock). Two threads that make one at once keep the first; the other is dropped
+    /// unused.
     func service(for target: LegacyTarget) -> DataAPI {
-        lock.lock()
-        defer { lock.unlock() }
-        if let existing = services[target] { return existing }
-        let made = LegacyState.makeService(target, adjust: _adjust, logger: _logger)
-        services[target] = made
-        return made
+        let (existing, adjust, logger) = lock.withLock { (services[target], _adjust, _logger) }
+        if let existing { return existing }
+        let made = LegacyState.makeService(target, adjust: adjust, logger: logger)
+        return lock.withLock {
+            if let first = services[target] { return first }
+            services[target] = made
+            return made
+        }
     }
 
     /// Builds the `DataAPI` the legacy calls of one configuration go through.
