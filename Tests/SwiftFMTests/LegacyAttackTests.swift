@@ -218,6 +218,42 @@ struct LegacyAttackTests {
         }
     }
 
+    /// Guard (held): the 2019 pattern run by 16 threads at once over one `fm-token` (`isActiveToken()`, else
+    /// `refreshToken(for:)`, then a read with the token it got or found): every completion runs once with `"0"`,
+    /// and `fm-token` ends as a token the server issued and still knows, which `isActiveToken()` reports active.
+    @Test func the2019PatternFromManyThreadsSharesOneWorkingToken() async throws {
+        let server = Self.sessionServer()
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            let auth = try #require(defaults.string(forKey: "fm-auth"))
+            let box = UncheckedBox(defaults)
+            let done = Recorder<String>(expecting: 16)
+            DispatchQueue.concurrentPerform(iterations: 16) { _ in
+                DataAPI.withLegacyDefaults(box.value) {
+                    func read(_ token: String) {
+                        DataAPI.getRecords(token: token, layout: "L", offset: 1, limit: 1) { (records: [[String: Any]]?, code: String) in
+                            done.record("\(records?.count ?? -1) \(code)")
+                        }
+                    }
+                    if DataAPI.isActiveToken(), let token = box.value.string(forKey: "fm-token") {
+                        read(token)
+                    } else {
+                        DataAPI.refreshToken(for: auth) { (token: String?, _: Date?, code: String) in
+                            guard let token else { return done.record("login \(code)") }
+                            read(token)
+                        }
+                    }
+                }
+            }
+            #expect(await done.value() == Array(repeating: "1 0", count: 16))
+            let logins = server.count("/sessions ")
+            #expect((1...16).contains(logins))
+            let stored = try #require(defaults.string(forKey: "fm-token"))
+            #expect((1...logins).map { "tok-\($0)" }.contains(stored))
+            #expect(DataAPI.withLegacyDefaults(defaults) { DataAPI.isActiveToken() })
+        }
+    }
+
     // MARK: The caller's adjustment of the legacy services
 
     /// Failed before the fix (hung: the hang guard fired): the legacy service was made under the legacy state's
