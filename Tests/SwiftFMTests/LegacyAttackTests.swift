@@ -473,18 +473,11 @@ struct LegacyAttackTests {
 struct TokenFileAttackTests {
     static let token = FMStoredToken(token: Bodies.token, expiry: Date(timeIntervalSince1970: 1_900_000_000))
 
-    /// A fresh directory for one test; removed afterwards.
-    static func inDirectory<T>(_ body: (URL) throws -> T) throws -> T {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("SwiftFM-TokenFile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        return try body(directory)
-    }
 
     /// Guard (held): a FIFO in the token file's place reads as no token without blocking (nor waiting for a
     /// writer), and a save replaces it with a regular file, which then reads back.
     @Test func aFIFOReadsAsNoTokenWithoutBlocking() async throws {
-        try await Self.inDirectoryAsync { directory in
+        try await Self.inDirectory { directory in
             let url = directory.appendingPathComponent("token.json")
             #expect(mkfifo(url.path, 0o600) == 0)
             let store = FMFileTokenStore(url: url)
@@ -502,7 +495,8 @@ struct TokenFileAttackTests {
         }
     }
 
-    static func inDirectoryAsync<T>(_ body: (URL) async throws -> T) async throws -> T {
+    /// A fresh directory for one test; removed afterwards.
+    static func inDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("SwiftFM-TokenFile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -511,8 +505,8 @@ struct TokenFileAttackTests {
 
     /// Guard (held): a symbolic link to a device (`/dev/zero`, which never ends) reads as no token at once, and a
     /// save replaces the link with a regular file of mode 0600.
-    @Test func aSymlinkToADeviceReadsAsNoToken() throws {
-        try Self.inDirectory { directory in
+    @Test func aSymlinkToADeviceReadsAsNoToken() async throws {
+        try await Self.inDirectory { directory in
             let url = directory.appendingPathComponent("token.json")
             try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: "/dev/zero")
             let store = FMFileTokenStore(url: url)
@@ -527,8 +521,8 @@ struct TokenFileAttackTests {
 
     /// Guard (held): a missing, empty, truncated or corrupt file, a directory, or a symlink to a missing file read
     /// as no token; a symlink to a good file reads through; every save keeps mode 0600 and leaves no temporary file.
-    @Test func odditiesReadAsNoTokenAndSavesStayPrivate() throws {
-        try Self.inDirectory { directory in
+    @Test func odditiesReadAsNoTokenAndSavesStayPrivate() async throws {
+        try await Self.inDirectory { directory in
             let url = directory.appendingPathComponent("token.json")
             let store = FMFileTokenStore(url: url)
             #expect(store.load() == nil)
