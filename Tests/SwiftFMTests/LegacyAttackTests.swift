@@ -89,6 +89,29 @@ struct LegacyAttackTests {
         }
     }
 
+    /// A task cancelled before it calls SwiftFM 2.x: the call ends with `-1005` whatever the server answers (the
+    /// handle is cancelled as soon as it exists), and `newSession()` stores nothing. Before the fix the server's
+    /// answer came back (the same defect as above, without any race with the server).
+    @Test func aTaskCancelledBeforeTheCallGetsNothing() async throws {
+        let server = TestServer(respond: { head in
+            TestServer.json(head.contains("/sessions ") ? Bodies.login() : Bodies.ok)
+        })
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            let box = UncheckedBox(defaults)
+            let task = Task { () -> (String?, Bool) in
+                withUnsafeCurrentTask { $0?.cancel() }
+                return await DataAPI.withLegacyDefaults(box.value) {
+                    (await SwiftFM.newSession(), await SwiftFM.setGlobals(payload: ["globalFields": ["g": "1"]], token: Bodies.token))
+                }
+            }
+            let (token, globals) = await task.value
+            #expect(token == nil)
+            #expect(!globals)
+            #expect(defaults.string(forKey: "fm-token") == nil)
+        }
+    }
+
     /// Guard (held): an uncancelled SwiftFM 2.x login still stores its token (the cancel path changed nothing else).
     @Test func anUncancelledNewSessionStoresItsToken() async throws {
         let server = TestServer(respond: { _ in TestServer.json(Bodies.login()) })
