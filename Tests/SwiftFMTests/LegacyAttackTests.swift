@@ -14,6 +14,7 @@ import Testing
 // * a host or database path that names no server, a window below 1, a payload JSON cannot carry, empty or
 //   control-character credentials: the client's code, once, and nothing is sent; a host with spaces around
 //   it, a trailing slash or a capitalised scheme still reaches the server;
+// * a layout or script parameter of megabytes is `-1002`, not a connection failure retried until the deadline;
 // * a caller's payload nested thousands of levels deep is `-1002` (past 64 levels), not a stack overflow;
 // * `DataAPI()` shared by many threads logs in once and shares that token with the class functions through
 //   `fm-token`, also when a class `deleteToken` ends it underneath;
@@ -434,6 +435,45 @@ struct LegacyAttackTests {
             }
             #expect(await done.value() == ["7 0"])
             #expect(server.requests.first.map { String(decoding: $0.body, as: UTF8.self) } == #"{"fieldData":{"a":[[[[[[[[[["x"]]]]]]]]]]}}"#)
+        }
+    }
+
+    /// Failed before the fix (`-1003`): a layout name or script parameter of megabytes made a URL libcurl refuses
+    /// (curl 27 "out of memory" past a 1 MiB head, or a refused `CURLOPT_URL` past 8 MB read as "libcurl older
+    /// than 7.80"), a connection failure, retried for the whole 30 s deadline when the server had answered before.
+    /// It is now `-1002`, once, and nothing is sent.
+    @Test func aURLOfMegabytesIsMinus1002AndNotSent() async throws {
+        let server = TestServer(respond: { _ in TestServer.json(Bodies.ok) })
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            let done = Recorder<String>(expecting: 2)
+            DataAPI.withLegacyDefaults(defaults) {
+                DataAPI.findRequest(token: Bodies.token, layout: String(repeating: "y", count: 1_500_000), payload: ["query": [["a": "b"]]]) {
+                    (_: [[String: Any]]?, code: String, _: String) in done.record("find \(code) \(FMError.current?.message.hasPrefix("The request URL would be") == true)")
+                }
+                DataAPI.getRecords(token: Bodies.token, layout: String(repeating: "é", count: 200_000), offset: 1, limit: 1) {
+                    (_: [[String: Any]]?, code: String, _: String) in done.record("range \(code) \(FMError.current?.message.hasPrefix("The request URL would be") == true)")
+                }
+            }
+            let ran = await DataAPI.withLegacyDefaults(defaults) {
+                await SwiftFM.executeScript(script: "S", parameter: String(repeating: "x", count: 9_000_000), layout: "L", token: Bodies.token)
+            }
+            #expect(!ran)
+            #expect(Set(await done.value()) == ["find -1002 true", "range -1002 true"])
+            #expect(server.heads.isEmpty)
+        }
+    }
+
+    /// Guard (held): a long but sendable URL (a 20 KB script parameter) goes to the server as it is.
+    @Test func aLongButSendableURLIsSent() async throws {
+        let server = TestServer(respond: { _ in TestServer.json(#"{"response":{"scriptResult":"1","scriptError":"0"},"messages":[{"code":"0","message":"OK"}]}"#) })
+        defer { server.stop() }
+        try await Self.legacySetting(server) { defaults in
+            let ran = await DataAPI.withLegacyDefaults(defaults) {
+                await SwiftFM.executeScript(script: "S", parameter: String(repeating: "x", count: 20_000), layout: "L", token: Bodies.token)
+            }
+            #expect(ran)
+            #expect(server.heads.first?.contains(String(repeating: "x", count: 20_000)) == true)
         }
     }
 
