@@ -1,7 +1,8 @@
 import Foundation
 
-/// Holds the request of one bridged call so task cancellation can reach it, whichever comes first.
-private final class CancelLatch: Sendable {
+/// Holds the request of one bridged call so task cancellation can reach it, whichever comes first
+/// (the async bridge here, and the SwiftFM 2.x calls).
+final class CancelLatch: Sendable {
     private struct State {
         var cancelled = false
         var request: FMRequest?

@@ -15,7 +15,8 @@ import Foundation
 extension DataAPI {
     // MARK: Session
 
-    /// 2018–2019: `true` when `fm-token` is set and the `Date` in `fm-token-expiry` is in the future.
+    /// 2018–2019: `true` when `fm-token` holds a token that can be sent (no space or line break, at most 4 KiB)
+    /// and the `Date` in `fm-token-expiry` is in the future.
     public class func isActiveToken() -> Bool {
         LegacyEnvironment.isActiveToken()
     }

@@ -193,10 +193,12 @@ extension DataAPI {
     /// The configuration comes from ``legacyDefaults`` in the order `era` prefers; a missing
     /// configuration completes with `-1001` (the originals silently never called back). After a
     /// successful call made with the token in `fm-token`, `fm-token-expiry` slides to now + 900 s.
+    /// Returns the call's cancel handle (SwiftFM 2.x cancels it when its task is cancelled).
+    @discardableResult
     static func legacySend(
         _ call: LegacyCall, era: LegacyEra, token: String = "",
         completion: @escaping (LegacyOutcome) -> Void
-    ) {
+    ) -> FMRequest {
         // The configuration in force now stays in force for the completion (and the calls it makes).
         let scope = UncheckedBox(LegacyEnvironment.defaults)
         let deliver: (LegacyOutcome) -> Void = { outcome in
@@ -215,9 +217,10 @@ extension DataAPI {
         case .failure(let error):
             let box = UncheckedBox(deliver)
             LegacyState.shared.queue.async { box.value(LegacyOutcome(.failure(error))) }
+            return FMRequest()
         case .success(let target):
             let service = LegacyState.shared.service(for: target)
-            service.perform(call.endpoint(token: token)) { result in deliver(LegacyOutcome(result)) }
+            return service.perform(call.endpoint(token: token)) { result in deliver(LegacyOutcome(result)) }
         }
     }
 
@@ -283,9 +286,10 @@ extension DataAPI {
 
     /// `(token?, expiry?, code, message)` of a login with base64 `user:pass`; writes `fm-token` and
     /// `fm-token-expiry` on success, as `refreshToken` always did.
+    @discardableResult
     static func legacyLogin(
         auth: String, era: LegacyEra, completion: @escaping (String?, Date?, String, String) -> Void
-    ) {
+    ) -> FMRequest {
         legacySend(.login(encodedAuth: auth), era: era) { outcome in
             guard outcome.isSuccess else { return completion(nil, nil, outcome.code, outcome.message) }
             guard let token = outcome.response["token"] as? String, !token.isEmpty else {

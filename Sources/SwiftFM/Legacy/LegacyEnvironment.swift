@@ -72,13 +72,19 @@ final class LegacyState: @unchecked Sendable {
     }
 
     /// The service for `target`, created once and then reused (its URLSession and queue are shared).
+    ///
+    /// It is made outside the lock: `adjust` is the caller's code, which may read ``DataAPI/legacyDefaults`` or
+    /// ``DataAPI/legacyLogger`` (this lock). Two threads that make one at once keep the first; the other is dropped
+    /// unused.
     func service(for target: LegacyTarget) -> DataAPI {
-        lock.lock()
-        defer { lock.unlock() }
-        if let existing = services[target] { return existing }
-        let made = LegacyState.makeService(target, adjust: _adjust, logger: _logger)
-        services[target] = made
-        return made
+        let (existing, adjust, logger) = lock.withLock { (services[target], _adjust, _logger) }
+        if let existing { return existing }
+        let made = LegacyState.makeService(target, adjust: adjust, logger: logger)
+        return lock.withLock {
+            if let first = services[target] { return first }
+            services[target] = made
+            return made
+        }
     }
 
     /// Builds the `DataAPI` the legacy calls of one configuration go through.
@@ -217,7 +223,8 @@ enum LegacyEnvironment {
     /// and so is a path prefix (`https://proxy.example.com/filemaker`), which the originals interpolated too.
     static func parseHost(_ host: String) -> URL? {
         var trimmed = host.trimmingCharacters(in: .whitespacesAndNewlines)
-        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        // Trailing slashes go, but not the scheme's own (`https://` names no host, not a host called `https`).
+        while trimmed.hasSuffix("/"), !trimmed.hasSuffix("://") { trimmed.removeLast() }
         guard !trimmed.isEmpty else { return nil }
         let withScheme = trimmed.contains("://") ? trimmed : "https://" + trimmed
         guard let url = URL(string: withScheme) else { return nil }
@@ -272,9 +279,13 @@ enum LegacyEnvironment {
     }
 
     /// `isActiveToken()` of 2018–2019: a token in `fm-token` and a `Date` in `fm-token-expiry` in the future.
+    ///
+    /// A `fm-token` that cannot be sent as a `Bearer` token (empty, a space or line break, over 4 KiB: a
+    /// hand-written or stale value) is not active, as `DataAPI().isActiveToken()` reads the same key: the 2019
+    /// pattern then logs in again instead of failing every call with it until the expiry.
     static func isActiveToken() -> Bool {
         let defaults = self.defaults
-        guard defaults.string(forKey: LegacyKey.token) != nil else { return false }
+        guard let token = defaults.string(forKey: LegacyKey.token), RequestBuilder.isValidSessionToken(token) else { return false }
         let expiry = defaults.object(forKey: LegacyKey.tokenExpiry) as? Date ?? Date(timeIntervalSince1970: 0)
         return expiry > Date()
     }

@@ -3,7 +3,8 @@ import Foundation
 // SwiftFM 2.x (2022, tags 2.2.0 … 2.3.2): the static async surface `SwiftFM.newSession()`,
 // `SwiftFM.getRecords(…)` and so on, configured by `fm-host`, `fm-db`, `fm-auth` and `fm-token`.
 // Each function is a projection of the same core as `DataAPI` (through the legacy bridge), resumed
-// with `withCheckedContinuation`; nothing is printed (the original printed tokens to the console).
+// with `withCheckedContinuation` and cancelled with its task (`cancellable`); nothing is printed (the original
+// printed tokens to the console).
 //
 // Differences from the original: the functions that return nil/false also do so for every failure
 // the original silently swallowed; `deleteSession` always calls its completion (the original returned
@@ -19,7 +20,7 @@ open class SwiftFM {
     /// SwiftFM 2.x: logs in with `fm-auth` (base64 `user:pass`); writes `fm-token` (and `fm-token-expiry`); nil on failure.
     open class func newSession() async -> String? {
         guard let auth = LegacyEnvironment.defaults.string(forKey: LegacyKey.auth), !auth.isEmpty else { return nil }
-        return await withCheckedContinuation { continuation in
+        return await cancellable { continuation in
             DataAPI.legacyLogin(auth: auth, era: .hostAndDatabase) { token, _, code, message in
                 if token == nil { warnFailure("newSession()", FMError.current ?? FMError(code: code, message: message)) }
                 continuation.resume(returning: token)
@@ -153,11 +154,24 @@ extension SwiftFM {
     static func legacyAsync<T: Sendable>(
         _ call: LegacyCall, token: String = "", function: String = #function, _ project: @escaping (LegacyOutcome) -> T
     ) async -> T {
-        await withCheckedContinuation { continuation in
+        await cancellable { continuation in
             DataAPI.legacySend(call, era: .hostAndDatabase, token: token) { outcome in
                 if !outcome.isSuccess { warnFailure(function, outcome.error ?? FMError(code: outcome.code, message: outcome.message)) }
                 continuation.resume(returning: project(outcome))
             }
+        }
+    }
+
+    /// Runs the call `start` begins (it returns the call's handle) and waits for it; cancelling the task cancels
+    /// the call, which then ends at once with `-1005` (nothing is stored: a cancelled `newSession()` returns nil
+    /// and writes no `fm-token`), as the original's `URLSession` request ended with its task.
+    nonisolated(nonsending)
+    static func cancellable<T: Sendable>(_ start: (CheckedContinuation<T, Never>) -> FMRequest) async -> T {
+        let latch = CancelLatch()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in latch.set(start(continuation)) }
+        } onCancel: {
+            latch.cancel()
         }
     }
 

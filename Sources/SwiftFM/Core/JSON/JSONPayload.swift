@@ -60,19 +60,44 @@ enum JSONPayload {
         return text
     }
 
+    /// The deepest nesting a payload may have (a Data API body nests some 5 levels): deeper is `-1002`, never a
+    /// stack overflow (the walk below recurses once per level, on whatever thread the caller is).
+    static let maxPayloadDepth = 64
+
     /// Walks `value` once and returns a tree that `JSONSerialization` accepts, or throws `-1002`.
-    static func normalize(_ value: Any, path: String) throws(FMError) -> Any {
+    static func normalize(_ value: Any, path: String, depth: Int = 0) throws(FMError) -> Any {
+        guard depth <= maxPayloadDepth else {
+            throw FMError.invalidArgument("The payload nests deeper than \(maxPayloadDepth) levels (at \(path.prefix(100))…)")
+        }
         // Optionals hidden inside `Any` (`["a": someOptional]`): unwrap, and reject `nil`.
         let mirror = Mirror(reflecting: value)
         if mirror.displayStyle == .optional {
             guard let child = mirror.children.first else { throw nullError(path) }
-            return try normalize(child.value, path: path)
+            return try normalize(child.value, path: path, depth: depth + 1)
         }
         // Class instances from JSONSerialization or Objective-C style code keep their exact value
         // (an `NSNumber` 1 must stay a number, not become `true`).
         if type(of: value) is NSNumber.Type, let number = value as? NSNumber {
             guard number.doubleValue.isFinite else { throw nonFinite(path) }
             return number
+        }
+        // Containers before scalars: casting a nested array to a class (`NSNumber`, `NSString`) bridges the whole
+        // tree first, recursively (a stack overflow for a payload nested thousands deep), where these casts do not.
+        if let dictionary = value as? [String: Any] {
+            var clean: [String: Any] = [:]
+            clean.reserveCapacity(dictionary.count)
+            for (key, element) in dictionary {
+                clean[key] = try normalize(element, path: path + "." + key, depth: depth + 1)
+            }
+            return clean
+        }
+        if let array = value as? [Any] {
+            var clean: [Any] = []
+            clean.reserveCapacity(array.count)
+            for (index, element) in array.enumerated() {
+                clean.append(try normalize(element, path: path + "[\(index)]", depth: depth + 1))
+            }
+            return clean
         }
         switch value {
         case is NSNull:
@@ -107,20 +132,6 @@ enum JSONPayload {
             return number
         case let text as NSString:
             return String(describing: text)
-        case let dictionary as [String: Any]:
-            var clean: [String: Any] = [:]
-            clean.reserveCapacity(dictionary.count)
-            for (key, element) in dictionary {
-                clean[key] = try normalize(element, path: path + "." + key)
-            }
-            return clean
-        case let array as [Any]:
-            var clean: [Any] = []
-            clean.reserveCapacity(array.count)
-            for (index, element) in array.enumerated() {
-                clean.append(try normalize(element, path: path + "[\(index)]"))
-            }
-            return clean
         default:
             throw FMError.invalidArgument(
                 "The value at \(path) (\(type(of: value))) is not JSON-serialisable; send strings, numbers, arrays or dictionaries")

@@ -216,6 +216,11 @@ enum RequestBuilder {
         return resolved
     }
 
+    /// The longest Data API URL sent. libcurl takes a request head of at most 1 MiB and refuses a longer one as
+    /// "out of memory" (curl 27), which read as a connection failure and was retried until the deadline; servers
+    /// answer 414 far below this. A longer URL (a layout, script name or script parameter of megabytes) is `-1002`.
+    static let maxURLBytes = 1_000_000
+
     /// The URL of `endpoint`: `{base}/fmi/data/{version}[/databases/{db}]/{segments…}?{query}`.
     static func url<Value>(for endpoint: Endpoint<Value>, configuration: FMConfiguration) -> Result<URL, FMError> {
         var components: URLComponents
@@ -266,6 +271,10 @@ enum RequestBuilder {
             if !endpoint.query.isEmpty {
                 text.append("?")
                 text.append(query(endpoint.query))
+            }
+            guard text.utf8.count <= maxURLBytes else {
+                return .failure(.invalidArgument("The request URL would be \(text.utf8.count) bytes (a name or parameter that long); "
+                    + "the most that can be sent is \(maxURLBytes)"))
             }
             guard let url = URL(string: text) else {
                 return .failure(.invalidConfiguration("Cannot build a URL for host \(Redaction.host(configuration.host))"))
