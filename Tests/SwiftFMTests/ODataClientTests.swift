@@ -873,3 +873,29 @@ struct ODataPipelineTests {
         #expect(sentAfterCancel.value == [true])
     }
 }
+
+@Suite("FMOData URLs too long to send")
+struct ODataLongURLTests {
+    /// Failed before (`-1003`, retried): an OData URL of megabytes (a `$filter` naming thousands of keys) was refused by
+    /// libcurl as "out of memory" past a 1 MiB head, a connection failure. It is `-1002` now, as a Data API URL is, and
+    /// nothing is sent.
+    @Test func aFilterOfMegabytesIsMinus1002AndNotSent() async throws {
+        let stub = StubTransport { _ in .json(200, ODataBodies.collection) }
+        let configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass")
+        let odata = FMOData(sharing: DataAPI(configuration: configuration, transport: stub))
+        var query = FMODataQuery()
+        query.filter = .raw("name eq '" + String(repeating: "x", count: 1_100_000) + "'")
+        do {
+            _ = try await odata.records(from: "contacts", query: query)
+            Issue.record("a URL of megabytes was sent")
+        } catch let error as FMError {
+            #expect(error.code == FMError.ClientCode.invalidArgument)
+            #expect(error.message.hasPrefix("The request URL would be"), "\(error.message)")
+        }
+        #expect(stub.requests.count == 0)
+        // A long but sendable one goes out as it is.
+        query.filter = .raw("name eq '" + String(repeating: "x", count: 20_000) + "'")
+        _ = try await odata.records(from: "contacts", query: query)
+        #expect(stub.requests.count == 1)
+    }
+}

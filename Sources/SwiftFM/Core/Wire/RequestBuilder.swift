@@ -216,10 +216,19 @@ enum RequestBuilder {
         return resolved
     }
 
-    /// The longest Data API URL sent. libcurl takes a request head of at most 1 MiB and refuses a longer one as
+    /// The longest URL sent (Data API or OData). libcurl takes a request head of at most 1 MiB and refuses a longer one as
     /// "out of memory" (curl 27), which read as a connection failure and was retried until the deadline; servers
-    /// answer 414 far below this. A longer URL (a layout, script name or script parameter of megabytes) is `-1002`.
+    /// answer 414 far below this. A longer URL (a layout, script name, script parameter or OData `$filter` of megabytes) is
+    /// `-1002`.
     static let maxURLBytes = 1_000_000
+
+    /// `-1002` for a URL longer than ``maxURLBytes``, or `nil`.
+    private static func tooLong(_ url: String) -> FMError? {
+        let length = url.utf8.count
+        guard length > maxURLBytes else { return nil }
+        return .invalidArgument("The request URL would be \(length) bytes (a name, parameter or filter that long); "
+            + "the most that can be sent is \(maxURLBytes)")
+    }
 
     /// The URL of `endpoint`: `{base}/fmi/data/{version}[/databases/{db}]/{segments…}?{query}`.
     static func url<Value>(for endpoint: Endpoint<Value>, configuration: FMConfiguration) -> Result<URL, FMError> {
@@ -235,7 +244,12 @@ enum RequestBuilder {
             components.percentEncodedPath = ""
             components.percentEncodedQuery = nil
             components.fragment = nil
-            guard let origin = components.string, let url = URL(string: origin + prefix + "/fmi/odata/v4/" + path) else {
+            guard let origin = components.string else {
+                return .failure(.invalidConfiguration("Cannot build a URL for host \(Redaction.host(configuration.host))"))
+            }
+            let text = origin + prefix + "/fmi/odata/v4/" + path
+            if let tooLong = tooLong(text) { return .failure(tooLong) }
+            guard let url = URL(string: text) else {
                 return .failure(.invalidConfiguration("Cannot build a URL for host \(Redaction.host(configuration.host))"))
             }
             return .success(url)
@@ -272,10 +286,7 @@ enum RequestBuilder {
                 text.append("?")
                 text.append(query(endpoint.query))
             }
-            guard text.utf8.count <= maxURLBytes else {
-                return .failure(.invalidArgument("The request URL would be \(text.utf8.count) bytes (a name or parameter that long); "
-                    + "the most that can be sent is \(maxURLBytes)"))
-            }
+            if let tooLong = tooLong(text) { return .failure(tooLong) }
             guard let url = URL(string: text) else {
                 return .failure(.invalidConfiguration("Cannot build a URL for host \(Redaction.host(configuration.host))"))
             }
