@@ -304,6 +304,26 @@ struct LegacyAttackTests {
         #expect(state.service(for: target) === state.service(for: target))
     }
 
+    /// Failed before the fix (a transport, and with libcurl a thread, per service: 40 databases of one server took a
+    /// process from 6 threads to 47, kept for ever): the legacy services share one transport per transport setting
+    /// (timeout, connection limit, TLS, proxy), whatever the server or database; a service adjusted to other
+    /// settings gets one of its own.
+    @Test func theLegacyServicesShareOneTransportPerSetting() throws {
+        let state = LegacyState()
+        func transport(_ server: String, _ database: String?) -> AnyObject? {
+            URL(string: server).map { state.service(for: LegacyTarget(server: $0, version: .vLatest, database: database)).transport as AnyObject }
+        }
+        let first = try #require(transport("http://127.0.0.1:9", "A"))
+        var others = (0..<40).map { transport("http://127.0.0.1:9", "DB\($0)") }
+        others += [transport("http://127.0.0.1:9", nil), transport("https://fms.example.com", "A")]
+        #expect(others.allSatisfy { $0 === first })
+        state.adjust = { configuration in
+            if configuration.database == "Slow" { configuration.timeout = 120 }
+        }
+        #expect(transport("http://127.0.0.1:9", "Slow") !== first)
+        #expect(transport("http://127.0.0.1:9", "Slow2") === first)
+    }
+
     // MARK: Configuration and arguments a caller gets wrong
 
     /// A host the legacy keys cannot name a server by is `-1001` once, and nothing is sent. `"https://"` and

@@ -48,6 +48,9 @@ final class LegacyState: @unchecked Sendable {
     private let lock = NSLock()
     private var _defaults: UserDefaults = .standard
     private var services: [LegacyTarget: DataAPI] = [:]
+    /// The transports the services share: one per ``TransportSetting``, whatever the server or database (with
+    /// libcurl, one thread each), so a process that reaches many databases keeps one, not one per database.
+    private var transports: [(setting: TransportSetting, transport: any FMTransport, note: String?)] = []
     private var _adjust: (@Sendable (inout FMConfiguration) -> Void)?
     private var _logger: FMLogHandler?
 
@@ -79,7 +82,7 @@ final class LegacyState: @unchecked Sendable {
     func service(for target: LegacyTarget) -> DataAPI {
         let (existing, adjust, logger) = lock.withLock { (services[target], _adjust, _logger) }
         if let existing { return existing }
-        let made = LegacyState.makeService(target, adjust: adjust, logger: logger)
+        let made = makeService(target, adjust: adjust, logger: logger)
         return lock.withLock {
             if let first = services[target] { return first }
             services[target] = made
@@ -87,16 +90,41 @@ final class LegacyState: @unchecked Sendable {
         }
     }
 
-    /// Builds the `DataAPI` the legacy calls of one configuration go through.
+    /// Builds the `DataAPI` the legacy calls of one configuration go through, on the transport its settings share.
     ///
     /// Legacy calls pass their own token (`Endpoint.Auth.token`) or their own base64 credentials
     /// (`.basic(encoded:)`), so the service is configured with the server and database only.
-    private static func makeService(_ target: LegacyTarget, adjust: (@Sendable (inout FMConfiguration) -> Void)?,
-                                    logger: FMLogHandler?) -> DataAPI {
+    private func makeService(_ target: LegacyTarget, adjust: (@Sendable (inout FMConfiguration) -> Void)?,
+                             logger: FMLogHandler?) -> DataAPI {
         var configuration = FMConfiguration(
             host: target.server.absoluteString, database: target.database ?? "", credentials: nil, version: target.version)
         adjust?(&configuration)
-        return DataAPI(configuration: configuration, logger: logger)
+        let setting = TransportSetting(configuration)
+        let (transport, note) = lock.withLock { () -> (any FMTransport, String?) in
+            if let shared = transports.first(where: { $0.setting == setting }) { return (shared.transport, shared.note) }
+            let made = defaultTransportChoice(for: configuration, libraryPath: "libcurl.so.4")
+            transports.append((setting, made.transport, made.note))
+            return made
+        }
+        let service = DataAPI(configuration: configuration, transport: transport, logger: logger)
+        if let note { service.logger.log(.warning, note) }
+        return service
+    }
+
+    /// What a default transport is made from (``defaultTransportChoice(for:libraryPath:)``): services that agree on
+    /// it can share one.
+    struct TransportSetting: Equatable {
+        let idleTimeout: TimeInterval
+        let connectionsPerHost: Int
+        let tls: FMTLSOptions
+        let proxy: URL?
+
+        init(_ configuration: FMConfiguration) {
+            idleTimeout = defaultIdleTimeout(for: configuration)
+            connectionsPerHost = configuration.transportConnectionLimit
+            tls = configuration.tls
+            proxy = configuration.proxy
+        }
     }
 }
 
