@@ -532,15 +532,21 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
 
     /// `Wrong scheme: HOST:PORT redirects to https://…; write the host as https://HOST` when the configured
     /// host is `http://` and the redirect goes to `https://` (a container's own redirect is not the host's).
+    /// The redirect is named without its user info or query (FileMaker Server's echoes the request's query: a
+    /// script parameter) and with the session path's token hidden (``Redaction/path(of:container:)``); the host
+    /// to write keeps the path prefix before `/fmi/data/` (a reverse proxy's `/filemaker`).
     private func redirectToHTTPS(_ location: String?) -> String? {
         if case .absolute = endpoint.scope { return nil }
         guard let base = context.configuration.baseURL, base.scheme?.lowercased() == "http",
               let location, let to = URL(string: location), to.scheme?.lowercased() == "https",
               let host = FMError.hostName(of: to)
         else { return nil }
-        let written = (host.contains(":") ? "[\(host)]" : host) + (to.port.map { ":\($0)" } ?? "")
+        let origin = "https://" + (host.contains(":") ? "[\(host)]" : host) + (to.port.map { ":\($0)" } ?? "")
+        let path = URLComponents(url: to, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        let prefix = path.range(of: "/fmi/data/").map { String(path[..<$0.lowerBound]) } ?? ""
         return FMError.wrongSchemePrefix + "\(FMError.address(of: base)) redirects to "
-            + FMError.serverText(location, limit: 200) + "; write the host as https://\(written)"
+            + FMError.serverText(origin + Redaction.path(of: to), limit: 200)
+            + "; write the host as " + FMError.serverText(origin + prefix, limit: 300)
     }
 
     // MARK: complete
