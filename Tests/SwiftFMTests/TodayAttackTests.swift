@@ -115,6 +115,24 @@ struct TodayAttackTests {
         #expect(!lines.joined().contains("s3cret-pass"), "\(lines)")
     }
 
+    // MARK: The URL cap
+
+    /// Failed before the fix: a container URL over 1,000,000 bytes (a query of megabytes) was sent (with libcurl: a
+    /// head it refuses as "out of memory", read as a connection failure).
+    @Test func aContainerURLOverTheCapIsMinus1002AndNotSent() async throws {
+        let h = Harness(configuration: Self.plain) { _ in .body(200, Data("x".utf8), contentType: "image/png") }
+        let long = try #require(URL(string: "http://fms.example.com/Streaming/MainDB/1.png?q=" + String(repeating: "a", count: RequestBuilder.maxURLBytes)))
+        let done = Recorder<String>()
+        h.api.downloadContainer(url: long) { _, code in done.record(code) }
+        #expect(await done.value() == [FMError.ClientCode.invalidArgument])
+        #expect(h.stub.requests.count == 0)
+        // One just under the cap is sent.
+        let fits = try #require(URL(string: "http://fms.example.com/Streaming/MainDB/1.png?q=" + String(repeating: "a", count: 500_000)))
+        let sent = Recorder<String>()
+        h.api.downloadContainer(url: fits) { _, code in sent.record(code) }
+        #expect(await sent.value() == ["0"])
+    }
+
     // MARK: Legacy transports
 
     /// Guard: services whose adjustment differs in TLS options or proxy get their own transports, each made with

@@ -216,7 +216,7 @@ enum RequestBuilder {
         return resolved
     }
 
-    /// The longest URL sent (Data API or OData). libcurl takes a request head of at most 1 MiB and refuses a longer one as
+    /// The longest URL sent (Data API, OData or a container's). libcurl takes a request head of at most 1 MiB and refuses a longer one as
     /// "out of memory" (curl 27), which read as a connection failure and was retried until the deadline; servers
     /// answer 414 far below this. A longer URL (a layout, script name, script parameter or OData `$filter` of megabytes) is
     /// `-1002`.
@@ -295,6 +295,8 @@ enum RequestBuilder {
         guard let url = components.url else {
             return .failure(.invalidConfiguration("Cannot build a URL for host \(Redaction.host(configuration.host))"))
         }
+        // A container's URL (the caller's or a redirect's) is capped as the others are.
+        if let tooLong = tooLong(url.absoluteString) { return .failure(tooLong) }
         return .success(url)
     }
 }
