@@ -65,7 +65,7 @@ public enum FMCredentials: Sendable, Equatable, CustomStringConvertible, CustomD
     var secrets: [String] {
         switch self {
         case .basic(_, let password): [password] + (encodedValue.map { [$0] } ?? [])
-        case .encoded: encodedValue.map { [$0] } ?? []
+        case .encoded: encodedValue.map(Redaction.basicSecrets) ?? []
         case .clarisID(let provider): provider.secrets()
         case .oauth(let requestId, let identifier): [requestId, identifier]
         }

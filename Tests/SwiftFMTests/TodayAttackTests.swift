@@ -115,6 +115,28 @@ struct TodayAttackTests {
         #expect(!lines.joined().contains("s3cret-pass"), "\(lines)")
     }
 
+    /// Failed before the fix: a refused login whose server echoed the password reached the caller's error and
+    /// the error-level `login failed` line unscrubbed when the credentials were base64 (`FMCredentials.encoded`, the
+    /// legacy `fm-auth` of `DataAPI()`) or passed to `refreshToken(encodedCredentials:)`: only the base64 value was
+    /// a known secret, not the password inside it, and an explicit value not even that.
+    @Test func aRefusedBase64LoginNeverShowsTheEchoedPassword() async throws {
+        let echo = #"{"messages":[{"code":"212","message":"Invalid password pw-s3cret for admin (basic YWRtaW46cHctczNjcmV0)"}],"response":{}}"#
+        let encoded = Data("admin:pw-s3cret".utf8).base64EncodedString()
+        let configured = FMConfiguration(host: "fms.example.com", database: "Music", credentials: .encoded(encoded))
+        let h = Harness(configuration: configured) { _ in .json(401, echo) }
+        let error = try await FirstContactHintTests.failure(of: h.api)
+        #expect(error.code == "212", "\(error)")
+        #expect(!error.description.contains("pw-s3cret") && !error.description.contains(encoded), "\(error)")
+        #expect(!h.logs.values.map(\.message).joined().contains("pw-s3cret"), "\(h.logs.values.map(\.message))")
+        // An explicit base64 value, with other credentials configured.
+        let other = Harness { _ in .json(401, echo) }
+        let done = Recorder<String>()
+        other.api.refreshToken(encodedCredentials: encoded) { _, _, code in done.record(code + " " + (FMError.current?.description ?? "")) }
+        let outcome = try #require(await done.value().first)
+        #expect(outcome.hasPrefix("212 ") && !outcome.contains("pw-s3cret") && !outcome.contains(encoded), "\(outcome)")
+        #expect(!other.logs.values.map(\.message).joined().contains("pw-s3cret"), "\(other.logs.values.map(\.message))")
+    }
+
     // MARK: The URL cap
 
     /// Failed before the fix: a container URL over 1,000,000 bytes (a query of megabytes) was sent (with libcurl: a

@@ -116,6 +116,17 @@ enum Redaction {
         return String(host[..<start]) + placeholder + String(host[at...])
     }
 
+    /// The secrets of a base64 `user:pass` value: the value itself and the password inside it (a server may echo
+    /// either).
+    static func basicSecrets(_ encoded: String) -> [String] {
+        let trimmed = encoded.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { return [] }
+        guard let pair = Data(base64Encoded: trimmed).map({ String(decoding: $0, as: UTF8.self) }), let colon = pair.firstIndex(of: ":") else {
+            return [trimmed]
+        }
+        return [trimmed, String(pair[pair.index(after: colon)...])]
+    }
+
     /// Removes every occurrence of each secret from `text`.
     static func scrub(_ text: String, secrets: [String]) -> String {
         var result = text

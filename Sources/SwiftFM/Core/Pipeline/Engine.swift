@@ -135,12 +135,13 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         var secrets = context.sender.logger.secrets()
         switch endpoint.auth {
         case .token(let token): secrets.append(token)
-        case .basic(let encoded?):
-            secrets.append(encoded)
-            if let pair = Data(base64Encoded: encoded).map({ String(decoding: $0, as: UTF8.self) }), let colon = pair.firstIndex(of: ":") {
-                secrets.append(String(pair[pair.index(after: colon)...]))
-            }
+        case .basic(let encoded?): secrets += Redaction.basicSecrets(encoded)
         case .basic(nil), .none, .session: break
+        }
+        // A login's own Basic header (an explicit base64 value: `refreshToken(encodedCredentials:)`).
+        if let header = endpoint.headers.first(where: { $0.key.lowercased() == "authorization" })?.value,
+           header.lowercased().hasPrefix("basic ") {
+            secrets += Redaction.basicSecrets(String(header.dropFirst("basic ".count)))
         }
         error.message = Redaction.scrubCut(error.message, secrets: secrets)
         error.underlying = error.underlying.map { Redaction.scrubCut($0, secrets: secrets) }
