@@ -214,4 +214,29 @@ struct TodayAttackTests {
             #expect(outcomes.contains("token"))
         }
     }
+
+    /// Guard: a thousand SwiftFM 2.x calls at once, every other one cancelled (before it starts, in flight or after it
+    /// ended, as the scheduler has it): each task ends with one result, and every call not cancelled succeeds.
+    @Test func aThousandSwiftFM2CallsHalfCancelledEachEndOnce() async throws {
+        let server = TestServer(respond: { _ in TestServer.json(Bodies.ok) })
+        defer { server.stop() }
+        try await LegacyAttackTests.legacySetting(server) { defaults in
+            let box = UncheckedBox(defaults)
+            let results = await withTaskGroup(of: (Int, Bool).self) { group -> [Int: Bool] in
+                var tasks: [Task<Bool, Never>] = []
+                for index in 0..<1000 {
+                    let task = Task { await DataAPI.withLegacyDefaults(box.value) { await SwiftFM.validateSession(token: "tok-\(index)") } }
+                    tasks.append(task)
+                    if index % 2 == 1 { task.cancel() }
+                }
+                for (index, task) in tasks.enumerated() { group.addTask { (index, await task.value) } }
+                var results: [Int: Bool] = [:]
+                for await (index, ok) in group { results[index] = ok }
+                return results
+            }
+            #expect(results.count == 1000)
+            let failed = results.filter { $0.key % 2 == 0 && !$0.value }.keys.sorted()
+            #expect(failed.isEmpty, "\(failed)")
+        }
+    }
 }
