@@ -61,6 +61,16 @@ struct TodayAttackTests {
         #expect(error.message.hasSuffix("write the host as https://fms.example.com"), "\(error)")
     }
 
+    /// Failed before the fix: a plain request to a TLS-only port of a host with a path prefix was told to "write the
+    /// host as https://fms.example.com:443", dropping the prefix.
+    @Test func aClosedPlainRequestUnderAPathKeepsThePrefix() async throws {
+        var configuration = Self.plain
+        configuration.host = "http://fms.example.com:443/filemaker/"
+        let h = Harness(configuration: configuration) { _ in .failure(.networkConnectionLost) }
+        let error = try await FirstContactHintTests.failure(of: h.api)
+        #expect(error.message.hasSuffix("; if that port speaks HTTPS, write the host as https://fms.example.com:443/filemaker"), "\(error)")
+    }
+
     /// Guard: a `Location` of 100 KB, one with control characters (raw or percent-encoded), or one that is not a
     /// URL gives a short, printable message; an IPv6 host is written in brackets once.
     @Test func aRedirectHintIsShortPrintableAndBracketsIPv6Once() async throws {

@@ -451,7 +451,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 return report(.answered(.failure(error.noting(
                     "not retried: \(FMError.address(of: target)) has not answered this client yet: "
                     + "check the host and port (FMConfiguration.host) and that the server is running there"
-                    + (closedPlain ? "; if that port speaks HTTPS, write the host as https://\(FMError.address(of: target))" : "")))))
+                    + (closedPlain ? "; if that port speaks HTTPS, write the host as https://\(FMError.address(of: target))\(configuredPrefix)" : "")))))
             case .awayTooLong where attempts == 1:
                 return report(.answered(.failure(error.noting(
                     "not retried: \(FMError.address(of: target)) has not answered for more than \(Int(Reachability.window / 60)) minutes"))))
@@ -517,6 +517,15 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                        + "with a path (\(base.percentEncodedPath)); give the host only (\(hostOnly.string ?? "scheme://host:port")), "
                        + "unless a proxy serves the Data API under that path",
                        httpStatus: error.httpStatus, underlying: error.underlying)
+    }
+
+    /// The configured host's path prefix (a reverse proxy's `/filemaker`, no trailing slash) for a hint that says how to
+    /// write the host: `""` without one.
+    private var configuredPrefix: String {
+        guard let base = try? context.configuration.resolvedBase().get() else { return "" }
+        var prefix = base.percentEncodedPath
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        return FMError.serverText(prefix, limit: 200)
     }
 
     /// A page that is not JSON, answered 404, 405 or 501 by a host configured without a path (the path case has
