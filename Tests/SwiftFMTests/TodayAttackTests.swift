@@ -71,6 +71,21 @@ struct TodayAttackTests {
         #expect(error.message.hasSuffix("; if that port speaks HTTPS, write the host as https://fms.example.com:443/filemaker"), "\(error)")
     }
 
+    /// Failed before the fix: a call made with a session FileMaker issued on that very host, answered 404 with a page
+    /// (Apache's for an encoded slash in a layout name, a proxy rule), was told "No FileMaker Data API at
+    /// fms.example.com:443 … check the host and port": FileMaker had just answered the login there.
+    @Test func aCallWithASessionIsNotToldThereIsNoDataAPI() async throws {
+        let h = Harness { request in
+            request.url?.path.hasSuffix("/sessions") == true ? .json(200, Bodies.login())
+                : .body(404, Data("<html>Not Found</html>".utf8), contentType: "text/html")
+        }
+        let error = try await FirstContactHintTests.failure(of: h.api)
+        #expect(error == FMError.notJSON(status: 404), "\(error)")
+        // First contact (no session yet: the login itself) still gets the hint.
+        let first = Harness { _ in .body(404, Data("<html>Not Found</html>".utf8), contentType: "text/html") }
+        #expect(try await FirstContactHintTests.failure(of: first.api).message.hasPrefix("No FileMaker Data API at fms.example.com:443"))
+    }
+
     /// Guard: a `Location` of 100 KB, one with control characters (raw or percent-encoded), or one that is not a
     /// URL gives a short, printable message; an IPv6 host is written in brackets once.
     @Test func aRedirectHintIsShortPrintableAndBracketsIPv6Once() async throws {
@@ -123,6 +138,17 @@ struct TodayAttackTests {
         let lines = h.logs.values.map(\.message)
         #expect(lines.contains { $0.hasPrefix("login failed: 212") }, "\(lines)")
         #expect(!lines.joined().contains("s3cret-pass"), "\(lines)")
+    }
+
+    /// Guard: a Claris ID login refused twice (the second time with a fresh ID token) is hinted once.
+    @Test func aLoginRefusedAgainWithFreshCredentialsIsHintedOnce() async throws {
+        let provider = FMClarisIDTokenProvider { refresh, completion in completion(.success(refresh ? "id-token-2" : "id-token-1")) }
+        let configuration = FMConfiguration(host: "fms.example.com", database: "Music", credentials: .clarisID(provider))
+        let h = Harness(configuration: configuration) { _ in .json(401, Bodies.badLogin) }
+        let error = try await FirstContactHintTests.failure(of: h.api)
+        #expect(error.code == "212", "\(error)")
+        #expect(h.stub.requests.count == 2)
+        #expect(error.message.components(separatedBy: "was refused").count == 2, "\(error)")
     }
 
     /// Failed before the fix: a refused login whose server echoed the password reached the caller's error and

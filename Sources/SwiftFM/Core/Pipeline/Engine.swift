@@ -389,7 +389,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             let response = Endpoint<Value>.Response(answer.head, body: answer.body, file: answer.file)
             // OData answers are read in OData's error shape; the Data API's hints (a host with a path) are not theirs.
             error = endpoint.isOData ? Envelope.error(status: status, body: answer.body, odata: true)
-                : hinted(Envelope.error(status: status, body: answer.body), status: status, location: answer.head.header("Location"))
+                : hinted(Envelope.error(status: status, body: answer.body), status: status, location: answer.head.header("Location"),
+                         withSession: lease != nil || explicitToken != nil)
             headers = response.headers
             // A FileMaker error still used (and slid) the session.
             if let lease, status != 401, !Classifier.isSessionLost(error) { lease.used() }
@@ -497,11 +498,13 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// An answer that is not FileMaker's, with a message that points the right way: a container URL that
     /// answers 404 names the container; a 404 page from a host configured with a path says to give the host only;
     /// an `http://` host that redirects to `https://` (FileMaker Server's port 80) says to write `https://`.
-    private func hinted(_ error: FMError, status: Int, location: String?) -> FMError {
+    /// `withSession`: the call carried a session token FileMaker issued, so the Data API is there (another web
+    /// server's page then comes from a proxy rule or a path, not from a wrong host or port).
+    private func hinted(_ error: FMError, status: Int, location: String?, withSession: Bool) -> FMError {
         if (300...399).contains(status), let hint = redirectToHTTPS(location) {
             return FMError(code: error.code, message: hint, httpStatus: error.httpStatus, underlying: error.underlying)
         }
-        if case .absolute = endpoint.scope {} else if let other = otherWebServer(error, status: status) { return other }
+        if case .absolute = endpoint.scope {} else if !withSession, let other = otherWebServer(error, status: status) { return other }
         guard status == 404 else { return error }
         if case .absolute = endpoint.scope {
             return FMError(code: error.code, message: "The container was not found at \(FMError.address(of: target)) (HTTP 404): "
