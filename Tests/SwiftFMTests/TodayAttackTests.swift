@@ -10,14 +10,18 @@ import Testing
 //   carries a URL's user info or query (a redirect's `Location` echoes the request's query, which may carry a
 //   script parameter; a server may put credentials in it);
 // * a hint names the right setting: an `http://` host with a path prefix (a reverse proxy) that redirects to
-//   `https://` is told to keep the prefix; an IPv6 host is written in brackets once;
-// * a refused login is hinted once, also after a replayed call (952) logs in again; the log line of a
-//   failed login carries no echoed password;
+//   `https://` (or whose TLS-only port closes a plain request) is told to keep the prefix; an IPv6 host is
+//   written in brackets once; "No FileMaker Data API" (wrong port, wrong path) is said on first contact only,
+//   not to a call after the Data API answered this client there;
+// * a refused login is hinted once, also after a replayed call (952) logs in again and after fresh Claris ID
+//   credentials are refused too; neither the error nor the log line of a failed login carries an echoed
+//   password, base64 credentials (`FMCredentials.encoded`, `refreshToken(encodedCredentials:)`) included;
 // * no URL over `RequestBuilder.maxURLBytes` is sent, a container's absolute URL included (libcurl refuses a
 //   head over 1 MiB as "out of memory", read as a connection failure);
 // * legacy services whose `configureLegacyCalls` adjustment differs in TLS options or proxy never share a
 //   transport, and each service's transport honours its own TLS options;
-// * a cancelled SwiftFM 2.x `newSession()` returns the token it stored, or nil and stores none.
+// * a cancelled SwiftFM 2.x `newSession()` returns the token it stored, or nil and stores none; a thousand 2.x
+//   calls, half cancelled, each end once.
 @Suite("Today's attack: hints, the URL cap, legacy cancellation and transports")
 struct TodayAttackTests {
     static let plain = FMConfiguration(host: "http://fms.example.com", database: "Music", username: "admin", password: "s3cret-pass")
@@ -71,10 +75,10 @@ struct TodayAttackTests {
         #expect(error.message.hasSuffix("; if that port speaks HTTPS, write the host as https://fms.example.com:443/filemaker"), "\(error)")
     }
 
-    /// Failed before the fix: a call made with a session FileMaker issued on that very host, answered 404 with a page
+    /// Failed before the fix: a call after FileMaker answered this client on that very host (its login), answered 404 with a page
     /// (Apache's for an encoded slash in a layout name, a proxy rule), was told "No FileMaker Data API at
     /// fms.example.com:443 … check the host and port": FileMaker had just answered the login there.
-    @Test func aCallWithASessionIsNotToldThereIsNoDataAPI() async throws {
+    @Test func aCallAfterTheDataAPIAnsweredIsNotToldThereIsNone() async throws {
         let h = Harness { request in
             request.url?.path.hasSuffix("/sessions") == true ? .json(200, Bodies.login())
                 : .body(404, Data("<html>Not Found</html>".utf8), contentType: "text/html")
@@ -84,6 +88,23 @@ struct TodayAttackTests {
         // First contact (no session yet: the login itself) still gets the hint.
         let first = Harness { _ in .body(404, Data("<html>Not Found</html>".utf8), contentType: "text/html") }
         #expect(try await FirstContactHintTests.failure(of: first.api).message.hasPrefix("No FileMaker Data API at fms.example.com:443"))
+    }
+
+    /// Failed before the fix: under a host configured with a path (a reverse proxy's `/filemaker`), a call made with
+    /// the session the login opened through that path (the Data API answered there), answered 404 with a page, was told to "give the host only".
+    @Test func aCallAfterTheDataAPIAnsweredUnderAPathIsNotToldToDropIt() async throws {
+        var configuration = Self.plain
+        configuration.host = "https://fms.example.com/filemaker"
+        let h = Harness(configuration: configuration) { request in
+            request.url?.path.hasSuffix("/sessions") == true ? .json(200, Bodies.login())
+                : .body(404, Data("<html>Not Found</html>".utf8), contentType: "text/html")
+        }
+        let error = try await FirstContactHintTests.failure(of: h.api)
+        #expect(error == FMError.notJSON(status: 404), "\(error)")
+        // The login itself, answered so, still gets the path hint; so does a call with a token stored by an earlier run
+        // (no answer from the Data API yet: FirstContactRuleTests.aHostWithAPathAnswering404SaysToGiveTheHostOnly).
+        let first = Harness(configuration: configuration) { _ in .body(404, Data("<html>Not Found</html>".utf8), contentType: "text/html") }
+        #expect(try await FirstContactHintTests.failure(of: first.api).message.contains("give the host only"))
     }
 
     /// Guard: a `Location` of 100 KB, one with control characters (raw or percent-encoded), or one that is not a

@@ -364,6 +364,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             return classify(result, lease: lease, explicitToken: explicitToken)
         }
         lease?.used()
+        if !endpoint.isOData { spokeDataAPI() }
         report(.answered(decoded(consume result)))
     }
 
@@ -389,8 +390,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             let response = Endpoint<Value>.Response(answer.head, body: answer.body, file: answer.file)
             // OData answers are read in OData's error shape; the Data API's hints (a host with a path) are not theirs.
             error = endpoint.isOData ? Envelope.error(status: status, body: answer.body, odata: true)
-                : hinted(Envelope.error(status: status, body: answer.body), status: status, location: answer.head.header("Location"),
-                         withSession: lease != nil || explicitToken != nil)
+                : hinted(Envelope.error(status: status, body: answer.body), status: status, location: answer.head.header("Location"))
+            if !endpoint.isOData, error.code != FMError.ClientCode.notJSON, error.code != FMError.ClientCode.malformedResponse {
+                spokeDataAPI()
+            }
             headers = response.headers
             // A FileMaker error still used (and slid) the session.
             if let lease, status != 401, !Classifier.isSessionLost(error) { lease.used() }
@@ -498,20 +501,17 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// An answer that is not FileMaker's, with a message that points the right way: a container URL that
     /// answers 404 names the container; a 404 page from a host configured with a path says to give the host only;
     /// an `http://` host that redirects to `https://` (FileMaker Server's port 80) says to write `https://`.
-    /// `withSession`: the call carried a session token FileMaker issued, so the Data API is there (another web
-    /// server's page then comes from a proxy rule or a path, not from a wrong host or port).
-    private func hinted(_ error: FMError, status: Int, location: String?, withSession: Bool) -> FMError {
+    /// The two "No FileMaker Data API" hints are first-contact ones: once the Data API answered this client at
+    /// that address (``Reachability/spokeDataAPI(_:)``), a page from there comes from a proxy rule or a path (Apache's
+    /// 404 for an encoded slash in a layout name), not from a wrong host, port or path.
+    private func hinted(_ error: FMError, status: Int, location: String?) -> FMError {
         if (300...399).contains(status), let hint = redirectToHTTPS(location) {
             return FMError(code: error.code, message: hint, httpStatus: error.httpStatus, underlying: error.underlying)
         }
-        if case .absolute = endpoint.scope {} else if !withSession, let other = otherWebServer(error, status: status) { return other }
-        guard status == 404 else { return error }
-        if case .absolute = endpoint.scope {
-            return FMError(code: error.code, message: "The container was not found at \(FMError.address(of: target)) (HTTP 404): "
-                           + "its URL may have expired or the record changed; read the record again for a fresh URL",
-                           httpStatus: error.httpStatus, underlying: error.underlying)
-        }
-        guard error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse,
+        if case .absolute = endpoint.scope { return containerNotFound(error, status: status) }
+        guard !context.sender.reachability.hasSpokenDataAPI(target) else { return error }
+        if let other = otherWebServer(error, status: status) { return other }
+        guard status == 404, error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse,
               let base = try? context.configuration.resolvedBase().get(), !base.percentEncodedPath.isEmpty, base.percentEncodedPath != "/"
         else { return error }
         var hostOnly = base
@@ -520,6 +520,20 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                        + "with a path (\(base.percentEncodedPath)); give the host only (\(hostOnly.string ?? "scheme://host:port")), "
                        + "unless a proxy serves the Data API under that path",
                        httpStatus: error.httpStatus, underlying: error.underlying)
+    }
+
+    /// A container URL that answers 404 names the container.
+    private func containerNotFound(_ error: FMError, status: Int) -> FMError {
+        guard status == 404 else { return error }
+        return FMError(code: error.code, message: "The container was not found at \(FMError.address(of: target)) (HTTP 404): "
+                       + "its URL may have expired or the record changed; read the record again for a fresh URL",
+                       httpStatus: error.httpStatus, underlying: error.underlying)
+    }
+
+    /// The Data API answered at this call's address (an accepted answer, or FileMaker's JSON error).
+    private func spokeDataAPI() {
+        if case .absolute = endpoint.scope { return }
+        context.sender.reachability.spokeDataAPI(target)
     }
 
     /// The configured host's path prefix (a reverse proxy's `/filemaker`, no trailing slash) for a hint that says how to

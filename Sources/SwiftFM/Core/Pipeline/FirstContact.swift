@@ -47,6 +47,8 @@ final class Reachability: Sendable {
     }
 
     private let table = Locked(Table())
+    /// The origins where the Data API answered (at most ``maxOrigins``; they are the configured hosts).
+    private let spoken = Locked(Set<String>())
     private let now: @Sendable () -> Date
 
     init(now: @escaping @Sendable () -> Date) { self.now = now }
@@ -70,6 +72,20 @@ final class Reachability: Sendable {
             table.entries[origin] = Entry(answered: time, unreachableSince: nil, turn: table.nextTurn)
             table.nextTurn &+= 1
         }
+    }
+
+    /// The Data API (not another web server) answered at the origin of `url`: an accepted answer or FileMaker's JSON.
+    func spokeDataAPI(_ url: URL?) {
+        guard let origin = Self.origin(of: url) else { return }
+        spoken.withLock { set in
+            if set.count < Self.maxOrigins || set.contains(origin) { set.insert(origin) }
+        }
+    }
+
+    /// Whether the Data API has answered at the origin of `url` (its "No FileMaker Data API" hints are then wrong).
+    func hasSpokenDataAPI(_ url: URL?) -> Bool {
+        guard let origin = Self.origin(of: url) else { return false }
+        return spoken.withLock { $0.contains(origin) }
     }
 
     /// A connection to the host behind `url` failed before any answer.
