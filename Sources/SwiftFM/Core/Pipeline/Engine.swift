@@ -502,14 +502,14 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// answers 404 names the container; a 404 page from a host configured with a path says to give the host only;
     /// an `http://` host that redirects to `https://` (FileMaker Server's port 80) says to write `https://`.
     /// The two "No FileMaker Data API" hints are first-contact ones: once the Data API answered this client at
-    /// that address (``Reachability/spokeDataAPI(_:)``), a page from there comes from a proxy rule or a path (Apache's
+    /// its configured host (``Reachability/spokeDataAPI()``), a page from there comes from a proxy rule or a path (Apache's
     /// 404 for an encoded slash in a layout name), not from a wrong host, port or path.
     private func hinted(_ error: FMError, status: Int, location: String?) -> FMError {
         if (300...399).contains(status), let hint = redirectToHTTPS(location) {
             return FMError(code: error.code, message: hint, httpStatus: error.httpStatus, underlying: error.underlying)
         }
         if case .absolute = endpoint.scope { return containerNotFound(error, status: status) }
-        guard !context.sender.reachability.hasSpokenDataAPI(target) else { return error }
+        guard !context.sender.reachability.hasSpokenDataAPI else { return error }
         if let other = otherWebServer(error, status: status) { return other }
         guard status == 404, error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse,
               let base = try? context.configuration.resolvedBase().get(), !base.percentEncodedPath.isEmpty, base.percentEncodedPath != "/"
@@ -530,10 +530,11 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                        httpStatus: error.httpStatus, underlying: error.underlying)
     }
 
-    /// The Data API answered at this call's address (an accepted answer, or FileMaker's JSON error).
+    /// The Data API answered at the configured host (an accepted answer, or FileMaker's JSON error); a container
+    /// URL's answer is not the Data API's.
     private func spokeDataAPI() {
         if case .absolute = endpoint.scope { return }
-        context.sender.reachability.spokeDataAPI(target)
+        context.sender.reachability.spokeDataAPI()
     }
 
     /// The configured host's path prefix (a reverse proxy's `/filemaker`, no trailing slash) for a hint that says how to

@@ -47,8 +47,8 @@ final class Reachability: Sendable {
     }
 
     private let table = Locked(Table())
-    /// The origins where the Data API answered (at most ``maxOrigins``; they are the configured hosts).
-    private let spoken = Locked(Set<String>())
+    /// Whether the Data API (not another web server) has answered this client at its configured host.
+    private let dataAPIAnswered = Locked(false)
     private let now: @Sendable () -> Date
 
     init(now: @escaping @Sendable () -> Date) { self.now = now }
@@ -74,19 +74,15 @@ final class Reachability: Sendable {
         }
     }
 
-    /// The Data API (not another web server) answered at the origin of `url`: an accepted answer or FileMaker's JSON.
-    func spokeDataAPI(_ url: URL?) {
-        guard let origin = Self.origin(of: url) else { return }
-        spoken.withLock { set in
-            if set.count < Self.maxOrigins || set.contains(origin) { set.insert(origin) }
-        }
+    /// The Data API (not another web server) answered at the configured host: an accepted answer or FileMaker's
+    /// JSON. Every call but a container download goes to that one host, so one flag says it (set once; read first,
+    /// so a call costs a read).
+    func spokeDataAPI() {
+        dataAPIAnswered.withLock { if !$0 { $0 = true } }
     }
 
-    /// Whether the Data API has answered at the origin of `url` (its "No FileMaker Data API" hints are then wrong).
-    func hasSpokenDataAPI(_ url: URL?) -> Bool {
-        guard let origin = Self.origin(of: url) else { return false }
-        return spoken.withLock { $0.contains(origin) }
-    }
+    /// Whether the Data API has answered at the configured host (its "No FileMaker Data API" hints are then wrong).
+    var hasSpokenDataAPI: Bool { dataAPIAnswered.withLock { $0 } }
 
     /// A connection to the host behind `url` failed before any answer.
     func unreachable(_ url: URL?) {
