@@ -216,11 +216,15 @@ struct LegacyAttackTests {
         defer { server.stop() }
         try await Self.legacySetting(server) { defaults in
             let api = DataAPI.withLegacyDefaults(defaults) { DataAPI() }
-            let done = Recorder<String>(expecting: 24)
-            DispatchQueue.concurrentPerform(iterations: 24) { _ in
-                api.getRecords(layout: "L", limit: 1) { found, code in done.record("\(found?.records.count ?? -1) \(code)") }
+            /// `count` reads at once from as many threads: each one's `"records code"`.
+            func readAtOnce(_ count: Int) async -> [String] {
+                let done = Recorder<String>(expecting: count)
+                DispatchQueue.concurrentPerform(iterations: count) { _ in
+                    api.getRecords(layout: "L", limit: 1) { found, code in done.record("\(found?.records.count ?? -1) \(code)") }
+                }
+                return await done.value()
             }
-            #expect(await done.value() == Array(repeating: "1 0", count: 24))
+            #expect(await readAtOnce(24) == Array(repeating: "1 0", count: 24))
             #expect(server.count("/sessions ") == 1)
             #expect(defaults.string(forKey: "fm-token") == "tok-1")
             #expect(DataAPI.withLegacyDefaults(defaults) { DataAPI.isActiveToken() })
@@ -231,11 +235,7 @@ struct LegacyAttackTests {
             DataAPI.withLegacyDefaults(defaults) { DataAPI.deleteToken("tok-1") { code, _ in deleted.record(code) } }
             #expect(await deleted.value() == ["0"])
             #expect(!DataAPI.withLegacyDefaults(defaults) { DataAPI.isActiveToken() })
-            let again = Recorder<String>(expecting: 8)
-            DispatchQueue.concurrentPerform(iterations: 8) { _ in
-                api.getRecords(layout: "L", limit: 1) { found, code in again.record("\(found?.records.count ?? -1) \(code)") }
-            }
-            #expect(await again.value() == Array(repeating: "1 0", count: 8))
+            #expect(await readAtOnce(8) == Array(repeating: "1 0", count: 8))
             #expect(server.count("/sessions ") == 2)
             #expect(defaults.string(forKey: "fm-token") == "tok-2")
             #expect(DataAPI.withLegacyDefaults(defaults) { DataAPI.isActiveToken() })

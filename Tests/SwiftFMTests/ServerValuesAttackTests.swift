@@ -475,14 +475,7 @@ extension ServerValuesAttackTests {
     static func legacySetting<T>(serving answer: String, _ body: (UserDefaults) async throws -> T) async throws -> T {
         let server = TestServer(respond: { _ in TestServer.json(answer) })
         defer { server.stop() }
-        let suite = "SwiftFM.ServerValuesAttack.\(UUID().uuidString)"
-        let defaults = try #require(UserDefaults(suiteName: suite))
-        defer { defaults.removePersistentDomain(forName: suite) }
-        defaults.set(server.url, forKey: "fm-host")
-        defaults.set("DB", forKey: "fm-db")
-        defaults.set("\(server.url)/fmi/data/v1/databases/DB", forKey: "fm-db-path")
-        defaults.set(basicValue("admin", "pw"), forKey: "fm-auth")
-        return try await body(defaults)
+        return try await LegacyAttackTests.legacySetting(server, body)
     }
 
     /// The legacy logins write `fm-token` in `UserDefaults`, which old code sends back as it finds it: a token longer
