@@ -640,6 +640,12 @@ extension ServerValuesAttackTests {
 }
 
 extension ServerValuesAttackTests {
+    /// A login's `200` answer, whole, with `tokenLine` as its token header written as a server may write it.
+    static func loginAnswer(tokenLine: String) -> String {
+        "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(Bodies.ok.utf8.count)\r\n"
+            + tokenLine + "\r\n\r\n" + Bodies.ok
+    }
+
     /// The whitespace around a header value is not part of it (RFC 9110 §5.5): `X-FM-Data-Access-Token:  T1 ` is the
     /// token `T1`. Before, ``FMCurlTransport`` read it so but corelibs URLSession kept the spaces and tabs, and the login
     /// failed with `-1007` (a token holding a space) on one shipped transport and not the other.
@@ -648,8 +654,7 @@ extension ServerValuesAttackTests {
         let page = Self.page(ids: [1], found: 1)
         let server = TestServer(respond: { head in
             guard head.hasPrefix("POST ") else { return TestServer.json(page) }
-            return "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(Bodies.ok.utf8.count)\r\n"
-                + "X-FM-Data-Access-Token: \(value)\r\n\r\n" + Bodies.ok
+            return Self.loginAnswer(tokenLine: "X-FM-Data-Access-Token: \(value)")
         })
         defer { server.stop() }
         var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
@@ -675,8 +680,7 @@ extension ServerValuesAttackTests {
                 return TestServer.json(#"{"response":{"productInfo":{"name":"FileMaker Data API Engine","version":"21"}},"# + Self.okMessages + "}")
             }
             guard head.hasPrefix("POST ") else { return TestServer.json(Self.page(ids: [1], found: 1)) }
-            return "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(Bodies.ok.utf8.count)\r\n"
-                + "X-FM-Data-Access-Token:T1   \r\n\r\n" + Bodies.ok
+            return Self.loginAnswer(tokenLine: "X-FM-Data-Access-Token:T1   ")
         })
         defer { server.stop() }
         var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
