@@ -188,6 +188,15 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
         set { instrumentationBox = InstrumentationBox(instrumentation: newValue) }
     }
     var instrumentationBox = InstrumentationBox(instrumentation: nil)
+    /// How the caller wrote the host and the database, for messages that say what to check.
+    var settingNames = SettingNames()
+
+    /// The names of the host and database settings as the caller wrote them: ``host`` and ``database`` by default,
+    /// the UserDefaults keys (`fm-host`, `fm-db`, `fm-db-path`) for the legacy calls.
+    struct SettingNames: Sendable, Hashable {
+        var host = "FMConfiguration.host"
+        var database = "FMConfiguration.database"
+    }
 
     /// Creates a configuration.
     public init(

@@ -345,6 +345,46 @@ struct LegacyAttackTests {
         }
     }
 
+    /// Failed before the fix (the hints said `FMConfiguration.host` / `FMConfiguration.database`, settings a legacy
+    /// caller never wrote): a legacy read's first-contact hint names the UserDefaults key its server came from
+    /// (`fm-host`, or `fm-db-path`), and `DataAPI()`'s refused login names the key of its database.
+    @Test(arguments: [("fm-host", "fm-host"), ("fm-db-path", "fm-db-path")])
+    func theHintsNameTheLegacyKeys(source: String, named: String) async throws {
+        let closed = TestServer(respond: { _ in TestServer.json(Bodies.login()) })
+        closed.stop()
+        try await Self.legacySetting(closed) { defaults in
+            defaults.removeObject(forKey: source == "fm-host" ? "fm-db-path" : "fm-host")
+            let done = Recorder<String>()
+            DataAPI.withLegacyDefaults(defaults) {
+                DataAPI.getRecords(token: Bodies.token, layout: "L", offset: 1, limit: 1) { (_: [[String: Any]]?, code: String, message: String) in
+                    done.record(code + " " + message)
+                }
+            }
+            let said = try #require(await done.value().first)
+            #expect(said.hasPrefix(FMError.ClientCode.transport), "\(said)")
+            #expect(said.contains("check the host and port (\(named))"), "\(said)")
+            #expect(!said.contains("FMConfiguration"), "\(said)")
+        }
+        let unknown = TestServer(respond: { _ in
+            "HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 62\r\n\r\n"
+                + #"{"response":{},"messages":[{"code":"802","message":"Unable"}]}"#
+        })
+        defer { unknown.stop() }
+        try await Self.legacySetting(unknown) { defaults in
+            defaults.removeObject(forKey: source == "fm-host" ? "fm-db-path" : "fm-host")
+            let api = DataAPI.withLegacyDefaults(defaults) { DataAPI() }
+            do {
+                _ = try await api.login()
+                Issue.record("the login was not refused")
+            } catch let error as FMError {
+                let key = source == "fm-host" ? "fm-db" : "fm-db-path"
+                #expect(error.code == "802" && error.message.contains("check \(key)"), "\(error)")
+                #expect(!error.message.contains("FMConfiguration"), "\(error)")
+            }
+            await api.shutdown()
+        }
+    }
+
     /// Guard (held): spaces around the host, a trailing slash, a capitalised scheme reach the server.
     @Test(arguments: [" URL ", "URL/", "URL//", "\tURL\n", "HTTP://HOSTPORT"])
     func aHostWithHarmlessNoiseReachesTheServer(spelling: String) async throws {

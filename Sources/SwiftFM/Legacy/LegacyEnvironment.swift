@@ -39,6 +39,19 @@ struct LegacyTarget: Hashable, Sendable {
     var version: FMAPIVersion
     /// The database, or `nil` when only host-scoped calls are possible.
     var database: String?
+    /// The keys the server and database came from, which messages name (`fm-host` and `fm-db`, or `fm-db-path`).
+    /// Not part of the target's identity: the same server and database is one service, whichever key named it.
+    var names = FMConfiguration.SettingNames(host: LegacyKey.host, database: LegacyKey.database)
+
+    static func == (lhs: LegacyTarget, rhs: LegacyTarget) -> Bool {
+        lhs.server == rhs.server && lhs.version == rhs.version && lhs.database == rhs.database
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(server)
+        hasher.combine(version)
+        hasher.combine(database)
+    }
 }
 
 /// The mutable state of the legacy layer: the injected `UserDefaults` and the cached services.
@@ -98,6 +111,7 @@ final class LegacyState: @unchecked Sendable {
                              logger: FMLogHandler?) -> DataAPI {
         var configuration = FMConfiguration(
             host: target.server.absoluteString, database: target.database ?? "", credentials: nil, version: target.version)
+        configuration.settingNames = target.names
         adjust?(&configuration)
         let setting = TransportSetting(configuration)
         let (transport, note) = lock.withLock { () -> (any FMTransport, String?) in
@@ -189,9 +203,11 @@ extension DataAPI {
         let configuration: FMConfiguration
         switch LegacyEnvironment.resolve(.dbPath) {
         case .success(let target):
-            configuration = FMConfiguration(
+            var resolved = FMConfiguration(
                 host: target.server.absoluteString, database: target.database ?? "",
                 credentials: credentials, version: target.version)
+            resolved.settingNames = target.names
+            configuration = resolved
         case .failure:
             configuration = FMConfiguration(host: "", database: "", credentials: credentials)
         }
@@ -244,7 +260,8 @@ enum LegacyEnvironment {
         if parts.count > fmi + 4, parts[fmi + 3] == "databases" {
             database = parts[fmi + 4]
         }
-        return LegacyTarget(server: server, version: version, database: database)
+        return LegacyTarget(server: server, version: version, database: database,
+                            names: FMConfiguration.SettingNames(host: LegacyKey.dbPath, database: LegacyKey.dbPath))
     }
 
     /// A bare host (`my.server.com`, `my.server.com:8443`) means https; an explicit scheme is honoured,

@@ -454,7 +454,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 let closedPlain = error.urlErrorCode == URLError.Code.networkConnectionLost.rawValue && target?.scheme?.lowercased() == "http"
                 return report(.answered(.failure(error.noting(
                     "not retried: \(FMError.address(of: target)) has not answered this client yet: "
-                    + "check the host and port (FMConfiguration.host) and that the server is running there"
+                    + "check the host and port (\(context.configuration.settingNames.host)) and that the server is running there"
                     + (closedPlain ? "; if that port speaks HTTPS, write the host as https://\(FMError.address(of: target))\(configuredPrefix)" : "")))))
             case .awayTooLong where attempts == 1:
                 return report(.answered(.failure(error.noting(
@@ -554,7 +554,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
               let base = try? context.configuration.resolvedBase().get(), base.percentEncodedPath.isEmpty || base.percentEncodedPath == "/"
         else { return nil }
         return FMError(code: error.code, message: "No FileMaker Data API at \(FMError.address(of: base.url)): it answered HTTP \(status) "
-                       + "with something that is not JSON; check the host and port (FMConfiguration.host) and that the Data API "
+                       + "with something that is not JSON; check the host and port (\(context.configuration.settingNames.host)) and that the Data API "
                        + "is enabled on the server", httpStatus: error.httpStatus, underlying: error.underlying)
     }
 

@@ -333,7 +333,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             return error.noting("the login to \(database) on \(address) was refused: check the account name and password, "
                                 + "and that the account's privilege set has the fmrest extended privilege")
         case "802":
-            return error.noting("no \(database) is open on \(address): check FMConfiguration.database "
+            return error.noting("no \(database) is open on \(address): check \(configuration.settingNames.database) "
                                 + "(databases() lists the ones the server hosts) and that the file is open on the server")
         default:
             return error
