@@ -20,6 +20,37 @@ struct AsyncCancelStressTests {
         #expect(run.running == 0, "\(run.running) held transport task(s) left running")
     }
 
+    /// Failed before the fix (the call returned the value): a task cancelled before it calls the async API sends
+    /// nothing and throws `-1005`. The bridge used to start the call and cancel it afterwards, which a server that
+    /// answered first (here the transport answers inside `send`) beat: the cancelled task got the answer, and a
+    /// cancelled SwiftFM 2.x `newSession()` stored its token (CI saw it on a loaded machine).
+    @Test func aTaskCancelledBeforeTheCallSendsNothing() async throws {
+        let h = Harness { request in
+            isLogin(request) ? .atOnce(200, Bodies.login()) : .atOnce(200, Bodies.value("v"))
+        }
+        let api = h.api
+        let task = Task { () -> [String] in
+            withUnsafeCurrentTask { $0?.cancel() }
+            var codes: [String] = []
+            for call in 0..<3 {
+                do {
+                    switch call {
+                    case 0: _ = try await api.login()
+                    case 1: _ = try await api.getRecord(layout: "L", recordId: 1)
+                    default: _ = try await api.getRecords(layout: "L")
+                    }
+                    codes.append("0")
+                } catch {
+                    codes.append((error as? FMError)?.code ?? "\(error)")
+                }
+            }
+            return codes
+        }
+        #expect(await task.value == Array(repeating: FMError.ClientCode.cancelled, count: 3))
+        #expect(h.stub.requests.isEmpty, "\(h.stub.requests.count) request(s) sent")
+        #expect(h.store.load() == nil)
+    }
+
     /// The scenario looped, as a benchmark of the session stage's wake-ups (not part of the suite's run):
     /// `SWIFTFM_STALL_LOOP=10000 swift test -c release --filter AsyncCancelStressTests`. Each iteration has a 5 s
     /// timeout; any outcome other than the value or -1005 (a call that waited out its deadline ends -1004) counts

@@ -12,6 +12,8 @@ enum StubAnswer: Sendable {
     case failure(URLError.Code)
     /// Never answers until the task is cancelled (then fails with URLError.cancelled).
     case hold
+    /// Answers JSON inside `send`, on the sending thread, before `send` returns (the fastest server there is).
+    case atOnce(Int, String)
 }
 
 /// A transport that fails the test when a request arrives that the test did not stub.
@@ -68,6 +70,9 @@ final class StubTransport: WholeBodyTransport, @unchecked Sendable {
             all["Content-Type"] = "application/json"
             let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: all)!
             DispatchQueue.global().async { task.complete(.success((response, Data(text.utf8)))) }
+        case .atOnce(let status, let text):
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "application/json"])!
+            task.complete(.success((response, Data(text.utf8))))
         case .body(let status, let data, let contentType):
             let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": contentType])!
             DispatchQueue.global().async { task.complete(.success((response, data))) }

@@ -283,6 +283,12 @@ struct EngineTests {
         #expect(returned === handle)
         #expect(recorder.wait().first?.testFailureCode == "-1005")
         #expect(harness.stub.requests.isEmpty || harness.stub.tasks.allSatisfy(\.isCancelled))
+        // Failed before the fix (the wait ran out): the call ended in its init, before it was admitted, so the
+        // admission registered a call that had ended and that nothing would release; a shutdown waited for it
+        // forever. (An OData call cancelled while its Claris ID token was fetched came here.)
+        let shutdown = Recorder<Bool>(queueKey: Harness.key)
+        harness.api.shutdown(grace: 0) { shutdown.record(true) }
+        #expect(shutdown.wait() == [true])
     }
 }
 

@@ -29,8 +29,9 @@ final class CancelLatch: Sendable {
 extension DataAPI {
     /// The one async bridge: sends `endpoint` through the engine and returns its value or throws ``FMError``.
     ///
-    /// Task cancellation cancels the request (its transport task) and the call throws `"-1005"`; the
-    /// continuation is resumed exactly once because the engine completes exactly once.
+    /// Task cancellation cancels the request (its transport task) and the call throws `"-1005"`; a task cancelled
+    /// before the call throws `"-1005"` at once and sends nothing. The continuation is resumed exactly once
+    /// because the engine completes exactly once.
     ///
     /// The engine resumes the continuation directly (no hop through ``callbackQueue`` first): the
     /// continuation already hands the value to the task's executor.
@@ -45,6 +46,8 @@ extension DataAPI {
     /// The bridge for operations that are not a single endpoint: `start` begins the callback operation and
     /// returns its handle.
     func bridge<Value>(_ start: (@escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest) async throws -> Value {
+        // Cancelled already: nothing starts (started, a fast answer could arrive before the cancel reached it).
+        if Task.isCancelled { throw FMError.cancelled }
         let latch = CancelLatch()
         // The result is moved into the continuation whole (no copy stays behind on the engine's thread), so the
         // task holds the only reference: what the caller drops is freed in the caller's task.

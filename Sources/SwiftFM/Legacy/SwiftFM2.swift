@@ -20,7 +20,7 @@ open class SwiftFM {
     /// SwiftFM 2.x: logs in with `fm-auth` (base64 `user:pass`); writes `fm-token` (and `fm-token-expiry`); nil on failure.
     open class func newSession() async -> String? {
         guard let auth = LegacyEnvironment.defaults.string(forKey: LegacyKey.auth), !auth.isEmpty else { return nil }
-        return await cancellable { continuation in
+        return await cancellable(ifCancelled: { warnFailure("newSession()", .cancelled); return nil }) { continuation in
             DataAPI.legacyLogin(auth: auth, era: .hostAndDatabase) { token, _, code, message in
                 if token == nil { warnFailure("newSession()", FMError.current ?? FMError(code: code, message: message)) }
                 continuation.resume(returning: token)
@@ -154,7 +154,7 @@ extension SwiftFM {
     static func legacyAsync<T: Sendable>(
         _ call: LegacyCall, token: String = "", function: String = #function, _ project: @escaping (LegacyOutcome) -> T
     ) async -> T {
-        await cancellable { continuation in
+        await cancellable(ifCancelled: { warnFailure(function, .cancelled); return project(LegacyOutcome(.failure(.cancelled))) }) { continuation in
             DataAPI.legacySend(call, era: .hostAndDatabase, token: token) { outcome in
                 if !outcome.isSuccess { warnFailure(function, outcome.error ?? FMError(code: outcome.code, message: outcome.message)) }
                 continuation.resume(returning: project(outcome))
@@ -164,9 +164,12 @@ extension SwiftFM {
 
     /// Runs the call `start` begins (it returns the call's handle) and waits for it; cancelling the task cancels
     /// the call, which then ends at once with `-1005` (nothing is stored: a cancelled `newSession()` returns nil
-    /// and writes no `fm-token`), as the original's `URLSession` request ended with its task.
+    /// and writes no `fm-token`), as the original's `URLSession` request ended with its task. A task cancelled
+    /// before the call sends nothing: the call returns `ifCancelled()` (what a cancelled call's outcome gives).
     nonisolated(nonsending)
-    static func cancellable<T: Sendable>(_ start: (CheckedContinuation<T, Never>) -> FMRequest) async -> T {
+    static func cancellable<T: Sendable>(ifCancelled: () -> T, _ start: (CheckedContinuation<T, Never>) -> FMRequest) async -> T {
+        // Started, a fast answer could arrive before the cancel reached the call (and a login would store its token).
+        if Task.isCancelled { return ifCancelled() }
         let latch = CancelLatch()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in latch.set(start(continuation)) }

@@ -86,7 +86,6 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         self.delivery = delivery
         self.handle = handle
         self.sink = sink
-        handle.onCancel { [weak self] in self?.report(.cancelled) }
     }
 
     /// `true` once the call ended.
@@ -161,7 +160,11 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// Not admitted (shutting down): completes with `error`.
     func refuse(_ error: FMError) { report(.answered(.failure(error))) }
 
+    /// Starts the call once it is admitted (a handle cancelled already ends it here, with `-1005`, and nothing is
+    /// sent). The handle is listened to only now: a call it ended before its admission would stay registered, and
+    /// a shutdown would wait for it for ever.
     func start(deadline seconds: TimeInterval) {
+        if handle.isCancelled { return report(.cancelled) }
         if let invalid = endpoint.invalid {
             report(.answered(.failure(invalid)))
             return
@@ -171,6 +174,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         rideOutEndsAt = Deadline.fromNow(min(seconds, context.configuration.timeout))
         // The timers hold the call (nothing else does while it backs off): the state cancels them when it ends.
         report(.deadlineArmed(Deadline.after(seconds: seconds) { [self] in report(.deadlinePassed(.timeout(endpoint, context.configuration, after: seconds))) }))
+        // A cancel from now on (at once if it came since the check above) ends the call wherever it is.
+        handle.onCancel { [weak self] in self?.report(.cancelled) }
         report(.started)
     }
 
