@@ -12,6 +12,54 @@ import Testing
 
 @Suite("Cancellation at the edges")
 struct CancelEdgeAttackTests {
+    /// An OData client whose Claris ID provider keeps every answer to itself (until the test gives one).
+    private static func odataWithHeldProvider(timeout: TimeInterval? = nil)
+        -> (setup: ODataHarness, asked: DispatchSemaphore, answers: Locked<[@Sendable (Result<String, FMError>) -> Void]>) {
+        let asked = DispatchSemaphore(value: 0)
+        let answers = Locked<[@Sendable (Result<String, FMError>) -> Void]>([])
+        let provider = FMClarisIDTokenProvider { _, done in
+            answers.withLock { $0.append(done) }
+            asked.signal()
+        }
+        // Any request reaching the stub is unexpected: the call must end before it sends anything.
+        let setup = ODataHarness(credentials: .clarisID(provider), timeout: timeout) { _ in nil }
+        return (setup, asked, answers)
+    }
+
+    /// Failed before: an OData call cancelled while its Claris ID token was being fetched did not complete — nobody
+    /// listened to its handle until the token arrived (the completion ran only then, and never for a provider that
+    /// never answers; an async call cancelled there stayed suspended).
+    @Test func anODataCallCancelledDuringItsTokenFetchCompletesAtOnce() {
+        let (setup, asked, answers) = Self.odataWithHeldProvider()
+        let recorder = Recorder<String>(queueKey: Harness.key)
+        let handle = setup.odata.records(from: "contacts") { _, code in recorder.record(code) }
+        #expect(asked.wait(timeout: TestBound.deadline) == .success)
+        handle.cancel()
+        setup.harness.drain()
+        #expect(recorder.values == [FMError.ClientCode.cancelled], "the cancel did not complete the call")
+        // The token arriving late sends nothing and completes nothing more.
+        for answer in answers.value { answer(.success("late-token")) }
+        #expect(recorder.wait() == [FMError.ClientCode.cancelled])
+        setup.harness.drain()
+        #expect(recorder.values.count == 1)
+        #expect(recorder.offQueue == 0)
+        #expect(setup.stub.requests.isEmpty)
+    }
+
+    /// Failed before (hang guard): an OData call whose Claris ID provider never answers never completed; the
+    /// deadline (FMConfiguration.timeout, "however the server behaves") did not cover the token fetch, as it does
+    /// for a Data API login.
+    @Test func anODataTokenFetchThatNeverAnswersEndsAtTheDeadline() {
+        let (setup, asked, _) = Self.odataWithHeldProvider(timeout: 0.2)
+        let recorder = Recorder<String>(queueKey: Harness.key)
+        setup.odata.records(from: "contacts") { _, code in recorder.record(code) }
+        #expect(asked.wait(timeout: TestBound.deadline) == .success)
+        #expect(recorder.wait() == [FMError.ClientCode.timeout])
+        setup.harness.drain()
+        #expect(recorder.values.count == 1)
+        #expect(setup.stub.requests.isEmpty)
+    }
+
     /// Failed before: cancelling the handle `shutdown(grace:completion:)` returns ran the shutdown's completion at
     /// once, while a call was still in flight and no session was logged out — yet the handle's cancel "does not stop
     /// the shutdown", and the completion is how a caller learns the shutdown is complete.
@@ -40,7 +88,6 @@ struct CancelEdgeAttackTests {
         #expect(shutDown.values.count == 1)
         #expect(harness.stub.count("DELETE", Bodies.token) == 1)
     }
-
 
     /// Failed before (the request reached the transport): a call cancelled after it was let through to the send
     /// stage but before its exchange was handed to it (here from the "→" log line, which is written in between)

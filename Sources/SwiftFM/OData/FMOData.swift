@@ -115,48 +115,84 @@ extension FMOData {
     /// Sends `call` and completes once (on ``callbackQueue``, or inline for the async bridge), through the
     /// engine: admission, credentials, rate limit, concurrency cap, transport, deadline, size cap, retries of
     /// reads, classification, metrics, logging. A Claris ID token rejected with HTTP 401 is renewed once.
+    /// One deadline covers the whole call: the token fetches and the requests.
     @discardableResult
     func send<Value>(_ call: ODataCall<Value>, attachingTo handle: FMRequest? = nil, inline: Bool = false,
                      completion: @escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest {
         let handle = handle ?? FMRequest()
         let done = ODataCompletion(run: completion)
         if call.invalid != nil {
-            attempt(call, headers: nil, handle: handle, inline: inline, done: done)
+            attempt(call, headers: nil, handle: handle, inline: inline, endsAt: nil, done: done)
             return handle
         }
-        credentials(refresh: false) { [self] result in
-            switch result {
-            case .failure(let error):
-                deliver(.failure(handle.isCancelled ? .cancelled : error), inline: inline, done)
-            case .success(let headers):
-                attempt(call, headers: headers, handle: handle, inline: inline) { [self] (result: consuming Result<Value, FMError>) in
-                    guard let error = result.failure, error.httpStatus == 401, headers != nil, !handle.isCancelled else {
-                        return done.run(result)
-                    }
-                    api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one")
-                    credentials(refresh: true) { [self] renewed in
-                        switch renewed {
-                        case .failure(let error): deliver(.failure(handle.isCancelled ? .cancelled : error), inline: inline, done)
-                        case .success(let headers): attempt(call, headers: headers, handle: handle, inline: inline, done: done)
-                        }
-                    }
+        let endsAt = Deadline.fromNow(call.isTransfer ? configuration.containerTimeout : configuration.timeout)
+        credentials(for: call, refresh: false, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
+            attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt) { [self] (result: consuming Result<Value, FMError>) in
+                guard let error = result.failure, error.httpStatus == 401, headers != nil, !handle.isCancelled else {
+                    return done.run(result)
+                }
+                api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one")
+                credentials(for: call, refresh: true, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
+                    attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, done: done)
                 }
             }
         }
         return handle
     }
 
-    private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
-                                done: ODataCompletion<Value>) {
-        attempt(call, headers: headers, handle: handle, inline: inline, then: done.run)
+    /// The credentials of `call`'s next request, which then go to `then`. A Claris ID provider is the caller's code
+    /// and may take its time: while it does, the call listens to its handle, and the first of the provider's answer,
+    /// a cancel (`-1005`) and the deadline (`-1004`) ends the wait; an answer after that is dropped, and nothing is
+    /// sent. Nothing is registered meanwhile (no session, no lifecycle entry), so there is nothing else to give back.
+    private func credentials<Value>(for call: ODataCall<Value>, refresh: Bool, handle: FMRequest, endsAt: DispatchTime,
+                                    inline: Bool, done: ODataCompletion<Value>,
+                                    then: @escaping @Sendable ([String: String]?) -> Void) {
+        guard case .clarisID? = configuration.credentials else {
+            // Known at once (Basic, or a configuration that cannot authenticate): nothing to wait for.
+            return credentials(refresh: refresh) { [self] result in
+                switch result {
+                case .failure(let error): deliver(.failure(handle.isCancelled ? .cancelled : error), inline: inline, done)
+                case .success(let headers): then(headers)
+                }
+            }
+        }
+        // The completion, until the first of the three ends the wait and takes it (the handle, which the caller
+        // may keep, no longer holds it then).
+        let waiting = Locked<ODataCompletion<Value>?>(done)
+        let seconds = call.isTransfer ? configuration.containerTimeout : configuration.timeout
+        let timer = Deadline.after(seconds: Deadline.remaining(until: endsAt)) { [self] in
+            guard let done = waiting.withLock({ $0.take() }) else { return }
+            deliver(.failure(.timeout(endpoint(call, headers: nil), configuration, after: seconds)), inline: inline, done)
+        }
+        // Until the wait ends the timer holds `self`.
+        handle.onCancel { [weak self] in
+            guard let done = waiting.withLock({ $0.take() }) else { return }
+            timer.cancel()
+            self?.deliver(.failure(.cancelled), inline: inline, done)
+        }
+        guard waiting.withLock({ $0 != nil }) else { return }   // cancelled already: the provider is not asked
+        credentials(refresh: refresh) { [self] result in
+            guard let done = waiting.withLock({ $0.take() }) else { return }
+            timer.cancel()
+            switch result {
+            case .failure(let error): deliver(.failure(error), inline: inline, done)
+            case .success(let headers): then(headers)
+            }
+        }
     }
 
     private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
-                                then: @escaping (consuming Result<Value, FMError>) -> Void) {
+                                endsAt: DispatchTime?, done: ODataCompletion<Value>) {
+        attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, then: done.run)
+    }
+
+    private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
+                                endsAt: DispatchTime?, then: @escaping (consuming Result<Value, FMError>) -> Void) {
         var options = CallOptions(accepting: call.accepting, handle: handle)
         options.sink = call.sink
         options.isTransfer = call.isTransfer
         options.inline = inline
+        options.endsAt = endsAt
         api.perform(endpoint(call, headers: headers), options: options, completion: then)
     }
 
