@@ -111,4 +111,57 @@ struct CancelEdgeAttackTests {
         api.shutdown(grace: 5) { shutDown.record(()) }
         shutDown.wait()
     }
+
+    /// Failed before (`FMError.current` was nil): a walk cancelled between pages completed with `(nil, "-1005")` but
+    /// without the error behind the code, which every other `(value?, code)` completion binds while it runs.
+    @Test func aWalkCancelledBetweenPagesBindsItsError() {
+        let h = Harness(store: ServerValuesAttackTests.loggedIn) { _ in .json(200, ServerValuesAttackTests.page(ids: [1], found: 3)) }
+        let done = Recorder<[String?]>()
+        let handle = Locked<FMRequest?>(nil)
+        let handleSet = DispatchSemaphore(value: 0)
+        let walk = h.api.forEachPage(layout: "L", pageSize: 1, page: { _ in
+            // The first page may arrive before forEachPage returned the handle.
+            #expect(handleSet.wait(timeout: TestBound.deadline) == .success)
+            handle.value?.cancel()
+            return true
+        }, completion: { _, code in done.record([code, FMError.current?.code]) })
+        handle.withLock { $0 = walk }
+        handleSet.signal()
+        #expect(done.wait() == [[FMError.ClientCode.cancelled, FMError.ClientCode.cancelled]])
+        h.drain()
+        #expect(h.stub.requests.count == 1)
+    }
+
+    /// Failed before (`FMError.current` was nil): the same for an OData walk cancelled between pages, and for an OData
+    /// call ended while it waited for its Claris ID token (cancelled, or the provider's own failure).
+    @Test func anODataWalkOrTokenFetchEndedEarlyBindsItsError() {
+        let setup = ODataHarness { _ in .json(200, ODataBodies.collection) }
+        let done = Recorder<[String?]>()
+        let handle = Locked<FMRequest?>(nil)
+        let handleSet = DispatchSemaphore(value: 0)
+        let walk = setup.odata.forEachPage(from: "contacts", page: { _ in
+            // The first page may arrive before forEachPage returned the handle.
+            #expect(handleSet.wait(timeout: TestBound.deadline) == .success)
+            handle.value?.cancel()
+            return true
+        }, completion: { _, code in done.record([code, FMError.current?.code]) })
+        handle.withLock { $0 = walk }
+        handleSet.signal()
+        #expect(done.wait() == [[FMError.ClientCode.cancelled, FMError.ClientCode.cancelled]])
+        #expect(setup.stub.requests.count == 1)
+
+        let (held, asked, _) = Self.odataWithHeldProvider()
+        let cancelled = Recorder<[String?]>()
+        let request = held.odata.records(from: "contacts") { _, code in cancelled.record([code, FMError.current?.code]) }
+        #expect(asked.wait(timeout: TestBound.deadline) == .success)
+        request.cancel()
+        #expect(cancelled.wait() == [[FMError.ClientCode.cancelled, FMError.ClientCode.cancelled]])
+
+        let failing = ODataHarness(credentials: .clarisID(FMClarisIDTokenProvider { _, done in
+            done(.failure(FMError(code: FMError.ClientCode.signInFailed, message: "no")))
+        })) { _ in nil }
+        let failed = Recorder<[String?]>()
+        failing.odata.records(from: "contacts") { _, code in failed.record([code, FMError.current?.code]) }
+        #expect(failed.wait() == [[FMError.ClientCode.signInFailed, FMError.ClientCode.signInFailed]])
+    }
 }

@@ -196,12 +196,15 @@ extension FMOData {
         api.perform(endpoint(call, headers: headers), options: options, completion: then)
     }
 
+    /// Completes with a result the engine did not deliver (the credentials step's), with ``FMError/current`` bound
+    /// to its error as the engine binds it.
     private func deliver<Value>(_ result: Result<Value, FMError>, inline: Bool, _ done: ODataCompletion<Value>) {
+        let failure = result.failure
         if inline {
-            done.run(result)
+            FMError.withCurrent(failure) { done.run(result) }
         } else {
             let box = UncheckedBox(result)
-            callbackQueue.async { done.run(box.value) }
+            callbackQueue.async { FMError.withCurrent(failure) { done.run(box.value) } }
         }
     }
 
