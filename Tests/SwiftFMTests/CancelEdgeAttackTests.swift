@@ -164,4 +164,27 @@ struct CancelEdgeAttackTests {
         failing.odata.records(from: "contacts") { _, code in failed.record([code, FMError.current?.code]) }
         #expect(failed.wait() == [[FMError.ClientCode.signInFailed, FMError.ClientCode.signInFailed]])
     }
+
+    /// Failed before (`-1004` at the deadline, instead of `-1012` with the shutdown): an OData call waiting for its
+    /// Claris ID token was no call in flight for the shutdown — `shutdown(grace: 0)` completed and left it waiting for
+    /// the provider (for good, before the deadline covered the fetch), where a call in flight ends with `-1012`.
+    @Test func anODataCallWaitingForItsTokenEndsWithTheShutdownsGrace() {
+        let (setup, asked, answers) = Self.odataWithHeldProvider(timeout: 2 * TestBound.seconds)
+        let recorder = Recorder<[String?]>(queueKey: Harness.key)
+        setup.odata.records(from: "contacts") { _, code in recorder.record([code, FMError.current?.code]) }
+        #expect(asked.wait(timeout: TestBound.deadline) == .success)
+        let shutDown = Recorder<Void>()
+        setup.harness.api.shutdown(grace: 0) { shutDown.record(()) }
+        #expect(recorder.wait() == [[FMError.ClientCode.shuttingDown, FMError.ClientCode.shuttingDown]])
+        shutDown.wait()
+        // The token arriving late sends nothing and completes nothing more; a new call is refused unasked.
+        for answer in answers.value { answer(.success("late-token")) }
+        let refused = Recorder<String>()
+        setup.odata.records(from: "contacts") { _, code in refused.record(code) }
+        #expect(refused.wait() == [FMError.ClientCode.shuttingDown])
+        setup.harness.drain()
+        #expect(recorder.values.count == 1)
+        #expect(answers.value.count == 1)
+        #expect(setup.stub.requests.isEmpty)
+    }
 }

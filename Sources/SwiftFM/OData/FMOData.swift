@@ -141,9 +141,8 @@ extension FMOData {
     }
 
     /// The credentials of `call`'s next request, which then go to `then`. A Claris ID provider is the caller's code
-    /// and may take its time: while it does, the call listens to its handle, and the first of the provider's answer,
-    /// a cancel (`-1005`) and the deadline (`-1004`) ends the wait; an answer after that is dropped, and nothing is
-    /// sent. Nothing is registered meanwhile (no session, no lifecycle entry), so there is nothing else to give back.
+    /// and may take its time: the call waits for it as an ``ODataTokenWait`` (a cancel, the deadline or the end of a
+    /// shutdown's grace ends the wait first); an answer after the end is dropped, and nothing is sent.
     private func credentials<Value>(for call: ODataCall<Value>, refresh: Bool, handle: FMRequest, endsAt: DispatchTime,
                                     inline: Bool, done: ODataCompletion<Value>,
                                     then: @escaping @Sendable ([String: String]?) -> Void) {
@@ -156,24 +155,17 @@ extension FMOData {
                 }
             }
         }
-        // The completion, until the first of the three ends the wait and takes it (the handle, which the caller
-        // may keep, no longer holds it then).
-        let waiting = Locked<ODataCompletion<Value>?>(done)
+        let wait = ODataTokenWait(done, lifecycle: api.lifecycle) { [self] error, done in deliver(.failure(error), inline: inline, done) }
+        // Shutting down: refused, as the request would be, and the provider is not asked.
+        guard api.lifecycle.admit(wait) else { return deliver(.failure(.shuttingDown), inline: inline, done) }
         let seconds = call.isTransfer ? configuration.containerTimeout : configuration.timeout
-        let timer = Deadline.after(seconds: Deadline.remaining(until: endsAt)) { [self] in
-            guard let done = waiting.withLock({ $0.take() }) else { return }
-            deliver(.failure(.timeout(endpoint(call, headers: nil), configuration, after: seconds)), inline: inline, done)
-        }
-        // Until the wait ends the timer holds `self`.
-        handle.onCancel { [weak self] in
-            guard let done = waiting.withLock({ $0.take() }) else { return }
-            timer.cancel()
-            self?.deliver(.failure(.cancelled), inline: inline, done)
-        }
-        guard waiting.withLock({ $0 != nil }) else { return }   // cancelled already: the provider is not asked
+        let expired = FMError.timeout(endpoint(call, headers: nil), configuration, after: seconds)
+        wait.arm(Deadline.after(seconds: Deadline.remaining(until: endsAt)) { [wait] in wait.stop(with: expired) })
+        // Weakly: the handle, which the caller may keep, holds nothing of the call once the wait is over.
+        handle.onCancel { [weak wait] in wait?.stop(with: .cancelled) }
+        guard wait.isWaiting else { return }   // cancelled already: the provider is not asked
         credentials(refresh: refresh) { [self] result in
-            guard let done = waiting.withLock({ $0.take() }) else { return }
-            timer.cancel()
+            guard let done = wait.end() else { return }
             switch result {
             case .failure(let error): deliver(.failure(error), inline: inline, done)
             case .success(let headers): then(headers)
@@ -225,6 +217,58 @@ extension FMOData {
     /// The async twin of ``send(_:attachingTo:inline:completion:)``.
     func sendAsync<Value>(_ call: ODataCall<Value>) async throws -> Value {
         try await api.bridge { completion in send(call, inline: true, completion: completion) }
+    }
+}
+
+/// An OData call waiting for its Claris ID token. The first of the provider's answer (``end()``), a cancel
+/// (`-1005`), the deadline (`-1004`) and the end of a shutdown's grace (`-1012`, ``stop(with:)``) ends the wait, once.
+/// Meanwhile it is registered with the lifecycle as a call in flight is: a shutdown waits for it within its grace,
+/// then ends it.
+final class ODataTokenWait<Value>: StoppableCall, Sendable {
+    private struct State: Sendable {
+        var done: ODataCompletion<Value>?
+        var timer: Deadline?
+    }
+    private let state: Locked<State>
+    private let lifecycle: Lifecycle
+    /// Completes the call with an error that ended the wait.
+    private let fail: @Sendable (FMError, ODataCompletion<Value>) -> Void
+
+    init(_ done: ODataCompletion<Value>, lifecycle: Lifecycle, fail: @escaping @Sendable (FMError, ODataCompletion<Value>) -> Void) {
+        state = Locked(State(done: done))
+        self.lifecycle = lifecycle
+        self.fail = fail
+    }
+
+    /// `true` until the wait ended.
+    var isWaiting: Bool { state.withLock { $0.done != nil } }
+
+    /// Keeps the deadline's timer, cancelled when the wait ends (at once when it ended already).
+    func arm(_ timer: Deadline) {
+        let ended = state.withLock { state -> Bool in
+            guard state.done != nil else { return true }
+            state.timer = timer
+            return false
+        }
+        if ended { timer.cancel() }
+    }
+
+    /// Ends the wait: returns the call's completion, or `nil` when the wait had ended already. The timer is
+    /// cancelled and the lifecycle no longer waits for it.
+    func end() -> ODataCompletion<Value>? {
+        let (done, timer) = state.withLock { state -> (ODataCompletion<Value>?, Deadline?) in
+            defer { state = State() }
+            return (state.done, state.timer)
+        }
+        guard let done else { return nil }
+        timer?.cancel()
+        lifecycle.release(self)
+        return done
+    }
+
+    /// `StoppableCall`, and the cancel and the deadline: ends the wait with `error`, unless it ended already.
+    func stop(with error: FMError) {
+        if let done = end() { fail(error, done) }
     }
 }
 
