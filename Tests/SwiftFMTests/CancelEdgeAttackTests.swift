@@ -187,4 +187,37 @@ struct CancelEdgeAttackTests {
         #expect(answers.value.count == 1)
         #expect(setup.stub.requests.isEmpty)
     }
+
+    /// A client whose logger cancels the task that writes the "→" line: the line is written on the task's own thread,
+    /// after the call started and before its exchange does.
+    private static func cancellingAtTheSend(_ stub: StubTransport) -> DataAPI {
+        let configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        return DataAPI(configuration: configuration, transport: stub, logger: { event in
+            if event.message.hasPrefix("→ ") { withUnsafeCurrentTask { $0?.cancel() } }
+        })
+    }
+
+    /// Failed before (the task got "ok"; the request was sent): a task cancelled while its call was starting — after
+    /// the bridge's check, before the call's handle reached the bridge — did not reach the call, which sent its request
+    /// and returned the answer; the cancel only came to the handle once the call was over.
+    @Test func aTaskCancelledWhileItsCallStartsSendsNothing() async {
+        let stub = StubTransport { _ in .atOnce(200, Bodies.value("ok")) }
+        let api = Self.cancellingAtTheSend(stub)
+        let outcome = await Task { () -> String in
+            do { return try await api.bridge(TestEndpoints.records(auth: .none)) } catch { return (error as? FMError)?.code ?? "\(error)" }
+        }.value
+        #expect(outcome == FMError.ClientCode.cancelled)
+        #expect(stub.requests.isEmpty)
+    }
+
+    /// Failed before (the task got the rows; the request was sent): the same for an OData call.
+    @Test func anODataTaskCancelledWhileItsCallStartsSendsNothing() async {
+        let stub = StubTransport { _ in .atOnce(200, ODataBodies.collection) }
+        let odata = FMOData(sharing: Self.cancellingAtTheSend(stub))
+        let outcome = await Task { () -> String in
+            do { return "\(try await odata.records(from: "contacts").rows.count) rows" } catch { return (error as? FMError)?.code ?? "\(error)" }
+        }.value
+        #expect(outcome == FMError.ClientCode.cancelled)
+        #expect(stub.requests.isEmpty)
+    }
 }

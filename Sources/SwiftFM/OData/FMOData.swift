@@ -216,7 +216,8 @@ extension FMOData {
 
     /// The async twin of ``send(_:attachingTo:inline:completion:)``.
     func sendAsync<Value>(_ call: ODataCall<Value>) async throws -> Value {
-        try await api.bridge { completion in send(call, inline: true, completion: completion) }
+        let handle = FMRequest()
+        return try await api.bridge(attaching: handle) { completion in send(call, attachingTo: handle, inline: true, completion: completion) }
     }
 }
 
