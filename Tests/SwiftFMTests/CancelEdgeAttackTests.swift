@@ -192,7 +192,8 @@ struct CancelEdgeAttackTests {
     /// after the call started and before its exchange does.
     private static func cancellingAtTheSend(_ stub: StubTransport) -> DataAPI {
         let configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
-        return DataAPI(configuration: configuration, transport: stub, logger: { event in
+        // Logged in already: the first line is the call's own.
+        return DataAPI(configuration: configuration, transport: stub, tokenStore: ServerValuesAttackTests.loggedIn, logger: { event in
             if event.message.hasPrefix("→ ") { withUnsafeCurrentTask { $0?.cancel() } }
         })
     }
@@ -218,6 +219,26 @@ struct CancelEdgeAttackTests {
             do { return "\(try await odata.records(from: "contacts").rows.count) rows" } catch { return (error as? FMError)?.code ?? "\(error)" }
         }.value
         #expect(outcome == FMError.ClientCode.cancelled)
+        #expect(stub.requests.isEmpty)
+    }
+
+    /// Failed before (the bytes came back; the request was sent): the same for a container download and for a page of
+    /// an async walk, whose handles the bridge also learned only once they were started.
+    @Test func aDownloadOrPageTaskCancelledWhileItStartsSendsNothing() async throws {
+        let stub = StubTransport { _ in .atOnce(200, Bodies.value("ok")) }
+        let api = Self.cancellingAtTheSend(stub)
+        let url = try #require(URL(string: "https://fms.example.com/Streaming_SSL/MainDB/photo.png?RCType=EmbeddedRCFileProcessor"))
+        let download = await Task { () -> String in
+            do { return "\(try await api.downloadContainer(url: url).count) bytes" } catch { return (error as? FMError)?.code ?? "\(error)" }
+        }.value
+        #expect(download == FMError.ClientCode.cancelled)
+        let page = await Task { () -> String in
+            do {
+                for try await page in api.pages(layout: "L") { return "\(page.records.count) records" }
+                return "no page"
+            } catch { return (error as? FMError)?.code ?? "\(error)" }
+        }.value
+        #expect(page == FMError.ClientCode.cancelled)
         #expect(stub.requests.isEmpty)
     }
 }
