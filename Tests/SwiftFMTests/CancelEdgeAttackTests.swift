@@ -241,4 +241,26 @@ struct CancelEdgeAttackTests {
         #expect(page == FMError.ClientCode.cancelled)
         #expect(stub.requests.isEmpty)
     }
+
+    /// Failed before (the count and the file came back; both requests were sent): the same for `FMOData`'s async count
+    /// and its async download into a file, which made their handles inside the bridge's `start`.
+    @Test func anODataCountOrDownloadTaskCancelledWhileItStartsSendsNothing() async throws {
+        let stub = StubTransport { request in
+            (request.url?.path ?? "").hasSuffix("$count") ? .atOnce(200, "3") : .atOnce(200, Bodies.value("bytes"))
+        }
+        let odata = FMOData(sharing: Self.cancellingAtTheSend(stub))
+        let count = await Task { () -> String in
+            do { return "\(try await odata.count(of: "contacts"))" } catch { return (error as? FMError)?.code ?? "\(error)" }
+        }.value
+        #expect(count == FMError.ClientCode.cancelled)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("swiftfm-cancel-edge-\(UUID().uuidString).bin")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let download = await Task { () -> String in
+            do { return try await odata.downloadContainer(from: "contacts", key: .number(1), field: "photo", to: file).lastPathComponent }
+            catch { return (error as? FMError)?.code ?? "\(error)" }
+        }.value
+        #expect(download == FMError.ClientCode.cancelled)
+        #expect(stub.requests.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
 }
