@@ -84,12 +84,12 @@ extension DataAPI {
 
     /// The streamed download to a file, reporting a `Result`.
     @discardableResult
-    func downloadContainerResult(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)?,
+    func downloadContainerResult(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)?, handle: FMRequest? = nil,
                                  completion: @escaping (Result<URL, FMError>) -> Void) -> FMRequest {
         let partial = fileURL.deletingLastPathComponent()
             .appendingPathComponent(".\(fileURL.lastPathComponent).swiftfm-\(UUID().uuidString).part")
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
-        return followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, sink: sink) { result in
+        return followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, request: handle, sink: sink) { result in
             completion(result.flatMap { _ in Self.place(partial, at: fileURL) })
         }
     }

@@ -159,8 +159,8 @@ extension PageSource {
                         return
                     }
                     if handle.isCancelled {
-                        completion(nil, FMError.ClientCode.cancelled)
-                        return
+                        // As every (value?, code) completion, with the error behind the code bound.
+                        return FMError.withCurrent(.cancelled) { completion(nil, FMError.ClientCode.cancelled) }
                     }
                     step(next)
                 }

@@ -81,7 +81,9 @@ extension DataAPI {
             }
             if !armed { deadline.cancel() }
         }
-        return delivery.handle
+        // Not the delivery's handle: a cancel would complete the delivery (the caller's completion) at once, before
+        // the shutdown is complete. Cancelling this one changes nothing.
+        return FMRequest()
     }
 
     /// Shuts down gracefully; see ``shutdown(grace:completion:)``. Returns when every session is logged out.

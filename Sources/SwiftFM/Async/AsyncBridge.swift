@@ -36,19 +36,24 @@ extension DataAPI {
     /// The engine resumes the continuation directly (no hop through ``callbackQueue`` first): the
     /// continuation already hands the value to the task's executor.
     func bridge<Value>(_ endpoint: Endpoint<Value>) async throws -> Value {
-        try await bridge { completion in
+        let handle = FMRequest()
+        return try await bridge(attaching: handle) { completion in
             var options = CallOptions()
             options.inline = true
+            options.handle = handle
             return perform(endpoint, options: options, completion: completion)
         }
     }
 
     /// The bridge for operations that are not a single endpoint: `start` begins the callback operation and
-    /// returns its handle.
-    func bridge<Value>(_ start: (@escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest) async throws -> Value {
+    /// returns its handle. `handle`: the handle `start` will use, known before it starts, so that a cancel while
+    /// it starts (the call is on its way to the transport) reaches the call there: nothing is sent.
+    func bridge<Value>(attaching handle: FMRequest? = nil,
+                       _ start: (@escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest) async throws -> Value {
         // Cancelled already: nothing starts (started, a fast answer could arrive before the cancel reached it).
         if Task.isCancelled { throw FMError.cancelled }
         let latch = CancelLatch()
+        if let handle { latch.set(handle) }
         // The result is moved into the continuation whole (no copy stays behind on the engine's thread), so the
         // task holds the only reference: what the caller drops is freed in the caller's task.
         let box: UncheckedBox<Result<Value, FMError>> = try await withTaskCancellationHandler {

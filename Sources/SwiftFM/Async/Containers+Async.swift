@@ -22,8 +22,9 @@ extension DataAPI {
     /// Downloads a container's content, following the streaming redirect with its cookie.
     /// - Throws: ``FMError``; task cancellation cancels whichever hop is in flight.
     public func downloadContainer(url: URL) async throws -> Data {
-        try await bridge { completion in
-            followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, completion: completion)
+        let handle = FMRequest()
+        return try await bridge(attaching: handle) { completion in
+            followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, request: handle, completion: completion)
         }
     }
 
@@ -33,6 +34,9 @@ extension DataAPI {
     /// - Throws: ``FMError`` (`-1009` when the file cannot be written).
     @discardableResult
     public func downloadContainer(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> URL {
-        try await bridge { completion in downloadContainerResult(url: url, to: fileURL, progress: progress, completion: completion) }
+        let handle = FMRequest()
+        return try await bridge(attaching: handle) { completion in
+            downloadContainerResult(url: url, to: fileURL, progress: progress, handle: handle, completion: completion)
+        }
     }
 }

@@ -40,8 +40,9 @@ public struct FMPages<Page>: AsyncSequence, Sendable {
             offset = nil // a failure ends the walk: it is thrown once
             if Task.isCancelled { throw FMError.cancelled }
             let source = self.source
-            guard let page = try await source.api.bridge({ completion in
-                source.fetch(offset: current, handle: nil, completion: completion)
+            let handle = FMRequest()
+            guard let page = try await source.api.bridge(attaching: handle, { completion in
+                source.fetch(offset: current, handle: handle, completion: completion)
             }) else { return nil }
             offset = try source.next(after: page, at: current, previous: &previous).get()
             return page

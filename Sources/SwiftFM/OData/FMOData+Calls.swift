@@ -108,12 +108,14 @@ extension FMOData {
 
     /// Counts the records of `set` that match `filter`. Throws ``FMError``.
     public func count(of set: String, filter: FMODataFilter? = nil) async throws -> Int {
-        try await api.bridge { completion in countResult(of: set, filter: filter, inline: true, completion: completion) }
+        let handle = FMRequest()
+        return try await api.bridge(attaching: handle) { completion in
+            countResult(of: set, filter: filter, inline: true, handle: handle, completion: completion)
+        }
     }
 
-    private func countResult(of set: String, filter: FMODataFilter?, inline: Bool,
+    private func countResult(of set: String, filter: FMODataFilter?, inline: Bool, handle: FMRequest = FMRequest(),
                              completion: @escaping (Result<Int, FMError>) -> Void) -> FMRequest {
-        let handle = FMRequest()
         let done = ODataCompletion(run: completion)
         send(countCall(of: set, filter: filter, viaCollection: false), attachingTo: handle, inline: true) { [self] result in
             guard case .failure(let error) = result, error.httpStatus == 400, !handle.isCancelled else {

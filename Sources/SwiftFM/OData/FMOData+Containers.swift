@@ -85,19 +85,21 @@ extension FMOData {
     @discardableResult
     public func downloadContainer(from set: String, key: FMODataKey, field: String, to fileURL: URL,
                                   progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> URL {
-        try await api.bridge { completion in
-            downloadToFile(from: set, key: key, field: field, to: fileURL, progress: progress, inline: true, completion: completion)
+        let handle = FMRequest()
+        return try await api.bridge(attaching: handle) { completion in
+            downloadToFile(from: set, key: key, field: field, to: fileURL, progress: progress, inline: true, handle: handle,
+                           completion: completion)
         }
     }
 
     private func downloadToFile(from set: String, key: FMODataKey, field: String, to fileURL: URL,
-                                progress: (@Sendable (Int64, Int64) -> Void)?, inline: Bool,
+                                progress: (@Sendable (Int64, Int64) -> Void)?, inline: Bool, handle: FMRequest? = nil,
                                 completion: @escaping (Result<URL, FMError>) -> Void) -> FMRequest {
         let partial = fileURL.deletingLastPathComponent()
             .appendingPathComponent(".\(fileURL.lastPathComponent).swiftfm-\(UUID().uuidString).part")
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
         let call = downloadCall(from: set, key: key, field: field, sink: sink) { _ in () }
-        return send(call, inline: inline) { result in
+        return send(call, attachingTo: handle, inline: inline) { result in
             completion(result.flatMap { _ in DataAPI.place(partial, at: fileURL) })
         }
     }

@@ -127,7 +127,9 @@ extension FMOData {
                 let total = rows + current.rows.count
                 if current.rows.isEmpty, current.nextLink == nil { return completion(total, "0") }
                 guard page(current), let next = current.nextLink else { return completion(total, "0") }
-                if handle.isCancelled { return completion(nil, FMError.ClientCode.cancelled) }
+                if handle.isCancelled {
+                    return FMError.withCurrent(.cancelled) { completion(nil, FMError.ClientCode.cancelled) }
+                }
                 // A link leading where the walk went before (A → A, A → B → A) is a loop.
                 let call = pageCall(following: next)
                 var followed = followed

@@ -115,57 +115,88 @@ extension FMOData {
     /// Sends `call` and completes once (on ``callbackQueue``, or inline for the async bridge), through the
     /// engine: admission, credentials, rate limit, concurrency cap, transport, deadline, size cap, retries of
     /// reads, classification, metrics, logging. A Claris ID token rejected with HTTP 401 is renewed once.
+    /// One deadline covers the whole call: the token fetches and the requests.
     @discardableResult
     func send<Value>(_ call: ODataCall<Value>, attachingTo handle: FMRequest? = nil, inline: Bool = false,
                      completion: @escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest {
         let handle = handle ?? FMRequest()
         let done = ODataCompletion(run: completion)
         if call.invalid != nil {
-            attempt(call, headers: nil, handle: handle, inline: inline, done: done)
+            attempt(call, headers: nil, handle: handle, inline: inline, endsAt: nil, done: done)
             return handle
         }
-        credentials(refresh: false) { [self] result in
-            switch result {
-            case .failure(let error):
-                deliver(.failure(handle.isCancelled ? .cancelled : error), inline: inline, done)
-            case .success(let headers):
-                attempt(call, headers: headers, handle: handle, inline: inline) { [self] (result: consuming Result<Value, FMError>) in
-                    guard let error = result.failure, error.httpStatus == 401, headers != nil, !handle.isCancelled else {
-                        return done.run(result)
-                    }
-                    api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one")
-                    credentials(refresh: true) { [self] renewed in
-                        switch renewed {
-                        case .failure(let error): deliver(.failure(handle.isCancelled ? .cancelled : error), inline: inline, done)
-                        case .success(let headers): attempt(call, headers: headers, handle: handle, inline: inline, done: done)
-                        }
-                    }
+        let endsAt = Deadline.fromNow(call.isTransfer ? configuration.containerTimeout : configuration.timeout)
+        credentials(for: call, refresh: false, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
+            attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt) { [self] (result: consuming Result<Value, FMError>) in
+                guard let error = result.failure, error.httpStatus == 401, headers != nil, !handle.isCancelled else {
+                    return done.run(result)
+                }
+                api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one")
+                credentials(for: call, refresh: true, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
+                    attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, done: done)
                 }
             }
         }
         return handle
     }
 
-    private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
-                                done: ODataCompletion<Value>) {
-        attempt(call, headers: headers, handle: handle, inline: inline, then: done.run)
+    /// The credentials of `call`'s next request, which then go to `then`. A Claris ID provider is the caller's code
+    /// and may take its time: the call waits for it as an ``ODataTokenWait`` (a cancel, the deadline or the end of a
+    /// shutdown's grace ends the wait first); an answer after the end is dropped, and nothing is sent.
+    private func credentials<Value>(for call: ODataCall<Value>, refresh: Bool, handle: FMRequest, endsAt: DispatchTime,
+                                    inline: Bool, done: ODataCompletion<Value>,
+                                    then: @escaping @Sendable ([String: String]?) -> Void) {
+        guard case .clarisID? = configuration.credentials else {
+            // Known at once (Basic, or a configuration that cannot authenticate): nothing to wait for.
+            return credentials(refresh: refresh) { [self] result in
+                switch result {
+                case .failure(let error): deliver(.failure(handle.isCancelled ? .cancelled : error), inline: inline, done)
+                case .success(let headers): then(headers)
+                }
+            }
+        }
+        let wait = ODataTokenWait(done, lifecycle: api.lifecycle) { [self] error, done in deliver(.failure(error), inline: inline, done) }
+        // Shutting down: refused, as the request would be, and the provider is not asked.
+        guard api.lifecycle.admit(wait) else { return deliver(.failure(.shuttingDown), inline: inline, done) }
+        let seconds = call.isTransfer ? configuration.containerTimeout : configuration.timeout
+        let expired = FMError.timeout(endpoint(call, headers: nil), configuration, after: seconds)
+        wait.arm(Deadline.after(seconds: Deadline.remaining(until: endsAt)) { [wait] in wait.stop(with: expired) })
+        // Weakly: the handle, which the caller may keep, holds nothing of the call once the wait is over.
+        handle.onCancel { [weak wait] in wait?.stop(with: .cancelled) }
+        guard wait.isWaiting else { return }   // cancelled already: the provider is not asked
+        credentials(refresh: refresh) { [self] result in
+            guard let done = wait.end() else { return }
+            switch result {
+            case .failure(let error): deliver(.failure(error), inline: inline, done)
+            case .success(let headers): then(headers)
+            }
+        }
     }
 
     private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
-                                then: @escaping (consuming Result<Value, FMError>) -> Void) {
+                                endsAt: DispatchTime?, done: ODataCompletion<Value>) {
+        attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, then: done.run)
+    }
+
+    private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
+                                endsAt: DispatchTime?, then: @escaping (consuming Result<Value, FMError>) -> Void) {
         var options = CallOptions(accepting: call.accepting, handle: handle)
         options.sink = call.sink
         options.isTransfer = call.isTransfer
         options.inline = inline
+        options.endsAt = endsAt
         api.perform(endpoint(call, headers: headers), options: options, completion: then)
     }
 
+    /// Completes with a result the engine did not deliver (the credentials step's), with ``FMError/current`` bound
+    /// to its error as the engine binds it.
     private func deliver<Value>(_ result: Result<Value, FMError>, inline: Bool, _ done: ODataCompletion<Value>) {
+        let failure = result.failure
         if inline {
-            done.run(result)
+            FMError.withCurrent(failure) { done.run(result) }
         } else {
             let box = UncheckedBox(result)
-            callbackQueue.async { done.run(box.value) }
+            callbackQueue.async { FMError.withCurrent(failure) { done.run(box.value) } }
         }
     }
 
@@ -185,7 +216,60 @@ extension FMOData {
 
     /// The async twin of ``send(_:attachingTo:inline:completion:)``.
     func sendAsync<Value>(_ call: ODataCall<Value>) async throws -> Value {
-        try await api.bridge { completion in send(call, inline: true, completion: completion) }
+        let handle = FMRequest()
+        return try await api.bridge(attaching: handle) { completion in send(call, attachingTo: handle, inline: true, completion: completion) }
+    }
+}
+
+/// An OData call waiting for its Claris ID token. The first of the provider's answer (``end()``), a cancel
+/// (`-1005`), the deadline (`-1004`) and the end of a shutdown's grace (`-1012`, ``stop(with:)``) ends the wait, once.
+/// Meanwhile it is registered with the lifecycle as a call in flight is: a shutdown waits for it within its grace,
+/// then ends it.
+final class ODataTokenWait<Value>: StoppableCall, Sendable {
+    private struct State: Sendable {
+        var done: ODataCompletion<Value>?
+        var timer: Deadline?
+    }
+    private let state: Locked<State>
+    private let lifecycle: Lifecycle
+    /// Completes the call with an error that ended the wait.
+    private let fail: @Sendable (FMError, ODataCompletion<Value>) -> Void
+
+    init(_ done: ODataCompletion<Value>, lifecycle: Lifecycle, fail: @escaping @Sendable (FMError, ODataCompletion<Value>) -> Void) {
+        state = Locked(State(done: done))
+        self.lifecycle = lifecycle
+        self.fail = fail
+    }
+
+    /// `true` until the wait ended.
+    var isWaiting: Bool { state.withLock { $0.done != nil } }
+
+    /// Keeps the deadline's timer, cancelled when the wait ends (at once when it ended already).
+    func arm(_ timer: Deadline) {
+        let ended = state.withLock { state -> Bool in
+            guard state.done != nil else { return true }
+            state.timer = timer
+            return false
+        }
+        if ended { timer.cancel() }
+    }
+
+    /// Ends the wait: returns the call's completion, or `nil` when the wait had ended already. The timer is
+    /// cancelled and the lifecycle no longer waits for it.
+    func end() -> ODataCompletion<Value>? {
+        let (done, timer) = state.withLock { state -> (ODataCompletion<Value>?, Deadline?) in
+            defer { state = State() }
+            return (state.done, state.timer)
+        }
+        guard let done else { return nil }
+        timer?.cancel()
+        lifecycle.release(self)
+        return done
+    }
+
+    /// `StoppableCall`, and the cancel and the deadline: ends the wait with `error`, unless it ended already.
+    func stop(with error: FMError) {
+        if let done = end() { fail(error, done) }
     }
 }
 

@@ -296,7 +296,11 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         var transportRequest = FMTransportRequest(urlRequest: request, bodyFile: sentFile)
         transportRequest.mayBeSentTwice = endpoint.cannotChangeData
-        let running = Exchange.start(transportRequest, through: sender.transport, sink: sink) { [self] (answered: consuming Result<ExchangeAnswer, ExchangeFailure>) in
+        // The exchange is the call's before it is sent: a call that ended meanwhile (a cancel reported -1005)
+        // stops it there, and nothing goes out.
+        Exchange.start(transportRequest, through: sender.transport, sink: sink, handOver: { [self] running in
+            report(.sent(.exchange(running), attempt: attempt))
+        }) { [self] (answered: consuming Result<ExchangeAnswer, ExchangeFailure>) in
             release()
             switch answered {
             case .success: sender.reachability.answered(request.url)
@@ -313,7 +317,6 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             // Moved on, so that the delivered value is the only holder of the answer's bytes.
             received(consume result, lease: lease, explicitToken: explicitToken)
         }
-        report(.sent(.exchange(running), attempt: attempt))
     }
 
     /// The `Authorization` value of this attempt and the explicit token it sends (a caller's, not leased).

@@ -63,14 +63,17 @@ final class Exchange: @unchecked Sendable {
         self.state = Locked(State(completion: completion))
     }
 
-    /// Sends `request` and calls `completion` once, on the transport's queue. Returns the exchange, whose
-    /// ``cancel(with:)`` ends it early.
-    @discardableResult
+    /// Sends `request` and calls `completion` once, on the transport's queue. `handOver` gets the exchange,
+    /// whose ``cancel(with:)`` ends it early, before anything is sent: an exchange it cancels (its call ended
+    /// meanwhile) sends nothing.
     static func start(
         _ request: FMTransportRequest, through transport: any FMTransport, sink: BodySink,
+        handOver: (Exchange) -> Void,
         completion: @escaping @Sendable (consuming Result<ExchangeAnswer, ExchangeFailure>) -> Void
-    ) -> Exchange {
+    ) {
         let exchange = Exchange(sink: sink, url: request.urlRequest.url, completion: completion)
+        handOver(exchange)
+        guard !exchange.state.withLock({ $0.finished }) else { return }
         let events = FMTransportEvents(
             response: { [exchange] in exchange.head(AnswerHead($0)) },
             data: { [exchange] in exchange.bytes($0) },
@@ -84,7 +87,6 @@ final class Exchange: @unchecked Sendable {
             return false
         }
         if finished { task.cancel() }
-        return exchange
     }
 
     /// Ends the exchange now with `error` (a deadline, a cancel) and cancels the transfer.
