@@ -26,8 +26,15 @@ import Testing
 struct LegacyAttackTests {
     /// Runs `body` with a fresh `UserDefaults` suite set up for `server` as the legacy surfaces read it.
     static func legacySetting<T>(_ server: TestServer, _ body: (UserDefaults) async throws -> T) async throws -> T {
+        try await legacySetting(server, making: { UserDefaults(suiteName: $0) }, body)
+    }
+
+    /// ``legacySetting(_:_:)`` with defaults `make` makes for a suite name.
+    static func legacySetting<T, Defaults: UserDefaults>(
+        _ server: TestServer, making make: (String) -> Defaults?, _ body: (Defaults) async throws -> T
+    ) async throws -> T {
         let suite = "SwiftFM.LegacyAttack.\(UUID().uuidString)"
-        let defaults = try #require(UserDefaults(suiteName: suite))
+        let defaults = try #require(make(suite))
         defer { defaults.removePersistentDomain(forName: suite) }
         defaults.set(server.url, forKey: "fm-host")
         defaults.set("DB", forKey: "fm-db")
@@ -112,6 +119,40 @@ struct LegacyAttackTests {
             #expect(!globals)
             #expect(defaults.string(forKey: "fm-token") == nil)
             #expect(server.heads.isEmpty)
+        }
+    }
+
+    /// UserDefaults that, while armed, cancels the task that reads `fm-db`: a SwiftFM 2.x call reads it as it
+    /// starts, after its check for a task cancelled already.
+    final class CancellingDefaults: UserDefaults {
+        let armed = Locked(true)
+        override func string(forKey defaultName: String) -> String? {
+            if defaultName == "fm-db", armed.withLock({ $0 }) { withUnsafeCurrentTask { $0?.cancel() } }
+            return super.string(forKey: defaultName)
+        }
+    }
+
+    /// Guard: a task cancelled while its SwiftFM 2.x call starts (after the check for a cancelled task, before the
+    /// request goes out): nothing is sent and `newSession()` returns nil and stores nothing. Before the fix (attack20
+    /// left it) the call made its handle inside its start, so the cancel reached it only once the request was handed
+    /// to the transport; libcurl's cancel then came before the bytes left on every run here, so this held before
+    /// too. The same gap shows deterministically on the `DataAPI` bridge
+    /// (`CancelEdgeAttackTests.aTaskCancelledWhileItsCallStartsSendsNothing`, a transport that answers in `send`).
+    @Test func aTaskCancelledWhileItsCallStartsSendsNothing() async throws {
+        let server = TestServer(respond: { head in
+            TestServer.json(head.contains("/sessions ") ? Bodies.login() : Canned.productInfo)
+        })
+        defer { server.stop() }
+        try await Self.legacySetting(server, making: { CancellingDefaults(suiteName: $0) }) { defaults in
+            let box = UncheckedBox(defaults)
+            let token = await Task { await DataAPI.withLegacyDefaults(box.value) { await SwiftFM.newSession() } }.value
+            #expect(token == nil)
+            #expect(defaults.string(forKey: "fm-token") == nil)
+            // A call afterwards, not cancelled, is the first request the server sees.
+            defaults.armed.withLock { $0 = false }
+            let info = await Task { await DataAPI.withLegacyDefaults(box.value) { await SwiftFM.getProductInfo() } }.value
+            #expect(info != nil)
+            #expect(server.heads.count == 1 && server.heads.first?.contains("/productInfo") == true, "\(server.heads)")
         }
     }
 

@@ -196,7 +196,7 @@ extension DataAPI {
     /// Returns the call's cancel handle (SwiftFM 2.x cancels it when its task is cancelled).
     @discardableResult
     static func legacySend(
-        _ call: LegacyCall, era: LegacyEra, token: String = "",
+        _ call: LegacyCall, era: LegacyEra, token: String = "", handle: FMRequest? = nil,
         completion: @escaping (LegacyOutcome) -> Void
     ) -> FMRequest {
         // The configuration in force now stays in force for the completion (and the calls it makes).
@@ -217,10 +217,12 @@ extension DataAPI {
         case .failure(let error):
             let box = UncheckedBox(deliver)
             LegacyState.shared.queue.async { box.value(LegacyOutcome(.failure(error))) }
-            return FMRequest()
+            return handle ?? FMRequest()
         case .success(let target):
             let service = LegacyState.shared.service(for: target)
-            return service.perform(call.endpoint(token: token)) { result in deliver(LegacyOutcome(result)) }
+            var options = CallOptions()
+            options.handle = handle
+            return service.perform(call.endpoint(token: token), options: options) { result in deliver(LegacyOutcome(result)) }
         }
     }
 
@@ -288,9 +290,9 @@ extension DataAPI {
     /// `fm-token-expiry` on success, as `refreshToken` always did.
     @discardableResult
     static func legacyLogin(
-        auth: String, era: LegacyEra, completion: @escaping (String?, Date?, String, String) -> Void
+        auth: String, era: LegacyEra, handle: FMRequest? = nil, completion: @escaping (String?, Date?, String, String) -> Void
     ) -> FMRequest {
-        legacySend(.login(encodedAuth: auth), era: era) { outcome in
+        legacySend(.login(encodedAuth: auth), era: era, handle: handle) { outcome in
             guard outcome.isSuccess else { return completion(nil, nil, outcome.code, outcome.message) }
             guard let token = outcome.response["token"] as? String, !token.isEmpty else {
                 return FMError.withCurrent(.noToken) { completion(nil, nil, FMError.noToken.code, FMError.noToken.message) }

@@ -20,8 +20,8 @@ open class SwiftFM {
     /// SwiftFM 2.x: logs in with `fm-auth` (base64 `user:pass`); writes `fm-token` (and `fm-token-expiry`); nil on failure.
     open class func newSession() async -> String? {
         guard let auth = LegacyEnvironment.defaults.string(forKey: LegacyKey.auth), !auth.isEmpty else { return nil }
-        return await cancellable(ifCancelled: { warnFailure("newSession()", .cancelled); return nil }) { continuation in
-            DataAPI.legacyLogin(auth: auth, era: .hostAndDatabase) { token, _, code, message in
+        return await cancellable(ifCancelled: { warnFailure("newSession()", .cancelled); return nil }) { continuation, handle in
+            DataAPI.legacyLogin(auth: auth, era: .hostAndDatabase, handle: handle) { token, _, code, message in
                 if token == nil { warnFailure("newSession()", FMError.current ?? FMError(code: code, message: message)) }
                 continuation.resume(returning: token)
             }
@@ -154,25 +154,31 @@ extension SwiftFM {
     static func legacyAsync<T: Sendable>(
         _ call: LegacyCall, token: String = "", function: String = #function, _ project: @escaping (LegacyOutcome) -> T
     ) async -> T {
-        await cancellable(ifCancelled: { warnFailure(function, .cancelled); return project(LegacyOutcome(.failure(.cancelled))) }) { continuation in
-            DataAPI.legacySend(call, era: .hostAndDatabase, token: token) { outcome in
+        await cancellable(ifCancelled: { warnFailure(function, .cancelled); return project(LegacyOutcome(.failure(.cancelled))) }) { continuation, handle in
+            DataAPI.legacySend(call, era: .hostAndDatabase, token: token, handle: handle) { outcome in
                 if !outcome.isSuccess { warnFailure(function, outcome.error ?? FMError(code: outcome.code, message: outcome.message)) }
                 continuation.resume(returning: project(outcome))
             }
         }
     }
 
-    /// Runs the call `start` begins (it returns the call's handle) and waits for it; cancelling the task cancels
-    /// the call, which then ends at once with `-1005` (nothing is stored: a cancelled `newSession()` returns nil
-    /// and writes no `fm-token`), as the original's `URLSession` request ended with its task. A task cancelled
-    /// before the call sends nothing: the call returns `ifCancelled()` (what a cancelled call's outcome gives).
+    /// Runs the call `start` begins with the handle it is given (it returns that handle) and waits for it;
+    /// cancelling the task cancels the call, which then ends at once with `-1005` (nothing is stored: a cancelled
+    /// `newSession()` returns nil and writes no `fm-token`), as the original's `URLSession` request ended with its
+    /// task. A task cancelled before the call sends nothing: the call returns `ifCancelled()` (what a cancelled
+    /// call's outcome gives); one cancelled while the call starts reaches it through the handle, made first, and
+    /// nothing is sent either.
     nonisolated(nonsending)
-    static func cancellable<T: Sendable>(ifCancelled: () -> T, _ start: (CheckedContinuation<T, Never>) -> FMRequest) async -> T {
+    static func cancellable<T: Sendable>(
+        ifCancelled: () -> T, _ start: (CheckedContinuation<T, Never>, FMRequest) -> FMRequest
+    ) async -> T {
         // Started, a fast answer could arrive before the cancel reached the call (and a login would store its token).
         if Task.isCancelled { return ifCancelled() }
+        let handle = FMRequest()
         let latch = CancelLatch()
+        latch.set(handle)
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in latch.set(start(continuation)) }
+            await withCheckedContinuation { continuation in _ = start(continuation, handle) }
         } onCancel: {
             latch.cancel()
         }
