@@ -112,22 +112,34 @@ struct CancelEdgeAttackTests {
         shutDown.wait()
     }
 
+    /// Starts a walk (`start` calls `forEachPage` with the page closure and completion it is given) whose page closure
+    /// cancels the walk's handle on its first page, and returns what the completion saw: its code and
+    /// `FMError.current`'s.
+    static func walkCancelledOnItsFirstPage<Page>(
+        _ start: (_ page: @escaping @Sendable (Page) -> Bool, _ completion: @escaping @Sendable (Int?, String) -> Void) -> FMRequest
+    ) -> [[String?]] {
+        let done = Recorder<[String?]>()
+        let handle = Locked<FMRequest?>(nil)
+        let handleSet = DispatchSemaphore(value: 0)
+        let walk = start({ _ in
+            // The first page may arrive before forEachPage returned the handle.
+            #expect(handleSet.wait(timeout: TestBound.deadline) == .success)
+            handle.withLock { $0 }?.cancel()
+            return true
+        }, { _, code in done.record([code, FMError.current?.code]) })
+        handle.withLock { $0 = walk }
+        handleSet.signal()
+        return done.wait()
+    }
+
     /// Failed before (`FMError.current` was nil): a walk cancelled between pages completed with `(nil, "-1005")` but
     /// without the error behind the code, which every other `(value?, code)` completion binds while it runs.
     @Test func aWalkCancelledBetweenPagesBindsItsError() {
         let h = Harness(store: ServerValuesAttackTests.loggedIn) { _ in .json(200, ServerValuesAttackTests.page(ids: [1], found: 3)) }
-        let done = Recorder<[String?]>()
-        let handle = Locked<FMRequest?>(nil)
-        let handleSet = DispatchSemaphore(value: 0)
-        let walk = h.api.forEachPage(layout: "L", pageSize: 1, page: { _ in
-            // The first page may arrive before forEachPage returned the handle.
-            #expect(handleSet.wait(timeout: TestBound.deadline) == .success)
-            handle.value?.cancel()
-            return true
-        }, completion: { _, code in done.record([code, FMError.current?.code]) })
-        handle.withLock { $0 = walk }
-        handleSet.signal()
-        #expect(done.wait() == [[FMError.ClientCode.cancelled, FMError.ClientCode.cancelled]])
+        let seen = Self.walkCancelledOnItsFirstPage { page, completion in
+            h.api.forEachPage(layout: "L", pageSize: 1, page: page, completion: completion)
+        }
+        #expect(seen == [[FMError.ClientCode.cancelled, FMError.ClientCode.cancelled]])
         h.drain()
         #expect(h.stub.requests.count == 1)
     }
@@ -136,18 +148,10 @@ struct CancelEdgeAttackTests {
     /// call ended while it waited for its Claris ID token (cancelled, or the provider's own failure).
     @Test func anODataWalkOrTokenFetchEndedEarlyBindsItsError() {
         let setup = ODataHarness { _ in .json(200, ODataBodies.collection) }
-        let done = Recorder<[String?]>()
-        let handle = Locked<FMRequest?>(nil)
-        let handleSet = DispatchSemaphore(value: 0)
-        let walk = setup.odata.forEachPage(from: "contacts", page: { _ in
-            // The first page may arrive before forEachPage returned the handle.
-            #expect(handleSet.wait(timeout: TestBound.deadline) == .success)
-            handle.value?.cancel()
-            return true
-        }, completion: { _, code in done.record([code, FMError.current?.code]) })
-        handle.withLock { $0 = walk }
-        handleSet.signal()
-        #expect(done.wait() == [[FMError.ClientCode.cancelled, FMError.ClientCode.cancelled]])
+        let seen = Self.walkCancelledOnItsFirstPage { page, completion in
+            setup.odata.forEachPage(from: "contacts", page: page, completion: completion)
+        }
+        #expect(seen == [[FMError.ClientCode.cancelled, FMError.ClientCode.cancelled]])
         #expect(setup.stub.requests.count == 1)
 
         let (held, asked, _) = Self.odataWithHeldProvider()
