@@ -120,6 +120,9 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// The deadline of a container upload or download, in seconds (default one hour): they are long by
     /// nature. The silence allowed between two bytes is still ``timeout``.
     public var containerTimeout: TimeInterval = 3600
+
+    /// The deadline of one call: ``containerTimeout`` for a container transfer, ``timeout`` for any other.
+    func deadline(isTransfer: Bool) -> TimeInterval { isTransfer ? containerTimeout : timeout }
     /// The most bytes an answer may have after content decoding (default 256 MiB). A larger answer is
     /// cancelled at the cap and the call completes with `-1011` (``FMError/ClientCode/responseTooLarge``).
     /// A container download to `Data` obeys it; a download to a file is streamed and is not capped.

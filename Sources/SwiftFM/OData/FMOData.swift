@@ -125,7 +125,7 @@ extension FMOData {
             attempt(call, headers: nil, handle: handle, inline: inline, endsAt: nil, done: done)
             return handle
         }
-        let endsAt = Deadline.fromNow(call.isTransfer ? configuration.containerTimeout : configuration.timeout)
+        let endsAt = Deadline.fromNow(configuration.deadline(isTransfer: call.isTransfer))
         credentials(for: call, refresh: false, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
             attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt) { [self] (result: consuming Result<Value, FMError>) in
                 guard let error = result.failure, error.httpStatus == 401, headers != nil, !handle.isCancelled else {
@@ -158,7 +158,7 @@ extension FMOData {
         let wait = ODataTokenWait(done, lifecycle: api.lifecycle) { [self] error, done in deliver(.failure(error), inline: inline, done) }
         // Shutting down: refused, as the request would be, and the provider is not asked.
         guard api.lifecycle.admit(wait) else { return deliver(.failure(.shuttingDown), inline: inline, done) }
-        let seconds = call.isTransfer ? configuration.containerTimeout : configuration.timeout
+        let seconds = configuration.deadline(isTransfer: call.isTransfer)
         let expired = FMError.timeout(endpoint(call, headers: nil), configuration, after: seconds)
         wait.arm(Deadline.after(seconds: Deadline.remaining(until: endsAt)) { [wait] in wait.stop(with: expired) })
         // Weakly: the handle, which the caller may keep, holds nothing of the call once the wait is over.

@@ -136,7 +136,7 @@ extension CallContext {
             return call.handle
         }
         let seconds = options.endsAt.map(Deadline.remaining(until:))
-        call.start(deadline: seconds ?? (options.isTransfer ? configuration.containerTimeout : configuration.timeout))
+        call.start(deadline: seconds ?? configuration.deadline(isTransfer: options.isTransfer))
         return call.handle
     }
 
