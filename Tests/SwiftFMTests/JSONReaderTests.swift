@@ -182,6 +182,39 @@ struct JSONReaderTests {
         }
     }
 
+    /// The lexer skips eight plain bytes at a time: the word test agrees with a byte-by-byte one for every byte
+    /// value at every position, among plain neighbours at the edges of the ranges (space, `!`, `#`, `[`, `]`, DEL).
+    @Test func theEightByteScanFindsEveryByteAStringMustStopAt() {
+        func isPlain(_ byte: UInt8) -> Bool {
+            byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
+        }
+        for neighbour: UInt8 in [0x20, 0x21, 0x23, 0x5B, 0x5D, 0x61, 0x7F] {
+            for byte in UInt8.min...UInt8.max {
+                for position in 0..<8 {
+                    var bytes = [UInt8](repeating: neighbour, count: 8)
+                    bytes[position] = byte
+                    let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                    #expect(JSONLexer.isPlain(word) == isPlain(byte), "byte \(byte) at \(position) among \(neighbour)")
+                }
+            }
+        }
+    }
+
+    /// Strings long enough for the eight-byte scan, with one byte that ends, escapes or invalidates them at
+    /// every position: accepted and rejected as the oracle does, with the same text.
+    @Test func aSpecialByteAtAnyPlaceOfALongStringIsSeen() {
+        let specials: [[UInt8]] = [[0x22], [0x5C, 0x6E], [0x5C], [0x01], [0x1F], [0x7F], [0xC3, 0xA9], [0xC3], [0xFF], [0x09]]
+        for length in [7, 8, 9, 15, 16, 17, 24] {
+            for position in 0...length {
+                for special in specials {
+                    var text = [UInt8](repeating: UInt8(ascii: "x"), count: length)
+                    text.insert(contentsOf: special, at: position)
+                    Self.check(Array("[\"".utf8) + text + Array("\",\"end\"]".utf8))
+                }
+            }
+        }
+    }
+
     @Test func deepNestingIsAnErrorNotACrash() {
         for depth in [511, 512, 513, 100_000] {
             Self.check(Array((String(repeating: "[", count: depth) + String(repeating: "]", count: depth)).utf8))

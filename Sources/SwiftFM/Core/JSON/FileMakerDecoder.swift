@@ -686,7 +686,8 @@ private final class TapeDecoder: Decoder {
 /// comparison instead of a search.
 private final class Shapes {
     final class Shape {
-        var offsets: [Int] = []
+        /// Not checked for overlapping accesses at run time, as `TapeKeyedState`'s position: only `find` uses it.
+        @exclusivity(unchecked) var offsets: [Int] = []
     }
 
     private var shapes: [ObjectIdentifier: Shape] = [:]
@@ -710,10 +711,12 @@ private final class TapeKeyedState {
     let nodes: [JSONTape.Node]
     let object: Int
     let shape: Shapes.Shape
-    /// The position in this container's sequence of lookups.
-    var position = 0
+    /// The position in this container's sequence of lookups. This, `last` and the shape's offsets are touched
+    /// only inside `find`, which calls nothing that could reach them again, on the one thread of a decode: they
+    /// are not checked for overlapping accesses at run time (a check for every field decoded).
+    @exclusivity(unchecked) var position = 0
     /// The value node the last lookup found (0: none yet).
-    var last = 0
+    @exclusivity(unchecked) var last = 0
 
     init(decoder: TapeDecoder, object: Int, shape: Shapes.Shape) {
         self.decoder = decoder

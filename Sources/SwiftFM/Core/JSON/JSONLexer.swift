@@ -125,6 +125,11 @@ struct JSONLexer {
         var escaped = false
         var nonASCII = false
         while index < bytes.count {
+            // Eight plain bytes at a time (most of a string is): no quote, backslash, control or non-ASCII byte.
+            while index &+ 8 <= bytes.count, JSONLexer.isPlain(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                index &+= 8
+            }
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let token = StringToken(start: start, end: index, escaped: escaped, nonASCII: nonASCII)
@@ -145,6 +150,15 @@ struct JSONLexer {
             index += 1
         }
         throw fail("unterminated string")
+    }
+
+    /// Whether none of a word's eight bytes ends or escapes a string or needs a check: no `"`, `\`, byte below
+    /// 0x20 or byte above 0x7F (the classic test for a zero byte, on the word XORed with each byte sought).
+    @inline(__always) static func isPlain(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* UInt64(UInt8(ascii: "\""))), backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+        let found = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word) | word
+        return found & highs == 0
     }
 
     /// Checks one escape at `index` (the backslash) and moves past it.

@@ -52,7 +52,8 @@ struct JSONTape {
     /// Indexes `bytes`; `fragments` allows a scalar at the top level.
     init(_ bytes: UnsafeRawBufferPointer, fragments: Bool = false) throws(JSONReader.Failure) {
         var builder = Builder(bytes)
-        builder.nodes.reserveCapacity(Swift.max(16, bytes.count / 12))
+        // A found set takes a node for about every 8 bytes: reserving for 12 made a copy of the whole array.
+        builder.nodes.reserveCapacity(Swift.max(16, bytes.count / 8))
         try builder.lexer.start(fragments: fragments)
         try builder.value()
         try builder.lexer.finish()
@@ -78,7 +79,7 @@ struct JSONTape {
     /// nesting limits and offsets are the whole document's. Accepts and rejects what the whole scan would.
     init(part bytes: UnsafeRawBufferPointer, start: Int, last: Bool, depth: Int) throws(JSONReader.Failure) {
         var builder = Builder(bytes)
-        builder.nodes.reserveCapacity(Swift.max(16, (bytes.count - start) / 12))
+        builder.nodes.reserveCapacity(Swift.max(16, (bytes.count - start) / 8))
         builder.nodes.append(Node(kind: .array, escaped: false, nonASCII: false, depth: UInt16(depth), count: 0, start: start, end: 0))
         builder.depth = depth + 1
         builder.lexer.index = start
@@ -251,8 +252,12 @@ final class JSONTapeReader {
     let bytes: UnsafeRawBufferPointer
     let nodes: [JSONTape.Node]
     /// Cleared when the bytes are gone; reading then throws instead of touching freed memory.
-    private(set) var isOpen = true
-    private var scratch: [UInt8] = []
+    ///
+    /// This and `scratch` are read for every value: they are not checked for overlapping accesses at run time
+    /// (a check for every value read), which holds because nothing else runs while one is accessed (no
+    /// closure is called) and a reader belongs to one decode on one thread.
+    @exclusivity(unchecked) private(set) var isOpen = true
+    @exclusivity(unchecked) private var scratch: [UInt8] = []
     /// The object members searched key by key (not the predicted lookups): tests check it stays linear.
     var scannedMembers = 0
 
