@@ -182,21 +182,31 @@ struct JSONReaderTests {
         }
     }
 
-    /// The lexer skips eight plain bytes at a time: the word test agrees with a byte-by-byte one for every byte
-    /// value at every position, among plain neighbours at the edges of the ranges (space, `!`, `#`, `[`, `]`, DEL).
-    @Test func theEightByteScanFindsEveryByteAStringMustStopAt() {
+    /// The lexer reads a string eight bytes at a time, straight to the first byte that ends, escapes or needs a
+    /// check: the word test finds that byte as a byte-by-byte scan does, for every byte value at every position
+    /// among plain neighbours at the edges of the ranges (space, `!`, `#`, `[`, `]`, DEL), and in random words.
+    @Test func theEightByteScanStopsAtTheFirstByteAStringMustStopAt() {
         func isPlain(_ byte: UInt8) -> Bool {
             byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
         }
+        func plainBytes(_ bytes: [UInt8]) -> Int {
+            JSONLexer.plainBytes(UInt64(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }))
+        }
         for neighbour: UInt8 in [0x20, 0x21, 0x23, 0x5B, 0x5D, 0x61, 0x7F] {
+            #expect(plainBytes([UInt8](repeating: neighbour, count: 8)) == 8)
             for byte in UInt8.min...UInt8.max {
                 for position in 0..<8 {
                     var bytes = [UInt8](repeating: neighbour, count: 8)
                     bytes[position] = byte
-                    let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-                    #expect(JSONLexer.isPlain(word) == isPlain(byte), "byte \(byte) at \(position) among \(neighbour)")
+                    #expect(plainBytes(bytes) == (isPlain(byte) ? 8 : position), "byte \(byte) at \(position) among \(neighbour)")
                 }
             }
+        }
+        var random = Random(state: 0x00C0_FFEE)
+        let sample: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0x81, 0xA0, 0xC3, 0xFF]
+        for _ in 0..<20_000 {
+            let bytes = (0..<8).map { _ in random.chance(70) ? UInt8(0x61 + random.below(26)) : sample[random.below(sample.count)] }
+            #expect(plainBytes(bytes) == (bytes.firstIndex { !isPlain($0) } ?? 8), "\(bytes)")
         }
     }
 

@@ -125,11 +125,12 @@ struct JSONLexer {
         var escaped = false
         var nonASCII = false
         while index < bytes.count {
-            // Eight plain bytes at a time (most of a string is): no quote, backslash, control or non-ASCII byte.
-            while index &+ 8 <= bytes.count, JSONLexer.isPlain(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
-                index &+= 8
+            // Eight bytes at a time, straight to the first that ends, escapes or needs a check (most are plain).
+            if index &+ 8 <= bytes.count {
+                let plain = JSONLexer.plainBytes(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+                index &+= plain
+                if plain == 8 { continue }
             }
-            guard index < bytes.count else { break }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let token = StringToken(start: start, end: index, escaped: escaped, nonASCII: nonASCII)
@@ -152,13 +153,15 @@ struct JSONLexer {
         throw fail("unterminated string")
     }
 
-    /// Whether none of a word's eight bytes ends or escapes a string or needs a check: no `"`, `\`, byte below
-    /// 0x20 or byte above 0x7F (the classic test for a zero byte, on the word XORed with each byte sought).
-    @inline(__always) static func isPlain(_ word: UInt64) -> Bool {
+    /// How many of the eight bytes of `word` (in memory order, read little-endian) come before the first that ends
+    /// or escapes a string or needs a check: `"`, `\`, a byte below 0x20 or above 0x7F; 8 when there is none. The
+    /// classic test for a zero byte, on the word XORed with each byte sought, flags the first such byte exactly
+    /// (a borrow can flag a wrong byte only above a right one).
+    @inline(__always) static func plainBytes(_ word: UInt64) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* UInt64(UInt8(ascii: "\""))), backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
         let found = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word) | word
-        return found & highs == 0
+        return (found & highs).trailingZeroBitCount &>> 3
     }
 
     /// Checks one escape at `index` (the backslash) and moves past it.
