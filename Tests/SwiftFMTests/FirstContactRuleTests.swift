@@ -219,6 +219,30 @@ struct FirstContactRuleTests {
         #expect(remembered.count <= Reachability.maxOrigins)
     }
 
+    /// The configured host's URLs are matched by their first bytes, not parsed: the origin found that way is the
+    /// one their parsed URL has (host in lower case, the scheme's port), whichever way the host was written (each
+    /// `sameOrigin` is written otherwise than the configured host's URLs, so that it is parsed).
+    @Test(arguments: [
+        ("https://FMS.Example.com/filemaker", "https://fms.example.com:443/x", "https://fms.example.com:8443/x"),
+        ("http://127.0.0.1:3000", "HTTP://127.0.0.1:3000/x", "http://127.0.0.1:30000/x"),
+        ("http://[::1]:8080/", "HTTP://[::1]:8080/x", "http://[::1]/x"),
+        ("fms.example.com", "https://fms.example.com:443/x", "http://fms.example.com/x"),
+    ])
+    func theConfiguredHostsOriginIsTheOneItsURLsParseTo(host: String, sameOrigin: String, otherOrigin: String) throws {
+        let configuration = FMConfiguration(host: host, database: "Contacts", username: "admin", password: "pw")
+        let base = try configuration.resolvedBase().get()
+        let clock = TestClock()
+        let reachability = Reachability(now: { clock.now }, home: base)
+        let url = try RequestBuilder.url(for: Endpoints.productInfo(), configuration: configuration).get()
+        reachability.answered(url)
+        #expect(reachability.standing(URL(string: sameOrigin)) == .rideOut)
+        #expect(reachability.standing(URL(string: otherOrigin)) == .neverAnswered)
+        // And the other way round: an answer at the parsed origin counts for the configured host's URLs.
+        let other = Reachability(now: { clock.now }, home: base)
+        other.answered(URL(string: sameOrigin))
+        #expect(other.standing(url) == .rideOut)
+    }
+
     // MARK: messages that point the right way
 
     static let containerURL = URL(string: "https://fms.example.com/Streaming_SSL/MainDB/6A4F4C0D.png?RCType=EmbeddedRCFileProcessor")!

@@ -81,9 +81,9 @@ final class Sender: Sendable {
         self.refusal = refusal
         self.gate = configuration.maxConcurrentRequests.map(AdmissionGate.init(limit:))
         self.rateLimiter = RateLimiter.make(rate: configuration.maxRequestsPerSecond)
-        self.reachability = Reachability(now: now)
-        self.logger = logger
         let base = try? configuration.resolvedBase().get()
+        self.reachability = Reachability(now: now, home: base)
+        self.logger = logger
         self.server = (base?.host, base.map { $0.port ?? ($0.scheme == "http" ? 80 : 443) }, base?.scheme)
     }
 

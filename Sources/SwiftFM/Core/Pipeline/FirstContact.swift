@@ -22,9 +22,7 @@ final class Reachability: Sendable {
     static let maxOrigins = 64
 
     private struct Entry {
-        /// When the host last answered.
-        var answered: Date
-        /// The first connection failure since then, if any.
+        /// The first connection failure since the host last answered, if any.
         var unreachableSince: Date?
         /// The answer's place in the order of answers (a count, not the clock, which may go back).
         var turn: UInt64
@@ -50,8 +48,36 @@ final class Reachability: Sendable {
     /// Whether the Data API (not another web server) has answered this client at its configured host.
     private let dataAPIAnswered = Locked(false)
     private let now: @Sendable () -> Date
+    /// The configured host's URLs begin with `prefix` (`scheme://authority/`) and have origin `origin`: a call's
+    /// answer finds its origin by comparing bytes instead of parsing its URL.
+    private let home: (prefix: [UInt8], origin: String)?
 
-    init(now: @escaping @Sendable () -> Date) { self.now = now }
+    /// The rule for a client whose calls go to `home` (its configured host, `nil` when it has none), on `now`'s clock.
+    init(now: @escaping @Sendable () -> Date, home: URLComponents? = nil) {
+        self.now = now
+        var root = home
+        root?.percentEncodedPath = "/"
+        root?.percentEncodedQuery = nil
+        root?.fragment = nil
+        if let prefix = root?.string, let origin = Self.origin(of: URL(string: prefix)) {
+            self.home = (Array(prefix.utf8), origin)
+        } else {
+            self.home = nil
+        }
+    }
+
+    /// The origin of `url`, read from its first bytes when it is at the configured host.
+    private func key(_ url: URL?) -> String? {
+        guard let home, let url else { return Self.origin(of: url) }
+        var text = url.absoluteString
+        let atHome = text.withUTF8 { bytes in
+            home.prefix.withUnsafeBytes { prefix in
+                guard bytes.count >= prefix.count, let start = bytes.baseAddress, let wanted = prefix.baseAddress else { return false }
+                return memcmp(start, wanted, prefix.count) == 0
+            }
+        }
+        return atHome ? home.origin : Self.origin(of: url)
+    }
 
     /// `host:port` (lowercased host, the scheme's port when none is written), or `nil` without a host.
     static func origin(of url: URL?) -> String? {
@@ -62,14 +88,13 @@ final class Reachability: Sendable {
 
     /// The host behind `url` answered (any HTTP status).
     func answered(_ url: URL?) {
-        guard let origin = Self.origin(of: url) else { return }
-        let time = now()
+        guard let origin = key(url) else { return }
         table.withLock { table in
             if table.entries[origin] == nil, table.entries.count >= Self.maxOrigins,
                let oldest = table.entries.min(by: { $0.value.turn < $1.value.turn })?.key {
                 table.entries[oldest] = nil
             }
-            table.entries[origin] = Entry(answered: time, unreachableSince: nil, turn: table.nextTurn)
+            table.entries[origin] = Entry(unreachableSince: nil, turn: table.nextTurn)
             table.nextTurn &+= 1
         }
     }
@@ -86,7 +111,7 @@ final class Reachability: Sendable {
 
     /// A connection to the host behind `url` failed before any answer.
     func unreachable(_ url: URL?) {
-        guard let origin = Self.origin(of: url) else { return }
+        guard let origin = key(url) else { return }
         let time = now()
         table.withLock { table in
             guard var entry = table.entries[origin] else { return }
@@ -99,7 +124,7 @@ final class Reachability: Sendable {
 
     /// Whether a connection failure to the host behind `url` may be ridden out.
     func standing(_ url: URL?) -> Standing {
-        guard let origin = Self.origin(of: url) else { return .neverAnswered }
+        guard let origin = key(url) else { return .neverAnswered }
         let time = now()
         return table.withLock { table in
             guard var entry = table.entries[origin] else { return .neverAnswered }
