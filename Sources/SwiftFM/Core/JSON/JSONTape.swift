@@ -253,9 +253,9 @@ final class JSONTapeReader {
     let nodes: [JSONTape.Node]
     /// Cleared when the bytes are gone; reading then throws instead of touching freed memory.
     ///
-    /// This and `scratch` are read for every value: they are not checked for overlapping accesses at run time
-    /// (a check for every value read), which holds because nothing else runs while one is accessed (no
-    /// closure is called) and a reader belongs to one decode on one thread.
+    /// This and `scratch` are touched for every value read, so they are not checked for overlapping accesses at run
+    /// time: nothing else runs while one is accessed (no closure is called) and a reader belongs to one decode on
+    /// one thread.
     @exclusivity(unchecked) private(set) var isOpen = true
     @exclusivity(unchecked) private var scratch: [UInt8] = []
     /// The object members searched key by key (not the predicted lookups): tests check it stays linear.
