@@ -8,10 +8,8 @@ import Testing
 /// key's value (the containers' positions and the shapes' offsets are not checked for overlapping accesses).
 @Suite("Typed decoder: containers re-entered while others are live")
 struct TypedDecoderReentryTests {
-    static func body(_ fields: [String]) -> Data {
-        let records = fields.enumerated().map { #"{"fieldData":\#($1),"portalData":{},"recordId":"\#($0 + 1)","modId":"1"}"# }
-        return Data(#"{"response":{"data":[\#(records.joined(separator: ","))]},"messages":[{"code":"0","message":"OK"}]}"#.utf8)
-    }
+    /// A found set of these field data objects (the typed decoder's suite's answer).
+    static func body(_ fields: [String]) -> Data { TypedTapeDecoderTests.body(fields) }
 
     /// A tree whose nodes share one key type: two containers on each object, read in alternation around a nested
     /// node decoded with the same keys, a super decoder of the object and one of a member.
