@@ -37,3 +37,56 @@ struct HostPortTests {
         #expect(sent == 2)
     }
 }
+
+/// Where a connection goes is one rule (`URL.connectionOrigin`): the host lowercased, the port written or the
+/// scheme's (in any letter case). The first-contact table, a container download's cookies, the spans' server
+/// port and the curl transport's per-host limit all read it, so none disagrees with another about one URL.
+@Suite("The port and origin a connection goes to")
+struct ConnectionOriginTests {
+    @Test(arguments: [
+        ("https://FMS.Example.com/fmi", "fms.example.com:443"), ("HTTP://Host/x", "host:80"), ("Http://h:8080/", "h:8080"),
+        ("https://h:80/", "h:80"), ("http://h:443/", "h:443"), ("HTTPS://h/", "h:443"), ("http://127.0.0.1:3000/x", "127.0.0.1:3000"),
+    ])
+    func theOriginIsTheLowercasedHostAndTheWrittenOrSchemesPort(url: String, origin: String) throws {
+        let url = try #require(URL(string: url))
+        #expect(url.connectionOrigin == origin)
+        #expect(Reachability.origin(of: url) == origin)
+        #expect(Endpoints.origin(of: url) == "\(url.scheme?.lowercased() ?? "")://\(origin)")
+        #expect(FMError.address(of: url).lowercased() == origin)
+        #expect(try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)).connectionPort == url.connectionPort)
+    }
+
+    @Test func aURLWithoutAHostHasNoOrigin() throws {
+        #expect(try #require(URL(string: "file:///tmp/x")).connectionOrigin == nil)
+        #expect(try #require(URL(string: "x")).connectionOrigin == nil)
+    }
+
+    /// A span names the port the call's connection went to, however the configured scheme is written.
+    @Test(arguments: [("HTTP://fms.example.com", 80), ("Https://fms.example.com", 443), ("http://fms.example.com:8080", 8080),
+                      ("fms.example.com", 443)])
+    func aSpanNamesThePortTheConnectionGoesTo(host: String, port: Int) {
+        final class Spans: FMInstrumentation, FMCallSpan, @unchecked Sendable {
+            private let lock = NSLock()
+            private var starts: [FMCallStart] = []
+            func startCall(_ call: FMCallStart) -> any FMCallSpan {
+                lock.withLock { starts.append(call) }
+                return self
+            }
+            func record(_ event: FMCallEvent) {}
+            func end(_ outcome: FMCallOutcome) {}
+            var ports: [Int?] { lock.withLock { starts.map(\.serverPort) } }
+        }
+        let spans = Spans()
+        var configuration = FMConfiguration(host: host, database: "D", username: "a", password: "b")
+        configuration.instrumentation = spans
+        let harness = Harness(configuration: configuration) { request in
+            isLogin(request) ? .json(200, Bodies.login()) : .json(200, Bodies.value("x"))
+        }
+        let recorder = Recorder<Result<String, FMError>>(queueKey: Harness.key)
+        harness.api.perform(TestEndpoints.records()) { recorder.record($0) }
+        #expect(recorder.wait().first?.testValue == "x")
+        harness.drain()
+        #expect(!spans.ports.isEmpty)
+        #expect(spans.ports.allSatisfy { $0 == port }, "\(spans.ports)")
+    }
+}

@@ -338,10 +338,9 @@ extension FMOData {
               let components = URLComponents(url: resolved, resolvingAgainstBaseURL: false) else {
             return .failure(.malformed("the next link is not a URL", status: nil))
         }
-        func port(_ scheme: String?, _ port: Int?) -> Int? { port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) }
         guard components.scheme?.lowercased() == base.scheme?.lowercased(),
               components.host?.lowercased() == base.host?.lowercased(),
-              port(components.scheme?.lowercased(), components.port) == port(base.scheme?.lowercased(), base.port) else {
+              components.connectionPort == base.connectionPort else {
             return .failure(.malformed("the next link leads to another server", status: nil))
         }
         let path = components.percentEncodedPath

@@ -84,7 +84,7 @@ final class Sender: Sendable {
         let base = try? configuration.resolvedBase().get()
         self.reachability = Reachability(now: now, home: base)
         self.logger = logger
-        self.server = (base?.host, base.map { $0.port ?? ($0.scheme == "http" ? 80 : 443) }, base?.scheme)
+        self.server = (base?.host, base?.connectionPort, base?.scheme)
     }
 
     /// nginx's answer to plain HTTP on its HTTPS port (a 400 page) as the wrong-scheme error that names

@@ -79,12 +79,8 @@ final class Reachability: Sendable {
         return atHome ? home.origin : Self.origin(of: url)
     }
 
-    /// `host:port` (lowercased host, the scheme's port when none is written), or `nil` without a host.
-    static func origin(of url: URL?) -> String? {
-        guard let url, let host = url.host?.lowercased(), !host.isEmpty else { return nil }
-        let port = url.port ?? (url.scheme?.lowercased() == "http" ? 80 : 443)
-        return "\(host):\(port)"
-    }
+    /// `host:port` of `url` (`URL.connectionOrigin`), or `nil` without a host.
+    static func origin(of url: URL?) -> String? { url?.connectionOrigin }
 
     /// The host behind `url` answered (any HTTP status).
     func answered(_ url: URL?) {
@@ -153,7 +149,7 @@ extension FMError {
     /// `host:port` of `url` for a message (`the host` without one); the port is the scheme's when none is written.
     static func address(of url: URL?) -> String {
         guard let url, let host = hostName(of: url) else { return "the host" }
-        let port = url.port ?? (url.scheme?.lowercased() == "http" ? 80 : 443)
+        let port = url.connectionPort
         return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 

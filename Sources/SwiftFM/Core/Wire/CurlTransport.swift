@@ -308,7 +308,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         guard let url = urlRequest.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: "FMCurlTransport sends http and https URLs only"])
         }
-        origin = "\(url.host?.lowercased() ?? ""):\(url.port ?? (scheme == "https" ? 443 : 80))"
+        origin = url.connectionOrigin ?? ":\(url.connectionPort)"
         guard let easy = engine?.takeHandle() else {
             return URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_easy_init failed"])
         }

@@ -449,9 +449,7 @@ enum Endpoints {
 
     /// Scheme, host and port (the default one when absent) of `url`: cookies are only sent back within one.
     static func origin(of url: URL) -> String {
-        let scheme = url.scheme?.lowercased() ?? ""
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
+        "\(url.scheme?.lowercased() ?? "")://\(url.connectionOrigin ?? ":\(url.connectionPort)")"
     }
 
     /// The `name=value` pairs of a `Set-Cookie` header's value (several cookies may be folded into one line).

@@ -3,6 +3,32 @@ import Foundation
 import FoundationNetworking
 #endif
 
+// MARK: - Where a connection goes
+
+extension URL {
+    /// The port a connection goes to: the one written, else the scheme's (80 for `http`, 443 for `https`;
+    /// SwiftFM sends nothing else).
+    static func connectionPort(scheme: String?, written port: Int?) -> Int {
+        port ?? (scheme?.lowercased() == "http" ? 80 : 443)
+    }
+
+    /// The port a connection to this URL goes to (``connectionPort(scheme:written:)``).
+    var connectionPort: Int { Self.connectionPort(scheme: scheme, written: port) }
+
+    /// `host:port` a connection to this URL goes to (the host lowercased, the port ``connectionPort``), or `nil`
+    /// without a host: the one key of the per-host connection limit, the first-contact rule and the cookies of
+    /// a container download.
+    var connectionOrigin: String? {
+        guard let host, !host.isEmpty else { return nil }
+        return "\(host.lowercased()):\(connectionPort)"
+    }
+}
+
+extension URLComponents {
+    /// The port a connection to these components' URL goes to (`URL.connectionPort(scheme:written:)`).
+    var connectionPort: Int { URL.connectionPort(scheme: scheme, written: port) }
+}
+
 // MARK: - The public transport protocol
 
 /// A transfer in flight that can be cancelled.
