@@ -25,10 +25,23 @@ struct AnswerHeadTests {
     }
 
     @Test func aDeclaredLengthIsReadOrMinusOne() {
-        let cases: [([String: String], Int64)] = [([:], -1), (["content-length": " 7 "], 7), (["Content-Length": "-3"], -1),
+        let cases: [([String: String], Int64)] = [([:], -1), (["content-length": " 7 "], 7), (["Content-Length": "\t7\t"], 7),
+                                                  (["Content-Length": "7", "Content-Encoding": " gzip\t"], -1),
+                                                  (["Content-Length": "7", "Content-Encoding": " identity "], 7), (["Content-Length": "-3"], -1),
                                                   (["Content-Length": "lots"], -1), (["Content-Length": "99999999999999999999999"], -1)]
         for (fields, expected) in cases {
             #expect(AnswerHead(status: 200, fields: fields).expectedContentLength == expected, "\(fields)")
+        }
+    }
+
+    /// Spaces and tabs around a value are not part of it, whichever transport handed the head over.
+    @Test func aValueIsReadWithoutTheBlanksAroundIt() throws {
+        let fields = ["X-Note": " \tsome words\t ", "Location": "/x"]
+        let url = try #require(URL(string: "https://fms.example/fmi/data/vLatest"))
+        let response = try #require(HTTPURLResponse(url: url, statusCode: 302, httpVersion: "HTTP/1.1", headerFields: fields))
+        for head in [AnswerHead(status: 302, fields: fields), AnswerHead(response)] {
+            #expect(head.header("x-note") == "some words")
+            #expect(head.header("Location") == "/x")
         }
     }
 

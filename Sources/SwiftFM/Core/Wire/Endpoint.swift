@@ -76,10 +76,11 @@ struct AnswerHead: Sendable {
     }
 
     /// The value of the header `name` (case-insensitive), or `nil`. Without the spaces and tabs around it, which
-    /// are not part of a value (RFC 9110 §5.5): libcurl drops them, corelibs URLSession keeps them.
+    /// are not part of a value (RFC 9110 §5.5): ``FMCurlTransport`` drops them, corelibs URLSession keeps them, a
+    /// transport of your own may hand them over.
     func header(_ name: String) -> String? {
         switch source {
-        case .fields(let fields): return HTTPHeader.value(name, in: fields)
+        case .fields(let fields): return HTTPHeader.value(name, in: fields).map(Self.withoutSurroundingWhitespace)
         case .http(let response): return response.value(forHTTPHeaderField: name).map(Self.withoutSurroundingWhitespace)
         }
     }
@@ -111,14 +112,14 @@ struct AnswerHead: Sendable {
         let declared: Int64
         switch source {
         case .fields:
-            guard let text = header("Content-Length")?.trimmingCharacters(in: .whitespaces), let length = Int64(text), length >= 0 else { return -1 }
+            guard let text = header("Content-Length"), let length = Int64(text), length >= 0 else { return -1 }
             declared = length
         case .http(let response):
             guard response.expectedContentLength >= 0 else { return -1 }
             declared = response.expectedContentLength
         }
         // Looked up only when there is a declared length to correct.
-        if let coding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces), !coding.isEmpty,
+        if let coding = header("Content-Encoding"), !coding.isEmpty,
            coding.caseInsensitiveCompare("identity") != .orderedSame {
             return -1
         }
