@@ -90,3 +90,60 @@ struct ConnectionOriginTests {
         #expect(spans.ports.allSatisfy { $0 == port }, "\(spans.ports)")
     }
 }
+
+/// A URL whose text begins with a known `scheme://authority/` has that prefix's origin (`OriginPrefix`): the first-
+/// contact table and the curl transport's per-host limit find it by comparing bytes, and must find what parsing finds.
+@Suite("The origin found from a URL's first bytes")
+struct OriginPrefixTests {
+    static let texts = [
+        "https://fms.example.com/fmi/data/vLatest/x", "https://FMS.example.com/x", "https://fms.example.com:443/x", "http://fms.example.com/x",
+        "https://fms.example.com./x", "https://fms.example.com:8443/", "https://user:pw@fms.example.com/x", "https://fms.example.com@evil.example/x",
+        "https://fms.example.com?x=/y", "https://fms.example.com#a/b", "https://h/x", "https://h:0443/x", "http://127.0.0.1:3000/x",
+        "http://[::1]:8080/x", "https://[::1]/x", "https://[fe80::1%25eth0]:8443/x", "https://fms%2Eexample.com/x", "HTTPS://h/x",
+        "https://h//x", "https://hx/y", "https://h:8443/x", "https://h/", "https://h", "https:/h/x", "https:///x", "file:///tmp/x", "x-y+z.1://h:9/x",
+    ]
+
+    @Test func theOriginOfAMatchingURLIsTheParsedOne() throws {
+        let urls = Self.texts.compactMap(URL.init(string:))
+        #expect(urls.count > 20)
+        for known in urls {
+            guard let prefix = OriginPrefix(known) else {
+                // No prefix: no host, or no `/` after the authority.
+                #expect(known.connectionOrigin == nil || Self.length(known.absoluteString) == nil, "\(known.absoluteString)")
+                continue
+            }
+            #expect(prefix.origin == known.connectionOrigin, "\(known.absoluteString)")
+            for other in urls {
+                if let found = prefix.origin(of: other) {
+                    #expect(found == other.connectionOrigin, "known \(known.absoluteString), asked \(other.absoluteString)")
+                }
+            }
+        }
+    }
+
+    static func length(_ text: String) -> Int? {
+        var text = text
+        return text.withUTF8 { OriginPrefix.prefixLength(of: $0) }
+    }
+
+    @Test func thePrefixEndsAtTheFirstSlashAfterTheScheme() {
+        let length = Self.length
+        #expect(length("https://h/x/y") == "https://h/".utf8.count)
+        #expect(length("https://h?q=/x") == "https://h?q=/".utf8.count)
+        #expect(length("https://h") == nil)
+        #expect(length("https:/h/x") == nil)
+        #expect(length("://h/x") == nil)
+        #expect(length("") == nil)
+        #expect(length("h:x://y/") == nil)
+    }
+
+    /// The curl transport keeps the last prefix: URLs of several hosts, interleaved, each get their own origin.
+    @Test func theCurlEnginesOriginFollowsEveryHost() throws {
+        let engine = try #require(CurlEngine(maxConnectionsPerHost: 2))
+        defer { engine.close() }
+        let urls = Self.texts.compactMap(URL.init(string:)).filter { $0.connectionOrigin != nil }
+        for url in urls + urls.reversed() + urls {
+            #expect(engine.origin(of: url) == url.connectionOrigin, "\(url.absoluteString)")
+        }
+    }
+}

@@ -48,9 +48,9 @@ final class Reachability: Sendable {
     /// Whether the Data API (not another web server) has answered this client at its configured host.
     private let dataAPIAnswered = Locked(false)
     private let now: @Sendable () -> Date
-    /// The configured host's URLs begin with `prefix` (`scheme://authority/`) and have origin `origin`: a call's
-    /// answer finds its origin by comparing bytes instead of parsing its URL.
-    private let home: (prefix: [UInt8], origin: String)?
+    /// The configured host's prefix and origin: a call's answer finds its origin by comparing bytes instead of
+    /// parsing its URL.
+    private let home: OriginPrefix?
 
     /// The rule for a client whose calls go to `home` (its configured host, `nil` when it has none), on `now`'s clock.
     init(now: @escaping @Sendable () -> Date, home: URLComponents? = nil) {
@@ -59,24 +59,13 @@ final class Reachability: Sendable {
         root?.percentEncodedPath = "/"
         root?.percentEncodedQuery = nil
         root?.fragment = nil
-        if let prefix = root?.string, let origin = Self.origin(of: URL(string: prefix)) {
-            self.home = (Array(prefix.utf8), origin)
-        } else {
-            self.home = nil
-        }
+        self.home = root?.url.flatMap(OriginPrefix.init)
     }
 
     /// The origin of `url`, read from its first bytes when it is at the configured host.
     private func key(_ url: URL?) -> String? {
         guard let home, let url else { return Self.origin(of: url) }
-        var text = url.absoluteString
-        let atHome = text.withUTF8 { bytes in
-            home.prefix.withUnsafeBytes { prefix in
-                guard bytes.count >= prefix.count, let start = bytes.baseAddress, let wanted = prefix.baseAddress else { return false }
-                return memcmp(start, wanted, prefix.count) == 0
-            }
-        }
-        return atHome ? home.origin : Self.origin(of: url)
+        return home.origin(of: url) ?? Self.origin(of: url)
     }
 
     /// `host:port` of `url` (`URL.connectionOrigin`), or `nil` without a host.

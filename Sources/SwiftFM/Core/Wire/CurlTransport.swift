@@ -308,7 +308,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         guard let url = urlRequest.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: "FMCurlTransport sends http and https URLs only"])
         }
-        origin = url.connectionOrigin ?? ":\(url.connectionPort)"
+        origin = engine?.origin(of: url) ?? url.connectionOrigin ?? ""
         guard let easy = engine?.takeHandle() else {
             return URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_easy_init failed"])
         }
@@ -865,6 +865,19 @@ final class CurlEngine: @unchecked Sendable {
     func add(_ transfer: CurlTransfer) {
         transfer.engine = self
         post(.add(transfer))
+    }
+
+    /// The origin (`URL.connectionOrigin`) of the last URL whose text has a `scheme://authority/`:
+    /// a client's requests go to one host, so most find their origin by comparing bytes.
+    private let lastOrigin = Locked<OriginPrefix?>(nil)
+
+    /// `host:port` of `url`, the key of the per-host connection limit.
+    func origin(of url: URL) -> String {
+        let text = url.absoluteString
+        if let known = lastOrigin.withLock({ $0?.origin(ofText: text) }) { return known }
+        guard let prefix = OriginPrefix(url) else { return url.connectionOrigin ?? "" }
+        lastOrigin.withLock { $0 = prefix }
+        return prefix.origin
     }
 
     /// An easy handle for a new transfer: a spare one, or a new one (`nil` when libcurl cannot make one).

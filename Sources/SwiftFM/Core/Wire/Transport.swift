@@ -24,6 +24,66 @@ extension URL {
     }
 }
 
+/// The origin of every URL whose text begins with one `scheme://authority/`: an authority holds no `/`, so such URLs
+/// have the same host and port, and comparing a URL's first bytes with the prefix replaces parsing it (Foundation's
+/// `URL.host` and the lowercasing cost about 3,000 instructions on Linux).
+struct OriginPrefix: Sendable {
+    /// `scheme://authority/` as UTF-8.
+    let prefix: [UInt8]
+    /// Their `URL.connectionOrigin`.
+    let origin: String
+
+    /// The prefix and origin of `url`: its text up to the first `/` after `scheme://`; `nil` when its text has none
+    /// or the URL has no host.
+    init?(_ url: URL) {
+        guard let origin = url.connectionOrigin else { return nil }
+        var text = url.absoluteString
+        guard let end = text.withUTF8({ Self.prefixLength(of: $0) }) else { return nil }
+        self.prefix = Array(text.utf8.prefix(end))
+        self.origin = origin
+    }
+
+    /// The length of `scheme://authority/` at the start of `text` (the scheme's letters, digits, `+`, `-` and `.`,
+    /// then `://`, then up to and with the next `/`), or `nil`.
+    static func prefixLength(of text: UnsafeBufferPointer<UInt8>) -> Int? {
+        var index = 0
+        while index < text.count, Self.isSchemeByte(text[index]) { index += 1 }
+        guard index > 0, index + 3 <= text.count, text[index] == UInt8(ascii: ":"), text[index + 1] == UInt8(ascii: "/"),
+              text[index + 2] == UInt8(ascii: "/") else { return nil }
+        index += 3
+        while index < text.count {
+            if text[index] == UInt8(ascii: "/") { return index + 1 }
+            index += 1
+        }
+        return nil
+    }
+
+    private static func isSchemeByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// ``origin`` when `url`'s text begins with ``prefix``, else `nil`.
+    func origin(of url: URL) -> String? { origin(ofText: url.absoluteString) }
+
+    /// ``origin`` when `text` (a URL's `absoluteString`) begins with ``prefix``, else `nil`.
+    func origin(ofText text: String) -> String? {
+        var text = text
+        let matches = text.withUTF8 { bytes in
+            prefix.withUnsafeBytes { wanted in
+                guard bytes.count >= wanted.count, let start = bytes.baseAddress, let base = wanted.baseAddress else { return false }
+                return memcmp(start, base, wanted.count) == 0
+            }
+        }
+        return matches ? origin : nil
+    }
+}
+
 extension URLComponents {
     /// The port a connection to these components' URL goes to (`URL.connectionPort(scheme:written:)`).
     var connectionPort: Int { URL.connectionPort(scheme: scheme, written: port) }
