@@ -139,8 +139,8 @@ struct OriginPrefixTests {
 
     /// The curl transport keeps the last prefix: URLs of several hosts, interleaved, each get their own origin.
     @Test func theCurlEnginesOriginFollowsEveryHost() throws {
-        let engine = try #require(CurlEngine(maxConnectionsPerHost: 2))
-        defer { engine.close() }
+        let transport = FMCurlTransport(maxConnectionsPerHost: 2)
+        let engine = try #require(transport.engine)
         let urls = Self.texts.compactMap(URL.init(string:)).filter { $0.connectionOrigin != nil }
         for url in urls + urls.reversed() + urls {
             #expect(engine.origin(of: url) == url.connectionOrigin, "\(url.absoluteString)")
