@@ -46,6 +46,23 @@ struct Person: Decodable, Equatable, Sendable {
 }
 
 @Suite struct DecodingMetadataTests {
+    /// Each script key read alone, raw and typed, as the others' absence says nothing about it; a key that only
+    /// begins like one (`scripted`) is no script result.
+    @Test(arguments: ["scriptResult", "scriptError", "scriptResult.prerequest", "scriptError.prerequest", "scriptResult.presort",
+                      "scriptError.presort"])
+    func aFoundSetsScriptKeyIsReadOnItsOwn(key: String) throws {
+        let body = Data(#"{"response":{"data":[\#(Canned.record1)],"scripted":"x","\#(key)":"7"},\#(Canned.ok)}"#.utf8)
+        let expected = FMScriptResult(result: key.hasPrefix("scriptResult") ? "7" : nil, error: key.hasPrefix("scriptError") ? "7" : "0")
+        let suffix = key.drop { $0 != "." }
+        for scripts in [try FMFoundSet(responseBody: body).scripts, try FMTypedFoundSet<Person>(responseBody: body).scripts] {
+            #expect(scripts.script == (suffix.isEmpty ? expected : nil), "\(key)")
+            #expect(scripts.prerequest == (suffix == ".prerequest" ? expected : nil), "\(key)")
+            #expect(scripts.presort == (suffix == ".presort" ? expected : nil), "\(key)")
+        }
+        let unscripted = Data(#"{"response":{"data":[\#(Canned.record1)],"scripted":"x","script":"y"},\#(Canned.ok)}"#.utf8)
+        #expect(try FMFoundSet(responseBody: unscripted).scripts.isEmpty)
+    }
+
     @Test func productInfo() throws {
         let info = try decoded(Endpoints.productInfo(), Canned.productInfo)
         #expect(info == FMProductInfo(name: "FileMaker Data API Engine", buildDate: "07/05/2019", version: "18.0.2.217",

@@ -85,6 +85,11 @@ public struct FMScriptResults: Sendable, Hashable, Decodable {
 
     /// Reads the script keys of a raw `response` dictionary; `-1007` when a `scriptError*` is not a FileMaker code.
     init(raw response: [String: Any], status: Int) throws(FMError) {
+        // Most answers ran no script: a look at the few keys of `response` spares six lookups, each hashing its key.
+        guard response.keys.contains(where: { $0.utf8.starts(with: "script".utf8) }) else {
+            (script, prerequest, presort) = (nil, nil, nil)
+            return
+        }
         func read(_ suffix: String) throws(FMError) -> FMScriptResult? {
             let result = RawJSON.string(response["scriptResult" + suffix])
             let error = response["scriptError" + suffix].flatMap { $0 is NSNull ? nil : $0 }
