@@ -76,8 +76,8 @@ struct AnswerHead: Sendable {
     }
 
     /// The value of the header `name` (case-insensitive), or `nil`. Without the spaces and tabs around it, which
-    /// are not part of a value (RFC 9110 §5.5): ``FMCurlTransport`` drops them, corelibs URLSession keeps them, a
-    /// transport of your own may hand them over.
+    /// are not part of a value (RFC 9110 §5.5): ``FMCurlTransport`` drops them, corelibs URLSession keeps them
+    /// (header fields are checked too, so that no reader of a head depends on which transport made it).
     func header(_ name: String) -> String? {
         switch source {
         case .fields(let fields): return HTTPHeader.value(name, in: fields).map(Self.withoutSurroundingWhitespace)
