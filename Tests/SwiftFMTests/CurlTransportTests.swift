@@ -446,3 +446,43 @@ struct ClarisIDTransportTests {
     }
 }
 #endif
+
+/// A head's fields as `FMCurlTransport` hands them over: a field repeated in any letter case joins the first one's value
+/// with `", "`, under the first one's name, whether the head is short (names compared pairwise) or long (indexed).
+@Suite("libcurl transport: a head's repeated fields")
+struct CurlHeadFieldsTests {
+    /// The rule written plainly: an index by name with its ASCII capitals made small (HTTP's field names are ASCII
+    /// tokens; `É` and `é` are not the same name, as header lookups read them).
+    static func oracle(_ lines: [(String, String)]) -> [String: String] {
+        func key(_ name: String) -> String { String(decoding: name.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self) }
+        var fields: [String: String] = [:]
+        var first: [String: String] = [:]
+        for (name, value) in lines {
+            if let kept = first[key(name)] {
+                fields[kept] = fields[kept, default: ""] + ", " + value
+            } else {
+                first[key(name)] = name
+                fields[name] = value
+            }
+        }
+        return fields
+    }
+
+    @Test func repeatsJoinUnderTheFirstName() {
+        let lines = [("Set-Cookie", "a=1"), ("X-Note", "x"), ("set-cookie", "b=2"), ("SET-COOKIE", "c=3"), ("x-notes", "y")]
+        #expect(CurlTransfer.fields(of: lines) == ["Set-Cookie": "a=1, b=2, c=3", "X-Note": "x", "x-notes": "y"])
+        #expect(CurlTransfer.fields(of: []) == [:])
+    }
+
+    @Test func shortAndLongHeadsFollowTheSameRule() {
+        let names = ["Set-Cookie", "set-cookie", "SET-cookie", "Content-Type", "content-type", "X", "x", "X-", "Via", "VIA", "Date",
+                     "X-FM-Data-Access-Token", "x-fm-data-access-token", "É", "é", "Ab", "aB"]
+        var generator = SystemRandomNumberGenerator()
+        for count in Array(0...CurlTransfer.smallHead + 8) + [100, 400] {
+            for _ in 0..<20 {
+                let lines = (0..<count).map { index in (names.randomElement(using: &generator) ?? "X", "v\(index)") }
+                #expect(CurlTransfer.fields(of: lines) == Self.oracle(lines), "\(lines)")
+            }
+        }
+    }
+}

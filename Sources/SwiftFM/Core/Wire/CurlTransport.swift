@@ -630,21 +630,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
 
     private func deliverHead(status: Int, lines: [(String, String)]) {
         guard !isCancelled else { return }
-        // Sized once: a dictionary that grows is re-hashed at each step.
-        var fields = [String: String](minimumCapacity: lines.count)
-        // A repeated field (any case) joins the first one's value, under the first one's name.
-        var names = [String: String](minimumCapacity: lines.count)
-        for (name, value) in lines {
-            let key = name.lowercased()
-            if let first = names[key] {
-                // In place: a head of many repeats is not copied once per repeat.
-                fields[first]?.append(", ")
-                fields[first]?.append(value)
-            } else {
-                names[key] = name
-                fields[name] = value
-            }
-        }
+        let fields = Self.fields(of: lines)
         let accepted: Bool
         if let head = events.head {
             accepted = head(status, fields)
@@ -655,6 +641,43 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         }
         if !accepted { refuse() }
     }
+
+    /// The head's fields by name: a repeated field (its name the same with ASCII letters folded, as
+    /// ``HTTPHeader/value(_:in:)`` looks names up) joins the first one's value, under the first one's name.
+    static func fields(of lines: [(String, String)]) -> [String: String] {
+        // Sized once: a dictionary that grows is re-hashed at each step.
+        var fields = [String: String](minimumCapacity: lines.count)
+        if lines.count <= smallHead {
+            // A usual head: each name compared with the ones before it (mostly their lengths differ), no name
+            // lowercased and no second dictionary.
+            for (index, (name, value)) in lines.enumerated() {
+                if let first = lines[..<index].first(where: { HTTPHeader.sameName($0.0, name) })?.0 {
+                    fields[first]?.append(", ")
+                    fields[first]?.append(value)
+                } else {
+                    fields[name] = value
+                }
+            }
+            return fields
+        }
+        var names = [String: String](minimumCapacity: lines.count)
+        for (name, value) in lines {
+            let key = HTTPHeader.folded(name)
+            if let first = names[key] {
+                // In place: a head of many repeats is not copied once per repeat.
+                fields[first]?.append(", ")
+                fields[first]?.append(value)
+            } else {
+                names[key] = name
+                fields[name] = value
+            }
+        }
+        return fields
+    }
+
+    /// The most lines of a head whose repeated names are found by comparing each with the ones before it; a longer
+    /// one (a hostile server's thousands) is indexed by folded name.
+    static let smallHead = 24
 
     private func deliver(_ data: Data) {
         let live = !isCancelled

@@ -45,6 +45,11 @@ enum HTTPHeader {
         a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { folded($0) == folded($1) }
     }
 
+    /// `name` with its ASCII letters folded: two names are the same field when their folded forms are equal.
+    static func folded(_ name: String) -> String {
+        String(decoding: name.utf8.map(folded), as: UTF8.self)
+    }
+
     /// An ASCII capital as its small letter; any other byte as it is.
     private static func folded(_ byte: UInt8) -> UInt8 { byte &- 65 < 26 ? byte | 0x20 : byte }
 }
