@@ -647,19 +647,6 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     static func fields(of lines: [(String, String)]) -> [String: String] {
         // Sized once: a dictionary that grows is re-hashed at each step.
         var fields = [String: String](minimumCapacity: lines.count)
-        if lines.count <= smallHead {
-            // A usual head: each name compared with the ones before it (mostly their lengths differ), no name
-            // lowercased and no second dictionary.
-            for (index, (name, value)) in lines.enumerated() {
-                if let first = lines[..<index].first(where: { HTTPHeader.sameName($0.0, name) })?.0 {
-                    fields[first]?.append(", ")
-                    fields[first]?.append(value)
-                } else {
-                    fields[name] = value
-                }
-            }
-            return fields
-        }
         var names = [String: String](minimumCapacity: lines.count)
         for (name, value) in lines {
             let key = HTTPHeader.folded(name)
@@ -674,10 +661,6 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         }
         return fields
     }
-
-    /// The most lines of a head whose repeated names are found by comparing each with the ones before it; a longer
-    /// one (a hostile server's thousands) is indexed by folded name.
-    static let smallHead = 24
 
     private func deliver(_ data: Data) {
         let live = !isCancelled
