@@ -18,6 +18,105 @@ import Testing
 // * An answer's declared length read from header fields is never a number the whitespace-trimming reader before
 //   did not read, and never one the body's reservation goes past the cap for.
 
+/// A URL whose text names a host its parse does not: `..//b.com/y` against the authority-less `http:/x/` has the
+/// text `http://b.com/y` (what a transport is handed), while `URL.host` of the relative URL is `nil`.
+enum OddURLs {
+    static let base = URL(string: "http:/x/")!
+    static let relative = URL(string: "..//b.com/y", relativeTo: base)!
+    static let relativeWithPort = URL(string: "..//b.com:81/y", relativeTo: base)!
+}
+
+@Suite("Attack 22: the origin of a URL read from its text")
+struct Attack22OriginTests {
+    @Test func theOddURLsTextNamesAHost() {
+        #expect(OddURLs.relative.absoluteString == "http://b.com/y")
+        #expect(OddURLs.relativeWithPort.absoluteString == "http://b.com:81/y")
+    }
+
+    /// A prefix's origin is the origin of every URL whose text begins with it, a relative one too.
+    @Test func aPrefixsOriginIsTheRelativeURLsOwn() throws {
+        for (known, odd) in [("http://b.com/x", OddURLs.relative), ("http://b.com:81/x", OddURLs.relativeWithPort)] {
+            let url = try #require(URL(string: known))
+            let prefix = try #require(OriginPrefix(url))
+            #expect(prefix.origin(of: odd) == odd.connectionOrigin, "\(odd.absoluteString)")
+        }
+        #expect(OddURLs.relative.connectionOrigin == "b.com:80")
+        #expect(OddURLs.relativeWithPort.connectionOrigin == "b.com:81")
+        #expect(OddURLs.relativeWithPort.connectionPort == 81)
+    }
+
+    /// The curl engine's key for one URL does not depend on the URL it was asked about before.
+    @Test func theCurlEnginesOriginOfAURLDoesNotDependOnTheLastOne() throws {
+        #if os(Linux)
+        let transport = FMCurlTransport(maxConnectionsPerHost: 2)
+        let engine = try #require(transport.engine)
+        let fresh = engine.origin(of: OddURLs.relative)
+        _ = engine.origin(of: try #require(URL(string: "http://b.com/x")))
+        let afterB = engine.origin(of: OddURLs.relative)
+        #expect(fresh == afterB)
+        #expect(afterB == OddURLs.relative.connectionOrigin ?? "")
+        #endif
+    }
+
+    /// The first-contact table keys the odd URL the same with the configured host `b.com` as without one.
+    @Test func theFirstContactKeyDoesNotDependOnTheConfiguredHost() throws {
+        let home = try #require(URLComponents(string: "http://b.com/fmi/data/vLatest"))
+        let atHome = Reachability(now: { Date() }, home: home)
+        let elsewhere = Reachability(now: { Date() }, home: nil)
+        atHome.answered(OddURLs.relative)
+        elsewhere.answered(OddURLs.relative)
+        let plain = try #require(URL(string: "http://b.com/x"))
+        #expect(atHome.standing(plain) == elsewhere.standing(plain))
+    }
+
+    #if os(Linux)
+    /// The curl transport connects to the text of the URL: a request to the odd URL holds a connection to its host,
+    /// so it is counted under that host's limit (the key the engine queues it by is the host's).
+    @Test func aRelativeURLsRequestCountsForItsHost() async throws {
+        let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+        let server = HostileServer { head, _ in head.contains("/held") ? .silent : .answer(ok) }
+        defer { server.stop() }
+        let transport = FMCurlTransport(idleTimeout: 300, maxConnectionsPerHost: 1)
+        let authority = server.url.dropFirst("http://".count)
+        let odd = try #require(URL(string: "..//\(authority)/held", relativeTo: OddURLs.base))
+        #expect(odd.absoluteString == server.url + "/held")
+
+        let held = Attack22Exchange(transport, odd)
+        #expect(await server.waitForHeads(1))
+        #expect(server.heads.first?.hasPrefix("GET /held ") == true)
+        let waiting = PendingExchange(transport, server.url + "/waiting")
+        let heldKey = (held.task as? CurlTransfer)?.origin
+        let waitingKey = (waiting.task as? CurlTransfer)?.origin
+        #expect(heldKey != nil && heldKey == waitingKey, "one host, two keys of its connection limit: \(String(describing: heldKey)), \(String(describing: waitingKey))")
+        held.task.cancel()
+        #expect(await held.end())
+        #expect(await waiting.end() == nil)
+        #expect(server.count("/waiting") == 1)
+    }
+    #endif
+}
+
+#if os(Linux)
+/// ``PendingExchange`` of a `URL` (not its text).
+final class Attack22Exchange: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private(set) var task: any FMTransportTask
+
+    private struct NoTask: FMTransportTask { func cancel() {} }
+
+    init(_ transport: any FMTransport, _ url: URL) {
+        task = NoTask()
+        task = transport.send(FMTransportRequest(urlRequest: URLRequest(url: url)), events: FMTransportEvents(
+            response: { _ in true }, data: { _ in true }, complete: { [done] _ in done.signal() }))
+    }
+
+    /// Waits for its end (under the hang guard).
+    func end() async -> Bool {
+        await onOwnThread { [done] in done.wait(timeout: TestBound.deadline) } == .success
+    }
+}
+#endif
+
 @Suite("Attack 22: origins read from a URL's text")
 struct Attack22OriginGuardTests {
     /// Generated URLs of tricky authorities (userinfo, `@`, escapes, IPv6 and zones, empty and zero-led ports, `?`
