@@ -71,7 +71,8 @@ struct Attack22OriginTests {
 
     #if os(Linux)
     /// The curl transport connects to the text of the URL: a request to the odd URL holds a connection to its host,
-    /// so it is counted under that host's limit (the key the engine queues it by is the host's).
+    /// so it is counted under that host's limit (the key the engine queues it by is the host's). A guard: a
+    /// `URLRequest` makes its URL absolute, so this held before the fix too.
     @Test func aRelativeURLsRequestCountsForItsHost() async throws {
         let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
         let server = HostileServer { head, _ in head.contains("/held") ? .silent : .answer(ok) }
@@ -304,5 +305,30 @@ struct Attack22DeclaredLengthTests {
                 if now >= 0 { #expect(old == now) }
             }
         }
+    }
+}
+
+/// A container download from a URL relative to an authority-less base (its text `https://fms.example.com/…`): the
+/// streaming cookie goes back on a redirect within the host of that text, as for the same URL written absolute.
+@Suite("Attack 22: a container download from a relative URL")
+struct Attack22ContainerCookieTests {
+    @Test(arguments: [false, true])
+    func cookiesGoBackToTheSameOrigin(relative: Bool) throws {
+        let text = "https://fms.example.com/Streaming_SSL/MainDB/ABC.png?RCType=EmbeddedRCFileProcessor"
+        let start = relative
+            ? try #require(URL(string: "..//fms.example.com/Streaming_SSL/MainDB/ABC.png?RCType=EmbeddedRCFileProcessor",
+                               relativeTo: URL(string: "https:/x/")))
+            : try #require(URL(string: text))
+        #expect(start.absoluteString == text)
+        let harness = Harness { request in
+            guard let url = request.url?.absoluteString else { return nil }
+            if url.contains("second") { return .body(200, Data([2]), contentType: "image/png") }
+            return .json(302, "", headers: ["Location": "https://fms.example.com/second", "Set-Cookie": "X-FMS-Session-Key=k1; Path=/"])
+        }
+        let recorder = Recorder<(Data?, String)>()
+        harness.api.downloadContainer(url: start) { data, code in recorder.record((data, code)) }
+        #expect(recorder.wait().first?.1 == "0")
+        #expect(harness.stub.requests.last?.url?.absoluteString == "https://fms.example.com/second")
+        #expect(harness.stub.requests.last?.header("Cookie") == "X-FMS-Session-Key=k1")
     }
 }
