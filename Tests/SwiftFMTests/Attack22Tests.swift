@@ -332,3 +332,21 @@ struct Attack22ContainerCookieTests {
         #expect(harness.stub.requests.last?.header("Cookie") == "X-FMS-Session-Key=k1")
     }
 }
+
+extension Attack22ScriptKeyTests {
+    /// A script key whose value is not text: raw and typed read the same (or fail alike).
+    @Test(arguments: [#""scriptResult":7"#, #""scriptResult":1.10"#, #""scriptResult":1e2"#, #""scriptResult":12345678901234567890"#,
+                      #""scriptResult":-0"#, #""scriptResult":0.1"#, #""scriptResult":true"#, #""scriptResult":{}"#, #""scriptResult":[1]"#,
+                      #""scriptError":7"#, #""scriptError":-0"#, #""scriptError":1.0"#, #""scriptError":"007""#, #""scriptError":1e1"#,
+                      #""scriptResult":"\ud83d\ude00""#, #""scriptResult":"a\u0000b""#, #""scriptResult":123456789012345678901234567890.5"#])
+    func aScriptValueThatIsNoTextIsReadAlikeRawAndTyped(members: String) {
+        let body = Data(#"{"response":{"data":[\#(Self.record)],\#(members)},\#(Self.ok)}"#.utf8)
+        let raw = Result { try FMFoundSet(responseBody: body).scripts }
+        let typed = Result { try FMTypedFoundSet<Row>(responseBody: body).scripts }
+        switch (raw, typed) {
+        case (.success(let r), .success(let t)): #expect(r == t, "\(members): \(r) / \(t)")
+        case (.failure, .failure): break
+        default: Issue.record("\(members): raw \(raw), typed \(typed)")
+        }
+    }
+}
