@@ -13,15 +13,24 @@ extension URL {
     }
 
     /// The port a connection to this URL goes to (``connectionPort(scheme:written:)``).
-    var connectionPort: Int { Self.connectionPort(scheme: scheme, written: port) }
+    var connectionPort: Int {
+        let url = connectionURL
+        return Self.connectionPort(scheme: url.scheme, written: url.port)
+    }
 
     /// `host:port` a connection to this URL goes to (the host lowercased, the port ``connectionPort``), or `nil`
     /// without a host: the one key of the per-host connection limit, the first-contact rule and the cookies of
     /// a container download.
     var connectionOrigin: String? {
-        guard let host, !host.isEmpty else { return nil }
-        return "\(host.lowercased()):\(connectionPort)"
+        let url = connectionURL
+        guard let host = url.host, !host.isEmpty else { return nil }
+        return "\(host.lowercased()):\(Self.connectionPort(scheme: url.scheme, written: url.port))"
     }
+
+    /// The URL of this one's text (`absoluteString`), the text a transport connects to: a URL relative to a base
+    /// without an authority may have the text `http://b.com/y` (`..//b.com/y` against `http:/x/`) while its own
+    /// `host` is `nil`. An absolute URL is its text already.
+    private var connectionURL: URL { baseURL == nil ? self : absoluteURL }
 }
 
 /// The origin of every URL whose text begins with one `scheme://authority/`: an authority holds no `/`, so such URLs
