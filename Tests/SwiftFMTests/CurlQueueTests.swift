@@ -145,8 +145,13 @@ final class PendingExchange: @unchecked Sendable {
 
     private struct NoTask: FMTransportTask { func cancel() {} }
 
-    init(_ transport: any FMTransport, _ url: String) {
-        let request = URLRequest(url: URL(string: url)!)
+    convenience init(_ transport: any FMTransport, _ url: String) {
+        self.init(transport, URL(string: url)!)
+    }
+
+    /// An exchange with `url` as it is (a relative URL too, which `URLRequest` makes absolute).
+    init(_ transport: any FMTransport, _ url: URL) {
+        let request = URLRequest(url: url)
         task = transport.send(FMTransportRequest(urlRequest: request), events: FMTransportEvents(
             response: { _ in true }, data: { _ in true },
             complete: { [self] error in

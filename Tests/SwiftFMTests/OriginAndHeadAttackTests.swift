@@ -26,8 +26,8 @@ enum OddURLs {
     static let relativeWithPort = URL(string: "..//b.com:81/y", relativeTo: base)!
 }
 
-@Suite("Attack 22: the origin of a URL read from its text")
-struct Attack22OriginTests {
+@Suite("Attacked: the origin of a URL read from its text")
+struct OriginOfURLTextTests {
     @Test func theOddURLsTextNamesAHost() {
         #expect(OddURLs.relative.absoluteString == "http://b.com/y")
         #expect(OddURLs.relativeWithPort.absoluteString == "http://b.com:81/y")
@@ -82,7 +82,7 @@ struct Attack22OriginTests {
         let odd = try #require(URL(string: "..//\(authority)/held", relativeTo: OddURLs.base))
         #expect(odd.absoluteString == server.url + "/held")
 
-        let held = Attack22Exchange(transport, odd)
+        let held = PendingExchange(transport, odd)
         #expect(await server.waitForHeads(1))
         #expect(server.heads.first?.hasPrefix("GET /held ") == true)
         let waiting = PendingExchange(transport, server.url + "/waiting")
@@ -90,36 +90,16 @@ struct Attack22OriginTests {
         let waitingKey = (waiting.task as? CurlTransfer)?.origin
         #expect(heldKey != nil && heldKey == waitingKey, "one host, two keys of its connection limit: \(String(describing: heldKey)), \(String(describing: waitingKey))")
         held.task.cancel()
-        #expect(await held.end())
+        #expect(await held.end()?.code == .cancelled)
         #expect(await waiting.end() == nil)
         #expect(server.count("/waiting") == 1)
     }
     #endif
 }
 
-#if os(Linux)
-/// ``PendingExchange`` of a `URL` (not its text).
-final class Attack22Exchange: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private(set) var task: any FMTransportTask
 
-    private struct NoTask: FMTransportTask { func cancel() {} }
-
-    init(_ transport: any FMTransport, _ url: URL) {
-        task = NoTask()
-        task = transport.send(FMTransportRequest(urlRequest: URLRequest(url: url)), events: FMTransportEvents(
-            response: { _ in true }, data: { _ in true }, complete: { [done] _ in done.signal() }))
-    }
-
-    /// Waits for its end (under the hang guard).
-    func end() async -> Bool {
-        await onOwnThread { [done] in done.wait(timeout: TestBound.deadline) } == .success
-    }
-}
-#endif
-
-@Suite("Attack 22: origins read from a URL's text")
-struct Attack22OriginGuardTests {
+@Suite("Attacked: origins read from a URL's text")
+struct OriginOfURLTextGuardTests {
     /// Generated URLs of tricky authorities (userinfo, `@`, escapes, IPv6 and zones, empty and zero-led ports, `?`
     /// and `#` before the first `/`): every URL whose text begins with one's prefix has that prefix's origin.
     @Test func everyURLSharingAPrefixHasItsOrigin() {
@@ -183,8 +163,8 @@ struct Attack22OriginGuardTests {
 
 #if os(Linux)
 /// The per-host limit (one connection each) with the requests of two hosts interleaved.
-@Suite("Attack 22: the per-host limit with two hosts")
-struct Attack22PerHostLimitTests {
+@Suite("Attacked: the per-host limit with two hosts")
+struct PerHostLimitTwoHostsTests {
     @Test func eachHostHasItsOwnLimit() async throws {
         let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
         let a = HostileServer { head, _ in head.contains("/held") ? .silent : .answer(ok) }
@@ -224,8 +204,8 @@ struct Attack22PerHostLimitTests {
 }
 #endif
 
-@Suite("Attack 22: script keys, raw and typed")
-struct Attack22ScriptKeyTests {
+@Suite("Attacked: script keys, raw and typed")
+struct ScriptKeyRawTypedTests {
     struct Row: Decodable, Equatable { let name: String? }
 
     static let record = #"{"fieldData":{"name":"n"},"portalData":{},"recordId":"1","modId":"0"}"#
@@ -278,8 +258,8 @@ struct Attack22ScriptKeyTests {
     }
 }
 
-@Suite("Attack 22: a declared length read from header fields")
-struct Attack22DeclaredLengthTests {
+@Suite("Attacked: a declared length read from header fields")
+struct DeclaredLengthFieldsTests {
     /// The reader before: the value trimmed of Unicode whitespace (`CharacterSet.whitespaces`).
     static func before(_ length: String, _ coding: String?) -> Int64 {
         guard let length = Int64(length.trimmingCharacters(in: .whitespaces)), length >= 0 else { return -1 }
@@ -310,8 +290,8 @@ struct Attack22DeclaredLengthTests {
 
 /// A container download from a URL relative to an authority-less base (its text `https://fms.example.com/…`): the
 /// streaming cookie goes back on a redirect within the host of that text, as for the same URL written absolute.
-@Suite("Attack 22: a container download from a relative URL")
-struct Attack22ContainerCookieTests {
+@Suite("Attacked: a container download from a relative URL")
+struct RelativeContainerCookieTests {
     @Test(arguments: [false, true])
     func cookiesGoBackToTheSameOrigin(relative: Bool) throws {
         let text = "https://fms.example.com/Streaming_SSL/MainDB/ABC.png?RCType=EmbeddedRCFileProcessor"
@@ -333,7 +313,7 @@ struct Attack22ContainerCookieTests {
     }
 }
 
-extension Attack22ScriptKeyTests {
+extension ScriptKeyRawTypedTests {
     /// A script key whose value is not text: raw and typed read the same (or fail alike).
     @Test(arguments: [#""scriptResult":7"#, #""scriptResult":1.10"#, #""scriptResult":1e2"#, #""scriptResult":12345678901234567890"#,
                       #""scriptResult":-0"#, #""scriptResult":0.1"#, #""scriptResult":true"#, #""scriptResult":{}"#, #""scriptResult":[1]"#,
