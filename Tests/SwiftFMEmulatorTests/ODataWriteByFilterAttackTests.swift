@@ -9,7 +9,7 @@ import Testing
 /// - it notes its changes once, with the records it wrote, whichever path wrote them (one webhook operation per kind
 ///   of change, the rows as written), and the request log holds one entry with the status the client got;
 /// - ``EmulatorState/dataVersion`` moves on every change a match could see (either API's writes, a reset) and never on
-///   a read (which would make the write match again under the lock).
+///   a read or a refused write (either would make the write match again under the lock).
 @Suite struct ODataWriteByFilterAttackTests {
     /// A 1×1 PNG's first bytes, base64: a container body.
     static let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB"
@@ -184,6 +184,32 @@ import Testing
             #expect(change() == 200, "\(name)")
             #expect(version(c) != before, "\(name) did not move the version")
         }
+    }
+
+    /// A write refused, by either API, changes no record, so it leaves the version where it was: a write by `$filter`
+    /// matching meanwhile need not match again under the lock.
+    @Test func refusedWritesDoNotMoveTheVersion() throws {
+        let c = try ODataClient()
+        let h = c.harness
+        try h.login()
+        let failingChangeSet = "--b\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n"
+            + "--cs\r\nContent-Type: application/http\r\nContent-ID: 1\r\n\r\nPATCH Customers('ZOE') HTTP/1.1\r\nContent-Type: application/json\r\n\r\n{\"score\":5}\r\n"
+            + "--cs\r\nContent-Type: application/http\r\nContent-ID: 2\r\n\r\nPATCH Customers('ZOE') HTTP/1.1\r\nContent-Type: application/json\r\n\r\n{\"nope\":1}\r\n"
+            + "--cs--\r\n--b--\r\n"
+        let refusals: [(String, () -> Int)] = [
+            ("odata create, unknown field", { c.send("POST", "/Shop/Customers", body: #"{"code":"X1","nope":1}"#).status }),
+            ("odata update, unknown field", { c.send("PATCH", "/Shop/Customers('ZOE')", body: #"{"nope":1}"#).status }),
+            ("odata update by filter, unknown field", { c.send("PATCH", "/Shop/Customers?$filter=city%20eq%20'Berlin'", body: #"{"nope":1}"#).status }),
+            ("odata change set, second step refused", { c.send("POST", "/Shop/$batch", body: failingChangeSet, contentType: "multipart/mixed; boundary=b").status }),
+            ("data api create, unknown field", { h.send("POST", "\(h.base)/layouts/Customers/records", body: #"{"fieldData":{"nope":"x"}}"#).status }),
+            ("data api edit, no such record", { h.send("PATCH", "\(h.base)/layouts/Customers/records/999999", body: #"{"fieldData":{"city":"Rome"}}"#).status }),
+        ]
+        for (name, refusal) in refusals {
+            let before = version(c)
+            let status = refusal()
+            #expect(version(c) == before, "\(name) (HTTP \(status)) moved the version")
+        }
+        #expect(c.send("GET", "/Shop/Customers('ZOE')?$select=score").rows.first?["score"] as? Int != 5, "the refused change set wrote")
     }
 
     // MARK: Many writers at once

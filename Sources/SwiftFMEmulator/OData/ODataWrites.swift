@@ -99,13 +99,16 @@ extension EmulatorState {
 
     /// Runs `body` and restores every table when it throws: a write through OData changes all or nothing.
     mutating func odataAtomically<T>(_ body: (inout EmulatorState) throws -> T) throws -> T {
-        let savedTables = tables, savedBlobs = blobs, savedNotes = odataChangeNotes
+        let savedTables = tables, savedBlobs = blobs, savedNotes = odataChangeNotes, savedVersion = dataVersion
         do {
             return try body(&self)
         } catch {
             tables = savedTables
             blobs = savedBlobs
             odataChangeNotes = savedNotes
+            // The same records as before, under the lock all along: the version they had (a write by `$filter` that
+            // matched on them need not match again).
+            dataVersion = savedVersion
             throw error
         }
     }
