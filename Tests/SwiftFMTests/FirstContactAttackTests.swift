@@ -70,7 +70,7 @@ struct FirstContactAttackTests {
         reachability.answered(url)
         reachability.unreachable(url)
         let standing = reachability.standing(url)
-        if Reachability.origin(of: url) == nil { #expect(standing == .neverAnswered) } else { #expect(standing == .rideOut) }
+        if url?.connectionOrigin == nil { #expect(standing == .neverAnswered) } else { #expect(standing == .rideOut) }
         #expect(reachability.standing(Self.host) == .neverAnswered)
     }
 }

@@ -50,7 +50,6 @@ struct ConnectionOriginTests {
     func theOriginIsTheLowercasedHostAndTheWrittenOrSchemesPort(url: String, origin: String) throws {
         let url = try #require(URL(string: url))
         #expect(url.connectionOrigin == origin)
-        #expect(Reachability.origin(of: url) == origin)
         #expect(Endpoints.origin(of: url) == "\(url.scheme?.lowercased() ?? "")://\(origin)")
         #expect(FMError.address(of: url).lowercased() == origin)
         #expect(try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)).connectionPort == url.connectionPort)

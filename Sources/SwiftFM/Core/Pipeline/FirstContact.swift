@@ -64,12 +64,9 @@ final class Reachability: Sendable {
 
     /// The origin of `url`, read from its first bytes when it is at the configured host.
     private func key(_ url: URL?) -> String? {
-        guard let home, let url else { return Self.origin(of: url) }
-        return home.origin(of: url) ?? Self.origin(of: url)
+        guard let home, let url else { return url?.connectionOrigin }
+        return home.origin(of: url) ?? url.connectionOrigin
     }
-
-    /// `host:port` of `url` (`URL.connectionOrigin`), or `nil` without a host.
-    static func origin(of url: URL?) -> String? { url?.connectionOrigin }
 
     /// The host behind `url` answered (any HTTP status).
     func answered(_ url: URL?) {
