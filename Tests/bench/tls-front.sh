@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fm-bench's TLS front (issue 31): nginx terminating HTTPS with a certificate from a throwaway CA made with the
+# fm-bench's TLS front (users run over HTTPS, so the benchmarks do too): nginx terminating HTTPS with a certificate from a throwaway CA made with the
 # openssl CLI, proxying to an fm-emulator over plain HTTP, as Tests/tls/run.sh does for the suite. fm-bench --tls
 # runs this script itself; it also serves a front you start by hand for fm-bench --base-url … --ca-file ….
 #
