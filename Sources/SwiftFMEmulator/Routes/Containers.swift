@@ -65,11 +65,14 @@ extension EmulatorState {
         blobs[key] = nil
     }
 
-    /// The container field and the record's current modId (without keeping a copy of the table alive).
+    /// The container field and the record's current modId (without keeping a copy of the table alive). The field must be
+    /// on the layout, as for every write (WIRE.md §1.2, §10.1; SCHEMA.md): one of its table that the layout does not
+    /// show is 102.
     func containerTarget(_ layout: EmulatorSchema.Layout, id: Int, field name: String) throws -> (EmulatorSchema.Field, Int) {
         guard let table = table(layout.table) else { throw FMError("106") }
         guard let record = table.records[id] else { throw FMError("101") }
-        guard let field = table.field(name), field.type == .container else { throw FMError("102") }
+        guard let field = table.field(name), field.type == .container,
+              layoutFieldSet(layout).contains(field.name.lowercased()) else { throw FMError("102") }
         return (field, record.modId)
     }
 

@@ -251,6 +251,8 @@ enum KnownParameters {
     static let runScriptQuery: Set<String> = ["script.param"]
     static let layoutMetadataQuery: Set<String> = ["recordId"]
     static let containerQuery: Set<String> = ["modId"]
+    /// Endpoints that take no query parameter (their parameters, if any, are in the body): every name is unknown.
+    static let noQuery: Set<String> = []
 
     /// The unknown names among `keys`; `windowPrefixes` are the portal-window prefixes allowed here.
     static func unknown(_ keys: [String], allowed: Set<String>, windowPrefixes: [String] = []) -> [String] {
@@ -440,29 +442,41 @@ extension EmulatorState {
     private mutating func dispatch(_ route: Route, names: [String], ctx: inout RequestContext) throws -> Reply {
         let method = ctx.request.method
         switch route {
-        case .productInfo: return productInfo()
-        case .databases: return databaseList()
-        case .validateSession: return try validateSession(&ctx)
+        case .productInfo:
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
+            return productInfo()
+        case .databases:
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
+            return databaseList()
+        case .validateSession:
+            let reply = try validateSession(&ctx)
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
+            return reply
         case .login:
             try requireJSONContentType(ctx, required: false)
             try openDatabase(names[0], &ctx)
             try parseBody(&ctx)
             try KnownParameters.checkBody(ctx.body, KnownParameters.loginBody)
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
             return try login(&ctx)
         case .logout:
             try openDatabase(names[0], &ctx)
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
             return try logout(token: names[1], &ctx)
         case .layouts:
             try openSession(names[0], &ctx)
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
             return layoutList()
         case .scripts:
             try openSession(names[0], &ctx)
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
             return scriptList()
         case .globals:
             try requireJSONContentType(ctx, required: true)
             try openSession(names[0], &ctx)
             try parseBody(&ctx)
             try KnownParameters.checkBody(ctx.body, KnownParameters.globalsBody)
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
             return try setGlobals(&ctx)
         case .layoutMetadata:
             try openSession(names[0], &ctx)
@@ -476,6 +490,7 @@ extension EmulatorState {
             if method == "POST" {
                 try parseBody(&ctx)
                 try KnownParameters.checkBody(ctx.body, KnownParameters.createBody)
+                try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
                 return try createRecord(layout, &ctx)
             }
             try KnownParameters.checkQuery(ctx.query, KnownParameters.rangeQuery, portalWindows: true)
@@ -493,6 +508,7 @@ extension EmulatorState {
             case "PATCH":
                 try parseBody(&ctx)
                 try KnownParameters.checkBody(ctx.body, KnownParameters.editBody)
+                try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
                 return try editRecord(layout, id: id, &ctx)
             case "DELETE":
                 try KnownParameters.checkQuery(ctx.query, KnownParameters.deleteQuery)
@@ -500,6 +516,7 @@ extension EmulatorState {
             default:
                 try parseBody(&ctx)
                 try KnownParameters.checkBody(ctx.body, KnownParameters.duplicateBody)
+                try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
                 return try duplicateRecord(layout, id: id, &ctx)
             }
         case .find:
@@ -508,6 +525,7 @@ extension EmulatorState {
             let layout = try findLayout(names[1])
             try parseBody(&ctx)
             try KnownParameters.checkBody(ctx.body, KnownParameters.findBody, portalWindows: true)
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
             return try find(layout, &ctx)
         case .container:
             guard mediaType(ctx.request.header("Content-Type")) == "multipart/form-data" else {
