@@ -53,6 +53,7 @@ extension SchemaBuilder {
                 if f.meta.global { def.append(("global", .bool(true))) }
                 if f.meta.notEmpty { def.append(("notEmpty", .bool(true))) }
                 if f.meta.maxCharacters > 0 { def.append(("maxCharacters", .number(String(f.meta.maxCharacters)))) }
+                if f.meta.numeric { def.append(("numericOnly", .bool(true))) }
                 if f.meta.autoEnter {
                     guessedAutoEnter = true
                     switch type {

@@ -201,4 +201,32 @@ import Testing
             }
         }
     }
+
+    /// A field's validation options survive the copy: metadata that says "numeric only" (`numeric`) becomes
+    /// `numericOnly` in the schema, so the copy reports it and refuses text in that number field as the original does.
+    @Test func validationOptionsAreCopied() async throws {
+        let schema = #"""
+        {"database":"Checks","tables":{"Items":{"fields":{"strict":{"type":"number","numericOnly":true},"loose":"number",
+          "required":{"type":"text","notEmpty":true,"maxCharacters":12}}}},
+         "layouts":{"Items":{"table":"Items","fields":["strict","loose","required"]}},"records":{"Items":[{"strict":1,"required":"a"}]}}
+        """#
+        try await Emulator.withRunning(Emulator(schemaJSON: Data(schema.utf8))) { original in
+            let url = try #require(original.baseURL)
+            let result = try await SchemaCapture.run(CaptureOptions(host: url.absoluteString, database: "Checks", username: "admin",
+                                                                    password: "admin", records: 5))
+            #expect(result.skipped == [])
+            try await Emulator.withRunning(Emulator(schemaJSON: result.schemaJSON)) { copy in
+                let a = client(url, "Checks"), b = client(try #require(copy.baseURL), "Checks")
+                let ma = try await a.layoutMetadata(layout: "Items"), mb = try await b.layoutMetadata(layout: "Items")
+                #expect(ma.fieldMetaData.first { $0.name == "strict" }?.numeric == true)
+                #expect(ma == mb)
+                for api in [a, b] {
+                    let code = await withCheckedContinuation { done in
+                        api.createRecord(layout: "Items", fieldData: ["strict": "abc", "required": "b"]) { _, code in done.resume(returning: code) }
+                    }
+                    #expect(code == "502")
+                }
+            }
+        }
+    }
 }

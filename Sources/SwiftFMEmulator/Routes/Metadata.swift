@@ -102,7 +102,7 @@ extension EmulatorState {
             ("maxRepeat", .number(Double(f.repetitions))),
             ("maxCharacters", .number(Double(f.maxCharacters))),
             ("notEmpty", .bool(f.notEmpty)),
-            ("numeric", .bool(false)),
+            ("numeric", .bool(f.numericOnly)), // "strict data type: numeric only" (the XML grammar's `numeric-only`)
             ("timeOfDay", .bool(false)),
             ("repetitionStart", .number(1)),
             ("repetitionEnd", .number(Double(f.repetitions))),
