@@ -222,7 +222,12 @@ extension DataAPI {
             let service = LegacyState.shared.service(for: target)
             var options = CallOptions()
             options.handle = handle
-            return service.perform(call.endpoint(token: token), options: options) { result in deliver(LegacyOutcome(result)) }
+            // A refused login says what to check, as the managed session's does (the setting named is the legacy key).
+            let configuration = service.configuration
+            let isLogin = if case .login = call { true } else { false }
+            return service.perform(call.endpoint(token: token), options: options) { result in
+                deliver(LegacyOutcome(isLogin ? result.mapError(configuration.hintingLoginRefusal) : result))
+            }
         }
     }
 

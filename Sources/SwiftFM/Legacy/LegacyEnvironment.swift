@@ -243,7 +243,31 @@ enum LegacyEnvironment {
         let wanted = era == .dbPath
             ? "\(LegacyKey.dbPath) (or \(LegacyKey.host) and \(LegacyKey.database))"
             : "\(LegacyKey.host) and \(LegacyKey.database) (or \(LegacyKey.dbPath))"
-        return .failure(.invalidConfiguration("Missing or invalid UserDefaults configuration: set \(wanted)"))
+        let problems = era == .dbPath ? [pathProblem(defaults), hostProblem(defaults)] : [hostProblem(defaults), pathProblem(defaults)]
+        let detail = problems.compactMap { $0 }.map { "; \($0)" }.joined()
+        return .failure(.invalidConfiguration("Missing or invalid UserDefaults configuration: set \(wanted)\(detail)"))
+    }
+
+    /// What is wrong with a set `fm-db-path`, or `nil` when it is unset or usable. Its value is not repeated
+    /// (a URL may carry credentials).
+    private static func pathProblem(_ defaults: UserDefaults) -> String? {
+        guard let path = defaults.string(forKey: LegacyKey.dbPath),
+              !path.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return nil }
+        guard let target = parseDatabasePath(path) else {
+            return "\(LegacyKey.dbPath) is set but is not https://HOST/fmi/data/v1/databases/DATABASE (or http:// for a local server)"
+        }
+        return target.database == nil ? "\(LegacyKey.dbPath) names no database: end it with /databases/DATABASE" : nil
+    }
+
+    /// What is wrong with a set `fm-host` (and its `fm-db`), or `nil` when it is unset or usable.
+    private static func hostProblem(_ defaults: UserDefaults) -> String? {
+        guard let host = defaults.string(forKey: LegacyKey.host),
+              !host.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return nil }
+        guard parseHost(host) != nil else {
+            return "\(LegacyKey.host) is set but is not a host (my.server.com, or http://HOST:PORT for a local server)"
+        }
+        let database = defaults.string(forKey: LegacyKey.database) ?? ""
+        return database.isEmpty ? "\(LegacyKey.host) is set, \(LegacyKey.database) is not set" : nil
     }
 
     /// `https://host[:port]/fmi/data/{v1|v2|vLatest}/databases/{db}` → target. A missing scheme means https.

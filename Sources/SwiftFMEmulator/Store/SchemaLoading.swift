@@ -15,11 +15,38 @@ extension EmulatorSchema {
         return try EmulatorSchema(jsonData: data)
     }
 
+    /// A JSON error in a schema file where a person looks for it: line and column (characters, from 1) beside
+    /// the byte offset, and, for a comment (`//`, `/*`: the annotated example of Docs/SCHEMA.md copied as it
+    /// is), that a schema file is plain JSON.
+    static func describe(_ error: JSON.ParseError, in data: Data) -> String {
+        let bytes = [UInt8](data)
+        let offset = min(max(error.offset, 0), bytes.count)
+        var line = 1
+        var column = 1
+        for byte in bytes[..<offset] {
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {   // a character's first byte (UTF-8 continuation bytes are 10xxxxxx)
+                column += 1
+            }
+        }
+        var text = "invalid JSON at line \(line), column \(column) (byte \(offset)): \(error.reason)"
+        let slash = UInt8(ascii: "/")
+        if offset + 1 < bytes.count, bytes[offset] == slash, bytes[offset + 1] == slash || bytes[offset + 1] == UInt8(ascii: "*") {
+            text += "; that is a comment, and a schema file is plain JSON without comments: put notes in a "
+                + "\"comment\" key where the schema takes one (Docs/SCHEMA.md)"
+        }
+        return text
+    }
+
     /// Parses a schema from the JSON text of a schema file.
     /// - Throws: ``EmulatorSchemaError`` when the text is not JSON or the schema is inconsistent.
     public init(jsonData: Data) throws {
         let root: JSON
-        do { root = try JSON.parse(jsonData) } catch {
+        do { root = try JSON.parse(jsonData) } catch let error as JSON.ParseError {
+            throw EmulatorSchemaError(Self.describe(error, in: jsonData))
+        } catch {
             throw EmulatorSchemaError("\(error)")
         }
         guard root.objectPairs != nil else { throw EmulatorSchemaError("the top level must be an object") }

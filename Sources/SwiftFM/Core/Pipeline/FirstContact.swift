@@ -157,10 +157,14 @@ extension FMError {
         case URLError.Code.serverCertificateUntrusted.rawValue, URLError.Code.serverCertificateHasUnknownRoot.rawValue:
             // A key that matches no pin is not helped by trusting an authority: the transport's words say what to do.
             if description.contains("pinnedPublicKeys") { return "certificate not trusted: \(description)" }
+            // A transport that named the remedy itself (FMCurlTransport: the per-client bundle, the system store, a
+            // public authority) is not given a second one.
+            if description.contains("FMConfiguration.tls.caCertificates") { return "certificate not trusted: \(description)" }
             return "certificate not trusted: \(said ?? "no certificate authority this machine trusts signed it"). \(trustRemedy)"
         case URLError.Code.clientCertificateRejected.rawValue: return "the server rejected the client certificate"
         case URLError.Code.clientCertificateRequired.rawValue: return "the server requires a client certificate"
         case -1 where description.localizedCaseInsensitiveContains("certificate"):
+            if description.contains("FMConfiguration.tls.caCertificates") { return "certificate not trusted: \(description)" }
             return "certificate not trusted: \(description). \(trustRemedy)"
         case -1 where description.contains("SSL") || description.contains("TLS"):
             return "TLS handshake failed: \(description)"

@@ -323,21 +323,9 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         }
     }
 
-    /// A login FileMaker refused, with what to check appended to its message: FileMaker's words for a wrong
-    /// password (212) or a database it does not have open (802) name neither the database nor the setting.
+    /// A login FileMaker refused, with what to check appended (`FMConfiguration.hintingLoginRefusal`).
     private func hintingRefusal(_ error: FMError) -> FMError {
-        let database = "database \(FMError.serverText(configuration.database, limit: 100))"
-        let address = FMError.address(of: configuration.baseURL)
-        switch error.code {
-        case "212":
-            return error.noting("the login to \(database) on \(address) was refused: check the account name and password, "
-                                + "and that the account's privilege set has the fmrest extended privilege")
-        case "802":
-            return error.noting("no \(database) is open on \(address): check \(configuration.settingNames.database) "
-                                + "(databases() lists the ones the server hosts) and that the file is open on the server")
-        default:
-            return error
-        }
+        configuration.hintingLoginRefusal(error)
     }
 
     // MARK: tokens
@@ -407,5 +395,25 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         if let valid = pool.validToken(slot: 0, now: now) { return valid }
         if let stored = loadStoredToken(), stored.expiry > now { return stored }
         return nil
+    }
+}
+
+extension FMConfiguration {
+    /// A login FileMaker refused, with what to check appended to its message: FileMaker's words for a wrong
+    /// password (212) or a database it does not have open (802) name neither the database nor the setting.
+    /// The managed session's logins and the legacy surfaces' explicit ones (`refreshToken`) both use it.
+    func hintingLoginRefusal(_ error: FMError) -> FMError {
+        let database = "database \(FMError.serverText(self.database, limit: 100))"
+        let address = FMError.address(of: baseURL)
+        switch error.code {
+        case "212":
+            return error.noting("the login to \(database) on \(address) was refused: check the account name and password, "
+                                + "and that the account's privilege set has the fmrest extended privilege")
+        case "802":
+            return error.noting("no \(database) is open on \(address): check \(settingNames.database) "
+                                + "(databases() lists the ones the server hosts) and that the file is open on the server")
+        default:
+            return error
+        }
     }
 }

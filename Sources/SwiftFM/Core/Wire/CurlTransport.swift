@@ -752,7 +752,9 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         switch result {
         case 60, 51:
             message += " — the certificate of \(host) does not verify: trust its CA with FMConfiguration.tls.caCertificates "
-                + "(a PEM bundle, for this client only) or install it into the system store"
+                + "(a PEM bundle, for this client only), or add it to the system trust store (copy it to "
+                + "/usr/local/share/ca-certificates and run update-ca-certificates), or give the server a certificate "
+                + "from a public authority"
         case 90:
             message += " — the public key of \(host) matches none of FMConfiguration.tls.pinnedPublicKeys: check the pins, "
                 + "and pin the new key when its certificate was renewed with one"
