@@ -10,15 +10,13 @@ import Testing
 
 @Suite("An untrusted certificate names its remedy once")
 struct UntrustedCertificateRemedyTests {
-    /// What FMCurlTransport says for curl's result 60 (an authority this machine does not trust), before and
-    /// after its remedy named the system trust store and a public authority itself.
+    /// What FMCurlTransport says for curl's result 60 (an authority this machine does not trust): its words before
+    /// its advice named the system trust store and a public authority, and its words today.
     static let curlWords = [
         "curl 60: SSL certificate problem: self-signed certificate — the certificate of fms.example.com does not verify: "
             + "trust its CA with FMConfiguration.tls.caCertificates (a PEM bundle, for this client only) or install it into the system store",
-        "curl 60: SSL certificate problem: self-signed certificate — the certificate of fms.example.com does not verify: "
-            + "trust its CA with FMConfiguration.tls.caCertificates (a PEM bundle, for this client only), or add it to the system "
-            + "trust store (copy it to /usr/local/share/ca-certificates and run update-ca-certificates), or give the server a "
-            + "certificate from a public authority",
+        "curl 60: SSL certificate problem: self-signed certificate — "
+            + (CurlTransfer.advice(forResult: 60, detail: "SSL certificate problem: self-signed certificate", host: "fms.example.com") ?? ""),
     ]
 
     static func occurrences(of needle: String, in text: String) -> Int {
@@ -42,9 +40,13 @@ struct UntrustedCertificateRemedyTests {
         #expect(error.message.contains("public authority"), "\(error.message)")
     }
 
-    /// The curl transport's own words for result 60 carry the whole remedy, so the message needs no other.
-    @Test func theCurlTransportsWordsNameTheWholeRemedy() {
-        let words = Self.curlWords[1]
-        #expect(words.contains("FMConfiguration.tls.caCertificates") && words.contains("system trust store") && words.contains("public authority"))
+    /// The curl transport's own advice for an authority it does not trust (results 60 and 51) carries the whole
+    /// remedy, so the message needs no other: the per-client bundle, then the one remedy text the message would add.
+    @Test(arguments: [Int32(60), 51])
+    func theCurlTransportsAdviceNamesTheWholeRemedy(_ result: Int32) throws {
+        let advice = try #require(CurlTransfer.advice(forResult: result, detail: "", host: "fms.example.com"))
+        #expect(advice.contains("fms.example.com"))
+        #expect(advice.contains("FMConfiguration.tls.caCertificates"))
+        #expect(advice.hasSuffix(FMError.trustRemedyClause), "\(advice)")
     }
 }

@@ -173,13 +173,17 @@ extension FMError {
         }
     }
 
-    /// What to do about a certificate the client does not trust.
-    static var trustRemedy: String {
+    /// What to do about a certificate the client does not trust, as a sentence.
+    static var trustRemedy: String { trustRemedyClause.prefix(1).uppercased() + trustRemedyClause.dropFirst() }
+
+    /// What to do about a certificate the client does not trust, as a clause ("add its certificate authority …"): the
+    /// one text of it, which ``trustRemedy`` and FMCurlTransport's advice for curl's result 60 both read.
+    static var trustRemedyClause: String {
         #if canImport(Darwin)
-        "Trust its certificate authority in the system trust store (the keychain), decide trust yourself with "
+        "trust its certificate authority in the system trust store (the keychain), decide trust yourself with "
             + "FMURLSessionTransport(serverTrust:), or give the server a certificate from a public authority"
         #else
-        "Add its certificate authority to the system trust store (copy it to /usr/local/share/ca-certificates and run "
+        "add its certificate authority to the system trust store (copy it to /usr/local/share/ca-certificates and run "
             + "update-ca-certificates), or give the server a certificate from a public authority"
         #endif
     }

@@ -743,30 +743,35 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         bodyBytes = []
     }
 
+    /// What to do about a TLS failure, for the result codes that have a fix in this client's configuration (60 and 51:
+    /// an authority this machine does not trust; 90: no pin matches; 77, 58: the bundle or the client certificate cannot
+    /// be read; 56: a handshake refused, as for a missing client certificate); `nil` for the others.
+    static func advice(forResult result: Int32, detail: String, host: String) -> String? {
+        switch result {
+        case 60, 51:
+            return "the certificate of \(host) does not verify: trust its CA with FMConfiguration.tls.caCertificates "
+                + "(a PEM bundle, for this client only), or \(FMError.trustRemedyClause)"
+        case 90:
+            return "the public key of \(host) matches none of FMConfiguration.tls.pinnedPublicKeys: check the pins, "
+                + "and pin the new key when its certificate was renewed with one"
+        case 77:
+            return "FMConfiguration.tls.caCertificates cannot be read as a PEM bundle"
+        case 58:
+            return "FMConfiguration.tls.clientCertificate or clientKey cannot be used (PEM, unencrypted key)"
+        case 56 where detail.lowercased().contains("certificate") || detail.lowercased().contains("alert"):
+            return "\(host) refused the TLS handshake: does it require a client certificate (FMConfiguration.tls.clientCertificate)?"
+        default:
+            return nil
+        }
+    }
+
     /// libcurl's result, as the `URLError` SwiftFM maps (``FMError/fromTransport(_:url:)``).
     func error(forResult result: Int32) -> URLError? {
         guard result != 0 else { return nil }
         let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : fmcurl_easy_strerror(result).map { String(cString: $0) } ?? ""
         var message = "curl \(result): \(detail)"
         let host = request.urlRequest.url?.host ?? "the server"
-        switch result {
-        case 60, 51:
-            message += " — the certificate of \(host) does not verify: trust its CA with FMConfiguration.tls.caCertificates "
-                + "(a PEM bundle, for this client only), or add it to the system trust store (copy it to "
-                + "/usr/local/share/ca-certificates and run update-ca-certificates), or give the server a certificate "
-                + "from a public authority"
-        case 90:
-            message += " — the public key of \(host) matches none of FMConfiguration.tls.pinnedPublicKeys: check the pins, "
-                + "and pin the new key when its certificate was renewed with one"
-        case 77:
-            message += " — FMConfiguration.tls.caCertificates cannot be read as a PEM bundle"
-        case 58:
-            message += " — FMConfiguration.tls.clientCertificate or clientKey cannot be used (PEM, unencrypted key)"
-        case 56 where detail.lowercased().contains("certificate") || detail.lowercased().contains("alert"):
-            message += " — \(host) refused the TLS handshake: does it require a client certificate (FMConfiguration.tls.clientCertificate)?"
-        default:
-            break
-        }
+        if let advice = Self.advice(forResult: result, detail: detail, host: host) { message += " — " + advice }
         if headTooLarge {
             // A malformed answer, not a lost connection: it is not ridden out as a server that is away.
             return URLError(.cannotParseResponse, userInfo: [NSLocalizedDescriptionKey:
