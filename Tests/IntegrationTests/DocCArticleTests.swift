@@ -156,7 +156,8 @@ struct DocCArticleTests {
                 _ = try await api.getRecords(layout: "Nope")
                 Issue.record("expected an error")
             } catch let error as FMError {
-                #expect(error.code == "105" && error.message == "Layout is missing" && error.httpStatus == 500)
+                #expect(error.code == "105" && error.message.hasPrefix("Layout is missing; no layout \"Nope\" in database Music: ")
+                        && error.httpStatus == 500, "\(error.message)")
             }
         }
     }

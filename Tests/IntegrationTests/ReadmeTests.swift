@@ -63,7 +63,8 @@ struct ReadmeTests {
                 done("\(found.records.count)", code)
             }
         }
-        #expect(code == "105" && line == "FMError 105: Layout is missing (HTTP 500)")
+        #expect(code == "105" && line == "FMError 105: Layout is missing; no layout \"Missing Layout\" in database Music: check the "
+                + "layout's name (layouts() lists the ones this account can use) (HTTP 500)")
     }
 
     @Test func loggerSnippet() async throws {

@@ -285,7 +285,9 @@ struct FirstContactRuleTests {
         let h = Harness(configuration: configuration, store: Self.loggedIn) { _ in
             .json(404, #"{"messages":[{"code":"105","message":"Layout is missing"}],"response":{}}"#)
         }
-        await #expect(throws: FMError(code: "105", message: "Layout is missing", httpStatus: 404)) {
+        // FileMaker's words, with the layout named (a 105 is), and no path hint ("give the host only").
+        await #expect(throws: FMError(code: "105", message: "Layout is missing; no layout \"Contacts\" in database Contacts: check the "
+                                      + "layout's name (layouts() lists the ones this account can use)", httpStatus: 404)) {
             try await h.api.bridge(TestEndpoints.records())
         }
     }

@@ -506,8 +506,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         return context.configuration.baseURL
     }
 
-    /// An answer that is not FileMaker's, with a message that points the right way: a container URL that
-    /// answers 404 names the container; a 404 page from a host configured with a path says to give the host only;
+    /// An answer that is not FileMaker's, with a message that points the right way (and FileMaker's 105, which names no
+    /// layout, with the layout's name): a container URL that answers 404 names the container; a 404 page from a host configured with a path says to give the host only;
     /// an `http://` host that redirects to `https://` (FileMaker Server's port 80) says to write `https://`.
     /// The two "No FileMaker Data API" hints are first-contact ones: once the Data API answered this client at
     /// its configured host (``Reachability/spokeDataAPI()``), a page from there comes from a proxy rule or a path (Apache's
@@ -517,6 +517,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             return FMError(code: error.code, message: hint, httpStatus: error.httpStatus, underlying: error.underlying)
         }
         if case .absolute = endpoint.scope { return containerNotFound(error, status: status) }
+        if error.code == "105", let layout = endpoint.layout { return layoutMissing(error, layout: layout) }
         guard !context.sender.reachability.hasSpokenDataAPI else { return error }
         if let other = otherWebServer(error, status: status) { return other }
         guard status == 404, error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse,
@@ -528,6 +529,13 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                        + "with a path (\(base.percentEncodedPath)); give the host only (\(hostOnly.string ?? "scheme://host:port")), "
                        + "unless a proxy serves the Data API under that path",
                        httpStatus: error.httpStatus, underlying: error.underlying)
+    }
+
+    /// FileMaker's 105 ("Layout is missing") names no layout: the layout and the database asked for, and where to look.
+    private func layoutMissing(_ error: FMError, layout: String) -> FMError {
+        error.noting("no layout \"\(FMError.serverText(layout, limit: 100))\" in database "
+                     + "\(FMError.serverText(context.configuration.database, limit: 100)): check the layout's name "
+                     + "(layouts() lists the ones this account can use)")
     }
 
     /// A container URL that answers 404 names the container.

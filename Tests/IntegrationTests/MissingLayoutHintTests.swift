@@ -1,0 +1,47 @@
+// Contract: FileMaker's 105 ("Layout is missing") names no layout; the client's message keeps FileMaker's words and
+// adds which layout of which database was asked for, and where to look (`layouts()`), on every surface that carries the
+// error: the async API's FMError and FMError.current in a completion (the legacy surface:
+// LegacyMissingLayoutHintTests). The code (105) and the HTTP
+// status stay FileMaker's; names are shown safely (a control character as U+FFFD). A 105 from an endpoint that names
+// no layout keeps FileMaker's words alone.
+import Foundation
+import Testing
+import SwiftFM
+import SwiftFMEmulator
+
+@Suite("A missing layout is named")
+struct MissingLayoutHintTests {
+    static let hint = #"Layout is missing; no layout "Bandz" in database Integration: check the layout's name (layouts() lists the ones this account can use)"#
+
+    @Test func theAsyncErrorNamesTheLayoutAndTheDatabase() async throws {
+        try await withClient { api, _ in
+            do {
+                _ = try await api.getRecords(layout: "Bandz", limit: 1)
+                Issue.record("expected 105")
+            } catch let error as FMError {
+                #expect(error.code == "105")
+                #expect(error.httpStatus == 500)
+                #expect(error.message == Self.hint, "\(error.message)")
+            }
+        }
+    }
+
+    @Test func aCompletionSeesTheSameMessage() async throws {
+        try await withClient { api, _ in
+            let (code, message) = await withCheckedContinuation { (done: CheckedContinuation<(String, String?), Never>) in
+                api.getRecord(layout: "Bandz", recordId: 1) { _, code in done.resume(returning: (code, FMError.current?.message)) }
+            }
+            #expect(code == "105")
+            #expect(message == Self.hint)
+        }
+    }
+
+    @Test func aNameWithAControlCharacterIsShownSafely() async throws {
+        _ = try await withClient { api, _ in
+            await #expect(throws: FMError(code: "105", message: "Layout is missing; no layout \"Band\u{FFFD}z\" in database Integration: "
+                                          + "check the layout's name (layouts() lists the ones this account can use)", httpStatus: 500)) {
+                _ = try await api.getRecords(layout: "Band\u{7}z", limit: 1)
+            }
+        }
+    }
+}
