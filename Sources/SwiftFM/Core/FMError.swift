@@ -48,12 +48,24 @@ public struct FMError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The shape of the client-side codes: `"-10"` and two more characters (`"-1001"` … `"-1099"`).
     static func isClientSide(_ code: String) -> Bool { code.hasPrefix("-10") && code.count == 5 }
 
-    /// A one-line description; never contains credentials or tokens.
+    /// A one-line description; never contains credentials or tokens. The HTTP status is named once: appended unless
+    /// the message already says it (the client's hints for a container's 404 or another web server do).
     public var description: String {
         var text = "FMError \(code): \(message)"
-        if let httpStatus { text += " (HTTP \(httpStatus))" }
+        if let httpStatus, !Self.names(status: httpStatus, in: message) { text += " (HTTP \(httpStatus))" }
         if let underlying { text += " [\(underlying)]" }
         return text
+    }
+
+    /// Whether `text` says "HTTP `status`" (not followed by another digit: "HTTP 4040" is not 404).
+    private static func names(status: Int, in text: String) -> Bool {
+        let words = "HTTP \(status)"
+        var rest = text[...]
+        while let found = rest.range(of: words) {
+            guard let next = rest[found.upperBound...].first, next.isASCII, next.isNumber else { return true }
+            rest = rest[found.upperBound...]
+        }
+        return false
     }
 }
 
