@@ -39,13 +39,6 @@ import Testing
         return h
     }
 
-    private func expect960(_ a: Answer, _ names: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(a.status == 400, sourceLocation: sourceLocation)
-        #expect(a.code == "960", sourceLocation: sourceLocation)
-        #expect(a.message == "Unknown parameter(s): \(names)", sourceLocation: sourceLocation)
-        #expect(a.isEmptyResponse, sourceLocation: sourceLocation)
-    }
-
     @Test("Unknown body keys and query parameters are 400/960 naming all of them", arguments: Via.allCases)
     func unknownParameters(via: Via) throws {
         let h = try harness(via)

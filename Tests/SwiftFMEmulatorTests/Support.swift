@@ -98,6 +98,14 @@ struct Answer {
     var isEmptyResponse: Bool { response == .object([]) }
 }
 
+/// Expects FileMaker's answer to unknown parameters: HTTP 400, code 960, `Unknown parameter(s): <names>`, an empty response.
+func expect960(_ a: Answer, _ names: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(a.status == 400, sourceLocation: sourceLocation)
+    #expect(a.code == "960", sourceLocation: sourceLocation)
+    #expect(a.message == "Unknown parameter(s): \(names)", sourceLocation: sourceLocation)
+    #expect(a.isEmptyResponse, sourceLocation: sourceLocation)
+}
+
 /// How a ``Harness`` reaches the emulator.
 enum Via: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// Calls the emulator's handler directly: no sockets.

@@ -7,13 +7,6 @@ import Testing
 @testable import SwiftFMEmulator
 
 @Suite struct UnknownQueryParameterRuleTests {
-    private func expect960(_ a: Answer, _ names: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(a.status == 400, sourceLocation: sourceLocation)
-        #expect(a.code == "960", sourceLocation: sourceLocation)
-        #expect(a.message == "Unknown parameter(s): \(names)", sourceLocation: sourceLocation)
-        #expect(a.isEmptyResponse, sourceLocation: sourceLocation)
-    }
-
     @Test("Endpoints without query parameters refuse any as 400/960", arguments: Via.allCases)
     func unknownQueryParameters(_ via: Via) throws {
         let h = try Harness(via: via)
