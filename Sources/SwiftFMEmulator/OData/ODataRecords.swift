@@ -398,9 +398,9 @@ extension EmulatorState {
     }
 
     /// `GET /{db}/{set}(key)/{field}` (`{"value": …}`) or `…/{field}/$value` (the raw value or the container's bytes).
-    func odataFieldValue(_ set: ODataSet, id: Int, field: EmulatorSchema.Field, raw: Bool, _ ctx: ODataContext) throws -> HTTPResponse {
+    func odataFieldValue(_ set: ODataSet, id: Int, field: EmulatorSchema.Field, repetition: Int = 1, raw: Bool, _ ctx: ODataContext) throws -> HTTPResponse {
         guard let record = table(set.table)?.records[id] else { throw ODataError(404, "-1023", "Record not found") }
-        let value = field.global ? FMValue.empty : record.value(field)
+        let value = field.global ? FMValue.empty : record.value(field, repetition: repetition)
         if raw {
             if case let .container(c) = value, let blob = blobs[c.key] {
                 let accept = (ctx.request.header("Accept") ?? "").lowercased()
@@ -415,7 +415,7 @@ extension EmulatorState {
             let text = odataJSONValue(value, ieee754: true).scalarText ?? ""
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain;charset=utf-8")], body: Data(text.utf8))
         }
-        let context = ctx.base + "/$metadata#" + ODataContext.encode(set.name) + "(" + ODataContext.encode(odataKeyText(set, record: record)) + ")/" + field.name
+        let context = ctx.base + "/$metadata#" + ODataContext.encode(set.name) + "(" + ODataContext.encode(odataKeyText(set, record: record)) + ")/" + field.name + (repetition == 1 ? "" : "[\(repetition)]")
         return EmulatorState.odataJSON(200, .object([(ctx.annotation("context"), .string(context)),
                                                      ("value", odataJSONValue(value, ieee754: ctx.ieee754))]))
     }

@@ -304,17 +304,37 @@ extension EmulatorState {
             guard rest.count == 2 else { throw ODataError.syntax(rest[2]) }
             return try odataNavigation(set, id: id, nav: nav, ctx)
         }
-        guard let field = set.field(part) else { throw ODataError.noField(part) }
-        if rest.count == 2 {
-            if method == "PATCH" || method == "PUT" { return StagedResponse(response: try odataUploadBinary(set, id: id, field: field, ctx)) }
-            try Self.odataOnly(method, "GET")
-            return StagedResponse(response: try odataFieldValue(set, id: id, field: field, raw: false, ctx))
+        // `Field`, `Field[n]` or `Field/n`: one repetition (CG:request-field-value), the first without an index.
+        let (fieldName, indexed) = EmulatorState.odataBracketRepetition(part)
+        var repetition = indexed
+        guard let field = set.field(fieldName) else { throw ODataError.noField(part) }
+        var tail = Array(rest.dropFirst(2))
+        if repetition == nil, let index = tail.first, !index.isEmpty, index.allSatisfy(\.isASCIIDigit) {
+            repetition = Int(index) ?? 0
+            tail.removeFirst()
         }
-        guard rest.count == 3, rest[2] == "$value" else { throw ODataError.syntax(rest[2]) }
+        if let repetition, !(1...field.repetitions).contains(repetition) { throw ODataError.syntax(part) }
+        if tail.isEmpty {
+            if method == "PATCH" || method == "PUT" {
+                guard repetition ?? 1 == 1 else { throw ODataError.syntax(part) }
+                return StagedResponse(response: try odataUploadBinary(set, id: id, field: field, ctx))
+            }
+            try Self.odataOnly(method, "GET")
+            return StagedResponse(response: try odataFieldValue(set, id: id, field: field, repetition: repetition ?? 1, raw: false, ctx))
+        }
+        guard tail.count == 1, tail[0] == "$value" else { throw ODataError.syntax(tail[0]) }
         guard method == "GET" else {
             throw ODataError(400, "-1003", "Unsupported OData operation - only GET, POST, PATCH, and DELETE are supported")
         }
-        return StagedResponse(response: try odataFieldValue(set, id: id, field: field, raw: true, ctx))
+        return StagedResponse(response: try odataFieldValue(set, id: id, field: field, repetition: repetition ?? 1, raw: true, ctx))
+    }
+
+    /// `Name[2]` → (`Name`, 2); `Name` → (`Name`, nil). A bracket that holds no number is left in the name.
+    static func odataBracketRepetition(_ part: String) -> (String, Int?) {
+        guard part.hasSuffix("]"), let open = part.lastIndex(of: "[") else { return (part, nil) }
+        let digits = part[part.index(after: open)..<part.index(before: part.endIndex)]
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else { return (part, nil) }
+        return (String(part[..<open]), Int(digits) ?? 0)
     }
 
     /// `Name('k')` → (`Name`, `'k'`); `Name` → (`Name`, nil).
