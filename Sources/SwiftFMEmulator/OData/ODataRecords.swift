@@ -162,8 +162,8 @@ extension EmulatorState {
 
     /// `filter` checked against `set` (``ODataFilterPlan``); not parsed when the set's table is missing (no records
     /// to match).
-    func odataFilterPlan(_ set: ODataSet, filter: String?) throws -> ODataFilterPlan {
-        try ODataFilterPlan(set, filter: table(set.table) == nil ? nil : filter)
+    func odataFilterPlan(_ set: ODataSet, filter: String?, now: Date? = nil) throws -> ODataFilterPlan {
+        try ODataFilterPlan(set, filter: table(set.table) == nil ? nil : filter, now: now)
     }
 
     /// The keys of `$orderby` (a `nil` field is `ROWID`), each with its direction; empty without `$orderby`. A key
@@ -217,7 +217,7 @@ extension EmulatorState {
         let read = try ODataReadOptions(options)
         let columns = try odataColumns(set, select: read.select, ctx: ctx)
         let expand = try odataExpansions(set, read.expand)
-        let filter = try odataFilterPlan(set, filter: read.filter)
+        let filter = try odataFilterPlan(set, filter: read.filter, now: ctx.now)
         let sortKeys = try odataSortKeys(set, orderby: read.orderby)
         // The expansions' own options are checked here, under the lock, for the whole request (they are read again as
         // each expansion's rows are written).
@@ -439,9 +439,12 @@ struct ODataSortKey {
 struct ODataFilterPlan {
     /// The expression and its resolved fields; `nil` without a `$filter` (every record matches).
     let parsed: (expr: ODataExpr, fields: [String: EmulatorSchema.Field])?
+    /// The time `now()` stands for (the request's, on the emulator's clock); `nil`: the system clock's.
+    let now: Date?
 
     /// Parses `filter` and resolves its fields in `set`; throws ``ODataError`` (400) when it is malformed.
-    init(_ set: ODataSet, filter: String?) throws {
+    init(_ set: ODataSet, filter: String?, now: Date? = nil) throws {
+        self.now = now
         guard let filter, !trimSpaces(filter).isEmpty else {
             parsed = nil
             return
@@ -458,7 +461,7 @@ struct ODataFilterPlan {
         state.odataWillFilter?()
         return ids.filter { id in
             guard let record = table.records[id] else { return false }
-            let evaluator = ODataEvaluator(fields: fields) { f in f.global ? .empty : record.value(f) }
+            let evaluator = ODataEvaluator(fields: fields, now: now) { f in f.global ? .empty : record.value(f) }
             return evaluator.matches(expr)
         }
     }

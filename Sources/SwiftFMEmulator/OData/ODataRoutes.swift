@@ -270,7 +270,7 @@ extension EmulatorState {
         if rest.count == 2, rest[1] == "$count" {
             try Self.odataOnly(method, "GET")
             // Counted after the lock is released, on a snapshot, as a read's rows are filtered.
-            let filter = try odataFilterPlan(set, filter: ctx.options["filter"])
+            let filter = try odataFilterPlan(set, filter: ctx.options["filter"], now: ctx.now)
             let snapshot = readSnapshot(session: nil)
             return StagedResponse(response: HTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("OData-Version", "4.0")]),
                                   pendingBody: { Data(String(filter.ids(of: set, in: snapshot).count).utf8) },
