@@ -77,11 +77,19 @@ struct ODataEvaluator {
     /// Resolves every field name in `expr` against `set`; 8309 for an unknown one.
     static func resolve(_ expr: ODataExpr, in set: ODataSet) throws -> [String: EmulatorSchema.Field] {
         var out: [String: EmulatorSchema.Field] = [:]
+        // `Set/field`: a field disambiguated by the name (or FMTID) of the set filtered (CG:navigate-related-tables).
+        func qualified(_ name: String) -> EmulatorSchema.Field? {
+            guard let slash = name.firstIndex(of: "/") else { return nil }
+            let table = String(name[..<slash])
+            guard table.caseInsensitiveCompare(set.name) == .orderedSame || table.caseInsensitiveCompare("FMTID:\(set.tableID)") == .orderedSame
+            else { return nil }
+            return set.field(String(name[name.index(after: slash)...]))
+        }
         func walk(_ e: ODataExpr) throws {
             switch e {
             case .literal: return
             case let .field(name):
-                guard let f = set.field(name) else { throw ODataError.noField(name) }
+                guard let f = set.field(name) ?? qualified(name) else { throw ODataError.noField(name) }
                 out[name.lowercased()] = f
             case let .not(a): try walk(a)
             case let .and(a, b), let .or(a, b), let .compare(_, a, b): try walk(a); try walk(b)

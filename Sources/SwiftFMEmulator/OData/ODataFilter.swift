@@ -108,7 +108,7 @@ enum ODataFilter {
         var tokens: [Token] = []
         var i = 0
         func isWordChar(_ c: Unicode.Scalar) -> Bool {
-            CharacterSet.alphanumerics.contains(c) || c == "_" || c == "." || c == ":" || c == "-" || c == "+"
+            CharacterSet.alphanumerics.contains(c) || c == "_" || c == "." || c == ":" || c == "-" || c == "+" || c == "/"
         }
         while i < chars.count {
             let c = chars[i]
