@@ -1,6 +1,7 @@
 // Contract: in `$filter` a field named `id` must be written in double quotes (`"id" eq 942`); unquoted it
 // fails as FileMaker Server fails it, `400 -1002 Error: syntax error in URL at: 'id'` (ODATA.md §3.3,
-// hooks:DISCOVERINGS.md). Other names, and `id` inside a longer name, are unaffected.
+// hooks:DISCOVERINGS.md). Other names, `ID`/`Id` (hooks: only the lower-case name fails) and `id` inside a
+// longer name are unaffected.
 import Foundation
 import Testing
 @testable import SwiftFMEmulator
@@ -28,5 +29,10 @@ import Testing
         let c = try ODataClient()
         let a = c.send("GET", "/Shop/Orders?$filter=" + percentEncoded("customer_code eq 'OBR'"))
         #expect(a.status == 200, "\(a.text)")
+        for filter in ["ID eq 1", "Id eq 1"] {
+            let upper = c.send("GET", "/Shop/Orders?$filter=" + percentEncoded(filter))
+            #expect(upper.status == 200, "\(filter): \(upper.text)")
+            #expect(upper.rows.count == 1, "\(filter)")
+        }
     }
 }

@@ -339,8 +339,9 @@ enum ODataFilter {
                 guard let first = t.text.unicodeScalars.first, CharacterSet.letters.contains(first) || first == "_" else {
                     throw ODataError.syntax(t.text)
                 }
-                // FileMaker fails a field named `id` unless it is quoted (`"id" eq 942`; ODATA.md §3.3, hooks).
-                if lower == "id" { throw ODataError.syntax(t.text) }
+                // FileMaker fails a field named `id` (lower case) unless it is quoted (`"id" eq 942`; ODATA.md §3.3,
+                // hooks: `ID`, `Id` are fine).
+                if t.text == "id" { throw ODataError.syntax(t.text) }
                 return .field(t.text)
             }
         }
