@@ -313,7 +313,7 @@ extension EmulatorState {
             repetition = Int(index) ?? 0
             tail.removeFirst()
         }
-        if let repetition, !(1...field.repetitions).contains(repetition) { throw ODataError.syntax(part) }
+        if let repetition, repetition < 1 || repetition > field.repetitions { throw ODataError.syntax(part) }
         if tail.isEmpty {
             if method == "PATCH" || method == "PUT" {
                 guard repetition ?? 1 == 1 else { throw ODataError.syntax(part) }
