@@ -215,8 +215,8 @@ extension EmulatorState {
                        pageStart: Int? = nil, pageSize: Int? = nil) throws -> ODataRows {
         guard depth <= 8 else { throw ODataError.syntax("$expand") }
         let read = try ODataReadOptions(options)
-        let columns = try odataColumns(set, select: read.select, ctx: ctx)
-        let expand = try odataExpansions(set, read.expand)
+        let (select, expand) = try odataSelectAndExpansions(set, select: read.select, expand: read.expand)
+        let columns = try odataColumns(set, select: select, ctx: ctx)
         let filter = try odataFilterPlan(set, filter: read.filter, now: ctx.now)
         let sortKeys = try odataSortKeys(set, orderby: read.orderby)
         // The expansions' own options are checked here, under the lock, for the whole request (they are read again as
@@ -282,6 +282,29 @@ extension EmulatorState {
             guard let nav = set.nav(name) else { throw ODataError.noField(name) }
             return ODataExpansion(nav: nav, options: options)
         }
+    }
+
+    /// The expansions of `expand` and what `select` leaves to the set itself: `Nav/field` in `$select`, for an expanded
+    /// `Nav`, selects `field` in that expansion's rows (CG:query-option-select: `$expand=Products&$select=Name,Products/Name`),
+    /// after the expansion's own `$select`. `nil` when nothing is left (every field).
+    func odataSelectAndExpansions(_ set: ODataSet, select: String?, expand text: String?) throws -> (String?, [ODataExpansion]) {
+        var expand = try odataExpansions(set, text)
+        guard let select, !expand.isEmpty, select.contains("/") else { return (select, expand) }
+        var own: [String] = []
+        for item in EmulatorState.splitTopLevel(select, on: ",") {
+            let t = trimSpaces(item)
+            if let slash = EmulatorState.topLevelIndex(of: "/", in: t) {
+                let navName = EmulatorState.unquoteName(String(t[..<slash]))
+                if let i = expand.firstIndex(where: { $0.nav.name.caseInsensitiveCompare(navName) == .orderedSame }) {
+                    let field = String(t[t.index(after: slash)...])
+                    let existing = trimSpaces(expand[i].options["select"] ?? "")
+                    expand[i].options["select"] = existing.isEmpty ? field : existing + "," + field
+                    continue
+                }
+            }
+            own.append(item)
+        }
+        return (own.isEmpty ? nil : own.joined(separator: ","), expand)
     }
 
     /// Checks the options of `expansions` (at `depth`: 0 for those of the request) and of the expansions inside them, at
@@ -366,8 +389,8 @@ extension EmulatorState {
     /// The writer of one entity of `set` (`@context` first), with the columns and expansions `ctx` asks for.
     func odataEntityWriter(_ set: ODataSet, options: [String: String], ctx: ODataContext, state: EmulatorState) throws -> ODataRowWriter {
         let read = try ODataReadOptions(options)
-        let columns = try odataColumns(set, select: read.select, ctx: ctx)
-        let expand = try odataExpansions(set, read.expand)
+        let (select, expand) = try odataSelectAndExpansions(set, select: read.select, expand: read.expand)
+        let columns = try odataColumns(set, select: select, ctx: ctx)
         try odataCheckExpansions(expand, depth: 0)
         let context = ctx.base + "/$metadata#" + ODataContext.encode(set.name) + "/$entity"
         return ODataRowWriter(state: state, set: set, columns: columns, expand: expand, ctx: ctx, depth: 0, context: context)
