@@ -1,6 +1,7 @@
 // Contract: one repetition of a repeating field is read as `…/{set}({key})/{field}[n]` or `…/{field}/n`
 // (Claris, CG:request-field-value; ODATA.md §3.1 "One repetition"), also with `/$value` after it
-// (CG:request-field-value-binary); without an index the first repetition is read.
+// (CG:request-field-value-binary). (Without an index Claris says every repetition of a non-container
+// field is returned, in a shape it does not document: not asserted here.)
 import Foundation
 import Testing
 @testable import SwiftFMEmulator
@@ -41,12 +42,6 @@ import Testing
         let b = c.send("GET", "/Shop/Customers('ALFKI')/phones/2/$value")
         #expect(b.status == 200, "\(b.text)")
         #expect(b.text == "222")
-    }
-
-    @Test func withoutIndexTheFirstRepetition() throws {
-        let c = try client()
-        #expect(c.send("GET", "/Shop/Customers('ALFKI')/phones").json?["value"]?.stringValue == "111")
-        #expect(c.send("GET", "/Shop/Customers('ALFKI')/phones/$value").text == "111")
     }
 
     @Test func anIndexPastTheRepetitionsIsRefused() throws {
