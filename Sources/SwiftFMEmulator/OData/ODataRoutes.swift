@@ -26,18 +26,26 @@ struct ODataContext {
 
     func annotation(_ name: String) -> String { prefixed ? "@odata." + name : "@" + name }
 
-    /// The preferences of the `Prefer` header (lower-cased names; values as sent).
+    /// The preferences of the `Prefer` header (lower-cased names; values as sent). OData 4.01's names may come
+    /// without their `odata.` prefix (`maxpagesize`, `continue-on-error`; CG:index): both are found under `odata.…`.
     var preferences: [String: String] {
         var out: [String: String] = [:]
         for header in request.headers where header.name.caseInsensitiveCompare("Prefer") == .orderedSame {
             for item in header.value.split(separator: ",") {
                 let kv = item.split(separator: "=", maxSplits: 1)
                 guard let k = kv.first else { continue }
-                out[trimSpaces(String(k)).lowercased()] = kv.count > 1 ? trimSpaces(String(kv[1])) : ""
+                let name = trimSpaces(String(k)).lowercased()
+                let value = kv.count > 1 ? trimSpaces(String(kv[1])) : ""
+                out[name] = value
+                if ODataContext.unprefixedPreferences.contains(name) { out["odata." + name] = value }
             }
         }
         return out
     }
+
+    /// The `odata.` preferences a 4.01 client may send without the prefix.
+    static let unprefixedPreferences: Set<String> = ["maxpagesize", "continue-on-error", "allow-entityreferences", "callback",
+                                                     "include-annotations", "track-changes"]
 
     /// Percent-encodes a path segment (spaces and reserved characters; quotes and parentheses stay).
     ///
@@ -105,7 +113,8 @@ extension EmulatorState {
         let version = [request.header("OData-Version"), request.header("OData-MaxVersion")].compactMap { $0.map(trimSpaces) }
         ctx.prefixed = version.contains("4.0")
         let accept = (request.header("Accept") ?? "").lowercased()
-        ctx.noMetadata = accept.contains("odata.metadata=none")
+        // `odata.metadata=none`, or 4.01's `metadata=none`.
+        ctx.noMetadata = accept.contains("metadata=none")
         ctx.ieee754 = accept.contains("ieee754compatible=true")
         let saved = writeMode
         writeMode = .user
