@@ -159,6 +159,8 @@ struct ODataApplyPlan {
     /// Whether a `groupby` or `aggregate` makes the answer rows of its own; else the records that pass its filters are
     /// read as a collection is.
     let aggregates: Bool
+    /// The time `now()` stands for: the request's.
+    var now: Date?
 }
 
 /// A row of an aggregated result: column → value, in column order.
@@ -181,13 +183,13 @@ extension EmulatorState {
         guard odataSupportsApply else { throw ODataError.unsupported("$apply (OData Engine \(odataVersion))") }
         let apply = try ODataApply.parse(ctx.options["apply"] ?? "")
         // Without the table there are no records: a read of none (nothing else is checked).
-        guard table(set.table) != nil else { return ODataApplyPlan(set: set, apply: apply, aggregates: false) }
+        guard table(set.table) != nil else { return ODataApplyPlan(set: set, apply: apply, aggregates: false, now: ctx.now) }
         try odataCheckApply(apply, set, ctx)
         let aggregates = apply.steps.contains { step in
             if case .filter = step { return false }
             return true
         }
-        return ODataApplyPlan(set: set, apply: apply, aggregates: aggregates)
+        return ODataApplyPlan(set: set, apply: apply, aggregates: aggregates, now: ctx.now)
     }
 
     /// Checks `apply` on `set` in the order ``odataApplied(_:)`` and ``odataAggregatedAnswer(_:rows:_:)`` do, up to the
@@ -260,7 +262,7 @@ extension EmulatorState {
                     let fields = try ODataEvaluator.resolve(expr, in: set)
                     ids = ids.filter { id in
                         guard let record = table.records[id] else { return false }
-                        return ODataEvaluator(fields: fields) { f in f.global ? .empty : record.value(f) }.matches(expr)
+                        return ODataEvaluator(fields: fields, now: plan.now) { f in f.global ? .empty : record.value(f) }.matches(expr)
                     }
                 }
             case .aggregate(let aggregates):

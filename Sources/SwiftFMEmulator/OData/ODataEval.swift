@@ -64,16 +64,32 @@ enum ODataValue: Equatable {
 struct ODataEvaluator {
     /// The fields the expression names, resolved once (lower-cased name → field).
     let fields: [String: EmulatorSchema.Field]
+    /// `now()`: seconds since 1970-01-01 (UTC) on the emulator's clock.
+    var now = Int(Date().timeIntervalSince1970.rounded(.down))
     let value: (EmulatorSchema.Field) -> FMValue
+
+    init(fields: [String: EmulatorSchema.Field], now: Date? = nil, value: @escaping (EmulatorSchema.Field) -> FMValue) {
+        self.fields = fields
+        self.value = value
+        if let now { self.now = Int(now.timeIntervalSince1970.rounded(.down)) }
+    }
 
     /// Resolves every field name in `expr` against `set`; 8309 for an unknown one.
     static func resolve(_ expr: ODataExpr, in set: ODataSet) throws -> [String: EmulatorSchema.Field] {
         var out: [String: EmulatorSchema.Field] = [:]
+        // `Set/field`: a field disambiguated by the name (or FMTID) of the set filtered (CG:navigate-related-tables).
+        func qualified(_ name: String) -> EmulatorSchema.Field? {
+            guard let slash = name.firstIndex(of: "/") else { return nil }
+            let table = String(name[..<slash])
+            guard table.caseInsensitiveCompare(set.name) == .orderedSame || table.caseInsensitiveCompare("FMTID:\(set.tableID)") == .orderedSame
+            else { return nil }
+            return set.field(String(name[name.index(after: slash)...]))
+        }
         func walk(_ e: ODataExpr) throws {
             switch e {
             case .literal: return
             case let .field(name):
-                guard let f = set.field(name) else { throw ODataError.noField(name) }
+                guard let f = set.field(name) ?? qualified(name) else { throw ODataError.noField(name) }
                 out[name.lowercased()] = f
             case let .not(a): try walk(a)
             case let .and(a, b), let .or(a, b), let .compare(_, a, b): try walk(a); try walk(b)
@@ -201,6 +217,25 @@ struct ODataEvaluator {
             default: return .null
             }
             return .number(FMNumber(name == "hour" ? secs / 3600 : (name == "minute" ? (secs / 60) % 60 : secs % 60)))
+        case "now": return .timestamp(now)
+        case "mindatetime": return .timestamp(FMDate(year: 1, month: 1, day: 1).ordinal * 86400)
+        case "maxdatetime": return .timestamp(FMDate(year: 9999, month: 12, day: 31).ordinal * 86400 + 86399)
+        case "date":
+            switch args[0] {
+            case .date: return args[0]
+            case let .timestamp(s): return .date(Int((Double(s) / 86400).rounded(.down)))
+            default: return .null
+            }
+        case "time":
+            switch args[0] {
+            case .time: return args[0]
+            case let .timestamp(s): return .time(s - Int((Double(s) / 86400).rounded(.down)) * 86400)
+            default: return .null
+            }
+        // The store keeps timestamps in UTC.
+        case "totaloffsetminutes":
+            if case .timestamp = args[0] { return .number(FMNumber(0)) }
+            return .null
         case "round", "floor", "ceiling":
             guard let n = args[0].number, let d = Double(n.text), d.isFinite else { return .null }
             let r = name == "round" ? d.rounded(.toNearestOrAwayFromZero) : (name == "floor" ? d.rounded(.down) : d.rounded(.up))

@@ -71,12 +71,15 @@ enum ODataFilter {
     static let maxDepth = 64
 
     /// The functions FileMaker's `$filter` supports (its `FilterFunctions` annotation, ODATA.md §3.3),
-    /// with their argument counts. `isof`, the `geo.` functions and lambdas are refused.
+    /// with their argument counts. `isof`, the `geo.` functions and lambdas are refused, and so are the
+    /// advertised `fractionalseconds` (Claris lists it as unsupported), `totalseconds` (FileMaker has no
+    /// durations) and `cast`.
     static let functions: [String: ClosedRange<Int>] = [
         "contains": 2...2, "startswith": 2...2, "endswith": 2...2, "length": 1...1, "indexof": 2...2,
         "substring": 2...3, "tolower": 1...1, "toupper": 1...1, "trim": 1...1, "concat": 2...2,
         "year": 1...1, "month": 1...1, "day": 1...1, "hour": 1...1, "minute": 1...1, "second": 1...1,
         "round": 1...1, "floor": 1...1, "ceiling": 1...1,
+        "date": 1...1, "time": 1...1, "totaloffsetminutes": 1...1, "now": 0...0, "mindatetime": 0...0, "maxdatetime": 0...0,
     ]
 
     static let comparisons: Set<String> = ["eq", "ne", "gt", "ge", "lt", "le"]
@@ -105,7 +108,7 @@ enum ODataFilter {
         var tokens: [Token] = []
         var i = 0
         func isWordChar(_ c: Unicode.Scalar) -> Bool {
-            CharacterSet.alphanumerics.contains(c) || c == "_" || c == "." || c == ":" || c == "-" || c == "+"
+            CharacterSet.alphanumerics.contains(c) || c == "_" || c == "." || c == ":" || c == "-" || c == "+" || c == "/"
         }
         while i < chars.count {
             let c = chars[i]
@@ -336,6 +339,9 @@ enum ODataFilter {
                 guard let first = t.text.unicodeScalars.first, CharacterSet.letters.contains(first) || first == "_" else {
                     throw ODataError.syntax(t.text)
                 }
+                // FileMaker fails a field named `id` (lower case) unless it is quoted (`"id" eq 942`; ODATA.md §3.3,
+                // hooks: `ID`, `Id` are fine).
+                if t.text == "id" { throw ODataError.syntax(t.text) }
                 return .field(t.text)
             }
         }

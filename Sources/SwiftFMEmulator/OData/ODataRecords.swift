@@ -162,8 +162,8 @@ extension EmulatorState {
 
     /// `filter` checked against `set` (``ODataFilterPlan``); not parsed when the set's table is missing (no records
     /// to match).
-    func odataFilterPlan(_ set: ODataSet, filter: String?) throws -> ODataFilterPlan {
-        try ODataFilterPlan(set, filter: table(set.table) == nil ? nil : filter)
+    func odataFilterPlan(_ set: ODataSet, filter: String?, now: Date? = nil) throws -> ODataFilterPlan {
+        try ODataFilterPlan(set, filter: table(set.table) == nil ? nil : filter, now: now)
     }
 
     /// The keys of `$orderby` (a `nil` field is `ROWID`), each with its direction; empty without `$orderby`. A key
@@ -215,9 +215,9 @@ extension EmulatorState {
                        pageStart: Int? = nil, pageSize: Int? = nil) throws -> ODataRows {
         guard depth <= 8 else { throw ODataError.syntax("$expand") }
         let read = try ODataReadOptions(options)
-        let columns = try odataColumns(set, select: read.select, ctx: ctx)
-        let expand = try odataExpansions(set, read.expand)
-        let filter = try odataFilterPlan(set, filter: read.filter)
+        let (select, expand) = try odataSelectAndExpansions(set, select: read.select, expand: read.expand)
+        let columns = try odataColumns(set, select: select, ctx: ctx)
+        let filter = try odataFilterPlan(set, filter: read.filter, now: ctx.now)
         let sortKeys = try odataSortKeys(set, orderby: read.orderby)
         // The expansions' own options are checked here, under the lock, for the whole request (they are read again as
         // each expansion's rows are written).
@@ -282,6 +282,29 @@ extension EmulatorState {
             guard let nav = set.nav(name) else { throw ODataError.noField(name) }
             return ODataExpansion(nav: nav, options: options)
         }
+    }
+
+    /// The expansions of `expand` and what `select` leaves to the set itself: `Nav/field` in `$select`, for an expanded
+    /// `Nav`, selects `field` in that expansion's rows (CG:query-option-select: `$expand=Products&$select=Name,Products/Name`),
+    /// after the expansion's own `$select`. `nil` when nothing is left (every field).
+    func odataSelectAndExpansions(_ set: ODataSet, select: String?, expand text: String?) throws -> (String?, [ODataExpansion]) {
+        var expand = try odataExpansions(set, text)
+        guard let select, !expand.isEmpty, select.contains("/") else { return (select, expand) }
+        var own: [String] = []
+        for item in EmulatorState.splitTopLevel(select, on: ",") {
+            let t = trimSpaces(item)
+            if let slash = EmulatorState.topLevelIndex(of: "/", in: t) {
+                let navName = EmulatorState.unquoteName(String(t[..<slash]))
+                if let i = expand.firstIndex(where: { $0.nav.name.caseInsensitiveCompare(navName) == .orderedSame }) {
+                    let field = String(t[t.index(after: slash)...])
+                    let existing = trimSpaces(expand[i].options["select"] ?? "")
+                    expand[i].options["select"] = existing.isEmpty ? field : existing + "," + field
+                    continue
+                }
+            }
+            own.append(item)
+        }
+        return (own.isEmpty ? nil : own.joined(separator: ","), expand)
     }
 
     /// Checks the options of `expansions` (at `depth`: 0 for those of the request) and of the expansions inside them, at
@@ -366,8 +389,8 @@ extension EmulatorState {
     /// The writer of one entity of `set` (`@context` first), with the columns and expansions `ctx` asks for.
     func odataEntityWriter(_ set: ODataSet, options: [String: String], ctx: ODataContext, state: EmulatorState) throws -> ODataRowWriter {
         let read = try ODataReadOptions(options)
-        let columns = try odataColumns(set, select: read.select, ctx: ctx)
-        let expand = try odataExpansions(set, read.expand)
+        let (select, expand) = try odataSelectAndExpansions(set, select: read.select, expand: read.expand)
+        let columns = try odataColumns(set, select: select, ctx: ctx)
         try odataCheckExpansions(expand, depth: 0)
         let context = ctx.base + "/$metadata#" + ODataContext.encode(set.name) + "/$entity"
         return ODataRowWriter(state: state, set: set, columns: columns, expand: expand, ctx: ctx, depth: 0, context: context)
@@ -398,9 +421,9 @@ extension EmulatorState {
     }
 
     /// `GET /{db}/{set}(key)/{field}` (`{"value": …}`) or `…/{field}/$value` (the raw value or the container's bytes).
-    func odataFieldValue(_ set: ODataSet, id: Int, field: EmulatorSchema.Field, raw: Bool, _ ctx: ODataContext) throws -> HTTPResponse {
+    func odataFieldValue(_ set: ODataSet, id: Int, field: EmulatorSchema.Field, repetition: Int = 1, raw: Bool, _ ctx: ODataContext) throws -> HTTPResponse {
         guard let record = table(set.table)?.records[id] else { throw ODataError(404, "-1023", "Record not found") }
-        let value = field.global ? FMValue.empty : record.value(field)
+        let value = field.global ? FMValue.empty : record.value(field, repetition: repetition)
         if raw {
             if case let .container(c) = value, let blob = blobs[c.key] {
                 let accept = (ctx.request.header("Accept") ?? "").lowercased()
@@ -415,7 +438,7 @@ extension EmulatorState {
             let text = odataJSONValue(value, ieee754: true).scalarText ?? ""
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain;charset=utf-8")], body: Data(text.utf8))
         }
-        let context = ctx.base + "/$metadata#" + ODataContext.encode(set.name) + "(" + ODataContext.encode(odataKeyText(set, record: record)) + ")/" + field.name
+        let context = ctx.base + "/$metadata#" + ODataContext.encode(set.name) + "(" + ODataContext.encode(odataKeyText(set, record: record)) + ")/" + field.name + (repetition == 1 ? "" : "[\(repetition)]")
         return EmulatorState.odataJSON(200, .object([(ctx.annotation("context"), .string(context)),
                                                      ("value", odataJSONValue(value, ieee754: ctx.ieee754))]))
     }
@@ -439,9 +462,12 @@ struct ODataSortKey {
 struct ODataFilterPlan {
     /// The expression and its resolved fields; `nil` without a `$filter` (every record matches).
     let parsed: (expr: ODataExpr, fields: [String: EmulatorSchema.Field])?
+    /// The time `now()` stands for (the request's, on the emulator's clock); `nil`: the system clock's.
+    let now: Date?
 
     /// Parses `filter` and resolves its fields in `set`; throws ``ODataError`` (400) when it is malformed.
-    init(_ set: ODataSet, filter: String?) throws {
+    init(_ set: ODataSet, filter: String?, now: Date? = nil) throws {
+        self.now = now
         guard let filter, !trimSpaces(filter).isEmpty else {
             parsed = nil
             return
@@ -458,7 +484,7 @@ struct ODataFilterPlan {
         state.odataWillFilter?()
         return ids.filter { id in
             guard let record = table.records[id] else { return false }
-            let evaluator = ODataEvaluator(fields: fields) { f in f.global ? .empty : record.value(f) }
+            let evaluator = ODataEvaluator(fields: fields, now: now) { f in f.global ? .empty : record.value(f) }
             return evaluator.matches(expr)
         }
     }

@@ -26,18 +26,26 @@ struct ODataContext {
 
     func annotation(_ name: String) -> String { prefixed ? "@odata." + name : "@" + name }
 
-    /// The preferences of the `Prefer` header (lower-cased names; values as sent).
+    /// The preferences of the `Prefer` header (lower-cased names; values as sent). OData 4.01's names may come
+    /// without their `odata.` prefix (`maxpagesize`, `continue-on-error`; CG:index): both are found under `odata.…`.
     var preferences: [String: String] {
         var out: [String: String] = [:]
         for header in request.headers where header.name.caseInsensitiveCompare("Prefer") == .orderedSame {
             for item in header.value.split(separator: ",") {
                 let kv = item.split(separator: "=", maxSplits: 1)
                 guard let k = kv.first else { continue }
-                out[trimSpaces(String(k)).lowercased()] = kv.count > 1 ? trimSpaces(String(kv[1])) : ""
+                let name = trimSpaces(String(k)).lowercased()
+                let value = kv.count > 1 ? trimSpaces(String(kv[1])) : ""
+                out[name] = value
+                if ODataContext.unprefixedPreferences.contains(name) { out["odata." + name] = value }
             }
         }
         return out
     }
+
+    /// The `odata.` preferences a 4.01 client may send without the prefix.
+    static let unprefixedPreferences: Set<String> = ["maxpagesize", "continue-on-error", "allow-entityreferences", "callback",
+                                                     "include-annotations", "track-changes"]
 
     /// Percent-encodes a path segment (spaces and reserved characters; quotes and parentheses stay).
     ///
@@ -105,7 +113,8 @@ extension EmulatorState {
         let version = [request.header("OData-Version"), request.header("OData-MaxVersion")].compactMap { $0.map(trimSpaces) }
         ctx.prefixed = version.contains("4.0")
         let accept = (request.header("Accept") ?? "").lowercased()
-        ctx.noMetadata = accept.contains("odata.metadata=none")
+        // `odata.metadata=none`, or 4.01's `metadata=none`.
+        ctx.noMetadata = accept.contains("metadata=none")
         ctx.ieee754 = accept.contains("ieee754compatible=true")
         let saved = writeMode
         writeMode = .user
@@ -270,7 +279,7 @@ extension EmulatorState {
         if rest.count == 2, rest[1] == "$count" {
             try Self.odataOnly(method, "GET")
             // Counted after the lock is released, on a snapshot, as a read's rows are filtered.
-            let filter = try odataFilterPlan(set, filter: ctx.options["filter"])
+            let filter = try odataFilterPlan(set, filter: ctx.options["filter"], now: ctx.now)
             let snapshot = readSnapshot(session: nil)
             return StagedResponse(response: HTTPResponse(status: 200, headers: [("Content-Type", "text/plain"), ("OData-Version", "4.0")]),
                                   pendingBody: { Data(String(filter.ids(of: set, in: snapshot).count).utf8) },
@@ -304,17 +313,37 @@ extension EmulatorState {
             guard rest.count == 2 else { throw ODataError.syntax(rest[2]) }
             return try odataNavigation(set, id: id, nav: nav, ctx)
         }
-        guard let field = set.field(part) else { throw ODataError.noField(part) }
-        if rest.count == 2 {
-            if method == "PATCH" || method == "PUT" { return StagedResponse(response: try odataUploadBinary(set, id: id, field: field, ctx)) }
-            try Self.odataOnly(method, "GET")
-            return StagedResponse(response: try odataFieldValue(set, id: id, field: field, raw: false, ctx))
+        // `Field`, `Field[n]` or `Field/n`: one repetition (CG:request-field-value), the first without an index.
+        let (fieldName, indexed) = EmulatorState.odataBracketRepetition(part)
+        var repetition = indexed
+        guard let field = set.field(fieldName) else { throw ODataError.noField(part) }
+        var tail = Array(rest.dropFirst(2))
+        if repetition == nil, let index = tail.first, !index.isEmpty, index.allSatisfy(\.isASCIIDigit) {
+            repetition = Int(index) ?? 0
+            tail.removeFirst()
         }
-        guard rest.count == 3, rest[2] == "$value" else { throw ODataError.syntax(rest[2]) }
+        if let repetition, repetition < 1 || repetition > field.repetitions { throw ODataError.syntax(part) }
+        if tail.isEmpty {
+            if method == "PATCH" || method == "PUT" {
+                guard repetition ?? 1 == 1 else { throw ODataError.syntax(part) }
+                return StagedResponse(response: try odataUploadBinary(set, id: id, field: field, ctx))
+            }
+            try Self.odataOnly(method, "GET")
+            return StagedResponse(response: try odataFieldValue(set, id: id, field: field, repetition: repetition ?? 1, raw: false, ctx))
+        }
+        guard tail.count == 1, tail[0] == "$value" else { throw ODataError.syntax(tail[0]) }
         guard method == "GET" else {
             throw ODataError(400, "-1003", "Unsupported OData operation - only GET, POST, PATCH, and DELETE are supported")
         }
-        return StagedResponse(response: try odataFieldValue(set, id: id, field: field, raw: true, ctx))
+        return StagedResponse(response: try odataFieldValue(set, id: id, field: field, repetition: repetition ?? 1, raw: true, ctx))
+    }
+
+    /// `Name[2]` → (`Name`, 2); `Name` → (`Name`, nil). A bracket that holds no number is left in the name.
+    static func odataBracketRepetition(_ part: String) -> (String, Int?) {
+        guard part.hasSuffix("]"), let open = part.lastIndex(of: "[") else { return (part, nil) }
+        let digits = part[part.index(after: open)..<part.index(before: part.endIndex)]
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else { return (part, nil) }
+        return (String(part[..<open]), Int(digits) ?? 0)
     }
 
     /// `Name('k')` → (`Name`, `'k'`); `Name` → (`Name`, nil).

@@ -46,6 +46,9 @@ struct ODataDelivery: Sendable {
     var headers: [(String, String)]
     var body: Data
     var operation: String
+    /// Set when FileMaker could not build the delivery's query (a bare `id` in the webhook's `select` or `filter`):
+    /// every attempt fails so, without a request (``EmulatorState/webhookQueryError(_:)``).
+    var failure: (code: Int, message: String)?
 }
 
 extension EmulatorState {
@@ -97,6 +100,7 @@ extension EmulatorState {
         odataChangeNotes = []
         for id in odataWebhooks.keys.sorted() {
             guard var hook = odataWebhooks[id], let set = webhookSet(hook) else { continue }
+            let failure = webhookQueryError(hook)
             let expr = hook.filter.isEmpty ? nil : try? ODataFilter.parse(hook.filter)
             let fields = expr.flatMap { try? ODataEvaluator.resolve($0, in: set) } ?? [:]
             for operation in ["ADD", "UPDATE", "DELETE"] {
@@ -114,11 +118,28 @@ extension EmulatorState {
                                                body: webhookPayload(hook, set: set, records: records))
                 hook.pending.append(op)
                 deliveries.append(ODataDelivery(hook: id, serial: op.serial, url: hook.url, headers: hook.headers, body: op.body,
-                                                operation: operation))
+                                                operation: operation, failure: failure))
             }
             odataWebhooks[id] = hook
         }
-        return deliveries
+        // A delivery FileMaker cannot build fails its first attempt at once (`pendingOperations` shows it), then is
+        // retried as a refused one is.
+        return deliveries.compactMap { delivery in
+            guard let failure = delivery.failure else { return delivery }
+            return webhookAttempted(delivery, error: failure)
+        }
+    }
+
+    /// What every delivery of `hook` fails with, as on FileMaker Server: a lower-case `id` unquoted in `select` or
+    /// `filter` is `-1002 Error: syntax error in URL at: 'id'` (ODATA.md §9, §3.3; hooks:DISCOVERINGS.md: the webhook is
+    /// created, its operations stay `NOT_SENT`). `nil` when its deliveries can be sent.
+    func webhookQueryError(_ hook: ODataWebhook) -> (code: Int, message: String)? {
+        let bareID = EmulatorState.splitTopLevel(hook.select, on: ",").contains { trimSpaces($0) == "id" }
+        var error: ODataError? = bareID ? .syntax("id") : nil
+        if error == nil, !hook.filter.isEmpty {
+            do { _ = try ODataFilter.parse(hook.filter) } catch let e as ODataError { error = e } catch {}
+        }
+        return error.map { (Int($0.code) ?? -1, $0.message) }
     }
 
     /// Records the outcome of one attempt; returns the delivery to retry, if any.
@@ -224,7 +245,13 @@ extension EmulatorState {
         let select = body["select"]?.stringValue ?? ""
         let filter = body["filter"]?.stringValue ?? ""
         _ = try odataColumns(set, select: select.isEmpty ? nil : select, ctx: ctx)
-        if !filter.isEmpty { _ = try ODataEvaluator.resolve(try ODataFilter.parse(filter), in: set) }
+        if !filter.isEmpty {
+            do {
+                _ = try ODataEvaluator.resolve(try ODataFilter.parse(filter), in: set)
+            } catch let e as ODataError where e == .syntax("id") {
+                // Created; its deliveries fail (``webhookQueryError(_:)``).
+            }
+        }
         var headers: [(String, String)] = []
         for key in ["headers", "endpointHeaders"] {
             for (name, value) in body[key]?.objectPairs ?? [] {
@@ -289,11 +316,24 @@ final class ODataWebhookSender: @unchecked Sendable {
 
     /// Sends `deliveries`; `attempted` records each outcome and says whether to retry.
     func send(_ deliveries: [ODataDelivery], attempted: @escaping @Sendable (ODataDelivery, (code: Int, message: String)?) -> ODataDelivery?) {
-        for delivery in deliveries { attempt(delivery, attempted: attempted) }
+        for delivery in deliveries {
+            // One that cannot be built has failed its first attempt already: the next comes after the interval.
+            if delivery.failure != nil {
+                queue.asyncAfter(deadline: .now() + retryInterval) { [self] in attempt(delivery, attempted: attempted) }
+            } else {
+                attempt(delivery, attempted: attempted)
+            }
+        }
     }
 
     private func attempt(_ delivery: ODataDelivery, attempted: @escaping @Sendable (ODataDelivery, (code: Int, message: String)?) -> ODataDelivery?) {
-        guard !isStopped, let url = URL(string: delivery.url) else { return }
+        guard !isStopped else { return }
+        if let failure = delivery.failure {
+            guard let retry = attempted(delivery, failure), !isStopped else { return }
+            queue.asyncAfter(deadline: .now() + retryInterval) { [self] in attempt(retry, attempted: attempted) }
+            return
+        }
+        guard let url = URL(string: delivery.url) else { return }
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.httpBody = delivery.body

@@ -167,7 +167,7 @@ extension EmulatorState {
         guard let filter = ctx.options["filter"], !trimSpaces(filter).isEmpty else {
             throw ODataError(400, "-1010", "The entity key or $filter must be specified in the URL")
         }
-        let plan = try odataFilterPlan(set, filter: filter)
+        let plan = try odataFilterPlan(set, filter: filter, now: ctx.now)
         let body = method == "PATCH" ? try odataBody(ctx) : .object([])
         if odataWritesMatchUnderLock {
             let ids = plan.ids(of: set, in: self)

@@ -365,7 +365,14 @@ extension EmulatorState {
         let rawSegments = request.rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var segments: [String] = []
         for raw in rawSegments {
-            guard let s = decodePathSegment(raw) else { return StagedResponse(response: errorResponse(FMError("404", "Not Found", status: 404))) }
+            guard let s = decodePathSegment(raw) else {
+                // Under `/fmi/odata` a malformed URL is told in OData's shape, as every OData answer is (ODATA.md §4.5).
+                let lower = request.rawPath.lowercased()
+                if lower == "/fmi/odata" || lower.hasPrefix("/fmi/odata/") {
+                    return StagedResponse(response: EmulatorState.odataError(ODataError.syntax(String(raw))))
+                }
+                return StagedResponse(response: errorResponse(FMError("404", "Not Found", status: 404)))
+            }
             segments.append(s)
         }
         if segments.last == "", segments.count > 1 { segments.removeLast() }
