@@ -135,15 +135,17 @@ extension FMOData {
     /// - Parameters:
     ///   - set: the entity set name.
     ///   - fields: the field values (JSON-serialisable: strings, numbers, `NSNull`).
-    ///   - completion: the new record as FileMaker returned it (auto-entered values included; empty when the
-    ///     server answered 204 without a body) or `nil`, and the code.
+    ///   - completion: the new record as FileMaker returned it (auto-entered values included, and its address:
+    ///     `@odata.id` and `@odata.editLink`, `…/Artists(12)`, whose number is the ROWID of a record in a table
+    ///     without a key, in either spelling the server used; other annotations left out; empty when the server
+    ///     answered 204 without a body) or `nil`, and the code.
     /// - Returns: a handle to cancel the request.
     @discardableResult
     public func createRecord(in set: String, fields: [String: Any], completion: sending @escaping ([String: Any]?, String) -> Void) -> FMRequest {
         send(createCall(in: set, fields: fields)) { completion($0.value, $0.code) }
     }
 
-    /// Creates a record; returns it as FileMaker returned it. Throws ``FMError``.
+    /// Creates a record; returns it as FileMaker returned it, with its `@odata.id` and `@odata.editLink`. Throws ``FMError``.
     @discardableResult
     public func createRecord(in set: String, fields: [String: Any]) async throws -> [String: Any] {
         try await sendAsync(createCall(in: set, fields: fields))

@@ -399,7 +399,7 @@ extension FMOData {
         let (path, invalid) = Self.collectionPath(set, query: FMODataQuery())
         let decode: @Sendable (Endpoint<[String: Any]>.Response) throws -> [String: Any] = { response in
             if response.status == 204 || response.body.isEmpty { return [:] }
-            return ODataEnvelope.fields(try ODataEnvelope.object(response.body, status: response.status))
+            return ODataEnvelope.createdRecord(try ODataEnvelope.object(response.body, status: response.status))
         }
         switch JSONPayload.serialize(fields) {
         case .success(let data):

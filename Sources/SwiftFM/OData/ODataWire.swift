@@ -68,6 +68,17 @@ enum ODataEnvelope {
         return row.filter { !isAnnotation($0.key) }
     }
 
+    /// A created record without its annotations but its address: `@odata.id` and `@odata.editLink` (OData 4.0's
+    /// spelling, the version SwiftFM asks for, whether the server wrote them so or as 4.01's `@id` and `@editLink`),
+    /// since a record of a table without a key is addressed by the ROWID only they carry (`…/Artists(12)`).
+    static func createdRecord(_ row: [String: Any]) -> [String: Any] {
+        var record = fields(row)
+        for name in ["id", "editLink"] {
+            if let value = annotation(name, in: row) { record["@odata." + name] = value }
+        }
+        return record
+    }
+
     /// A key that starts with `@`.
     private static func isAnnotation(_ key: String) -> Bool { key.utf8.first == UInt8(ascii: "@") }
 

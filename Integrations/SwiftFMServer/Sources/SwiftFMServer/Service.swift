@@ -37,7 +37,8 @@ public struct FMService: Service, CustomStringConvertible {
         self.shutdowns = clients.map { client in { grace in await client.shutdown(grace: grace) } }
     }
 
-    /// A service owning another kind of client through its graceful shutdown (an OData client, say):
+    /// A service owning another kind of client through its graceful shutdown. (An `FMOData` made with
+    /// `FMOData(sharing:)` needs none: it is drained with the `DataAPI` it shares, through ``init(_:grace:)``.)
     /// `shutdown` gets the grace in seconds (`nil`: the client's own default; 0 when cancelled) and returns
     /// when the client is shut down. When the service is cancelled while `shutdown` drains, it is called once
     /// more with 0: it should then end what is still in flight (a `DataAPI`'s `shutdown(grace: 0)` does).

@@ -195,7 +195,7 @@ final class Exchange: @unchecked Sendable {
             return
         }
         let beforeAnswer = state.withLock { $0.head == nil }
-        finish(.failure(ExchangeFailure(error: FMError.fromTransport(error, url: url), beforeAnswer: beforeAnswer)))
+        finish(.failure(ExchangeFailure(error: FMError.fromTransport(error, url: url, answerStarted: !beforeAnswer), beforeAnswer: beforeAnswer)))
     }
 
     private func finish(_ result: consuming Result<ExchangeAnswer, ExchangeFailure>) {

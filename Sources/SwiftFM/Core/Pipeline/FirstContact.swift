@@ -197,6 +197,14 @@ extension FMError {
                 message: "\(connectionFailurePrefix)\(address(of: url)) failed before FileMaker answered: \(cause)", underlying: underlying)
     }
 
+    /// A connection failure after the answer's head arrived: `The answer from HOST:PORT broke off: CAUSE`. FileMaker
+    /// did answer, so the words of a failure before any answer ("connection closed before an answer") would mislead.
+    static func answerBrokeOff(_ url: URL?, code: Int, description: String, underlying: String) -> FMError {
+        let cause = code == URLError.Code.networkConnectionLost.rawValue
+            ? "the connection closed before the whole answer arrived" : cause(code: code, description: description)
+        return FMError(code: ClientCode.transport, message: "The answer from \(address(of: url)) broke off: \(cause)", underlying: underlying)
+    }
+
     /// A deadline that passed, naming where the call went: `The request to HOST:PORT timed out after N s`
     /// (`-1004`). `seconds` is the deadline (``FMConfiguration/timeout`` unless the call set its own), `nil`
     /// when the transport gave up on its own (its idle timeout).

@@ -581,8 +581,9 @@ extension FMError {
     /// naming the host, the port and the cause in words (``connectionFailure(_:cause:underlying:)``), or, for
     /// a TLS handshake that fails on an `https` URL or a TLS answer on an `http` one, the scheme to use
     /// (``wrongScheme(_:use:underlying:)``). The underlying error prints as `URLError(-1004
-    /// cannotConnectToHost)`, never beside SwiftFM's own codes as a bare number.
-    static func fromTransport(_ error: Error, url: URL? = nil) -> FMError {
+    /// cannotConnectToHost)`, never beside SwiftFM's own codes as a bare number. `answerStarted`: the answer's head
+    /// had arrived, so a connection failure is an answer that broke off (``answerBrokeOff(_:code:description:underlying:)``).
+    static func fromTransport(_ error: Error, url: URL? = nil, answerStarted: Bool = false) -> FMError {
         if let fm = error as? FMError { return fm }
         let code: Int
         if let url = error as? URLError {
@@ -599,6 +600,7 @@ extension FMError {
         case URLError.Code.timedOut.rawValue: return .timeout(url, after: nil)
         case URLError.Code.cancelled.rawValue: return .cancelled
         default:
+            if answerStarted { return answerBrokeOff(url, code: code, description: description, underlying: underlying) }
             let scheme = url?.scheme?.lowercased()
             if scheme == "https", isFailedHandshake(code: code, description: description) {
                 return wrongScheme(url, use: "http", underlying: underlying)
