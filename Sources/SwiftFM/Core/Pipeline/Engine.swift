@@ -315,7 +315,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 meter.received(bytes: answer.body.count, status: answer.head.status)
             }
             // Moved on, so that the delivered value is the only holder of the answer's bytes.
-            received(consume result, lease: lease, explicitToken: explicitToken)
+            received(consume result, lease: lease, explicitToken: explicitToken, describe: describe)
         }
     }
 
@@ -366,14 +366,29 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// An exchange ended. An accepted answer is decoded and reported from a frame that no longer holds it, so the
     /// decoded value is the only holder of the answer's bytes (a raw found set's `rawResponse`, a container's
     /// data) when it is delivered (see ``Delivery``); anything else is classified.
-    private func received(_ result: consuming Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?) {
+    private func received(_ result: consuming Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?,
+                          describe: (@Sendable () -> String)? = nil) {
         guard !isDone else { return }   // ended meanwhile: the session is not touched any more
         guard result.isAccepted(by: accepting) else {
             return classify(result, lease: lease, explicitToken: explicitToken)
         }
         lease?.used()
         if !endpoint.isOData { spokeDataAPI() }
-        report(.answered(decoded(consume result)))
+        let value = decoded(consume result)
+        if case .failure(let error) = value { logUnreadable(error, line: describe) }
+        report(.answered(value))
+    }
+
+    /// An accepted answer that could not be read (cut or malformed JSON, a shape the call does not know): the answer's
+    /// line said what arrived; this one says the call failed, with the code it completes with — at `error` for a
+    /// client code (the answer was unusable), as an answer's FileMaker error is logged otherwise.
+    private func logUnreadable(_ error: FMError, line: (@Sendable () -> String)?) {
+        let logger = context.sender.logger
+        let level: FMLogEvent.Level = error.code.hasPrefix("-") ? .error
+            : Classifier.expectedOutcomes.contains(error.code) ? .debug : .warning
+        guard logger.isEnabled, logger.isEnabled(level) else { return }
+        let what = line.map { "← \($0()) " } ?? "← \(endpoint.kind) "
+        logger.log(level, "\(what)could not be read: \(error.code) \(error.message)", metadata: logMetadata(code: error.code))
     }
 
     /// The value of an accepted answer (which ends here).
