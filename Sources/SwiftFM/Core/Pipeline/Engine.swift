@@ -193,7 +193,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 let verdict = Classifier.verdict(for: error, beforeAnswer: error.code == FMError.ClientCode.transport,
                                                  usedSession: false, headers: [:])
                 if case .transient = verdict {
-                    retry(after: error, retryAfter: nil, unsent: true)
+                    // As long as the login's answer asked (`Retry-After` on a 503 from a proxy in maintenance).
+                    retry(after: error, retryAfter: error.retryAfter, unsent: true)
                 } else {
                     report(.loginFailed(error))
                 }
@@ -436,6 +437,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 report(.answered(.failure(error)))
             }
         case .transient(let retryAfter):
+            // Kept on the error too: when this call is a login, the calls waiting for it retry after the same wait.
+            var error = error
+            error.retryAfter = retryAfter
             retry(after: error, retryAfter: retryAfter)
         }
     }
