@@ -414,7 +414,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             let response = Endpoint<Value>.Response(answer.head, body: answer.body, file: answer.file)
             // OData answers are read in OData's error shape; the Data API's hints (a host with a path) are not theirs.
             error = endpoint.isOData ? Envelope.error(status: status, body: answer.body, odata: true)
-                : hinted(Envelope.error(status: status, body: answer.body), status: status, location: answer.head.header("Location"))
+                : hinted(Envelope.error(status: status, body: answer.body), status: status, location: answer.head.header("Location"),
+                         body: answer.body)
             if !endpoint.isOData, error.code != FMError.ClientCode.notJSON, error.code != FMError.ClientCode.malformedResponse {
                 spokeDataAPI()
             }
@@ -531,7 +532,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// The two "No FileMaker Data API" hints are first-contact ones: once the Data API answered this client at
     /// its configured host (``Reachability/spokeDataAPI()``), a page from there comes from a proxy rule or a path (Apache's
     /// 404 for an encoded slash in a layout name), not from a wrong host, port or path.
-    private func hinted(_ error: FMError, status: Int, location: String?) -> FMError {
+    private func hinted(_ error: FMError, status: Int, location: String?, body: Data) -> FMError {
+        if let hint = clientCertificatePage(error, status: status, body: body) { return hint }
         if (300...399).contains(status), let hint = redirectToHTTPS(location) {
             return FMError(code: error.code, message: hint, httpStatus: error.httpStatus, underlying: error.underlying)
         }
@@ -555,6 +557,25 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         error.noting("no layout \"\(FMError.serverText(layout, limit: 100))\" in database "
                      + "\(FMError.serverText(context.configuration.database, limit: 100)): check the layout's name "
                      + "(layouts() lists the ones this account can use)")
+    }
+
+    /// nginx's page for a client certificate it wanted (`ssl_verify_client on`): it completes the handshake and answers
+    /// HTTP 400 "No required SSL certificate was sent", or "The SSL certificate error" for one it rejects. Named, with the
+    /// setting to fix, instead of "something that is not JSON".
+    private func clientCertificatePage(_ error: FMError, status: Int, body: Data) -> FMError? {
+        guard status == 400, error.code == FMError.ClientCode.notJSON else { return nil }
+        let text = String(decoding: body.prefix(2048), as: UTF8.self).lowercased()
+        let what: String
+        if text.contains("no required ssl certificate was sent") {
+            what = "requires a client certificate and none was sent: set FMConfiguration.tls.clientCertificate and clientKey"
+        } else if text.contains("the ssl certificate error") {
+            what = "rejected the client certificate: check FMConfiguration.tls.clientCertificate and clientKey "
+                + "(a certificate from an authority the server trusts, not expired, with its own key)"
+        } else {
+            return nil
+        }
+        return FMError(code: error.code, message: "\(FMError.address(of: target)) \(what) (HTTP 400)",
+                       httpStatus: error.httpStatus, underlying: error.underlying)
     }
 
     /// A container URL that answers 404 names the container.
