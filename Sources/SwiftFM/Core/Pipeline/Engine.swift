@@ -377,7 +377,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         if !endpoint.isOData { spokeDataAPI() }
         let value = decoded(consume result)
         if case .failure(let error) = value { logUnreadable(error, line: describe) }
-        report(.answered(value))
+        // Moved on, so that the delivered value stays the only holder of the answer's bytes.
+        report(.answered(consume value))
     }
 
     /// An accepted answer that could not be read (cut or malformed JSON, a shape the call does not know): the answer's
