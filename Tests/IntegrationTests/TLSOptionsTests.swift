@@ -79,6 +79,8 @@ struct TLSOptionsTests {
         let ca = file("FM_TLS_CA")
         let without = await outcome(client(FMTLSOptions(caCertificates: ca), host: mtls))
         #expect(without.code != "0", "answered without a client certificate")
+        // nginx answers HTTP 400 "No required SSL certificate was sent": the message names the setting to fix.
+        #expect(without.message.contains("FMConfiguration.tls.clientCertificate"), "\(without.message)")
         let with = await outcome(client(FMTLSOptions(caCertificates: ca, clientCertificate: file("FM_TLS_CLIENT_CERT"),
                                                      clientKey: file("FM_TLS_CLIENT_KEY")), host: mtls))
         #expect(with.code == "0", "\(with.message)")

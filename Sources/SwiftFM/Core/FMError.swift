@@ -17,6 +17,9 @@ public struct FMError: Error, Sendable, Equatable, CustomStringConvertible {
     public var underlying: String?
     /// The code is one a server sent (FileMaker's OData codes share the client-side range).
     let sentByServer: Bool
+    /// The wait a transient answer's `Retry-After` asked for, carried to the calls that waited for a login the
+    /// answer failed (they retry, and must wait as the server asked). Not part of equality.
+    var retryAfter: TimeInterval? = nil
 
     /// Creates an error.
     public init(code: String, message: String, httpStatus: Int? = nil, underlying: String? = nil) {

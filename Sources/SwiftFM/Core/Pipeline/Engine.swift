@@ -193,7 +193,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 let verdict = Classifier.verdict(for: error, beforeAnswer: error.code == FMError.ClientCode.transport,
                                                  usedSession: false, headers: [:])
                 if case .transient = verdict {
-                    retry(after: error, retryAfter: nil, unsent: true)
+                    // As long as the login's answer asked (`Retry-After` on a 503 from a proxy in maintenance).
+                    retry(after: error, retryAfter: error.retryAfter, unsent: true)
                 } else {
                     report(.loginFailed(error))
                 }
@@ -315,7 +316,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 meter.received(bytes: answer.body.count, status: answer.head.status)
             }
             // Moved on, so that the delivered value is the only holder of the answer's bytes.
-            received(consume result, lease: lease, explicitToken: explicitToken)
+            received(consume result, lease: lease, explicitToken: explicitToken, describe: describe)
         }
     }
 
@@ -366,14 +367,30 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// An exchange ended. An accepted answer is decoded and reported from a frame that no longer holds it, so the
     /// decoded value is the only holder of the answer's bytes (a raw found set's `rawResponse`, a container's
     /// data) when it is delivered (see ``Delivery``); anything else is classified.
-    private func received(_ result: consuming Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?) {
+    private func received(_ result: consuming Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?,
+                          describe: (@Sendable () -> String)? = nil) {
         guard !isDone else { return }   // ended meanwhile: the session is not touched any more
         guard result.isAccepted(by: accepting) else {
             return classify(result, lease: lease, explicitToken: explicitToken)
         }
         lease?.used()
         if !endpoint.isOData { spokeDataAPI() }
-        report(.answered(decoded(consume result)))
+        let value = decoded(consume result)
+        if case .failure(let error) = value { logUnreadable(error, line: describe) }
+        // Moved on, so that the delivered value stays the only holder of the answer's bytes.
+        report(.answered(consume value))
+    }
+
+    /// An accepted answer that could not be read (cut or malformed JSON, a shape the call does not know): the answer's
+    /// line said what arrived; this one says the call failed, with the code it completes with — at `error` for a
+    /// client code (the answer was unusable), as an answer's FileMaker error is logged otherwise.
+    private func logUnreadable(_ error: FMError, line: (@Sendable () -> String)?) {
+        let logger = context.sender.logger
+        let level: FMLogEvent.Level = error.code.hasPrefix("-") ? .error
+            : Classifier.expectedOutcomes.contains(error.code) ? .debug : .warning
+        guard logger.isEnabled, logger.isEnabled(level) else { return }
+        let what = line.map { "← \($0()) " } ?? "← \(endpoint.kind) "
+        logger.log(level, "\(what)could not be read: \(error.code) \(error.message)", metadata: logMetadata(code: error.code))
     }
 
     /// The value of an accepted answer (which ends here).
@@ -398,7 +415,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             let response = Endpoint<Value>.Response(answer.head, body: answer.body, file: answer.file)
             // OData answers are read in OData's error shape; the Data API's hints (a host with a path) are not theirs.
             error = endpoint.isOData ? Envelope.error(status: status, body: answer.body, odata: true)
-                : hinted(Envelope.error(status: status, body: answer.body), status: status, location: answer.head.header("Location"))
+                : hinted(Envelope.error(status: status, body: answer.body), status: status, location: answer.head.header("Location"),
+                         body: answer.body)
             if !endpoint.isOData, error.code != FMError.ClientCode.notJSON, error.code != FMError.ClientCode.malformedResponse {
                 spokeDataAPI()
             }
@@ -421,6 +439,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 report(.answered(.failure(error)))
             }
         case .transient(let retryAfter):
+            // Kept on the error too: when this call is a login, the calls waiting for it retry after the same wait.
+            var error = error
+            error.retryAfter = retryAfter
             retry(after: error, retryAfter: retryAfter)
         }
     }
@@ -512,7 +533,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// The two "No FileMaker Data API" hints are first-contact ones: once the Data API answered this client at
     /// its configured host (``Reachability/spokeDataAPI()``), a page from there comes from a proxy rule or a path (Apache's
     /// 404 for an encoded slash in a layout name), not from a wrong host, port or path.
-    private func hinted(_ error: FMError, status: Int, location: String?) -> FMError {
+    private func hinted(_ error: FMError, status: Int, location: String?, body: Data) -> FMError {
+        if let hint = clientCertificatePage(error, status: status, body: body) { return hint }
         if (300...399).contains(status), let hint = redirectToHTTPS(location) {
             return FMError(code: error.code, message: hint, httpStatus: error.httpStatus, underlying: error.underlying)
         }
@@ -536,6 +558,25 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         error.noting("no layout \"\(FMError.serverText(layout, limit: 100))\" in database "
                      + "\(FMError.serverText(context.configuration.database, limit: 100)): check the layout's name "
                      + "(layouts() lists the ones this account can use)")
+    }
+
+    /// nginx's page for a client certificate it wanted (`ssl_verify_client on`): it completes the handshake and answers
+    /// HTTP 400 "No required SSL certificate was sent", or "The SSL certificate error" for one it rejects. Named, with the
+    /// setting to fix, instead of "something that is not JSON".
+    private func clientCertificatePage(_ error: FMError, status: Int, body: Data) -> FMError? {
+        guard status == 400, error.code == FMError.ClientCode.notJSON else { return nil }
+        let text = String(decoding: body.prefix(2048), as: UTF8.self).lowercased()
+        let what: String
+        if text.contains("no required ssl certificate was sent") {
+            what = "requires a client certificate and none was sent: set FMConfiguration.tls.clientCertificate and clientKey"
+        } else if text.contains("the ssl certificate error") {
+            what = "rejected the client certificate: check FMConfiguration.tls.clientCertificate and clientKey "
+                + "(a certificate from an authority the server trusts, not expired, with its own key)"
+        } else {
+            return nil
+        }
+        return FMError(code: error.code, message: "\(FMError.address(of: target)) \(what) (HTTP 400)",
+                       httpStatus: error.httpStatus, underlying: error.underlying)
     }
 
     /// A container URL that answers 404 names the container.
