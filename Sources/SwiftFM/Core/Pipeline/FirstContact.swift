@@ -205,6 +205,13 @@ extension FMError {
         return FMError(code: ClientCode.transport, message: "The answer from \(address(of: url)) broke off: \(cause)", underlying: underlying)
     }
 
+    /// An answer whose head arrived but whose body cannot be read (a content coding that is corrupt, a chunked body
+    /// that does not parse): `The answer from HOST:PORT could not be read: CAUSE`. It came whole as far as the
+    /// connection goes, so neither "broke off" nor "failed before FileMaker answered" would be true.
+    static func unreadableAnswer(_ url: URL?, cause: String, underlying: String) -> FMError {
+        FMError(code: ClientCode.transport, message: "The answer from \(address(of: url)) could not be read: \(cause)", underlying: underlying)
+    }
+
     /// A deadline that passed, naming where the call went: `The request to HOST:PORT timed out after N s`
     /// (`-1004`). `seconds` is the deadline (``FMConfiguration/timeout`` unless the call set its own), `nil`
     /// when the transport gave up on its own (its idle timeout).
