@@ -306,6 +306,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             case .success: sender.reachability.answered(request.url)
             case .failure(let failure) where failure.beforeAnswer && Classifier.isConnectionFailure(failure.error):
                 sender.reachability.unreachable(request.url)
+            // The head arrived: an answer, whatever became of its body (one that broke off included).
+            case .failure(let failure) where !failure.beforeAnswer: sender.reachability.answered(request.url)
             case .failure: break
             }
             let result = Sender.namingTheScheme(answered, url: request.url)
