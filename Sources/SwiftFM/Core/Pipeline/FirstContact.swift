@@ -161,7 +161,11 @@ extension FMError {
             // public authority) is not given a second one.
             if description.contains("FMConfiguration.tls.caCertificates") { return "certificate not trusted: \(description)" }
             return "certificate not trusted: \(said ?? "no certificate authority this machine trusts signed it"). \(trustRemedy)"
-        case URLError.Code.clientCertificateRejected.rawValue: return "the server rejected the client certificate"
+        case URLError.Code.clientCertificateRejected.rawValue:
+            // A certificate or key this client cannot use (FMCurlTransport's words name the setting) never reached the
+            // server: the transport's words say what to do.
+            if description.contains("FMConfiguration.tls.clientCertificate") { return "client certificate not usable: \(description)" }
+            return "the server rejected the client certificate"
         case URLError.Code.clientCertificateRequired.rawValue: return "the server requires a client certificate"
         case -1 where description.localizedCaseInsensitiveContains("certificate"):
             if description.contains("FMConfiguration.tls.caCertificates") { return "certificate not trusted: \(description)" }
