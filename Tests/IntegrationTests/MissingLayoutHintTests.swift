@@ -5,6 +5,7 @@
 // status stay FileMaker's; names are shown safely (a control character as U+FFFD). A 105 from an endpoint that names
 // no layout keeps FileMaker's words alone. A call that also names a response layout (`layout.response`) may be
 // missing either one: the message never blames the layout that exists alone, and names the response layout too.
+// A hostile name (bidi controls, a line break, quotes, thousands of characters) is shown on one line, bounded.
 import Foundation
 import Testing
 import SwiftFM
@@ -69,6 +70,22 @@ struct MissingLayoutHintTests {
             } catch let error as FMError {
                 #expect(error.code == "105")
                 #expect(error.message.contains(#""Bandz List""#), "\(error.message)")
+            }
+        }
+    }
+
+    @Test func aHostileLayoutNameIsShownOnOneLineAndBounded() async throws {
+        try await withClient { api, _ in
+            let name = "\u{202E}Bandz\n\"quoted\"\u{2066}" + String(repeating: "x", count: 5_000)
+            do {
+                _ = try await api.getRecords(layout: name, limit: 1)
+                Issue.record("expected an error")
+            } catch let error as FMError {
+                #expect(!error.message.contains("\n") && !error.message.contains("\u{202E}") && !error.message.contains("\u{2066}"),
+                        "\(error.message.prefix(200))")
+                #expect(error.message.count < 600, "\(error.message.count)")
+                #expect(error.code == "105")
+                #expect(error.message.contains("\u{FFFD}Bandz\u{FFFD}"), "\(error.message.prefix(200))")
             }
         }
     }
