@@ -5,7 +5,9 @@ import SwiftFMEmulator
 
 // Contract: a connection that fails after the answer's head arrived is reported as an answer that broke off
 // (`-1003`, "The answer from HOST:PORT broke off: …"), never as a request that "failed before FileMaker answered";
-// a connection that fails before any byte of the answer keeps those words. Both APIs, both call forms.
+// a connection that fails before any byte of the answer keeps those words. Both APIs, both call forms. An answer that
+// broke off is an answer all the same (the first-contact rule: any HTTP answer counts): a later connection failure to
+// that host is ridden out as for a host that answered, never told "has not answered this client yet".
 
 @Suite("A connection lost in the middle of an answer is named as such")
 struct AnswerBrokeOffWordsTests {
@@ -64,6 +66,30 @@ struct AnswerBrokeOffWordsTests {
             #expect(error.code == FMError.ClientCode.transport)
             #expect(error.message.contains("failed before FileMaker answered"), "\(error.message)")
             #expect(!error.message.contains("broke off"), "\(error.message)")
+        }
+    }
+
+    @Test("a host whose answer broke off has answered this client: a later connection failure is no first contact")
+    func anAnswerThatBrokeOffCountsAsAnAnswer() async throws {
+        let emulator = Emulator()
+        let base = try emulator.start()
+        var configuration = configuration(base, emulator)
+        configuration.retry = FMRetryPolicy(maxAttempts: 2, initialDelay: 0, maxDelay: 0)
+        let odata = FMOData(configuration: configuration)
+        emulator.inject(.closeMidBody, count: 1, matching: "/odata/")
+        do {
+            _ = try await odata.records(from: "Artists")
+            Issue.record("a read whose answer broke off succeeded")
+        } catch let error as FMError {
+            #expect(error.message.contains("broke off"), "\(error.message)")
+        }
+        emulator.stop()   // nothing listens there any more
+        do {
+            _ = try await odata.records(from: "Artists")
+            Issue.record("a read to a stopped server succeeded")
+        } catch let error as FMError {
+            #expect(error.code == FMError.ClientCode.transport)
+            #expect(!error.message.contains("has not answered this client yet"), "\(error.message)")
         }
     }
 }

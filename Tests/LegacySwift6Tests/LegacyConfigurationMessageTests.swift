@@ -1,7 +1,8 @@
 // Contract: a legacy call whose UserDefaults configuration is set but unusable says which key is wrong and
 // the form it wants, not only "missing or invalid": an fm-db-path without /fmi/data/{version}/databases/NAME,
 // an fm-db-path naming no database, an fm-host that is no host, an fm-host without fm-db. The value itself
-// is not echoed (a URL may carry credentials).
+// is not echoed (a URL may carry credentials, in its user part too). A value of whitespace only is unset; a value
+// that is not a string (a number, an array) is no usable setting and never echoed either.
 import Foundation
 import Testing
 @testable import SwiftFM
@@ -43,5 +44,40 @@ import Testing
     @Test func nothingSetStillNamesTheKeys() throws {
         let error = try Self.failure([:], era: .dbPath)
         #expect(error.message.contains("set fm-db-path (or fm-host and fm-db)"), "\(error.message)")
+    }
+
+    @Test func credentialsInAnUnusableURLAreNeverRepeated() throws {
+        let cases: [([String: String], LegacyEra)] = [
+            (["fm-db-path": "https://alice:s3cret@fms.example.com/fmi/data/v1/databases/"], .dbPath),
+            (["fm-db-path": "ftp://alice:s3cret@fms.example.com/fmi/data/v1/databases/Music"], .dbPath),
+            (["fm-host": "https://alice:s3cret@fms.example.com"], .hostAndDatabase),
+            (["fm-host": "ftp://alice:s3cret@fms.example.com", "fm-db": "Music"], .hostAndDatabase),
+        ]
+        for (keys, era) in cases {
+            let error = try Self.failure(keys, era: era)
+            #expect(!error.message.contains("s3cret") && !error.message.contains("alice"), "\(error.message)")
+            #expect(!error.description.contains("s3cret"), "\(error.description)")
+        }
+    }
+
+    @Test func aValueOfWhitespaceOnlyIsUnset() throws {
+        let error = try Self.failure(["fm-db-path": " \n\t ", "fm-host": "\u{3000}"], era: .dbPath)
+        #expect(!error.message.contains("is set"), "\(error.message)")
+        #expect(error.message.contains("set fm-db-path (or fm-host and fm-db)"), "\(error.message)")
+    }
+
+    @Test func aValueThatIsNotAStringIsNoUsableSetting() throws {
+        let suite = "SwiftFM.LegacyConfigurationMessage.\(UUID().uuidString)"
+        let defaults = try #require(UserDefaults(suiteName: suite))
+        defer { defaults.removePersistentDomain(forName: suite) }
+        defaults.set(["https://alice:s3cret@fms.example.com"], forKey: "fm-db-path")
+        defaults.set(["s3cret": 1], forKey: "fm-host")
+        let result = DataAPI.withLegacyDefaults(defaults) { LegacyEnvironment.resolve(.dbPath) }
+        guard case .failure(let error) = result else {
+            Issue.record("resolved: \(result)")
+            return
+        }
+        #expect(error.code == FMError.ClientCode.invalidConfiguration)
+        #expect(!error.message.contains("s3cret"), "\(error.message)")
     }
 }

@@ -1,7 +1,8 @@
 // Contract: `$filter` serves the date and time functions of FileMaker's advertised `FilterFunctions`
 // list (the 22.0.2 `$metadata`, ODATA.md §3.3; Docs/FILEMAKER-BEHAVIOUR.md "`$filter`"): `now()` on the
 // emulator's clock, `date()`, `time()`, `mindatetime()`, `maxdatetime()` and `totaloffsetminutes()`
-// (0: the store keeps UTC), and `$metadata` advertises them.
+// (0: the store keeps UTC), and `$metadata` advertises them. A call with the wrong number of arguments is refused
+// (400).
 import Foundation
 import Testing
 @testable import SwiftFMEmulator
@@ -44,6 +45,15 @@ import Testing
         let xml = c.send("GET", "/Shop/$metadata").text
         for name in ["now", "date", "time", "mindatetime", "maxdatetime", "totaloffsetminutes"] {
             #expect(xml.contains("<String>\(name)</String>"), "\(name)")
+        }
+    }
+
+    @Test func theWrongNumberOfArgumentsIsRefused() throws {
+        let c = try ODataClient()
+        for filter in ["seen lt now(1)", "date() eq 2024-11-02", "date(seen, seen) eq 2024-11-02", "time() eq 20:15:00",
+                       "seen gt mindatetime(seen)", "totaloffsetminutes() eq 0"] {
+            let a = c.send("GET", "/Shop/Customers?$filter=" + percentEncoded(filter))
+            #expect(a.status == 400, "\(filter): \(a.text)")
         }
     }
 }

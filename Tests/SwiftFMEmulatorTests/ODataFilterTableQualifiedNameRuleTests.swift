@@ -1,7 +1,8 @@
 // Contract: in `$filter`, a field name may be disambiguated by prepending the name of the table the URL
 // ends with (Claris, CG:navigate-related-tables: "`$filter=Purchase/ID eq 7`"; ODATA.md §3.1
 // "Navigation"): `Orders/total` on `…/Customers('ALFKI')/Orders` is the field `total`; another table's
-// name in front of a field is not a field of the set (8309).
+// name in front of a field is not a field of the set (8309). A malformed qualification (nothing after the slash,
+// nothing before it, the table twice) is refused (400), never read as the bare field.
 import Foundation
 import Testing
 @testable import SwiftFMEmulator
@@ -28,5 +29,14 @@ import Testing
         let a = c.send("GET", "/Shop/Orders?$filter=" + percentEncoded("Customers/city eq 'Berlin'"))
         #expect(a.status == 400)
         #expect(a.odataCode == "8309")
+    }
+
+    @Test func aMalformedQualificationIsRefused() throws {
+        let c = try ODataClient()
+        for filter in ["Orders/ eq 'OBR'", "/customer_code eq 'OBR'", "Orders/Orders/customer_code eq 'OBR'", "Orders//customer_code eq 'OBR'"] {
+            let a = c.send("GET", "/Shop/Orders?$filter=" + percentEncoded(filter))
+            #expect(a.status == 400, "\(filter): \(a.text)")
+            #expect(a.rows.isEmpty, "\(filter): \(a.text)")
+        }
     }
 }

@@ -1,7 +1,8 @@
 // Contract: one repetition of a repeating field is read as `…/{set}({key})/{field}[n]` or `…/{field}/n`
 // (Claris, CG:request-field-value; ODATA.md §3.1 "One repetition"), also with `/$value` after it
 // (CG:request-field-value-binary). (Without an index Claris says every repetition of a non-container
-// field is returned, in a shape it does not document: not asserted here.)
+// field is returned, in a shape it does not document: not asserted here.) A hostile index (past Int.max, negative,
+// digits of another script, two indexes) is refused with 400, never read as another repetition nor trapped on.
 import Foundation
 import Testing
 @testable import SwiftFMEmulator
@@ -49,6 +50,17 @@ import Testing
         for path in ["/Shop/Customers('ALFKI')/phones[3]", "/Shop/Customers('ALFKI')/phones/0", "/Shop/Customers('ALFKI')/name[2]"] {
             let a = c.send("GET", path)
             #expect(a.status == 400, "\(path): \(a.text)")
+        }
+    }
+
+    @Test func aHostileIndexIsRefused() throws {
+        let c = try client()
+        let huge = "99999999999999999999999999"
+        for index in ["[\(huge)]", "/\(huge)", "[-1]", "/-1", "[%D9%A2]", "/%D9%A2", "[%EF%BC%92]", "/%EF%BC%92", "[2]/2", "[2][1]", "[]", "[+2]", "/+2"] {
+            let path = "/Shop/Customers('ALFKI')/phones" + index
+            let a = c.send("GET", path)
+            #expect(a.status == 400, "\(path): \(a.status) \(a.text)")
+            #expect(a.json?["value"]?.stringValue == nil, "\(path): \(a.text)")
         }
     }
 }

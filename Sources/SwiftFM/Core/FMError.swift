@@ -60,12 +60,13 @@ public struct FMError: Error, Sendable, Equatable, CustomStringConvertible {
         return text
     }
 
-    /// Whether `text` says "HTTP `status`" (not followed by another digit: "HTTP 4040" is not 404).
+    /// Whether `text` says "HTTP `status`" (not followed by another digit of any script: "HTTP 4040" and "HTTP 404٠"
+    /// are not 404).
     private static func names(status: Int, in text: String) -> Bool {
         let words = "HTTP \(status)"
         var rest = text[...]
         while let found = rest.range(of: words) {
-            guard let next = rest[found.upperBound...].first, next.isASCII, next.isNumber else { return true }
+            guard let next = rest[found.upperBound...].first, next.isWholeNumber else { return true }
             rest = rest[found.upperBound...]
         }
         return false

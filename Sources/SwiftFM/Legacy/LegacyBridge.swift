@@ -174,6 +174,7 @@ enum LegacyCall {
             method, scope, endpoint.segments, query: endpoint.query, body: body, auth: resolvedAuth,
             invalid: endpoint.invalid, decode: LegacyCall.decodeEnvelope)
         result.headers = endpoint.headers
+        result.responseLayout = endpoint.responseLayout
         return result
     }
 

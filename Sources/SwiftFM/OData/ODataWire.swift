@@ -71,10 +71,14 @@ enum ODataEnvelope {
     /// A created record without its annotations but its address: `@odata.id` and `@odata.editLink` (OData 4.0's
     /// spelling, the version SwiftFM asks for, whether the server wrote them so or as 4.01's `@id` and `@editLink`),
     /// since a record of a table without a key is addressed by the ROWID only they carry (`…/Artists(12)`).
+    /// An address is a string: the first spelling that holds one; a value that is not a string (null, a number, an
+    /// object) is no address, left out and never hiding the other spelling's. Nothing is followed.
     static func createdRecord(_ row: [String: Any]) -> [String: Any] {
         var record = fields(row)
         for name in ["id", "editLink"] {
-            if let value = annotation(name, in: row) { record["@odata." + name] = value }
+            if let address = ["@odata." + name, "@" + name].lazy.compactMap({ row[$0] as? String }).first {
+                record["@odata." + name] = address
+            }
         }
         return record
     }

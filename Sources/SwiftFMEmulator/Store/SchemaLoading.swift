@@ -15,7 +15,8 @@ extension EmulatorSchema {
         return try EmulatorSchema(jsonData: data)
     }
 
-    /// A JSON error in a schema file where a person looks for it: line and column (characters, from 1) beside
+    /// A JSON error in a schema file where a person looks for it: line and column (characters, from 1, a byte-order
+    /// mark not counted) beside
     /// the byte offset, and, for a comment (`//`, `/*`: the annotated example of Docs/SCHEMA.md copied as it
     /// is), that a schema file is plain JSON.
     static func describe(_ error: JSON.ParseError, in data: Data) -> String {
@@ -23,7 +24,9 @@ extension EmulatorSchema {
         let offset = min(max(error.offset, 0), bytes.count)
         var line = 1
         var column = 1
-        for byte in bytes[..<offset] {
+        // A byte-order mark (which the parser skips) is no column: an editor shows none.
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? min(3, offset) : 0
+        for byte in bytes[start..<offset] {
             if byte == UInt8(ascii: "\n") {
                 line += 1
                 column = 1

@@ -307,6 +307,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             case .success: sender.reachability.answered(request.url)
             case .failure(let failure) where failure.beforeAnswer && Classifier.isConnectionFailure(failure.error):
                 sender.reachability.unreachable(request.url)
+            // The head arrived: an answer, whatever became of its body (one that broke off included).
+            case .failure(let failure) where !failure.beforeAnswer: sender.reachability.answered(request.url)
             case .failure: break
             }
             let result = Sender.namingTheScheme(answered, url: request.url)
@@ -554,10 +556,17 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     }
 
     /// FileMaker's 105 ("Layout is missing") names no layout: the layout and the database asked for, and where to look.
+    /// A call that also names a response layout (`layout.response`) may miss either: both are named.
     private func layoutMissing(_ error: FMError, layout: String) -> FMError {
-        error.noting("no layout \"\(FMError.serverText(layout, limit: 100))\" in database "
-                     + "\(FMError.serverText(context.configuration.database, limit: 100)): check the layout's name "
-                     + "(layouts() lists the ones this account can use)")
+        let database = FMError.serverText(context.configuration.database, limit: 100)
+        let asked = "\"\(FMError.serverText(layout, limit: 100))\""
+        if let response = endpoint.responseLayout, !response.isEmpty, response != layout {
+            return error.noting("no layout \(asked) or no response layout \"\(FMError.serverText(response, limit: 100))\" "
+                                + "(layout.response) in database \(database): check both names "
+                                + "(layouts() lists the ones this account can use)")
+        }
+        return error.noting("no layout \(asked) in database \(database): check the layout's name "
+                            + "(layouts() lists the ones this account can use)")
     }
 
     /// nginx's page for a client certificate it wanted (`ssl_verify_client on`): it completes the handshake and answers

@@ -161,7 +161,11 @@ extension FMError {
             // public authority) is not given a second one.
             if description.contains("FMConfiguration.tls.caCertificates") { return "certificate not trusted: \(description)" }
             return "certificate not trusted: \(said ?? "no certificate authority this machine trusts signed it"). \(trustRemedy)"
-        case URLError.Code.clientCertificateRejected.rawValue: return "the server rejected the client certificate"
+        case URLError.Code.clientCertificateRejected.rawValue:
+            // A certificate or key this client cannot use (FMCurlTransport's words name the setting) never reached the
+            // server: the transport's words say what to do.
+            if description.contains("FMConfiguration.tls.clientCertificate") { return "client certificate not usable: \(description)" }
+            return "the server rejected the client certificate"
         case URLError.Code.clientCertificateRequired.rawValue: return "the server requires a client certificate"
         case -1 where description.localizedCaseInsensitiveContains("certificate"):
             if description.contains("FMConfiguration.tls.caCertificates") { return "certificate not trusted: \(description)" }
@@ -203,6 +207,13 @@ extension FMError {
         let cause = code == URLError.Code.networkConnectionLost.rawValue
             ? "the connection closed before the whole answer arrived" : cause(code: code, description: description)
         return FMError(code: ClientCode.transport, message: "The answer from \(address(of: url)) broke off: \(cause)", underlying: underlying)
+    }
+
+    /// An answer whose head arrived but whose body cannot be read (a content coding that is corrupt, a chunked body
+    /// that does not parse): `The answer from HOST:PORT could not be read: CAUSE`. It came whole as far as the
+    /// connection goes, so neither "broke off" nor "failed before FileMaker answered" would be true.
+    static func unreadableAnswer(_ url: URL?, cause: String, underlying: String) -> FMError {
+        FMError(code: ClientCode.transport, message: "The answer from \(address(of: url)) could not be read: \(cause)", underlying: underlying)
     }
 
     /// A deadline that passed, naming where the call went: `The request to HOST:PORT timed out after N s`

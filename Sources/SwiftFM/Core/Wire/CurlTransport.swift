@@ -758,11 +758,18 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             return "FMConfiguration.tls.caCertificates cannot be read as a PEM bundle"
         case 58:
             return "FMConfiguration.tls.clientCertificate or clientKey cannot be used (PEM, unencrypted key)"
-        case 56 where detail.lowercased().contains("certificate") || detail.lowercased().contains("alert"):
+        case 56 where refusedHandshake(detail):
             return "\(host) refused the TLS handshake: does it require a client certificate (FMConfiguration.tls.clientCertificate)?"
         default:
             return nil
         }
+    }
+
+    /// Whether libcurl's words for a RECV_ERROR (56) tell a TLS alert or a certificate: the server refused the handshake
+    /// (TLS 1.3 sends "certificate required" on the first read), not a connection that was merely lost.
+    static func refusedHandshake(_ detail: String) -> Bool {
+        let words = detail.lowercased()
+        return words.contains("certificate") || words.contains("alert")
     }
 
     /// libcurl's result, as the `URLError` SwiftFM maps (``FMError/fromTransport(_:url:)``).
@@ -787,31 +794,37 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             return URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey:
                 "the connection closed before any answer; the request was not sent again, as it may change data (\(message))"])
         }
-        let code: URLError.Code
+        return URLError(Self.urlCode(forResult: result, detail: detail), userInfo: [NSLocalizedDescriptionKey: message])
+    }
+
+    /// The `URLError` code of libcurl's `result` (`detail`: libcurl's words for it), as ``FMError/fromTransport(_:url:answerStarted:)``
+    /// reads it: a lost connection, a malformed answer, a TLS failure, a timeout, a cancel.
+    static func urlCode(forResult result: Int32, detail: String) -> URLError.Code {
         switch result {
         // UNSUPPORTED_PROTOCOL: also libcurl's word for an answer it cannot read (HTTP/0.9, "Unsupported HTTP version in
         // response", "Unsupported response code in HTTP response"): a malformed answer, not a URL to fix.
-        case 1: code = detail.contains("HTTP/0.9") || detail.contains("response") ? .cannotParseResponse : .unsupportedURL
-        case 3: code = .badURL // URL_MALFORMAT
-        case 5, 6: code = .cannotFindHost // COULDNT_RESOLVE_PROXY, COULDNT_RESOLVE_HOST
-        case 7: code = .cannotConnectToHost // COULDNT_CONNECT
-        case 8: code = .cannotParseResponse // WEIRD_SERVER_REPLY
-        case 18: code = .networkConnectionLost // PARTIAL_FILE
-        case 23, 42: code = .cancelled // WRITE_ERROR (refused), ABORTED_BY_CALLBACK
-        case 26: code = .cannotOpenFile // READ_ERROR (the body file)
-        case 28: code = .timedOut // OPERATION_TIMEDOUT
-        case 35: code = .secureConnectionFailed // SSL_CONNECT_ERROR
+        case 1: return detail.contains("HTTP/0.9") || detail.contains("response") ? .cannotParseResponse : .unsupportedURL
+        case 3: return .badURL // URL_MALFORMAT
+        case 5, 6: return .cannotFindHost // COULDNT_RESOLVE_PROXY, COULDNT_RESOLVE_HOST
+        case 7: return .cannotConnectToHost // COULDNT_CONNECT
+        case 8: return .cannotParseResponse // WEIRD_SERVER_REPLY
+        case 18: return .networkConnectionLost // PARTIAL_FILE
+        case 23, 42: return .cancelled // WRITE_ERROR (refused), ABORTED_BY_CALLBACK
+        case 26: return .cannotOpenFile // READ_ERROR (the body file)
+        case 28: return .timedOut // OPERATION_TIMEDOUT
+        case 35: return .secureConnectionFailed // SSL_CONNECT_ERROR
         // RECV_ERROR is also a chunked body libcurl cannot parse: a malformed answer, never ridden out as a server away.
-        case 56 where detail.lowercased().contains("chunk"): code = .cannotParseResponse
-        case 52, 55, 56: code = .networkConnectionLost // GOT_NOTHING, SEND_ERROR, RECV_ERROR
-        case 58, 59: code = .clientCertificateRejected // SSL_CERTPROBLEM, SSL_CIPHER
-        case 60, 51, 90: code = .serverCertificateUntrusted // PEER_FAILED_VERIFICATION, SSL_PINNEDPUBKEYNOTMATCH
-        case 61: code = .cannotDecodeContentData // BAD_CONTENT_ENCODING
-        case 65: code = .networkConnectionLost // SEND_FAIL_REWIND
-        case 77, 80, 83: code = .secureConnectionFailed // SSL_CACERT_BADFILE, SSL_SHUTDOWN_FAILED, SSL_ISSUER_ERROR
-        default: code = .unknown
+        case 56 where detail.lowercased().contains("chunk"): return .cannotParseResponse
+        // A handshake the server refused (a client certificate it wants): a TLS failure, fails the same way again.
+        case 56 where refusedHandshake(detail): return .secureConnectionFailed
+        case 52, 55, 56: return .networkConnectionLost // GOT_NOTHING, SEND_ERROR, RECV_ERROR
+        case 58, 59: return .clientCertificateRejected // SSL_CERTPROBLEM, SSL_CIPHER
+        case 60, 51, 90: return .serverCertificateUntrusted // PEER_FAILED_VERIFICATION, SSL_PINNEDPUBKEYNOTMATCH
+        case 61: return .cannotDecodeContentData // BAD_CONTENT_ENCODING
+        case 65: return .networkConnectionLost // SEND_FAIL_REWIND
+        case 77, 80, 83: return .secureConnectionFailed // SSL_CACERT_BADFILE, SSL_SHUTDOWN_FAILED, SSL_ISSUER_ERROR
+        default: return .unknown
         }
-        return URLError(code, userInfo: [NSLocalizedDescriptionKey: message])
     }
 }
 

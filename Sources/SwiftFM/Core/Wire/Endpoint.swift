@@ -240,6 +240,9 @@ struct Endpoint<Value>: Sendable {
     var decode: @Sendable (Response) throws -> Value
     /// Extra request headers, sent as given (the container download sends `Cookie` on its second hop).
     var headers: [String: String] = [:]
+    /// The other layout the call asks to shape its answer (`layout.response`), if any: FileMaker's 105 may be about
+    /// either layout, and names neither.
+    var responseLayout: String?
     /// The empty-found-set rule: the FileMaker codes that mean "no records" for this endpoint (``NoRecords``),
     /// answered as an empty found set by the callback and async surfaces alike. Empty: every failure is one.
     var noRecords: Set<String> = []

@@ -216,7 +216,9 @@ enum Endpoints {
         let read: @Sendable (Endpoint<FMFoundSet>.Response, Int) throws -> FMFoundSet = { response, parts in
             try FMFoundSet(parsing: response.body, status: response.status, parts: parts)
         }
-        return json(.post, ["layouts", layout, "_find"], payload) { try read($0, 1) }.foundSetRead(noRecords: NoRecords.find, read)
+        var endpoint = json(.post, ["layouts", layout, "_find"], payload) { try read($0, 1) }.foundSetRead(noRecords: NoRecords.find, read)
+        endpoint.responseLayout = payload["layout.response"] as? String
+        return endpoint
     }
 
     private static func findEndpoint<V>(layout: String, request: FMFindRequest,
@@ -243,7 +245,9 @@ enum Endpoints {
         if let layoutResponse = request.layoutResponse { payload["layout.response"] = layoutResponse }
         if let dateFormat = request.dateFormat { payload["dateformats"] = dateFormat.rawValue }
         for (key, value) in request.scripts.entries { payload[key] = value }
-        return json(.post, ["layouts", layout, "_find"], payload) { try read($0, 1) }.foundSetRead(noRecords: NoRecords.find, read)
+        var endpoint = json(.post, ["layouts", layout, "_find"], payload) { try read($0, 1) }.foundSetRead(noRecords: NoRecords.find, read)
+        endpoint.responseLayout = request.layoutResponse
+        return endpoint
     }
 
     // MARK: - Scripts (E18)
@@ -406,7 +410,9 @@ enum Endpoints {
         if let layoutResponse = options.layoutResponse { query.append(URLQueryItem(name: "layout.response", value: layoutResponse)) }
         if let dateFormat = options.dateFormat { query.append(URLQueryItem(name: "dateformats", value: String(dateFormat.rawValue))) }
         query += options.scripts.entries.map { URLQueryItem(name: $0.0, value: $0.1) }
-        return Endpoint(.get, .database, segments, query: query) { try read($0, 1) }.foundSetRead(noRecords: noRecords, read)
+        var endpoint = Endpoint(.get, .database, segments, query: query) { try read($0, 1) }.foundSetRead(noRecords: noRecords, read)
+        endpoint.responseLayout = options.layoutResponse
+        return endpoint
     }
 
     private static func rangeQuery(offset: Int?, limit: Int?, sort: [FMSort]) -> [URLQueryItem] {

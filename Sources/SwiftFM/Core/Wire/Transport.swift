@@ -582,7 +582,9 @@ extension FMError {
     /// a TLS handshake that fails on an `https` URL or a TLS answer on an `http` one, the scheme to use
     /// (``wrongScheme(_:use:underlying:)``). The underlying error prints as `URLError(-1004
     /// cannotConnectToHost)`, never beside SwiftFM's own codes as a bare number. `answerStarted`: the answer's head
-    /// had arrived, so a connection failure is an answer that broke off (``answerBrokeOff(_:code:description:underlying:)``).
+    /// had arrived, so a connection failure is an answer that broke off (``answerBrokeOff(_:code:description:underlying:)``),
+    /// and a body that cannot be read (a corrupt content coding, a chunked body that does not parse) an answer that
+    /// cannot be read (``unreadableAnswer(_:cause:underlying:)``).
     static func fromTransport(_ error: Error, url: URL? = nil, answerStarted: Bool = false) -> FMError {
         if let fm = error as? FMError { return fm }
         let code: Int
@@ -600,7 +602,13 @@ extension FMError {
         case URLError.Code.timedOut.rawValue: return .timeout(url, after: nil)
         case URLError.Code.cancelled.rawValue: return .cancelled
         default:
-            if answerStarted { return answerBrokeOff(url, code: code, description: description, underlying: underlying) }
+            if answerStarted {
+                // A body that arrived but cannot be read did not break off: it is an answer that cannot be read.
+                if code == URLError.Code.cannotParseResponse.rawValue || code == URLError.Code.cannotDecodeContentData.rawValue {
+                    return unreadableAnswer(url, cause: cause(code: code, description: description), underlying: underlying)
+                }
+                return answerBrokeOff(url, code: code, description: description, underlying: underlying)
+            }
             let scheme = url?.scheme?.lowercased()
             if scheme == "https", isFailedHandshake(code: code, description: description) {
                 return wrongScheme(url, use: "http", underlying: underlying)
