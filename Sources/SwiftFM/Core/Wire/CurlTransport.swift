@@ -69,9 +69,14 @@ public final class FMCurlTransport: FMTransport, @unchecked Sendable {
         self.init(idleTimeout: idleTimeout, maxConnectionsPerHost: maxConnectionsPerHost, tls: tls, proxy: proxy, library: .standard)
     }
 
-    init(idleTimeout: TimeInterval, maxConnectionsPerHost: Int, tls: FMTLSOptions = FMTLSOptions(), proxy: URL? = nil, library: CurlLibrary) {
+    /// - Parameter maxConnectionAge: the longest, in whole seconds, a kept-alive connection may have been idle
+    ///   and still be used (`nil`: libcurl's default, 118 s). Tests that count connections set it long, so a
+    ///   test task the loaded machine left waiting between two requests still finds its connection.
+    init(idleTimeout: TimeInterval, maxConnectionsPerHost: Int, tls: FMTLSOptions = FMTLSOptions(), proxy: URL? = nil,
+         maxConnectionAge: Int? = nil, library: CurlLibrary) {
         let idle = idleTimeout.isFinite ? max(0.001, idleTimeout) : Deadline.longest
-        settings = CurlSettings(idleTimeout: idle, maxConnectionsPerHost: max(1, maxConnectionsPerHost), tls: tls, proxy: proxy)
+        settings = CurlSettings(idleTimeout: idle, maxConnectionsPerHost: max(1, maxConnectionsPerHost), tls: tls, proxy: proxy,
+                                maxConnectionAge: maxConnectionAge.map { max(0, $0) })
         if let error = library.error {
             loadError = error
             engine = nil
@@ -112,6 +117,8 @@ struct CurlSettings: Sendable {
     var maxConnectionsPerHost: Int
     var tls = FMTLSOptions()
     var proxy: URL?
+    /// `CURLOPT_MAXAGE_CONN`, in seconds; `nil`: libcurl's default (118 s).
+    var maxConnectionAge: Int?
 }
 
 // MARK: - Loading libcurl
@@ -168,6 +175,7 @@ enum CurlOption {
     static let connectTimeoutMS: Int32 = 156
     static let suppressConnectHeaders: Int32 = 265
     static let forbidReuse: Int32 = 75
+    static let maxAgeConn: Int32 = 288
     static let proxy: Int32 = 10004
     static let sslCert: Int32 = 10025
     static let caInfo: Int32 = 10065
@@ -330,6 +338,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         long(CurlOption.tcpKeepAlive, 1)
         long(CurlOption.suppressConnectHeaders, 1)
         long(CurlOption.connectTimeoutMS, Int(min(settings.idleTimeout * 1000, Double(Int32.max)).rounded(.up)))
+        if let age = settings.maxConnectionAge { long(CurlOption.maxAgeConn, age) }
         // The silence between two bytes is bounded by the engine (``CurlEngine``), header bytes included: curl's
         // own low-speed check counts body bytes only, so a head arriving slowly would read as silence.
         idleTimeout = settings.idleTimeout
