@@ -190,9 +190,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             case .failure(let error):
                 // The login failed, so nothing of the call was sent: a transient failure (a server still
                 // restarting, its session cap) is retried under the policy, writes included.
-                let verdict = Classifier.verdict(for: error, beforeAnswer: error.code == FMError.ClientCode.transport,
-                                                 usedSession: false, headers: [:])
-                if case .transient = verdict {
+                if Classifier.isTransientLoginFailure(error) {
                     // As long as the login's answer asked (`Retry-After` on a 503 from a proxy in maintenance).
                     retry(after: error, retryAfter: error.retryAfter, unsent: true)
                 } else {
@@ -313,12 +311,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             }
             let result = Sender.namingTheScheme(answered, url: request.url)
             if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) }
-            logAnswer(result, line: describe, started: started)
+            let failedLine = logAnswer(result, line: describe, started: started)
             if let meter, case .success(let answer) = result {
                 meter.received(bytes: answer.body.count, status: answer.head.status)
             }
             // Moved on, so that the delivered value is the only holder of the answer's bytes.
-            received(consume result, lease: lease, explicitToken: explicitToken, describe: describe)
+            received(consume result, lease: lease, explicitToken: explicitToken, describe: describe, failedLine: failedLine)
         }
     }
 
@@ -336,11 +334,20 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         }
     }
 
+    /// The line of an exchange that failed (no answer, or one that broke off), logged once the call decided:
+    /// `warning` when it retries, `error` when the failure ends the call (the level table of
+    /// TracingAndLogLevels: a restart ridden out is no error).
+    struct FailedAttemptLine {
+        let text: String
+        let code: String
+    }
+
     /// The answer's log line: debug unless the answer failed, and nothing is formatted for a plain answer when
-    /// the hook takes only info and above (FMConfiguration.logLevel).
-    private func logAnswer(_ result: Result<ExchangeAnswer, ExchangeFailure>, line: () -> String, started: UInt64) {
+    /// the hook takes only info and above (FMConfiguration.logLevel). A failed exchange's line is returned, to be
+    /// logged by ``log(_:endingTheCall:)`` once the call decided.
+    private func logAnswer(_ result: Result<ExchangeAnswer, ExchangeFailure>, line: () -> String, started: UInt64) -> FailedAttemptLine? {
         let logger = context.sender.logger
-        guard logger.isEnabled, logger.isEnabled(Self.answerFailed(result, accepting: accepting) ? .warning : .debug) else { return }
+        guard logger.isEnabled, logger.isEnabled(Self.answerFailed(result, accepting: accepting) ? .warning : .debug) else { return nil }
         let line = line()
         let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
         switch result {
@@ -355,13 +362,24 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             let level: FMLogEvent.Level = expected || outcome ? .debug : .warning
             logger.log(level, "← \(line) \(status)\(code.map { " code \($0)" } ?? "") \(size) \(duration)",
                        metadata: logMetadata(code: code ?? "0", status: status))
+            return nil
         case .failure(let failure):
-            // A transport failure is one a caller must see (error); a cancel was the caller's own doing.
-            let level: FMLogEvent.Level = failure.error.code == FMError.ClientCode.cancelled ? .debug : .error
             // With the cause (host, port, what failed): a code alone says nothing a person can act on.
-            logger.log(level, "← \(line) failed \(failure.error.code) \(duration): \(failure.error.message)",
-                       metadata: logMetadata(code: failure.error.code))
+            let text = "← \(line) failed \(failure.error.code) \(duration): \(failure.error.message)"
+            // A cancel was the caller's own doing; any other failure waits for the call's decision.
+            guard failure.error.code != FMError.ClientCode.cancelled else {
+                logger.log(.debug, text, metadata: logMetadata(code: failure.error.code))
+                return nil
+            }
+            return FailedAttemptLine(text: text, code: failure.error.code)
         }
+    }
+
+    /// Logs a failed exchange's line: `error` when its failure ends the call (a caller must see it), `warning`
+    /// when the call goes on (retried, or replayed).
+    private func log(_ line: FailedAttemptLine?, endingTheCall: Bool) {
+        guard let line else { return }
+        context.sender.logger.log(endingTheCall ? .error : .warning, line.text, metadata: logMetadata(code: line.code))
     }
 
     // MARK: classify
@@ -370,10 +388,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// decoded value is the only holder of the answer's bytes (a raw found set's `rawResponse`, a container's
     /// data) when it is delivered (see ``Delivery``); anything else is classified.
     private func received(_ result: consuming Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?,
-                          describe: (@Sendable () -> String)? = nil) {
-        guard !isDone else { return }   // ended meanwhile: the session is not touched any more
+                          describe: (@Sendable () -> String)? = nil, failedLine: FailedAttemptLine? = nil) {
+        guard !isDone else { return log(failedLine, endingTheCall: false) }   // ended meanwhile: the session is not touched any more
         guard result.isAccepted(by: accepting) else {
-            return classify(result, lease: lease, explicitToken: explicitToken)
+            return classify(result, lease: lease, explicitToken: explicitToken, failedLine: failedLine)
         }
         lease?.used()
         if !endpoint.isOData { spokeDataAPI() }
@@ -404,7 +422,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     }
 
     /// A failed exchange, or an answer whose status the call does not accept: its error, then the verdict.
-    private func classify(_ result: Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?) {
+    private func classify(_ result: Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?,
+                          failedLine: FailedAttemptLine?) {
         let error: FMError
         var beforeAnswer = false
         var headers: [String: String] = [:]
@@ -429,22 +448,26 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         let usedToken = lease != nil || explicitToken != nil
         switch Classifier.verdict(for: error, beforeAnswer: beforeAnswer, usedSession: usedToken, headers: headers) {
         case .final:
+            log(failedLine, endingTheCall: true)
             report(.answered(.failure(error)))
         case .sessionLost:
             if let explicitToken {
+                log(failedLine, endingTheCall: true)
                 context.sessions.explicitTokenRejected(explicitToken)
                 report(.answered(.failure(error)))
             } else if let lease {
+                log(failedLine, endingTheCall: false)
                 lease.rejected(code: error.code)
                 replay(after: error)
             } else {
+                log(failedLine, endingTheCall: true)
                 report(.answered(.failure(error)))
             }
         case .transient(let retryAfter):
             // Kept on the error too: when this call is a login, the calls waiting for it retry after the same wait.
             var error = error
             error.retryAfter = retryAfter
-            retry(after: error, retryAfter: retryAfter)
+            retry(after: error, retryAfter: retryAfter, failedLine: failedLine)
         }
     }
 
@@ -464,14 +487,47 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     }
 
     /// A transient failure: wait (back-off with jitter, or `Retry-After`) and try again under the policy.
-    /// `unsent`: the call itself never left (its login failed), so a write may be retried too.
-    private func retry(after error: FMError, retryAfter: TimeInterval?, unsent: Bool = false) {
+    /// `unsent`: the call itself never left (its login failed), so a write may be retried too. `failedLine`:
+    /// the failed exchange's line, logged as what became of it (``log(_:endingTheCall:)``).
+    private func retry(after error: FMError, retryAfter: TimeInterval?, unsent: Bool = false, failedLine: FailedAttemptLine? = nil) {
+        let logger = context.sender.logger
+        switch retryDecision(after: error, retryAfter: retryAfter, unsent: unsent) {
+        case .end(let final, let why):
+            // A call that does not retry (a login, a logout) hands a transient failure to the session stage,
+            // which says what became of it ("login failed", at the level of its verdict).
+            log(failedLine, endingTheCall: retries)
+            if unsent {
+                // Nothing of this call was sent (its login failed, and the login's own lines were warnings): this
+                // line says the call ended.
+                logger.log(.error, "\(endpoint.kind) not sent, its login failed: \(final.code) \(final.message)",
+                           metadata: logMetadata(code: final.code))
+            }
+            if let why { logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): \(why)", metadata: logMetadata(code: error.code)) }
+            report(.answered(.failure(final)))
+        case .backOff(let wait, let attempts, let untilDeadline):
+            log(failedLine, endingTheCall: false)
+            let policy = context.configuration.retry
+            logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts)\(untilDeadline ? " (until the deadline)" : " of \(policy.maxAttempts - 1)") in \(String(format: "%.2f", wait)) s",
+                       metadata: logMetadata(code: error.code))
+            meter?.span?.record(FMCallEvent(kind: .retry, attempt: attempts, code: error.code, wait: wait))
+            report(.backOff(wait: wait))
+        }
+    }
+
+    /// What a transient failure leads to: the call ends (with the error it completes with, and why it was not
+    /// retried when that needs saying), or it waits and tries again.
+    private enum RetryDecision {
+        case end(FMError, why: String?)
+        case backOff(wait: TimeInterval, attempts: Int, untilDeadline: Bool)
+    }
+
+    private func retryDecision(after error: FMError, retryAfter: TimeInterval?, unsent: Bool) -> RetryDecision {
         let policy = context.configuration.retry
         let attempts = state.withLock { $0.attempts }
         // A read that finds the server away (restarting) rides it out until its deadline; the rest keep to maxAttempts.
         let untilDeadline = policy.retriesReadsUntilDeadline && endpoint.cannotChangeData && Classifier.serverAway(error)
         guard retries, attempts < policy.maxAttempts || untilDeadline, unsent || policy.retriesWrites || endpoint.cannotChangeData else {
-            return report(.answered(.failure(summarised(error, attempts: attempts))))
+            return .end(summarised(error, attempts: attempts), why: nil)
         }
         // First contact: a connection failure is ridden out only for a host that answered this client before
         // (and has not been away longer than Reachability.window). Otherwise the first failure is the answer.
@@ -483,35 +539,25 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 // A port that speaks only TLS may close a plain request without a word (nginx's 400 page is named
                 // by Sender.namingTheScheme): say which scheme to try.
                 let closedPlain = error.urlErrorCode == URLError.Code.networkConnectionLost.rawValue && target?.scheme?.lowercased() == "http"
-                return report(.answered(.failure(error.noting(
+                return .end(error.noting(
                     "not retried: \(FMError.address(of: target)) has not answered this client yet: "
                     + "check the host and port (\(context.configuration.settingNames.host)) and that the server is running there"
-                    + (closedPlain ? "; if that port speaks HTTPS, write the host as https://\(FMError.address(of: target))\(configuredPrefix)" : "")))))
+                    + (closedPlain ? "; if that port speaks HTTPS, write the host as https://\(FMError.address(of: target))\(configuredPrefix)" : "")), why: nil)
             case .awayTooLong where attempts == 1:
-                return report(.answered(.failure(error.noting(
-                    "not retried: \(FMError.address(of: target)) has not answered for more than \(Int(Reachability.window / 60)) minutes"))))
+                return .end(error.noting(
+                    "not retried: \(FMError.address(of: target)) has not answered for more than \(Int(Reachability.window / 60)) minutes"), why: nil)
             case .neverAnswered, .awayTooLong:
-                return report(.answered(.failure(summarised(error, attempts: attempts))))
+                return .end(summarised(error, attempts: attempts), why: nil)
             }
         }
         let jitter = context.sender.retryJitter.value
         let wait = policy.delay(afterAttempt: attempts, retryAfter: retryAfter, random: jitter)
-        if untilDeadline, attempts >= policy.maxAttempts {   // riding out, past maxAttempts: only within `timeout`
-            guard wait < Deadline.remaining(until: rideOutEndsAt) else {
-                context.sender.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first",
-                               metadata: logMetadata(code: error.code))
-                return report(.answered(.failure(summarised(error, attempts: attempts))))
-            }
+        // Riding out, past maxAttempts: only within `timeout`.
+        let ridingOutPastAttempts = untilDeadline && attempts >= policy.maxAttempts
+        if ridingOutPastAttempts && wait >= Deadline.remaining(until: rideOutEndsAt) || wait >= Deadline.remaining(until: endsAt) {
+            return .end(summarised(error, attempts: attempts), why: "no retry, the deadline comes first")
         }
-        guard wait < Deadline.remaining(until: endsAt) else {
-            context.sender.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): no retry, the deadline comes first",
-                           metadata: logMetadata(code: error.code))
-            return report(.answered(.failure(summarised(error, attempts: attempts))))
-        }
-        context.sender.logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts)\(untilDeadline ? " (until the deadline)" : " of \(policy.maxAttempts - 1)") in \(String(format: "%.2f", wait)) s",
-                       metadata: logMetadata(code: error.code))
-        meter?.span?.record(FMCallEvent(kind: .retry, attempt: attempts, code: error.code, wait: wait))
-        report(.backOff(wait: wait))
+        return .backOff(wait: wait, attempts: attempts, untilDeadline: untilDeadline)
     }
 
     /// A connection failure that ends a call after retries, with how many and for how long:

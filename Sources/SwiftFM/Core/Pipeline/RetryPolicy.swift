@@ -102,6 +102,15 @@ enum AttemptVerdict: Equatable {
 }
 
 enum Classifier {
+    /// Whether a failed login is transient (a server still restarting, its session cap): the calls waiting for it
+    /// retry it under their policy, writes included, as nothing of theirs was sent.
+    static func isTransientLoginFailure(_ error: FMError) -> Bool {
+        if case .transient = verdict(for: error, beforeAnswer: error.code == FMError.ClientCode.transport, usedSession: false, headers: [:]) {
+            return true
+        }
+        return false
+    }
+
     /// Sorts a failed attempt. `usedSession`: the request carried a session token.
     static func verdict(for error: FMError, beforeAnswer: Bool, usedSession: Bool, headers: [String: String]) -> AttemptVerdict {
         if usedSession, isSessionLost(error) { return .sessionLost }

@@ -179,7 +179,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         logger.log(.info, "logging in to \(configuration.database)" + which)
         let started = DispatchTime.now().uptimeNanoseconds
         openSession(slot: slot, parent: parent) { [self] result in
-            finishLogin(slot: slot, id: id, result: result, started: started)
+            finishLogin(slot: slot, id: id, result: result, started: started, explicit: explicit)
         }
     }
 
@@ -193,7 +193,8 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         }
     }
 
-    private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>, started: UInt64? = nil) {
+    /// `explicit`: a caller asked for this login (``forceLogin(completion:)``) and gets its failure as the answer.
+    private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>, started: UInt64? = nil, explicit: Bool = false) {
         if let metrics = configuration.metrics, let started {
             let duration = Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9
             switch result {
@@ -209,7 +210,11 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             if lifecycle.isDraining { closeOnServer(token) {} } else { pool.letGo(token, now: now) }
         }
         if case .failure(let error) = result {
-            logger.log(.error, "login failed: \(error.code) \(error.message) — reported to \(waiters.count + plan.failures.count) waiting call(s)")
+            // A transient failure is retried by the calls that wait (each logs its own end if it gives up): a
+            // warning; any other ends them, as it ends an explicit login: an error.
+            let transient = !explicit && Classifier.isTransientLoginFailure(error)
+            logger.log(transient ? .warning : .error, "login failed: \(error.code) \(error.message) — reported to "
+                       + "\(waiters.count + plan.failures.count) waiting call(s)\(transient ? " (transient: each decides by its policy whether to try again)" : "")")
         }
         run(plan)
         reportPoolUsage()
