@@ -32,6 +32,9 @@ public struct FMCallStart: Sendable, CustomStringConvertible {
     public var method: String
     /// The layout the call reads or writes, when it names one.
     public var layout: String?
+    /// The table (entity set) an ``FMOData`` call reads or writes, when it names one, as written (not
+    /// percent-encoded); `nil` for Data API calls, which name a ``layout``.
+    public var table: String?
     /// The database (``FMConfiguration/database``).
     public var database: String
     /// The server's host name or address (`nil` when the host is invalid).
@@ -46,11 +49,12 @@ public struct FMCallStart: Sendable, CustomStringConvertible {
     public var parent: (any FMCallSpan)?
 
     /// Creates a start record (instrumentations' tests).
-    public init(endpoint: String, method: String, layout: String? = nil, database: String, serverAddress: String? = nil,
+    public init(endpoint: String, method: String, layout: String? = nil, table: String? = nil, database: String, serverAddress: String? = nil,
                 serverPort: Int? = nil, scheme: String? = nil, requestID: UInt64 = 0, parent: (any FMCallSpan)? = nil) {
         self.endpoint = endpoint
         self.method = method
         self.layout = layout
+        self.table = table
         self.database = database
         self.serverAddress = serverAddress
         self.serverPort = serverPort
@@ -61,7 +65,7 @@ public struct FMCallStart: Sendable, CustomStringConvertible {
 
     /// One line with every field but the parent.
     public var description: String {
-        "FMCallStart(\(endpoint), layout \(layout ?? "-"), database \(database), server \(scheme ?? "?")://\(serverAddress ?? "?")"
+        "FMCallStart(\(endpoint), \(table.map { "table \($0)" } ?? "layout \(layout ?? "-")"), database \(database), server \(scheme ?? "?")://\(serverAddress ?? "?")"
             + (serverPort.map { ":\($0)" } ?? "") + ", request \(requestID))"
     }
 }
@@ -164,5 +168,15 @@ extension Endpoint {
     var layout: String? {
         guard let index = segments.firstIndex(of: "layouts"), index + 1 < segments.count else { return nil }
         return segments[index + 1]
+    }
+
+    /// The table (entity set) an OData call on one names (its kind starts with `{set}`): the path's segment after
+    /// the database, up to a key, a `/` or the query, decoded.
+    var table: String? {
+        guard case .odata(let path, let kind) = scope, kind.hasPrefix("{set}"), let slash = path.firstIndex(of: "/") else { return nil }
+        let rest = path[path.index(after: slash)...]
+        let name = rest.prefix { $0 != "(" && $0 != "/" && $0 != "?" }
+        guard !name.isEmpty else { return nil }
+        return String(name).removingPercentEncoding ?? String(name)
     }
 }

@@ -46,7 +46,7 @@ public struct FMLogEvent: Sendable, CustomStringConvertible {
     public var message: String
     /// The structured part of a call's lines (empty for the client's own lines): `fm.request_id` (the call's
     /// number, as in ``FMCallStart/requestID``), `fm.endpoint` (as in ``FMCallMetrics/endpoint``), `fm.layout`
-    /// (when the call names one), `fm.code` (`"0"` or the FileMaker or client code, on answers and failures)
+    /// (when the call names one), `fm.table` (an ``FMOData`` call's table, when it names one), `fm.code` (`"0"` or the FileMaker or client code, on answers and failures)
     /// and `http.response.status_code` (on answers). Redacted like the message.
     public var metadata: [String: String]
 

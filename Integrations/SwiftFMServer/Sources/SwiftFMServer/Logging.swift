@@ -5,7 +5,7 @@ extension Logger {
     /// An `FMLogHandler` that writes SwiftFM's lines to this logger.
     ///
     /// Levels map one to one (`debug`, `info`, `warning`, `error`); each line carries its metadata
-    /// (`fm.request_id`, `fm.endpoint`, `fm.layout`, `fm.code`, `http.response.status_code`) as string values,
+    /// (`fm.request_id`, `fm.endpoint`, `fm.layout`, `fm.table`, `fm.code`, `http.response.status_code`) as string values,
     /// merged with this logger's own metadata, and the source `SwiftFM`. SwiftFM redacts every line before it
     /// is handed over: no password, Basic value or session token reaches the logger. Request and answer
     /// lines are `debug`, so a logger at the usual `info` shows only what a caller must see.

@@ -17,6 +17,7 @@ import Tracing
 /// | `url.template` | start | the endpoint kind's path (`layouts/{}/records`) |
 /// | `db.namespace`, `filemaker.database` | start | the database |
 /// | `filemaker.layout` | start, when the call names one | the layout |
+/// | `filemaker.table` | start, when an `FMOData` call names one | the table (entity set) |
 /// | `filemaker.request_id` | start | the call's number (as `fm.request_id` in its log lines) |
 /// | `http.response.status_code` | end, when an answer arrived | the last answer's status |
 /// | `filemaker.code` | end | `0`, or the FileMaker or client code |
@@ -54,6 +55,7 @@ public final class FMTracingInstrumentation: FMInstrumentation {
                 attributes["db.namespace"] = call.database
                 attributes["filemaker.database"] = call.database
                 if let layout = call.layout { attributes["filemaker.layout"] = layout }
+                if let table = call.table { attributes["filemaker.table"] = table }
                 attributes["filemaker.request_id"] = Int(truncatingIfNeeded: call.requestID)
             }
         }

@@ -68,6 +68,19 @@ import Tracing
         }
     }
 
+    /// An OData call on a table names it (`filemaker.table`), as a Data API call names its layout.
+    @Test func anODataCallNamesItsTable() async throws {
+        try await Emulator.withRunning { emulator in
+            let tracer = InMemoryTracer()
+            let odata = FMOData(sharing: try client(emulator, tracer))
+            _ = try await odata.records(from: "Artists", query: FMODataQuery(top: 1))
+            let span = try #require(tracer.finishedSpans.first { $0.operationName == "GET odata/{set}" })
+            #expect(span.attributes["filemaker.table"]?.toSpanAttribute() == .string("Artists"))
+            #expect(span.attributes["filemaker.layout"] == nil)
+            #expect(tracer.activeSpans.isEmpty)
+        }
+    }
+
     /// A retry and a replay after a lost session are events on the call's one span.
     @Test func retriesAndReplaysAreEvents() async throws {
         try await Emulator.withRunning { emulator in

@@ -119,7 +119,7 @@ extension CallContext {
             let server = sender.server
             // Synchronously, on the caller's thread or task: the instrumentation reads its task-local context here.
             let span = instrumentation?.startCall(FMCallStart(
-                endpoint: kind, method: endpoint.method.rawValue, layout: endpoint.layout, database: configuration.database,
+                endpoint: kind, method: endpoint.method.rawValue, layout: endpoint.layout, table: endpoint.table, database: configuration.database,
                 serverAddress: server.address, serverPort: server.port, scheme: server.scheme, requestID: requestID,
                 parent: options.parent))
             let started = CallMeter(endpoint: kind, span: span)

@@ -703,6 +703,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     private func logMetadata(code: String? = nil, status: Int? = nil) -> [String: String] {
         var metadata = ["fm.request_id": String(requestID), "fm.endpoint": endpoint.kind]
         if let layout = endpoint.layout { metadata["fm.layout"] = layout }
+        if endpoint.isOData, let table = endpoint.table { metadata["fm.table"] = table }
         if let code { metadata["fm.code"] = code }
         if let status { metadata["http.response.status_code"] = String(status) }
         return metadata
