@@ -90,4 +90,16 @@ struct RecoveredFailureLogLevelTests {
         let errors = Self.lines(h).filter { $0.level == .error }
         #expect(errors.contains { $0.message.hasPrefix("login failed: -1003") }, "\(Self.lines(h))")
     }
+
+    /// A call that ends by its deadline (the server holds the request) logs that as its error, with the host
+    /// and the bound: it was not logged at all, only its request line.
+    @Test func aCallThatTimesOutLogsTheError() async throws {
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        configuration.timeout = 0.2
+        let h = Harness(configuration: configuration, store: Rule.loggedIn) { _ in .hold }
+        await #expect(throws: FMError.self) { try await h.api.bridge(TestEndpoints.records()) }
+        let errors = Self.lines(h).filter { $0.level == .error }
+        #expect(errors.count == 1 && errors.first?.message.hasPrefix("GET layouts/{}/records timed out: ") == true
+                && errors.first?.message.contains("fms.example.com:443 timed out after 0.2 s") == true, "\(Self.lines(h))")
+    }
 }

@@ -70,6 +70,12 @@ struct CallState<Value, Lease, Work, Timer> {
         case deadlinePassed(FMError)
         /// The client shuts down and the grace is over (`-1012`).
         case shutdown(FMError)
+
+        /// Whether this is ``deadlinePassed(_:)`` (read without taking the event).
+        var isDeadline: Bool {
+            if case .deadlinePassed = self { return true }
+            return false
+        }
     }
 
     /// What the caller carries out, in order, outside its lock.

@@ -99,6 +99,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     private func report(_ event: consuming State.Event) {
         var delivering: Result<Value, FMError>?
         var stops: [(SentWork, FMError)] = []
+        let byDeadline = event.isDeadline
         do {
             for action in decide(event) {
                 switch action {
@@ -117,7 +118,13 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 }
             }
         }
-        if let result = delivering.take() { delivery.deliver(hidingSecrets(consume result)) }
+        if let result = delivering.take() {
+            // The deadline ended the call: its exchange is stopped and logs nothing, so this line says it.
+            if byDeadline, case .failure(let error) = result {
+                context.sender.logger.log(.error, "\(endpoint.kind) timed out: \(error.message)", metadata: logMetadata(code: error.code))
+            }
+            delivery.deliver(hidingSecrets(consume result))
+        }
         for (work, error) in stops { work.stop(with: error) }
     }
 
