@@ -53,9 +53,10 @@ public struct FMDataInfo: Sendable, Hashable, Codable {
         returnedCount = RawJSON.int(raw["returnedCount"]) ?? 0
     }
 
-    /// The `dataInfo` of a found-set answer: ``init(raw:)``, or `-1007` when a count is negative.
+    /// The `dataInfo` of a found-set answer: ``init(raw:)``, or `-1007` when a count is negative or not an integer.
     static func checked(raw: [String: Any]?, status: Int) throws(FMError) -> FMDataInfo? {
         guard let raw else { return nil }
+        try RawJSON.checkCounts(raw, ["totalRecordCount", "foundCount", "returnedCount"], in: "dataInfo", status: status)
         let info = FMDataInfo(raw: raw)
         if let (_, problem) = info.negativeCount { throw FMError.malformed(problem, status: status) }
         return info
@@ -120,9 +121,12 @@ public struct FMPortalDataInfo: Sendable, Hashable, Codable {
     }
 
     /// The entries of a record's `portalDataInfo`: ``init(raw:)`` each (entries that are not objects left out),
-    /// or `-1007` when a count is negative.
+    /// or `-1007` when a count is negative or not an integer.
     static func checked(raw: [Any]?, status: Int) throws(FMError) -> [FMPortalDataInfo]? {
         guard let raw else { return nil }
+        for case let entry as [String: Any] in raw {
+            try RawJSON.checkCounts(entry, ["foundCount", "returnedCount"], in: "portalDataInfo", status: status)
+        }
         let infos = raw.compactMap { ($0 as? [String: Any]).map(FMPortalDataInfo.init(raw:)) }
         if let (_, problem) = infos.lazy.compactMap(\.negativeCount).first { throw FMError.malformed(problem, status: status) }
         return infos
@@ -527,5 +531,22 @@ public struct FMEditResult: Sendable, Hashable, Decodable {
         modId = try container.lenientString(AnyCodingKey("modId")) ?? ""
         newPortalRecordInfo = try container.decodeIfPresent([FMNewPortalRecord].self, forKey: AnyCodingKey("newPortalRecordInfo")) ?? []
         scripts = try FMScriptResults(from: decoder)
+    }
+}
+
+extension RawJSON {
+    /// `-1007` when one of `keys` of `object` (a `dataInfo` or `portalDataInfo`) holds a value that is not a whole
+    /// number (a fraction, a number beyond `Int`, words, a boolean, an array), as the `Decodable` readings of the
+    /// same object say; absent and `null` are fine (read as 0).
+    static func checkCounts(_ object: [String: Any], _ keys: [String], in name: String, status: Int) throws(FMError) {
+        for key in keys {
+            guard let value = object[key], !(value is NSNull) else { continue }
+            if let number = value as? NSNumber, FMFieldValue.isBoolean(number) {
+                throw FMError.malformed("\(name).\(key) is not an integer (a boolean)", status: status)
+            }
+            if int(value) == nil {
+                throw FMError.malformed("\(name).\(key) is not an integer", status: status)
+            }
+        }
     }
 }
