@@ -17,7 +17,8 @@ struct PageSource<Page>: Sendable {
     let endpoint: @Sendable (_ offset: Int, _ limit: Int) -> Endpoint<Page>
     /// The number of records in a page and the size of the found set (`dataInfo.foundCount`) when known.
     let counts: @Sendable (Page) -> (returned: Int, found: Int?)
-    /// The record ids of a page, in order (compared with the page before: see ``next(after:at:previous:)``).
+    /// The record ids of a page, in order (compared with the page before: see ``next(after:at:previous:)``); a raw
+    /// record without one is known by its content (``contentKey(_:)``).
     let ids: @Sendable (Page) -> [String]
 
     /// What a walk remembers of the page before: its record ids, and how often in a row it came back.
@@ -68,7 +69,7 @@ struct PageSource<Page>: Sendable {
         let next = offset + returned
         if returned < pageSize, found.map({ next > $0 }) ?? true { return .success(nil) }
         let current = ids(page)
-        if previous.ids == current, current.count == returned, !current.contains("") {
+        if previous.ids == current, current.count == returned {
             previous.repeats += 1
             if previous.repeats >= 2 {
                 return .failure(.malformed("the page at offset \(offset) holds the records of the two pages before it (the server "
@@ -121,7 +122,15 @@ extension PageSource {
              range: { Endpoints.getRecords(layout: layout, offset: $0, limit: $1, sort: $2, options: $3) },
              found: { Endpoints.find(layout: layout, request: $0) },
              counts: { ($0.records.count, $0.dataInfo?.foundCount) },
-             ids: { $0.records.map { RawJSON.string($0["recordId"]) ?? "" } })
+             ids: { $0.records.map { RawJSON.string($0["recordId"]) ?? contentKey($0) } })
+    }
+
+    /// What tells a raw record without a `recordId` apart from another in the same-page check: its content, as
+    /// JSON with sorted keys (a server that sends no ids is not FileMaker: this is rare and costs only then).
+    static func contentKey(_ record: [String: Any]) -> String {
+        guard JSONSerialization.isValidJSONObject(record),
+              let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) else { return "" }
+        return "\u{0}" + String(decoding: data, as: UTF8.self)
     }
 
     /// The typed walk.
