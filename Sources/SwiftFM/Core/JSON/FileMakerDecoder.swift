@@ -304,8 +304,8 @@ struct FileMakerDecoder {
                             // A number longer than a `Double` holds keeps its characters for `FMPortalRow.decode`.
                             if reader.nodes[value].kind == .number, let number = reader.number(value), number.end - number.start > 15 {
                                 texts[field] = number.text(reader.bytes)
-                            } else {
-                                texts[field] = nil
+                            } else if !texts.isEmpty {
+                                texts[field] = nil   // a key sent twice: its last value counts
                             }
                         }
                     }
