@@ -8,16 +8,18 @@ import Testing
 struct HugeNumberTests {
     static let hostile = ["1e300", "9223372036854775808", "-9223372036854775809", "18446744073709551616", "3.5", "-1e20"]
 
-    /// The raw found-set path reads `dataInfo` counts; a count that is not an exact `Int` reads as absent
-    /// (`0`, as any other unreadable count of the raw path), never as a wrapped value such as `Int.min`.
+    /// The raw found-set path reads `dataInfo` counts; a count that is not an exact `Int` is the server's unusable
+    /// answer (`-1007`, as the typed and `Decodable` readings say), never a wrapped value such as `Int.min` — nor `0`,
+    /// a set of no records (see `DataInfoCountsAreIntegersTests`).
     @Test(arguments: hostile)
     func dataInfoCountsAreNeverWrapped(number: String) throws {
         let body = #"{"response":{"data":[],"dataInfo":{"foundCount":\#(number),"returnedCount":\#(number),"totalRecordCount":\#(number)}},"messages":[{"code":"0","message":"OK"}]}"#
-        let found = try FMFoundSet(parsing: Data(body.utf8), status: 200)
-        let info = try #require(found.dataInfo)
-        #expect(info.foundCount == 0)
-        #expect(info.returnedCount == 0)
-        #expect(info.totalRecordCount == 0)
+        #expect(throws: FMError.self) { try FMFoundSet(parsing: Data(body.utf8), status: 200) }
+        do {
+            _ = try FMFoundSet(parsing: Data(body.utf8), status: 200)
+        } catch {
+            #expect(error.code == FMError.ClientCode.malformedResponse)
+        }
     }
 
     /// Exact integers, including ones beyond 2^53, keep their value.

@@ -17,10 +17,11 @@ struct PageSource<Page>: Sendable {
     let endpoint: @Sendable (_ offset: Int, _ limit: Int) -> Endpoint<Page>
     /// The number of records in a page and the size of the found set (`dataInfo.foundCount`) when known.
     let counts: @Sendable (Page) -> (returned: Int, found: Int?)
-    /// The record ids of a page, in order (compared with the page before: see ``next(after:at:previous:)``).
+    /// The record ids of a page, in order (compared with the page before: see ``next(after:at:previous:)``); a raw
+    /// record without one is known by its content (``contentKey(_:)``).
     let ids: @Sendable (Page) -> [String]
 
-    /// What a walk remembers of the full page before: its record ids, and how often in a row it came back.
+    /// What a walk remembers of the page before: its record ids, and how often in a row it came back.
     struct Previous {
         var ids: [String]?
         var repeats = 0
@@ -49,11 +50,13 @@ struct PageSource<Page>: Sendable {
     }
 
     /// The offset of the page after `page` (fetched at `offset`), or `nil` when `page` was the last one: it
-    /// was short, or it reached the found count. `previous`: what the walk knows of the full page before (updated).
+    /// reached the found count, or it was short and came without one. A short page whose found count says more
+    /// records follow (a server or proxy that answers fewer records than asked for) is not the end: the walk goes
+    /// on from the record after its last. `previous`: what the walk knows of the page before (updated).
     ///
     /// `-1007` (the page is not handed out) for a page that cannot be part of a walk: its records reach past
     /// its own found count (negative, zero, or fewer than the records it holds: the walk would have stopped
-    /// as if the set were complete), or it is the same full page — the same records in the same order — a third
+    /// as if the set were complete), or it is the same page — the same records in the same order — a third
     /// time in a row (a server or proxy that ignores `_offset`: the walk would never end). Once again is a walk:
     /// a page's worth of records created before the window meanwhile shifts the next page onto the last one.
     func next(after page: Page, at offset: Int, previous: inout Previous) -> Result<Int?, FMError> {
@@ -61,9 +64,12 @@ struct PageSource<Page>: Sendable {
         if let found, returned > 0, offset > found || returned > found - offset + 1 {
             return .failure(.malformed("the page at offset \(offset) holds \(returned) records, past its own foundCount \(found)", status: 200))
         }
-        if returned < pageSize { return .success(nil) }
+        // `returned` is at least 1 here (an empty page ended the walk in `fetch`), and at most what is left of
+        // the found count (checked above): the walk moves on and never past the set.
+        let next = offset + returned
+        if returned < pageSize, found.map({ next > $0 }) ?? true { return .success(nil) }
         let current = ids(page)
-        if previous.ids == current, current.count == returned, !current.contains("") {
+        if previous.ids == current, current.count == returned {
             previous.repeats += 1
             if previous.repeats >= 2 {
                 return .failure(.malformed("the page at offset \(offset) holds the records of the two pages before it (the server "
@@ -72,7 +78,6 @@ struct PageSource<Page>: Sendable {
         } else {
             previous = Previous(ids: current)
         }
-        let next = offset + returned
         if let found, next > found { return .success(nil) }
         return .success(next)
     }
@@ -117,7 +122,15 @@ extension PageSource {
              range: { Endpoints.getRecords(layout: layout, offset: $0, limit: $1, sort: $2, options: $3) },
              found: { Endpoints.find(layout: layout, request: $0) },
              counts: { ($0.records.count, $0.dataInfo?.foundCount) },
-             ids: { $0.records.map { RawJSON.string($0["recordId"]) ?? "" } })
+             ids: { $0.records.map { RawJSON.string($0["recordId"]) ?? contentKey($0) } })
+    }
+
+    /// What tells a raw record without a `recordId` apart from another in the same-page check: its content, as
+    /// JSON with sorted keys (a server that sends no ids is not FileMaker: this is rare and costs only then).
+    static func contentKey(_ record: [String: Any]) -> String {
+        guard JSONSerialization.isValidJSONObject(record),
+              let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) else { return "" }
+        return "\u{0}" + String(decoding: data, as: UTF8.self)
     }
 
     /// The typed walk.
@@ -176,7 +189,9 @@ extension DataAPI {
     /// `page` runs on ``callbackQueue`` with each page, in order; the next page is requested only after it
     /// returns (so at most one page is held at a time), and returning `false` stops the walk. The end of
     /// the set ends the walk: an empty table or a find that matches nothing is a walk of no pages that
-    /// completes with `"0"`, never a `"401"`. `completion` runs exactly once, on ``callbackQueue``, after the
+    /// completes with `"0"`, never a `"401"`; a page shorter than `pageSize` is the end only when its
+    /// `dataInfo.foundCount` (or the lack of one) says so, so a server that caps pages below `pageSize` is
+    /// read to the end. `completion` runs exactly once, on ``callbackQueue``, after the
     /// last `page` call: with the number of records delivered and `"0"` (the end, or `page` returned
     /// `false`), or `nil` and the code of the failed page (`"-1005"` after ``FMRequest/cancel()``).
     ///

@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Each iteration walks the set from its first record: the next page is requested only when the loop
 /// asks for it, so at most one page is held at a time. The end of the set ends the sequence (an empty
-/// table or a find that matches nothing is a sequence of no pages, never a `"401"` error). A failed page
+/// table or a find that matches nothing is a sequence of no pages, never a `"401"` error; a page shorter than the
+/// page size ends it only when its `dataInfo.foundCount`, or the lack of one, says so). A failed page
 /// throws its ``FMError`` once and ends the sequence; cancelling the task cancels the page in flight
 /// (`"-1005"`).
 ///

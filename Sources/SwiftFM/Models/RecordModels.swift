@@ -53,9 +53,10 @@ public struct FMDataInfo: Sendable, Hashable, Codable {
         returnedCount = RawJSON.int(raw["returnedCount"]) ?? 0
     }
 
-    /// The `dataInfo` of a found-set answer: ``init(raw:)``, or `-1007` when a count is negative.
+    /// The `dataInfo` of a found-set answer: ``init(raw:)``, or `-1007` when a count is negative or not an integer.
     static func checked(raw: [String: Any]?, status: Int) throws(FMError) -> FMDataInfo? {
         guard let raw else { return nil }
+        try RawJSON.checkCounts(raw, ["totalRecordCount", "foundCount", "returnedCount"], in: "dataInfo", status: status)
         let info = FMDataInfo(raw: raw)
         if let (_, problem) = info.negativeCount { throw FMError.malformed(problem, status: status) }
         return info
@@ -120,9 +121,12 @@ public struct FMPortalDataInfo: Sendable, Hashable, Codable {
     }
 
     /// The entries of a record's `portalDataInfo`: ``init(raw:)`` each (entries that are not objects left out),
-    /// or `-1007` when a count is negative.
+    /// or `-1007` when a count is negative or not an integer.
     static func checked(raw: [Any]?, status: Int) throws(FMError) -> [FMPortalDataInfo]? {
         guard let raw else { return nil }
+        for case let entry as [String: Any] in raw {
+            try RawJSON.checkCounts(entry, ["foundCount", "returnedCount"], in: "portalDataInfo", status: status)
+        }
         let infos = raw.compactMap { ($0 as? [String: Any]).map(FMPortalDataInfo.init(raw:)) }
         if let (_, problem) = infos.lazy.compactMap(\.negativeCount).first { throw FMError.malformed(problem, status: status) }
         return infos
@@ -144,12 +148,34 @@ public struct FMPortalRow: Sendable, Hashable, Decodable {
     public var modId: String?
     /// The related fields, keyed as FileMaker sends them (`TO::field`).
     public var fields: [String: FMFieldValue]
+    /// The characters of the row's long numbers (more than 15 of them) as the answer wrote them, for a row read
+    /// from an answer: ``decode(_:timeZone:)`` reads those, every digit, where ``fields`` still holds that number
+    /// (a `Double` holds some 16 digits: an id beyond 2^53 would read as its neighbour's). Not part of the row's value.
+    var numberTexts: [String: String] = [:]
 
     /// Creates a portal row.
     public init(recordId: String, modId: String?, fields: [String: FMFieldValue]) {
         self.recordId = recordId
         self.modId = modId
         self.fields = fields
+    }
+
+    /// A row read from an answer, with the characters of its long numbers.
+    init(recordId: String, modId: String?, fields: [String: FMFieldValue], numberTexts: [String: String]) {
+        self.init(recordId: recordId, modId: modId, fields: fields)
+        self.numberTexts = numberTexts
+    }
+
+    /// Rows are equal when their ids and fields are.
+    public static func == (lhs: FMPortalRow, rhs: FMPortalRow) -> Bool {
+        lhs.recordId == rhs.recordId && lhs.modId == rhs.modId && lhs.fields == rhs.fields
+    }
+
+    /// Hashes the ids and fields.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(recordId)
+        hasher.combine(modId)
+        hasher.combine(fields)
     }
 
     /// The related record id as an integer; `nil` when ``recordId`` is not a record id (a positive integer in digits),
@@ -166,11 +192,20 @@ public struct FMPortalRow: Sendable, Hashable, Decodable {
     ///
     /// - Throws: ``FMError`` with code `-1007` naming the field when the row does not have the shape of `T`.
     public func decode<T: Decodable>(_ type: T.Type, timeZone: TimeZone? = nil) throws -> T {
-        var object: [String: Any] = fields.mapValues(\.anyValue)
+        var object: [String: Any] = [:]
+        var exact: [(key: String, text: String)] = []
+        for (key, value) in fields {
+            // A long number read from an answer goes to the decoder as it was written, not through `Double`.
+            if case .number(let number) = value, let text = numberTexts[key], Double(text) == number {
+                exact.append((key, text))
+            } else {
+                object[key] = value.anyValue
+            }
+        }
         object["recordId"] = recordId
         if let modId { object["modId"] = modId }
         do {
-            return try FileMakerDecoder(timeZone: timeZone).decode(T.self, from: object)
+            return try FileMakerDecoder(timeZone: timeZone).decode(T.self, from: object, numbers: exact)
         } catch {
             throw FMError(code: FMError.ClientCode.malformedResponse,
                           message: "Unexpected response: portal row \(FMError.serverText(recordId, limit: 100)) cannot be read as \(T.self): \(FileMakerDecoder.describe(error))",
@@ -496,5 +531,22 @@ public struct FMEditResult: Sendable, Hashable, Decodable {
         modId = try container.lenientString(AnyCodingKey("modId")) ?? ""
         newPortalRecordInfo = try container.decodeIfPresent([FMNewPortalRecord].self, forKey: AnyCodingKey("newPortalRecordInfo")) ?? []
         scripts = try FMScriptResults(from: decoder)
+    }
+}
+
+extension RawJSON {
+    /// `-1007` when one of `keys` of `object` (a `dataInfo` or `portalDataInfo`) holds a value that is not a whole
+    /// number (a fraction, a number beyond `Int`, words, a boolean, an array), as the `Decodable` readings of the
+    /// same object say; absent and `null` are fine (read as 0).
+    static func checkCounts(_ object: [String: Any], _ keys: [String], in name: String, status: Int) throws(FMError) {
+        for key in keys {
+            guard let value = object[key], !(value is NSNull) else { continue }
+            if let number = value as? NSNumber, FMFieldValue.isBoolean(number) {
+                throw FMError.malformed("\(name).\(key) is not an integer (a boolean)", status: status)
+            }
+            if int(value) == nil {
+                throw FMError.malformed("\(name).\(key) is not an integer", status: status)
+            }
+        }
     }
 }

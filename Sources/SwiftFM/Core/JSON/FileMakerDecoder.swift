@@ -45,17 +45,33 @@ struct FileMakerDecoder {
     }
 
     /// Decodes `T` from a `JSONSerialization`-shaped value (a portal row's fields, records built in code):
-    /// the value is written as JSON and read like an answer, so every path follows the same rules.
-    func decode<T: Decodable>(_ type: T.Type, from value: Any) throws -> T {
+    /// the value is written as JSON and read like an answer, so every path follows the same rules. `numbers`:
+    /// members added to the object `value` as written (a key and the characters of a JSON number read from an
+    /// answer), so that no digit is lost to `Double`.
+    func decode<T: Decodable>(_ type: T.Type, from value: Any, numbers: [(key: String, text: String)] = []) throws -> T {
         // Checked first: `JSONSerialization` raises an exception (a crash on Apple platforms) on a value JSON
         // cannot hold.
         guard JSONSerialization.isValidJSONObject([value]) else {
             let field = (value as? [String: Any])?.first { !JSONSerialization.isValidJSONObject([$0.value]) }?.key
             throw DecodingError.dataCorrupted(.init(codingPath: field.map { [AnyCodingKey($0)] } ?? [], debugDescription: Self.notJSON))
         }
-        let data: Data
+        var data: Data
         do {
             data = try JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])
+            if !numbers.isEmpty, value is [String: Any], data.last == UInt8(ascii: "}") {
+                // `{…}` becomes `{…,"key":text…}` (`{"key":text…}` when `value` is empty).
+                data.removeLast()
+                var first = data.count == 1
+                for (key, text) in numbers {
+                    let quoted = try JSONSerialization.data(withJSONObject: [key])   // `["key"]`
+                    if !first { data.append(UInt8(ascii: ",")) }
+                    first = false
+                    data.append(quoted.dropFirst().dropLast())
+                    data.append(UInt8(ascii: ":"))
+                    data.append(contentsOf: text.utf8)
+                }
+                data.append(UInt8(ascii: "}"))
+            }
         } catch {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the value cannot be written as JSON"))
         }
@@ -279,12 +295,21 @@ struct FileMakerDecoder {
                         return
                     }
                     var values: [String: FMFieldValue] = [:]
+                    var texts: [String: String] = [:]
                     var rowModId: String?
                     reader.forEachMember(of: row) { key, value in
                         let field = reader.string(key)
-                        if field == "modId" { rowModId = reader.text(value) } else if field != "recordId" { values[field] = reader.fieldValue(value) }
+                        if field == "modId" { rowModId = reader.text(value) } else if field != "recordId" {
+                            values[field] = reader.fieldValue(value)
+                            // A number longer than a `Double` holds keeps its characters for `FMPortalRow.decode`.
+                            if reader.nodes[value].kind == .number, let number = reader.number(value), number.end - number.start > 15 {
+                                texts[field] = number.text(reader.bytes)
+                            } else if !texts.isEmpty {
+                                texts[field] = nil   // a key sent twice: its last value counts
+                            }
+                        }
                     }
-                    parsed.append(FMPortalRow(recordId: rowId, modId: rowModId, fields: values))
+                    parsed.append(FMPortalRow(recordId: rowId, modId: rowModId, fields: values, numberTexts: texts))
                 }
                 portalData[portal] = parsed
             }
