@@ -18,10 +18,9 @@ extension Emulator {
         if let url = controlURL { return url }
         let server = HTTPServer(handler: ControlHandler(target: WeakEmulator(self)), maxBodyBytes: 1024 * 1024)
         let bound = try server.start(host: host, port: port)
-        let hostPart = host.contains(":") ? "[\(host)]" : host
-        guard let url = URL(string: "http://\(hostPart):\(bound)") else {
+        guard let url = Emulator.url(host: host, port: bound) else {
             server.stop()
-            throw EmulatorSchemaError("cannot form a URL for host \(host)")
+            throw HTTPServerError(message: "cannot form a URL for host \(host)")
         }
         core.control.withLock { $0 = (server, url) }
         return url
