@@ -66,7 +66,8 @@ let usage = """
 
     Prints one line `listening on http://HOST:PORT` once ready (then, with --control, one line
     `control on http://HOST:PORT`); stops on SIGINT or SIGTERM (exit 0), and with
-    --stop-on-stdin-close when standard input closes.
+    --stop-on-stdin-close when standard input closes. Exit status 1: a schema it cannot load or an
+    address it cannot bind (the reason on stderr); 2: a bad argument.
 
     """
 
