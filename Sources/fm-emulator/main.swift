@@ -92,6 +92,15 @@ func writeAll(_ fd: Int32, _ text: String) {
     }
 }
 
+/// Writes `text` to stderr only if the write cannot block: a harness that never reads a stderr pipe (`--verbose`
+/// lines fill it) must not keep the emulator from stopping. A pipe with room for PIPE_BUF bytes polls writable, and
+/// a write of at most that many bytes is then whole.
+func writeStderrIfRoom(_ text: String) {
+    var descriptor = pollfd(fd: STDERR_FILENO, events: Int16(POLLOUT), revents: 0)
+    guard poll(&descriptor, 1, 0) == 1, descriptor.revents & Int16(POLLOUT) != 0 else { return }
+    writeAll(STDERR_FILENO, text)
+}
+
 struct Options {
     var host = "127.0.0.1"
     var port: UInt16 = 0
@@ -300,7 +309,7 @@ if options.stopOnStdinClose {
             break
         }
         signalQueue.async {
-            writeStderr("fm-emulator: standard input closed; stopping\n")
+            writeStderrIfRoom("fm-emulator: standard input closed; stopping\n")
             emulator.stopControl()
             emulator.stop()
             exit(0)
