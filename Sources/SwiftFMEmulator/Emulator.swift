@@ -128,10 +128,9 @@ public final class Emulator: Sendable {
         let server = HTTPServer(handler: EmulatorHandler(core: core), maxUploadBytes: 4 << 30, idleTimeout: idle, maxConnections: cap,
                                 headerTimeout: header, bodyTimeout: body)
         let bound = try server.start(host: host, port: port)
-        let hostPart = host.contains(":") ? "[\(host)]" : host
-        guard let url = URL(string: "http://\(hostPart):\(bound)") else {
+        guard let url = Emulator.url(host: host, port: bound) else {
             server.stop()
-            throw EmulatorSchemaError("cannot form a URL for host \(host)")
+            throw HTTPServerError(message: "cannot form a URL for host \(host)")
         }
         core.state.withLock {
             $0.server = server
@@ -139,6 +138,16 @@ public final class Emulator: Sendable {
             $0.baseURL = url
         }
         return url
+    }
+
+    /// The URL of a server bound at `host` (as ``HTTPServer/start(host:port:)`` takes it): an IPv6 address in
+    /// brackets once, whether or not it came with them (`::1` and `[::1]` alike), an empty host as `127.0.0.1` (what
+    /// the server binds for it); `nil` when no URL can name it.
+    static func url(host: String, port: UInt16) -> URL? {
+        var name = host
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        if name.isEmpty { name = "127.0.0.1" }
+        return URL(string: "http://\(name.contains(":") ? "[\(name)]" : name):\(port)")
     }
 
     /// The most client connections served at once (one thread each). When they are all open, a new

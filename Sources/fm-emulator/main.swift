@@ -24,7 +24,8 @@ if let symbol = dlsym(nil, "mallopt") {
 #endif
 
 let usage = """
-    usage: fm-emulator [--host HOST] [--port N] [--schema FILE] [--control] [--control-port N] [--claris-id] [--verbose] [--help]
+    usage: fm-emulator [--host HOST] [--port N] [--schema FILE] [--control] [--control-port N] [--claris-id] [--verbose]
+                       [--stop-on-stdin-close] [--help]
            fm-emulator capture --host URL --database NAME --username NAME … (see fm-emulator capture --help)
 
       --host HOST     address to listen on (default 127.0.0.1; localhost means 127.0.0.1)
@@ -52,14 +53,21 @@ let usage = """
                       (see Docs/SCHEMA.md, "Claris ID")
       --claris-id-token-lifetime S  seconds a Claris ID token stays valid (default 3600;
                       implies --claris-id)
-      --verbose       log one line per request to stderr (every token redacted)
+      --verbose       log one line per request to stderr (every token redacted); a harness must
+                      read that stream or send it to a file: a full, unread pipe stalls requests
+      --stop-on-stdin-close  stop (exit 0) when standard input reaches end of file: start it
+                      with a pipe on stdin and it stops when the harness does, even one killed
+                      with SIGKILL (the kernel closes the pipe then); bytes read are ignored
       --help          show this help
 
     Serves the Data API at /fmi/data/{v1,v2,vLatest} and FileMaker's OData v4 API at /fmi/odata/v4
-    (Basic authentication per request) over the same records.
+    (Basic authentication per request) over the same records, in plain HTTP only: for HTTPS put a
+    TLS front (nginx, Tests/tls/run.sh in the SwiftFM repository) before it, with --public-url.
 
     Prints one line `listening on http://HOST:PORT` once ready (then, with --control, one line
-    `control on http://HOST:PORT`); stops on SIGINT or SIGTERM.
+    `control on http://HOST:PORT`); stops on SIGINT or SIGTERM (exit 0), and with
+    --stop-on-stdin-close when standard input closes. Exit status 1: a schema it cannot load or an
+    address it cannot bind (the reason on stderr); 2: a bad argument.
 
     """
 
@@ -84,6 +92,15 @@ func writeAll(_ fd: Int32, _ text: String) {
     }
 }
 
+/// Writes `text` to stderr only if the write cannot block: a harness that never reads a stderr pipe (`--verbose`
+/// lines fill it) must not keep the emulator from stopping. A pipe with room for PIPE_BUF bytes polls writable, and
+/// a write of at most that many bytes is then whole.
+func writeStderrIfRoom(_ text: String) {
+    var descriptor = pollfd(fd: STDERR_FILENO, events: Int16(POLLOUT), revents: 0)
+    guard poll(&descriptor, 1, 0) == 1, descriptor.revents & Int16(POLLOUT) != 0 else { return }
+    writeAll(STDERR_FILENO, text)
+}
+
 struct Options {
     var host = "127.0.0.1"
     var port: UInt16 = 0
@@ -101,6 +118,7 @@ struct Options {
     var maxAnswerBytes: Int?
     var clarisID = false
     var clarisIDTokenLifetime: Double?
+    var stopOnStdinClose = false
 }
 
 /// The options that take a value.
@@ -143,6 +161,8 @@ func parseArguments(_ arguments: [String]) -> Options? {
             options.logBodies = true
         case "--claris-id":
             options.clarisID = true
+        case "--stop-on-stdin-close":
+            options.stopOnStdinClose = true
         default:
             writeStderr("fm-emulator: unknown argument \(arguments[i])\n")
             return nil
@@ -275,6 +295,26 @@ do {
 } catch {
     writeStderr("fm-emulator: \(error)\n")
     exit(1)
+}
+
+// --stop-on-stdin-close: a thread blocks in read(2) on standard input, discarding what it reads; at end of file (or an
+// error: a closed descriptor) it stops the emulator on the signal queue, so a signal and the close never run exit(3)
+// at once.
+if options.stopOnStdinClose {
+    Thread.detachNewThread {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count > 0 || (count < 0 && errno == EINTR) { continue }
+            break
+        }
+        signalQueue.async {
+            writeStderrIfRoom("fm-emulator: standard input closed; stopping\n")
+            emulator.stopControl()
+            emulator.stop()
+            exit(0)
+        }
+    }
 }
 
 withExtendedLifetime(signalSources) {

@@ -18,10 +18,9 @@ extension Emulator {
         if let url = controlURL { return url }
         let server = HTTPServer(handler: ControlHandler(target: WeakEmulator(self)), maxBodyBytes: 1024 * 1024)
         let bound = try server.start(host: host, port: port)
-        let hostPart = host.contains(":") ? "[\(host)]" : host
-        guard let url = URL(string: "http://\(hostPart):\(bound)") else {
+        guard let url = Emulator.url(host: host, port: bound) else {
             server.stop()
-            throw EmulatorSchemaError("cannot form a URL for host \(host)")
+            throw HTTPServerError(message: "cannot form a URL for host \(host)")
         }
         core.control.withLock { $0 = (server, url) }
         return url
@@ -83,7 +82,7 @@ struct ControlHandler: HTTPHandler {
         ("GET", "/v1/sessions"), ("DELETE", "/v1/sessions"), ("DELETE", "/v1/sessions/{token}"),
         ("POST", "/v1/restart"), ("POST", "/v1/reset"),
         ("GET", "/v1/log"), ("DELETE", "/v1/log"),
-        ("GET", "/v1/tables/{table}/records"),
+        ("GET", "/v1/tables/{table}/records"), ("POST", "/v1/tables/{table}/records"),
         ("GET", "/v1/settings"), ("PATCH", "/v1/settings"),
         ("GET", "/v1/counters"), ("POST", "/v1/counters/reset-max-in-flight"),
         ("POST", "/v1/claris-id/accept"), ("POST", "/v1/claris-id/revoke"), ("POST", "/v1/oauth/accept"),
@@ -194,6 +193,28 @@ struct ControlHandler: HTTPHandler {
             let table = parameter ?? ""
             guard emulator.hasTable(table) else { throw ControlError("unknown table \(table)", status: 404) }
             return ["table": table, "records": emulator.records(inTable: table).map(Self.jsonSafe)]
+        case ("POST", "/v1/tables/{table}/records"):
+            let table = parameter ?? ""
+            guard emulator.hasTable(table) else { throw ControlError("unknown table \(table)", status: 404) }
+            try Self.allow(body, ["fieldData"])
+            guard let fieldData = body["fieldData"] as? [String: Any] else {
+                throw ControlError("fieldData must be an object of field names to strings or numbers")
+            }
+            var fields: [String: String] = [:]
+            for (name, value) in fieldData {
+                if let text = value as? String {
+                    fields[name] = text
+                } else if !Self.isJSONBool(value), let number = value as? NSNumber, number.doubleValue.isFinite {
+                    fields[name] = number.stringValue
+                } else {
+                    throw ControlError("fieldData.\(name) must be a string or a number")
+                }
+            }
+            do {
+                return ["table": table, "recordId": try emulator.addRecord(toTable: table, fields)]
+            } catch let error as EmulatorSchemaError {
+                throw ControlError(error.message)
+            }
         case ("GET", "/v1/settings"):
             return settings(emulator)
         case ("PATCH", "/v1/settings"):

@@ -8,6 +8,12 @@ extension EmulatorSchema {
     /// Loads a schema file.
     /// - Throws: ``EmulatorSchemaError`` when the file cannot be read, is not JSON, or is inconsistent.
     public static func load(from url: URL) throws -> EmulatorSchema {
+        // Foundation reads a directory as "The operation could not be completed. (NSCocoaErrorDomain error 256.)":
+        // say what it is instead.
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw EmulatorSchemaError("cannot read \(url.path): it is a directory, not a schema file")
+        }
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
             throw EmulatorSchemaError("cannot read \(url.path): \(error.localizedDescription)")
