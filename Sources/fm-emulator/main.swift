@@ -53,8 +53,9 @@ let usage = """
                       (see Docs/SCHEMA.md, "Claris ID")
       --claris-id-token-lifetime S  seconds a Claris ID token stays valid (default 3600;
                       implies --claris-id)
-      --verbose       log one line per request to stderr (every token redacted); a harness must
-                      read that stream or send it to a file: a full, unread pipe stalls requests
+      --verbose       log one line per request to stderr (every token redacted); read that stream
+                      or send it to a file: lines that find a full, unread pipe are dropped (and
+                      counted), never waited for
       --stop-on-stdin-close  stop (exit 0) when standard input reaches end of file: start it
                       with a pipe on stdin and it stops when the harness does, even one killed
                       with SIGKILL (the kernel closes the pipe then); bytes read are ignored
@@ -261,8 +262,76 @@ if let n = options.maxAnswerBytes { emulator.maxAnswerBytes = n }
 emulator.clarisID = options.clarisID
 if let s = options.clarisIDTokenLifetime { emulator.clarisIDTokenLifetime = s }
 
-if options.verbose {
-    emulator.onRequest = { line in writeStderr(line.hasSuffix("\n") ? line : line + "\n") }
+/// The `--verbose` request lines, written to stderr by a thread of their own: a request hands its line over and
+/// never waits for stderr, so a harness that pipes stderr and never reads it (`stderr=subprocess.PIPE`) does not
+/// stall the emulator. Lines that find a full buffer (``limit`` bytes waiting) are dropped and counted; the count is
+/// written after the lines that had room, once stderr takes them.
+final class RequestLog: @unchecked Sendable {
+    // @unchecked: every field is behind `condition`.
+    private let condition = NSCondition()
+    private var waiting: [String] = []
+    private var waitingBytes = 0
+    private var dropped = 0
+    /// The thread is writing a batch it took.
+    private var writing = false
+    /// The bytes of lines held at most while stderr takes none.
+    static let limit = 256 << 10
+
+    init() {
+        Thread.detachNewThread { [self] in run() }
+    }
+
+    func append(_ line: String) {
+        let text = line.hasSuffix("\n") ? line : line + "\n"
+        condition.withLock {
+            guard waitingBytes + text.utf8.count <= Self.limit else {
+                dropped += 1
+                return
+            }
+            waiting.append(text)
+            waitingBytes += text.utf8.count
+            condition.signal()
+        }
+    }
+
+    private func run() {
+        while true {
+            let (lines, lost) = condition.withLock { () -> ([String], Int) in
+                writing = false
+                condition.broadcast()
+                while waiting.isEmpty && dropped == 0 { condition.wait() }
+                writing = true
+                defer { (waiting, waitingBytes, dropped) = ([], 0, 0) }
+                return (waiting, dropped)
+            }
+            if !lines.isEmpty { writeStderr(lines.joined()) }
+            if lost > 0 { writeStderr("fm-emulator: \(lost) request line(s) dropped: stderr was not read\n") }
+        }
+    }
+
+    /// Before the process exits: waits until every line handed over is written, or `seconds` pass (stderr a full
+    /// pipe nobody reads must not keep the emulator from stopping).
+    func flush(seconds: TimeInterval = 10) {
+        let until = Date(timeIntervalSinceNow: seconds)
+        condition.withLock {
+            while writing || !waiting.isEmpty || dropped > 0 {
+                if !condition.wait(until: until) { return }
+            }
+        }
+    }
+}
+
+let requestLog = options.verbose ? RequestLog() : nil
+if let requestLog {
+    emulator.onRequest = { line in requestLog.append(line) }
+}
+
+/// Stops the servers and exits 0, the request lines written first.
+@Sendable func stopAndExit() -> Never {
+    emulator.stopControl()
+    emulator.stop()
+    requestLog?.flush()
+    exit(0)
 }
 
 // Handle SIGINT/SIGTERM instead of the default "die now". A signal source takes effect once libdispatch has
@@ -276,11 +345,7 @@ let signalQueue = DispatchQueue(label: "fm-emulator.signals")
 let signalsRegistered = DispatchGroup()
 let signalSources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
     let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
-    source.setEventHandler { @Sendable in
-        emulator.stopControl()
-        emulator.stop()
-        exit(0)
-    }
+    source.setEventHandler { @Sendable in stopAndExit() }
     signalsRegistered.enter()
     source.setRegistrationHandler { @Sendable in signalsRegistered.leave() }
     source.resume()
@@ -310,9 +375,7 @@ if options.stopOnStdinClose {
         }
         signalQueue.async {
             writeStderrIfRoom("fm-emulator: standard input closed; stopping\n")
-            emulator.stopControl()
-            emulator.stop()
-            exit(0)
+            stopAndExit()
         }
     }
 }
