@@ -90,7 +90,7 @@ extension DataAPI {
             .appendingPathComponent(".\(fileURL.lastPathComponent).swiftfm-\(UUID().uuidString).part")
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
         return followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, request: handle, sink: sink) { result in
-            completion(result.flatMap { _ in Self.place(partial, at: fileURL) })
+            completion(Self.settle(result.map { _ in () }, partial: partial, at: fileURL))
         }
     }
 
@@ -124,6 +124,19 @@ extension DataAPI {
         case .success(.data(let data)): .success(data)
         case .success(.redirect): .failure(.malformed("a container redirect where bytes were expected", status: nil))
         case .failure(let error): .failure(error)
+        }
+    }
+
+    /// A streamed download's end: a success moves the partial file over `fileURL`; a failure removes it. The
+    /// call may fail after its exchange wrote the whole body (a cancel or the deadline just after the last
+    /// byte): that partial file must not stay either.
+    static func settle(_ result: Result<Void, FMError>, partial: URL, at fileURL: URL) -> Result<URL, FMError> {
+        switch result {
+        case .success:
+            return place(partial, at: fileURL)
+        case .failure(let error):
+            try? FileManager.default.removeItem(at: partial)
+            return .failure(error)
         }
     }
 

@@ -100,7 +100,7 @@ extension FMOData {
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
         let call = downloadCall(from: set, key: key, field: field, sink: sink) { _ in () }
         return send(call, attachingTo: handle, inline: inline) { result in
-            completion(result.flatMap { _ in DataAPI.place(partial, at: fileURL) })
+            completion(DataAPI.settle(result, partial: partial, at: fileURL))
         }
     }
 
