@@ -86,8 +86,7 @@ extension DataAPI {
     @discardableResult
     func downloadContainerResult(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)?, handle: FMRequest? = nil,
                                  completion: @escaping (Result<URL, FMError>) -> Void) -> FMRequest {
-        let partial = fileURL.deletingLastPathComponent()
-            .appendingPathComponent(".\(fileURL.lastPathComponent).swiftfm-\(UUID().uuidString).part")
+        let partial = Self.partialFile(for: fileURL)
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
         return followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, request: handle, sink: sink) { result in
             completion(Self.settle(result.map { _ in () }, partial: partial, at: fileURL))
@@ -125,6 +124,20 @@ extension DataAPI {
         case .success(.redirect): .failure(.malformed("a container redirect where bytes were expected", status: nil))
         case .failure(let error): .failure(error)
         }
+    }
+
+    /// The hidden partial file a streamed download into `fileURL` writes first, beside it:
+    /// `.{name}.swiftfm-{UUID}.part`, the name cut (at a character) so that the whole stays within the 255 bytes
+    /// a file name may have — any destination name the file system accepts can be downloaded to.
+    static func partialFile(for fileURL: URL) -> URL {
+        let suffix = ".swiftfm-\(UUID().uuidString).part"
+        let room = 255 - 1 - suffix.utf8.count
+        var name = ""
+        for character in fileURL.lastPathComponent {
+            guard name.utf8.count + character.utf8.count <= room else { break }
+            name.append(character)
+        }
+        return fileURL.deletingLastPathComponent().appendingPathComponent("." + name + suffix)
     }
 
     /// A streamed download's end: a success moves the partial file over `fileURL`; a failure removes it. The

@@ -95,8 +95,7 @@ extension FMOData {
     private func downloadToFile(from set: String, key: FMODataKey, field: String, to fileURL: URL,
                                 progress: (@Sendable (Int64, Int64) -> Void)?, inline: Bool, handle: FMRequest? = nil,
                                 completion: @escaping (Result<URL, FMError>) -> Void) -> FMRequest {
-        let partial = fileURL.deletingLastPathComponent()
-            .appendingPathComponent(".\(fileURL.lastPathComponent).swiftfm-\(UUID().uuidString).part")
+        let partial = DataAPI.partialFile(for: fileURL)
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
         let call = downloadCall(from: set, key: key, field: field, sink: sink) { _ in () }
         return send(call, attachingTo: handle, inline: inline) { result in
