@@ -17,17 +17,17 @@ struct ContainerUploadUsesContainerTimeoutTests {
         var testDescription: String { rawValue }
     }
 
-    /// Failed before (-1004 "timed out after 3.0 s": the upload had `timeout` as its deadline).
+    /// Failed before (-1004 "timed out after 3.0 s", with `timeout` 3 s: the upload had `timeout` as its deadline).
     @Test(arguments: Source.allCases, Wire.allCases)
     func anUploadLongerThanTimeoutCompletes(_ source: Source, _ wire: Wire) async throws {
-        // The answer trickles in over about 8 s (a byte every 0.1 s: never silent for `timeout`).
+        // The answer trickles in over about 12 s (a byte every 0.15 s: never silent for `timeout`, 5 s).
         let answer = Data(#"{"response":{"modId":"2"},"messages":[{"code":"0","message":"OK"}]}"#.utf8) + Data(repeating: 0x20, count: 10)
         let server = HostileServer { _, _ in
             .drip(head: HostileServer.head("200 OK", ["Content-Type": "application/json", "Content-Length": "\(answer.count)"]),
-                  body: answer, interval: 0.1)
+                  body: answer, interval: 0.15)
         }
         defer { server.stop() }
-        let api = HostileServerTests().makeAPI(server, wire, timeout: 3) { $0.containerTimeout = 600 }
+        let api = HostileServerTests().makeAPI(server, wire, timeout: 5) { $0.containerTimeout = 600 }
         let file = UploadSourceMustBeARegularFileTests.temporary("photo.png")
         try UploadSourceMustBeARegularFileTests.png.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }

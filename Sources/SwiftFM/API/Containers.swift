@@ -6,7 +6,10 @@ extension DataAPI {
     ///
     /// The MIME type is `mimeType` when given, else inferred from the content (PNG, JPEG, GIF, PDF, TIFF,
     /// BMP, WebP, HEIC, MP4/QuickTime, MP3, WAV, ZIP, …), else from the file name's extension, else
-    /// `application/octet-stream`. An unreadable file completes with `-1009` without sending anything.
+    /// `application/octet-stream`. An unreadable file, or anything but a regular file (a FIFO, a device, a
+    /// directory; a symlink to a regular file is fine), completes with `-1009` without sending anything. The
+    /// multipart body is assembled in a temporary file when the call is sent (bounded memory); like every
+    /// container transfer, the call is bounded by ``FMConfiguration/containerTimeout``.
     ///
     /// - Parameters:
     ///   - layout: the layout name.
