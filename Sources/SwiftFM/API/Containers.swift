@@ -77,7 +77,8 @@ extension DataAPI {
     ///   - url: the container URL.
     ///   - fileURL: where to write the bytes.
     ///   - progress: called with (bytes written so far, expected total or `-1` when unknown), on a library queue.
-    ///   - completion: `fileURL` or `nil`, and the code (`-1009` when the file cannot be written).
+    ///   - completion: `fileURL` or `nil`, and the code (`-1009` when the file cannot be written, `-1002` when
+    ///     `fileURL` is not a file URL).
     /// - Returns: a handle that cancels the download.
     @discardableResult
     public func downloadContainer(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)? = nil,
@@ -89,6 +90,9 @@ extension DataAPI {
     @discardableResult
     func downloadContainerResult(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)?, handle: FMRequest? = nil,
                                  completion: @escaping (Result<URL, FMError>) -> Void) -> FMRequest {
+        if let error = UploadSource.notAFileURL(fileURL, "download destination") {
+            return complete(.failure(error)) { completion($0) }
+        }
         let partial = Self.partialFile(for: fileURL)
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
         return followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, request: handle, sink: sink) { result in

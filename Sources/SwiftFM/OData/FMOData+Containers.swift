@@ -97,7 +97,8 @@ extension FMOData {
                                 completion: @escaping (Result<URL, FMError>) -> Void) -> FMRequest {
         let partial = DataAPI.partialFile(for: fileURL)
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
-        let call = downloadCall(from: set, key: key, field: field, sink: sink) { _ in () }
+        var call = downloadCall(from: set, key: key, field: field, sink: sink) { _ in () }
+        call.invalid = call.invalid ?? UploadSource.notAFileURL(fileURL, "download destination")
         return send(call, attachingTo: handle, inline: inline) { result in
             completion(DataAPI.settle(result, partial: partial, at: fileURL))
         }

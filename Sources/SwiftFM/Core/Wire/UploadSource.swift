@@ -8,6 +8,7 @@ import Foundation
 enum UploadSource {
     /// `url` opened for reading, with its size when opened; or why it cannot be uploaded.
     static func opened(_ url: URL) -> Result<(handle: FileHandle, size: Int64), FMError> {
+        if let error = notAFileURL(url, "upload source") { return .failure(error) }
         let path = url.path
         // Non-blocking: opening a FIFO for reading would otherwise wait for a writer (for ever).
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
@@ -53,5 +54,10 @@ enum UploadSource {
         case S_IFSOCK: "a socket"
         default: "not a file"
         }
+    }
+
+    /// `-1002` when `url` is not a file URL (`https://…`): its path is never taken for a local one.
+    static func notAFileURL(_ url: URL, _ what: String) -> FMError? {
+        url.isFileURL ? nil : .invalidArgument("The \(what) must be a file URL (got a \(url.scheme ?? "relative") URL)")
     }
 }
