@@ -6,7 +6,10 @@ extension DataAPI {
     ///
     /// The MIME type is `mimeType` when given, else inferred from the content (PNG, JPEG, GIF, PDF, TIFF,
     /// BMP, WebP, HEIC, MP4/QuickTime, MP3, WAV, ZIP, …), else from the file name's extension, else
-    /// `application/octet-stream`. An unreadable file completes with `-1009` without sending anything.
+    /// `application/octet-stream`. An unreadable file, or anything but a regular file (a FIFO, a device, a
+    /// directory; a symlink to a regular file is fine), completes with `-1009` without sending anything. The
+    /// multipart body is assembled in a temporary file when the call is sent (bounded memory); like every
+    /// container transfer, the call is bounded by ``FMConfiguration/containerTimeout``.
     ///
     /// - Parameters:
     ///   - layout: the layout name.
@@ -74,7 +77,8 @@ extension DataAPI {
     ///   - url: the container URL.
     ///   - fileURL: where to write the bytes.
     ///   - progress: called with (bytes written so far, expected total or `-1` when unknown), on a library queue.
-    ///   - completion: `fileURL` or `nil`, and the code (`-1009` when the file cannot be written).
+    ///   - completion: `fileURL` or `nil`, and the code (`-1009` when the file cannot be written, `-1002` when
+    ///     `fileURL` is not a file URL).
     /// - Returns: a handle that cancels the download.
     @discardableResult
     public func downloadContainer(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)? = nil,
@@ -86,11 +90,13 @@ extension DataAPI {
     @discardableResult
     func downloadContainerResult(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)?, handle: FMRequest? = nil,
                                  completion: @escaping (Result<URL, FMError>) -> Void) -> FMRequest {
-        let partial = fileURL.deletingLastPathComponent()
-            .appendingPathComponent(".\(fileURL.lastPathComponent).swiftfm-\(UUID().uuidString).part")
+        if let error = UploadSource.notAFileURL(fileURL, "download destination") {
+            return complete(.failure(error)) { completion($0) }
+        }
+        let partial = Self.partialFile(for: fileURL)
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
         return followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, request: handle, sink: sink) { result in
-            completion(result.flatMap { _ in Self.place(partial, at: fileURL) })
+            completion(Self.settle(result.map { _ in () }, partial: partial, at: fileURL))
         }
     }
 
@@ -124,6 +130,33 @@ extension DataAPI {
         case .success(.data(let data)): .success(data)
         case .success(.redirect): .failure(.malformed("a container redirect where bytes were expected", status: nil))
         case .failure(let error): .failure(error)
+        }
+    }
+
+    /// The hidden partial file a streamed download into `fileURL` writes first, beside it:
+    /// `.{name}.swiftfm-{UUID}.part`, the name cut (at a character) so that the whole stays within the 255 bytes
+    /// a file name may have — any destination name the file system accepts can be downloaded to.
+    static func partialFile(for fileURL: URL) -> URL {
+        let suffix = ".swiftfm-\(UUID().uuidString).part"
+        let room = 255 - 1 - suffix.utf8.count
+        var name = ""
+        for character in fileURL.lastPathComponent {
+            guard name.utf8.count + character.utf8.count <= room else { break }
+            name.append(character)
+        }
+        return fileURL.deletingLastPathComponent().appendingPathComponent("." + name + suffix)
+    }
+
+    /// A streamed download's end: a success moves the partial file over `fileURL`; a failure removes it. The
+    /// call may fail after its exchange wrote the whole body (a cancel or the deadline just after the last
+    /// byte): that partial file must not stay either.
+    static func settle(_ result: Result<Void, FMError>, partial: URL, at fileURL: URL) -> Result<URL, FMError> {
+        switch result {
+        case .success:
+            return place(partial, at: fileURL)
+        case .failure(let error):
+            try? FileManager.default.removeItem(at: partial)
+            return .failure(error)
         }
     }
 

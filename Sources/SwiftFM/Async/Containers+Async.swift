@@ -2,7 +2,7 @@ import Foundation
 
 extension DataAPI {
     /// Uploads a local file into a container field (MIME type given or inferred).
-    /// - Throws: ``FMError`` (`-1009` for an unreadable file).
+    /// - Throws: ``FMError`` (`-1009` for an unreadable file, or anything but a regular file).
     @discardableResult
     public func uploadContainer(layout: String, recordId: Int, field: String, repetition: Int = 1, fileURL: URL,
                                 fileName: String? = nil, mimeType: String? = nil) async throws -> FMEditResult {

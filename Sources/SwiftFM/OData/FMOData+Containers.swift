@@ -95,19 +95,20 @@ extension FMOData {
     private func downloadToFile(from set: String, key: FMODataKey, field: String, to fileURL: URL,
                                 progress: (@Sendable (Int64, Int64) -> Void)?, inline: Bool, handle: FMRequest? = nil,
                                 completion: @escaping (Result<URL, FMError>) -> Void) -> FMRequest {
-        let partial = fileURL.deletingLastPathComponent()
-            .appendingPathComponent(".\(fileURL.lastPathComponent).swiftfm-\(UUID().uuidString).part")
+        let partial = DataAPI.partialFile(for: fileURL)
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
-        let call = downloadCall(from: set, key: key, field: field, sink: sink) { _ in () }
+        var call = downloadCall(from: set, key: key, field: field, sink: sink) { _ in () }
+        call.invalid = call.invalid ?? UploadSource.notAFileURL(fileURL, "download destination")
         return send(call, attachingTo: handle, inline: inline) { result in
-            completion(result.flatMap { _ in DataAPI.place(partial, at: fileURL) })
+            completion(DataAPI.settle(result, partial: partial, at: fileURL))
         }
     }
 
     /// Uploads a file into a container field (`PATCH /{db}/{set}({key})/{field}`), its bytes streamed from
     /// `fileURL` as the request body with `Content-Type: mimeType` and `Content-Disposition: inline;
     /// filename=…`. Claris documents this binary form for images (GIF, PNG, JPEG, TIFF) and PDF. An unreadable
-    /// file completes with `-1009` without sending anything. Not retried (a write).
+    /// file, or anything but a regular file (a FIFO, a device, a directory), completes with `-1009` without
+    /// sending anything. Not retried (a write).
     /// - Parameters:
     ///   - set: the entity set name.
     ///   - key: the record's key.
@@ -168,17 +169,19 @@ extension FMOData {
     private func fileUploadCall(in set: String, key: FMODataKey, field: String, fileURL: URL, fileName: String?,
                                 mimeType: String?) -> ODataCall<Int> {
         let name = fileName ?? fileURL.lastPathComponent
-        let type: String
-        if let mimeType = Self.given(mimeType) {
-            type = mimeType
-        } else {
-            // The first bytes decide (as the Data API's upload); an unreadable file is reported when sending.
-            let head = (try? FileHandle(forReadingFrom: fileURL)).map { handle -> Data in
-                defer { try? handle.close() }
-                return (try? handle.read(upToCount: 64)) ?? Data()
-            } ?? Data()
-            type = Multipart.mimeType(for: head, fileName: name)
+        // Only a regular file is read (a FIFO would block this thread, a device never end); else -1009, nothing sent.
+        let head: Data
+        switch UploadSource.opened(fileURL) {
+        case .success(let source):
+            defer { try? source.handle.close() }
+            head = Self.given(mimeType) == nil ? ((try? source.handle.read(upToCount: 64)) ?? Data()) : Data()
+        case .failure(let error):
+            var call = uploadCall(in: set, key: key, field: field, body: .none, fileName: name)
+            call.invalid = call.invalid ?? error
+            return call
         }
+        // The first bytes decide (as the Data API's upload).
+        let type = Self.given(mimeType) ?? Multipart.mimeType(for: head, fileName: name)
         return uploadCall(in: set, key: key, field: field, body: .file(fileURL, contentType: type), fileName: name)
     }
 }

@@ -136,7 +136,7 @@ extension CallContext {
             return call.handle
         }
         let seconds = options.endsAt.map(Deadline.remaining(until:))
-        call.start(deadline: seconds ?? configuration.deadline(isTransfer: options.isTransfer))
+        call.start(deadline: seconds ?? configuration.deadline(isTransfer: options.isTransfer || endpoint.isContainerUpload))
         return call.handle
     }
 

@@ -273,19 +273,19 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 built = try Multipart.writeBody(boundary: boundary, fileName: fileName, mimeType: mimeType, source: source)
             } catch {
                 release()
-                received(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
-                    message: "Cannot read \(source.path)", underlying: String(describing: error)), beforeAnswer: false)),
-                         lease: lease, explicitToken: explicitToken)
+                let failure = (error as? FMError) ?? FMError(code: FMError.ClientCode.fileError, message: "Cannot read \(source.path)",
+                                                             underlying: String(describing: error))
+                received(.failure(ExchangeFailure(error: failure, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
                 return
             }
         }
         // A file sent as it is (an OData container upload) is the caller's: read, never removed.
         var callersFile: URL?
         if case .file(let source, _) = endpoint.body {
-            guard FileManager.default.isReadableFile(atPath: source.path) else {
+            // Checked again now: the file may have changed since the call was made.
+            if let problem = UploadSource.problem(source) {
                 release()
-                received(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
-                    message: "Cannot read \(source.path)"), beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+                received(.failure(ExchangeFailure(error: problem, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
                 return
             }
             callersFile = source

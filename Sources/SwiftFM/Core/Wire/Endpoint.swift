@@ -276,6 +276,15 @@ struct Endpoint<Value>: Sendable {
     }
 
     /// `true` for a call to FileMaker's OData service (``Scope/odata(_:kind:)``).
+    /// A Data API container upload (its body is multipart): a container transfer, bounded by
+    /// ``FMConfiguration/containerTimeout`` like a download, not by ``FMConfiguration/timeout``.
+    var isContainerUpload: Bool {
+        switch body {
+        case .multipart, .multipartFile: true
+        default: false
+        }
+    }
+
     var isOData: Bool {
         if case .odata = scope { return true }
         return false

@@ -301,7 +301,8 @@ enum Endpoints {
 
     /// E16 from a local file, streamed: the multipart body is assembled on disk when the call is sent (the
     /// file is never read whole into memory). The file name defaults to the URL's last path component. An
-    /// unreadable file gives `-1009` without sending anything.
+    /// unreadable file, or anything but a regular file (a FIFO, a device, a directory), gives `-1009` without
+    /// sending anything.
     static func uploadContainer(layout: String, recordId: Int, field: String, repetition: Int = 1,
                                 fileURL: URL, fileName: String? = nil, mimeType: String? = nil) -> Endpoint<FMEditResult> {
         let name = fileName ?? fileURL.lastPathComponent
@@ -313,13 +314,17 @@ enum Endpoints {
             return failing(.post, error)
         }
         let prefix: Data
-        do {
-            let handle = try FileHandle(forReadingFrom: fileURL)
-            defer { try? handle.close() }
-            prefix = try handle.read(upToCount: 64) ?? Data()
-        } catch {
-            return failing(.post, FMError(code: FMError.ClientCode.fileError,
-                                          message: "Cannot read \(fileURL.path)", underlying: String(describing: error)))
+        switch UploadSource.opened(fileURL) {
+        case .success(let source):
+            defer { try? source.handle.close() }
+            do {
+                prefix = try source.handle.read(upToCount: 64) ?? Data()
+            } catch {
+                return failing(.post, FMError(code: FMError.ClientCode.fileError,
+                                              message: "Cannot read \(fileURL.path)", underlying: String(describing: error)))
+            }
+        case .failure(let error):
+            return failing(.post, error)
         }
         let type = (mimeType?.isEmpty == false ? mimeType : nil) ?? Multipart.mimeType(for: prefix, fileName: name)
         return Endpoint(.post, .database,

@@ -28,8 +28,12 @@ enum Multipart {
 
     /// Writes the one-part body around the content of `source` into a new private temporary file, copying
     /// the file in 1 MiB chunks (never whole in memory). Returns the temporary file; the caller removes it.
+    /// `source` must be a regular file (``UploadSource``); the bytes copied are those of its size when opened
+    /// (a file that grows meanwhile is not followed for ever), and one that shrinks meanwhile is an error.
     static func writeBody(boundary: String, fileName: String, mimeType: String, source: URL) throws -> URL {
         let (head, tail) = frame(boundary: boundary, fileName: fileName, mimeType: mimeType)
+        let (input, size) = try UploadSource.opened(source).get()
+        defer { try? input.close() }
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("SwiftFM-upload-\(UUID().uuidString)")
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw FMError.fileError("Cannot create a temporary file for the upload")
@@ -37,11 +41,14 @@ enum Multipart {
         do {
             let output = try FileHandle(forWritingTo: temporary)
             defer { try? output.close() }
-            let input = try FileHandle(forReadingFrom: source)
-            defer { try? input.close() }
             try output.write(contentsOf: head)
-            while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
+            var left = size
+            while left > 0 {
+                guard let chunk = try input.read(upToCount: Int(min(left, 1 << 20))), !chunk.isEmpty else {
+                    throw FMError.fileError("\(source.path) became shorter while it was read (\(size - left) of \(size) bytes)")
+                }
                 try output.write(contentsOf: chunk)
+                left -= Int64(chunk.count)
             }
             try output.write(contentsOf: tail)
         } catch {

@@ -345,8 +345,12 @@ struct URLSessionTaskHandle: FMTransportTask, @unchecked Sendable {
     // URLSessionTask is thread-safe for `cancel()`; it is not `Sendable`-annotated on every platform.
     let task: URLSessionTask
     let router: TaskRouter
+    /// Decides the cancel at once and stops the task from another queue: on Linux `URLSessionTask.cancel()` waits
+    /// for URLSession's work queue, where the task's callbacks run — and so does a caller's code they call (a
+    /// download's `progress`), which may cancel (the process trapped in `dispatch_sync`).
     func cancel() {
-        if router.mayCancel(task) { task.cancel() }
+        guard router.mayCancel(task) else { return }
+        DispatchQueue.global().async { [self] in task.cancel() }
     }
 }
 

@@ -1,0 +1,63 @@
+import Foundation
+
+/// A caller's file to upload, opened only when it is a regular file (a symlink to one is fine).
+///
+/// Anything else is refused with `-1009` naming the path, before a byte is read: a FIFO would block the opening
+/// thread until a writer comes (and never end), a device such as `/dev/zero` never ends (and `/dev/null` would
+/// go out as an empty file), a directory cannot be read.
+enum UploadSource {
+    /// `url` opened for reading, with its size when opened; or why it cannot be uploaded.
+    static func opened(_ url: URL) -> Result<(handle: FileHandle, size: Int64), FMError> {
+        if let error = notAFileURL(url, "upload source") { return .failure(error) }
+        let path = url.path
+        // Non-blocking: opening a FIFO for reading would otherwise wait for a writer (for ever).
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(cannotRead(path, String(cString: strerror(errno)))) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            return .failure(cannotRead(path, reason))
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            return .failure(FMError(code: FMError.ClientCode.fileError,
+                                    message: "Cannot upload \(path): it is \(kind(info.st_mode)), not a regular file"))
+        }
+        // Reads of a regular file never wait; the flag is cleared all the same.
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+        return .success((FileHandle(fileDescriptor: fd, closeOnDealloc: true), Int64(info.st_size)))
+    }
+
+    /// Why `url` cannot be uploaded, or `nil` when it can (it is opened and closed again).
+    static func problem(_ url: URL) -> FMError? {
+        switch opened(url) {
+        case .success(let file):
+            try? file.handle.close()
+            return nil
+        case .failure(let error):
+            return error
+        }
+    }
+
+    private static func cannotRead(_ path: String, _ reason: String) -> FMError {
+        FMError(code: FMError.ClientCode.fileError, message: "Cannot read \(path): \(reason)")
+    }
+
+    private static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        default: "not a file"
+        }
+    }
+
+    /// `-1002` when `url` is not a file URL (`https://…`): its path is never taken for a local one.
+    static func notAFileURL(_ url: URL, _ what: String) -> FMError? {
+        url.isFileURL ? nil : .invalidArgument("The \(what) must be a file URL (got a \(url.scheme ?? "relative") URL)")
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import SwiftFM
+
+// Contract: the Data API's upload from a file URL assembles its multipart body in a private temporary file, and
+// removes it however the call ends — out of time or cancelled while the server does not take the body — by the time
+// its connection is closed, over both transports; the caller's file is left as it was.
+
+@Suite("Upload leaves no temporary body")
+struct UploadLeavesNoTemporaryBodyTests {
+    /// The temporary body files (`SwiftFM-upload-…`) whose size is within a part's framing of `size`.
+    static func bodies(around size: Int) -> [String] {
+        let directory = FileManager.default.temporaryDirectory
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { name in
+            guard name.hasPrefix("SwiftFM-upload-"),
+                  let bytes = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path))?[.size] as? NSNumber
+            else { return false }
+            return (size...(size + 1024)).contains(bytes.intValue)
+        }
+    }
+
+    enum Ending: String, CaseIterable, CustomTestStringConvertible {
+        case deadline, cancel
+        var testDescription: String { rawValue }
+    }
+
+    /// Held.
+    @Test(arguments: Ending.allCases, Wire.allCases)
+    func anUploadTheServerNeverTakesLeavesNothing(_ ending: Ending, _ wire: Wire) async throws {
+        // A size no other test uses, so that its body file is recognised among others'.
+        let size = 6 * 1024 * 1024 + 4321 + (ending == .cancel ? 4096 : 0) + (wire == .urlSession ? 8192 : 0)
+        let source = UploadSourceMustBeARegularFileTests.temporary("big.bin")
+        try Data(repeating: 0x5A, count: size).write(to: source)
+        defer { try? FileManager.default.removeItem(at: source) }
+        let server = HostileServer(headsOnly: { _ in .silent })
+        defer { server.stop() }
+        // The silence allowed (`timeout`) is long: only the deadline or the cancel ends the call, however loaded the machine.
+        let api = HostileServerTests().makeAPI(server, wire, timeout: 600) { $0.containerTimeout = ending == .deadline ? 2 : 600 }
+        let recorder = Recorder<String>()
+        let request = api.uploadContainer(layout: "L", recordId: 1, field: "photo", fileURL: source) { _, code in recorder.record(code) }
+        if ending == .cancel {
+            #expect(await server.waitForHeads(1))
+            request.cancel()
+        }
+        let code = await recorder.value().first
+        #expect(code == (ending == .deadline ? FMError.ClientCode.timeout : FMError.ClientCode.cancelled), "\(String(describing: code))")
+        // The body is removed as the exchange is stopped, before its connection is closed (the call may complete first).
+        #expect(await server.waitForCloses(1))
+        #expect(Self.bodies(around: size).isEmpty, "the temporary body is removed")
+        #expect((try? Data(contentsOf: source))?.count == size, "the caller's file is as it was")
+    }
+}
