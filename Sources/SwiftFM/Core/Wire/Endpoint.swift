@@ -275,7 +275,6 @@ struct Endpoint<Value>: Sendable {
         return copy
     }
 
-    /// `true` for a call to FileMaker's OData service (``Scope/odata(_:kind:)``).
     /// A Data API container upload (its body is multipart): a container transfer, bounded by
     /// ``FMConfiguration/containerTimeout`` like a download, not by ``FMConfiguration/timeout``.
     var isContainerUpload: Bool {
@@ -285,6 +284,7 @@ struct Endpoint<Value>: Sendable {
         }
     }
 
+    /// `true` for a call to FileMaker's OData service (``Scope/odata(_:kind:)``).
     var isOData: Bool {
         if case .odata = scope { return true }
         return false
