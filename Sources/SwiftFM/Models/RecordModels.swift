@@ -44,20 +44,20 @@ public struct FMDataInfo: Sendable, Hashable, Codable {
         }
     }
 
-    init(raw: [String: Any]) {
+    /// A found-set answer's `dataInfo`, each count read once (``RawJSON/count(_:_:in:status:)``).
+    init(raw: [String: Any], status: Int) throws(FMError) {
         database = RawJSON.string(raw["database"]) ?? ""
         layout = RawJSON.string(raw["layout"]) ?? ""
         table = RawJSON.string(raw["table"]) ?? ""
-        totalRecordCount = RawJSON.int(raw["totalRecordCount"]) ?? 0
-        foundCount = RawJSON.int(raw["foundCount"]) ?? 0
-        returnedCount = RawJSON.int(raw["returnedCount"]) ?? 0
+        totalRecordCount = try RawJSON.count(raw, "totalRecordCount", in: "dataInfo", status: status)
+        foundCount = try RawJSON.count(raw, "foundCount", in: "dataInfo", status: status)
+        returnedCount = try RawJSON.count(raw, "returnedCount", in: "dataInfo", status: status)
     }
 
-    /// The `dataInfo` of a found-set answer: ``init(raw:)``, or `-1007` when a count is negative or not an integer.
+    /// The `dataInfo` of a found-set answer: ``init(raw:status:)``, or `-1007` when a count is negative or not an integer.
     static func checked(raw: [String: Any]?, status: Int) throws(FMError) -> FMDataInfo? {
         guard let raw else { return nil }
-        try RawJSON.checkCounts(raw, ["totalRecordCount", "foundCount", "returnedCount"], in: "dataInfo", status: status)
-        let info = FMDataInfo(raw: raw)
+        let info = try FMDataInfo(raw: raw, status: status)
         if let (_, problem) = info.negativeCount { throw FMError.malformed(problem, status: status) }
         return info
     }
@@ -99,12 +99,13 @@ public struct FMPortalDataInfo: Sendable, Hashable, Codable {
         case portalObjectName, database, table, foundCount, returnedCount
     }
 
-    init(raw: [String: Any]) {
+    /// One entry of a record's `portalDataInfo`, each count read once (``RawJSON/count(_:_:in:status:)``).
+    init(raw: [String: Any], status: Int) throws(FMError) {
         portalObjectName = RawJSON.string(raw["portalObjectName"])
         database = RawJSON.string(raw["database"]) ?? ""
         table = RawJSON.string(raw["table"]) ?? ""
-        foundCount = RawJSON.int(raw["foundCount"]) ?? 0
-        returnedCount = RawJSON.int(raw["returnedCount"]) ?? 0
+        foundCount = try RawJSON.count(raw, "foundCount", in: "portalDataInfo", status: status)
+        returnedCount = try RawJSON.count(raw, "returnedCount", in: "portalDataInfo", status: status)
     }
 
     /// Decodes `portalDataInfo[i]`; a negative count is an error.
@@ -120,14 +121,12 @@ public struct FMPortalDataInfo: Sendable, Hashable, Codable {
         }
     }
 
-    /// The entries of a record's `portalDataInfo`: ``init(raw:)`` each (entries that are not objects left out),
-    /// or `-1007` when a count is negative or not an integer.
+    /// The entries of a record's `portalDataInfo`: ``init(raw:status:)`` each (entries that are not objects left
+    /// out), or `-1007` when a count is negative or not an integer.
     static func checked(raw: [Any]?, status: Int) throws(FMError) -> [FMPortalDataInfo]? {
         guard let raw else { return nil }
-        for case let entry as [String: Any] in raw {
-            try RawJSON.checkCounts(entry, ["foundCount", "returnedCount"], in: "portalDataInfo", status: status)
-        }
-        let infos = raw.compactMap { ($0 as? [String: Any]).map(FMPortalDataInfo.init(raw:)) }
+        var infos: [FMPortalDataInfo] = []
+        for case let entry as [String: Any] in raw { infos.append(try FMPortalDataInfo(raw: entry, status: status)) }
         if let (_, problem) = infos.lazy.compactMap(\.negativeCount).first { throw FMError.malformed(problem, status: status) }
         return infos
     }
@@ -531,22 +530,5 @@ public struct FMEditResult: Sendable, Hashable, Decodable {
         modId = try container.lenientString(AnyCodingKey("modId")) ?? ""
         newPortalRecordInfo = try container.decodeIfPresent([FMNewPortalRecord].self, forKey: AnyCodingKey("newPortalRecordInfo")) ?? []
         scripts = try FMScriptResults(from: decoder)
-    }
-}
-
-extension RawJSON {
-    /// `-1007` when one of `keys` of `object` (a `dataInfo` or `portalDataInfo`) holds a value that is not a whole
-    /// number (a fraction, a number beyond `Int`, words, a boolean, an array), as the `Decodable` readings of the
-    /// same object say; absent and `null` are fine (read as 0).
-    static func checkCounts(_ object: [String: Any], _ keys: [String], in name: String, status: Int) throws(FMError) {
-        for key in keys {
-            guard let value = object[key], !(value is NSNull) else { continue }
-            if let number = value as? NSNumber, FMFieldValue.isBoolean(number) {
-                throw FMError.malformed("\(name).\(key) is not an integer (a boolean)", status: status)
-            }
-            if int(value) == nil {
-                throw FMError.malformed("\(name).\(key) is not an integer", status: status)
-            }
-        }
     }
 }

@@ -1060,13 +1060,6 @@ private struct TapeSingleValueContainer: SingleValueDecodingContainer {
 }
 
 extension FMFieldValue {
-    /// Whether a parsed JSON number is a boolean (`true`/`false`) rather than a number.
-    static func isBoolean(_ number: NSNumber) -> Bool {
-        if number === JSONReader.trueValue || number === JSONReader.falseValue { return true }
-        // Plain NSNumbers are never booleans; only the (rare) subclasses need the type code.
-        return type(of: number) != NSNumber.self && !(number is NSDecimalNumber) && String(cString: number.objCType) == "c"
-    }
-
     /// The value of a parsed JSON element (`JSONSerialization` types).
     init(any value: Any) {
         switch value {
@@ -1075,7 +1068,7 @@ extension FMFieldValue {
             // `doubleValue` is not correctly rounded: read the decimal's exact text instead.
             self = .number(Double(decimal.description) ?? decimal.doubleValue)
         case let number as NSNumber:
-            self = FMFieldValue.isBoolean(number) ? .bool(number.boolValue) : .number(number.doubleValue)
+            self = RawJSON.isBoolean(number) ? .bool(number.boolValue) : .number(number.doubleValue)
         case let flag as Bool: self = .bool(flag)
         case let double as Double: self = .number(double)
         case let integer as Int: self = .number(Double(integer))

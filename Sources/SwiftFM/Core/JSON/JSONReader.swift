@@ -403,6 +403,28 @@ enum RawJSON {
         }
     }
 
+    /// Whether a parsed JSON number is a boolean (`true`/`false`) rather than a number.
+    static func isBoolean(_ number: NSNumber) -> Bool {
+        if number === JSONReader.trueValue || number === JSONReader.falseValue { return true }
+        // Plain NSNumbers are never booleans; only the (rare) subclasses need the type code.
+        return type(of: number) != NSNumber.self && !(number is NSDecimalNumber) && String(cString: number.objCType) == "c"
+    }
+
+    /// A count of `object` (a `dataInfo` or `portalDataInfo`, named `name`): 0 when absent or `null`, the whole
+    /// number (or digits as text) it holds; `-1007` for anything else (a fraction, a number beyond `Int`, words, a
+    /// boolean, an array), as the `Decodable` readings of the same object say.
+    static func count(_ object: [String: Any], _ key: String, in name: String, status: Int) throws(FMError) -> Int {
+        switch object[key] {
+        case nil, is NSNull:
+            return 0
+        case let number as NSNumber where isBoolean(number):
+            throw FMError.malformed("\(name).\(key) is not an integer (a boolean)", status: status)
+        case let value:
+            guard let count = int(value) else { throw FMError.malformed("\(name).\(key) is not an integer", status: status) }
+            return count
+        }
+    }
+
     /// The exact `Int` value of a JSON number, or `nil` when it has none.
     static func exactInt(_ number: NSNumber) -> Int? {
         // Integers (also beyond 2^53) keep every digit in their decimal text.
