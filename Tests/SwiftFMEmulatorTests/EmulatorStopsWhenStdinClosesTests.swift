@@ -36,6 +36,25 @@ struct EmulatorStopsWhenStdinClosesTests {
         return result.entries.first
     }
 
+    #if os(Linux)
+    /// Fills the child's stderr pipe (through /proc, as a harness that never reads it would after enough lines):
+    /// every later write to it would block.
+    static func fillStandardError(of process: ChildProcess) throws {
+        let pipe = open("/proc/\(process.processIdentifier)/fd/2", O_WRONLY | O_NONBLOCK)
+        try #require(pipe >= 0, "cannot open the child's stderr: \(errno)")
+        defer { close(pipe) }
+        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 4096)
+        var filled = 0
+        while true {
+            let written = chunk.withUnsafeBytes { write(pipe, $0.baseAddress, $0.count) }
+            if written > 0 { filled += written; continue }
+            if written < 0 && errno == EINTR { continue }
+            break
+        }
+        try #require(errno == EAGAIN && filled > 0, "the pipe did not fill (\(filled) bytes, errno \(errno))")
+    }
+    #endif
+
     @Test("It serves while stdin is open, and exits 0 once it is closed")
     func stopsOnEndOfFile() async throws {
         let executable = try #require(fmEmulatorExecutable)
@@ -76,19 +95,7 @@ struct EmulatorStopsWhenStdinClosesTests {
         let line = try #require(Self.firstLine(of: stdout), "no listening line")
         #expect(line.hasPrefix("listening on "))
 
-        let stderrPipe = open("/proc/\(process.processIdentifier)/fd/2", O_WRONLY | O_NONBLOCK)
-        try #require(stderrPipe >= 0, "cannot open the child's stderr: \(errno)")
-        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 4096)
-        var filled = 0
-        while true {
-            let written = chunk.withUnsafeBytes { write(stderrPipe, $0.baseAddress, $0.count) }
-            if written > 0 { filled += written; continue }
-            if written < 0 && errno == EINTR { continue }
-            break
-        }
-        let full = errno == EAGAIN
-        close(stderrPipe)
-        try #require(full && filled > 0, "the pipe did not fill (\(filled) bytes, errno \(errno))")
+        try Self.fillStandardError(of: process)
 
         try stdin.close()
         let ended = process.waitUntilExit(seconds: 300)

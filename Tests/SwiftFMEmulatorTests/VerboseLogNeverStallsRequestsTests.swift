@@ -22,19 +22,7 @@ struct VerboseLogNeverStallsRequestsTests {
         let base = try #require(URL(string: String(line.dropFirst("listening on ".count))))
 
         // Fill the child's stderr pipe, as a harness that never reads it would after enough requests.
-        let pipe = open("/proc/\(process.processIdentifier)/fd/2", O_WRONLY | O_NONBLOCK)
-        try #require(pipe >= 0, "cannot open the child's stderr: \(errno)")
-        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 4096)
-        var filled = 0
-        while true {
-            let written = chunk.withUnsafeBytes { write(pipe, $0.baseAddress, $0.count) }
-            if written > 0 { filled += written; continue }
-            if written < 0 && errno == EINTR { continue }
-            break
-        }
-        let full = errno == EAGAIN
-        close(pipe)
-        try #require(full && filled > 0, "the pipe did not fill (\(filled) bytes, errno \(errno))")
+        try EmulatorStopsWhenStdinClosesTests.fillStandardError(of: process)
 
         // Requests are answered all the same (each writes a line that cannot go out now).
         let configuration = URLSessionConfiguration.ephemeral
