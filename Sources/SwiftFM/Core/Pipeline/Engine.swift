@@ -120,8 +120,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         }
         if let result = delivering.take() {
             // The deadline ended the call: its exchange is stopped and logs nothing, so this line says it.
+            // A login's or logout's (`retries` off: the session stage's) end is the session stage's to say.
             if byDeadline, case .failure(let error) = result {
-                context.sender.logger.log(.error, "\(endpoint.kind) timed out: \(error.message)", metadata: logMetadata(code: error.code))
+                context.sender.logger.log(retries ? .error : .warning, "\(endpoint.kind) timed out: \(error.message)",
+                                          metadata: logMetadata(code: error.code))
             }
             delivery.deliver(hidingSecrets(consume result))
         }
@@ -383,10 +385,11 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     }
 
     /// Logs a failed exchange's line: `error` when its failure ends the call (a caller must see it), `warning`
-    /// when the call goes on (retried, or replayed).
+    /// when the call goes on (retried, or replayed), and for a login or logout (`retries` off), whose failure the
+    /// session stage says ("login failed", at the level of its verdict): one failure, one error line.
     private func log(_ line: FailedAttemptLine?, endingTheCall: Bool) {
         guard let line else { return }
-        context.sender.logger.log(endingTheCall ? .error : .warning, line.text, metadata: logMetadata(code: line.code))
+        context.sender.logger.log(endingTheCall && retries ? .error : .warning, line.text, metadata: logMetadata(code: line.code))
     }
 
     // MARK: classify
@@ -396,7 +399,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// data) when it is delivered (see ``Delivery``); anything else is classified.
     private func received(_ result: consuming Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?,
                           describe: (@Sendable () -> String)? = nil, failedLine: FailedAttemptLine? = nil) {
-        guard !isDone else { return log(failedLine, endingTheCall: false) }   // ended meanwhile: the session is not touched any more
+        // Ended meanwhile (its deadline, a shutdown): the session is not touched any more, and the exchange that end
+        // stopped is detail, as a cancelled one is (the deadline's own line said it; a shutdown is the owner's doing).
+        guard !isDone else {
+            if let failedLine { context.sender.logger.log(.debug, failedLine.text, metadata: logMetadata(code: failedLine.code)) }
+            return
+        }
         guard result.isAccepted(by: accepting) else {
             return classify(result, lease: lease, explicitToken: explicitToken, failedLine: failedLine)
         }
@@ -502,7 +510,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         case .end(let final, let why):
             // A call that does not retry (a login, a logout) hands a transient failure to the session stage,
             // which says what became of it ("login failed", at the level of its verdict).
-            log(failedLine, endingTheCall: retries)
+            log(failedLine, endingTheCall: true)
             if unsent {
                 // Nothing of this call was sent (its login failed, and the login's own lines were warnings): this
                 // line says the call ended.
