@@ -6,7 +6,8 @@ import Testing
 /// once, at `error`, and the exchange it stopped is detail (`debug`), as a cancelled one is; a call ended by a
 /// shutdown (`-1012`, the owner's own doing) logs nothing above `info`; a login that fails for good (a
 /// certificate not trusted) or times out is the session stage's one "login failed" error, its exchange's own
-/// lines no more than warnings.
+/// lines no more than warnings. The error line is written whatever ``FMConfiguration/logLevel`` is, `error`
+/// included (a daemon that logs errors only still sees the call that failed).
 @Suite("Log levels: one failure is one error line")
 struct OneFailureOneErrorLineTests {
     private typealias Rule = FirstContactRuleTests
@@ -63,5 +64,17 @@ struct OneFailureOneErrorLineTests {
         #expect(await onOwnThread { held?.waitUntilCancelled(deadline: TestBound.deadline) } == true)
         let errors = Self.above(.error, h)
         #expect(errors.count == 1 && errors.first?.hasPrefix("[error] login failed: -1004") == true, "\(errors)")
+    }
+
+    @Test func aClientLoggingErrorsOnlyGetsTheFailureThatEndsACall() async {
+        let server = Rule.Server()
+        server.goDown()
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
+        configuration.logLevel = .error
+        let h = Rule.harness(server, configuration: configuration)
+        await #expect(throws: FMError.self) { try await h.api.bridge(TestEndpoints.records()) }
+        let errors = Self.above(.error, h)
+        #expect(errors.count == 1 && errors.first?.hasPrefix("[error] ← GET ") == true && errors.first?.contains("failed -1003") == true,
+                "\(errors)")
     }
 }

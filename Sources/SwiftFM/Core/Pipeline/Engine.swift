@@ -356,7 +356,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// logged by ``log(_:endingTheCall:)`` once the call decided.
     private func logAnswer(_ result: Result<ExchangeAnswer, ExchangeFailure>, line: () -> String, started: UInt64) -> FailedAttemptLine? {
         let logger = context.sender.logger
-        guard logger.isEnabled, logger.isEnabled(Self.answerFailed(result, accepting: accepting) ? .warning : .debug) else { return nil }
+        // A failed exchange's line may end up an error (``log(_:endingTheCall:)``): built whenever errors are logged.
+        guard logger.isEnabled, logger.isEnabled(Self.answerFailed(result, accepting: accepting) ? .error : .debug) else { return nil }
         let line = line()
         let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
         switch result {
@@ -518,6 +519,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                            metadata: logMetadata(code: final.code))
             }
             if let why { logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): \(why)", metadata: logMetadata(code: error.code)) }
+            // An answer that says the server is away (a proxy's 502, 503 or 504: its line was a warning) ends the call:
+            // said once, at error, as a refused connection's line is.
+            if retries, !unsent, let status = error.httpStatus, [502, 503, 504].contains(status) {
+                logger.log(.error, "\(endpoint.kind) failed: HTTP \(status): \(final.code) \(final.message)",
+                           metadata: logMetadata(code: final.code, status: status))
+            }
             report(.answered(.failure(final)))
         case .backOff(let wait, let attempts, let untilDeadline):
             log(failedLine, endingTheCall: false)
