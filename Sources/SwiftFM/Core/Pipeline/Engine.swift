@@ -175,6 +175,11 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     func start(deadline seconds: TimeInterval) {
         if handle.isCancelled { return report(.cancelled) }
         if let invalid = endpoint.invalid {
+            // A file that cannot be read (an upload's, read as the call was built) is a failure of the machine, not
+            // of the caller's arguments: said at error, as when it is found unreadable while sending.
+            if invalid.code == FMError.ClientCode.fileError {
+                context.sender.logger.log(.error, "\(endpoint.method.rawValue) not sent: \(invalid)", metadata: logMetadata(code: invalid.code))
+            }
             report(.answered(.failure(invalid)))
             return
         }
@@ -275,9 +280,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 built = try Multipart.writeBody(boundary: boundary, fileName: fileName, mimeType: mimeType, source: source)
             } catch {
                 release()
-                received(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
-                    message: "Cannot read \(source.path)", underlying: String(describing: error)), beforeAnswer: false)),
-                         lease: lease, explicitToken: explicitToken)
+                let failure = FMError(code: FMError.ClientCode.fileError, message: "Cannot read \(source.path)", underlying: String(describing: error))
+                // Nothing was sent and no exchange line will say it: this line does (as a request that cannot be built).
+                sender.logger.log(.error, "\(endpoint.method.rawValue) not sent: \(failure)", metadata: logMetadata(code: failure.code))
+                received(.failure(ExchangeFailure(error: failure, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
                 return
             }
         }
@@ -286,8 +292,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         if case .file(let source, _) = endpoint.body {
             guard FileManager.default.isReadableFile(atPath: source.path) else {
                 release()
-                received(.failure(ExchangeFailure(error: FMError(code: FMError.ClientCode.fileError,
-                    message: "Cannot read \(source.path)"), beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+                let failure = FMError(code: FMError.ClientCode.fileError, message: "Cannot read \(source.path)")
+                sender.logger.log(.error, "\(endpoint.method.rawValue) not sent: \(failure)", metadata: logMetadata(code: failure.code))
+                received(.failure(ExchangeFailure(error: failure, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
                 return
             }
             callersFile = source
