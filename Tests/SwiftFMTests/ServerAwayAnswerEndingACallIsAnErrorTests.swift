@@ -5,7 +5,8 @@ import Testing
 /// A call that ends because the server stayed away behind its proxy (a 502, 503 or 504 answer it does not try
 /// again: its attempts spent, a write, a `Retry-After` past its deadline) logs that end at `error`, once, as the
 /// same call ending on a refused connection does (the level table of TracingAndLogLevels: "the attempt that ends
-/// a call"). The answers it rode out stay warnings; a call that recovers logs no error.
+/// a call"). The answers it rode out stay warnings; a call that recovers logs no error. The line hides the
+/// call's own token, which a proxy's page may echo, as the error the caller gets does.
 @Suite("Log levels: a call that gives up on a server away behind a proxy logs an error")
 struct ServerAwayAnswerEndingACallIsAnErrorTests {
     private typealias Rule = FirstContactRuleTests
@@ -54,5 +55,16 @@ struct ServerAwayAnswerEndingACallIsAnErrorTests {
         }
         #expect(try await h.api.bridge(TestEndpoints.records()) == "ok")
         #expect(Self.errors(h).isEmpty, "\(Self.errors(h))")
+    }
+
+    @Test func theLineHidesTheCallsOwnToken() async {
+        let token = "explicit-token-9f8e7d6c5b4a"
+        let h = Harness(configuration: Self.configuration(FMRetryPolicy(maxAttempts: 1)), store: Rule.loggedIn) { _ in
+            .json(503, #"{"messages":[{"code":"-1","message":"upstream refused Authorization: Bearer \#(token)"}],"response":{}}"#)
+        }
+        await #expect(throws: FMError.self) { try await h.api.bridge(TestEndpoints.records(auth: .token(token))) }
+        let errors = Self.errors(h)
+        #expect(errors.count == 1, "\(errors)")
+        #expect(!h.logs.values.contains { $0.message.contains(token) }, "\(h.logs.values.map(\.message))")
     }
 }

@@ -528,9 +528,11 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             if let why { logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): \(why)", metadata: logMetadata(code: error.code)) }
             // An answer that says the server is away (a proxy's 502, 503 or 504: its line was a warning) ends the call:
             // said once, at error, as a refused connection's line is.
-            if retries, !unsent, let status = error.httpStatus, [502, 503, 504].contains(status) {
-                logger.log(.error, "\(endpoint.kind) failed: HTTP \(status): \(final.code) \(final.message)",
-                           metadata: logMetadata(code: final.code, status: status))
+            // Its text as the caller gets it: without the call's own token, which a proxy's page may echo.
+            if retries, !unsent, let status = error.httpStatus, [502, 503, 504].contains(status),
+               case .failure(let shown) = hidingSecrets(.failure(final)) {
+                logger.log(.error, "\(endpoint.kind) failed: HTTP \(status): \(shown.code) \(shown.message)",
+                           metadata: logMetadata(code: shown.code, status: status))
             }
             report(.answered(.failure(final)))
         case .backOff(let wait, let attempts, let untilDeadline):
