@@ -8,7 +8,7 @@ import Testing
 // The contract: a page walk over a server that ignores `_offset` ends with `-1007` on the third identical page
 // whatever the records' ids are: records without a `recordId` (a raw walk tells them apart by their content) and
 // records whose `recordId` is `""` are compared as any others, so the walk never asks for ever. Distinct records
-// without ids on the pages of a set are still walked to the end.
+// without ids, or with `""` ids (raw: told apart by their content), on the pages of a set are still walked to the end.
 
 @Suite("Paging ends without record ids")
 struct PagingEndsWithoutRecordIdsTests {
@@ -55,5 +55,22 @@ struct PagingEndsWithoutRecordIdsTests {
             names += page.records.compactMap { ($0["fieldData"] as? [String: Any])?["name"] as? String }
         }
         #expect(names == ["a", "b", "c", "d", "e", "f"])
+    }
+
+    /// Guard: distinct raw records whose `recordId` is `""`, on full pages, are walked to the end (they were taken
+    /// for the same page three times over, and the walk failed with -1007 on the third).
+    @Test func distinctRecordsWithEmptyIdsAreWalked() async throws {
+        let h = Harness(store: ServerValuesAttackTests.loggedIn) { request in
+            let query = request.url?.query ?? ""
+            for (offset, names) in [(1, ["a", "b"]), (3, ["c", "d"]), (5, ["e", "f"]), (7, ["g"])] where query.contains("_offset=\(offset)&") {
+                return .json(200, Self.page(names, recordId: "", found: nil))
+            }
+            return .json(500, Bodies.noRecords)
+        }
+        var names: [String] = []
+        for try await page in h.api.pages(layout: "L", pageSize: 2) {
+            names += page.records.compactMap { ($0["fieldData"] as? [String: Any])?["name"] as? String }
+        }
+        #expect(names == ["a", "b", "c", "d", "e", "f", "g"])
     }
 }

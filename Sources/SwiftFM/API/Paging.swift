@@ -18,7 +18,7 @@ struct PageSource<Page>: Sendable {
     /// The number of records in a page and the size of the found set (`dataInfo.foundCount`) when known.
     let counts: @Sendable (Page) -> (returned: Int, found: Int?)
     /// The record ids of a page, in order (compared with the page before: see ``next(after:at:previous:)``); a raw
-    /// record without one is known by its content (``contentKey(_:)``).
+    /// record without one (or with an empty one) is known by its content (``contentKey(_:)``).
     let ids: @Sendable (Page) -> [String]
 
     /// What a walk remembers of the page before: its record ids, and how often in a row it came back.
@@ -122,7 +122,7 @@ extension PageSource {
              range: { Endpoints.getRecords(layout: layout, offset: $0, limit: $1, sort: $2, options: $3) },
              found: { Endpoints.find(layout: layout, request: $0) },
              counts: { ($0.records.count, $0.dataInfo?.foundCount) },
-             ids: { $0.records.map { RawJSON.string($0["recordId"]) ?? contentKey($0) } })
+             ids: { $0.records.map { RawJSON.string($0["recordId"]).flatMap { $0.isEmpty ? nil : $0 } ?? contentKey($0) } })
     }
 
     /// What tells a raw record without a `recordId` apart from another in the same-page check: its content, as

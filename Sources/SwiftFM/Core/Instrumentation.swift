@@ -171,12 +171,37 @@ extension Endpoint {
     }
 
     /// The table (entity set) an OData call on one names (its kind starts with `{set}`): the path's segment after
-    /// the database, up to a key, a `/` or the query, decoded.
+    /// the database, up to a `/` or the query (both percent-encoded in a name and a key), without the key that
+    /// ends it when the call names one (`{set}({key})…`), decoded. A set's name keeps its parentheses unencoded
+    /// (`Sales (2024)` is `Sales%20(2024)`), so the key is the parenthesised group that ends the segment, found
+    /// from its end (its quoted text may hold parentheses too).
     var table: String? {
         guard case .odata(let path, let kind) = scope, kind.hasPrefix("{set}"), let slash = path.firstIndex(of: "/") else { return nil }
         let rest = path[path.index(after: slash)...]
-        let name = rest.prefix { $0 != "(" && $0 != "/" && $0 != "?" }
+        var name = rest.prefix { $0 != "/" && $0 != "?" }
+        if kind.hasPrefix("{set}({key})"), let open = Self.keyStart(name) { name = name[..<open] }
         guard !name.isEmpty else { return nil }
         return String(name).removingPercentEncoding ?? String(name)
+    }
+
+    /// Where the key `(…)` that ends `segment` opens: its last `)` matched backwards, parentheses inside quoted
+    /// text (`'…'`, a quote written twice inside) not counted; `nil` when the segment ends otherwise.
+    private static func keyStart(_ segment: Substring) -> Substring.Index? {
+        guard segment.last == ")" else { return nil }
+        var depth = 0
+        var quoted = false
+        var index = segment.endIndex
+        while index > segment.startIndex {
+            index = segment.index(before: index)
+            switch segment[index] {
+            case "'": quoted.toggle()
+            case ")" where !quoted: depth += 1
+            case "(" where !quoted:
+                depth -= 1
+                if depth == 0 { return index }
+            default: break
+            }
+        }
+        return nil
     }
 }

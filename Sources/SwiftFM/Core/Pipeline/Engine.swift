@@ -120,8 +120,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         }
         if let result = delivering.take() {
             // The deadline ended the call: its exchange is stopped and logs nothing, so this line says it.
+            // A login's or logout's (`retries` off: the session stage's) end is the session stage's to say.
             if byDeadline, case .failure(let error) = result {
-                context.sender.logger.log(.error, "\(endpoint.kind) timed out: \(error.message)", metadata: logMetadata(code: error.code))
+                context.sender.logger.log(retries ? .error : .warning, "\(endpoint.kind) timed out: \(error.message)",
+                                          metadata: logMetadata(code: error.code))
             }
             delivery.deliver(hidingSecrets(consume result))
         }
@@ -173,6 +175,11 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     func start(deadline seconds: TimeInterval) {
         if handle.isCancelled { return report(.cancelled) }
         if let invalid = endpoint.invalid {
+            // A file that cannot be read (an upload's, read as the call was built) is a failure of the machine, not
+            // of the caller's arguments: said at error, as when it is found unreadable while sending.
+            if invalid.code == FMError.ClientCode.fileError {
+                context.sender.logger.log(.error, "\(endpoint.method.rawValue) not sent: \(invalid)", metadata: logMetadata(code: invalid.code))
+            }
             report(.answered(.failure(invalid)))
             return
         }
@@ -275,6 +282,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 release()
                 let failure = (error as? FMError) ?? FMError(code: FMError.ClientCode.fileError, message: "Cannot read \(source.path)",
                                                              underlying: String(describing: error))
+                // Nothing was sent and no exchange line will say it: this line does (as a request that cannot be built).
+                sender.logger.log(.error, "\(endpoint.method.rawValue) not sent: \(failure)", metadata: logMetadata(code: failure.code))
                 received(.failure(ExchangeFailure(error: failure, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
                 return
             }
@@ -285,6 +294,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             // Checked again now: the file may have changed since the call was made.
             if let problem = UploadSource.problem(source) {
                 release()
+                sender.logger.log(.error, "\(endpoint.method.rawValue) not sent: \(problem)", metadata: logMetadata(code: problem.code))
                 received(.failure(ExchangeFailure(error: problem, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
                 return
             }
@@ -354,7 +364,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// logged by ``log(_:endingTheCall:)`` once the call decided.
     private func logAnswer(_ result: Result<ExchangeAnswer, ExchangeFailure>, line: () -> String, started: UInt64) -> FailedAttemptLine? {
         let logger = context.sender.logger
-        guard logger.isEnabled, logger.isEnabled(Self.answerFailed(result, accepting: accepting) ? .warning : .debug) else { return nil }
+        // A failed exchange's line may end up an error (``log(_:endingTheCall:)``): built whenever errors are logged.
+        guard logger.isEnabled, logger.isEnabled(Self.answerFailed(result, accepting: accepting) ? .error : .debug) else { return nil }
         let line = line()
         let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
         switch result {
@@ -383,10 +394,11 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     }
 
     /// Logs a failed exchange's line: `error` when its failure ends the call (a caller must see it), `warning`
-    /// when the call goes on (retried, or replayed).
+    /// when the call goes on (retried, or replayed), and for a login or logout (`retries` off), whose failure the
+    /// session stage says ("login failed", at the level of its verdict): one failure, one error line.
     private func log(_ line: FailedAttemptLine?, endingTheCall: Bool) {
         guard let line else { return }
-        context.sender.logger.log(endingTheCall ? .error : .warning, line.text, metadata: logMetadata(code: line.code))
+        context.sender.logger.log(endingTheCall && retries ? .error : .warning, line.text, metadata: logMetadata(code: line.code))
     }
 
     // MARK: classify
@@ -396,7 +408,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// data) when it is delivered (see ``Delivery``); anything else is classified.
     private func received(_ result: consuming Result<ExchangeAnswer, ExchangeFailure>, lease: SessionLease?, explicitToken: String?,
                           describe: (@Sendable () -> String)? = nil, failedLine: FailedAttemptLine? = nil) {
-        guard !isDone else { return log(failedLine, endingTheCall: false) }   // ended meanwhile: the session is not touched any more
+        // Ended meanwhile (its deadline, a shutdown): the session is not touched any more, and the exchange that end
+        // stopped is detail, as a cancelled one is (the deadline's own line said it; a shutdown is the owner's doing).
+        guard !isDone else {
+            if let failedLine { context.sender.logger.log(.debug, failedLine.text, metadata: logMetadata(code: failedLine.code)) }
+            return
+        }
         guard result.isAccepted(by: accepting) else {
             return classify(result, lease: lease, explicitToken: explicitToken, failedLine: failedLine)
         }
@@ -502,7 +519,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         case .end(let final, let why):
             // A call that does not retry (a login, a logout) hands a transient failure to the session stage,
             // which says what became of it ("login failed", at the level of its verdict).
-            log(failedLine, endingTheCall: retries)
+            log(failedLine, endingTheCall: true)
             if unsent {
                 // Nothing of this call was sent (its login failed, and the login's own lines were warnings): this
                 // line says the call ended.
@@ -510,6 +527,14 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                            metadata: logMetadata(code: final.code))
             }
             if let why { logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): \(why)", metadata: logMetadata(code: error.code)) }
+            // An answer that says the server is away (a proxy's 502, 503 or 504: its line was a warning) ends the call:
+            // said once, at error, as a refused connection's line is.
+            // Its text as the caller gets it: without the call's own token, which a proxy's page may echo.
+            if retries, !unsent, let status = error.httpStatus, [502, 503, 504].contains(status),
+               case .failure(let shown) = hidingSecrets(.failure(final)) {
+                logger.log(.error, "\(endpoint.kind) failed: HTTP \(status): \(shown.code) \(shown.message)",
+                           metadata: logMetadata(code: shown.code, status: status))
+            }
             report(.answered(.failure(final)))
         case .backOff(let wait, let attempts, let untilDeadline):
             log(failedLine, endingTheCall: false)

@@ -248,7 +248,8 @@ final class SessionStage: Sendable, SessionLeaseOwner {
                 return (!state.ended, state.token)
             }
             guard first else { return }
-            logger.log(.error, "the login (or the new-session hook) took longer than the timeout; given up")
+            // Detail: the login's failure (-1004) is logged once, as "login failed", at error.
+            logger.log(.debug, "the login (or the new-session hook) took longer than the timeout; given up")
             completion(.failure(.timeout(try? configuration.resolvedBase().get().url, after: configuration.timeout)))
             guard let token else { return inFlight() }
             closeOnServer(token) { inFlight() }
