@@ -141,12 +141,13 @@ public final class Emulator: Sendable {
     }
 
     /// The URL of a server bound at `host` (as ``HTTPServer/start(host:port:)`` takes it): an IPv6 address in
-    /// brackets once, whether or not it came with them (`::1` and `[::1]` alike), an empty host as `127.0.0.1` (what
-    /// the server binds for it); `nil` when no URL can name it.
+    /// brackets once, whether or not it came with them (`::1` and `[::1]` alike), an empty host and `localhost` as
+    /// `127.0.0.1` (what the server binds for them: a client whose `localhost` is `::1` first must not be sent
+    /// there); `nil` when no URL can name it.
     static func url(host: String, port: UInt16) -> URL? {
         var name = host
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name.isEmpty { name = "127.0.0.1" }
+        if name.isEmpty || name.lowercased() == "localhost" { name = "127.0.0.1" }
         return URL(string: "http://\(name.contains(":") ? "[\(name)]" : name):\(port)")
     }
 

@@ -9,7 +9,8 @@ import SwiftFMEmulator
 
 // `start(host:)` and `startControl(host:)` take an IPv6 address with or without the brackets of a URL
 // (`fm-emulator --host [::1]`, as it is written in the URL the emulator prints) and an empty host as loopback; each
-// answers a URL that works, never "invalid emulator schema: cannot form a URL for host".
+// answers a URL that works, never "invalid emulator schema: cannot form a URL for host"; `localhost` is named as the
+// address it binds, 127.0.0.1.
 
 @Suite("The host given to start may be written as in a URL")
 struct StartHostBracketRuleTests {
@@ -79,6 +80,18 @@ struct StartHostBracketRuleTests {
         let url = try emulator.start(host: "")
         #expect(url.absoluteString.hasPrefix("http://127.0.0.1:"), "\(url)")
         let control = try emulator.startControl(host: "")
+        #expect(control.absoluteString.hasPrefix("http://127.0.0.1:"), "\(control)")
+    }
+
+    /// `localhost` binds 127.0.0.1 only, so the URL names 127.0.0.1: a client whose `localhost` resolves to `::1`
+    /// first (Node 18 and later) would be refused at the URL the emulator printed.
+    @Test("localhost is named as what it binds, 127.0.0.1", arguments: ["localhost", "LocalHost"])
+    func localhostIsNamedAsBound(host: String) throws {
+        let emulator = Emulator()
+        defer { emulator.stopControl(); emulator.stop() }
+        let url = try emulator.start(host: host)
+        #expect(url.absoluteString.hasPrefix("http://127.0.0.1:"), "\(url)")
+        let control = try emulator.startControl(host: host)
         #expect(control.absoluteString.hasPrefix("http://127.0.0.1:"), "\(control)")
     }
 }
