@@ -145,9 +145,7 @@ public final class Emulator: Sendable {
     /// `127.0.0.1` (what the server binds for them: a client whose `localhost` is `::1` first must not be sent
     /// there); `nil` when no URL can name it.
     static func url(host: String, port: UInt16) -> URL? {
-        var name = host
-        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name.isEmpty || name.lowercased() == "localhost" { name = "127.0.0.1" }
+        let name = HTTPSocket.bindName(host)
         return URL(string: "http://\(name.contains(":") ? "[\(name)]" : name):\(port)")
     }
 

@@ -143,12 +143,20 @@ enum HTTPSocket {
         _ = close(fd)
     }
 
-    /// Resolves `host` to an IPv4 or IPv6 socket address (numeric addresses, `localhost`, or a name
-    /// resolved through `getaddrinfo`, IPv4 preferred).
-    static func resolve(host: String, port: UInt16) -> HTTPSocketAddress? {
+    /// The address `host` means to the server: an IPv6 address without the brackets of a URL (`[::1]` is `::1`),
+    /// an empty host and `localhost` as `127.0.0.1`; anything else as it is. The one rule for binding and for
+    /// naming what was bound (``Emulator``'s URLs).
+    static func bindName(_ host: String) -> String {
         var name = host
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         if name.isEmpty || name.lowercased() == "localhost" { name = "127.0.0.1" }
+        return name
+    }
+
+    /// Resolves `host` to an IPv4 or IPv6 socket address (numeric addresses, `localhost`, or a name
+    /// resolved through `getaddrinfo`, IPv4 preferred).
+    static func resolve(host: String, port: UInt16) -> HTTPSocketAddress? {
+        let name = bindName(host)
         var v4 = in_addr()
         if inet_pton(AF_INET, name, &v4) == 1 {
             var sa = sockaddr_in()
