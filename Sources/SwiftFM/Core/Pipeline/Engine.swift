@@ -178,7 +178,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             // A file that cannot be read (an upload's, read as the call was built) is a failure of the machine, not
             // of the caller's arguments: said at error, as when it is found unreadable while sending.
             if invalid.code == FMError.ClientCode.fileError {
-                context.sender.logger.log(.error, "\(endpoint.method.rawValue) not sent: \(invalid)", metadata: logMetadata(code: invalid.code))
+                logNotSent(invalid)
             }
             report(.answered(.failure(invalid)))
             return
@@ -235,11 +235,11 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         switch RequestBuilder.request(for: endpoint, configuration: context.configuration, authorization: authorization) {
         case .success(let built): request = built
         case .failure(let error):
-            logger.log(.error, "\(endpoint.method.rawValue) not sent: \(error)", metadata: logMetadata(code: error.code))
+            logNotSent(error)
             return received(.failure(ExchangeFailure(error: error, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
         }
         if let refusal = sender.refusal {
-            logger.log(.error, "\(endpoint.method.rawValue) not sent: \(refusal)")
+            logNotSent(refusal)
             return received(.failure(ExchangeFailure(error: refusal, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
         }
         // The method and redacted path of the request's lines: built once when debug lines are wanted, else only
@@ -283,7 +283,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 let failure = (error as? FMError) ?? FMError(code: FMError.ClientCode.fileError, message: "Cannot read \(source.path)",
                                                              underlying: String(describing: error))
                 // Nothing was sent and no exchange line will say it: this line does (as a request that cannot be built).
-                sender.logger.log(.error, "\(endpoint.method.rawValue) not sent: \(failure)", metadata: logMetadata(code: failure.code))
+                logNotSent(failure)
                 received(.failure(ExchangeFailure(error: failure, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
                 return
             }
@@ -294,7 +294,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             // Checked again now: the file may have changed since the call was made.
             if let problem = UploadSource.problem(source) {
                 release()
-                sender.logger.log(.error, "\(endpoint.method.rawValue) not sent: \(problem)", metadata: logMetadata(code: problem.code))
+                logNotSent(problem)
                 received(.failure(ExchangeFailure(error: problem, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
                 return
             }
@@ -349,6 +349,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         case (nil, .token(let token)):
             .success(("Bearer " + token, token))
         }
+    }
+
+    /// A call that failed before anything was sent (a request that cannot be built, a refusal, an upload's file that
+    /// cannot be read): said once, at error, as no exchange line will say it.
+    private func logNotSent(_ error: FMError) {
+        context.sender.logger.log(.error, "\(endpoint.method.rawValue) not sent: \(error)", metadata: logMetadata(code: error.code))
     }
 
     /// The line of an exchange that failed (no answer, or one that broke off), logged once the call decided:
