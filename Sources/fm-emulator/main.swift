@@ -127,6 +127,37 @@ let valueOptions: Set<String> = ["--host", "--port", "-p", "--control-port", "--
                                  "--idle-timeout", "--header-timeout", "--body-timeout", "--max-logged-requests",
                                  "--max-logged-bytes", "--max-answer-bytes", "--claris-id-token-lifetime"]
 
+/// The options that take no value.
+let flagOptions: Set<String> = ["--help", "-h", "--verbose", "-v", "--control", "--log-bodies", "--claris-id", "--stop-on-stdin-close"]
+
+/// The option `argument` was most likely meant to be: the long option within two edits of it (case ignored), or the
+/// only one it begins; `nil` when none or several are as close.
+func suggestion(for argument: String) -> String? {
+    let typed = Array(argument.lowercased())
+    guard typed.count >= 3, typed.count <= 64 else { return nil }
+    let options = valueOptions.union(flagOptions).filter { $0.hasPrefix("--") }.sorted()
+    /// The edit distance (insertions, deletions, substitutions) of `typed` and `option`.
+    func distance(_ option: String) -> Int {
+        let target = Array(option)
+        var previous = Array(0...target.count)
+        for (i, a) in typed.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: target.count)
+            for (j, b) in target.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (a == b ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[target.count]
+    }
+    let scored = options.map { (option: $0, distance: distance($0)) }
+    if let best = scored.map(\.distance).min(), best <= 2 {
+        let closest = scored.filter { $0.distance == best }
+        return closest.count == 1 ? closest[0].option : nil
+    }
+    let extending = options.filter { $0.hasPrefix(String(typed)) }
+    return extending.count == 1 ? extending[0] : nil
+}
+
 func parseArguments(_ arguments: [String]) -> Options? {
     var options = Options()
     var i = 0
@@ -165,7 +196,8 @@ func parseArguments(_ arguments: [String]) -> Options? {
         case "--stop-on-stdin-close":
             options.stopOnStdinClose = true
         default:
-            writeStderr("fm-emulator: unknown argument \(arguments[i])\n")
+            let hint = suggestion(for: argument).map { " (did you mean \($0)?)" } ?? ""
+            writeStderr("fm-emulator: unknown argument \(arguments[i])\(hint)\n")
             return nil
         }
         i += 1

@@ -168,6 +168,24 @@ struct HTTPEmulatorExecutableTests {
         #expect(emulator.standardErrorText.contains("usage: fm-emulator"))
     }
 
+    /// An unknown option names the one it was most likely meant to be: within two edits, or the only one it begins;
+    /// nothing when none or several are as close.
+    @Test("A mistyped option names the one meant", arguments: [
+        (["--prot", "8080"], "--port"), (["--verbos"], "--verbose"), (["-verbose"], "--verbose"), (["--Control"], "--control"),
+        (["--stop-on-stdin"], "--stop-on-stdin-close"), (["--publik-url=http://h"], "--public-url"), (["--max"], nil), (["--zzzzzzzz"], nil),
+    ] as [([String], String?)])
+    func aMistypedOptionNamesTheOneMeant(arguments: [String], meant: String?) throws {
+        let emulator = try HTTPEmulatorProcess(arguments)
+        #expect(emulator.waitForExit() == 2)
+        let text = emulator.standardErrorText
+        #expect(text.contains("unknown argument \(arguments[0])") && text.contains("usage: fm-emulator"), "\(text)")
+        if let meant {
+            #expect(text.contains("(did you mean \(meant)?)"), "\(text)")
+        } else {
+            #expect(!text.contains("did you mean"), "\(text)")
+        }
+    }
+
     @Test("--help prints usage and exits 0")
     func help() throws {
         let emulator = try HTTPEmulatorProcess(["--help"])
