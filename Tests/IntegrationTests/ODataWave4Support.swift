@@ -172,7 +172,7 @@ final class FMEmulatorProcess: @unchecked Sendable {
     func control(_ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> [String: Any] {
         var request = URLRequest(url: control.appendingPathComponent(path))
         request.httpMethod = method
-        request.timeoutInterval = 120
+        request.timeoutInterval = 300   // a child process on a loaded machine: the hang bound
         if let body {
             request.httpBody = try JSONSerialization.data(withJSONObject: body)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")

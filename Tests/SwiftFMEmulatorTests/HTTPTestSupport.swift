@@ -237,8 +237,9 @@ func withHTTPServer<T>(handler: any HTTPHandler = HTTPEchoHandler(), maxHeaderBy
 func makeHTTPTestSession(maxConnections: Int = 8) -> URLSession {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.httpMaximumConnectionsPerHost = maxConnections
-    configuration.timeoutIntervalForRequest = 60
-    configuration.timeoutIntervalForResource = 120
+    // Generous: a loaded 2-core machine only slows a request down (the hang bound is 300 s).
+    configuration.timeoutIntervalForRequest = 300
+    configuration.timeoutIntervalForResource = 600
     configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
     return URLSession(configuration: configuration)
 }

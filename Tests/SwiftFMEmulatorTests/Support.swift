@@ -159,7 +159,7 @@ final class Harness {
             Issue.record("cannot build a URL from \(request.target)")
             return HTTPResponse(status: 0)
         }
-        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 30)
+        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 300)
         urlRequest.httpMethod = request.method
         urlRequest.httpShouldHandleCookies = false
         for (name, value) in request.headers where name.caseInsensitiveCompare("Host") != .orderedSame {
