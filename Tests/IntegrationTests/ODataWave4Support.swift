@@ -90,7 +90,7 @@ final class ODataHookReceiver: HTTPHandler, @unchecked Sendable {
     }
 
     /// The next request received, waiting (off the cooperative pool) at most `seconds`; `nil` if none came.
-    func next(within seconds: Double = 120) async -> HTTPRequest? {
+    func next(within seconds: Double = 300) async -> HTTPRequest? {
         let arrived = self.arrived
         let came: Bool = await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: arrived.wait(timeout: .now() + seconds) == .success) }
