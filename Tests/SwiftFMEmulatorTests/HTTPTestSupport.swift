@@ -253,3 +253,11 @@ func withHTTPServerSync<T>(handler: any HTTPHandler = HTTPEchoHandler(), maxHead
     defer { server.stop() }
     return try body(server, port)
 }
+
+/// Runs `wait` on a thread of its own and resumes the caller with its result: an async test waits for a child
+/// process or a reader thread without blocking a thread of the cooperative pool (two on a 2-core machine).
+func onOwnThread<R: Sendable>(_ wait: @escaping @Sendable () -> R) async -> R {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: wait()) }.start()
+    }
+}
