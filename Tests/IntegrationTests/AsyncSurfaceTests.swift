@@ -66,14 +66,17 @@ struct AsyncSurfaceTests {
     }
 
     @Test func taskCancellationCancelsTheRequest() async throws {
-        try await withClient { api, emulator in
+        // An hour's delay and deadline: the cancel comes once this test's task resumes, which a loaded pool may
+        // delay for minutes (with 30 s the answer, or the deadline, could come first).
+        try await withClient(timeout: 3600) { api, emulator in
             _ = try await api.login()
-            emulator.inject(.delay(30), count: 1, matching: "records")
+            let arrivals = LogWatch()
+            emulator.onRequest = { arrivals.arrived($0) }
+            emulator.inject(.delay(3600), count: 1, matching: "records")
             let task = Task { try await api.getRecords(layout: "Bands") }
-            // Cancel once the request is known to be at the server (its arrival is logged before the delay).
-            while !emulator.requestLog.contains(where: { $0.method == "GET" && $0.decodedPath.hasSuffix("/records") }) {
-                await Task.yield()
-            }
+            // Cancel once the request is known to be at the server (its arrival is reported before the delay),
+            // waiting for that event instead of spinning on the pool with yields.
+            await arrivals.wait(for: "/records")
             task.cancel()
             do {
                 _ = try await task.value

@@ -300,7 +300,8 @@ struct RetryBoundsTests {
 struct CapBoundsTests {
     @Test(arguments: BoundsSurface.allCases)
     func fiftyCallsUnderACapOfFour(_ surface: BoundsSurface) async throws {
-        try await withBoundedClient(maxConcurrentRequests: 4) { api, emulator, _ in
+        // A generous deadline: 50 calls queue for four slots, and the deadline is not what this test is about.
+        try await withBoundedClient(timeout: 600, maxConcurrentRequests: 4) { api, emulator, _ in
             emulator.serviceTime = 0.01
             emulator.resetMaxInFlight()
             let codes = await withTaskGroup(of: String.self) { group in

@@ -114,7 +114,9 @@ struct FaultTests {
 @Suite("Concurrency, client against the emulator")
 struct ConcurrencyTests {
     @Test func twoHundredCallsWithAnExpiredTokenCauseOneLogin() async throws {
-        try await withClient { api, emulator in
+        // A generous deadline: the calls queue for the one session, one at a time, and on a loaded machine the last
+        // of 240 may wait longer than the default 30 s (the deadline is not what this test is about).
+        try await withClient(timeout: 600) { api, emulator in
             _ = await callback(api) { api.login(completion: $0) }
             emulator.expireAllTokens()
             let logins = emulator.loginCount

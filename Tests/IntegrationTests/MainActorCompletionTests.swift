@@ -71,7 +71,7 @@ import SwiftFMEmulator
         result.set((names, code, MainQueue.isCurrent))
         done.signal()
     }
-    guard done.wait(timeout: .now() + 60) == .success else { return nil }
+    guard done.wait(timeout: .now() + 300) == .success else { return nil }   // the hang bound: a loaded machine only slows it
     return result.value
 }
 

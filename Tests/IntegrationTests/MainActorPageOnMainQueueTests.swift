@@ -47,11 +47,11 @@ struct MainActorPageOnMainQueueTests {
         let url = try emulator.start()
         defer { emulator.stop() }
         var configuration = FMConfiguration(host: url.absoluteString, database: "Integration", username: "admin", password: "admin")
-        configuration.timeout = 60
+        configuration.timeout = 300   // the hang bound: the main queue and the pool of a loaded machine may be slow
         // The main queue itself, or a serial queue that targets it (its blocks run on the main queue too).
         let queue = targeting ? DispatchQueue(label: "MainActorPageOnMainQueueTests.targeting", target: .main) : .main
         let api = DataAPI(configuration: configuration, callbackQueue: queue)
-        let ended = await WalkEnd().wait(bound: 120) { end in
+        let ended = await WalkEnd().wait(bound: 300) { end in
             DispatchQueue.main.async {
                 MainActor.assumeIsolated {
                     let count = PageCount()
@@ -76,10 +76,10 @@ struct MainActorPageOnMainQueueTests {
         defer { emulator.stop() }
         emulator.odataPageSize = 2
         var configuration = FMConfiguration(host: url.absoluteString, database: "Integration", username: "admin", password: "admin")
-        configuration.timeout = 60
+        configuration.timeout = 300   // the hang bound: the main queue and the pool of a loaded machine may be slow
         let api = DataAPI(configuration: configuration, callbackQueue: .main)
         let odata = FMOData(sharing: api)
-        let ended = await WalkEnd().wait(bound: 120) { end in
+        let ended = await WalkEnd().wait(bound: 300) { end in
             DispatchQueue.main.async {
                 MainActor.assumeIsolated {
                     let count = PageCount()

@@ -90,7 +90,7 @@ final class ODataHookReceiver: HTTPHandler, @unchecked Sendable {
     }
 
     /// The next request received, waiting (off the cooperative pool) at most `seconds`; `nil` if none came.
-    func next(within seconds: Double = 120) async -> HTTPRequest? {
+    func next(within seconds: Double = 300) async -> HTTPRequest? {
         let arrived = self.arrived
         let came: Bool = await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: arrived.wait(timeout: .now() + seconds) == .success) }
@@ -172,7 +172,7 @@ final class FMEmulatorProcess: @unchecked Sendable {
     func control(_ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> [String: Any] {
         var request = URLRequest(url: control.appendingPathComponent(path))
         request.httpMethod = method
-        request.timeoutInterval = 120
+        request.timeoutInterval = 300   // a child process on a loaded machine: the hang bound
         if let body {
             request.httpBody = try JSONSerialization.data(withJSONObject: body)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")

@@ -18,6 +18,7 @@ struct ServerSessionCapTests {
         emulator.serviceTime = 0.01
         var configuration = FMConfiguration(host: url.absoluteString, database: "Integration", username: "admin", password: "admin")
         configuration.sessionPoolSize = 4
+        configuration.timeout = 600   // 40 calls queue for two serialized sessions: a loaded machine only slows them down
         let api = DataAPI(configuration: configuration)
         let codes = await withTaskGroup(of: String.self) { group in
             for _ in 0..<40 {

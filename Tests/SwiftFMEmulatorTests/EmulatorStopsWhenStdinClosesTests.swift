@@ -64,7 +64,7 @@ struct EmulatorStopsWhenStdinClosesTests {
         let stderr = try #require(process.standardError)
         defer { if process.isRunning { process.signal(SIGKILL) } }
 
-        let line = Self.firstLine(of: stdout)
+        let line = await onOwnThread { Self.firstLine(of: stdout) }
         let listening = try #require(line, "no listening line; stderr: \(String(decoding: stderr.readAllRetryingInterrupts(), as: UTF8.self))")
         #expect(listening.hasPrefix("listening on http://127.0.0.1:"))
         let base = try #require(URL(string: String(listening.dropFirst("listening on ".count))))
@@ -74,7 +74,7 @@ struct EmulatorStopsWhenStdinClosesTests {
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
 
         try stdin.close()
-        let ended = process.waitUntilExit(seconds: 300)
+        let ended = await onOwnThread { process.waitUntilExit(seconds: 300) }
         #expect(ended, "still running 300 s after its standard input closed")
         guard ended else { return }
         #expect(process.terminationStatus == 0)

@@ -279,7 +279,7 @@ struct HTTPServerRawTests {
         let port = try server.start()
         defer { server.stop() }
         let slow = try HTTPRawClient(port: port)
-        try slow.send("GET /delay/60 HTTP/1.1\r\nHost: x\r\n\r\n")
+        try slow.send("GET /delay/3600 HTTP/1.1\r\nHost: x\r\n\r\n")   // an hour: the fast requests come first however busy the machine
         // Make sure the slow request reached the handler before the fast one starts: a request on the
         // slow connection is answered strictly after it, so instead use a second connection and compare.
         let fast = try HTTPRawClient(port: port)

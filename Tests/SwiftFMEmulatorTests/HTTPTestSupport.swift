@@ -237,8 +237,9 @@ func withHTTPServer<T>(handler: any HTTPHandler = HTTPEchoHandler(), maxHeaderBy
 func makeHTTPTestSession(maxConnections: Int = 8) -> URLSession {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.httpMaximumConnectionsPerHost = maxConnections
-    configuration.timeoutIntervalForRequest = 60
-    configuration.timeoutIntervalForResource = 120
+    // Generous: a loaded 2-core machine only slows a request down (the hang bound is 300 s).
+    configuration.timeoutIntervalForRequest = 300
+    configuration.timeoutIntervalForResource = 600
     configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
     return URLSession(configuration: configuration)
 }
@@ -251,4 +252,12 @@ func withHTTPServerSync<T>(handler: any HTTPHandler = HTTPEchoHandler(), maxHead
     let port = try server.start()
     defer { server.stop() }
     return try body(server, port)
+}
+
+/// Runs `wait` on a thread of its own and resumes the caller with its result: an async test waits for a child
+/// process or a reader thread without blocking a thread of the cooperative pool (two on a 2-core machine).
+func onOwnThread<R: Sendable>(_ wait: @escaping @Sendable () -> R) async -> R {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: wait()) }.start()
+    }
 }

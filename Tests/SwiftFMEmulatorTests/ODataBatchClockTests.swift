@@ -44,7 +44,7 @@ import Testing
                     emulator.advanceClock(by: seconds)
                     done.signal()
                 }
-                moved.withLock { $0 = done.wait(timeout: .now() + 30) == .success }
+                moved.withLock { $0 = done.wait(timeout: .now() + 300) == .success }
             }
         }
         defer { emulator.core.state.withLock { $0.odataWillFilter = nil } }

@@ -107,7 +107,7 @@ final class ODataClient {
                     answer.withLock { $0 = response }
                     done.signal()
                 }
-                guard done.wait(timeout: .now() + 30) == .success else { return }
+                guard done.wait(timeout: .now() + 300) == .success else { return }
                 answeredMeanwhile.withLock { $0 = answer.withLock { $0 } }
             }
         }
@@ -166,7 +166,7 @@ extension ODataClient {
                     meanwhile()
                     done.signal()
                 }
-                guard done.wait(timeout: .now() + 30) == .success else { return }
+                guard done.wait(timeout: .now() + 300) == .success else { return }
                 ran.withLock { $0 = true }
             }
         }

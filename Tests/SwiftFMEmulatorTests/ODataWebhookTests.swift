@@ -35,7 +35,7 @@ final class WebhookReceiver: HTTPHandler, @unchecked Sendable {
 
     /// Waits for the next request (generous bound: the suite runs on a loaded machine).
     func next() -> HTTPRequest? {
-        guard arrived.wait(timeout: .now() + 60) == .success else { return nil }
+        guard arrived.wait(timeout: .now() + 300) == .success else { return nil }
         lock.lock()
         defer { lock.unlock() }
         return received.first.map { _ in received.removeFirst() }

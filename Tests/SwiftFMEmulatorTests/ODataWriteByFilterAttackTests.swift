@@ -238,7 +238,7 @@ import Testing
                 group.leave()
             }
         }
-        #expect(group.wait(timeout: .now() + 120) == .success, "the writers did not all end")
+        #expect(group.wait(timeout: .now() + 300) == .success, "the writers did not all end")
         #expect(counts.withLock { $0 } == Array(repeating: "204 42", count: writers))
         #expect(modIds().compactMap { Int($0) } == before.map { $0 + writers })
         let scores = Set(c.send("GET", "/Shop/Customers?$filter=city%20eq%20'Berlin'&$select=score").rows.compactMap { $0["score"]?.numberText })
@@ -253,7 +253,7 @@ import Testing
                 group.leave()
             }
         }
-        #expect(group.wait(timeout: .now() + 120) == .success, "the writers did not all end")
+        #expect(group.wait(timeout: .now() + 300) == .success, "the writers did not all end")
         #expect(deleted.withLock { $0.reduce(0, +) } == 42, "\(deleted.withLock { $0 })")
         #expect(c.send("GET", "/Shop/Customers?$select=code").rows.count == 2)
     }

@@ -159,7 +159,7 @@ final class Harness {
             Issue.record("cannot build a URL from \(request.target)")
             return HTTPResponse(status: 0)
         }
-        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 30)
+        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 300)
         urlRequest.httpMethod = request.method
         urlRequest.httpShouldHandleCookies = false
         for (name, value) in request.headers where name.caseInsensitiveCompare("Host") != .orderedSame {
@@ -277,7 +277,7 @@ func whileMatching(_ find: HTTPRequest, in emulator: Emulator, during: () -> Voi
     emulator.core.state.withLock { s in
         s.findWillMatch = {
             entered.signal()
-            _ = release.wait(timeout: .now() + 120)
+            _ = release.wait(timeout: .now() + 300)
         }
     }
     let answer = LockedAnswer()
@@ -286,10 +286,10 @@ func whileMatching(_ find: HTTPRequest, in emulator: Emulator, during: () -> Voi
         answer.set(handler.handle(find))
         done.signal()
     }
-    #expect(entered.wait(timeout: .now() + 120) == .success, "the find never started matching")
+    #expect(entered.wait(timeout: .now() + 300) == .success, "the find never started matching")
     during()
     release.signal()
-    #expect(done.wait(timeout: .now() + 120) == .success, "the find never ended")
+    #expect(done.wait(timeout: .now() + 300) == .success, "the find never ended")
     emulator.core.state.withLock { $0.findWillMatch = nil }
     return answer.value
 }

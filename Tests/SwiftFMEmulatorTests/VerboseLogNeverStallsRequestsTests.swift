@@ -18,7 +18,7 @@ struct VerboseLogNeverStallsRequestsTests {
         let stdout = try #require(process.standardOutput)
         let stderr = try #require(process.standardError)
         defer { if process.isRunning { process.signal(SIGKILL) } }
-        let line = try #require(EmulatorStopsWhenStdinClosesTests.firstLine(of: stdout), "no listening line")
+        let line = try #require(await onOwnThread { EmulatorStopsWhenStdinClosesTests.firstLine(of: stdout) }, "no listening line")
         let base = try #require(URL(string: String(line.dropFirst("listening on ".count))))
 
         // Fill the child's stderr pipe, as a harness that never reads it would after enough requests.
@@ -53,7 +53,7 @@ struct VerboseLogNeverStallsRequestsTests {
             reader.append(String(decoding: all, as: UTF8.self))
             seen.signal()
         }
-        #expect(seen.wait(timeout: .now() + 300) == .success)
+        #expect(await onOwnThread { seen.wait(timeout: .now() + 300) } == .success)
         text = reader.entries.first ?? ""
         #expect(text.contains("GET /fmi/data/vLatest/productInfo"), "\(text.suffix(400))")
         #expect(text.contains("request line(s) dropped"), "\(text.suffix(400))")

@@ -34,7 +34,11 @@ struct AsyncBridgeTests {
 
     @Test func taskCancellationCancelsTheRequestAndThrowsMinus1005() async throws {
         let held = Recorder<Void>()
-        let h = Harness(store: FMMemoryTokenStore(FMStoredToken(token: "t", expiry: .distantFuture))) { _ in
+        // An hour-long deadline: the cancel comes once this test's task resumes, which a loaded pool may delay past
+        // the default 30 s (the call would then end -1004, not -1005).
+        let configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass",
+                                            timeout: 3600)
+        let h = Harness(configuration: configuration, store: FMMemoryTokenStore(FMStoredToken(token: "t", expiry: .distantFuture))) { _ in
             held.record(())
             return .hold
         }

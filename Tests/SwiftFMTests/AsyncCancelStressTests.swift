@@ -118,7 +118,7 @@ struct AsyncCancelStressTests {
                 && !(request.url?.path ?? "").contains("/layouts/answer/")
         }.map(\.element)
         let running = await onOwnThread {
-            let deadline = DispatchTime.now() + 60
+            let deadline = TestBound.deadline
             return held.filter { !$0.waitUntilCancelled(deadline: deadline) }.count
         }
         return (outcomes, running)

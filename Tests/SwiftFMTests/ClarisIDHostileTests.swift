@@ -299,7 +299,7 @@ struct ClarisIDHostileTests {
         #expect(result.failureValue?.code == "-1013", "\(result)")
         // Waited for on a thread of its own (the async test's thread must not block).
         let freed = await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: released.wait(timeout: .now() + 60) == .success) }
+            Thread.detachNewThread { continuation.resume(returning: released.wait(timeout: TestBound.deadline) == .success) }
         }
         #expect(freed, "the transfer is still held after the exchange ended")
     }

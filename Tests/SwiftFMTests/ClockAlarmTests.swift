@@ -23,7 +23,7 @@ struct ClockAlarmTests {
         let alarm = ClockAlarm()
         alarm.wake()
         let slept = onThread { alarm.sleep(until: .max) }
-        #expect(slept.wait(timeout: .now() + .seconds(60)) == .success)
+        #expect(slept.wait(timeout: TestBound.deadline) == .success)
     }
 
     @Test func aWakeEndsASleepThatWaitsForALaterMoment() {
@@ -31,19 +31,19 @@ struct ClockAlarmTests {
         let due = Deadline.fromNow(3600).uptimeNanoseconds
         let slept = onThread { alarm.sleep(until: due) }
         alarm.wake()   // before or during the sleep: either way it ends it
-        #expect(slept.wait(timeout: .now() + .seconds(60)) == .success)
+        #expect(slept.wait(timeout: TestBound.deadline) == .success)
     }
 
     @Test func aTimedSleepEndsByItself() {
         let alarm = ClockAlarm()
         let due = Deadline.fromNow(0.01).uptimeNanoseconds
         let slept = onThread { alarm.sleep(until: due) }
-        #expect(slept.wait(timeout: .now() + .seconds(60)) == .success)
+        #expect(slept.wait(timeout: TestBound.deadline) == .success)
     }
 
     /// The clock's own pattern, many times over: the sleeper reads what is posted, then sleeps; the waker posts,
     /// then wakes. A wake that lands between the sleeper's read and its sleep must still end that sleep, or the
-    /// sleeper never sees the post (and this test gives up after a minute).
+    /// sleeper never sees the post (and this test gives up after the hang bound).
     @Test(arguments: [false, true])
     func noWakeIsLostBetweenAReadAndTheSleep(timed: Bool) {
         let alarm = ClockAlarm()
@@ -66,10 +66,10 @@ struct ClockAlarmTests {
         for round in 1...rounds {
             posted.withLock { $0 = round }
             alarm.wake()
-            guard seen.wait(timeout: .now() + .seconds(60)) == .success else { break }
+            guard seen.wait(timeout: TestBound.deadline) == .success else { break }
             acknowledged = round
         }
         #expect(acknowledged == rounds)
-        #expect(sleeper.wait(timeout: .now() + .seconds(60)) == .success)
+        #expect(sleeper.wait(timeout: TestBound.deadline) == .success)
     }
 }

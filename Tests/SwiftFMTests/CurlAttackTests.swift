@@ -218,7 +218,7 @@ struct CurlAttackTests {
         }
         #expect(ends.value.allSatisfy { $0 == 1 })
         transport = nil
-        #expect(await Task.detached { engine.waitUntilFinished(timeout: 60) }.value)
+        #expect(await onOwnThread { engine.waitUntilFinished(timeout: TestBound.seconds) })
     }
 
     /// Releasing the transport with requests in flight: the answered ones end, the silent ones end once cancelled,
@@ -244,7 +244,7 @@ struct CurlAttackTests {
         for (_, task) in tasks { task.cancel() }
         #expect(await counter.wait(for: 10))
         #expect(counter.ends.allSatisfy { $0.value == 1 })
-        #expect(await Task.detached { engine.waitUntilFinished(timeout: 60) }.value)
+        #expect(await onOwnThread { engine.waitUntilFinished(timeout: TestBound.seconds) })
     }
 
     /// Cancel while the transfer is paused (the consumer holds more than the high-water mark) or just resumed, from
@@ -272,7 +272,7 @@ struct CurlAttackTests {
         sent.cancel()
         #expect(counter.ends[0] == 1)
         transport = nil
-        #expect(await Task.detached { engine.waitUntilFinished(timeout: 60) }.value)
+        #expect(await onOwnThread { engine.waitUntilFinished(timeout: TestBound.seconds) })
         #expect(counter.ends[0] == 1)
     }
 
@@ -322,7 +322,7 @@ struct CurlAttackTests {
             let one = await exchange(transport, server.url + "/\(round)")
             #expect(one.error == nil)
             _ = consume transport
-            #expect(await Task.detached { engine.waitUntilFinished(timeout: 60) }.value)
+            #expect(await onOwnThread { engine.waitUntilFinished(timeout: TestBound.seconds) })
         }
         #expect(await server.waitForCloses(40))
     }

@@ -13,7 +13,7 @@ struct DeadlineClockTests {
         let fired = DispatchSemaphore(value: 0)
         _ = Deadline.after(seconds: 0.01) { fired.signal() }
         // Were the clock not woken, it would sleep until the hour-long timer and this wait would give up.
-        #expect(fired.wait(timeout: .now() + .seconds(60)) == .success)
+        #expect(fired.wait(timeout: TestBound.deadline) == .success)
     }
 
     @Test func timersArmedInAnyOrderAllFireOnceEach() {
@@ -28,7 +28,7 @@ struct DeadlineClockTests {
                 all.leave()
             })
         }
-        #expect(all.wait(timeout: .now() + .seconds(60)) == .success)
+        #expect(all.wait(timeout: TestBound.deadline) == .success)
         for deadline in deadlines { deadline.cancel() }   // after firing: nothing happens
         #expect(fired.withLock { $0 } == [Int](repeating: 1, count: count))
     }
@@ -53,7 +53,7 @@ struct DeadlineClockTests {
         // The clock still serves the next timer after its heap was emptied from the middle.
         let fired = DispatchSemaphore(value: 0)
         _ = Deadline.after(seconds: 0) { fired.signal() }
-        #expect(fired.wait(timeout: .now() + .seconds(60)) == .success)
+        #expect(fired.wait(timeout: TestBound.deadline) == .success)
     }
 
     @Test func aTimerFiresOffTheClocksThread() {
@@ -63,7 +63,7 @@ struct DeadlineClockTests {
             name.withLock { $0 = Thread.current.name ?? "" }
             fired.signal()
         }
-        #expect(fired.wait(timeout: .now() + .seconds(60)) == .success)
+        #expect(fired.wait(timeout: TestBound.deadline) == .success)
         #expect(name.withLock { $0 } != DeadlineClock.kernelName)
     }
 
@@ -74,6 +74,6 @@ struct DeadlineClockTests {
             victim.cancel()
             _ = Deadline.after(seconds: 0) { fired.signal() }
         }
-        #expect(fired.wait(timeout: .now() + .seconds(60)) == .success)
+        #expect(fired.wait(timeout: TestBound.deadline) == .success)
     }
 }

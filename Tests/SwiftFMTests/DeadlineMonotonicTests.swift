@@ -59,7 +59,7 @@ struct DeadlineMonotonicTests {
         let directory = try #require(Self.clockThreadDirectory(), "no thread named SwiftFM.clock")
         // Wait (bounded) until the thread is blocked in a futex wait: then read how it waits.
         let seen = await onOwnThread { () -> Int? in
-            let bound = DispatchTime.now() + 60
+            let bound = TestBound.deadline
             while DispatchTime.now() < bound {
                 if let operation = Self.timedFutexWait(directory) { return operation }
                 usleep(1_000)   // polling the kernel's view of the thread: there is no event to wait on

@@ -230,7 +230,7 @@ struct Harness {
     func openSecondSessionBesideAHeldCall(hold: DispatchSemaphore, sourceLocation: SourceLocation = #_sourceLocation) {
         let held = Recorder<Result<String, FMError>>()
         let holding = api.perform(TestEndpoints.records("hold")) { held.record($0) }
-        #expect(hold.wait(timeout: .now() + 240) == .success, sourceLocation: sourceLocation)
+        #expect(hold.wait(timeout: TestBound.deadline) == .success, sourceLocation: sourceLocation)
         let second = Recorder<Result<String, FMError>>()
         api.perform(TestEndpoints.records()) { second.record($0) }
         #expect(second.wait(sourceLocation: sourceLocation).first?.testValue == "ok", sourceLocation: sourceLocation)
@@ -315,8 +315,8 @@ func chainOfCalls(_ api: DataAPI, through transport: some HoldingFirstTransport,
     }
     thread.stackSize = 512 * 1024
     thread.start()
-    #expect(started.wait(timeout: .now() + 240) == .success)
-    #expect(transport.arrived.wait(timeout: .now() + 240) == .success)
+    #expect(started.wait(timeout: TestBound.deadline) == .success)
+    #expect(transport.arrived.wait(timeout: TestBound.deadline) == .success)
     for _ in 1..<count { api.perform(TestEndpoints.records()) { results.record($0) } }
     whileQueued()
     let releaser = Thread { transport.release() }

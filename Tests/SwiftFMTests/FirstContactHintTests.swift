@@ -49,7 +49,7 @@ struct FirstContactHintTests {
         // The callback surface sees the same error.
         let seen = Recorder<(String, String?)>()
         h.api.getRecords(layout: "Artists", limit: 1) { _, code in seen.record((code, FMError.current?.message)) }
-        let (code, message) = try #require(seen.wait().first)
+        let (code, message) = try #require(await seen.value().first)
         #expect(code == "212" && message == error.message)
     }
 

@@ -58,7 +58,7 @@ struct FirstContactRuleTests {
         let h = Self.harness(server, failure: failure)
         let callback = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { callback.record($0) }
-        let error = try #require(callback.wait().first?.testError)
+        let error = try #require(await callback.value().first?.testError)
         #expect(error.code == FMError.ClientCode.transport)
         #expect(error.message.contains("fms.example.com:443"), "\(error)")
         #expect(error.message.contains(failure == .cannotConnectToHost ? "connection refused" : "closed before an answer"), "\(error)")
@@ -134,7 +134,7 @@ struct FirstContactRuleTests {
         server.goDown(upAfter: 5)
         let callback = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { callback.record($0) }
-        #expect(callback.wait().first?.testValue == "ok")
+        #expect(await callback.value().first?.testValue == "ok")
         #expect(server.drawn == 5 && h.stub.count("GET", "/records") == 1 + 6)
         server.goDown(upAfter: 4)
         #expect(try await h.api.bridge(TestEndpoints.records()) == "ok")
@@ -142,7 +142,7 @@ struct FirstContactRuleTests {
         server.goDown(upAfter: 1)
         let write = Recorder<Result<String, FMError>>()
         h.api.perform(Self.create) { write.record($0) }
-        #expect(write.wait().first?.testError?.code == FMError.ClientCode.transport)
+        #expect(await write.value().first?.testError?.code == FMError.ClientCode.transport)
         #expect(h.stub.count("POST", "/records") == 1 && server.drawn == 0)
     }
 
@@ -156,7 +156,7 @@ struct FirstContactRuleTests {
         server.goDown()
         let write = Recorder<Result<String, FMError>>()
         h.api.perform(Self.create) { write.record($0) }
-        #expect(write.wait().first?.testError != nil)
+        #expect(await write.value().first?.testError != nil)
         // Just inside the window: ridden out.
         h.clock.advance(Reachability.window - 1)
         server.goDown(upAfter: 2)
@@ -166,12 +166,12 @@ struct FirstContactRuleTests {
         server.goDown()
         let second = Recorder<Result<String, FMError>>()
         h.api.perform(Self.create) { second.record($0) }
-        #expect(second.wait().first?.testError != nil)
+        #expect(await second.value().first?.testError != nil)
         h.clock.advance(Reachability.window + 1)
         let before = h.stub.count("GET", "/records")
         let late = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { late.record($0) }
-        let error = try #require(late.wait().first?.testError)
+        let error = try #require(await late.value().first?.testError)
         #expect(error.message.contains("connection refused; not retried: fms.example.com:443 has not answered for more than 5 minutes"), "\(error)")
         #expect(h.stub.count("GET", "/records") == before + 1 && server.drawn == 0)
         // Back: it answers, and is ridden out again.
@@ -252,7 +252,7 @@ struct FirstContactRuleTests {
         let h = Harness { _ in .body(404, Data("<html><body>Not Found</body></html>".utf8), contentType: "text/html") }
         let done = Recorder<(String, FMError?)>()
         h.api.downloadContainer(url: Self.containerURL) { _, code in done.record((code, FMError.current)) }
-        let (code, error) = try #require(done.wait().first)
+        let (code, error) = try #require(await done.value().first)
         #expect(code != "0" && error?.httpStatus == 404)
         #expect(error?.message.hasPrefix("The container was not found at fms.example.com:443 (HTTP 404)") == true, "\(String(describing: error))")
         #expect(error?.message.contains("not JSON") == false)

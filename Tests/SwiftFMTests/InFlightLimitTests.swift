@@ -33,7 +33,7 @@ final class ConcurrencyGate: @unchecked Sendable {
             released = true
             condition.broadcast()
         }
-        let guardDeadline = Date(timeIntervalSinceNow: 60) // a hang guard, not a synchronisation
+        let guardDeadline = Date(timeIntervalSinceNow: TestBound.seconds) // a hang guard, not a synchronisation
         while !released {
             if !condition.wait(until: guardDeadline) {
                 released = true // never reached: let everything through, the test fails on `most`

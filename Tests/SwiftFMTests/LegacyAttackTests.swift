@@ -43,12 +43,31 @@ struct LegacyAttackTests {
         return try await body(defaults)
     }
 
-    /// A server that holds every request until `gate` is signalled, then answers `body`.
-    static func gatedServer(_ gate: DispatchSemaphore, answering body: String) -> TestServer {
+    /// A server that, once a request arrived, cancels the task `cancelling` holds and then answers `body`. The cancel
+    /// comes from the server's thread while the request is at the server: no task of the test has to be scheduled for
+    /// it, so a loaded pool cannot delay it past the call's deadline (the legacy calls' default 30 s).
+    static func cancellingServer(_ cancelling: CancelBox, answering body: String) -> TestServer {
         TestServer(respond: { _ in
-            _ = gate.wait(timeout: TestBound.deadline)
+            cancelling.cancel()
             return TestServer.json(body)
         })
+    }
+
+    /// Holds the cancel of a test's task; ``cancel()`` waits (bounded) until the test stored it.
+    final class CancelBox: @unchecked Sendable {
+        private let stored = DispatchSemaphore(value: 0)
+        private let action = Locked<(@Sendable () -> Void)?>(nil)
+
+        func set(_ cancel: @escaping @Sendable () -> Void) {
+            action.withLock { $0 = cancel }
+            stored.signal()
+        }
+
+        func cancel() {
+            guard stored.wait(timeout: TestBound.deadline) == .success else { return }
+            stored.signal()   // for a later request
+            action.value?()
+        }
     }
 
     // MARK: SwiftFM 2.x and task cancellation
@@ -57,16 +76,15 @@ struct LegacyAttackTests {
     /// it in `fm-token` (the continuation ignored cancellation; a server that never answered held the task for
     /// the whole 30 s deadline).
     @Test func aCancelledNewSessionReturnsNilAndStoresNoToken() async throws {
-        let gate = DispatchSemaphore(value: 0)
-        let server = Self.gatedServer(gate, answering: Bodies.login())
+        let cancelling = CancelBox()
+        let server = Self.cancellingServer(cancelling, answering: Bodies.login())
         defer { server.stop() }
         try await Self.legacySetting(server) { defaults in
             let box = UncheckedBox(defaults)
             let task = Task { await DataAPI.withLegacyDefaults(box.value) { await SwiftFM.newSession() } }
-            #expect(await server.waitForHeads(1))
-            task.cancel()
-            gate.signal()
+            cancelling.set { task.cancel() }   // by the server, once the login is there; then it answers
             #expect(await task.value == nil)
+            #expect(server.heads.count == 1, "the login reached the server before the cancel")
             #expect(defaults.string(forKey: "fm-token") == nil)
             #expect(!DataAPI.withLegacyDefaults(defaults) { DataAPI.isActiveToken() })
         }
@@ -74,9 +92,9 @@ struct LegacyAttackTests {
 
     /// Failed before the fix: a cancelled throwing fetch returned the records the server sent afterwards.
     @Test func aCancelledSwiftFM2FetchThrowsCancelled() async throws {
-        let gate = DispatchSemaphore(value: 0)
+        let cancelling = CancelBox()
         let page = #"{"response":{"dataInfo":{"database":"DB","layout":"L","table":"T","totalRecordCount":1,"foundCount":1,"returnedCount":1},"data":[{"fieldData":{},"portalData":{},"recordId":"1","modId":"0"}]},"messages":[{"code":"0","message":"OK"}]}"#
-        let server = Self.gatedServer(gate, answering: page)
+        let server = Self.cancellingServer(cancelling, answering: page)
         defer { server.stop() }
         try await Self.legacySetting(server) { defaults in
             let box = UncheckedBox(defaults)
@@ -90,10 +108,9 @@ struct LegacyAttackTests {
                     }
                 }
             }
-            #expect(await server.waitForHeads(1))
-            task.cancel()
-            gate.signal()
+            cancelling.set { task.cancel() }   // by the server, once the request is there; then it answers
             #expect(await task.value == FMError.ClientCode.cancelled)
+            #expect(server.heads.count == 1, "the request reached the server before the cancel")
         }
     }
 

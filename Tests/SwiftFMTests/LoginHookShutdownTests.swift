@@ -355,7 +355,7 @@ struct LoginHookShutdownTests {
         let second = Recorder<Void>()
         api.shutdown(grace: 0) { second.record(()) }
         // Generous, and far below the first grace: on main nothing ended the call before 600 s.
-        let cut = ended.wait(timeout: .now() + 60) == .success
+        let cut = ended.wait(timeout: TestBound.deadline) == .success
         #expect(cut)
         guard cut else { return }   // (main) the call is still held: nothing below would complete
         #expect(code.withLock { $0 } == FMError.ClientCode.shuttingDown)

@@ -35,7 +35,7 @@ struct ReadRideOutTests {
         down.withLock { $0 = 8 }
         let read = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { read.record($0) }
-        #expect(read.wait().first?.testValue == "ok")
+        #expect(await read.value().first?.testValue == "ok")
         #expect(h.stub.count("GET", "/records") == 1 + 9)
         // Async surface.
         down.withLock { $0 = 5 }
@@ -46,7 +46,7 @@ struct ReadRideOutTests {
         let create = Endpoint<String>(.post, .database, ["layouts", "Contacts", "records"], body: .json(Data("{}".utf8))) { _ in "" }
         let write = Recorder<Result<String, FMError>>()
         h.api.perform(create) { write.record($0) }
-        #expect(write.wait().first?.testError?.code == FMError.ClientCode.transport)
+        #expect(await write.value().first?.testError?.code == FMError.ClientCode.transport)
         #expect(h.stub.count("POST", "/records") == 1)
     }
 
@@ -116,7 +116,7 @@ struct ReadRideOutTests {
         // Callback surface: six refused attempts, then the seventh answers.
         let read = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { read.record($0) }
-        #expect(read.wait().first?.testValue == "ok")
+        #expect(await read.value().first?.testValue == "ok")
         #expect(h.stub.count("GET", "/records") == 1 + 7)
         #expect(restart.drawn == [0...0.25, 0...0.5, 0...1, 0...2, 0...2, 0...2])
         // Async surface.
@@ -134,7 +134,7 @@ struct ReadRideOutTests {
         let create = Endpoint<String>(.post, .database, ["layouts", "Contacts", "records"], body: .json(Data("{}".utf8))) { _ in "" }
         let write = Recorder<Result<String, FMError>>()
         h.api.perform(create) { write.record($0) }
-        #expect(write.wait().first?.testError != nil)
+        #expect(await write.value().first?.testError != nil)
         #expect(h.stub.count("POST", "/records") == 1)
         #expect(restart.drawn.isEmpty)
     }
@@ -160,14 +160,14 @@ struct ReadRideOutTests {
         restart.goDown()
         let read = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { read.record($0) }
-        #expect(read.wait().first?.testValue == "ok")
+        #expect(await read.value().first?.testValue == "ok")
         #expect(logins.value == 1)
         // A read that must log in first while the server is away.
         _ = h.api.sessions.resetSession()
         restart.goDown()
         let second = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { second.record($0) }
-        #expect(second.wait().first?.testValue == "ok")
+        #expect(await second.value().first?.testValue == "ok")
         #expect(h.stub.count("POST", "/sessions") >= 5 + 2)
         #expect(logins.value == 2)
     }

@@ -86,7 +86,7 @@ struct RecoveredFailureLogLevelTests {
         let h = Rule.harness(server, store: FMMemoryTokenStore())
         let done = Recorder<String>()
         h.api.login { _, code in done.record(code) }
-        #expect(done.wait().first == FMError.ClientCode.transport)
+        #expect(await done.value().first == FMError.ClientCode.transport)
         let errors = Self.lines(h).filter { $0.level == .error }
         #expect(errors.contains { $0.message.hasPrefix("login failed: -1003") }, "\(Self.lines(h))")
     }

@@ -200,7 +200,7 @@ final class MetricsRecorder: FMMetricsObserver, @unchecked Sendable {
     private func wait<T>(sourceLocation: SourceLocation, fallback: () -> T, _ check: () -> T?) -> T {
         condition.lock()
         defer { condition.unlock() }
-        let limit = Date().addingTimeInterval(120)
+        let limit = Date().addingTimeInterval(TestBound.seconds)
         while true {
             if let value = check() { return value }
             if !condition.wait(until: limit) {

@@ -198,7 +198,7 @@ struct ServerWordsAttackTests {
         let codes = Recorder<FMError?>(expecting: 2)
         legacy.api.perform(LegacyCall.login(encodedAuth: basic).endpoint(token: "")) { codes.record($0.testError) }
         legacy.api.perform(LegacyCall.validate.endpoint(token: Bodies.token)) { codes.record($0.testError) }
-        for error in codes.wait() {
+        for error in await codes.value() {
             #expect(error?.code == "212" && error?.message.hasPrefix("got ") == true)
             for secret in ["s3cret-pass", basic, Bodies.token] {
                 #expect(!(error?.description.contains(secret) ?? true), "\(String(describing: error))")
@@ -389,7 +389,7 @@ struct ServerWordsAttackTests {
                 : .json(404, #"{"error":{"code":"-1020","message":"Table 'x' not defined (s3cret-pass)"}}"#)
         }
         let current = Locked<FMError?>(nil)
-        let (value, code) = setup.run { odata, done in
+        let (value, code) = await setup.run { odata, done in
             odata.records(from: "x") { page, code in
                 current.withLock { $0 = FMError.current }
                 done(page, code)

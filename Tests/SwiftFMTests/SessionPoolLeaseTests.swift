@@ -241,7 +241,7 @@ struct SessionPoolLeaseTests {
         let logout = DispatchGroup()
         logout.enter()
         h.api.sessionQueue.async { logout.leave() }
-        _ = logout.wait(timeout: .now() + 120)
+        _ = logout.wait(timeout: TestBound.deadline)
         #expect(observer.waitForCalls { $0.contains { $0.endpoint == "DELETE sessions/{}" } }.isEmpty == false)
         let deleted: [String] = h.stub.requests.filter { $0.httpMethod == "DELETE" }.compactMap { $0.url?.lastPathComponent }
         #expect(deleted.contains("tok-2"))

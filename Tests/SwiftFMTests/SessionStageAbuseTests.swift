@@ -80,10 +80,10 @@ struct SessionStageAbuseTests {
                           logger: { event in if event.message.hasPrefix("login failed") { failed.signal() } }, now: { clock.now })
         let long = Recorder<Result<String, FMError>>()
         let holding = api.perform(TestEndpoints.records("hold")) { long.record($0) }
-        #expect(hold.wait(timeout: .now() + 240) == .success)
+        #expect(hold.wait(timeout: TestBound.deadline) == .success)
         let waiting = Recorder<Result<String, FMError>>()
         api.perform(TestEndpoints.records()) { waiting.record($0) }
-        #expect(failed.wait(timeout: .now() + 240) == .success)
+        #expect(failed.wait(timeout: TestBound.deadline) == .success)
         #expect(api.pool.waitingCount == 1)
         clock.advance(SessionPool.failedLoginPause + 1)
         let result = waiting.wait().first
@@ -242,7 +242,7 @@ struct SessionStageAbuseTests {
             let first = once.withLock { done -> Bool in defer { done = true }; return !done }
             guard first else { return }
             blocked.signal()
-            _ = unblock.wait(timeout: .now() + 240)
+            _ = unblock.wait(timeout: TestBound.deadline)
             // From inside the callback: a call, the token, a pool diagnostic.
             _ = api.isActiveToken()
             _ = api.currentToken
@@ -265,7 +265,7 @@ struct SessionStageAbuseTests {
         observer.api.withLock { $0 = h.api }
         let first = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { first.record($0) }
-        #expect(observer.blocked.wait(timeout: .now() + 240) == .success)
+        #expect(observer.blocked.wait(timeout: TestBound.deadline) == .success)
         // The observer still holds the first call's thread: a second call gets the pool's only session.
         let second = Recorder<Result<String, FMError>>()
         h.api.perform(TestEndpoints.records()) { second.record($0) }
@@ -369,7 +369,7 @@ struct SessionStageAbuseTests {
         // the clock is moved on again (the pool's wake-up then looks again); a session that leaked stays leaked.
         for _ in 0..<3 {
             var arrived = false
-            for _ in 0..<24 where !arrived {
+            for _ in 0..<30 where !arrived {   // 30 × 10 s: the hang bound (TestBound.seconds)
                 arrived = arrivedHolding.wait(timeout: .now() + 10) == .success
                 if !arrived { h.clock.advance(SessionPool.failedLoginPause + 1) }
             }

@@ -98,7 +98,7 @@ struct URLSessionCancelRaceTests {
         let answer = DispatchSemaphore(value: 0)
         let server = HostileServer { _, _ in
             arrived.signal()
-            _ = answer.wait(timeout: .now() + 240)
+            _ = answer.wait(timeout: TestBound.deadline)
             return .answer(Self.answer)
         }
         defer { server.stop() }
@@ -111,7 +111,7 @@ struct URLSessionCancelRaceTests {
             data: { chunk in received.withLock { $0.append(chunk) }; return true },
             complete: { error in completed.record(error.map { "\($0)" } ?? "ok") })
         _ = transport?.send(FMTransportRequest(urlRequest: URLRequest(url: url)), events: events)
-        #expect(arrived.wait(timeout: .now() + 240) == .success)
+        #expect(arrived.wait(timeout: TestBound.deadline) == .success)
         transport = nil   // the last reference goes while the request waits for its answer
         FMURLSessionTransport.invalidations.sync {}   // the session's invalidation has run
         answer.signal()

@@ -13,8 +13,9 @@ import Testing
 
 @Suite("Upload source must be a regular file")
 struct UploadSourceMustBeARegularFileTests {
-    /// The longest a refused upload may take to complete: generous, it completes before anything is sent.
-    static let bound: DispatchTimeInterval = .seconds(120)
+    /// The longest an upload may take to complete: the hang bound (a refused one completes before anything is
+    /// sent, in milliseconds; a loaded machine only slows it down).
+    static let bound = TestBound.seconds
 
     static let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13])
 
@@ -49,8 +50,9 @@ struct UploadSourceMustBeARegularFileTests {
     }
 
     /// Starts one upload of `source` through `route` on a thread of its own (the call must not block it) and
-    /// returns its completion's code and message, or `nil` when none came within ``bound``.
-    static func upload(_ source: URL, _ route: Route, on harness: Harness) -> (code: String, message: String)? {
+    /// returns its completion's code and message, or `nil` when none came within ``bound``. The test's task waits
+    /// without blocking a thread of the cooperative pool.
+    static func upload(_ source: URL, _ route: Route, on harness: Harness) async -> (code: String, message: String)? {
         let done = DispatchSemaphore(value: 0)
         let outcome = Locked<[(String, String)]>([])
         let api = harness.api
@@ -68,7 +70,7 @@ struct UploadSourceMustBeARegularFileTests {
                 }
             }
         }.start()
-        guard done.wait(timeout: .now() + bound) == .success else { return nil }
+        guard await onOwnThread({ done.wait(timeout: .now() + bound) }) == .success else { return nil }
         harness.drain()
         let values = outcome.value
         #expect(values.count == 1, "completed \(values.count) times")
@@ -91,11 +93,11 @@ struct UploadSourceMustBeARegularFileTests {
     /// Failed before: the Data API's upload blocked its caller in `open(2)` for ever (reading the first bytes to
     /// infer the MIME type), and so did OData's.
     @Test(arguments: Route.allCases)
-    func aFIFOIsRefusedWithoutBlockingTheCaller(_ route: Route) throws {
+    func aFIFOIsRefusedWithoutBlockingTheCaller(_ route: Route) async throws {
         let fifo = try Self.makeFIFO()
         defer { Self.removeFIFO(fifo) }
         let harness = Self.harness()
-        let outcome = Self.upload(fifo, route, on: harness)
+        let outcome = await Self.upload(fifo, route, on: harness)
         #expect(outcome?.code == FMError.ClientCode.fileError, "completed with \(String(describing: outcome))")
         #expect(harness.stub.requests.isEmpty, "nothing is sent")
     }
@@ -104,7 +106,7 @@ struct UploadSourceMustBeARegularFileTests {
     @Test(arguments: Route.allCases)
     func aDeviceIsRefused(_ route: Route) async throws {
         let harness = Self.harness()
-        let outcome = Self.upload(URL(fileURLWithPath: "/dev/null"), route, on: harness)
+        let outcome = await Self.upload(URL(fileURLWithPath: "/dev/null"), route, on: harness)
         #expect(outcome?.code == FMError.ClientCode.fileError, "completed with \(String(describing: outcome))")
         let message = await Self.message(URL(fileURLWithPath: "/dev/null"), route, on: harness)
         #expect(message.hasPrefix(FMError.ClientCode.fileError) && message.contains("/dev/null") && message.contains("regular file"), "\(message)")
@@ -114,9 +116,9 @@ struct UploadSourceMustBeARegularFileTests {
     /// Failed before (the Data API's upload copied `/dev/zero` into its temporary body file until the disk was full; the
     /// process was stopped by a file size limit): an endless device is refused before a byte of it is read.
     @Test(arguments: Route.allCases, ["/dev/zero", "/dev/urandom"])
-    func anEndlessDeviceIsRefusedUnread(_ route: Route, _ path: String) throws {
+    func anEndlessDeviceIsRefusedUnread(_ route: Route, _ path: String) async throws {
         let harness = Self.harness()
-        let outcome = Self.upload(URL(fileURLWithPath: path), route, on: harness)
+        let outcome = await Self.upload(URL(fileURLWithPath: path), route, on: harness)
         #expect(outcome?.code == FMError.ClientCode.fileError, "completed with \(String(describing: outcome))")
         #expect(harness.stub.requests.isEmpty, "nothing is sent")
     }
@@ -134,7 +136,7 @@ struct UploadSourceMustBeARegularFileTests {
         }
         let harness = Self.harness()
         for source in [directory, Self.temporary("missing"), loop] {
-            let outcome = Self.upload(source, route, on: harness)
+            let outcome = await Self.upload(source, route, on: harness)
             #expect(outcome?.code == FMError.ClientCode.fileError, "\(source.lastPathComponent): \(String(describing: outcome))")
             let message = await Self.message(source, route, on: harness)
             #expect(message.contains(source.path), "\(message)")
@@ -144,7 +146,7 @@ struct UploadSourceMustBeARegularFileTests {
 
     /// Held before: a symlink to a regular file and an empty regular file are uploaded as they are.
     @Test(arguments: Route.allCases)
-    func aSymlinkToAFileAndAnEmptyFileAreUploaded(_ route: Route) throws {
+    func aSymlinkToAFileAndAnEmptyFileAreUploaded(_ route: Route) async throws {
         let file = Self.temporary("file.png")
         try Self.png.write(to: file)
         let link = Self.temporary("link.png")
@@ -153,8 +155,8 @@ struct UploadSourceMustBeARegularFileTests {
         try Data().write(to: empty)
         defer { for url in [file, link, empty] { try? FileManager.default.removeItem(at: url) } }
         let harness = Self.harness()
-        #expect(Self.upload(link, route, on: harness)?.code == "0")
-        #expect(Self.upload(empty, route, on: harness)?.code == "0")
+        #expect(await Self.upload(link, route, on: harness)?.code == "0")
+        #expect(await Self.upload(empty, route, on: harness)?.code == "0")
         let bodies = harness.stub.requests.map { $0.httpBody ?? Data() }
         #expect(bodies.count == 2)
         if bodies.count == 2 {
