@@ -330,6 +330,9 @@ public struct FMFoundSet: @unchecked Sendable {
 
     /// The number of records returned.
     public var count: Int { records.count }
+    /// The number of records the request matched on all pages (``FMDataInfo/foundCount``): `0` for the empty found
+    /// set of a 401, `nil` when the answer carried no `dataInfo` (FileMaker Server 17, or a found set made in code).
+    public var foundCount: Int? { dataInfo?.foundCount ?? (records.isEmpty ? 0 : nil) }
     /// `true` when no record was returned.
     public var isEmpty: Bool { records.isEmpty }
     /// The first record, if any (what the legacy single-record calls return).
