@@ -221,9 +221,11 @@ struct RetryBoundsTests {
 
     @Test(arguments: BoundsSurface.allCases)
     func aBackOffPastTheDeadlineStopsAtOnceWithTheLastFailure(_ surface: BoundsSurface) async throws {
-        let policy = FMRetryPolicy(maxAttempts: 3, initialDelay: 5, maxDelay: 5)
-        try await withBoundedClient(timeout: 2, retry: policy) { api, emulator, log in
-            emulator.inject(.status(503, body: "{}", retryAfter: "5"), count: 1, matching: "/records")
+        // A back-off far past a deadline that is itself generous: on a loaded machine the login and the 503 may take
+        // seconds, and the deadline must not end the call before the 503 is answered.
+        let policy = FMRetryPolicy(maxAttempts: 3, initialDelay: 3600, maxDelay: 3600)
+        try await withBoundedClient(timeout: 120, retry: policy) { api, emulator, log in
+            emulator.inject(.status(503, body: "{}", retryAfter: "3600"), count: 1, matching: "/records")
             #expect(await readCode(api, surface) == FMError.ClientCode.malformedResponse)
             #expect(emulator.count("GET", "/records") == 1)
             #expect(log.lines(containing: "no retry, the deadline comes first").count == 1)
