@@ -187,7 +187,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         endsAt = Deadline.fromNow(seconds)
         rideOutEndsAt = Deadline.fromNow(min(seconds, context.configuration.timeout))
         // The timers hold the call (nothing else does while it backs off): the state cancels them when it ends.
-        report(.deadlineArmed(Deadline.after(seconds: seconds) { [self] in report(.deadlinePassed(.timeout(endpoint, context.configuration, after: seconds))) }))
+        let arm = context.sender.armDeadline.value
+        report(.deadlineArmed(arm(seconds) { [self] in report(.deadlinePassed(.timeout(endpoint, context.configuration, after: seconds))) }))
         // A cancel from now on (at once if it came since the check above) ends the call wherever it is.
         handle.onCancel { [weak self] in self?.report(.cancelled) }
         report(.started)
