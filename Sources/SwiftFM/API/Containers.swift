@@ -91,7 +91,9 @@ extension DataAPI {
     func downloadContainerResult(url: URL, to fileURL: URL, progress: (@Sendable (Int64, Int64) -> Void)?, handle: FMRequest? = nil,
                                  completion: @escaping (Result<URL, FMError>) -> Void) -> FMRequest {
         if let error = UploadSource.notAFileURL(fileURL, "download destination") {
-            return complete(.failure(error)) { completion($0) }
+            // Refused before sending, through the pipeline like any call refused so: one error line names it.
+            let refused = Endpoint<URL>(.get, .absolute(url), [], auth: .none, invalid: error) { _ in throw error }
+            return perform(refused, options: CallOptions(accepting: { _ in false }, handle: handle)) { completion($0) }
         }
         let partial = Self.partialFile(for: fileURL)
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
@@ -116,7 +118,10 @@ extension DataAPI {
             // The bytes are handed over, not shared (see ``Delivery``): taken out of the hop, which ends here.
             guard case .success(.redirect(let next, let nextCookie)) = result else { return completion(Self.bytes(of: result)) }
             guard hopsLeft > 0 else {
-                completion(.failure(.malformed("too many redirects downloading a container", status: nil)))
+                // The last hop was answered (a redirect), so no line of its own says the download failed: this one does.
+                let error = FMError.malformed("too many redirects downloading a container", status: nil)
+                context.sender.logger.log(.error, "GET {container} failed: \(error)", metadata: ["fm.endpoint": "GET {container}", "fm.code": error.code])
+                completion(.failure(error))
                 return
             }
             _ = followContainer(url: next, cookie: nextCookie, hopsLeft: hopsLeft - 1, request: handle, sink: sink,

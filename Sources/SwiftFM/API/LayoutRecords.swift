@@ -184,7 +184,9 @@ extension DataAPI {
         case .success(let number):
             return editRecord(record, recordId: number, modId: modId, options: options, completion: completion)
         case .failure(let error):
-            return perform(Endpoints.failing(Endpoint<FMEditResult>.Method.patch, error)) { completion($0.value, $0.code) }
+            return perform(Endpoints.failing(Endpoint<FMEditResult>.Method.patch, error, segments: ["layouts", T.layout, "records", recordId])) {
+                completion($0.value, $0.code)
+            }
         }
     }
 }

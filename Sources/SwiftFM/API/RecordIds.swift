@@ -16,13 +16,27 @@ extension DataAPI {
     }
 
     /// Runs `call` with the record id as an integer, or completes `completion` with `-1002` (on the callback
-    /// queue, with ``FMError/current`` set, as every failure) without sending anything.
-    private func withRecordNumber<V>(_ recordId: String, _ method: Endpoint<V>.Method,
+    /// queue, with ``FMError/current`` set, as every failure) without sending anything; the call refused is
+    /// logged once, at error, named by `segments` (its path: `layouts`, the layout, `records`, the id, …).
+    private func withRecordNumber<V>(_ recordId: String, _ method: Endpoint<V>.Method, _ segments: [String],
                                      completion: sending @escaping (V?, String) -> Void,
                                      _ call: (Int, sending @escaping (V?, String) -> Void) -> FMRequest) -> FMRequest {
         switch Self.recordNumber(recordId) {
         case .success(let number): return call(number, completion)
-        case .failure(let error): return perform(Endpoints.failing(method, error)) { completion($0.value, $0.code) }
+        case .failure(let error): return perform(Endpoints.failing(method, error, segments: segments)) { completion($0.value, $0.code) }
+        }
+    }
+
+    /// The record id as an integer, for an `async` call; text that is not one is thrown as `-1002` after going
+    /// through the pipeline as a call refused before sending, like the callback twin's (logged once, at error,
+    /// named by `segments`; measured and traced).
+    func recordNumber(_ recordId: String, _ method: Endpoint<Bool>.Method, _ segments: [String]) async throws -> Int {
+        switch Self.recordNumber(recordId) {
+        case .success(let number):
+            return number
+        case .failure(let error):
+            _ = try await bridge(Endpoints.failing(method, error, segments: segments))
+            throw error   // not reached: a failing endpoint always fails
         }
     }
 
@@ -39,7 +53,7 @@ extension DataAPI {
     @discardableResult
     public func getRecord(layout: String, recordId: String, options: FMReadOptions = .init(),
                           completion: sending @escaping (FMFoundSet?, String) -> Void) -> FMRequest {
-        withRecordNumber(recordId, .get, completion: completion) {
+        withRecordNumber(recordId, .get, ["layouts", layout, "records", recordId], completion: completion) {
             getRecord(layout: layout, recordId: $0, options: options, completion: $1)
         }
     }
@@ -56,7 +70,7 @@ extension DataAPI {
     @discardableResult
     public func getRecord<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, recordId: String, options: FMReadOptions = .init(),
                                                           completion: sending @escaping (FMTypedFoundSet<T>?, String) -> Void) -> FMRequest {
-        withRecordNumber(recordId, .get, completion: completion) {
+        withRecordNumber(recordId, .get, ["layouts", layout, "records", recordId], completion: completion) {
             getRecord(as: type, layout: layout, recordId: $0, options: options, completion: $1)
         }
     }
@@ -85,7 +99,7 @@ extension DataAPI {
                            portalData: [String: [[String: Any]]]? = nil, modId: String? = nil,
                            deleteRelated: [String] = [], options: FMWriteOptions = .init(),
                            completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
-        withRecordNumber(recordId, .patch, completion: completion) {
+        withRecordNumber(recordId, .patch, ["layouts", layout, "records", recordId], completion: completion) {
             editRecord(layout: layout, recordId: $0, fieldData: fieldData, portalData: portalData, modId: modId,
                        deleteRelated: deleteRelated, options: options, completion: $1)
         }
@@ -108,7 +122,7 @@ extension DataAPI {
                                          portalData: [String: [[String: Any]]]? = nil, modId: String? = nil,
                                          deleteRelated: [String] = [], options: FMWriteOptions = .init(),
                                          completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
-        withRecordNumber(recordId, .patch, completion: completion) {
+        withRecordNumber(recordId, .patch, ["layouts", layout, "records", recordId], completion: completion) {
             editRecord(layout: layout, recordId: $0, fields: fields, portalData: portalData, modId: modId,
                        deleteRelated: deleteRelated, options: options, completion: $1)
         }
@@ -126,7 +140,7 @@ extension DataAPI {
     @discardableResult
     public func editRecord(layout: String, recordId: String, payload: [String: Any], modId: Int? = nil,
                            completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
-        withRecordNumber(recordId, .patch, completion: completion) {
+        withRecordNumber(recordId, .patch, ["layouts", layout, "records", recordId], completion: completion) {
             editRecord(layout: layout, recordId: $0, payload: payload, modId: modId, completion: $1)
         }
     }
@@ -142,7 +156,7 @@ extension DataAPI {
     @discardableResult
     public func deleteRecord(layout: String, recordId: String, options: FMScriptOptions = .init(),
                              completion: sending @escaping (FMScriptResults?, String) -> Void) -> FMRequest {
-        withRecordNumber(recordId, .delete, completion: completion) {
+        withRecordNumber(recordId, .delete, ["layouts", layout, "records", recordId], completion: completion) {
             deleteRecord(layout: layout, recordId: $0, options: options, completion: $1)
         }
     }
@@ -158,7 +172,7 @@ extension DataAPI {
     @discardableResult
     public func duplicateRecord(layout: String, recordId: String, options: FMScriptOptions = .init(),
                                 completion: sending @escaping (FMRecordReference?, String) -> Void) -> FMRequest {
-        withRecordNumber(recordId, .post, completion: completion) {
+        withRecordNumber(recordId, .post, ["layouts", layout, "records", recordId], completion: completion) {
             duplicateRecord(layout: layout, recordId: $0, options: options, completion: $1)
         }
     }
@@ -179,7 +193,8 @@ extension DataAPI {
     public func uploadContainer(layout: String, recordId: String, field: String, repetition: Int = 1, fileURL: URL,
                                 fileName: String? = nil, mimeType: String? = nil,
                                 completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
-        withRecordNumber(recordId, .post, completion: completion) {
+        withRecordNumber(recordId, .post, ["layouts", layout, "records", recordId, "containers", field, String(repetition)],
+                         completion: completion) {
             uploadContainer(layout: layout, recordId: $0, field: field, repetition: repetition, fileURL: fileURL,
                             fileName: fileName, mimeType: mimeType, completion: $1)
         }
@@ -201,7 +216,8 @@ extension DataAPI {
     public func uploadContainer(layout: String, recordId: String, field: String, repetition: Int = 1, data: Data,
                                 fileName: String, mimeType: String? = nil,
                                 completion: sending @escaping (FMEditResult?, String) -> Void) -> FMRequest {
-        withRecordNumber(recordId, .post, completion: completion) {
+        withRecordNumber(recordId, .post, ["layouts", layout, "records", recordId, "containers", field, String(repetition)],
+                         completion: completion) {
             uploadContainer(layout: layout, recordId: $0, field: field, repetition: repetition, data: data,
                             fileName: fileName, mimeType: mimeType, completion: $1)
         }
@@ -212,14 +228,16 @@ extension DataAPI {
     /// Reads one record by the id `createRecord` gave.
     /// - Throws: ``FMError`` (`"101"` when missing, `-1002` when `recordId` is not a record id).
     public func getRecord(layout: String, recordId: String, options: FMReadOptions = .init()) async throws -> FMFoundSet {
-        try await getRecord(layout: layout, recordId: Self.recordNumber(recordId).get(), options: options)
+        let number = try await recordNumber(recordId, .get, ["layouts", layout, "records", recordId])
+        return try await getRecord(layout: layout, recordId: number, options: options)
     }
 
     /// Reads one record decoded into `T`, by the id `createRecord` gave.
     /// - Throws: ``FMError`` (`-1002` when `recordId` is not a record id).
     public func getRecord<T: Decodable & SendableMetatype>(as type: T.Type, layout: String, recordId: String,
                                                           options: FMReadOptions = .init()) async throws -> FMTypedFoundSet<T> {
-        try await getRecord(as: type, layout: layout, recordId: Self.recordNumber(recordId).get(), options: options)
+        let number = try await recordNumber(recordId, .get, ["layouts", layout, "records", recordId])
+        return try await getRecord(as: type, layout: layout, recordId: number, options: options)
     }
 
     /// Edits a record by the id `createRecord` gave:
@@ -233,7 +251,8 @@ extension DataAPI {
     public func editRecord(layout: String, recordId: String, fieldData: [String: Any],
                            portalData: [String: [[String: Any]]]? = nil, modId: String? = nil,
                            deleteRelated: [String] = [], options: FMWriteOptions = .init()) async throws -> FMEditResult {
-        try await editRecord(layout: layout, recordId: Self.recordNumber(recordId).get(), fieldData: fieldData, portalData: portalData,
+        let number = try await recordNumber(recordId, .patch, ["layouts", layout, "records", recordId])
+        return try await editRecord(layout: layout, recordId: number, fieldData: fieldData, portalData: portalData,
                              modId: modId, deleteRelated: deleteRelated, options: options)
     }
 
@@ -243,7 +262,8 @@ extension DataAPI {
     public func editRecord<F: Encodable>(layout: String, recordId: String, fields: F,
                                          portalData: [String: [[String: Any]]]? = nil, modId: String? = nil,
                                          deleteRelated: [String] = [], options: FMWriteOptions = .init()) async throws -> FMEditResult {
-        try await editRecord(layout: layout, recordId: Self.recordNumber(recordId).get(), fields: fields, portalData: portalData,
+        let number = try await recordNumber(recordId, .patch, ["layouts", layout, "records", recordId])
+        return try await editRecord(layout: layout, recordId: number, fields: fields, portalData: portalData,
                              modId: modId, deleteRelated: deleteRelated, options: options)
     }
 
@@ -251,7 +271,8 @@ extension DataAPI {
     /// - Throws: ``FMError`` (`-1002` when `recordId` is not a record id).
     @discardableResult
     public func editRecord(layout: String, recordId: String, payload: [String: Any], modId: Int? = nil) async throws -> FMEditResult {
-        try await editRecord(layout: layout, recordId: Self.recordNumber(recordId).get(), payload: payload, modId: modId)
+        let number = try await recordNumber(recordId, .patch, ["layouts", layout, "records", recordId])
+        return try await editRecord(layout: layout, recordId: number, payload: payload, modId: modId)
     }
 
     /// Deletes a record by the id `createRecord` gave.
@@ -259,7 +280,8 @@ extension DataAPI {
     /// - Throws: ``FMError`` (`-1002` when `recordId` is not a record id).
     @discardableResult
     public func deleteRecord(layout: String, recordId: String, options: FMScriptOptions = .init()) async throws -> FMScriptResults {
-        try await deleteRecord(layout: layout, recordId: Self.recordNumber(recordId).get(), options: options)
+        let number = try await recordNumber(recordId, .delete, ["layouts", layout, "records", recordId])
+        return try await deleteRecord(layout: layout, recordId: number, options: options)
     }
 
     /// Duplicates a record by the id `createRecord` gave.
@@ -267,7 +289,8 @@ extension DataAPI {
     /// - Throws: ``FMError`` (`-1002` when `recordId` is not a record id).
     @discardableResult
     public func duplicateRecord(layout: String, recordId: String, options: FMScriptOptions = .init()) async throws -> FMRecordReference {
-        try await duplicateRecord(layout: layout, recordId: Self.recordNumber(recordId).get(), options: options)
+        let number = try await recordNumber(recordId, .post, ["layouts", layout, "records", recordId])
+        return try await duplicateRecord(layout: layout, recordId: number, options: options)
     }
 
     /// Uploads a local file into a container field of the record `createRecord` gave.
@@ -275,7 +298,8 @@ extension DataAPI {
     @discardableResult
     public func uploadContainer(layout: String, recordId: String, field: String, repetition: Int = 1, fileURL: URL,
                                 fileName: String? = nil, mimeType: String? = nil) async throws -> FMEditResult {
-        try await uploadContainer(layout: layout, recordId: Self.recordNumber(recordId).get(), field: field, repetition: repetition,
+        let number = try await recordNumber(recordId, .post, ["layouts", layout, "records", recordId, "containers", field, String(repetition)])
+        return try await uploadContainer(layout: layout, recordId: number, field: field, repetition: repetition,
                                   fileURL: fileURL, fileName: fileName, mimeType: mimeType)
     }
 
@@ -284,7 +308,8 @@ extension DataAPI {
     @discardableResult
     public func uploadContainer(layout: String, recordId: String, field: String, repetition: Int = 1, data: Data,
                                 fileName: String, mimeType: String? = nil) async throws -> FMEditResult {
-        try await uploadContainer(layout: layout, recordId: Self.recordNumber(recordId).get(), field: field, repetition: repetition,
+        let number = try await recordNumber(recordId, .post, ["layouts", layout, "records", recordId, "containers", field, String(repetition)])
+        return try await uploadContainer(layout: layout, recordId: number, field: field, repetition: repetition,
                                   data: data, fileName: fileName, mimeType: mimeType)
     }
 }

@@ -108,7 +108,11 @@ extension DataAPI {
             return delivery.handle
         }
         // The new-session hook runs on this session too, before it becomes the current one.
-        sessions.openSession(slot: 0, encoded: encodedCredentials) { [self] result in
+        sessions.openSession(slot: 0, encoded: encodedCredentials) { [self] result, byHook in
+            // The caller asked for this login: its failure (or its new-session hook's) is one error line.
+            if case .failure(let error) = result {
+                sessions.logger.log(.error, SessionStage.failureLine(error, byHook: byHook), metadata: ["fm.code": error.code])
+            }
             if case .success(let token) = result, lifecycle.isDraining {
                 // The shutdown's grace ended first and every session is logged out: so is this one.
                 sessions.closeOnServer(token) {}

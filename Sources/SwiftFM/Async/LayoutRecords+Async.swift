@@ -79,6 +79,7 @@ extension DataAPI {
     @discardableResult
     public func editRecord<T: FMLayoutRecord & Encodable>(_ record: T, recordId: String, modId: String? = nil,
                                                           options: FMWriteOptions = .init()) async throws -> FMEditResult {
-        try await editRecord(record, recordId: Self.recordNumber(recordId).get(), modId: modId, options: options)
+        let number = try await recordNumber(recordId, .patch, ["layouts", T.layout, "records", recordId])
+        return try await editRecord(record, recordId: number, modId: modId, options: options)
     }
 }

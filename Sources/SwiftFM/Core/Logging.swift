@@ -7,13 +7,16 @@ import Foundation
 ///
 /// The levels follow the server-side Swift guide (a library logs its detail at `debug`); see
 /// <doc:TracingAndLogLevels>:
-/// - ``Level/debug``: every request line (`→`) and every answer line (`←`), a cancelled exchange, and an
-///   answer of FileMaker's "no records match" (401).
+/// - ``Level/debug``: every request line (`→`) and every answer line (`←`), a cancelled exchange, an
+///   answer of FileMaker's "no records match" (401), and the outcome of a call that its deadline, a cancel or a
+///   shutdown ended first.
 /// - ``Level/info``: rare events of the client's life: a login, a session closed for idleness, a shutdown.
 /// - ``Level/warning``: what a caller must see that SwiftFM recovers from or reports: a retry, a replay after a
 ///   lost session, a rejected token, an answer with a FileMaker error.
-/// - ``Level/error``: a failure a caller must see: the server could not be reached, a login failed or timed
-///   out, the new-session hook failed, a request could not be built.
+/// - ``Level/error``: a failure a caller must see, one line per failed call: the server could not be reached,
+///   an answer that is not FileMaker's or cannot be read, a login failed or timed out, the new-session hook
+///   failed, a call refused before it was sent (`-1002`, a request that could not be built). A cancel and a
+///   shutdown log no error.
 public struct FMLogEvent: Sendable, CustomStringConvertible {
     /// The severity of an event.
     public enum Level: Int, Sendable, Comparable, CustomStringConvertible {

@@ -178,6 +178,7 @@ extension Endpoint {
         case .absolute:
             return method.rawValue + " {container}"
         case .host, .database:
+            if segments.isEmpty, let refusedCall { return method.rawValue + " " + refusedCall }
             var kind = method.rawValue + " "
             kind.reserveCapacity(48)
             var nameNext = false // after `layouts` and `script` comes a name, even one spelled like a fixed segment

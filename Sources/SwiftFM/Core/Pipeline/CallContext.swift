@@ -73,6 +73,9 @@ final class Sender: Sendable {
     let server: (address: String?, port: Int?, scheme: String?)
     /// Draws a retry's back-off from its range (full jitter); the tests' seam for the random source.
     let retryJitter = Locked<@Sendable (ClosedRange<Double>) -> Double>({ Double.random(in: $0) })
+    /// Arms a call's deadline timer (`seconds`, then `fire`): ``Deadline/after(seconds:fire:)``; the tests' seam to
+    /// end a call by its deadline at a moment of their choosing (a deadline racing an answer).
+    let armDeadline = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
 
     /// The send stage of `configuration` over `transport`; `refusal`: why `transport` cannot send its calls.
     init(configuration: FMConfiguration, transport: any FMTransport, refusal: FMError?, logger: Logger,

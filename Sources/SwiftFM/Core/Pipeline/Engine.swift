@@ -96,7 +96,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     /// The result is delivered once nothing here refers to it any more (the event and the actions are gone):
     /// the completion gets the only reference (see ``Delivery``). Delivery is the last action but for the
     /// stops of a call that ends early, which follow it, as the state ordered them.
-    private func report(_ event: consuming State.Event) {
+    ///
+    /// `saying`: the lines that say how the call ended when this event ends it (its one error line, and any
+    /// warning beside it). They are written only when this event is the one that delivers the result: an
+    /// outcome that lost the race to an end already delivered (its deadline, a cancel, a shutdown) is detail,
+    /// written at `debug`, so one failure stays one error line whichever end comes first.
+    private func report(_ event: consuming State.Event, saying lines: [EndingLine] = []) {
         var delivering: Result<Value, FMError>?
         var stops: [(SentWork, FMError)] = []
         let byDeadline = event.isDeadline
@@ -117,6 +122,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                     if delivering == nil { work.stop(with: error) } else { stops.append((work, error)) }
                 }
             }
+        }
+        let delivered = delivering != nil
+        for line in lines {
+            context.sender.logger.log(delivered ? line.level : .debug, line.text, metadata: logMetadata(code: line.code, status: line.status))
         }
         if let result = delivering.take() {
             // The deadline ended the call: its exchange is stopped and logs nothing, so this line says it.
@@ -175,19 +184,18 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     func start(deadline seconds: TimeInterval) {
         if handle.isCancelled { return report(.cancelled) }
         if let invalid = endpoint.invalid {
-            // A file that cannot be read (an upload's, read as the call was built) is a failure of the machine, not
-            // of the caller's arguments: said at error, as when it is found unreadable while sending.
-            if invalid.code == FMError.ClientCode.fileError {
-                logNotSent(invalid)
-            }
-            report(.answered(.failure(invalid)))
+            // Refused before anything was sent: an argument that cannot be sent (`-1002`: a record id that is
+            // not one, an empty layout name, a URL that is not a file URL) or a file that cannot be read (`-1009`).
+            // The call failed: said once, at error, as a request that cannot be built is.
+            report(.answered(.failure(invalid)), saying: ending(notSent(invalid)))
             return
         }
         startedAt = .now()
         endsAt = Deadline.fromNow(seconds)
         rideOutEndsAt = Deadline.fromNow(min(seconds, context.configuration.timeout))
         // The timers hold the call (nothing else does while it backs off): the state cancels them when it ends.
-        report(.deadlineArmed(Deadline.after(seconds: seconds) { [self] in report(.deadlinePassed(.timeout(endpoint, context.configuration, after: seconds))) }))
+        let arm = context.sender.armDeadline.value
+        report(.deadlineArmed(arm(seconds) { [self] in report(.deadlinePassed(.timeout(endpoint, context.configuration, after: seconds))) }))
         // A cancel from now on (at once if it came since the check above) ends the call wherever it is.
         handle.onCancel { [weak self] in self?.report(.cancelled) }
         report(.started)
@@ -226,7 +234,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         let explicitToken: String?
         switch authorize(lease) {
         case .success(let pair): (authorization, explicitToken) = pair
-        case .failure(let error): return report(.answered(.failure(error)))
+        case .failure(let error): return report(.answered(.failure(error)), saying: ending(notSent(error)))
         }
         let endpoint = self.endpoint
         let sender = context.sender
@@ -235,12 +243,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         switch RequestBuilder.request(for: endpoint, configuration: context.configuration, authorization: authorization) {
         case .success(let built): request = built
         case .failure(let error):
-            logNotSent(error)
-            return received(.failure(ExchangeFailure(error: error, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+            return received(.failure(ExchangeFailure(error: error, beforeAnswer: false)), lease: lease, explicitToken: explicitToken,
+                            failedLine: notSent(error))
         }
         if let refusal = sender.refusal {
-            logNotSent(refusal)
-            return received(.failure(ExchangeFailure(error: refusal, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+            return received(.failure(ExchangeFailure(error: refusal, beforeAnswer: false)), lease: lease, explicitToken: explicitToken,
+                            failedLine: notSent(refusal))
         }
         // The method and redacted path of the request's lines: built once when debug lines are wanted, else only
         // for a line that is written (a failure).
@@ -283,8 +291,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 let failure = (error as? FMError) ?? FMError(code: FMError.ClientCode.fileError, message: "Cannot read \(source.path)",
                                                              underlying: String(describing: error))
                 // Nothing was sent and no exchange line will say it: this line does (as a request that cannot be built).
-                logNotSent(failure)
-                received(.failure(ExchangeFailure(error: failure, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+                received(.failure(ExchangeFailure(error: failure, beforeAnswer: false)), lease: lease, explicitToken: explicitToken,
+                         failedLine: notSent(failure))
                 return
             }
         }
@@ -294,8 +302,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             // Checked again now: the file may have changed since the call was made.
             if let problem = UploadSource.problem(source) {
                 release()
-                logNotSent(problem)
-                received(.failure(ExchangeFailure(error: problem, beforeAnswer: false)), lease: lease, explicitToken: explicitToken)
+                received(.failure(ExchangeFailure(error: problem, beforeAnswer: false)), lease: lease, explicitToken: explicitToken,
+                         failedLine: notSent(problem))
                 return
             }
             callersFile = source
@@ -351,10 +359,13 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         }
     }
 
-    /// A call that failed before anything was sent (a request that cannot be built, a refusal, an upload's file that
-    /// cannot be read): said once, at error, as no exchange line will say it.
-    private func logNotSent(_ error: FMError) {
-        context.sender.logger.log(.error, "\(endpoint.method.rawValue) not sent: \(error)", metadata: logMetadata(code: error.code))
+    /// The line of a call that failed before anything was sent (an argument that cannot be sent, a request that
+    /// cannot be built, a refusal, an upload's file that cannot be read), naming the call and why: said once, as
+    /// no exchange line will say it, at the level of what became of the call (``ending(_:)``).
+    /// `nil` when the hook takes no errors (nothing is formatted).
+    private func notSent(_ error: FMError) -> FailedAttemptLine? {
+        guard context.sender.logger.isEnabled(.error) else { return nil }
+        return FailedAttemptLine(text: "\(endpoint.kind) not sent: \(error)", code: error.code)
     }
 
     /// The line of an exchange that failed (no answer, or one that broke off), logged once the call decided:
@@ -365,12 +376,29 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         let code: String
     }
 
+    /// A line that says how a call ended, written by ``report(_:saying:)`` only when its event is the one that
+    /// ends the call: the delivered result, and nothing else, is what the log says the call ended with.
+    struct EndingLine {
+        let level: FMLogEvent.Level
+        let text: String
+        let code: String
+        var status: Int?
+    }
+
+    /// The failed attempt's line as the line of a failure that ends the call: `error`, or `warning` for a login
+    /// or logout (`retries` off), whose failure the session stage says ("login failed", at the level of its
+    /// verdict): one failure, one error line.
+    private func ending(_ line: FailedAttemptLine?) -> [EndingLine] {
+        guard let line else { return [] }
+        return [EndingLine(level: retries ? .error : .warning, text: line.text, code: line.code)]
+    }
+
     /// The answer's log line: debug unless the answer failed, and nothing is formatted for a plain answer when
     /// the hook takes only info and above (FMConfiguration.logLevel). A failed exchange's line is returned, to be
-    /// logged by ``log(_:endingTheCall:)`` once the call decided.
+    /// logged once the call decided (``logRecovered(_:)`` or ``ending(_:)``).
     private func logAnswer(_ result: Result<ExchangeAnswer, ExchangeFailure>, line: () -> String, started: UInt64) -> FailedAttemptLine? {
         let logger = context.sender.logger
-        // A failed exchange's line may end up an error (``log(_:endingTheCall:)``): built whenever errors are logged.
+        // A failed exchange's line may end up an error (``ending(_:)``): built whenever errors are logged.
         guard logger.isEnabled, logger.isEnabled(Self.answerFailed(result, accepting: accepting) ? .error : .debug) else { return nil }
         let line = line()
         let duration = String(format: "%.1f ms", Double(DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
@@ -399,12 +427,11 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         }
     }
 
-    /// Logs a failed exchange's line: `error` when its failure ends the call (a caller must see it), `warning`
-    /// when the call goes on (retried, or replayed), and for a login or logout (`retries` off), whose failure the
-    /// session stage says ("login failed", at the level of its verdict): one failure, one error line.
-    private func log(_ line: FailedAttemptLine?, endingTheCall: Bool) {
+    /// Logs a failed exchange's line when the call goes on (retried, or replayed): a `warning`. The line of a
+    /// failure that ends the call goes with the event that ends it (``ending(_:)``, ``report(_:saying:)``).
+    private func logRecovered(_ line: FailedAttemptLine?) {
         guard let line else { return }
-        context.sender.logger.log(endingTheCall && retries ? .error : .warning, line.text, metadata: logMetadata(code: line.code))
+        context.sender.logger.log(.warning, line.text, metadata: logMetadata(code: line.code))
     }
 
     // MARK: classify
@@ -426,21 +453,23 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         lease?.used()
         if !endpoint.isOData { spokeDataAPI() }
         let value = decoded(consume result)
-        if case .failure(let error) = value { logUnreadable(error, line: describe) }
+        var lines: [EndingLine] = []
+        if case .failure(let error) = value, let line = unreadable(error, line: describe) { lines.append(line) }
         // Moved on, so that the delivered value stays the only holder of the answer's bytes.
-        report(.answered(consume value))
+        report(.answered(consume value), saying: lines)
     }
 
     /// An accepted answer that could not be read (cut or malformed JSON, a shape the call does not know): the answer's
     /// line said what arrived; this one says the call failed, with the code it completes with — at `error` for a
-    /// client code (the answer was unusable), as an answer's FileMaker error is logged otherwise.
-    private func logUnreadable(_ error: FMError, line: (@Sendable () -> String)?) {
+    /// client code (the answer was unusable), as an answer's FileMaker error is logged otherwise. Returned, to be
+    /// written with the event that ends the call (``report(_:saying:)``); `nil` when the hook takes no line at its level.
+    private func unreadable(_ error: FMError, line: (@Sendable () -> String)?) -> EndingLine? {
         let logger = context.sender.logger
         let level: FMLogEvent.Level = error.code.hasPrefix("-") ? .error
             : Classifier.expectedOutcomes.contains(error.code) ? .debug : .warning
-        guard logger.isEnabled, logger.isEnabled(level) else { return }
+        guard logger.isEnabled, logger.isEnabled(level) else { return nil }
         let what = line.map { "← \($0()) " } ?? "← \(endpoint.kind) "
-        logger.log(level, "\(what)could not be read: \(error.code) \(error.message)", metadata: logMetadata(code: error.code))
+        return EndingLine(level: level, text: "\(what)could not be read: \(error.code) \(error.message)", code: error.code)
     }
 
     /// The value of an accepted answer (which ends here).
@@ -457,12 +486,14 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         let error: FMError
         var beforeAnswer = false
         var headers: [String: String] = [:]
+        var answered: Int?
         switch result {
         case .failure(let failure):
             error = failure.error
             beforeAnswer = failure.beforeAnswer
         case .success(let answer):
             let status = answer.head.status
+            answered = status
             let response = Endpoint<Value>.Response(answer.head, body: answer.body, file: answer.file)
             // OData answers are read in OData's error shape; the Data API's hints (a host with a path) are not theirs.
             error = endpoint.isOData ? Envelope.error(status: status, body: answer.body, odata: true)
@@ -478,20 +509,17 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         let usedToken = lease != nil || explicitToken != nil
         switch Classifier.verdict(for: error, beforeAnswer: beforeAnswer, usedSession: usedToken, headers: headers) {
         case .final:
-            log(failedLine, endingTheCall: true)
-            report(.answered(.failure(error)))
+            report(.answered(.failure(error)), saying: ending(failedLine) + unusableAnswer(error, status: answered))
         case .sessionLost:
             if let explicitToken {
-                log(failedLine, endingTheCall: true)
                 context.sessions.explicitTokenRejected(explicitToken)
-                report(.answered(.failure(error)))
+                report(.answered(.failure(error)), saying: ending(failedLine))
             } else if let lease {
-                log(failedLine, endingTheCall: false)
+                logRecovered(failedLine)
                 lease.rejected(code: error.code)
                 replay(after: error)
             } else {
-                log(failedLine, endingTheCall: true)
-                report(.answered(.failure(error)))
+                report(.answered(.failure(error)), saying: ending(failedLine))
             }
         case .transient(let retryAfter):
             // Kept on the error too: when this call is a login, the calls waiting for it retry after the same wait.
@@ -499,6 +527,18 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             error.retryAfter = retryAfter
             retry(after: error, retryAfter: retryAfter, failedLine: failedLine)
         }
+    }
+
+    /// An answer that ends the call with a client code (`-1006`: a page that is not JSON, as a proxy's or another
+    /// web server's 404 or 500; `-1007`): its own line was a warning, as an answer with a FileMaker error is, and
+    /// no FileMaker code says what happened, so this line says the call failed — at error (a login's, `retries`
+    /// off, at warning: the session stage says it). Its text as the caller gets it (``hidingSecrets(_:)``).
+    private func unusableAnswer(_ error: FMError, status: Int?) -> [EndingLine] {
+        let level: FMLogEvent.Level = retries ? .error : .warning
+        guard let status, error.code.hasPrefix("-"), context.sender.logger.isEnabled(level),
+              case .failure(let shown) = hidingSecrets(.failure(error)) else { return [] }
+        return [EndingLine(level: level, text: "\(endpoint.kind) failed: HTTP \(status): \(shown.code) \(shown.message)",
+                           code: shown.code, status: status)]
     }
 
     // MARK: retry or replay
@@ -518,32 +558,34 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
 
     /// A transient failure: wait (back-off with jitter, or `Retry-After`) and try again under the policy.
     /// `unsent`: the call itself never left (its login failed), so a write may be retried too. `failedLine`:
-    /// the failed exchange's line, logged as what became of it (``log(_:endingTheCall:)``).
+    /// the failed exchange's line, logged as what became of it (a warning when retried, ``ending(_:)`` when not).
     private func retry(after error: FMError, retryAfter: TimeInterval?, unsent: Bool = false, failedLine: FailedAttemptLine? = nil) {
         let logger = context.sender.logger
         switch retryDecision(after: error, retryAfter: retryAfter, unsent: unsent) {
         case .end(let final, let why):
             // A call that does not retry (a login, a logout) hands a transient failure to the session stage,
             // which says what became of it ("login failed", at the level of its verdict).
-            log(failedLine, endingTheCall: true)
-            if unsent {
+            var lines = ending(failedLine)
+            if unsent, logger.isEnabled(.error) {
                 // Nothing of this call was sent (its login failed, and the login's own lines were warnings): this
                 // line says the call ended.
-                logger.log(.error, "\(endpoint.kind) not sent, its login failed: \(final.code) \(final.message)",
-                           metadata: logMetadata(code: final.code))
+                lines.append(EndingLine(level: .error, text: "\(endpoint.kind) not sent, its login failed: \(final.code) \(final.message)",
+                                        code: final.code))
             }
-            if let why { logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): \(why)", metadata: logMetadata(code: error.code)) }
+            if let why, logger.isEnabled(.warning) {
+                lines.append(EndingLine(level: .warning, text: "\(endpoint.method.rawValue) got \(error.code): \(why)", code: error.code))
+            }
             // An answer that says the server is away (a proxy's 502, 503 or 504: its line was a warning) ends the call:
             // said once, at error, as a refused connection's line is.
             // Its text as the caller gets it: without the call's own token, which a proxy's page may echo.
-            if retries, !unsent, let status = error.httpStatus, [502, 503, 504].contains(status),
+            if retries, !unsent, let status = error.httpStatus, [502, 503, 504].contains(status), logger.isEnabled(.error),
                case .failure(let shown) = hidingSecrets(.failure(final)) {
-                logger.log(.error, "\(endpoint.kind) failed: HTTP \(status): \(shown.code) \(shown.message)",
-                           metadata: logMetadata(code: shown.code, status: status))
+                lines.append(EndingLine(level: .error, text: "\(endpoint.kind) failed: HTTP \(status): \(shown.code) \(shown.message)",
+                                        code: shown.code, status: status))
             }
-            report(.answered(.failure(final)))
+            report(.answered(.failure(final)), saying: lines)
         case .backOff(let wait, let attempts, let untilDeadline):
-            log(failedLine, endingTheCall: false)
+            logRecovered(failedLine)
             let policy = context.configuration.retry
             logger.log(.warning, "\(endpoint.method.rawValue) got \(error.code): retry \(attempts)\(untilDeadline ? " (until the deadline)" : " of \(policy.maxAttempts - 1)") in \(String(format: "%.2f", wait)) s",
                        metadata: logMetadata(code: error.code))

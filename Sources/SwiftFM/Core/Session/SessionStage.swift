@@ -178,8 +178,8 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         let which = pool.size > 1 && !explicit ? " (session \(slot + 1) of \(pool.size))" : ""
         logger.log(.info, "logging in to \(configuration.database)" + which)
         let started = DispatchTime.now().uptimeNanoseconds
-        openSession(slot: slot, parent: parent) { [self] result in
-            finishLogin(slot: slot, id: id, result: result, started: started, explicit: explicit)
+        openSession(slot: slot, parent: parent) { [self] result, byHook in
+            finishLogin(slot: slot, id: id, result: result, started: started, explicit: explicit, byHook: byHook)
         }
     }
 
@@ -194,7 +194,9 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     }
 
     /// `explicit`: a caller asked for this login (``forceLogin(completion:)``) and gets its failure as the answer.
-    private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>, started: UInt64? = nil, explicit: Bool = false) {
+    /// `byHook`: the login succeeded and the new-session hook failed (its session is closed).
+    private func finishLogin(slot: Int, id: UInt64, result: Result<String, FMError>, started: UInt64? = nil, explicit: Bool = false,
+                             byHook: Bool = false) {
         if let metrics = configuration.metrics, let started {
             let duration = Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9
             switch result {
@@ -212,13 +214,22 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         if case .failure(let error) = result {
             // A transient failure is retried by the calls that wait (each logs its own end if it gives up): a
             // warning; any other ends them, as it ends an explicit login: an error.
+            // One event, one line: a hook that failed is said as such (not as a login that failed, which it was not).
             let transient = !explicit && Classifier.isTransientLoginFailure(error)
-            logger.log(transient ? .warning : .error, "login failed: \(error.code) \(error.message) — reported to "
-                       + "\(waiters.count + plan.failures.count) waiting call(s)\(transient ? " (transient: each decides by its policy whether to try again)" : "")")
+            logger.log(transient ? .warning : .error, "\(Self.failureLine(error, byHook: byHook)) — reported to "
+                       + "\(waiters.count + plan.failures.count) waiting call(s)\(transient ? " (transient: each decides by its policy whether to try again)" : "")",
+                       metadata: ["fm.code": error.code])
         }
         run(plan)
         reportPoolUsage()
         for waiter in waiters { waiter(result) }
+    }
+
+    /// What a session that could not be opened is logged as: `login failed: CODE MESSAGE`, or `the new-session hook
+    /// failed: CODE MESSAGE; the session is closed` when the login succeeded and the hook failed.
+    static func failureLine(_ error: FMError, byHook: Bool) -> String {
+        byHook ? "the new-session hook failed: \(error.code) \(error.message); the session is closed"
+            : "login failed: \(error.code) \(error.message)"
     }
 
     // MARK: logins
@@ -226,11 +237,12 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// Opens a session: the login (configured credentials, or Basic `encoded`), then the new-session hook,
     /// as one step bounded by ``FMConfiguration/timeout`` — a token provider or a hook that never answers
     /// must not leave a slot logging in for good. Past the bound `completion` gets `-1004` and a session the
-    /// login opened is closed; a hook's failure closes the session before `completion` gets it. A shutdown
+    /// login opened is closed; a hook's failure closes the session before `completion` gets it, with `byHook`
+    /// `true`. Nothing here logs the failure: the caller says it once (``failureLine(_:byHook:)``). A shutdown
     /// waits for this step (and that closing), so the session it opens is logged out too; a login answer that
     /// only arrives after the bound is closed on arrival.
     func openSession(slot: Int, encoded: String? = nil, parent: (any FMCallSpan)? = nil,
-                     completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
+                     completion: @escaping @Sendable (_ result: Result<String, FMError>, _ byHook: Bool) -> Void) {
         struct Progress { var ended = false; var token: String? }
         let progress = Locked(Progress())
         // Held even while shutting down: a call in flight may log in during the shutdown's grace period.
@@ -250,7 +262,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             guard first else { return }
             // Detail: the login's failure (-1004) is logged once, as "login failed", at error.
             logger.log(.debug, "the login (or the new-session hook) took longer than the timeout; given up")
-            completion(.failure(.timeout(try? configuration.resolvedBase().get().url, after: configuration.timeout)))
+            completion(.failure(.timeout(try? configuration.resolvedBase().get().url, after: configuration.timeout)), false)
             guard let token else { return inFlight() }
             closeOnServer(token) { inFlight() }
         }
@@ -259,7 +271,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             case .failure:
                 guard end() else { return }
                 bound.cancel()
-                completion(result)
+                completion(result, false)
                 inFlight()
             case .success(let token):
                 let late = progress.withLock { state -> Bool in
@@ -272,13 +284,14 @@ final class SessionStage: Sendable, SessionLeaseOwner {
                     guard end() else { return }
                     bound.cancel()
                     if let hookError {
-                        logger.log(.error, "the new-session hook failed: \(hookError.code); the session is closed")
+                        // Said once, by whoever gets the failure ("the new-session hook failed: …"), not here as well.
+                        logger.log(.debug, "the new-session hook failed (\(hookError.code)); closing its session")
                         closeOnServer(token) {
-                            completion(.failure(hookError))
+                            completion(.failure(hookError), true)
                             inFlight()
                         }
                     } else {
-                        completion(.success(token))
+                        completion(.success(token), false)
                         inFlight()
                     }
                 }

@@ -236,6 +236,9 @@ struct Endpoint<Value>: Sendable {
     /// When the factory could not build the call (for example a payload that is not JSON-serialisable),
     /// the engine completes with this error without sending anything.
     var invalid: FMError?
+    /// The call's name in its kind when it has no path to name it by: a call refused before it was built
+    /// (``Endpoints/failing(_:_:segments:call:)``) is `POST uploadContainer`, not `POST ` (see ``kind``).
+    var refusedCall: String?
     /// Decodes a successful (HTTP 200) answer; throws ``FMError`` for an unexpected shape.
     var decode: @Sendable (Response) throws -> Value
     /// Extra request headers, sent as given (the container download sends `Cookie` on its second hop).

@@ -379,9 +379,14 @@ enum Endpoints {
 
     // MARK: - Helpers
 
-    /// An endpoint that the engine completes with `error` without sending anything.
-    static func failing<V>(_ method: Endpoint<V>.Method, _ error: FMError) -> Endpoint<V> {
-        Endpoint(method, .database, [], invalid: error) { _ in throw error }
+    /// An endpoint that the engine completes with `error` without sending anything. `segments`: the path of the
+    /// call it stands for (names and ids become `{}` in its kind), so the line that says it was not sent names it;
+    /// without one, `call` (the factory that refused it, by default) names it: `POST uploadContainer`.
+    static func failing<V>(_ method: Endpoint<V>.Method, _ error: FMError, segments: [String] = [],
+                           call: String = #function) -> Endpoint<V> {
+        var endpoint = Endpoint<V>(method, .database, segments, invalid: error) { _ in throw error }
+        if segments.isEmpty { endpoint.refusedCall = String(call.prefix { $0 != "(" }) }
+        return endpoint
     }
 
     /// A JSON-body endpoint on the database scope, or a failing one when the payload cannot be sent.
@@ -391,7 +396,7 @@ enum Endpoints {
         case .success(let data):
             return Endpoint(method, .database, segments, body: .json(data), decode: decode)
         case .failure(let error):
-            return failing(method, error)
+            return failing(method, error, segments: segments)
         }
     }
 
@@ -402,7 +407,7 @@ enum Endpoints {
         if let error = checkName(layout, "layout") ?? checkPortals(options.portals)
             ?? (options.layoutResponse.flatMap { checkName($0, "response layout") })
             ?? options.scripts.validationError {
-            return failing(.get, error)
+            return failing(.get, error, segments: segments)
         }
         var query = base
         if let portals = options.portals {
