@@ -8,8 +8,10 @@ extension DataAPI {
     /// BMP, WebP, HEIC, MP4/QuickTime, MP3, WAV, ZIP, …), else from the file name's extension, else
     /// `application/octet-stream`. An unreadable file, or anything but a regular file (a FIFO, a device, a
     /// directory; a symlink to a regular file is fine), completes with `-1009` without sending anything. The
-    /// multipart body is assembled in a temporary file when the call is sent (bounded memory); like every
-    /// container transfer, the call is bounded by ``FMConfiguration/containerTimeout``.
+    /// multipart body is assembled in a temporary file when the call is sent (bounded memory); a cancel or the
+    /// deadline stops that copy at the next MiB (the call completes once, with `-1005` or `-1004`, and the
+    /// temporary file is removed). Like every container transfer, the call is bounded by
+    /// ``FMConfiguration/containerTimeout``.
     ///
     /// - Parameters:
     ///   - layout: the layout name.
