@@ -78,7 +78,11 @@ extension DataAPI {
     /// - Parameters:
     ///   - url: the container URL.
     ///   - fileURL: where to write the bytes.
-    ///   - progress: called with (bytes written so far, expected total or `-1` when unknown), on a library queue.
+    ///   - progress: called with (bytes written so far, expected total or `-1` when unknown) on a serial queue
+    ///     SwiftFM owns for this download (labelled `SwiftFM.progress`; never the transport's thread, never
+    ///     ``callbackQueue``): one report at a time, in order, coalesced when the callback is slower than the bytes
+    ///     (the latest count is reported next, the last one always). It never holds the transfer back, and may
+    ///     cancel it; the completion does not wait for it (a report may run after the completion).
     ///   - completion: `fileURL` or `nil`, and the code (`-1009` when the file cannot be written, `-1002` when
     ///     `fileURL` is not a file URL).
     /// - Returns: a handle that cancels the download.

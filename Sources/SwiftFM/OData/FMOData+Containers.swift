@@ -71,7 +71,11 @@ extension FMOData {
     ///   - key: the record's key.
     ///   - field: the container field.
     ///   - fileURL: where to write the bytes (replaced).
-    ///   - progress: called with (bytes written, expected total or `-1`), on a library queue.
+    ///   - progress: called with (bytes written, expected total or `-1` when unknown) on a serial queue
+    ///     SwiftFM owns for this download (labelled `SwiftFM.progress`; never the transport's thread, never
+    ///     ``callbackQueue``): one report at a time, in order, coalesced when the callback is slower than the bytes
+    ///     (the latest count is reported next, the last one always). It never holds the transfer back, and may
+    ///     cancel it; the completion does not wait for it (a report may run after the completion).
     ///   - completion: `fileURL` or `nil` (`-1009` when the file cannot be written), and the code.
     /// - Returns: a handle to cancel the download.
     @discardableResult
