@@ -112,7 +112,9 @@ extension FMOData {
     /// `fileURL` as the request body with `Content-Type: mimeType` and `Content-Disposition: inline;
     /// filename=…`. Claris documents this binary form for images (GIF, PNG, JPEG, TIFF) and PDF. An unreadable
     /// file, or anything but a regular file (a FIFO, a device, a directory), completes with `-1009` without
-    /// sending anything. Not retried (a write).
+    /// sending anything. The file is sent as it was when the upload started: over ``FMCurlTransport``, one that
+    /// shrinks, grows or is written to meanwhile stops the upload before its last byte, with `-1009` naming the
+    /// file (the server never gets a body mixing two versions). Not retried (a write).
     /// - Parameters:
     ///   - set: the entity set name.
     ///   - key: the record's key.
