@@ -151,12 +151,14 @@ import Testing
         #expect(await failing.value().first.map { $0.0 == nil && $0.1 == "-1009" } == true)
     }
 
+    /// A loop is an expired streaming URL (-1014, see StaleContainerURLSaysItExpiredTests), found at the first
+    /// request sent again unchanged.
     @Test func containerDownloadRedirectLoopStops() {
         let harness = Harness { _ in .json(302, "", headers: ["Location": "https://fms.example.com/loop"]) }
         let recorder = Recorder<(Data?, String)>()
         harness.api.downloadContainer(url: Self.containerURL) { data, code in recorder.record((data, code)) }
-        #expect(recorder.wait().first.map { $0.0 == nil && $0.1 == "-1007" } == true)
-        #expect(harness.stub.requests.count == Endpoints.maxContainerRedirects + 1)
+        #expect(recorder.wait().first.map { $0.0 == nil && $0.1 == FMError.ClientCode.containerURLExpired } == true)
+        #expect(harness.stub.requests.count == 2)
     }
 
     @Test func containerDownloadErrorStatus() {

@@ -8,8 +8,10 @@ extension DataAPI {
     /// BMP, WebP, HEIC, MP4/QuickTime, MP3, WAV, ZIP, …), else from the file name's extension, else
     /// `application/octet-stream`. An unreadable file, or anything but a regular file (a FIFO, a device, a
     /// directory; a symlink to a regular file is fine), completes with `-1009` without sending anything. The
-    /// multipart body is assembled in a temporary file when the call is sent (bounded memory); like every
-    /// container transfer, the call is bounded by ``FMConfiguration/containerTimeout``.
+    /// multipart body is assembled in a temporary file when the call is sent (bounded memory); a cancel or the
+    /// deadline stops that copy at the next MiB (the call completes once, with `-1005` or `-1004`, and the
+    /// temporary file is removed). Like every container transfer, the call is bounded by
+    /// ``FMConfiguration/containerTimeout``.
     ///
     /// - Parameters:
     ///   - layout: the layout name.
@@ -55,7 +57,10 @@ extension DataAPI {
     ///
     /// The server usually answers the first `GET` with `302` and a streaming-session cookie; SwiftFM
     /// follows `Location` itself (up to 5 redirects), sending the cookies back to the same origin (scheme,
-    /// host, port) only. No `Authorization` is sent. A redirect to a non-HTTP URL is `-1007`.
+    /// host, port) only. No `Authorization` is sent. A redirect to a non-HTTP URL is `-1007`. A URL that has
+    /// expired (read under a session that is gone) is answered with a redirect loop: that is
+    /// ``FMError/ClientCode/containerURLExpired`` (`-1014`), whose message says to read the record again for a
+    /// fresh URL; a chain of more than 5 redirects that never comes back to a URL is `-1007`.
     ///
     /// - Parameters:
     ///   - url: the container URL.
@@ -76,7 +81,11 @@ extension DataAPI {
     /// - Parameters:
     ///   - url: the container URL.
     ///   - fileURL: where to write the bytes.
-    ///   - progress: called with (bytes written so far, expected total or `-1` when unknown), on a library queue.
+    ///   - progress: called with (bytes written so far, expected total or `-1` when unknown) on a serial queue
+    ///     SwiftFM owns for this download (labelled `SwiftFM.progress`; never the transport's thread, never
+    ///     ``callbackQueue``): one report at a time, in order, coalesced when the callback is slower than the bytes
+    ///     (the latest count is reported next, the last one always). It never holds the transfer back, and may
+    ///     cancel it; the completion does not wait for it (a report may run after the completion).
     ///   - completion: `fileURL` or `nil`, and the code (`-1009` when the file cannot be written, `-1002` when
     ///     `fileURL` is not a file URL).
     /// - Returns: a handle that cancels the download.
@@ -105,8 +114,14 @@ extension DataAPI {
     /// Follows a container URL hop by hop under one cancel handle; `completion` runs once, on the callback queue.
     /// With a file sink, the last hop's body is in the sink's file and the bytes delivered are empty.
     /// Every hop shares one deadline, ``FMConfiguration/containerTimeout`` from the first.
+    ///
+    /// A redirect loop is an expired URL (``FMError/containerURLExpired``): a redirect back to a URL already asked
+    /// for with the same cookie (nothing can change on the next turn), or redirects run out on a chain that came
+    /// back to a URL it had asked for (a server that sets a new cookie on every turn). `visited` holds the URLs
+    /// asked for so far, with the cookie each was sent.
     func followContainer(url: URL, cookie: String?, hopsLeft: Int, request: FMRequest? = nil, sink: BodySink? = nil,
-                         endsAt: DispatchTime? = nil, completion: @escaping (consuming Result<Data, FMError>) -> Void) -> FMRequest {
+                         endsAt: DispatchTime? = nil, visited: [(url: URL, cookie: String?)] = [],
+                         completion: @escaping (consuming Result<Data, FMError>) -> Void) -> FMRequest {
         let handle = request ?? FMRequest()
         let statuses = Endpoints.containerHopStatuses
         let endsAt = endsAt ?? Deadline.fromNow(configuration.containerTimeout)
@@ -117,15 +132,23 @@ extension DataAPI {
         return perform(Endpoints.containerHop(url: url, cookie: cookie), options: options) { [self] (result: consuming Result<Endpoints.ContainerHop, FMError>) in
             // The bytes are handed over, not shared (see ``Delivery``): taken out of the hop, which ends here.
             guard case .success(.redirect(let next, let nextCookie)) = result else { return completion(Self.bytes(of: result)) }
-            guard hopsLeft > 0 else {
-                // The last hop was answered (a redirect), so no line of its own says the download failed: this one does.
-                let error = FMError.malformed("too many redirects downloading a container", status: nil)
+            let visited = visited + [(url, cookie)]
+            // Ended here, in the completion of a hop that succeeded: the failure is bound as FMError.current for the
+            // caller's (value?, code) completion, as a call's own failure is.
+            // The last hop was answered (a redirect), so no line of its own says the download failed: this one does.
+            func fail(_ error: FMError) {
                 context.sender.logger.log(.error, "GET {container} failed: \(error)", metadata: ["fm.endpoint": "GET {container}", "fm.code": error.code])
-                completion(.failure(error))
-                return
+                FMError.withCurrent(error) { completion(.failure(error)) }
+            }
+            if visited.contains(where: { $0.url == next && $0.cookie == nextCookie }) {
+                return fail(.containerURLExpired)
+            }
+            guard hopsLeft > 0 else {
+                let looped = visited.contains { $0.url == next }
+                return fail(looped ? .containerURLExpired : .malformed("too many redirects downloading a container", status: nil))
             }
             _ = followContainer(url: next, cookie: nextCookie, hopsLeft: hopsLeft - 1, request: handle, sink: sink,
-                                endsAt: endsAt, completion: completion)
+                                endsAt: endsAt, visited: visited, completion: completion)
         }
     }
 

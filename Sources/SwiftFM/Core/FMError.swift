@@ -7,7 +7,7 @@ import Foundation
 /// status when there was one, and a description of the underlying error. It is a struct, not an
 /// enum, so new codes never break a caller's `switch`.
 public struct FMError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The FileMaker code, or a client-side code (`"-1001"` … `"-1013"`).
+    /// The FileMaker code, or a client-side code (`"-1001"` … `"-1014"`).
     public var code: String
     /// A human-readable message (FileMaker's own text when it sent one).
     public var message: String
@@ -107,6 +107,9 @@ extension FMError {
         /// A Claris ID sign-in failed: Cognito refused it (the message is Cognito's, `underlying` names the
         /// exception, such as `"Cognito NotAuthorizedException"`) or a challenge could not be answered.
         public static let signInFailed = "-1013"
+        /// A container's streaming URL has expired: FileMaker answered it with a redirect loop (it does once the
+        /// session the URL was read under is gone). Read the record again for a fresh URL.
+        public static let containerURLExpired = "-1014"
     }
 
     static func invalidConfiguration(_ message: String) -> FMError {
@@ -131,6 +134,10 @@ extension FMError {
     }
     static let noToken = FMError(code: ClientCode.noToken, message: "The login answer carried no token")
     static let shuttingDown = FMError(code: ClientCode.shuttingDown, message: "The DataAPI is shutting down")
+    /// A container URL FileMaker answers with a redirect loop.
+    static let containerURLExpired = FMError(
+        code: ClientCode.containerURLExpired,
+        message: "The container URL has expired (FileMaker answered it with a redirect loop): read the record again for a fresh URL")
 }
 
 // MARK: - A server's words in an error

@@ -71,7 +71,11 @@ extension FMOData {
     ///   - key: the record's key.
     ///   - field: the container field.
     ///   - fileURL: where to write the bytes (replaced).
-    ///   - progress: called with (bytes written, expected total or `-1`), on a library queue.
+    ///   - progress: called with (bytes written, expected total or `-1` when unknown) on a serial queue
+    ///     SwiftFM owns for this download (labelled `SwiftFM.progress`; never the transport's thread, never
+    ///     ``callbackQueue``): one report at a time, in order, coalesced when the callback is slower than the bytes
+    ///     (the latest count is reported next, the last one always). It never holds the transfer back, and may
+    ///     cancel it; the completion does not wait for it (a report may run after the completion).
     ///   - completion: `fileURL` or `nil` (`-1009` when the file cannot be written), and the code.
     /// - Returns: a handle to cancel the download.
     @discardableResult
@@ -108,7 +112,9 @@ extension FMOData {
     /// `fileURL` as the request body with `Content-Type: mimeType` and `Content-Disposition: inline;
     /// filename=…`. Claris documents this binary form for images (GIF, PNG, JPEG, TIFF) and PDF. An unreadable
     /// file, or anything but a regular file (a FIFO, a device, a directory), completes with `-1009` without
-    /// sending anything. Not retried (a write).
+    /// sending anything. The file is sent as it was when the upload started: over ``FMCurlTransport``, one that
+    /// shrinks, grows or is written to meanwhile stops the upload before its last byte, with `-1009` naming the
+    /// file (the server never gets a body mixing two versions). Not retried (a write).
     /// - Parameters:
     ///   - set: the entity set name.
     ///   - key: the record's key.

@@ -285,7 +285,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         var built: URL?
         if case .multipartFile(let source, let fileName, let mimeType, let boundary) = endpoint.body {
             do {
-                built = try Multipart.writeBody(boundary: boundary, fileName: fileName, mimeType: mimeType, source: source)
+                // A large file takes a while: a cancel or the deadline ends the copy at the next chunk (the call has
+                // completed already, once, with -1005 or -1004; the partial body is removed).
+                built = try Multipart.writeBody(boundary: boundary, fileName: fileName, mimeType: mimeType, source: source,
+                                                stop: { [self] in isDone }, copied: endpoint.bodyCopied.map { copied in { copied($0, $1) } })
+            } catch is Multipart.Stopped {
+                return release()
             } catch {
                 release()
                 let failure = (error as? FMError) ?? FMError(code: FMError.ClientCode.fileError, message: "Cannot read \(source.path)",

@@ -8,8 +8,56 @@ enum BodySink: Sendable {
     /// Collected in memory, failing with `-1011` past `cap` bytes (after content decoding).
     case memory(cap: Int)
     /// A 200 answer's body streams into `file` (created anew, removed on failure); any other status is
-    /// collected in memory under `cap`. `progress` gets (bytes written, expected length or -1).
+    /// collected in memory under `cap`. `progress` gets (bytes written, expected length or -1), through a
+    /// ``ProgressReports``: never on the transport's thread.
     case file(URL, cap: Int, progress: (@Sendable (Int64, Int64) -> Void)?)
+}
+
+/// Where a streamed download's `progress` callback runs: a serial queue of its own (labelled `SwiftFM.progress`),
+/// never the transport's thread, so that a callback, however slow (or one that waits), never holds the transfer
+/// back, and never the callback queue, which the caller may be blocking.
+///
+/// Reports run one at a time, in order: the bytes written never decrease. They are coalesced: while a callback
+/// runs, the counts that arrive meanwhile are replaced by the latest, which is reported next (a slow callback sees
+/// fewer reports, never a stale one, and the last count is always reported). The call's completion does not wait
+/// for a report: one may run after it.
+final class ProgressReports: Sendable {
+    private struct State {
+        var latest: (written: Int64, expected: Int64)?
+        var scheduled = false
+    }
+    private let report: @Sendable (Int64, Int64) -> Void
+    private let queue = DispatchQueue(label: "SwiftFM.progress")
+    private let state = Locked(State())
+    /// `true` on every such queue (tests tell where a report runs).
+    static let queueKey = DispatchSpecificKey<Bool>()
+
+    init(_ report: @escaping @Sendable (Int64, Int64) -> Void) {
+        self.report = report
+        queue.setSpecific(key: Self.queueKey, value: true)
+    }
+
+    /// Hands on (bytes written, expected length or -1) without waiting for the callback.
+    func post(written: Int64, expected: Int64) {
+        let schedule = state.withLock { state -> Bool in
+            state.latest = (written, expected)
+            if state.scheduled { return false }
+            state.scheduled = true
+            return true
+        }
+        if schedule { queue.async { [self] in drain() } }
+    }
+
+    /// Reports the latest count until none is waiting (on ``queue``).
+    private func drain() {
+        while let next = state.withLock({ state -> (written: Int64, expected: Int64)? in
+            defer { state.latest = nil }
+            if state.latest == nil { state.scheduled = false }
+            return state.latest
+        }) {
+            report(next.written, next.expected)
+        }
+    }
 }
 
 /// The answer of one exchange.
@@ -54,11 +102,14 @@ final class Exchange: @unchecked Sendable {
     }
     private let state: Locked<State>
     private let sink: BodySink
+    /// The sink's `progress`, handed on off the transport's thread.
+    private let progress: ProgressReports?
     /// The request's URL: a failed TLS handshake names the scheme to use instead.
     private let url: URL?
 
     private init(sink: BodySink, url: URL?, completion: @escaping @Sendable (consuming Result<ExchangeAnswer, ExchangeFailure>) -> Void) {
         self.sink = sink
+        if case .file(_, _, let report?) = sink { progress = ProgressReports(report) } else { progress = nil }
         self.url = url
         self.state = Locked(State(completion: completion))
     }
@@ -155,7 +206,7 @@ final class Exchange: @unchecked Sendable {
             return true
         }
         if failed { finishRefused() }
-        if let progress, case .file(_, _, let report?) = sink { report(progress.written, progress.expected) }
+        if let reached = progress { self.progress?.post(written: reached.written, expected: reached.expected) }
         return proceed
     }
 

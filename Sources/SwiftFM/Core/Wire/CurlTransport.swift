@@ -262,6 +262,14 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     private var bodyBytes: [UInt8] = []
     private var bodyOffset = 0
     private var bodyFD: Int32 = -1
+    /// The body file's size and modification time when the transfer opened it, and the bytes read from it so far:
+    /// the body is that file as it was then, or the transfer fails (``bodyFileProblem``).
+    private var bodyFileLength: Int64 = 0
+    private var bodyFileModified = timespec()
+    private var bodyFileRead: Int64 = 0
+    /// Why the body file could not be sent as it was when the transfer started (it changed meanwhile): the
+    /// transfer was aborted before its last byte went out, and fails with `-1009` naming the file.
+    private(set) var bodyFileProblem: String?
     /// May this request be sent a second time (libcurl's retry on a dead reused connection)?
     let replayable: Bool
     /// `host:port` of the URL: the connection limit counts per origin.
@@ -408,6 +416,8 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
                 return URLError(.cannotOpenFile, userInfo: [NSLocalizedDescriptionKey: "cannot read the body file's size"])
             }
             bodyLength = Int64(info.st_size)
+            bodyFileLength = bodyLength
+            bodyFileModified = info.st_mtim
         } else if let data = urlRequest.httpBody, !data.isEmpty {
             bodyBytes = [UInt8](data)
             bodyLength = Int64(bodyBytes.count)
@@ -578,8 +588,22 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         guard let buffer else { return CurlOption.readAbort }
         lastActivity = DispatchTime.now().uptimeNanoseconds
         if bodyFD >= 0 {
-            let n = Glibc.read(bodyFD, buffer, count)
-            return n < 0 ? CurlOption.readAbort : n
+            // Never past the length announced (a file that grew meanwhile would send more than Content-Length).
+            let want = Int(min(Int64(count), bodyFileLength - bodyFileRead))
+            guard want > 0 else { return 0 }
+            let n = Glibc.read(bodyFD, buffer, want)
+            guard n >= 0 else {
+                bodyFileProblem = "Cannot read \(request.bodyFile?.path ?? "the body file") while it was uploaded: \(String(cString: strerror(errno)))"
+                return CurlOption.readAbort
+            }
+            bodyFileRead += Int64(n)
+            // The last byte goes out only if the file is still what it was: the server never gets a whole body made of
+            // two versions of the file (or a short one, whose missing bytes it would wait for).
+            if n == 0 || bodyFileRead == bodyFileLength, let problem = bodyFileChange(endedEarly: n == 0) {
+                bodyFileProblem = problem
+                return CurlOption.readAbort
+            }
+            return n
         }
         let n = min(count, bodyBytes.count - bodyOffset)
         guard n > 0 else { return 0 }
@@ -596,10 +620,41 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             refusedResend = true
             return 1 // CURL_SEEKFUNC_FAIL
         }
-        if bodyFD >= 0 { return lseek(bodyFD, off_t(offset), SEEK_SET) < 0 ? 1 : 0 }
+        if bodyFD >= 0 {
+            guard offset >= 0, offset <= bodyFileLength, lseek(bodyFD, off_t(offset), SEEK_SET) >= 0 else { return 1 }
+            bodyFileRead = offset
+            return 0
+        }
         guard offset >= 0, offset <= Int64(bodyBytes.count) else { return 1 }
         bodyOffset = Int(offset)
         return 0
+    }
+
+    /// How the body file changed since the transfer opened it (its size, or its modification time), or `nil`.
+    /// `endedEarly`: a read found the end before the length announced, a change whatever the file says.
+    private func bodyFileChange(endedEarly: Bool) -> String? {
+        let path = request.bodyFile?.path ?? "the body file"
+        var info = stat()
+        guard fstat(bodyFD, &info) == 0 else { return "Cannot read \(path) while it was uploaded: \(String(cString: strerror(errno)))" }
+        let size = Int64(info.st_size)
+        if size != bodyFileLength {
+            return "\(path) changed while it was uploaded (\(bodyFileLength) bytes when the upload started, \(size) now): "
+                + "the upload was stopped; upload it again once it is complete"
+        }
+        if info.st_mtim.tv_sec != bodyFileModified.tv_sec || info.st_mtim.tv_nsec != bodyFileModified.tv_nsec {
+            return "\(path) changed while it was uploaded (it was written to meanwhile): the upload was stopped; upload it again once it is complete"
+        }
+        if endedEarly {
+            return "\(path) changed while it was uploaded (it ended after \(bodyFileRead) of \(bodyFileLength) bytes): "
+                + "the upload was stopped; upload it again once it is complete"
+        }
+        return nil
+    }
+
+    /// The error of a transfer that stopped because its body file changed (``bodyFileProblem``): `-1009` naming the file.
+    func bodyFileError(forResult result: Int32) -> FMError? {
+        guard result != 0, let bodyFileProblem else { return nil }
+        return .fileError(bodyFileProblem)
     }
 
     // MARK: handing on (off the engine's thread)
@@ -982,7 +1037,7 @@ final class CurlEngine: @unchecked Sendable {
             while fmcurl_multi_next_done(multi, &easy, &result) == 1 {
                 guard let handle = easy, let transfer = active.removeValue(forKey: handle) else { continue }
                 _ = fmcurl_multi_remove_handle(multi, handle)
-                let error = transfer.error(forResult: result)
+                let error: Error? = transfer.bodyFileError(forResult: result) ?? transfer.error(forResult: result)
                 transfer.release()
                 transfer.finish(error, turn: self)
                 ended(transfer)

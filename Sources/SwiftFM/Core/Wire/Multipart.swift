@@ -30,7 +30,12 @@ enum Multipart {
     /// the file in 1 MiB chunks (never whole in memory). Returns the temporary file; the caller removes it.
     /// `source` must be a regular file (``UploadSource``); the bytes copied are those of its size when opened
     /// (a file that grows meanwhile is not followed for ever), and one that shrinks meanwhile is an error.
-    static func writeBody(boundary: String, fileName: String, mimeType: String, source: URL) throws -> URL {
+    ///
+    /// `stop` is asked before each chunk: once it says `true` (the call was cancelled or ran out of time), the copy
+    /// ends there, the temporary file is removed and ``Stopped`` is thrown. `copied` is told the temporary file and
+    /// the source's bytes copied so far, after each chunk.
+    static func writeBody(boundary: String, fileName: String, mimeType: String, source: URL,
+                          stop: () -> Bool = { false }, copied: ((URL, Int64) -> Void)? = nil) throws -> URL {
         let (head, tail) = frame(boundary: boundary, fileName: fileName, mimeType: mimeType)
         let (input, size) = try UploadSource.opened(source).get()
         defer { try? input.close() }
@@ -44,11 +49,13 @@ enum Multipart {
             try output.write(contentsOf: head)
             var left = size
             while left > 0 {
+                if stop() { throw Stopped() }
                 guard let chunk = try input.read(upToCount: Int(min(left, 1 << 20))), !chunk.isEmpty else {
                     throw FMError.fileError("\(source.path) became shorter while it was read (\(size - left) of \(size) bytes)")
                 }
                 try output.write(contentsOf: chunk)
                 left -= Int64(chunk.count)
+                copied?(temporary, size - left)
             }
             try output.write(contentsOf: tail)
         } catch {
@@ -57,6 +64,10 @@ enum Multipart {
         }
         return temporary
     }
+
+    /// ``writeBody(boundary:fileName:mimeType:source:stop:copied:)`` was told to stop: its call ended (and said
+    /// so) while the body was being assembled.
+    struct Stopped: Error {}
 
     /// Makes a header parameter value safe: quotes become `%22`, line breaks are dropped.
     static func quoted(_ value: String) -> String {

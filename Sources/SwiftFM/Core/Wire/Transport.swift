@@ -346,8 +346,9 @@ struct URLSessionTaskHandle: FMTransportTask, @unchecked Sendable {
     let task: URLSessionTask
     let router: TaskRouter
     /// Decides the cancel at once and stops the task from another queue: on Linux `URLSessionTask.cancel()` waits
-    /// for URLSession's work queue, where the task's callbacks run — and so does a caller's code they call (a
-    /// download's `progress`), which may cancel (the process trapped in `dispatch_sync`).
+    /// for URLSession's work queue, where the task's callbacks run — and so does whatever they call that may cancel
+    /// (a size cap refusing the answer; a download's `progress` did, before it moved to a queue of its own, and the
+    /// process trapped in `dispatch_sync`).
     func cancel() {
         guard router.mayCancel(task) else { return }
         DispatchQueue.global().async { [self] in task.cancel() }
