@@ -239,8 +239,10 @@ public struct FMPortalRow: Sendable, Hashable, Decodable {
 ///   default and format 0; format 1 is read as US; ISO `yyyy-MM-dd`, format 2), with `HH:mm:ss` after a
 ///   space or `T`; a time alone is that time on 1970-01-01. They are read in the call's `timeZone`
 ///   (``FMReadOptions/timeZone``, ``FMFindRequest/timeZone``), **UTC** when none is set.
-/// - A repeating field (`name`, `name(2)`, …) decodes into an array property named `name`; a coding key
-///   `name(2)` reads one repetition.
+/// - A repeating field (`name`, `name(2)`, …) decodes into an array property named `name`, each repetition at
+///   its place (trailing empty repetitions left out); a coding key `name(2)` reads one repetition. A repetition
+///   the layout did not send, before one it did (a layout showing repetitions 1 and 3, or from 2 on), is an empty
+///   value at its place: `""` in a `[String]`, `nil` in an array of optionals (the raw record has no key for it).
 ///
 /// ```swift
 /// struct Contact: Decodable { var name: String; var id: Int }
