@@ -419,6 +419,9 @@ public struct FMTypedFoundSet<T: Decodable>: Decodable {
     public var dataInfo: FMDataInfo?
     /// The results of the scripts that ran with the request.
     public var scripts: FMScriptResults
+    /// The content of each record whose `recordId` is empty, by its index in ``records`` (``RecordKey/content(_:)``):
+    /// how a page walk tells such records apart, as it does raw ones. Filled when the set is read from an answer.
+    var contentKeys: [Int: String] = [:]
 
     /// Creates a typed found set.
     public init(records: [FMRecord<T>], dataInfo: FMDataInfo?, scripts: FMScriptResults = .none) {
@@ -449,7 +452,12 @@ extension FMTypedFoundSet {
 }
 
 extension FMTypedFoundSet: Sendable where T: Sendable {}
-extension FMTypedFoundSet: Equatable where T: Equatable {}
+extension FMTypedFoundSet: Equatable where T: Equatable {
+    /// Whether the records, the found set information and the script results are equal.
+    public static func == (lhs: FMTypedFoundSet<T>, rhs: FMTypedFoundSet<T>) -> Bool {
+        lhs.records == rhs.records && lhs.dataInfo == rhs.dataInfo && lhs.scripts == rhs.scripts
+    }
+}
 
 /// The answer of a create or duplicate: the new record's ids and script results.
 public struct FMRecordReference: Sendable, Hashable, Decodable {

@@ -196,21 +196,24 @@ struct FileMakerDecoder {
         guard let data, reader.nodes[data].kind == .array else {
             throw FMError.malformed("no \"data\" array in the found set", status: status)
         }
-        let records: [FMRecord<T>]
+        let decoded: DecodedRecords<T>
         if let deferred {
             guard deferred.node == data else { throw FMError.malformed("the array read in parts is not the found set's data", status: status) }
-            records = try recordsInParts(T.self, reader, deferred, status: status)
+            decoded = try recordsInParts(T.self, reader, deferred, status: status)
         } else {
-            records = try self.records(T.self, reader, array: data, status: status)
+            decoded = try self.records(T.self, reader, array: data, status: status)
         }
-        return FMTypedFoundSet(records: records, dataInfo: try FMDataInfo.checked(raw: others["dataInfo"] as? [String: Any], status: status),
-                               scripts: try FMScriptResults(raw: others, status: status))
+        var set = FMTypedFoundSet(records: decoded.records, dataInfo: try FMDataInfo.checked(raw: others["dataInfo"] as? [String: Any], status: status),
+                                  scripts: try FMScriptResults(raw: others, status: status))
+        set.contentKeys = decoded.contentKeys
+        return set
     }
 
-    /// The records of array node `array`, in order, portals filled.
-    fileprivate func records<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, array: Int, status: Int) throws(FMError) -> [FMRecord<T>] {
-        var records: [FMRecord<T>] = []
-        records.reserveCapacity(Int(reader.nodes[array].count))
+    /// The records of array node `array`, in order, portals filled; and the content of each whose `recordId` is
+    /// empty (``FMTypedFoundSet/contentKeys``).
+    fileprivate func records<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, array: Int, status: Int) throws(FMError) -> DecodedRecords<T> {
+        var decoded = DecodedRecords<T>()
+        decoded.records.reserveCapacity(Int(reader.nodes[array].count))
         let decoder = TapeDecoder(reader, node: array, codingPath: [], options: self)
         let fillsPortals = LayoutPortals.fills(T.self)
         var index = 0
@@ -227,29 +230,33 @@ struct FileMakerDecoder {
                                   httpStatus: status, underlying: FMError.underlyingText(error))
                 }
             }
-            records.append(next)
+            if next.recordId.isEmpty {
+                decoded.contentKeys[index] = RecordKey.content(reader.any(element) as? [String: Any] ?? [:])
+            }
+            decoded.records.append(next)
             index += 1
             element = reader.next(after: element)
         }
-        return records
+        return decoded
     }
 
     /// The records of a deferred `data` array, each part indexed and decoded on its own core (its own tape,
     /// reader and decoder), joined in order. Any failure in a part fails the whole (the caller then reads the
     /// answer in one part, for the error as the serial reading reports it).
     private func recordsInParts<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, _ deferred: JSONTape.Deferred,
-                                              status: Int) throws(FMError) -> [FMRecord<T>] {
+                                              status: Int) throws(FMError) -> DecodedRecords<T> {
         let partReader = TypedPartReader<T>(options: self, depth: Int(reader.nodes[deferred.node].depth), status: status)
         guard let parts = ParallelParts.read(reader.bytes, deferred.split, with: partReader) else {
             throw FMError.malformed("a part of the found set was not read", status: status)
         }
-        var records: [FMRecord<T>] = []
+        var joined = DecodedRecords<T>()
         for part in parts {
             guard let decoded = part else { throw FMError.malformed("a part of the found set was not read", status: status) }
-            if records.isEmpty { records.reserveCapacity(decoded.count * parts.count) }
-            records.append(contentsOf: decoded)
+            if joined.records.isEmpty { joined.records.reserveCapacity(decoded.records.count * parts.count) }
+            for (index, key) in decoded.contentKeys { joined.contentKeys[joined.records.count + index] = key }
+            joined.records.append(contentsOf: decoded.records)
         }
-        return records
+        return joined
     }
 
     /// One record of `data`: `recordId`, `modId`, `fieldData` decoded into `T`, `portalData`, `portalDataInfo`.
@@ -353,6 +360,13 @@ struct FileMakerDecoder {
     }
 }
 
+/// The records of a found set's `data` (or of one part of it), and the content of each record whose `recordId` is
+/// empty by its index there (``FMTypedFoundSet/contentKeys``).
+struct DecodedRecords<T: Decodable> {
+    var records: [FMRecord<T>] = []
+    var contentKeys: [Int: String] = [:]
+}
+
 /// Indexes and decodes one part of a found set's `data` (its own tape, reader and decoder); `nil` on any
 /// failure (the answer is then read again in one part). It holds no `T` value, only the decoding options.
 private struct TypedPartReader<T: Decodable>: PartReading {
@@ -360,7 +374,7 @@ private struct TypedPartReader<T: Decodable>: PartReading {
     let depth: Int
     let status: Int
 
-    func read(_ bytes: UnsafeRawBufferPointer, start: Int, last: Bool) -> [FMRecord<T>]? {
+    func read(_ bytes: UnsafeRawBufferPointer, start: Int, last: Bool) -> DecodedRecords<T>? {
         guard let tape = try? JSONTape(part: bytes, start: start, last: last, depth: depth) else { return nil }
         let reader = JSONTapeReader(bytes: bytes, tape: tape)
         defer { reader.close() }
