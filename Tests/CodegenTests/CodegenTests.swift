@@ -188,7 +188,9 @@ func compareFields(raw: [String: Any], typed: [String: Any], context: String) {
             for (index, element) in values.enumerated() {
                 let key = index == 0 ? (raw[name] != nil ? name : "\(name)(1)") : "\(name)(\(index + 1))"
                 covered.insert(key)
-                #expect(sameValue(raw: raw[key], typed: element), "\(context): \(key) raw \(String(describing: raw[key])) typed \(element)")
+                // A repetition the layout did not send (a gap before one it did) reads as an empty value at its place.
+                let gap = raw[key] == nil && (element is NSNull || (element as? String) == "")
+                #expect(gap || sameValue(raw: raw[key], typed: element), "\(context): \(key) raw \(String(describing: raw[key])) typed \(element)")
             }
         } else {
             covered.insert(name)

@@ -7,6 +7,26 @@ import Foundation
 // The callback form (`forEachPage`) and the async sequence (`pages`, in Async/Paging+Async.swift) only
 // drive it.
 
+/// What tells one record of a page apart from another in a walk's same-page check (``PageSource/next(after:at:previous:)``):
+/// the one rule for raw and typed pages.
+enum RecordKey {
+    /// A record's key: its `recordId` when it has one that is not empty, else its content (`content`, made only
+    /// then: a server that sends no ids, or empty ones, is not FileMaker, so this is rare and costs only then).
+    static func key(id: String?, content: @autoclosure () -> String) -> String {
+        if let id, !id.isEmpty { return id }
+        return content()
+    }
+
+    /// A record's content as a key: the record as JSON with sorted keys, marked so that it is never a record id.
+    /// A typed page keeps it for each record whose `recordId` is empty (``FMTypedFoundSet/contentKeys``), made from
+    /// the same raw record while the answer is decoded.
+    static func content(_ record: [String: Any]) -> String {
+        guard JSONSerialization.isValidJSONObject(record),
+              let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) else { return "" }
+        return "\u{0}" + String(decoding: data, as: UTF8.self)
+    }
+}
+
 /// Where the pages of one walk come from: the request for a window, and how to read a page's counts.
 struct PageSource<Page>: Sendable {
     let api: DataAPI
@@ -17,8 +37,8 @@ struct PageSource<Page>: Sendable {
     let endpoint: @Sendable (_ offset: Int, _ limit: Int) -> Endpoint<Page>
     /// The number of records in a page and the size of the found set (`dataInfo.foundCount`) when known.
     let counts: @Sendable (Page) -> (returned: Int, found: Int?)
-    /// The record ids of a page, in order (compared with the page before: see ``next(after:at:previous:)``); a raw
-    /// record without one (or with an empty one) is known by its content (``contentKey(_:)``).
+    /// What tells each record of a page apart, in order (compared with the page before: see
+    /// ``next(after:at:previous:)``): ``RecordKey/key(id:content:)``, for raw and typed pages alike.
     let ids: @Sendable (Page) -> [String]
 
     /// What a walk remembers of the page before: its record ids, and how often in a row it came back.
@@ -122,15 +142,7 @@ extension PageSource {
              range: { Endpoints.getRecords(layout: layout, offset: $0, limit: $1, sort: $2, options: $3) },
              found: { Endpoints.find(layout: layout, request: $0) },
              counts: { ($0.records.count, $0.dataInfo?.foundCount) },
-             ids: { $0.records.map { RawJSON.string($0["recordId"]).flatMap { $0.isEmpty ? nil : $0 } ?? contentKey($0) } })
-    }
-
-    /// What tells a raw record without a `recordId` apart from another in the same-page check: its content, as
-    /// JSON with sorted keys (a server that sends no ids is not FileMaker: this is rare and costs only then).
-    static func contentKey(_ record: [String: Any]) -> String {
-        guard JSONSerialization.isValidJSONObject(record),
-              let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) else { return "" }
-        return "\u{0}" + String(decoding: data, as: UTF8.self)
+             ids: { $0.records.map { RecordKey.key(id: RawJSON.string($0["recordId"]), content: RecordKey.content($0)) } })
     }
 
     /// The typed walk.
@@ -141,7 +153,9 @@ extension PageSource {
              range: { Endpoints.getRecords(as: type, layout: layout, offset: $0, limit: $1, sort: $2, options: $3) },
              found: { Endpoints.find(as: type, layout: layout, request: $0) },
              counts: { ($0.records.count, $0.dataInfo?.foundCount) },
-             ids: { $0.records.map(\.recordId) })
+             ids: { page in
+                 page.records.indices.map { RecordKey.key(id: page.records[$0].recordId, content: page.contentKeys[$0] ?? "") }
+             })
     }
 
     /// Drives the walk for the callback surface: `page` runs on the callback queue for each page and the

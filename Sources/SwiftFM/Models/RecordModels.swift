@@ -239,8 +239,10 @@ public struct FMPortalRow: Sendable, Hashable, Decodable {
 ///   default and format 0; format 1 is read as US; ISO `yyyy-MM-dd`, format 2), with `HH:mm:ss` after a
 ///   space or `T`; a time alone is that time on 1970-01-01. They are read in the call's `timeZone`
 ///   (``FMReadOptions/timeZone``, ``FMFindRequest/timeZone``), **UTC** when none is set.
-/// - A repeating field (`name`, `name(2)`, …) decodes into an array property named `name`; a coding key
-///   `name(2)` reads one repetition.
+/// - A repeating field (`name`, `name(2)`, …) decodes into an array property named `name`, each repetition at
+///   its place (trailing empty repetitions left out); a coding key `name(2)` reads one repetition. A repetition
+///   the layout did not send, before one it did (a layout showing repetitions 1 and 3, or from 2 on), is an empty
+///   value at its place: `""` in a `[String]`, `nil` in an array of optionals (the raw record has no key for it).
 ///
 /// ```swift
 /// struct Contact: Decodable { var name: String; var id: Int }
@@ -420,6 +422,9 @@ public struct FMTypedFoundSet<T: Decodable>: Decodable {
     public var dataInfo: FMDataInfo?
     /// The results of the scripts that ran with the request.
     public var scripts: FMScriptResults
+    /// The content of each record whose `recordId` is empty, by its index in ``records`` (``RecordKey/content(_:)``):
+    /// how a page walk tells such records apart, as it does raw ones. Filled when the set is read from an answer.
+    var contentKeys: [Int: String] = [:]
 
     /// Creates a typed found set.
     public init(records: [FMRecord<T>], dataInfo: FMDataInfo?, scripts: FMScriptResults = .none) {
@@ -450,7 +455,12 @@ extension FMTypedFoundSet {
 }
 
 extension FMTypedFoundSet: Sendable where T: Sendable {}
-extension FMTypedFoundSet: Equatable where T: Equatable {}
+extension FMTypedFoundSet: Equatable where T: Equatable {
+    /// Whether the records, the found set information and the script results are equal.
+    public static func == (lhs: FMTypedFoundSet<T>, rhs: FMTypedFoundSet<T>) -> Bool {
+        lhs.records == rhs.records && lhs.dataInfo == rhs.dataInfo && lhs.scripts == rhs.scripts
+    }
+}
 
 /// The answer of a create or duplicate: the new record's ids and script results.
 public struct FMRecordReference: Sendable, Hashable, Decodable {

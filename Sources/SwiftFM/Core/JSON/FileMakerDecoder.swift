@@ -21,8 +21,12 @@ import Foundation
 ///   time on 1970-01-01. FileMaker values carry no time zone: they are read in ``timeZone`` (UTC unless the
 ///   call says otherwise). A JSON number decodes as `JSONDecoder`'s default (seconds since 2001-01-01).
 /// * Repetitions: a property whose type is an array reads a repeating field's `name`, `name(2)`,
-///   `name(3)`, … in order (trailing empty repetitions left out); a key `name(1)` also finds `name`, and
-///   `name` finds `name(1)` (portal rows send `TO::field(1)`). A key `name(2)` reads that repetition.
+///   `name(3)`, … each at its place (trailing empty repetitions left out); a key `name(1)` also finds `name`,
+///   and `name` finds `name(1)` (portal rows send `TO::field(1)`). A key `name(2)` reads that repetition.
+///   A repetition the layout did not send, before one it did (a layout showing repetitions 1 and 3, or
+///   from 2 on), is an empty value at its place: `""` in a `[String]`, `nil` in an array of optionals (a
+///   non-optional number or date fails, as for an empty field); an array is read even when only later
+///   repetitions were sent. Repetition numbers above FileMaker's 32,000 are not repetitions.
 struct FileMakerDecoder {
     /// The zone FileMaker dates, times and timestamps are read in.
     var timeZone: TimeZone
@@ -192,21 +196,24 @@ struct FileMakerDecoder {
         guard let data, reader.nodes[data].kind == .array else {
             throw FMError.malformed("no \"data\" array in the found set", status: status)
         }
-        let records: [FMRecord<T>]
+        let decoded: DecodedRecords<T>
         if let deferred {
             guard deferred.node == data else { throw FMError.malformed("the array read in parts is not the found set's data", status: status) }
-            records = try recordsInParts(T.self, reader, deferred, status: status)
+            decoded = try recordsInParts(T.self, reader, deferred, status: status)
         } else {
-            records = try self.records(T.self, reader, array: data, status: status)
+            decoded = try self.records(T.self, reader, array: data, status: status)
         }
-        return FMTypedFoundSet(records: records, dataInfo: try FMDataInfo.checked(raw: others["dataInfo"] as? [String: Any], status: status),
-                               scripts: try FMScriptResults(raw: others, status: status))
+        var set = FMTypedFoundSet(records: decoded.records, dataInfo: try FMDataInfo.checked(raw: others["dataInfo"] as? [String: Any], status: status),
+                                  scripts: try FMScriptResults(raw: others, status: status))
+        set.contentKeys = decoded.contentKeys
+        return set
     }
 
-    /// The records of array node `array`, in order, portals filled.
-    fileprivate func records<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, array: Int, status: Int) throws(FMError) -> [FMRecord<T>] {
-        var records: [FMRecord<T>] = []
-        records.reserveCapacity(Int(reader.nodes[array].count))
+    /// The records of array node `array`, in order, portals filled; and the content of each whose `recordId` is
+    /// empty (``FMTypedFoundSet/contentKeys``).
+    fileprivate func records<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, array: Int, status: Int) throws(FMError) -> DecodedRecords<T> {
+        var decoded = DecodedRecords<T>()
+        decoded.records.reserveCapacity(Int(reader.nodes[array].count))
         let decoder = TapeDecoder(reader, node: array, codingPath: [], options: self)
         let fillsPortals = LayoutPortals.fills(T.self)
         var index = 0
@@ -223,29 +230,33 @@ struct FileMakerDecoder {
                                   httpStatus: status, underlying: FMError.underlyingText(error))
                 }
             }
-            records.append(next)
+            if next.recordId.isEmpty {
+                decoded.contentKeys[index] = RecordKey.content(reader.any(element) as? [String: Any] ?? [:])
+            }
+            decoded.records.append(next)
             index += 1
             element = reader.next(after: element)
         }
-        return records
+        return decoded
     }
 
     /// The records of a deferred `data` array, each part indexed and decoded on its own core (its own tape,
     /// reader and decoder), joined in order. Any failure in a part fails the whole (the caller then reads the
     /// answer in one part, for the error as the serial reading reports it).
     private func recordsInParts<T: Decodable>(_ type: T.Type, _ reader: JSONTapeReader, _ deferred: JSONTape.Deferred,
-                                              status: Int) throws(FMError) -> [FMRecord<T>] {
+                                              status: Int) throws(FMError) -> DecodedRecords<T> {
         let partReader = TypedPartReader<T>(options: self, depth: Int(reader.nodes[deferred.node].depth), status: status)
         guard let parts = ParallelParts.read(reader.bytes, deferred.split, with: partReader) else {
             throw FMError.malformed("a part of the found set was not read", status: status)
         }
-        var records: [FMRecord<T>] = []
+        var joined = DecodedRecords<T>()
         for part in parts {
             guard let decoded = part else { throw FMError.malformed("a part of the found set was not read", status: status) }
-            if records.isEmpty { records.reserveCapacity(decoded.count * parts.count) }
-            records.append(contentsOf: decoded)
+            if joined.records.isEmpty { joined.records.reserveCapacity(decoded.records.count * parts.count) }
+            for (index, key) in decoded.contentKeys { joined.contentKeys[joined.records.count + index] = key }
+            joined.records.append(contentsOf: decoded.records)
         }
-        return records
+        return joined
     }
 
     /// One record of `data`: `recordId`, `modId`, `fieldData` decoded into `T`, `portalData`, `portalDataInfo`.
@@ -349,6 +360,13 @@ struct FileMakerDecoder {
     }
 }
 
+/// The records of a found set's `data` (or of one part of it), and the content of each record whose `recordId` is
+/// empty by its index there (``FMTypedFoundSet/contentKeys``).
+struct DecodedRecords<T: Decodable> {
+    var records: [FMRecord<T>] = []
+    var contentKeys: [Int: String] = [:]
+}
+
 /// Indexes and decodes one part of a found set's `data` (its own tape, reader and decoder); `nil` on any
 /// failure (the answer is then read again in one part). It holds no `T` value, only the decoding options.
 private struct TypedPartReader<T: Decodable>: PartReading {
@@ -356,7 +374,7 @@ private struct TypedPartReader<T: Decodable>: PartReading {
     let depth: Int
     let status: Int
 
-    func read(_ bytes: UnsafeRawBufferPointer, start: Int, last: Bool) -> [FMRecord<T>]? {
+    func read(_ bytes: UnsafeRawBufferPointer, start: Int, last: Bool) -> DecodedRecords<T>? {
         guard let tape = try? JSONTape(part: bytes, start: start, last: last, depth: depth) else { return nil }
         let reader = JSONTapeReader(bytes: bytes, tape: tape)
         defer { reader.close() }
@@ -604,15 +622,25 @@ private enum Rules {
         throw mismatch(Date.self, reader, node, path)
     }
 
-    /// A repeating field's value nodes in order: `key` (or `key(1)`), `key(2)`, … up to the first missing
-    /// one, without trailing empty repetitions.
+    /// FileMaker's most repetitions of a field: a key `name(n)` with a larger `n` is not a repetition.
+    static let maxRepetitions = 32_000
+
+    /// The place of a repetition the layout did not send, in ``repetitions(of:in:_:_:)``: read as an empty value.
+    static let gap = -1
+
+    /// A repeating field's value nodes by place: `key` (or `key(1)`) first, `key(n)` at place n, up to the last
+    /// repetition that is not empty (trailing empty repetitions left out). A place before it that the layout
+    /// did not send is ``gap``: the field's other repetitions keep their places (a layout may show repetitions
+    /// 1 and 3 of a field, or 2 to 4).
     /// One pass over the object (a lookup per repetition would be quadratic on a hostile answer); a key
-    /// that repeats: the last one, as ``JSONTapeReader/value(forKey:in:)``.
-    static func repetitions(of key: String, in object: Int, _ reader: JSONTapeReader) -> [Int] {
+    /// that repeats: the last one, as ``JSONTapeReader/value(forKey:in:)``. The gaps of one answer are bounded by
+    /// its size (``JSONTapeReader/gapsLeft``), so that a few bytes (`"name(32000)":"x"` in every record) cannot
+    /// make a decode hold far more than the answer: beyond it, a `dataCorrupted` error at `path`.
+    static func repetitions(of key: String, in object: Int, _ reader: JSONTapeReader, _ path: [any CodingKey]) throws -> [Int] {
         var plain: Int?, first: Int?
-        var numbered: [Int?] = [] // repetition n at n - 2
-        let limit = Int(reader.nodes[object].count) + 1 // a run from 2 cannot go further
-        reader.scannedMembers &+= limit - 1
+        // The later repetitions sent, as found (never one slot per number: `name(32000)` is one entry).
+        var numbered: [(repetition: Int, order: Int, value: Int)] = []
+        reader.scannedMembers &+= Int(reader.nodes[object].count)
         let ascii = key.utf8.allSatisfy { $0 < 0x80 }
         var utf8 = key
         utf8.withUTF8 { name in
@@ -621,23 +649,57 @@ private enum Rules {
                 switch repetition {
                 case 0: plain = value
                 case 1: first = value
-                case ...limit:
-                    if repetition - 2 >= numbered.count { numbered.append(contentsOf: repeatElement(nil, count: repetition - 1 - numbered.count)) }
-                    numbered[repetition - 2] = value
+                case ...maxRepetitions: numbered.append((repetition, numbered.count, value))
                 default: break
                 }
             }
         }
-        var values: [Int] = []
-        if let first = plain ?? first { values.append(first) }
-        for next in numbered {
-            guard let next else { break }
-            values.append(next)
+        let one = plain ?? first
+        var places: [(repetition: Int, value: Int)] = [] // by repetition, each once: the last sent
+        if !numbered.isEmpty {
+            numbered.sort { ($0.repetition, $0.order) < ($1.repetition, $1.order) }
+            places.reserveCapacity(numbered.count)
+            for entry in numbered {
+                if places.last?.repetition == entry.repetition { places[places.count - 1].value = entry.value } else { places.append((entry.repetition, entry.value)) }
+            }
+            while let last = places.last, reader.isEmptyString(last.value) { places.removeLast() }
         }
-        while let last = values.last, reader.isEmptyString(last) { values.removeLast() }
+        let count = places.last?.repetition ?? (one.map { reader.isEmptyString($0) ? 0 : 1 } ?? 0)
+        guard count > 0 else { return [] }
+        let gaps = count - places.count - (one == nil ? 0 : 1)
+        guard gaps <= reader.gapsLeft else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription:
+                "repetition \(count) leaves more repetitions unsent before it than the answer's size allows"))
+        }
+        reader.gapsLeft -= gaps
+        var values = [Int](repeating: gap, count: count)
+        if let one { values[0] = one }
+        for place in places { values[place.repetition - 1] = place.value }
         return values
     }
+
+    /// Whether `object` has a repetition of `key` other than the first (`key(2)`, …, up to ``maxRepetitions``).
+    static func hasLaterRepetition(of key: String, in object: Int, _ reader: JSONTapeReader) -> Bool {
+        reader.scannedMembers &+= Int(reader.nodes[object].count)
+        let ascii = key.utf8.allSatisfy { $0 < 0x80 }
+        var utf8 = key
+        var found = false
+        utf8.withUTF8 { name in
+            reader.forEachMember(of: object) { keyNode, _ in
+                if !found, let repetition = reader.repetition(keyNode, of: key, name, nameIsASCII: ascii), (2...maxRepetitions).contains(repetition) {
+                    found = true
+                }
+            }
+        }
+        return found
+    }
 }
+
+/// The types a repeating field decodes into when the layout sent none of its first repetition (only `name(2)`,
+/// …): arrays, and optional arrays.
+private protocol RepeatingFieldArray {}
+extension Array: RepeatingFieldArray {}
+extension Optional: RepeatingFieldArray where Wrapped: RepeatingFieldArray {}
 
 // MARK: - The decoder
 
@@ -685,7 +747,7 @@ private final class TapeDecoder: Decoder {
             return TapeUnkeyedContainer(decoder: self, elements: reader.members(of: node))
         }
         if let origin {
-            return TapeUnkeyedContainer(decoder: self, elements: Rules.repetitions(of: origin.key, in: origin.object, reader))
+            return TapeUnkeyedContainer(decoder: self, elements: try Rules.repetitions(of: origin.key, in: origin.object, reader, codingPath))
         }
         throw Rules.mismatch([Any].self, reader, node, codingPath)
     }
@@ -822,10 +884,20 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     /// The value node of `key`, `null` included.
     private func present(_ key: Key) throws -> Int {
         try decoder.checkOpen()
-        guard let value = lookup(key) else {
-            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "the layout sent no field \(key.stringValue)"))
-        }
+        guard let value = lookup(key) else { throw missing(key) }
         return value
+    }
+
+    private func missing(_ key: Key) -> DecodingError {
+        .keyNotFound(key, .init(codingPath: codingPath, debugDescription: "the layout sent no field \(key.stringValue)"))
+    }
+
+    /// For an array `T` (or an optional one) of a repeating field the layout sent without its first repetition
+    /// (`name(2)`, … but no `name`): a decoder of its repetitions, each at its place; `nil` otherwise.
+    private func laterRepetitions<T>(_ type: T.Type, _ key: Key) -> TapeDecoder? {
+        guard T.self is any RepeatingFieldArray.Type, Rules.hasLaterRepetition(of: key.stringValue, in: object, reader) else { return nil }
+        return TapeDecoder(reader, node: object, codingPath: codingPath + [key], options: decoder.options, origin: (object, key.stringValue),
+                           shapes: decoder.shapes)
     }
 
     private func nonNull(_ value: Int, _ key: Key) throws -> Int {
@@ -865,7 +937,11 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try Rules.integer(UInt64.self, reader, value(key), codingPath + [key]) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        let value = try present(key)
+        try decoder.checkOpen()
+        guard let value = lookup(key) else {
+            if let repetitions = laterRepetitions(T.self, key) { return try repetitions.unbox(T.self) }
+            throw missing(key)
+        }
         if reader.nodes[value].kind == .null || reader.isEmptyString(value), let optional = T.self as? any ExpressibleByNilLiteral.Type {
             // `decode(Int?.self, forKey:)` (a custom `init(from:)`, a generic property): null is nil as for
             // `JSONDecoder`, and so is "" when the wrapped type cannot hold it (as for an optional property).
@@ -905,7 +981,11 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
                 return try child(node, key).unbox(T.self)
             }
         }
-        return try ifPresent(key) { try child($0, key).unbox(T.self) }
+        try decoder.checkOpen()
+        guard let value = lookup(key) else { return try laterRepetitions(T.self, key)?.unbox(T.self) }
+        guard reader.nodes[value].kind != .null else { return nil }
+        if reader.isEmptyString(value) { return try? child(value, key).unbox(T.self) }
+        return try child(value, key).unbox(T.self)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
@@ -928,9 +1008,7 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
         try decoder.checkOpen()
-        guard let value = lookup(key) else {
-            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "the layout sent no field \(key.stringValue)"))
-        }
+        guard let value = lookup(key) else { throw missing(key) }
         return child(value, key)
     }
 }
@@ -939,7 +1017,7 @@ extension TapeDecoder {
     /// The repetitions of ``origin`` as an unkeyed container (no value under the plain name).
     fileprivate func repetitionsContainer() throws -> any UnkeyedDecodingContainer {
         guard let origin else { throw Rules.mismatch([Any].self, reader, node, codingPath) }
-        return TapeUnkeyedContainer(decoder: self, elements: Rules.repetitions(of: origin.key, in: origin.object, reader))
+        return TapeUnkeyedContainer(decoder: self, elements: try Rules.repetitions(of: origin.key, in: origin.object, reader, codingPath))
     }
 }
 
@@ -968,17 +1046,26 @@ private struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
 
     private var path: [any CodingKey] { codingPath + [Index(currentIndex)] }
 
-    private mutating func next() throws -> Int {
+    /// The next element: its reader and node (a repetition the layout did not send, ``Rules/gap``, is read as
+    /// an empty value: ``JSONTapeReader/emptyValue()``).
+    private mutating func next() throws -> (reader: JSONTapeReader, node: Int) {
         try decoder.checkOpen()
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: path, debugDescription: "no more elements"))
         }
         defer { currentIndex += 1 }
-        return elements[currentIndex]
+        let node = elements[currentIndex]
+        return node == Rules.gap ? (reader.emptyValue(), 0) : (reader, node)
+    }
+
+    /// A decoder of `element` at `path`.
+    private func child(_ element: (reader: JSONTapeReader, node: Int), _ path: [any CodingKey]) -> TapeDecoder {
+        element.reader === reader ? decoder.child(element.node, codingPath: path)
+            : TapeDecoder(element.reader, node: element.node, codingPath: path, options: decoder.options, shapes: decoder.shapes)
     }
 
     mutating func decodeNil() throws -> Bool {
-        guard !isAtEnd else { return false }
+        guard !isAtEnd, elements[currentIndex] != Rules.gap else { return false }
         if reader.nodes[elements[currentIndex]].kind == .null {
             currentIndex += 1
             return true
@@ -986,27 +1073,27 @@ private struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
         return false
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { let p = path; return try Rules.bool(reader, next(), p) }
-    mutating func decode(_ type: String.Type) throws -> String { let p = path; return try Rules.string(reader, next(), p) }
-    mutating func decode(_ type: Double.Type) throws -> Double { let p = path; return try Rules.double(reader, next(), p) }
-    mutating func decode(_ type: Float.Type) throws -> Float { let p = path; return try Rules.float(reader, next(), p) }
-    mutating func decode(_ type: Int.Type) throws -> Int { let p = path; return try Rules.integer(Int.self, reader, next(), p) }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { let p = path; return try Rules.integer(Int8.self, reader, next(), p) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { let p = path; return try Rules.integer(Int16.self, reader, next(), p) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { let p = path; return try Rules.integer(Int32.self, reader, next(), p) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { let p = path; return try Rules.integer(Int64.self, reader, next(), p) }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { let p = path; return try Rules.integer(UInt.self, reader, next(), p) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { let p = path; return try Rules.integer(UInt8.self, reader, next(), p) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { let p = path; return try Rules.integer(UInt16.self, reader, next(), p) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { let p = path; return try Rules.integer(UInt32.self, reader, next(), p) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let p = path; return try Rules.integer(UInt64.self, reader, next(), p) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { let p = path, e = try next(); return try Rules.bool(e.reader, e.node, p) }
+    mutating func decode(_ type: String.Type) throws -> String { let p = path, e = try next(); return try Rules.string(e.reader, e.node, p) }
+    mutating func decode(_ type: Double.Type) throws -> Double { let p = path, e = try next(); return try Rules.double(e.reader, e.node, p) }
+    mutating func decode(_ type: Float.Type) throws -> Float { let p = path, e = try next(); return try Rules.float(e.reader, e.node, p) }
+    mutating func decode(_ type: Int.Type) throws -> Int { let p = path, e = try next(); return try Rules.integer(Int.self, e.reader, e.node, p) }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { let p = path, e = try next(); return try Rules.integer(Int8.self, e.reader, e.node, p) }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { let p = path, e = try next(); return try Rules.integer(Int16.self, e.reader, e.node, p) }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { let p = path, e = try next(); return try Rules.integer(Int32.self, e.reader, e.node, p) }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { let p = path, e = try next(); return try Rules.integer(Int64.self, e.reader, e.node, p) }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { let p = path, e = try next(); return try Rules.integer(UInt.self, e.reader, e.node, p) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { let p = path, e = try next(); return try Rules.integer(UInt8.self, e.reader, e.node, p) }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { let p = path, e = try next(); return try Rules.integer(UInt16.self, e.reader, e.node, p) }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { let p = path, e = try next(); return try Rules.integer(UInt32.self, e.reader, e.node, p) }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let p = path, e = try next(); return try Rules.integer(UInt64.self, e.reader, e.node, p) }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let p = path
-        let value = try next()
-        let child = decoder.child(value, codingPath: p)
-        // An empty repetition or element read into an optional that cannot hold "" is nil.
-        if reader.isEmptyString(value), let optional = T.self as? any ExpressibleByNilLiteral.Type {
+        let element = try next()
+        let child = child(element, p)
+        // An empty repetition or element (or one the layout did not send) read into an optional that cannot hold "" is nil.
+        if element.reader.isEmptyString(element.node), let optional = T.self as? any ExpressibleByNilLiteral.Type {
             if let decoded = try? child.unbox(T.self) { return decoded }
             if let none = optional.init(nilLiteral: ()) as? T { return none }
         }
@@ -1015,17 +1102,17 @@ private struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let p = path
-        return try decoder.child(next(), codingPath: p).container(keyedBy: type)
+        return try child(next(), p).container(keyedBy: type)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let p = path
-        return try decoder.child(next(), codingPath: p).unkeyedContainer()
+        return try child(next(), p).unkeyedContainer()
     }
 
     mutating func superDecoder() throws -> any Decoder {
         let p = path
-        return decoder.child(try next(), codingPath: p)
+        return child(try next(), p)
     }
 }
 

@@ -261,12 +261,40 @@ final class JSONTapeReader {
     /// The object members searched key by key (not the predicted lookups): tests check it stays linear.
     var scannedMembers = 0
 
+    /// How many more repetitions a typed decode may read as empty values because the layout did not send them
+    /// (``Rules/repetitions(of:in:_:_:)``): the answer's size in bytes, and at least FileMaker's most repetitions
+    /// of one field, so that a few bytes of a hostile answer cannot make a decode hold far more than the answer.
+    var gapsLeft: Int
+    /// The reader of one empty string (``emptyValue()``), made when first asked for.
+    private var empty: JSONTapeReader?
+
     init(bytes: UnsafeRawBufferPointer, tape: JSONTape) {
         self.bytes = bytes
         self.nodes = tape.nodes
+        gapsLeft = Swift.max(bytes.count, 32_000)
     }
 
-    func close() { isOpen = false }
+    /// A reader whose one node, 0, is the empty string `""` (it reads none of `bytes`).
+    private init(emptyStringOver bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+        nodes = [JSONTape.Node(kind: .string, escaped: false, nonASCII: false, depth: 0, count: 0, start: 0, end: 0)]
+        gapsLeft = 0
+    }
+
+    /// A reader whose node 0 is an empty value (`""`), closed with this one: how a repetition the layout did not
+    /// send is read.
+    func emptyValue() -> JSONTapeReader {
+        if let empty { return empty }
+        let made = JSONTapeReader(emptyStringOver: bytes)
+        if !isOpen { made.close() }
+        empty = made
+        return made
+    }
+
+    func close() {
+        isOpen = false
+        empty?.close()
+    }
 
     /// The node after `index` and everything inside it: the next sibling.
     @inline(__always) func next(after index: Int) -> Int {
