@@ -56,6 +56,14 @@ final class LogWatch: @unchecked Sendable {
     }
 }
 
+/// Counts the requests it is told of.
+final class HopCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    /// The number of requests so far, this one included.
+    func next() -> Int { lock.withLock { count += 1; return count } }
+}
+
 /// Holds a cancel handle set from a completion-based start.
 final class HandleBox: @unchecked Sendable {
     private let lock = NSLock()
@@ -319,19 +327,30 @@ struct CapBoundsTests {
     }
 
     /// Logs in, then holds the only slot of a client capped at one request with a container download whose
-    /// body is dripped (bounded by `containerTimeout`, not `timeout`, and never idle for a second) until
-    /// `handle` is cancelled; returns once the emulator has received it. `done` gives the download's code.
+    /// body (64 KiB, uploaded first) is dripped at 10 bytes a second: bounded by `containerTimeout`, not `timeout`,
+    /// never idle for more than a tenth of a second, and far longer than any test, so it holds the slot until
+    /// `handle` is cancelled however slowly a loaded machine runs the test (a missing file's 404 page, 35 bytes,
+    /// held it for 17 s only). Returns once the emulator has received the download's second hop (the first, the
+    /// redirect that sets the streaming cookie, is a call of its own). `done` gives the download's code.
     func holdTheOnlySlot(_ api: DataAPI, _ emulator: Emulator) async throws -> (handle: HandleBox, done: Task<String, Never>) {
         _ = await callback(api) { api.login(completion: $0) }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("swiftfm-hold-\(UUID().uuidString).bin")
+        try Data(repeating: 0x2A, count: 64 * 1024).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (_, uploaded) = await callback(api) { api.uploadContainer(layout: "Bands", recordId: 1, field: "photo", fileURL: file, completion: $0) }
+        try #require(uploaded == "0")
+        let record = try await api.getRecord(layout: "Bands", recordId: 1)
+        let photo = try #require((record.records.first?["fieldData"] as? [String: Any])?["photo"] as? String)
+        let holder = try #require(URL(string: photo))
         let arrivals = LogWatch()
-        emulator.onRequest = { arrivals.arrived($0) }
-        emulator.inject(.drip(bytesPerSecond: 2), count: 1, matching: "/Streaming/")
-        let holder = try #require(URL(string: "\(emulator.baseURL?.absoluteString ?? "")/Streaming/hold.bin"))
+        let hops = HopCounter()
+        emulator.onRequest = { line in if line.contains("/Streaming"), hops.next() == 2 { arrivals.arrived("second hop") } }
+        emulator.inject(.drip(bytesPerSecond: 10), count: 2, matching: "/Streaming")
         let handle = HandleBox()
         let done = Task {
             await callback(api) { done in handle.set(api.downloadContainer(url: holder) { data, code in done(data, code) }) }.1
         }
-        await arrivals.wait(for: "Streaming")
+        await arrivals.wait(for: "second hop")
         return (handle, done)
     }
 
@@ -372,7 +391,7 @@ struct CapBoundsTests {
 
     @Test(arguments: BoundsSurface.allCases)
     func aQueuedCallWhoseDeadlinePassesCompletesMinus1004WithoutBeingSent(_ surface: BoundsSurface) async throws {
-        try await withBoundedClient(timeout: 1, maxConcurrentRequests: 1) { api, emulator, _ in
+        try await withBoundedClient(timeout: 5, maxConcurrentRequests: 1) { api, emulator, _ in
             let (handle, held) = try await holdTheOnlySlot(api, emulator)
             let queued: String
             switch surface {
