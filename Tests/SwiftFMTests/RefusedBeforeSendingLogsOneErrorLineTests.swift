@@ -68,6 +68,13 @@ struct RefusedBeforeSendingLogsOneErrorLineTests {
         Self.expectOneNotSentLine(h, call: "POST uploadContainer")
     }
 
+    /// A find refused as it was built (no query) is named `POST find` (it was named after a private helper).
+    @Test func aFindWithoutAQueryIsNamedFind() async {
+        let h = Self.harness()
+        await #expect(throws: FMError.self) { _ = try await h.api.find(layout: "Contacts", request: FMFindRequest(queries: [])) }
+        Self.expectOneNotSentLine(h, call: "POST find")
+    }
+
     @Test func aDownloadToAURLThatIsNotAFileURLLogsOneError() async throws {
         let h = Self.harness()
         let container = try #require(URL(string: "https://fms.example.com/Streaming_SSL/MainDB/ABC.png?RCType=EmbeddedRCFileProcessor"))

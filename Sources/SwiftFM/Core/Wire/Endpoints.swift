@@ -229,7 +229,7 @@ enum Endpoints {
             ?? checkPortals(request.portals)
             ?? (request.layoutResponse.flatMap { checkName($0, "response layout") })
             ?? request.scripts.validationError {
-            return failing(.post, error)
+            return failing(.post, error, call: "find")
         }
         var payload: [String: Any] = ["query": request.queries.map(\.wireObject)]
         if !request.sort.isEmpty { payload["sort"] = request.sort.map(\.wireObject) }
