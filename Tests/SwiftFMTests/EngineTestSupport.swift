@@ -14,6 +14,8 @@ enum StubAnswer: Sendable {
     case hold
     /// Answers JSON inside `send`, on the sending thread, before `send` returns (the fastest server there is).
     case atOnce(Int, String)
+    /// As ``atOnce``, with these headers too (a redirect's `Location`).
+    case atOnceWith(Int, String, headers: [String: String])
 }
 
 /// A transport that fails the test when a request arrives that the test did not stub.
@@ -72,6 +74,11 @@ final class StubTransport: WholeBodyTransport, @unchecked Sendable {
             DispatchQueue.global().async { task.complete(.success((response, Data(text.utf8)))) }
         case .atOnce(let status, let text):
             let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "application/json"])!
+            task.complete(.success((response, Data(text.utf8))))
+        case .atOnceWith(let status, let text, let headers):
+            var all = headers
+            all["Content-Type"] = "application/json"
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: all)!
             task.complete(.success((response, Data(text.utf8))))
         case .body(let status, let data, let contentType):
             let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": contentType])!

@@ -132,6 +132,9 @@ extension DataAPI {
         return perform(Endpoints.containerHop(url: url, cookie: cookie), options: options) { [self] (result: consuming Result<Endpoints.ContainerHop, FMError>) in
             // The bytes are handed over, not shared (see ``Delivery``): taken out of the hop, which ends here.
             guard case .success(.redirect(let next, let nextCookie)) = result else { return completion(Self.bytes(of: result)) }
+            // Cancelled after this hop delivered its redirect: the download ends as cancelled (no line: a cancel logs
+            // no error), as the next hop would, whatever this redirect says (a loop, or the last one allowed).
+            if handle.isCancelled { return FMError.withCurrent(.cancelled) { completion(.failure(.cancelled)) } }
             let visited = visited + [(url, cookie)]
             // Ended here, in the completion of a hop that succeeded: the failure is bound as FMError.current for the
             // caller's (value?, code) completion, as a call's own failure is.

@@ -56,7 +56,13 @@ struct PageSource<Page>: Sendable {
     @discardableResult
     func fetch(offset: Int, handle: FMRequest?, completion: @escaping (consuming Result<Page?, FMError>) -> Void) -> FMRequest {
         if let invalid {
-            return api.complete(Result<Page?, FMError>.failure(invalid), completion)
+            // Refused before anything is sent, through the pipeline like any call refused so: one error line names
+            // the call (`GET layouts/{}/records not sent: …`), and it is measured and traced.
+            var refused = endpoint(offset, max(pageSize, 1))
+            refused.invalid = invalid
+            return api.perform(refused, options: CallOptions(accepting: { _ in false }, handle: handle)) { (result: consuming Result<Page, FMError>) in
+                completion(.failure(result.failure ?? invalid))
+            }
         }
         let endpoint = endpoint(offset, pageSize)
         return api.perform(api.reading(endpoint), options: CallOptions(accepting: { $0 == 200 }, handle: handle)) { [counts] (result: consuming Result<Page, FMError>) in
@@ -79,7 +85,27 @@ struct PageSource<Page>: Sendable {
     /// as if the set were complete), or it is the same page — the same records in the same order — a third
     /// time in a row (a server or proxy that ignores `_offset`: the walk would never end). Once again is a walk:
     /// a page's worth of records created before the window meanwhile shifts the next page onto the last one.
+    ///
+    /// The page's own call succeeded, so no line of its own says the walk failed: a `-1007` here is logged once, at
+    /// error, naming the page's call (``logEnded(_:at:)``).
     func next(after page: Page, at offset: Int, previous: inout Previous) -> Result<Int?, FMError> {
+        let result = nextOffset(after: page, at: offset, previous: &previous)
+        if case .failure(let error) = result { logEnded(error, at: offset) }
+        return result
+    }
+
+    /// The one line of a walk that a page it cannot use ended (``next(after:at:previous:)``): at error, named by the
+    /// page's call, with `fm.code`, as an answer that cannot be read is.
+    private func logEnded(_ error: FMError, at offset: Int) {
+        let logger = api.context.sender.logger
+        guard logger.isEnabled(.error) else { return }
+        let call = endpoint(offset, pageSize)
+        var metadata = ["fm.endpoint": call.kind, "fm.code": error.code]
+        if let layout = call.layout { metadata["fm.layout"] = layout }
+        logger.log(.error, "\(call.kind) failed: \(error)", metadata: metadata)
+    }
+
+    private func nextOffset(after page: Page, at offset: Int, previous: inout Previous) -> Result<Int?, FMError> {
         let (returned, found) = counts(page)
         if let found, returned > 0, offset > found || returned > found - offset + 1 {
             return .failure(.malformed("the page at offset \(offset) holds \(returned) records, past its own foundCount \(found)", status: 200))

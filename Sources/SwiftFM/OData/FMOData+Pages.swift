@@ -34,8 +34,9 @@ public struct FMODataPages: AsyncSequence, Sendable {
             /// and fails.
             func after(nextLink: URL?, rowCount: Int, odata: FMOData, followed: inout Set<String>) throws(FMError) -> Step? {
                 guard let next = nextLink else { return rowCount == 0 ? nil : .done }
-                if let target = odata.walkTarget(odata.pageCall(following: next)), !followed.insert(target).inserted {
-                    throw FMError.malformed("the server sent a next link the walk already followed", status: nil)
+                let call = odata.pageCall(following: next)
+                if let target = odata.walkTarget(call), !followed.insert(target).inserted {
+                    throw odata.walkLooped(call)
                 }
                 return .link(next)
             }
@@ -83,6 +84,18 @@ extension FMOData {
     func walkTarget(_ call: ODataCall<FMODataPage>) -> String? {
         guard call.invalid == nil else { return nil }
         return call.rooted ? call.path : ODataText.encodePath(configuration.database) + (call.path.isEmpty ? "" : "/" + call.path)
+    }
+
+    /// The error of a walk whose next link leads where it already went (`call`: the page call it would make), logged
+    /// once, at error: the page that sent the link was answered, so no line of its own says the walk failed.
+    func walkLooped(_ call: ODataCall<FMODataPage>) -> FMError {
+        let error = FMError.malformed("the server sent a next link the walk already followed", status: nil)
+        let logger = api.context.sender.logger
+        if logger.isEnabled(.error) {
+            let kind = "\(call.method.rawValue) odata/\(call.kind)"
+            logger.log(.error, "\(kind) failed: \(error)", metadata: ["fm.endpoint": kind, "fm.code": error.code])
+        }
+        return error
     }
 
     /// The pages of `set` that match `query`, following `@odata.nextLink`, as an `AsyncSequence`.
@@ -134,7 +147,8 @@ extension FMOData {
                 let call = pageCall(following: next)
                 var followed = followed
                 if let target = walkTarget(call), !followed.insert(target).inserted {
-                    return completion(nil, FMError.ClientCode.malformedResponse)
+                    let error = walkLooped(call)
+                    return FMError.withCurrent(error) { completion(nil, error.code) }
                 }
                 walk(call, followed: followed, rows: total, handle: handle, page: page, completion: completion)
             }

@@ -499,9 +499,24 @@ final class SessionPool: Sendable {
         state.withLock { $0.slots[slot].machine.validToken(now: now) }
     }
 
-    /// Every token held, whatever its local expiry (for log redaction).
+    /// Every token held, whatever its local expiry, and those of sessions whose new-session hook runs (for log
+    /// redaction).
     var heldTokens: [String] {
-        state.withLock { $0.slots.compactMap { $0.machine.currentToken(now: .distantPast) } }
+        state.withLock { $0.slots.compactMap { $0.machine.currentToken(now: .distantPast) } } + settingUp.withLock { $0 }
+    }
+
+    /// The tokens of sessions whose new-session hook runs: not held by a slot yet, but sent by the hook's calls, so
+    /// redacted as held ones are (``heldTokens``).
+    private let settingUp = Locked<[String]>([])
+
+    /// `token`'s session runs its new-session hook: its calls' lines and errors hide it.
+    func setUpStarted(_ token: String) { settingUp.withLock { $0.append(token) } }
+
+    /// `token`'s new-session hook ended (the slot holds it now, or it was closed).
+    func setUpEnded(_ token: String) {
+        settingUp.withLock { tokens in
+            if let index = tokens.firstIndex(of: token) { tokens.remove(at: index) }
+        }
     }
 
     /// `true` while `slot` is logging in.

@@ -304,8 +304,18 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         guard let hook = newSessionHook.value, let pinnedAPI else { return done(nil) }
         let context = FMNewSession(api: pinnedAPI(SessionStage(pinnedTo: token, parent: self)), poolIndex: slot)
         let once = Once()
-        hook(context) { error in
-            if once.claim() { done(error) }
+        // The hook's calls send the new token, which no slot holds yet: their lines and errors hide it all the same,
+        // and so does the hook's error (a call's failure it hands on, with a server's echo of the token).
+        pool.setUpStarted(token)
+        hook(context) { [pool] error in
+            guard once.claim() else { return }
+            done(error.map { error in
+                var hidden = error
+                hidden.message = Redaction.scrubCut(error.message, secrets: [token])
+                hidden.underlying = error.underlying.map { Redaction.scrubCut($0, secrets: [token]) }
+                return hidden
+            })
+            pool.setUpEnded(token)
         }
     }
 

@@ -319,7 +319,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     // MARK: setup (on the caller's thread, before the engine sees it)
 
     /// Creates and configures the easy handle; an error when the request cannot be sent.
-    func prepare(_ settings: CurlSettings) -> URLError? {
+    func prepare(_ settings: CurlSettings) -> (any Error)? {
         let urlRequest = request.urlRequest
         guard let url = urlRequest.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: "FMCurlTransport sends http and https URLs only"])
@@ -398,7 +398,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
 
     /// Sets the method, the body (bytes or a file, read by libcurl's callbacks) and the headers; an error when
     /// the body file cannot be read or a header cannot be sent.
-    private func setMethodBodyAndHeaders(_ options: inout CurlEasyOptions, me: UnsafeMutableRawPointer) -> URLError? {
+    private func setMethodBodyAndHeaders(_ options: inout CurlEasyOptions, me: UnsafeMutableRawPointer) -> (any Error)? {
         let urlRequest = request.urlRequest
         func long(_ option: Int32, _ value: Int) { options.long(option, value) }
         func string(_ option: Int32, _ value: String) { options.string(option, value) }
@@ -406,7 +406,9 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         let method = (urlRequest.httpMethod ?? "GET").uppercased()
         var bodyLength: Int64 = 0
         if let file = request.bodyFile {
-            let fd = open(file.path, O_RDONLY | O_CLOEXEC)
+            // Non-blocking: a FIFO (the caller's file swapped for one since the engine checked it, or a body file
+            // handed to the transport directly) would otherwise wait here for a writer, for ever.
+            let fd = open(file.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0 else {
                 return URLError(.fileDoesNotExist, userInfo: [NSLocalizedDescriptionKey: "cannot open the body file: \(String(cString: strerror(errno)))"])
             }
@@ -415,6 +417,13 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             guard fstat(fd, &info) == 0 else {
                 return URLError(.cannotOpenFile, userInfo: [NSLocalizedDescriptionKey: "cannot read the body file's size"])
             }
+            // Only a regular file has the size it says (a device or a FIFO says 0 and would go out as an empty body):
+            // anything else is refused before a byte is sent, as UploadSource refuses it (-1009 naming the file).
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                return FMError.fileError("Cannot upload \(file.path): it is not a regular file")
+            }
+            let flags = fcntl(fd, F_GETFL)
+            if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
             bodyLength = Int64(info.st_size)
             bodyFileLength = bodyLength
             bodyFileModified = info.st_mtim
@@ -789,7 +798,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     }
 
     /// Fails before libcurl saw the request.
-    func fail(_ error: URLError) {
+    func fail(_ error: any Error) {
         finish(error)
     }
 
