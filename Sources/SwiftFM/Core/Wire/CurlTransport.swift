@@ -265,7 +265,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
     /// The body file's size and modification time when the transfer opened it, and the bytes read from it so far:
     /// the body is that file as it was then, or the transfer fails (``bodyFileProblem``).
     private var bodyFileLength: Int64 = 0
-    private var bodyFileModified = timespec()
+    private var bodyFileSnapshot: FileSnapshot?
     private var bodyFileRead: Int64 = 0
     /// Why the body file could not be sent as it was when the transfer started (it changed meanwhile): the
     /// transfer was aborted before its last byte went out, and fails with `-1009` naming the file.
@@ -426,7 +426,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
             if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
             bodyLength = Int64(info.st_size)
             bodyFileLength = bodyLength
-            bodyFileModified = info.st_mtim
+            bodyFileSnapshot = FileSnapshot(info)
         } else if let data = urlRequest.httpBody, !data.isEmpty {
             bodyBytes = [UInt8](data)
             bodyLength = Int64(bodyBytes.count)
@@ -645,14 +645,7 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         let path = request.bodyFile?.path ?? "the body file"
         var info = stat()
         guard fstat(bodyFD, &info) == 0 else { return "Cannot read \(path) while it was uploaded: \(String(cString: strerror(errno)))" }
-        let size = Int64(info.st_size)
-        if size != bodyFileLength {
-            return "\(path) changed while it was uploaded (\(bodyFileLength) bytes when the upload started, \(size) now): "
-                + "the upload was stopped; upload it again once it is complete"
-        }
-        if info.st_mtim.tv_sec != bodyFileModified.tv_sec || info.st_mtim.tv_nsec != bodyFileModified.tv_nsec {
-            return "\(path) changed while it was uploaded (it was written to meanwhile): the upload was stopped; upload it again once it is complete"
-        }
+        if let change = bodyFileSnapshot?.change(to: FileSnapshot(info), path: path) { return change }
         if endedEarly {
             return "\(path) changed while it was uploaded (it ended after \(bodyFileRead) of \(bodyFileLength) bytes): "
                 + "the upload was stopped; upload it again once it is complete"

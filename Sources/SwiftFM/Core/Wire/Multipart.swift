@@ -39,7 +39,7 @@ enum Multipart {
         let (head, tail) = frame(boundary: boundary, fileName: fileName, mimeType: mimeType)
         let (input, size) = try UploadSource.opened(source).get()
         defer { try? input.close() }
-        let modified = Self.modified(input)
+        let opened = FileSnapshot.of(input.fileDescriptor)
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("SwiftFM-upload-\(UUID().uuidString)")
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw FMError.fileError("Cannot create a temporary file for the upload")
@@ -60,10 +60,8 @@ enum Multipart {
             }
             // The body is the file as it was when opened, or the call fails: one that grew or was written to meanwhile
             // would go out cut short or mixing two versions (the rule of an upload streamed from the file).
-            var info = stat()
-            if fstat(input.fileDescriptor, &info) == 0, Int64(info.st_size) != size || Self.modified(input) != modified {
-                throw FMError.fileError("\(source.path) changed while it was uploaded (\(size) bytes when the upload started, "
-                                        + "\(info.st_size) now): the upload was stopped; upload it again once it is complete")
+            if let opened, let now = FileSnapshot.of(input.fileDescriptor), let change = opened.change(to: now, path: source.path) {
+                throw FMError.fileError(change)
             }
             try output.write(contentsOf: tail)
         } catch {
@@ -71,17 +69,6 @@ enum Multipart {
             throw error
         }
         return temporary
-    }
-
-    /// The modification time of `file` (seconds, nanoseconds), `nil` when it cannot be read.
-    private static func modified(_ file: FileHandle) -> [Int]? {
-        var info = stat()
-        guard fstat(file.fileDescriptor, &info) == 0 else { return nil }
-        #if canImport(Darwin)
-        return [Int(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec)]
-        #else
-        return [Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)]
-        #endif
     }
 
     /// ``writeBody(boundary:fileName:mimeType:source:stop:copied:)`` was told to stop: its call ended (and said

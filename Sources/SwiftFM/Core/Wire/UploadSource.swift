@@ -61,3 +61,42 @@ enum UploadSource {
         url.isFileURL ? nil : .invalidArgument("The \(what) must be a file URL (got a \(url.scheme ?? "relative") URL)")
     }
 }
+
+/// An upload's file as it was when it was opened (its size and modification time), to tell whether it changed while
+/// it was sent: the one rule of every upload streamed from a file (the Data API's multipart copy, the curl
+/// transport's body file). A file that grew, shrank or was written to would go out cut short or mixing two versions.
+struct FileSnapshot: Equatable, Sendable {
+    let size: Int64
+    private let seconds: Int
+    private let nanoseconds: Int
+
+    /// The snapshot `fstat` gave.
+    init(_ info: stat) {
+        size = Int64(info.st_size)
+        #if canImport(Darwin)
+        (seconds, nanoseconds) = (Int(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec))
+        #else
+        (seconds, nanoseconds) = (Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec))
+        #endif
+    }
+
+    /// Open file `descriptor` as it is now; `nil` when `fstat` fails.
+    static func of(_ descriptor: Int32) -> FileSnapshot? {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? FileSnapshot(info) : nil
+    }
+
+    /// How `path`, taken as `self` when its upload started, differs now that it is `now`: the message of its `-1009`,
+    /// or `nil` when it is unchanged.
+    func change(to now: FileSnapshot, path: String) -> String? {
+        let what: String
+        if now.size != size {
+            what = "\(size) bytes when the upload started, \(now.size) now"
+        } else if now != self {
+            what = "it was written to meanwhile"
+        } else {
+            return nil
+        }
+        return "\(path) changed while it was uploaded (\(what)): the upload was stopped; upload it again once it is complete"
+    }
+}
