@@ -12,6 +12,7 @@
 // empty, FM_DAEMON_ROUNDS a whole number ≥ 0, LOG_LEVEL a swift-log level. A bad one ends the daemon at once
 // with one line on standard error naming the variable and exit status 78 (EX_CONFIG); a failure to start
 // (the emulator) or a failed service group with exit status 1. Its lines name the server by its address only.
+// SIGPIPE is ignored: a log reader that goes away loses the lines, not the daemon.
 //
 // A real daemon bootstraps its backends once, before anything else: MetricsSystem.bootstrap with
 // swift-prometheus, InstrumentationSystem.bootstrap with swift-otel; unbootstrapped, both are no-ops.
@@ -23,6 +24,10 @@ import SwiftFM
 import SwiftFMEmulator
 import SwiftFMServer
 import Tracing
+
+// A log reader that goes away (a shipper restarted, `fm-daemon | head`) must not kill the daemon before it
+// drains and logs its sessions out: a write to its closed pipe then fails quietly instead of raising SIGPIPE.
+signal(SIGPIPE, SIG_IGN)
 
 /// Ends the daemon with `status` after one line on standard error (before logging is set up, or instead of it).
 func fail(_ status: Int32, _ message: String) -> Never {

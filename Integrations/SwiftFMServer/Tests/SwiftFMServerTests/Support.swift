@@ -23,19 +23,19 @@ final class Signal: @unchecked Sendable {
     // @unchecked: state under `lock`.
     private let lock = NSLock()
     private var fired = false
-    private var waiters: [CheckedContinuation<Bool, Never>] = []
+    private var waiters: [UUID: CheckedContinuation<Bool, Never>] = [:]
 
     func fire() {
         lock.lock()
         guard !fired else { return lock.unlock() }
         fired = true
-        let resumed = waiters
-        waiters = []
+        let resumed = waiters.values
+        waiters = [:]
         lock.unlock()
         for waiter in resumed { waiter.resume(returning: true) }
     }
 
-    /// `true` once fired; `false` if `seconds` pass first.
+    /// `true` once fired; `false` if `seconds` pass first (each waiter has its own bound).
     func wait(seconds: Double = 60) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             lock.lock()
@@ -43,14 +43,14 @@ final class Signal: @unchecked Sendable {
                 lock.unlock()
                 return continuation.resume(returning: true)
             }
-            waiters.append(continuation)
+            let id = UUID()
+            waiters[id] = continuation
             lock.unlock()
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
                 lock.lock()
-                guard let index = waiters.firstIndex(where: { _ in true }) else { return lock.unlock() }
-                let timedOut = waiters.remove(at: index)
+                let timedOut = waiters.removeValue(forKey: id)
                 lock.unlock()
-                timedOut.resume(returning: false)
+                timedOut?.resume(returning: false)
             }
         }
     }
