@@ -37,18 +37,21 @@ public final class FMSwiftMetricsObserver: FMMetricsObserver {
     /// How many distinct server `code` values are recorded; later ones are `other` (success, `0`, and SwiftFM's
     /// client codes, `-1000` … `-1099`, are not counted: they are always recorded as themselves).
     public static let maxCodes = 64
-    private let factory: any MetricsFactory
+    /// The factory given at creation; `nil`: `MetricsSystem.factory`, read as each metric is made.
+    private let factory: (any MetricsFactory)?
     private let cache = Mutex()
 
     /// Creates an observer.
     /// - Parameters:
     ///   - prefix: the prefix of every name (`swiftfm`).
     ///   - dimensions: added to every metric.
-    ///   - factory: where metrics go; `MetricsSystem.factory` (what `MetricsSystem.bootstrap` set) by default.
+    ///   - factory: where metrics go; by default `MetricsSystem.factory`, what `MetricsSystem.bootstrap` set,
+    ///     read as each metric is first made (not when the observer is created): an observer made before
+    ///     the bootstrap records through the backend it sets.
     public init(prefix: String = "swiftfm", dimensions: [(String, String)] = [], factory: (any MetricsFactory)? = nil) {
         self.prefix = prefix
         self.dimensions = dimensions
-        self.factory = factory ?? MetricsSystem.factory
+        self.factory = factory
     }
 
     /// Records one call.
@@ -86,17 +89,17 @@ public final class FMSwiftMetricsObserver: FMMetricsObserver {
     }
 
     private func counter(_ name: String, _ extra: [(String, String)]) -> Counter {
-        cache.metric(prefix + "_" + name, dimensions + extra) { Counter(label: $0, dimensions: $1, factory: factory) }
+        cache.metric(prefix + "_" + name, dimensions + extra) { Counter(label: $0, dimensions: $1, factory: factory ?? MetricsSystem.factory) }
     }
 
     private func timer(_ name: String, _ extra: [(String, String)]) -> Metrics.Timer {
         cache.metric(prefix + "_" + name, dimensions + extra) {
-            Metrics.Timer(label: $0, dimensions: $1, preferredDisplayUnit: .seconds, factory: factory)
+            Metrics.Timer(label: $0, dimensions: $1, preferredDisplayUnit: .seconds, factory: factory ?? MetricsSystem.factory)
         }
     }
 
     private func gauge(_ name: String) -> Gauge {
-        cache.metric(prefix + "_" + name, dimensions) { Gauge(label: $0, dimensions: $1, factory: factory) }
+        cache.metric(prefix + "_" + name, dimensions) { Gauge(label: $0, dimensions: $1, factory: factory ?? MetricsSystem.factory) }
     }
 }
 
