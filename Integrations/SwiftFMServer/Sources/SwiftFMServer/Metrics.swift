@@ -25,27 +25,33 @@ import SwiftFM
 /// `endpoint` is `FMCallMetrics.endpoint`: the method and the path with names and ids as `{}`
 /// (`GET layouts/{}/records`), so its values are few. `code` is FileMaker's or SwiftFM's code, which the
 /// server's answer names: so that a server or proxy answering with codes of its own cannot grow the values
-/// without bound, a code that is not a short integer, and any code past the first ``maxCodes`` distinct ones,
-/// is `other`. Metric objects are made once per name and dimensions and reused.
+/// without bound, a code that is not a short integer, and any server code past the first ``maxCodes`` distinct
+/// ones, is `other`. Success (`0`) and SwiftFM's client codes (`-1000` … `-1099`: a timeout, a cancel, a
+/// shutdown) are a fixed set outside that bound: they are always themselves, however many codes a server sent
+/// first. Metric objects are made once per name and dimensions and reused.
 public final class FMSwiftMetricsObserver: FMMetricsObserver {
     /// The prefix of every name.
     public let prefix: String
     /// Dimensions added to every metric (e.g. `[("database", "Music")]`).
     public let dimensions: [(String, String)]
-    /// How many distinct `code` values are recorded; later ones are `other`.
+    /// How many distinct server `code` values are recorded; later ones are `other` (success, `0`, and SwiftFM's
+    /// client codes, `-1000` … `-1099`, are not counted: they are always recorded as themselves).
     public static let maxCodes = 64
-    private let factory: any MetricsFactory
+    /// The factory given at creation; `nil`: `MetricsSystem.factory`, read as each metric is made.
+    private let factory: (any MetricsFactory)?
     private let cache = Mutex()
 
     /// Creates an observer.
     /// - Parameters:
     ///   - prefix: the prefix of every name (`swiftfm`).
     ///   - dimensions: added to every metric.
-    ///   - factory: where metrics go; `MetricsSystem.factory` (what `MetricsSystem.bootstrap` set) by default.
+    ///   - factory: where metrics go; by default `MetricsSystem.factory`, what `MetricsSystem.bootstrap` set,
+    ///     read as each metric is first made (not when the observer is created): an observer made before
+    ///     the bootstrap records through the backend it sets.
     public init(prefix: String = "swiftfm", dimensions: [(String, String)] = [], factory: (any MetricsFactory)? = nil) {
         self.prefix = prefix
         self.dimensions = dimensions
-        self.factory = factory ?? MetricsSystem.factory
+        self.factory = factory
     }
 
     /// Records one call.
@@ -83,17 +89,17 @@ public final class FMSwiftMetricsObserver: FMMetricsObserver {
     }
 
     private func counter(_ name: String, _ extra: [(String, String)]) -> Counter {
-        cache.metric(prefix + "_" + name, dimensions + extra) { Counter(label: $0, dimensions: $1, factory: factory) }
+        cache.metric(prefix + "_" + name, dimensions + extra) { Counter(label: $0, dimensions: $1, factory: factory ?? MetricsSystem.factory) }
     }
 
     private func timer(_ name: String, _ extra: [(String, String)]) -> Metrics.Timer {
         cache.metric(prefix + "_" + name, dimensions + extra) {
-            Metrics.Timer(label: $0, dimensions: $1, preferredDisplayUnit: .seconds, factory: factory)
+            Metrics.Timer(label: $0, dimensions: $1, preferredDisplayUnit: .seconds, factory: factory ?? MetricsSystem.factory)
         }
     }
 
     private func gauge(_ name: String) -> Gauge {
-        cache.metric(prefix + "_" + name, dimensions) { Gauge(label: $0, dimensions: $1, factory: factory) }
+        cache.metric(prefix + "_" + name, dimensions) { Gauge(label: $0, dimensions: $1, factory: factory ?? MetricsSystem.factory) }
     }
 }
 
@@ -112,11 +118,13 @@ private final class Mutex: @unchecked Sendable {
     private var metrics: [String: AnyObject] = [:]
     private var codes: Set<String> = []
 
-    /// `code` as a dimension value: a short integer (`-1012`, `952`) among the first
-    /// `FMSwiftMetricsObserver.maxCodes` seen; anything else `other`.
+    /// `code` as a dimension value: `0` and a client code (`-1000` … `-1099`) always; a server's short integer
+    /// (`952`) among the first `FMSwiftMetricsObserver.maxCodes` seen; anything else `other`.
     func code(_ code: String) -> String {
         let digits = code.hasPrefix("-") ? code.dropFirst() : code[...]
         guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return "other" }
+        // A fixed set of at most 101 values, which a server cannot grow: never spent from the bound.
+        if code == "0" || (code.count == 5 && code.hasPrefix("-10")) { return code }
         lock.lock()
         defer { lock.unlock() }
         if codes.contains(code) { return code }

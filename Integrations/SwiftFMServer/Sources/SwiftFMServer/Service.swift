@@ -13,6 +13,11 @@ import SwiftFM
 /// is cut short: every shutdown is asked again with a grace of 0, so calls still in flight complete at once
 /// with `-1012`, and `run()` returns once the sessions are logged out.
 ///
+/// Logging out is one request per session, each bounded by its client's `FMConfiguration.timeout`: against a
+/// server that does not answer, a cancelled `run()` returns only when those requests time out. A
+/// `ServiceGroupConfiguration.maximumCancellationDuration` (which ends the process with a `fatalError` once it
+/// passes) must therefore be longer than the clients' `timeout`.
+///
 /// A `ServiceGroup` shuts its services down in reverse order: list this service before the services that
 /// make calls through its clients (an HTTP server, a poller), so they stop first and it drains what they
 /// left in flight.

@@ -31,18 +31,21 @@ import Tracing
 /// message). Retries and replays after a lost session are events `filemaker.retry` and `filemaker.replay`
 /// (attributes `filemaker.attempt`, `filemaker.code`, and `filemaker.wait_ms` for a retry).
 public final class FMTracingInstrumentation: FMInstrumentation {
-    private let tracer: any Tracer
+    /// The tracer given at creation; `nil`: `InstrumentationSystem.tracer`, read as each call begins.
+    private let tracer: (any Tracer)?
 
-    /// Creates an instrumentation over `tracer` (by default `InstrumentationSystem.tracer`, what
-    /// `InstrumentationSystem.bootstrap` set, read when this is created).
+    /// Creates an instrumentation over `tracer`; by default `InstrumentationSystem.tracer`, what
+    /// `InstrumentationSystem.bootstrap` set, read as each call begins (as swift-distributed-tracing's `withSpan`
+    /// reads it), not when this is created: an instrumentation made before the bootstrap traces through the
+    /// tracer it sets.
     public init(tracer: (any Tracer)? = nil) {
-        self.tracer = tracer ?? InstrumentationSystem.tracer
+        self.tracer = tracer
     }
 
     /// Starts the call's span (on the caller's task, so under its `ServiceContext`).
     public func startCall(_ call: FMCallStart) -> any FMCallSpan {
         let context = (call.parent as? FMTracingSpan)?.span.context ?? ServiceContext.current ?? .topLevel
-        let span = tracer.startSpan(call.endpoint, context: context, ofKind: .client)
+        let span = (tracer ?? InstrumentationSystem.tracer).startSpan(call.endpoint, context: context, ofKind: .client)
         if span.isRecording {
             span.updateAttributes { attributes in
                 attributes["http.request.method"] = call.method

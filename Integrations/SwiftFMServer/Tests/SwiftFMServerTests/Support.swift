@@ -23,19 +23,19 @@ final class Signal: @unchecked Sendable {
     // @unchecked: state under `lock`.
     private let lock = NSLock()
     private var fired = false
-    private var waiters: [CheckedContinuation<Bool, Never>] = []
+    private var waiters: [UUID: CheckedContinuation<Bool, Never>] = [:]
 
     func fire() {
         lock.lock()
         guard !fired else { return lock.unlock() }
         fired = true
-        let resumed = waiters
-        waiters = []
+        let resumed = waiters.values
+        waiters = [:]
         lock.unlock()
         for waiter in resumed { waiter.resume(returning: true) }
     }
 
-    /// `true` once fired; `false` if `seconds` pass first.
+    /// `true` once fired; `false` if `seconds` pass first (each waiter has its own bound).
     func wait(seconds: Double = 60) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             lock.lock()
@@ -43,14 +43,14 @@ final class Signal: @unchecked Sendable {
                 lock.unlock()
                 return continuation.resume(returning: true)
             }
-            waiters.append(continuation)
+            let id = UUID()
+            waiters[id] = continuation
             lock.unlock()
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
                 lock.lock()
-                guard let index = waiters.firstIndex(where: { _ in true }) else { return lock.unlock() }
-                let timedOut = waiters.remove(at: index)
+                let timedOut = waiters.removeValue(forKey: id)
                 lock.unlock()
-                timedOut.resume(returning: false)
+                timedOut?.resume(returning: false)
             }
         }
     }
@@ -83,3 +83,62 @@ final class HeldFirstRequest: @unchecked Sendable {
     func release() { gate.signal() }
 }
 
+
+/// The example daemon's binary, built beside the tests (`swift build --build-tests`).
+func daemonBinary() throws -> URL {
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("fm-daemon")
+    let binary = FileManager.default.fileExists(atPath: beside.path) ? beside
+        : URL(fileURLWithPath: Bundle.main.bundlePath).appendingPathComponent("fm-daemon")
+    try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build fm-daemon first (swift build --build-tests)")
+    return binary
+}
+
+/// How one run of the daemon ended.
+struct DaemonRun: Sendable {
+    /// Whether it exited within the bound (if not, it was killed).
+    let exited: Bool
+    /// Its exit status (or signal, when `reason` is `.uncaughtSignal`).
+    let status: Int32
+    let reason: Process.TerminationReason
+    /// What it wrote to standard output and to standard error.
+    let output: String
+    let errors: String
+    /// Both, for a failure's message.
+    var all: String { "status \(status) (\(reason == .exit ? "exit" : "signal")); stdout:\n\(output)\nstderr:\n\(errors)" }
+}
+
+/// Runs fm-daemon with `environment` (the test's own `FM_*` and `LOG_LEVEL` variables removed first) until it
+/// exits, or `seconds` pass (a hang guard: it is then killed, and `exited` is false).
+func runDaemon(_ environment: [String: String], seconds: Double = 120) async throws -> DaemonRun {
+    let process = Process()
+    process.executableURL = try daemonBinary()
+    var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FM_") && $0.key != "LOG_LEVEL" }
+    inherited.merge(environment) { $1 }
+    process.environment = inherited
+    let output = Pipe(), errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = FileHandle.nullDevice
+    let exited = Signal()
+    process.terminationHandler = { _ in exited.fire() }
+    func drain(_ pipe: Pipe) -> Task<String, Never> {
+        Task.detached {
+            var data = Data()
+            while true {
+                let chunk = pipe.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                data.append(chunk)
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+    let (out, err) = (drain(output), drain(errors))
+    try process.run()
+    let done = await exited.wait(seconds: seconds)
+    if !done {
+        kill(process.processIdentifier, SIGKILL)
+        _ = await exited.wait(seconds: 60)
+    }
+    return DaemonRun(exited: done, status: process.terminationStatus, reason: process.terminationReason,
+                     output: await out.value, errors: await err.value)
+}
