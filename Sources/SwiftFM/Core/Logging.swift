@@ -112,11 +112,15 @@ enum Redaction {
     }
 
     /// A host as configured, with any user info (`user:password@`) replaced: everything between the scheme
-    /// and the last `@` (a password may itself hold `/`, `?`, `#` or `@`, so no finer parsing is trusted).
+    /// and the last `@` (a password may itself hold `/`, `?`, `#` or `@`, so no finer parsing is trusted); and
+    /// with any query or fragment after it replaced too (`?key=…`: SwiftFM never sends them, and they are where
+    /// API keys get written).
     static func host(_ host: String) -> String {
         let start = host.range(of: "://")?.upperBound ?? host.startIndex
-        guard let at = host[start...].lastIndex(of: "@") else { return host }
-        return String(host[..<start]) + placeholder + String(host[at...])
+        var userInfo = "", rest = host[start...]
+        if let at = rest.lastIndex(of: "@") { (userInfo, rest) = (placeholder, rest[at...]) }
+        if let mark = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[...mark] + placeholder }
+        return host[..<start] + userInfo + rest
     }
 
     /// The secrets of a base64 `user:pass` value: the value itself and the password inside it (a server may echo
