@@ -218,4 +218,21 @@ struct ReadRideOutTests {
         #expect(!Classifier.serverAway(lookup))
         #expect(Classifier.verdict(for: lookup, beforeAnswer: true, usedSession: true, headers: [:]) == .transient(retryAfter: nil))
     }
+
+    /// An answer that broke off after its head: a call that cannot change data is sent again, under maxAttempts (the
+    /// server is there, not away); a write never. An answer that could not be read (a corrupt coding) is final.
+    @Test func anAnswerThatBrokeOffIsRetriedForReadsOnly() {
+        let url = URL(string: "https://fms.example.com")
+        let brokeOff = FMError.fromTransport(URLError(.networkConnectionLost), url: url, answerStarted: true)
+        #expect(Classifier.isAnswerBrokeOff(brokeOff) && !Classifier.serverAway(brokeOff))
+        #expect(Classifier.verdict(for: brokeOff, beforeAnswer: false, usedSession: true, headers: [:], mayBeSentAgain: true) == .transient(retryAfter: nil))
+        #expect(Classifier.verdict(for: brokeOff, beforeAnswer: false, usedSession: true, headers: [:], mayBeSentAgain: false) == .final)
+        let unreadable = FMError.fromTransport(URLError(.cannotDecodeContentData), url: url, answerStarted: true)
+        #expect(!Classifier.isAnswerBrokeOff(unreadable))
+        #expect(Classifier.verdict(for: unreadable, beforeAnswer: false, usedSession: true, headers: [:], mayBeSentAgain: true) == .final)
+        // A server's own -1003 whose message happens to read alike is no answer that broke off.
+        let servers = ODataEnvelope.error(status: 500, body: Data(#"{"error":{"code":"-1003","message":"The answer from x broke off: y"}}"#.utf8))
+        #expect(servers.code == "-1003" && servers.message.contains("broke off"))
+        #expect(!Classifier.isAnswerBrokeOff(servers))
+    }
 }

@@ -512,7 +512,8 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             if let lease, status != 401, !Classifier.isSessionLost(error) { lease.used() }
         }
         let usedToken = lease != nil || explicitToken != nil
-        switch Classifier.verdict(for: error, beforeAnswer: beforeAnswer, usedSession: usedToken, headers: headers) {
+        switch Classifier.verdict(for: error, beforeAnswer: beforeAnswer, usedSession: usedToken, headers: headers,
+                                  mayBeSentAgain: endpoint.cannotChangeData) {
         case .final:
             report(.answered(.failure(error)), saying: ending(failedLine) + unusableAnswer(error, status: answered))
         case .sessionLost:

@@ -206,14 +206,20 @@ extension FMError {
     static func answerBrokeOff(_ url: URL?, code: Int, description: String, underlying: String) -> FMError {
         let cause = code == URLError.Code.networkConnectionLost.rawValue
             ? "the connection closed before the whole answer arrived" : cause(code: code, description: description)
-        return FMError(code: ClientCode.transport, message: "The answer from \(address(of: url)) broke off: \(cause)", underlying: underlying)
+        return FMError(code: ClientCode.transport, message: "\(answerFromPrefix)\(address(of: url))\(brokeOffWords)\(cause)", underlying: underlying)
     }
+
+    /// How the message of an answer that broke off or could not be read starts, before the address.
+    static let answerFromPrefix = "The answer from "
+
+    /// What follows the address in the message of an answer that broke off.
+    static let brokeOffWords = " broke off: "
 
     /// An answer whose head arrived but whose body cannot be read (a content coding that is corrupt, a chunked body
     /// that does not parse): `The answer from HOST:PORT could not be read: CAUSE`. It came whole as far as the
     /// connection goes, so neither "broke off" nor "failed before FileMaker answered" would be true.
     static func unreadableAnswer(_ url: URL?, cause: String, underlying: String) -> FMError {
-        FMError(code: ClientCode.transport, message: "The answer from \(address(of: url)) could not be read: \(cause)", underlying: underlying)
+        FMError(code: ClientCode.transport, message: "\(answerFromPrefix)\(address(of: url)) could not be read: \(cause)", underlying: underlying)
     }
 
     /// A deadline that passed, naming where the call went: `The request to HOST:PORT timed out after N s`

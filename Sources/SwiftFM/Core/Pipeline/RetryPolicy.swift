@@ -16,7 +16,9 @@ import Foundation
 /// Only calls that cannot have changed data are retried by default: record reads, `_find`, metadata,
 /// product info, session validation and container downloads. A create, edit, delete, duplicate, container
 /// upload, globals write, script run (or a read that runs a script) is retried only when
-/// ``retriesWrites`` is `true`, because one that reached the server may already have run.
+/// ``retriesWrites`` is `true`, because one that reached the server may already have run. A read whose answer
+/// broke off mid-body (a server restarting as it answered, a proxy cutting the connection) is sent again up to
+/// ``maxAttempts``; a write whose answer broke off never is, whatever ``retriesWrites`` says: it was answered, so it ran.
 ///
 /// **Riding out a restart.** With ``retriesReadsUntilDeadline`` (set in ``standard``, the default) a read
 /// that meets a server that is away — a connection refused, reset or closed before any answer, or a 502,
@@ -111,14 +113,19 @@ enum Classifier {
         return false
     }
 
-    /// Sorts a failed attempt. `usedSession`: the request carried a session token.
-    static func verdict(for error: FMError, beforeAnswer: Bool, usedSession: Bool, headers: [String: String]) -> AttemptVerdict {
+    /// Sorts a failed attempt. `usedSession`: the request carried a session token. `mayBeSentAgain`: the call
+    /// cannot change data (``Endpoint/cannotChangeData``), so an answer that broke off is no reason to stop.
+    static func verdict(for error: FMError, beforeAnswer: Bool, usedSession: Bool, headers: [String: String],
+                        mayBeSentAgain: Bool = false) -> AttemptVerdict {
         if usedSession, isSessionLost(error) { return .sessionLost }
         // A TLS handshake with a plain-HTTP server, or a certificate the client rejects, fails the same way again.
         if error.isWrongScheme || error.isTLSFailure { return .final }
         // An answer that came but cannot be read (a malformed head, a body that does not decode) is no restart.
         if error.isMalformedAnswer { return .final }
         if error.code == FMError.ClientCode.transport, beforeAnswer { return .transient(retryAfter: nil) }
+        // An answer that broke off (a server restarting mid-answer, a proxy cutting the connection): a read is sent
+        // again; a write is not, whatever `retriesWrites` says: the server answered, so it ran.
+        if isAnswerBrokeOff(error) { return mayBeSentAgain ? .transient(retryAfter: nil) : .final }
         let transientStatus = [502, 503, 504].contains(error.httpStatus ?? 0)
         if transientStatus || error.code == "812" || error.code == "956" {
             return .transient(retryAfter: retryAfter(headers))
@@ -132,7 +139,10 @@ enum Classifier {
     /// keep to ``FMRetryPolicy/maxAttempts``.
     static func serverAway(_ error: FMError) -> Bool {
         if [502, 503, 504].contains(error.httpStatus ?? 0) { return true }
-        guard isTransportFailure(error), !error.isWrongScheme, !error.isTLSFailure, !error.isMalformedAnswer else { return false }
+        // An answer that broke off came from a server that is there: it keeps to maxAttempts.
+        guard isTransportFailure(error), !error.isWrongScheme, !error.isTLSFailure, !error.isMalformedAnswer, !isAnswerBrokeOff(error) else {
+            return false
+        }
         switch error.urlErrorCode {
         case URLError.Code.cannotFindHost.rawValue, URLError.Code.dnsLookupFailed.rawValue,
              URLError.Code.notConnectedToInternet.rawValue, URLError.Code.badURL.rawValue, URLError.Code.unsupportedURL.rawValue:
@@ -147,6 +157,12 @@ enum Classifier {
     /// (``Reachability``) decides whether it is retried.
     static func isConnectionFailure(_ error: FMError) -> Bool {
         isTransportFailure(error) && !error.isWrongScheme && !error.isTLSFailure
+    }
+
+    /// The client's `-1003` for an answer whose head arrived and whose connection then failed
+    /// (``FMError/answerBrokeOff(_:code:description:underlying:)``).
+    static func isAnswerBrokeOff(_ error: FMError) -> Bool {
+        isTransportFailure(error) && error.message.hasPrefix(FMError.answerFromPrefix) && error.message.contains(FMError.brokeOffWords)
     }
 
     /// The client's `-1003`: not an answer whose own code is `-1003` (FileMaker's OData service has codes in the
