@@ -123,6 +123,31 @@ extension DownloadLeavesNoPartialFileTests {
         #expect(Self.contents(directory) == ["photo.bin"])
     }
 
+    /// A download whose answer broke off is sent again (a call that cannot change data, under the retry policy): the
+    /// second, whole answer is the file, with nothing of the first left in it or beside it.
+    @Test(arguments: Route.allCases, Wire.allCases)
+    func aDownloadWhoseAnswerBrokeOffIsSentAgainWhole(_ route: Route, _ wire: Wire) async throws {
+        let whole = String(repeating: "w", count: 4096)
+        let answered = Locked(0)
+        let server = HostileServer { _, _ in
+            let first = answered.withLock { count -> Bool in
+                count += 1
+                return count == 1
+            }
+            let head = HostileServer.head("200 OK", ["Content-Type": "application/octet-stream", "Content-Length": "4096"])
+            return .answerAndClose(head + (first ? String(repeating: "x", count: 100) : whole))
+        }
+        defer { server.stop() }
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let target = directory.appendingPathComponent("photo.bin")
+        let (url, code) = await Self.download(Self.api(server, wire), server, route, to: target)
+        #expect(code == "0" && url != nil, "\(code)")
+        #expect(try Data(contentsOf: target) == Data(whole.utf8))
+        #expect(Self.contents(directory) == ["photo.bin"])
+        #expect(answered.value == 2)
+    }
+
     /// Held: a download out of time mid-body (its body dripped) leaves nothing.
     @Test(arguments: Route.allCases, Wire.allCases)
     func aDownloadOutOfTimeMidBodyLeavesNothing(_ route: Route, _ wire: Wire) async throws {
