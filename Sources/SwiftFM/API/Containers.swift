@@ -85,7 +85,8 @@ extension DataAPI {
     ///     SwiftFM owns for this download (labelled `SwiftFM.progress`; never the transport's thread, never
     ///     ``callbackQueue``): one report at a time, in order, coalesced when the callback is slower than the bytes
     ///     (the latest count is reported next, the last one always). It never holds the transfer back, and may
-    ///     cancel it; the completion does not wait for it (a report may run after the completion).
+    ///     cancel it; the completion does not wait for it (a report may run after the completion). A download whose
+    ///     answer broke off is sent again under ``FMConfiguration/retry``: its reports then count from 0 again.
     ///   - completion: `fileURL` or `nil`, and the code (`-1009` when the file cannot be written, `-1002` when
     ///     `fileURL` is not a file URL).
     /// - Returns: a handle that cancels the download.
