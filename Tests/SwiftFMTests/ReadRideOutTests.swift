@@ -229,6 +229,19 @@ struct ReadRideOutTests {
         #expect(Classifier.verdict(for: brokeOff, beforeAnswer: false, usedSession: true, headers: [:], mayBeSentAgain: false) == .final)
         let unreadable = FMError.fromTransport(URLError(.cannotDecodeContentData), url: url, answerStarted: true)
         #expect(!Classifier.isAnswerBrokeOff(unreadable))
+        // Only a lost connection: any other failure after the head (corelibs' raw-data decoding) is not sent again.
+        let undecodable = FMError.fromTransport(URLError(.cannotDecodeRawData), url: url, answerStarted: true)
+        #expect(!Classifier.isAnswerBrokeOff(undecodable))
+        #expect(Classifier.verdict(for: undecodable, beforeAnswer: false, usedSession: true, headers: [:], mayBeSentAgain: true) == .final)
+        // Corelibs' URLSession: libcurl's failures as code -1, told apart by curl's words.
+        func corelibs(_ words: String) -> FMError {
+            FMError.fromTransport(NSError(domain: NSURLErrorDomain, code: -1, userInfo: [NSLocalizedDescriptionKey: words]), url: url, answerStarted: true)
+        }
+        let cut = corelibs("transfer closed with 3996 bytes remaining to read")
+        #expect(Classifier.isAnswerBrokeOff(cut) && cut.message.contains("broke off"))
+        let coding = corelibs("Unrecognized content encoding type. libcurl understands deflate, gzip, br, zstd content encodings.")
+        #expect(!Classifier.isAnswerBrokeOff(coding) && coding.message.contains("could not be read"), "\(coding.message)")
+        #expect(!Classifier.isAnswerBrokeOff(corelibs("SSL read: error:0A000126:SSL routines::unexpected eof while reading")))
         #expect(Classifier.verdict(for: unreadable, beforeAnswer: false, usedSession: true, headers: [:], mayBeSentAgain: true) == .final)
         // A server's own -1003 whose message happens to read alike is no answer that broke off.
         let servers = ODataEnvelope.error(status: 500, body: Data(#"{"error":{"code":"-1003","message":"The answer from x broke off: y"}}"#.utf8))

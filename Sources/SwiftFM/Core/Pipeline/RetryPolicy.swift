@@ -159,10 +159,14 @@ enum Classifier {
         isTransportFailure(error) && !error.isWrongScheme && !error.isTLSFailure
     }
 
-    /// The client's `-1003` for an answer whose head arrived and whose connection then failed
-    /// (``FMError/answerBrokeOff(_:code:description:underlying:)``).
+    /// The client's `-1003` for an answer whose head arrived and whose connection was then lost
+    /// (``FMError/answerBrokeOff(_:code:description:underlying:)``): `networkConnectionLost` (closed, reset, a body
+    /// shorter than its length), or corelibs' URLSession's code -1 with libcurl's words for the same. An answer that
+    /// could not be read (a coding, a chunked body) is not one, nor any other failure after the head.
     static func isAnswerBrokeOff(_ error: FMError) -> Bool {
-        isTransportFailure(error) && error.message.hasPrefix(FMError.answerFromPrefix) && error.message.contains(FMError.brokeOffWords)
+        guard isTransportFailure(error), !error.isTLSFailure, let code = error.urlErrorCode,
+              code == URLError.Code.networkConnectionLost.rawValue || code == -1 else { return false }
+        return error.message.hasPrefix(FMError.answerFromPrefix) && error.message.contains(FMError.brokeOffWords)
     }
 
     /// The client's `-1003`: not an answer whose own code is `-1003` (FileMaker's OData service has codes in the

@@ -608,8 +608,11 @@ extension FMError {
         case URLError.Code.cancelled.rawValue: return .cancelled
         default:
             if answerStarted {
-                // A body that arrived but cannot be read did not break off: it is an answer that cannot be read.
-                if code == URLError.Code.cannotParseResponse.rawValue || code == URLError.Code.cannotDecodeContentData.rawValue {
+                // A body that arrived but cannot be read did not break off: it is an answer that cannot be read. Corelibs'
+                // URLSession hands libcurl's failures on as code -1 with curl's words: a coding it cannot undo or a
+                // chunked body that does not parse is told by them.
+                if code == URLError.Code.cannotParseResponse.rawValue || code == URLError.Code.cannotDecodeContentData.rawValue
+                    || (code == -1 && isUnreadableBodyWords(description)) {
                     return unreadableAnswer(url, cause: cause(code: code, description: description), underlying: underlying)
                 }
                 return answerBrokeOff(url, code: code, description: description, underlying: underlying)
@@ -623,6 +626,13 @@ extension FMError {
             }
             return connectionFailure(url, cause: cause(code: code, description: description), underlying: underlying)
         }
+    }
+
+    /// libcurl's words for a body it received but cannot read (error 61, a bad content coding; a chunked body that does
+    /// not parse), as corelibs' URLSession passes them on with code -1.
+    static func isUnreadableBodyWords(_ description: String) -> Bool {
+        let words = description.lowercased()
+        return words.contains("content encoding") || words.contains("unencoding") || words.contains("chunk")
     }
 
     /// `URLError(-1004 cannotConnectToHost)`: the code with its name, so it is never read as SwiftFM's `-1004`.
