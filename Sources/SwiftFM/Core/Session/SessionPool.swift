@@ -509,6 +509,9 @@ final class SessionPool: Sendable {
     /// redacted as held ones are (``heldTokens``).
     private let settingUp = Locked<[String]>([])
 
+    /// How many tokens ``heldTokens`` holds for sessions whose new-session hook runs (tests).
+    var setUpCount: Int { settingUp.withLock { $0.count } }
+
     /// `token`'s session runs its new-session hook: its calls' lines and errors hide it.
     func setUpStarted(_ token: String) { settingUp.withLock { $0.append(token) } }
 

@@ -40,6 +40,9 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     let newSessionHook: Locked<FMNewSessionHook?>
     /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
     private let persistedVersion = Locked<UInt64>(0)
+    /// Arms the bound of one opening of a session (the login and the new-session hook, ``openSession(slot:encoded:parent:completion:)``):
+    /// ``Deadline/after(seconds:fire:)``; the tests' seam to end a hook that never calls `done` at a moment of their choosing.
+    let armBound = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
 
     /// A stage over `pool`. `pinnedAPI` makes the hook's ``DataAPI``; without one the hook is not run.
     init(pool: SessionPool, tokenStore: FMTokenStore, configuration: FMConfiguration, logger: Logger, lifecycle: Lifecycle,
@@ -254,7 +257,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
                 return !state.ended
             }
         }
-        let bound = Deadline.after(seconds: configuration.timeout) { [self] in
+        let bound = armBound.value(configuration.timeout) { [self] in
             let (first, token) = progress.withLock { state -> (Bool, String?) in
                 defer { state.ended = true }
                 return (!state.ended, state.token)
