@@ -129,6 +129,8 @@ extension CallContext {
             meter = started
             observe = { error in started.end(error: error, observer: metrics) }
         }
+        // A call of the new-session hook (a pinned stage) is counted until its completion returned: its token stays hidden.
+        let completion = sessions.pool.pinned ? sessions.trackingHookCall(completion) : completion
         let delivery = Delivery(queue: options.inline ? nil : options.queue ?? callbackQueue, observe: observe, completion: completion)
         let call = EngineCall(context: self, endpoint: endpoint, accepting: options.accepting, delivery: delivery,
                               handle: options.handle ?? FMRequest(), sink: options.sink ?? .memory(cap: configuration.maxResponseBytes),
