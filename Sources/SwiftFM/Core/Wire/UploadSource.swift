@@ -10,24 +10,49 @@ enum UploadSource {
     static func opened(_ url: URL) -> Result<(handle: FileHandle, size: Int64), FMError> {
         if let error = notAFileURL(url, "upload source") { return .failure(error) }
         let path = url.path
-        // Non-blocking: opening a FIFO for reading would otherwise wait for a writer (for ever).
+        switch openRegular(path) {
+        case .success(let file):
+            return .success((FileHandle(fileDescriptor: file.descriptor, closeOnDealloc: true), Int64(file.info.st_size)))
+        case .failure(.cannotOpen(let reason)), .failure(.cannotStat(let reason)):
+            return .failure(cannotRead(path, reason))
+        case .failure(.notRegular(let mode)):
+            return .failure(FMError(code: FMError.ClientCode.fileError,
+                                    message: "Cannot upload \(path): it is \(kind(mode)), not a regular file"))
+        }
+    }
+
+    /// Why ``openRegular(_:)`` could not open a file; each caller reports it in its own words (``opened(_:)``: `-1009`
+    /// naming the path; the curl transport: the `URLError`s of a body file).
+    enum OpenFailure: Error {
+        /// `open` failed (`strerror`'s words).
+        case cannotOpen(String)
+        /// `fstat` failed (`strerror`'s words).
+        case cannotStat(String)
+        /// Not a regular file: its `st_mode`.
+        case notRegular(mode_t)
+    }
+
+    /// The steps every upload from a file opens it with (``opened(_:)``, the curl transport's body file): non-blocking, so
+    /// that opening a FIFO does not wait for a writer (for ever); close-on-exec; a regular file only (a symlink to one is
+    /// fine; a device never ends, and says size 0); then blocking again (reads of a regular file never wait; the flag is
+    /// cleared all the same). The open descriptor (the caller's to close) and what `fstat` said of it, or why not, with
+    /// nothing left open.
+    static func openRegular(_ path: String) -> Result<(descriptor: Int32, info: stat), OpenFailure> {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return .failure(cannotRead(path, String(cString: strerror(errno)))) }
+        guard fd >= 0 else { return .failure(.cannotOpen(String(cString: strerror(errno)))) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
-            return .failure(cannotRead(path, reason))
+            return .failure(.cannotStat(reason))
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             close(fd)
-            return .failure(FMError(code: FMError.ClientCode.fileError,
-                                    message: "Cannot upload \(path): it is \(kind(info.st_mode)), not a regular file"))
+            return .failure(.notRegular(info.st_mode))
         }
-        // Reads of a regular file never wait; the flag is cleared all the same.
         let flags = fcntl(fd, F_GETFL)
         if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
-        return .success((FileHandle(fileDescriptor: fd, closeOnDealloc: true), Int64(info.st_size)))
+        return .success((fd, info))
     }
 
     /// Why `url` cannot be uploaded, or `nil` when it can (it is opened and closed again).
