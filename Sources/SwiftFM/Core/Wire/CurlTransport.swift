@@ -32,7 +32,11 @@ import Glibc
 /// Where libcurl cannot be loaded (a static SDK, a system without it) ``isAvailable`` is `false` and every
 /// request fails with `URLError(.unsupportedURL)` saying so; ``DataAPI/init(configuration:callbackQueue:tokenStore:logger:now:)``
 /// then uses ``FMURLSessionTransport``.
-public final class FMCurlTransport: FMTransport, @unchecked Sendable {
+public final class FMCurlTransport: FMTransport, SendsBodyFileAsItWas, @unchecked Sendable {
+    /// `SendsBodyFileAsItWas`: a body file is compared with its snapshot as it is sent (its last byte goes out only if the
+    /// file is still what it was), so an OData upload hands this transport the caller's file.
+    var sendsBodyFileAsItWas: Bool { true }
+
     // @unchecked: every stored property is immutable; the engine keeps its state behind its lock or on its thread.
     let engine: CurlEngine?
     private let loadError: String?
