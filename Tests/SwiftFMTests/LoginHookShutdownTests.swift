@@ -60,7 +60,8 @@ struct LoginHookShutdownTests {
             if request.httpMethod == "DELETE" { return .json(200, Bodies.ok) }
             return .json(200, Bodies.value("ok"))
         }
-        let failed = LogSignal("login failed")
+        // Said as what it was: the hook did not call `done` (not "login failed": the login succeeded).
+        let failed = LogSignal("the new-session hook failed: -1004 The new-session hook did not call done")
         let api = makeAPI(stub, logger: failed.handler, configure: { $0.timeout = 2 })
         let runs = Locked(0)
         api.onNewSession = { _, done in

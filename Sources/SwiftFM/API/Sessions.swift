@@ -30,7 +30,7 @@ extension DataAPI {
     /// Asks the server whether the current token is valid (`GET /validateSession`); never logs in.
     ///
     /// `(true, "0")` when valid; `(false, "952")` when the server rejected it (the token is then forgotten);
-    /// `(false, "-1010")` when there is no current token.
+    /// `(false, "-1010")` when there is no current token (nothing is sent; one debug line says so).
     @discardableResult
     public func validateSession(completion: sending @escaping (Bool, String) -> Void) -> FMRequest {
         validateSessionResult(token: nil) { completion((try? $0.get()) ?? false, $0.sessionTupleCode) }
@@ -138,16 +138,32 @@ extension DataAPI {
         } else {
             token = sessions.resetSession() ?? stored
         }
-        guard let token else { return complete(.success(true), completion) }
+        guard let token else {
+            answeredWithoutARequest(SessionEndpoints.logout(token: "-").kind, "no session token is held; nothing to log out", code: "0")
+            return complete(.success(true), completion)
+        }
         return perform(SessionEndpoints.logout(token: token), completion: completion)
     }
 
     @discardableResult
     func validateSessionResult(token explicit: String?, completion: @escaping (Result<Bool, FMError>) -> Void) -> FMRequest {
         guard let token = explicit ?? currentToken else {
-            return complete(.failure(FMError(code: FMError.ClientCode.noToken, message: "There is no session token to validate")), completion)
+            let code = FMError.ClientCode.noToken
+            answeredWithoutARequest(SessionEndpoints.validate(token: "-").kind, "no session token is held (\(code))", code: code)
+            return complete(.failure(FMError(code: code, message: "There is no session token to validate")), completion)
         }
         return perform(SessionEndpoints.validate(token: token), completion: completion)
+    }
+
+    /// The line of a session call SwiftFM answers itself because no token is held (`validateSession`: `-1010`, `logout`:
+    /// nothing to log out): `KIND not sent: WHY`, at debug (the answer to the question asked, not a failure, as FileMaker's
+    /// 401 "no records match" is to a find), with a call's fields (`fm.request_id`, `fm.endpoint`, `fm.code`). Every other
+    /// way a call ends is logged by the pipeline.
+    private func answeredWithoutARequest(_ kind: String, _ why: String, code: String) {
+        let logger = sessions.logger
+        guard logger.isEnabled(.debug) else { return }
+        logger.log(.debug, "\(kind) not sent: \(why)",
+                   metadata: ["fm.request_id": String(RequestIDs.make()), "fm.endpoint": kind, "fm.code": code])
     }
 }
 

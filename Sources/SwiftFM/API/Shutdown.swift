@@ -26,6 +26,12 @@ extension DataAPI {
     /// The hook calls `done(nil)` when the session is ready; `done(error)` fails every call waiting for
     /// that login with `error`, closes the session, and is not retried in a loop (the next call logs in
     /// and runs the hook again). Set it before the first call.
+    ///
+    /// The login and the hook together are bounded by ``FMConfiguration/timeout``: a hook that has not called `done`
+    /// by then is given up. The calls waiting for the session fail with `-1004` saying that the new-session hook did
+    /// not call `done`, the session is closed, and the hook's later calls through ``FMNewSession/api`` are refused with
+    /// that error (after `done(error)`, with `-1010`) rather than sent with a closed session's token. While the hook
+    /// runs, and until its last call in flight ends, the session's token is hidden from every log line and error.
     public var onNewSession: FMNewSessionHook? {
         get { sessions.newSessionHook.value }
         set { sessions.newSessionHook.withLock { $0 = newValue } }

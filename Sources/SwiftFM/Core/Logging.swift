@@ -8,8 +8,9 @@ import Foundation
 /// The levels follow the server-side Swift guide (a library logs its detail at `debug`); see
 /// <doc:TracingAndLogLevels>:
 /// - ``Level/debug``: every request line (`→`) and every answer line (`←`), a cancelled exchange, an
-///   answer of FileMaker's "no records match" (401), and the outcome of a call that its deadline, a cancel or a
-///   shutdown ended first.
+///   answer of FileMaker's "no records match" (401), the outcome of a call that its deadline, a cancel or a
+///   shutdown ended first, and a session call answered without a request because no token is held
+///   (`validateSession`, `logout`).
 /// - ``Level/info``: rare events of the client's life: a login, a session closed for idleness, a shutdown.
 /// - ``Level/warning``: what a caller must see that SwiftFM recovers from or reports: a retry, a replay after a
 ///   lost session, a rejected token, an answer with a FileMaker error.

@@ -114,7 +114,9 @@ extension FMOData {
     /// file, or anything but a regular file (a FIFO, a device, a directory), completes with `-1009` without
     /// sending anything. The file is sent as it was when the upload started: over ``FMCurlTransport``, one that
     /// shrinks, grows or is written to meanwhile stops the upload before its last byte, with `-1009` naming the
-    /// file (the server never gets a body mixing two versions). Not retried (a write).
+    /// file (the server never gets a body mixing two versions); over any other transport, a private copy taken under
+    /// the same rule is sent (a file that changes while it is copied fails with `-1009` naming it, nothing sent). Not
+    /// retried (a write).
     /// - Parameters:
     ///   - set: the entity set name.
     ///   - key: the record's key.

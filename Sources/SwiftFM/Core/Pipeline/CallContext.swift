@@ -59,6 +59,9 @@ struct CallOptions: Sendable {
 /// transport and why it may refuse, the rate limit, the concurrency cap, the first-contact rule, the log.
 final class Sender: Sendable {
     let transport: any FMTransport
+    /// Whether `transport` sends a body file as it was when it opened it, checking it as it sends (``SendsBodyFileAsItWas``:
+    /// FMCurlTransport): then an OData upload hands it the caller's file, else a copy taken under the same rule.
+    let sendsBodyFilesAsTheyWere: Bool
     /// Why `transport` cannot send this configuration's calls (TLS options or a proxy it cannot honour): every
     /// call fails with it.
     let refusal: FMError?
@@ -81,6 +84,7 @@ final class Sender: Sendable {
     init(configuration: FMConfiguration, transport: any FMTransport, refusal: FMError?, logger: Logger,
          now: @escaping @Sendable () -> Date) {
         self.transport = transport
+        self.sendsBodyFilesAsTheyWere = (transport as? any SendsBodyFileAsItWas)?.sendsBodyFileAsItWas ?? false
         self.refusal = refusal
         self.gate = configuration.maxConcurrentRequests.map(AdmissionGate.init(limit:))
         self.rateLimiter = RateLimiter.make(rate: configuration.maxRequestsPerSecond)
@@ -129,6 +133,8 @@ extension CallContext {
             meter = started
             observe = { error in started.end(error: error, observer: metrics) }
         }
+        // A call of the new-session hook (a pinned stage) is counted until its completion returned: its token stays hidden.
+        let completion = sessions.pool.pinned ? sessions.trackingHookCall(completion) : completion
         let delivery = Delivery(queue: options.inline ? nil : options.queue ?? callbackQueue, observe: observe, completion: completion)
         let call = EngineCall(context: self, endpoint: endpoint, accepting: options.accepting, delivery: delivery,
                               handle: options.handle ?? FMRequest(), sink: options.sink ?? .memory(cap: configuration.maxResponseBytes),

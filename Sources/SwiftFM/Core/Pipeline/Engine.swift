@@ -282,14 +282,28 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                           describe: @escaping @Sendable () -> String, release: @escaping @Sendable () -> Void) {
         let (endpoint, sender, meter, sink) = (self.endpoint, context.sender, self.meter, self.sink)
         guard !isDone else { return release() }   // cancelled or out of time while queued: never sent
+        // The body assembled into a private temporary file (removed after the exchange): a multipart body around the
+        // caller's file, or, for a transport that would read the caller's file on its own schedule unchecked
+        // (FMURLSessionTransport, yours), a copy of it. Either is the file as it was when its copy began, or the call
+        // fails with -1009 naming it (UploadSource.copy, the rule of FileSnapshot).
         var built: URL?
-        if case .multipartFile(let source, let fileName, let mimeType, let boundary) = endpoint.body {
+        let copied: ((URL, Int64) -> Void)? = endpoint.bodyCopied.map { copied in { copied($0, $1) } }
+        let assembling: URL? = switch endpoint.body {
+        case .multipartFile(let source, _, _, _): source
+        case .file(let source, _) where !sender.sendsBodyFilesAsTheyWere: source
+        default: nil
+        }
+        if let source = assembling {
             do {
                 // A large file takes a while: a cancel or the deadline ends the copy at the next chunk (the call has
                 // completed already, once, with -1005 or -1004; the partial body is removed).
-                built = try Multipart.writeBody(boundary: boundary, fileName: fileName, mimeType: mimeType, source: source,
-                                                stop: { [self] in isDone }, copied: endpoint.bodyCopied.map { copied in { copied($0, $1) } })
-            } catch is Multipart.Stopped {
+                if case .multipartFile(_, let fileName, let mimeType, let boundary) = endpoint.body {
+                    built = try Multipart.writeBody(boundary: boundary, fileName: fileName, mimeType: mimeType, source: source,
+                                                    stop: { [self] in isDone }, copied: copied)
+                } else {
+                    built = try UploadSource.copy(source, stop: { [self] in isDone }, copied: copied)
+                }
+            } catch is UploadSource.Stopped {
                 return release()
             } catch {
                 release()
@@ -301,9 +315,10 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
                 return
             }
         }
-        // A file sent as it is (an OData container upload) is the caller's: read, never removed.
+        // A file sent as it is (an OData container upload over FMCurlTransport, which compares it with its snapshot as it
+        // sends it) is the caller's: read, never removed.
         var callersFile: URL?
-        if case .file(let source, _) = endpoint.body {
+        if built == nil, case .file(let source, _) = endpoint.body {
             // Checked again now: the file may have changed since the call was made.
             if let problem = UploadSource.problem(source) {
                 release()

@@ -132,6 +132,9 @@ final class SessionPool: Sendable {
         var orphans: [(token: String, since: Date)] = []
         /// A ``Plan/wake`` is pending: one timer at a time.
         var wakeArmed = false
+        /// A pinned pool whose session was given up (its new-session hook failed or outlived the bound of the
+        /// session's opening): every lease fails at once with this error (``close(with:)``).
+        var closed: FMError?
     }
 
     let size: Int
@@ -177,11 +180,17 @@ final class SessionPool: Sendable {
     /// waiters (at the front for a call replayed after a lost session, which was admitted before the calls queued
     /// behind it, and then takes only a session opened since the pool last lost one) and the pool hands out
     /// what it can. `stored` is the token store's value (read outside the lock), adopted by slot 0 when it has
-    /// no valid token. Returns the waiter's id (for ``withdraw(_:)``) when the call was queued, and the plan.
+    /// no valid token. Returns the waiter's id (for ``withdraw(_:)``) when the call was queued, and the plan. A closed
+    /// pool (``close(with:)``) fails the call at once: the plan's one failure, and no id.
     func lease(now: Date, stored: FMStoredToken?, front: Bool, owner: (any SessionLeaseOwner)? = nil,
                deliver: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> (id: UInt64?, plan: Plan) {
         state.withLock { state in
             let waiter = Waiter(after: front ? state.lostMark : nil, owner: owner, deliver: deliver)
+            if let closed = state.closed {
+                var plan = Plan()
+                plan.failures = [(waiter, closed)]
+                return (nil, plan)
+            }
             if state.waiters.isEmpty {
                 Self.endCeiling(&state, now: now)
                 if let slot = Self.slot(for: waiter, in: state, now: now, perSession: callsPerSession),
@@ -213,6 +222,18 @@ final class SessionPool: Sendable {
     /// A waiting call ended (cancelled, out of time): it leaves the queue (O(1)).
     func withdraw(_ id: UInt64) {
         state.withLock { state in state.waiters.remove(id) }
+    }
+
+    /// Gives a pinned pool's session up (its new-session hook failed, or outlived the bound of the session's opening):
+    /// from now on every lease fails at once with `error`, and the calls waiting for the session get it now (the plan's
+    /// failures).
+    func close(with error: FMError) -> Plan {
+        state.withLock { state in
+            state.closed = error
+            var plan = Plan()
+            plan.failures = state.waiters.removeAll().map { ($0, error) }
+            return plan
+        }
     }
 
     /// A call gives its lease back: the session goes to the next waiter, or idles.
@@ -502,21 +523,31 @@ final class SessionPool: Sendable {
     /// Every token held, whatever its local expiry, and those of sessions whose new-session hook runs (for log
     /// redaction).
     var heldTokens: [String] {
-        state.withLock { $0.slots.compactMap { $0.machine.currentToken(now: .distantPast) } } + settingUp.withLock { $0 }
+        state.withLock { $0.slots.compactMap { $0.machine.currentToken(now: .distantPast) } } + settingUp.withLock { $0.holds.map(\.token) }
     }
 
     /// The tokens of sessions whose new-session hook runs: not held by a slot yet, but sent by the hook's calls, so
-    /// redacted as held ones are (``heldTokens``).
-    private let settingUp = Locked<[String]>([])
+    /// redacted as held ones are (``heldTokens``). Each hold ends once: when the hook calls `done(nil)` (the slot holds the
+    /// token then), or, when the hook failed or outlived the bound of the session's opening, once no call of the hook is
+    /// in flight any more (``SessionStage/giveUp(with:whenIdle:)``). A hook that never calls `done` leaves nothing here.
+    private let settingUp = Locked<(next: UInt64, holds: [(id: UInt64, token: String)])>((0, []))
 
-    /// `token`'s session runs its new-session hook: its calls' lines and errors hide it.
-    func setUpStarted(_ token: String) { settingUp.withLock { $0.append(token) } }
+    /// How many tokens ``heldTokens`` holds for sessions whose new-session hook runs (tests).
+    var setUpCount: Int { settingUp.withLock { $0.holds.count } }
 
-    /// `token`'s new-session hook ended (the slot holds it now, or it was closed).
-    func setUpEnded(_ token: String) {
-        settingUp.withLock { tokens in
-            if let index = tokens.firstIndex(of: token) { tokens.remove(at: index) }
+    /// `token`'s session runs its new-session hook: its calls' lines and errors hide it. Returns the hold, for
+    /// ``setUpEnded(_:)``.
+    func setUpStarted(_ token: String) -> UInt64 {
+        settingUp.withLock { state in
+            state.next += 1
+            state.holds.append((state.next, token))
+            return state.next
         }
+    }
+
+    /// Hold `id` ended (the slot holds its token now, or no call of the hook carries it any more).
+    func setUpEnded(_ id: UInt64) {
+        settingUp.withLock { state in state.holds.removeAll { $0.id == id } }
     }
 
     /// `true` while `slot` is logging in.

@@ -40,6 +40,12 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     let newSessionHook: Locked<FMNewSessionHook?>
     /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
     private let persistedVersion = Locked<UInt64>(0)
+    /// Arms the bound of one opening of a session (the login and the new-session hook, ``openSession(slot:encoded:parent:completion:)``):
+    /// ``Deadline/after(seconds:fire:)``; the tests' seam to end a hook that never calls `done` at a moment of their choosing.
+    let armBound = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
+    /// A pinned stage's calls (the new-session hook's, ``trackingHookCall(_:)``) in flight, and what runs when the last
+    /// of them ends once the hook's session was given up (``giveUp(with:whenIdle:)``).
+    private let hookCalls = Locked<(running: Int, whenIdle: (@Sendable () -> Void)?)>((0, nil))
 
     /// A stage over `pool`. `pinnedAPI` makes the hook's ``DataAPI``; without one the hook is not run.
     init(pool: SessionPool, tokenStore: FMTokenStore, configuration: FMConfiguration, logger: Logger, lifecycle: Lifecycle,
@@ -86,6 +92,10 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         var (id, plan) = pool.lease(now: now, stored: storedIfWanted(now), front: front, owner: self, deliver: completion)
         // Leased at once: the grant is this call's own, not a hand-over, so it runs here, without the trampoline.
         let own = id == nil ? plan.grants.popLast() : nil
+        if id == nil, own == nil, let refusal = plan.failures.first?.1 {
+            // A pinned pool closed: the new-session hook's session was given up, and this call of the hook failed (once).
+            logger.log(.error, "a call of the new-session hook was refused: \(refusal.code) \(refusal.message)", metadata: ["fm.code": refusal.code])
+        }
         run(plan, parent: parent)
         if let (waiter, lease) = own { waiter.deliver(.success(lease)) }
         reportPoolUsage()
@@ -95,6 +105,42 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// A call that waited for a session ended first: it leaves the queue.
     func withdraw(_ id: UInt64) {
         pool.withdraw(id)
+    }
+
+    // MARK: the new-session hook's calls (a pinned stage)
+
+    /// `completion` of a call of this pinned stage (the new-session hook's), counted from now until it has returned: by
+    /// then the call's lines are written and its error hidden, so its token stays on the redaction list that long.
+    func trackingHookCall<Value>(_ completion: @escaping (consuming Result<Value, FMError>) -> Void)
+        -> (consuming Result<Value, FMError>) -> Void {
+        hookCalls.withLock { $0.running += 1 }
+        return { [self] result in
+            completion(result)
+            let idle = hookCalls.withLock { calls -> (@Sendable () -> Void)? in
+                calls.running -= 1
+                return calls.running == 0 ? calls.whenIdle.take() : nil
+            }
+            idle?()
+        }
+    }
+
+    /// The new-session hook's session was given up (the hook failed, or did not call `done` within the bound of the
+    /// session's opening): this pinned stage refuses every call from now on with `error` (those waiting for the session
+    /// get it now), and `whenIdle` runs once none of its calls is in flight (at once when none is). Each of those ends
+    /// by its deadline at the latest, so `whenIdle` runs within a call's deadline.
+    func giveUp(with error: FMError, whenIdle: @escaping @Sendable () -> Void) {
+        let plan = pool.close(with: error)
+        if !plan.failures.isEmpty {
+            logger.log(.error, "\(plan.failures.count) waiting call(s) of the new-session hook refused: \(error.code) \(error.message)",
+                       metadata: ["fm.code": error.code])
+        }
+        run(plan)
+        let idle = hookCalls.withLock { calls -> Bool in
+            guard calls.running > 0 else { return true }
+            calls.whenIdle = whenIdle
+            return false
+        }
+        if idle { whenIdle() }
     }
 
     /// `SessionLeaseOwner`: a lease given back (once; again does nothing): the session goes to the next waiting call.
@@ -243,7 +289,12 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// only arrives after the bound is closed on arrival.
     func openSession(slot: Int, encoded: String? = nil, parent: (any FMCallSpan)? = nil,
                      completion: @escaping @Sendable (_ result: Result<String, FMError>, _ byHook: Bool) -> Void) {
-        struct Progress { var ended = false; var token: String? }
+        struct Progress {
+            var ended = false
+            var token: String?
+            /// Gives the new-session hook up, once it runs.
+            var abandonHook: (@Sendable (FMError) -> Void)?
+        }
         let progress = Locked(Progress())
         // Held even while shutting down: a call in flight may log in during the shutdown's grace period.
         let inFlight = lifecycle.hold(refusedWhileShuttingDown: false) ?? {}
@@ -254,15 +305,25 @@ final class SessionStage: Sendable, SessionLeaseOwner {
                 return !state.ended
             }
         }
-        let bound = Deadline.after(seconds: configuration.timeout) { [self] in
-            let (first, token) = progress.withLock { state -> (Bool, String?) in
+        let bound = armBound.value(configuration.timeout) { [self] in
+            let (first, token, abandonHook) = progress.withLock { state -> (Bool, String?, (@Sendable (FMError) -> Void)?) in
                 defer { state.ended = true }
-                return (!state.ended, state.token)
+                return (!state.ended, state.token, state.abandonHook)
             }
             guard first else { return }
-            // Detail: the login's failure (-1004) is logged once, as "login failed", at error.
-            logger.log(.debug, "the login (or the new-session hook) took longer than the timeout; given up")
-            completion(.failure(.timeout(try? configuration.resolvedBase().get().url, after: configuration.timeout)), false)
+            if let abandonHook {
+                // The login answered and its hook did not call `done`: the hook is given up (its calls refused, its token let
+                // go once none of them carries it) and the waiting calls get a failure that says so. Logged once, by
+                // whoever gets it, as "the new-session hook failed", at error.
+                logger.log(.debug, "the new-session hook did not call done within the timeout; given up")
+                let error = FMError.newSessionHookTimedOut(after: configuration.timeout)
+                abandonHook(error)
+                completion(.failure(error), true)
+            } else {
+                // Detail: the login's failure (-1004) is logged once, as "login failed", at error.
+                logger.log(.debug, "the login took longer than the timeout; given up")
+                completion(.failure(.timeout(try? configuration.resolvedBase().get().url, after: configuration.timeout)), false)
+            }
             guard let token else { return inFlight() }
             closeOnServer(token) { inFlight() }
         }
@@ -274,13 +335,16 @@ final class SessionStage: Sendable, SessionLeaseOwner {
                 completion(result, false)
                 inFlight()
             case .success(let token):
+                let hook = newSessionRun(token: token, slot: slot)
                 let late = progress.withLock { state -> Bool in
                     state.token = token
+                    state.abandonHook = hook?.abandon
                     return state.ended
                 }
                 // Given up already: nobody will use this session.
                 guard !late else { return closeOnServer(token) {} }
-                runNewSessionHook(token: token, slot: slot) { [self] hookError in
+                let start = hook?.start ?? { done in done(nil) }
+                start { [self] hookError in
                     guard end() else { return }
                     bound.cancel()
                     if let hookError {
@@ -299,24 +363,59 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         }
     }
 
-    /// Runs ``newSessionHook`` for a new session, with a ``DataAPI`` pinned to it; `done` gets its error.
-    private func runNewSessionHook(token: String, slot: Int, done: @escaping @Sendable (FMError?) -> Void) {
-        guard let hook = newSessionHook.value, let pinnedAPI else { return done(nil) }
-        let context = FMNewSession(api: pinnedAPI(SessionStage(pinnedTo: token, parent: self)), poolIndex: slot)
+    /// The new-session hook's run on a new session, or `nil` without a hook. `start(done)` runs the hook with a
+    /// ``DataAPI`` pinned to the session (`done` gets its error, without the token); `abandon(error)` gives it up when the
+    /// bound of the session's opening passed first. Whichever comes first ends the run; the other then does nothing.
+    ///
+    /// While the hook runs, its token is on the redaction list (``SessionPool/heldTokens``): its calls send it before any
+    /// slot holds it. The hold ends when the hook calls `done(nil)` (the slot holds the token from then on); when the hook
+    /// failed or was given up, the pinned stage refuses the hook's further calls and the hold ends once none of them is in
+    /// flight (``giveUp(with:whenIdle:)``). So a hook that never calls `done` keeps its token hidden no longer than the bound
+    /// and its calls' own deadlines, however often it hangs.
+    private func newSessionRun(token: String, slot: Int)
+        -> (start: @Sendable (_ done: @escaping @Sendable (FMError?) -> Void) -> Void, abandon: @Sendable (FMError) -> Void)? {
+        guard let hook = newSessionHook.value, let pinnedAPI else { return nil }
+        let pinned = SessionStage(pinnedTo: token, parent: self)
+        let pool = self.pool
         let once = Once()
-        // The hook's calls send the new token, which no slot holds yet: their lines and errors hide it all the same,
-        // and so does the hook's error (a call's failure it hands on, with a server's echo of the token).
-        pool.setUpStarted(token)
-        hook(context) { [pool] error in
-            guard once.claim() else { return }
-            done(error.map { error in
-                var hidden = error
-                hidden.message = Redaction.scrubCut(error.message, secrets: [token])
-                hidden.underlying = error.underlying.map { Redaction.scrubCut($0, secrets: [token]) }
-                return hidden
-            })
-            pool.setUpEnded(token)
+        /// The hold on the redaction list while the hook runs, and whether the run is over (then no hook starts).
+        let run = Locked<(hold: UInt64?, over: Bool)>((nil, false))
+        let letGo: @Sendable () -> Void = {
+            if let hold = run.withLock({ state -> UInt64? in state.over = true; return state.hold.take() }) { pool.setUpEnded(hold) }
         }
+        let abandon: @Sendable (FMError) -> Void = { error in
+            guard once.claim() else { return }
+            pinned.giveUp(with: error, whenIdle: letGo)
+        }
+        let start: @Sendable (_ done: @escaping @Sendable (FMError?) -> Void) -> Void = { done in
+            // The hook's calls send the new token, which no slot holds yet: their lines and errors hide it all the same,
+            // and so does the hook's error (a call's failure it hands on, with a server's echo of the token).
+            let started = run.withLock { state -> Bool in
+                guard !state.over else { return false }   // given up before it started: the step has ended
+                state.hold = pool.setUpStarted(token)
+                return true
+            }
+            guard started else { return }
+            hook(FMNewSession(api: pinnedAPI(pinned), poolIndex: slot)) { error in
+                guard once.claim() else { return }
+                let hidden = error.map { error in
+                    var hidden = error
+                    hidden.message = Redaction.scrubCut(error.message, secrets: [token])
+                    hidden.underlying = error.underlying.map { Redaction.scrubCut($0, secrets: [token]) }
+                    return hidden
+                }
+                done(hidden)
+                if let hidden {
+                    // Its session is closed: the hook's later calls are refused rather than sent with a closed session's token.
+                    pinned.giveUp(with: FMError(code: FMError.ClientCode.noToken,
+                                                message: "The new-session hook failed (\(hidden.code)): its session was closed"),
+                                  whenIdle: letGo)
+                } else {
+                    letGo()
+                }
+            }
+        }
+        return (start, abandon)
     }
 
     /// Logs `token` out on the server, best effort (a session SwiftFM will not use), then calls `then`.
@@ -424,6 +523,15 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         if let valid = pool.validToken(slot: 0, now: now) { return valid }
         if let stored = loadStoredToken(), stored.expiry > now { return stored }
         return nil
+    }
+}
+
+extension FMError {
+    /// The new-session hook did not call `done` within `seconds` (``FMConfiguration/timeout``, the bound of a session's
+    /// opening): `-1004`, said as what it was (not as a connection that timed out).
+    static func newSessionHookTimedOut(after seconds: TimeInterval) -> FMError {
+        FMError(code: ClientCode.timeout,
+                message: "The new-session hook did not call done within \(seconds) s (FMConfiguration.timeout): its session was closed")
     }
 }
 

@@ -32,7 +32,11 @@ import Glibc
 /// Where libcurl cannot be loaded (a static SDK, a system without it) ``isAvailable`` is `false` and every
 /// request fails with `URLError(.unsupportedURL)` saying so; ``DataAPI/init(configuration:callbackQueue:tokenStore:logger:now:)``
 /// then uses ``FMURLSessionTransport``.
-public final class FMCurlTransport: FMTransport, @unchecked Sendable {
+public final class FMCurlTransport: FMTransport, SendsBodyFileAsItWas, @unchecked Sendable {
+    /// `SendsBodyFileAsItWas`: a body file is compared with its snapshot as it is sent (its last byte goes out only if the
+    /// file is still what it was), so an OData upload hands this transport the caller's file.
+    var sendsBodyFileAsItWas: Bool { true }
+
     // @unchecked: every stored property is immutable; the engine keeps its state behind its lock or on its thread.
     let engine: CurlEngine?
     private let loadError: String?
@@ -406,24 +410,23 @@ final class CurlTransfer: FMTransportTask, @unchecked Sendable {
         let method = (urlRequest.httpMethod ?? "GET").uppercased()
         var bodyLength: Int64 = 0
         if let file = request.bodyFile {
-            // Non-blocking: a FIFO (the caller's file swapped for one since the engine checked it, or a body file
-            // handed to the transport directly) would otherwise wait here for a writer, for ever.
-            let fd = open(file.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-            guard fd >= 0 else {
-                return URLError(.fileDoesNotExist, userInfo: [NSLocalizedDescriptionKey: "cannot open the body file: \(String(cString: strerror(errno)))"])
-            }
-            bodyFD = fd
-            var info = stat()
-            guard fstat(fd, &info) == 0 else {
+            // Opened as every upload's file is (UploadSource.openRegular): non-blocking, since a FIFO (the caller's file
+            // swapped for one since the engine checked it, or a body file handed to the transport directly) would
+            // otherwise wait here for a writer, for ever; and a regular file only, since only one has the size it says (a
+            // device or a FIFO says 0 and would go out as an empty body): anything else is refused before a byte is sent,
+            // as UploadSource refuses it (-1009 naming the file). The errors are this transport's own.
+            let info: stat
+            switch UploadSource.openRegular(file.path) {
+            case .success(let opened):
+                bodyFD = opened.descriptor
+                info = opened.info
+            case .failure(.cannotOpen(let reason)):
+                return URLError(.fileDoesNotExist, userInfo: [NSLocalizedDescriptionKey: "cannot open the body file: \(reason)"])
+            case .failure(.cannotStat):
                 return URLError(.cannotOpenFile, userInfo: [NSLocalizedDescriptionKey: "cannot read the body file's size"])
-            }
-            // Only a regular file has the size it says (a device or a FIFO says 0 and would go out as an empty body):
-            // anything else is refused before a byte is sent, as UploadSource refuses it (-1009 naming the file).
-            guard info.st_mode & S_IFMT == S_IFREG else {
+            case .failure(.notRegular):
                 return FMError.fileError("Cannot upload \(file.path): it is not a regular file")
             }
-            let flags = fcntl(fd, F_GETFL)
-            if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
             bodyLength = Int64(info.st_size)
             bodyFileLength = bodyLength
             bodyFileSnapshot = FileSnapshot(info)

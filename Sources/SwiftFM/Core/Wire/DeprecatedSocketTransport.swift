@@ -18,9 +18,12 @@ import FoundationNetworking
 /// falls back. Use ``FMCurlTransport``
 /// instead, or let `DataAPI(configuration:)` choose.
 @available(*, deprecated, message: "removed in favour of FMCurlTransport, to which it forwards; use FMCurlTransport or DataAPI(configuration:)'s default")
-public final class FMSocketTransport: FMTransport, Sendable {
+public final class FMSocketTransport: FMTransport, SendsBodyFileAsItWas, Sendable {
     /// The transport every request goes to.
     let base: any FMTransport
+
+    /// `SendsBodyFileAsItWas`: as the transport it forwards to (``FMCurlTransport`` does; ``FMURLSessionTransport`` does not).
+    var sendsBodyFileAsItWas: Bool { (base as? any SendsBodyFileAsItWas)?.sendsBodyFileAsItWas ?? false }
 
     /// Creates a transport that forwards to an ``FMCurlTransport`` (or, without libcurl, an ``FMURLSessionTransport``).
     ///

@@ -250,8 +250,9 @@ struct Endpoint<Value>: Sendable {
     /// answered as an empty found set by the callback and async surfaces alike. Empty: every failure is one.
     var noRecords: Set<String> = []
 
-    /// Told the temporary body of a multipart upload (``Body/multipartFile(_:fileName:mimeType:boundary:)``) and
-    /// the bytes of the caller's file copied into it so far, after each chunk: tests watch the copy through it.
+    /// Told the temporary body of a multipart upload (``Body/multipartFile(_:fileName:mimeType:boundary:)``), or of a
+    /// file upload copied for a transport that does not check the file as it sends it (``Body/file(_:contentType:)``),
+    /// and the bytes of the caller's file copied into it so far, after each chunk: tests watch the copy through it.
     var bodyCopied: (@Sendable (URL, Int64) -> Void)?
 
     /// `true` when `error` is this endpoint's "no records" (an empty found set, not a failure).

@@ -26,10 +26,9 @@ enum Multipart {
         return (Data(head.utf8), Data("\r\n--\(boundary)--\r\n".utf8))
     }
 
-    /// Writes the one-part body around the content of `source` into a new private temporary file, copying
-    /// the file in 1 MiB chunks (never whole in memory). Returns the temporary file; the caller removes it.
-    /// `source` must be a regular file (``UploadSource``); the bytes copied are those of its size when opened
-    /// (a file that grows meanwhile is not followed for ever), and one that shrinks meanwhile is an error.
+    /// Writes the one-part body around the content of `source` into a new private temporary file
+    /// (``UploadSource/copy(_:head:tail:stop:copied:)``: in 1 MiB chunks, never whole in memory, the file as it was when
+    /// opened or `-1009` naming it). Returns the temporary file; the caller removes it.
     ///
     /// `stop` is asked before each chunk: once it says `true` (the call was cancelled or ran out of time), the copy
     /// ends there, the temporary file is removed and ``Stopped`` is thrown. `copied` is told the temporary file and
@@ -37,43 +36,11 @@ enum Multipart {
     static func writeBody(boundary: String, fileName: String, mimeType: String, source: URL,
                           stop: () -> Bool = { false }, copied: ((URL, Int64) -> Void)? = nil) throws -> URL {
         let (head, tail) = frame(boundary: boundary, fileName: fileName, mimeType: mimeType)
-        let (input, size) = try UploadSource.opened(source).get()
-        defer { try? input.close() }
-        let opened = FileSnapshot.of(input.fileDescriptor)
-        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("SwiftFM-upload-\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            throw FMError.fileError("Cannot create a temporary file for the upload")
-        }
-        do {
-            let output = try FileHandle(forWritingTo: temporary)
-            defer { try? output.close() }
-            try output.write(contentsOf: head)
-            var left = size
-            while left > 0 {
-                if stop() { throw Stopped() }
-                guard let chunk = try input.read(upToCount: Int(min(left, 1 << 20))), !chunk.isEmpty else {
-                    throw FMError.fileError("\(source.path) became shorter while it was read (\(size - left) of \(size) bytes)")
-                }
-                try output.write(contentsOf: chunk)
-                left -= Int64(chunk.count)
-                copied?(temporary, size - left)
-            }
-            // The body is the file as it was when opened, or the call fails: one that grew or was written to meanwhile
-            // would go out cut short or mixing two versions (the rule of an upload streamed from the file).
-            if let opened, let now = FileSnapshot.of(input.fileDescriptor), let change = opened.change(to: now, path: source.path) {
-                throw FMError.fileError(change)
-            }
-            try output.write(contentsOf: tail)
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            throw error
-        }
-        return temporary
+        return try UploadSource.copy(source, head: head, tail: tail, stop: stop, copied: copied)
     }
 
-    /// ``writeBody(boundary:fileName:mimeType:source:stop:copied:)`` was told to stop: its call ended (and said
-    /// so) while the body was being assembled.
-    struct Stopped: Error {}
+    /// ``writeBody(boundary:fileName:mimeType:source:stop:copied:)`` was told to stop.
+    typealias Stopped = UploadSource.Stopped
 
     /// Makes a header parameter value safe: quotes become `%22`, line breaks are dropped.
     static func quoted(_ value: String) -> String {

@@ -161,8 +161,10 @@ public struct FMTransportEvents: Sendable {
 public struct FMTransportRequest: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The request. Its `httpBody` is set unless ``bodyFile`` is.
     public var urlRequest: URLRequest
-    /// When set, the body is this file's content (a multipart body SwiftFM assembled on disk), to be
-    /// streamed, with `Content-Length` set to its size.
+    /// When set, the body is this file's content, to be streamed, with `Content-Length` set to its size: a body SwiftFM
+    /// assembled on disk (a multipart body, or a copy of the caller's file for an `FMOData` container upload, taken as the
+    /// file was when the upload started), removed once the exchange ended; or, for ``FMCurlTransport``, which compares
+    /// the file with its state at opening as it sends it, the caller's file itself.
     public var bodyFile: URL?
     /// Whether a transport may send this request a second time (on a new connection, when a reused one died
     /// before any byte of the answer): the engine's rule, ``Endpoint/cannotChangeData``. `nil`: the transport
