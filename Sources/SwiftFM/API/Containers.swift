@@ -134,6 +134,9 @@ extension DataAPI {
         options.sink = sink
         options.isTransfer = true
         options.endsAt = endsAt
+        // Drawn here so that the line of a download this hop's redirect ends names the hop, as its own lines do.
+        let requestID = context.newRequestID()
+        options.requestID = requestID
         return perform(Endpoints.containerHop(url: url, cookie: cookie), options: options) { [self] (result: consuming Result<Endpoints.ContainerHop, FMError>) in
             // The bytes are handed over, not shared (see ``Delivery``): taken out of the hop, which ends here.
             guard case .success(.redirect(let next, let nextCookie)) = result else { return completion(Self.bytes(of: result)) }
@@ -144,9 +147,11 @@ extension DataAPI {
             let target = next.comparableForm
             // Ended here, in the completion of a hop that succeeded: the failure is bound as FMError.current for the
             // caller's (value?, code) completion, as a call's own failure is.
-            // The last hop was answered (a redirect), so no line of its own says the download failed: this one does.
+            // The last hop was answered (a redirect), so no line of its own says the download failed: this one does,
+            // with the hop's `fm.request_id`.
             func fail(_ error: FMError) {
-                context.sender.logger.log(.error, "GET {container} failed: \(error)", metadata: ["fm.endpoint": "GET {container}", "fm.code": error.code])
+                context.sender.logger.log(.error, "GET {container} failed: \(error)",
+                                          metadata: ["fm.endpoint": "GET {container}", "fm.code": error.code, "fm.request_id": String(requestID)])
                 FMError.withCurrent(error) { completion(.failure(error)) }
             }
             if visited.contains(where: { $0.url == target && $0.cookie == nextCookie }) {
