@@ -150,8 +150,7 @@ extension DataAPI {
             // The last hop was answered (a redirect), so no line of its own says the download failed: this one does,
             // with the hop's `fm.request_id`.
             func fail(_ error: FMError) {
-                context.sender.logger.log(.error, "GET {container} failed: \(error)",
-                                          metadata: ["fm.endpoint": "GET {container}", "fm.code": error.code, "fm.request_id": String(requestID)])
+                context.sender.logger.logCallFailed("GET {container}", error, requestID: requestID)
                 FMError.withCurrent(error) { completion(.failure(error)) }
             }
             if visited.contains(where: { $0.url == target && $0.cookie == nextCookie }) {

@@ -114,14 +114,12 @@ struct PageSource<Page>: Sendable {
     }
 
     /// The one line of a walk that a page it cannot use ended (``next(after:at:previous:)``): at error, named by the
-    /// page's call, with `fm.code`, as an answer that cannot be read is.
+    /// page's call, with `fm.code` and `fm.layout` (``Logger/logCallFailed(_:_:layout:requestID:)``).
     private func logEnded(_ error: FMError, at offset: Int) {
         let logger = api.context.sender.logger
         guard logger.isEnabled(.error) else { return }
         let call = endpoint(offset, pageSize)
-        var metadata = ["fm.endpoint": call.kind, "fm.code": error.code]
-        if let layout = call.layout { metadata["fm.layout"] = layout }
-        logger.log(.error, "\(call.kind) failed: \(error)", metadata: metadata)
+        logger.logCallFailed(call.kind, error, layout: call.layout)
     }
 
     private func nextOffset(after page: Page, at offset: Int, previous: inout Previous) -> Result<Int?, FMError> {
