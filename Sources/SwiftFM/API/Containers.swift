@@ -60,7 +60,9 @@ extension DataAPI {
     /// host, port) only. No `Authorization` is sent. A redirect to a non-HTTP URL is `-1007`. A URL that has
     /// expired (read under a session that is gone) is answered with a redirect loop: that is
     /// ``FMError/ClientCode/containerURLExpired`` (`-1014`), whose message says to read the record again for a
-    /// fresh URL; a chain of more than 5 redirects that never comes back to a URL is `-1007`.
+    /// fresh URL; a chain of more than 5 redirects that never comes back to a URL is `-1007`. A loop is found however
+    /// the server spells the URL on each turn: the scheme and host in any case, the default port written or not, a
+    /// percent-encoded unreserved character (`%7E`) or the character itself (`~`).
     ///
     /// - Parameters:
     ///   - url: the container URL.
@@ -118,10 +120,12 @@ extension DataAPI {
     ///
     /// A redirect loop is an expired URL (``FMError/containerURLExpired``): a redirect back to a URL already asked
     /// for with the same cookie (nothing can change on the next turn), or redirects run out on a chain that came
-    /// back to a URL it had asked for (a server that sets a new cookie on every turn). `visited` holds the URLs
-    /// asked for so far, with the cookie each was sent.
+    /// back to a URL it had asked for (a server that sets a new cookie on every turn). URLs are compared however the
+    /// server spells them (``URL/comparableForm``: the scheme's and host's case, the default port written
+    /// or not, `%7E` or `~`), so a server that spells the URL anew on every turn is a loop too. `visited` holds the
+    /// URLs asked for so far (their comparable form), with the cookie each was sent.
     func followContainer(url: URL, cookie: String?, hopsLeft: Int, request: FMRequest? = nil, sink: BodySink? = nil,
-                         endsAt: DispatchTime? = nil, visited: [(url: URL, cookie: String?)] = [],
+                         endsAt: DispatchTime? = nil, visited: [(url: String, cookie: String?)] = [],
                          completion: @escaping (consuming Result<Data, FMError>) -> Void) -> FMRequest {
         let handle = request ?? FMRequest()
         let statuses = Endpoints.containerHopStatuses
@@ -130,25 +134,30 @@ extension DataAPI {
         options.sink = sink
         options.isTransfer = true
         options.endsAt = endsAt
+        // Drawn here so that the line of a download this hop's redirect ends names the hop, as its own lines do.
+        let requestID = context.newRequestID()
+        options.requestID = requestID
         return perform(Endpoints.containerHop(url: url, cookie: cookie), options: options) { [self] (result: consuming Result<Endpoints.ContainerHop, FMError>) in
             // The bytes are handed over, not shared (see ``Delivery``): taken out of the hop, which ends here.
             guard case .success(.redirect(let next, let nextCookie)) = result else { return completion(Self.bytes(of: result)) }
             // Cancelled after this hop delivered its redirect: the download ends as cancelled (no line: a cancel logs
             // no error), as the next hop would, whatever this redirect says (a loop, or the last one allowed).
             if handle.isCancelled { return FMError.withCurrent(.cancelled) { completion(.failure(.cancelled)) } }
-            let visited = visited + [(url, cookie)]
+            let visited = visited + [(url.comparableForm, cookie)]
+            let target = next.comparableForm
             // Ended here, in the completion of a hop that succeeded: the failure is bound as FMError.current for the
             // caller's (value?, code) completion, as a call's own failure is.
-            // The last hop was answered (a redirect), so no line of its own says the download failed: this one does.
+            // The last hop was answered (a redirect), so no line of its own says the download failed: this one does,
+            // with the hop's `fm.request_id`.
             func fail(_ error: FMError) {
-                context.sender.logger.log(.error, "GET {container} failed: \(error)", metadata: ["fm.endpoint": "GET {container}", "fm.code": error.code])
+                context.sender.logger.logCallFailed("GET {container}", error, requestID: requestID)
                 FMError.withCurrent(error) { completion(.failure(error)) }
             }
-            if visited.contains(where: { $0.url == next && $0.cookie == nextCookie }) {
+            if visited.contains(where: { $0.url == target && $0.cookie == nextCookie }) {
                 return fail(.containerURLExpired)
             }
             guard hopsLeft > 0 else {
-                let looped = visited.contains { $0.url == next }
+                let looped = visited.contains { $0.url == target }
                 return fail(looped ? .containerURLExpired : .malformed("too many redirects downloading a container", status: nil))
             }
             _ = followContainer(url: next, cookie: nextCookie, hopsLeft: hopsLeft - 1, request: handle, sink: sink,

@@ -25,6 +25,12 @@ enum RecordKey {
               let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) else { return "" }
         return "\u{0}" + String(decoding: data, as: UTF8.self)
     }
+
+    /// Whether `key` names a record by its id (``key(id:content:)``), not by its content: only an id says that two
+    /// records are the same record (two records may hold the same content).
+    static func isID(_ key: String) -> Bool {
+        !key.isEmpty && key.first != "\u{0}"
+    }
 }
 
 /// Where the pages of one walk come from: the request for a window, and how to read a page's counts.
@@ -82,9 +88,22 @@ struct PageSource<Page>: Sendable {
     ///
     /// `-1007` (the page is not handed out) for a page that cannot be part of a walk: its records reach past
     /// its own found count (negative, zero, or fewer than the records it holds: the walk would have stopped
-    /// as if the set were complete), or it is the same page — the same records in the same order — a third
-    /// time in a row (a server or proxy that ignores `_offset`: the walk would never end). Once again is a walk:
-    /// a page's worth of records created before the window meanwhile shifts the next page onto the last one.
+    /// as if the set were complete), or it is the same page again a third time in a row (a server or proxy that
+    /// ignores `_offset`: the walk would never end). Once again is a walk: a page's worth of records created before
+    /// the window meanwhile shifts the next page onto the last one.
+    ///
+    /// "The same page again" is decided page against page, never record against record: the whole page holds the
+    /// same records in the same order as the page just before it (``RecordKey``), and something shows that they are
+    /// the same records rather than records that look alike:
+    /// - a record id (FileMaker sends one with every record): the same ids in the same order are the same records,
+    ///   whatever the found count says;
+    /// - records without one (no `recordId`, or `""`: not FileMaker) are known by their content only, and two records
+    ///   may hold the same content. While the page's found count bounds the walk, equal content is taken for what it
+    ///   may be, records that look alike: the offsets asked for advance with every page and stop at the found count,
+    ///   and a server that ignores `_offset` is caught there (its page at the last offset reaches past the found
+    ///   count). Without a found count nothing else would end the walk, and the same content a third time in a row
+    ///   is the same page (`-1007`): a set whose full pages all hold the same id-less records is then
+    ///   indistinguishable from a server that ignores `_offset`.
     ///
     /// The page's own call succeeded, so no line of its own says the walk failed: a `-1007` here is logged once, at
     /// error, naming the page's call (``logEnded(_:at:)``).
@@ -95,14 +114,12 @@ struct PageSource<Page>: Sendable {
     }
 
     /// The one line of a walk that a page it cannot use ended (``next(after:at:previous:)``): at error, named by the
-    /// page's call, with `fm.code`, as an answer that cannot be read is.
+    /// page's call, with `fm.code` and `fm.layout` (``Logger/logCallFailed(_:_:layout:requestID:)``).
     private func logEnded(_ error: FMError, at offset: Int) {
         let logger = api.context.sender.logger
         guard logger.isEnabled(.error) else { return }
         let call = endpoint(offset, pageSize)
-        var metadata = ["fm.endpoint": call.kind, "fm.code": error.code]
-        if let layout = call.layout { metadata["fm.layout"] = layout }
-        logger.log(.error, "\(call.kind) failed: \(error)", metadata: metadata)
+        logger.logCallFailed(call.kind, error, layout: call.layout)
     }
 
     private func nextOffset(after page: Page, at offset: Int, previous: inout Previous) -> Result<Int?, FMError> {
@@ -115,7 +132,8 @@ struct PageSource<Page>: Sendable {
         let next = offset + returned
         if returned < pageSize, found.map({ next > $0 }) ?? true { return .success(nil) }
         let current = ids(page)
-        if previous.ids == current, current.count == returned {
+        // Content alone (no record id on the page) proves a repeat only where no found count ends the walk.
+        if previous.ids == current, current.count == returned, found == nil || current.contains(where: RecordKey.isID) {
             previous.repeats += 1
             if previous.repeats >= 2 {
                 return .failure(.malformed("the page at offset \(offset) holds the records of the two pages before it (the server "

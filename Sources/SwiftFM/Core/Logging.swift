@@ -185,4 +185,17 @@ struct Logger: Sendable {
         handler(FMLogEvent(level: level, message: Redaction.scrub(message(), secrets: secrets),
                            metadata: metadata().mapValues { Redaction.scrub($0, secrets: secrets) }))
     }
+
+    /// The one error line of a call that failed after its last exchange was answered, whose own lines are therefore
+    /// `debug` (one failed call, one error line): a page walk that a page it cannot use ended (`PageSource`), an OData
+    /// walk whose next link leads where it went (`FMOData.walkLooped`), a container download its redirects ended
+    /// (`DataAPI.followContainer`). `KIND failed: ERROR` at error, with `fm.endpoint` (`kind`) and `fm.code`, and
+    /// `fm.layout` and `fm.request_id` when given; nothing is formatted without a hook.
+    func logCallFailed(_ kind: String, _ error: FMError, layout: String? = nil, requestID: UInt64? = nil) {
+        guard isEnabled(.error) else { return }
+        var metadata = ["fm.endpoint": kind, "fm.code": error.code]
+        if let layout { metadata["fm.layout"] = layout }
+        if let requestID { metadata["fm.request_id"] = String(requestID) }
+        log(.error, "\(kind) failed: \(error)", metadata: metadata)
+    }
 }

@@ -87,14 +87,12 @@ extension FMOData {
     }
 
     /// The error of a walk whose next link leads where it already went (`call`: the page call it would make), logged
-    /// once, at error: the page that sent the link was answered, so no line of its own says the walk failed.
+    /// once, at error (``Logger/logCallFailed(_:_:layout:requestID:)``): the page that sent the link was answered, so
+    /// no line of its own says the walk failed.
     func walkLooped(_ call: ODataCall<FMODataPage>) -> FMError {
         let error = FMError.malformed("the server sent a next link the walk already followed", status: nil)
         let logger = api.context.sender.logger
-        if logger.isEnabled(.error) {
-            let kind = "\(call.method.rawValue) odata/\(call.kind)"
-            logger.log(.error, "\(kind) failed: \(error)", metadata: ["fm.endpoint": kind, "fm.code": error.code])
-        }
+        if logger.isEnabled(.error) { logger.logCallFailed("\(call.method.rawValue) odata/\(call.kind)", error) }
         return error
     }
 

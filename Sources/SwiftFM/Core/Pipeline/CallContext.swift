@@ -44,6 +44,10 @@ struct CallOptions: Sendable {
     var inline = false
     /// The span of the call this one is made for (a login a waiting call started).
     var parent: (any FMCallSpan)?
+    /// The call's number (`fm.request_id`, ``FMCallStart/requestID``), when the caller drew it first
+    /// (``CallContext/newRequestID()``) to name the call on a line of its own: the one a container download logs when
+    /// the redirect a hop answered ends it. A new one when `nil`.
+    var requestID: UInt64?
 
     /// The plain call's options.
     init() {}
@@ -112,13 +116,19 @@ final class Sender: Sendable {
 }
 
 extension CallContext {
+    /// A number for a new call (``FMCallStart/requestID``, the `fm.request_id` of its lines), drawn only when someone
+    /// reads it (a logger or the instrumentation is set): `0` otherwise.
+    func newRequestID() -> UInt64 {
+        sender.logger.isEnabled || configuration.instrumentation != nil ? RequestIDs.make() : 0
+    }
+
     /// Sends `endpoint` and calls `completion` exactly once, on the options' queue (the callback queue by default).
     @discardableResult
     func perform<Value>(_ endpoint: Endpoint<Value>, options: CallOptions = CallOptions(),
                         completion: @escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest {
         // The metrics observer and the instrumentation ride the same meter; with neither set, a call measures nothing.
         let (metrics, instrumentation) = (configuration.metrics, configuration.instrumentation)
-        let requestID = sender.logger.isEnabled || instrumentation != nil ? RequestIDs.make() : 0
+        let requestID = options.requestID ?? newRequestID()
         var meter: CallMeter?
         var observe: (@Sendable (FMError?) -> Void)?
         if metrics != nil || instrumentation != nil {
