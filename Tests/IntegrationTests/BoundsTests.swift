@@ -332,14 +332,22 @@ struct CapBoundsTests {
     /// `handle` is cancelled however slowly a loaded machine runs the test (a missing file's 404 page, 35 bytes,
     /// held it for 17 s only). Returns once the emulator has received the download's second hop (the first, the
     /// redirect that sets the streaming cookie, is a call of its own). `done` gives the download's code.
+    ///
+    /// The container is stored and its URL read by a client of its own, with a generous deadline: the client under
+    /// test may have a short one (`aQueuedCallWhoseDeadlinePassesCompletesMinus1004WithoutBeingSent`: 5 s), which a
+    /// loaded machine could pass in these preparations (the read then threw, or the upload was not "0").
     func holdTheOnlySlot(_ api: DataAPI, _ emulator: Emulator) async throws -> (handle: HandleBox, done: Task<String, Never>) {
         _ = await callback(api) { api.login(completion: $0) }
+        var preparing = api.configuration
+        preparing.timeout = 600
+        preparing.maxConcurrentRequests = nil
+        let setup = DataAPI(configuration: preparing)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("swiftfm-hold-\(UUID().uuidString).bin")
         try Data(repeating: 0x2A, count: 64 * 1024).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let (_, uploaded) = await callback(api) { api.uploadContainer(layout: "Bands", recordId: 1, field: "photo", fileURL: file, completion: $0) }
+        let (_, uploaded) = await callback(setup) { setup.uploadContainer(layout: "Bands", recordId: 1, field: "photo", fileURL: file, completion: $0) }
         try #require(uploaded == "0")
-        let record = try await api.getRecord(layout: "Bands", recordId: 1)
+        let record = try await setup.getRecord(layout: "Bands", recordId: 1)
         let photo = try #require((record.records.first?["fieldData"] as? [String: Any])?["photo"] as? String)
         let holder = try #require(URL(string: photo))
         let arrivals = LogWatch()
