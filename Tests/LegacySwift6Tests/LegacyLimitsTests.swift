@@ -18,7 +18,14 @@ import SwiftFMEmulator
         }
         defer { LegacyAdjustments.shared.remove(host) }
         try server.run {
-            let token = try server.login()
+            // The token comes from a client of its own: a login through the legacy service would have this test's 1 s
+            // deadline too, which a loaded machine can pass before the emulator answers (-1004 from the login, not
+            // from the call under test). The client's deadline is a hang bound; it stays alive (its session open).
+            var configuration = FMConfiguration(host: host, database: LegacySchema.database, username: "admin", password: "admin")
+            configuration.timeout = 300
+            let client = DataAPI(configuration: configuration)
+            let token = try #require(wait { done in client.login { token, _ in done(token) } } ?? nil)
+            defer { withExtendedLifetime(client) {} }
             // A body dripped at 1 byte/s: the call ends at its deadline with -1004, once.
             server.emulator.inject(.drip(bytesPerSecond: 1), count: 1, matching: "records")
             let dripped = wait { done in DataAPI.getRecords(token: token, layout: "Artists", limit: 1) { records, code in done((records == nil, code)) } }

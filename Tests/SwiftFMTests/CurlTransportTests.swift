@@ -308,7 +308,9 @@ struct TLSOptionsUnitTests {
     @Test func aTransportThatCannotHonourThemFailsEveryCall() async {
         let server = KeepAliveServer { _, _, _ in .answer(KeepAliveServer.ok()) }
         defer { server.stop() }
-        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 30)
+        // The hang bound: the refusal comes at once, and a loaded machine could pass 30 s first (-1004).
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw",
+                                            timeout: TestBound.seconds)
         configuration.tls = FMTLSOptions(caCertificates: URL(fileURLWithPath: "/tmp/ca.pem"), pinnedPublicKeys: ["sha256//AAAA"])
         let api = DataAPI(configuration: configuration, transport: FMURLSessionTransport(idleTimeout: 30))
         do {

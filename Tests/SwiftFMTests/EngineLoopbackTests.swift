@@ -10,7 +10,9 @@ import Testing
 
 @Suite("Engine over loopback HTTP (real URLSession)")
 struct EngineLoopbackTests {
-    func api(_ server: LoopbackServer, timeout: TimeInterval = 30) -> (DataAPI, DispatchQueue) {
+    /// The deadline is the hang bound unless a test's subject is the deadline: each outcome here comes at once, and a
+    /// loaded machine could pass a 30 s deadline first (`-1004`).
+    func api(_ server: LoopbackServer, timeout: TimeInterval = TestBound.seconds) -> (DataAPI, DispatchQueue) {
         let queue = DispatchQueue(label: "loopback.callbacks")
         queue.setSpecific(key: Harness.key, value: "callbacks")
         let configuration = FMConfiguration(host: "http://127.0.0.1:\(server.port)", database: "My DB", username: "admin", password: "pw", timeout: timeout)

@@ -200,12 +200,13 @@ struct HostileServerTests {
 
     /// A read through `surface` and a ``CountingTransport`` over `wire`, from a server that answers it with `answer`
     /// (a login, should one come, with a token): it ends at the size cap (`-1011`) and is asked for once (`-1011` is not retried).
-    /// The caller stops the server.
+    /// The caller stops the server. The deadline is the hang bound: the cap comes as fast as the machine reads, and a
+    /// loaded one could reach a 30 s deadline first (`-1004`).
     func cappedRead(_ answer: HostileServer.Play, _ surface: Surface, _ wire: Wire,
                     sourceLocation: SourceLocation = #_sourceLocation) async -> (HostileServer, CountingTransport) {
         let server = HostileServer { head, _ in HostileServer.isLogin(head) ? HostileServer.login() : answer }
         let transport = CountingTransport(wire)
-        let api = makeAPI(server, wire, timeout: 30, transport: transport)
+        let api = makeAPI(server, wire, timeout: TestBound.seconds, transport: transport)
         let code = await getRecordsCode(api, surface, sourceLocation: sourceLocation)
         #expect(code == FMError.ClientCode.responseTooLarge, sourceLocation: sourceLocation)
         #expect(server.count("GET ") == 1, "-1011 is not retried", sourceLocation: sourceLocation)
@@ -280,7 +281,8 @@ struct HostileServerTests {
 extension HostileServerTests {
     /// An answer that cannot be read (here a content coding no transport knows) is no restart: a read
     /// fails at once, with what was wrong, instead of riding it out until its deadline (before: the socket
-    /// transport's read went out again and again, until the deadline).
+    /// transport's read went out again and again, until the deadline). The deadline is the hang bound, not 10 s: "at
+    /// once" is the count of requests, and a loaded machine could end the second call at 10 s with `-1004`.
     @Test(arguments: Wire.allCases)
     func aMalformedAnswerFailsAtOnce(_ wire: Wire) async {
         let server = HostileServer { head, _ in
@@ -289,7 +291,7 @@ extension HostileServerTests {
                                                         "Content-Length": "2"]) + "{}")
         }
         defer { server.stop() }
-        let api = makeAPI(server, wire, timeout: 10)
+        let api = makeAPI(server, wire, timeout: TestBound.seconds)
         let code = await getRecordsCode(api, .async)
         #expect(code != "0")
         #expect(server.count("GET ") == 1, "a malformed answer was sent again \(server.count("GET ")) times")

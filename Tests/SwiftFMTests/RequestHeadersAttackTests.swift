@@ -35,7 +35,7 @@ struct RequestHeadersAttackTests {
                                    "text/plain\u{1}", "text/plain\u{7F}"]
 
     static func odata(_ server: TestServer, _ front: Front) -> FMOData {
-        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: TestBound.seconds)
         configuration.retry = .standard
         return FMOData(sharing: DataAPI(configuration: configuration, transport: front.transport()))
     }
@@ -113,7 +113,7 @@ struct RequestHeadersAttackTests {
                                 headers: ["X-FM-Data-Access-Token": "T1"])
             })
             defer { server.stop() }
-            var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
+            var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: TestBound.seconds)
             configuration.retry = .none
             var store: FMMemoryTokenStore?
             switch source {
@@ -242,7 +242,7 @@ struct RequestHeadersAttackTests {
             return TestServer.json(#"{"response":{"recordId":"1","modId":"0","data":[]},"messages":[{"code":"0","message":"OK"}]}"#)
         })
         defer { server.stop() }
-        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: TestBound.seconds)
         configuration.retry = .none
         configuration.dataSources = [FMDataSource(database: "Other", username: "u2", password: "p2")]
         let api = DataAPI(configuration: configuration, transport: front.transport())

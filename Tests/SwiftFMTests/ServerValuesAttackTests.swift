@@ -615,7 +615,8 @@ extension ServerValuesAttackTests {
                 + (login == onLogin ? line : "") + "\r\n" + body
         })
         defer { server.stop() }
-        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
+        // The hang bound, not 20 s: the malformed answer fails at once, and a loaded machine could pass 20 s first (-1004).
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: TestBound.seconds)
         configuration.retry = .standard
         let api = DataAPI(configuration: configuration, transport: front.transport(), tokenStore: FMMemoryTokenStore())
         _ = try? await api.productInfo()   // the host has answered: a failure of it now would be ridden out as a restart
@@ -657,7 +658,7 @@ extension ServerValuesAttackTests {
             return Self.loginAnswer(tokenLine: "X-FM-Data-Access-Token: \(value)")
         })
         defer { server.stop() }
-        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: TestBound.seconds)
         configuration.retry = .none
         let api = DataAPI(configuration: configuration, transport: front.transport(), tokenStore: FMMemoryTokenStore())
         #expect(try await api.login() == "T1")
@@ -683,7 +684,8 @@ extension ServerValuesAttackTests {
             return Self.loginAnswer(tokenLine: "X-FM-Data-Access-Token:T1   ")
         })
         defer { server.stop() }
-        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: 20)
+        // The hang bound, not 20 s: the malformed answer fails at once, and a loaded machine could pass 20 s first (-1004).
+        var configuration = FMConfiguration(host: server.url, database: "DB", username: "admin", password: "pw", timeout: TestBound.seconds)
         configuration.retry = .standard
         let api = DataAPI(configuration: configuration, transport: front.transport(), tokenStore: FMMemoryTokenStore())
         _ = try? await api.productInfo()

@@ -274,6 +274,10 @@ struct TodayAttackTests {
 
     /// Guard: a thousand SwiftFM 2.x calls at once, every other one cancelled (before it starts, in flight or after it
     /// ended, as the scheduler has it): each task ends with one result, and every call not cancelled succeeds.
+    ///
+    /// Each call's deadline is the hang bound (the test seam ``LegacyScope/timeout``), not the legacy
+    /// calls' 30 s: the 500 calls not cancelled go through one transport and one test server at once, and on a loaded
+    /// machine the last of them could pass 30 s and end `-1004` (false), which is not this test's subject.
     @Test func aThousandSwiftFM2CallsHalfCancelledEachEndOnce() async throws {
         let server = TestServer(respond: { _ in TestServer.json(Bodies.ok) })
         defer { server.stop() }
@@ -282,7 +286,11 @@ struct TodayAttackTests {
             let results = await withTaskGroup(of: (Int, Bool).self) { group -> [Int: Bool] in
                 var tasks: [Task<Bool, Never>] = []
                 for index in 0..<1000 {
-                    let task = Task { await DataAPI.withLegacyDefaults(box.value) { await SwiftFM.validateSession(token: "tok-\(index)") } }
+                    let task = Task {
+                        await LegacyScope.$timeout.withValue(TestBound.seconds) {
+                            await DataAPI.withLegacyDefaults(box.value) { await SwiftFM.validateSession(token: "tok-\(index)") }
+                        }
+                    }
                     tasks.append(task)
                     if index % 2 == 1 { task.cancel() }
                 }
@@ -294,6 +302,25 @@ struct TodayAttackTests {
             #expect(results.count == 1000)
             let failed = results.filter { $0.key % 2 == 0 && !$0.value }.keys.sorted()
             #expect(failed.isEmpty, "\(failed)")
+        }
+    }
+
+    /// Guard for the test seam the test above relies on: a legacy call started where ``LegacyScope/timeout`` is bound
+    /// has that deadline, not its service's 30 s (here 1 s, against a server that never answers: the message names it).
+    @Test func aLegacyCallTakesTheTestSeamsDeadline() async throws {
+        let server = TestServer(respond: { _ in nil })
+        defer { server.stop() }
+        try await LegacyAttackTests.legacySetting(server) { defaults in
+            let ended = Recorder<String>()
+            LegacyScope.$timeout.withValue(1) {
+                DataAPI.withLegacyDefaults(defaults) {
+                    DataAPI.validateSession(token: "tok") { _, message in ended.record(message) }
+                }
+            }
+            let message = await ended.value().first ?? "no completion"
+            let seconds = message.range(of: #"timed out after [0-9.]+ s"#, options: .regularExpression)
+                .flatMap { Double(message[$0].dropFirst("timed out after ".count).dropLast(2)) }
+            #expect(seconds.map { $0 <= 1 } == true, "\(message)")
         }
     }
 }

@@ -223,6 +223,7 @@ extension DataAPI {
             let service = LegacyState.shared.service(for: target)
             var options = CallOptions()
             options.handle = handle
+            options.endsAt = LegacyScope.timeout.map(Deadline.fromNow)   // a test's seam; nil otherwise
             // A refused login says what to check, as the managed session's does (the setting named is the legacy key).
             let configuration = service.configuration
             let isLogin = if case .login = call { true } else { false }

@@ -218,6 +218,14 @@ extension DataAPI {
 /// The scoped legacy configuration (task-local; bound around each legacy completion too).
 enum LegacyScope {
     @TaskLocal static var defaults: UncheckedBox<UserDefaults>?
+
+    /// Test seam, internal: the whole-call deadline, in seconds, of each legacy call started in this scope, in
+    /// place of its service's ``FMConfiguration/timeout`` (30 s, or what ``DataAPI/configureLegacyCalls(_:)`` set
+    /// when the service was made). A test that runs hundreds of legacy calls at once binds a deadline no machine
+    /// reaches, so that a loaded machine cannot end them with `-1004`: the process-wide `configureLegacyCalls`
+    /// closure is another test target's, and a legacy service is made once per server. Not bound outside tests
+    /// (`nil`: the service's own deadline); not carried into completions.
+    @TaskLocal static var timeout: TimeInterval?
 }
 
 // MARK: - Resolution
