@@ -108,7 +108,7 @@ extension DataAPI {
             return perform(refused, options: CallOptions(accepting: { _ in false }, handle: handle)) { completion($0) }
         }
         let partial = Self.partialFile(for: fileURL)
-        let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
+        let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress.map(ProgressReports.init))
         return followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, request: handle, sink: sink) { result in
             completion(Self.settle(result.map { _ in () }, partial: partial, at: fileURL))
         }

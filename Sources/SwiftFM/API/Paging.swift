@@ -100,8 +100,10 @@ struct PageSource<Page>: Sendable {
     /// - records without one (no `recordId`, or `""`: not FileMaker) are known by their content only, and two records
     ///   may hold the same content. While the page's found count bounds the walk, equal content is taken for what it
     ///   may be, records that look alike: the offsets asked for advance with every page and stop at the found count,
-    ///   and a server that ignores `_offset` is caught there (its page at the last offset reaches past the found
-    ///   count). Without a found count nothing else would end the walk, and the same content a third time in a row
+    ///   and a server that ignores `_offset` is caught there when its page at the last offset reaches past the found
+    ///   count. When the found count is a multiple of the page size it does not: that server's pages cannot be told
+    ///   from a set of records that look alike, and the walk hands out the found count's worth of them and ends.
+    ///   Without a found count nothing else would end the walk, and the same content a third time in a row
     ///   is the same page (`-1007`): a set whose full pages all hold the same id-less records is then
     ///   indistinguishable from a server that ignores `_offset`.
     ///

@@ -115,9 +115,14 @@ enum Redaction {
     /// A host as configured, with any user info (`user:password@`) replaced: everything between the scheme
     /// and the last `@` (a password may itself hold `/`, `?`, `#` or `@`, so no finer parsing is trusted); and
     /// with any query or fragment after it replaced too (`?key=…`: SwiftFM never sends them, and they are where
-    /// API keys get written).
+    /// API keys get written). The scheme is the `scheme://` the host starts with (letters, digits, `+`, `-`, `.`),
+    /// never a `://` further on: a host written without one may hold a URL in its query or fragment.
     static func host(_ host: String) -> String {
-        let start = host.range(of: "://")?.upperBound ?? host.startIndex
+        var start = host.startIndex
+        if let separator = host.range(of: "://"),
+           host[..<separator.lowerBound].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) {
+            start = separator.upperBound
+        }
         var userInfo = "", rest = host[start...]
         if let at = rest.lastIndex(of: "@") { (userInfo, rest) = (placeholder, rest[at...]) }
         if let mark = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[...mark] + placeholder }

@@ -100,7 +100,7 @@ extension FMOData {
                                 progress: (@Sendable (Int64, Int64) -> Void)?, inline: Bool, handle: FMRequest? = nil,
                                 completion: @escaping (Result<URL, FMError>) -> Void) -> FMRequest {
         let partial = DataAPI.partialFile(for: fileURL)
-        let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress)
+        let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress.map(ProgressReports.init))
         var call = downloadCall(from: set, key: key, field: field, sink: sink) { _ in () }
         call.invalid = call.invalid ?? UploadSource.notAFileURL(fileURL, "download destination")
         return send(call, attachingTo: handle, inline: inline) { result in

@@ -8,17 +8,21 @@ enum BodySink: Sendable {
     /// Collected in memory, failing with `-1011` past `cap` bytes (after content decoding).
     case memory(cap: Int)
     /// A 200 answer's body streams into `file` (created anew, removed on failure); any other status is
-    /// collected in memory under `cap`. `progress` gets (bytes written, expected length or -1), through a
-    /// ``ProgressReports``: never on the transport's thread.
-    case file(URL, cap: Int, progress: (@Sendable (Int64, Int64) -> Void)?)
+    /// collected in memory under `cap`. `progress` is told (bytes written, expected length or -1), never on the
+    /// transport's thread: one ``ProgressReports`` per download, made with its sink, which every exchange of the
+    /// download (its redirects' hops, the attempts its retry policy sends again) reports through, so that the
+    /// caller's callback runs one report at a time, in order, and a broken-off attempt's last count is never
+    /// reported beside or after those of the attempt that follows it.
+    case file(URL, cap: Int, progress: ProgressReports?)
 }
 
 /// Where a streamed download's `progress` callback runs: a serial queue of its own (labelled `SwiftFM.progress`),
 /// never the transport's thread, so that a callback, however slow (or one that waits), never holds the transfer
 /// back, and never the callback queue, which the caller may be blocking.
 ///
-/// Reports run one at a time, in order: the bytes written never decrease. They are coalesced: while a callback
-/// runs, the counts that arrive meanwhile are replaced by the latest, which is reported next (a slow callback sees
+/// One per download (``BodySink/file(_:cap:progress:)``), shared by all its exchanges. Reports run one at a time,
+/// in order: within one exchange the bytes written never decrease (an attempt sent again counts from 0). They are
+/// coalesced: while a callback runs, the counts that arrive meanwhile are replaced by the latest, which is reported next (a slow callback sees
 /// fewer reports, never a stale one, and the last count is always reported). The call's completion does not wait
 /// for a report: one may run after it.
 final class ProgressReports: Sendable {
@@ -109,7 +113,7 @@ final class Exchange: @unchecked Sendable {
 
     private init(sink: BodySink, url: URL?, completion: @escaping @Sendable (consuming Result<ExchangeAnswer, ExchangeFailure>) -> Void) {
         self.sink = sink
-        if case .file(_, _, let report?) = sink { progress = ProgressReports(report) } else { progress = nil }
+        if case .file(_, _, let reports?) = sink { progress = reports } else { progress = nil }
         self.url = url
         self.state = Locked(State(completion: completion))
     }
