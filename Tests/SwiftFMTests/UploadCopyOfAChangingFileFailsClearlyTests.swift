@@ -18,19 +18,24 @@ struct UploadCopyOfAChangingFileFailsClearlyTests {
         var testDescription: String { rawValue }
     }
 
+    /// A client whose uploads are answered "0" (deadlines of an hour: the copy, not the clock, is the subject).
+    private static func harness() -> Harness {
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass")
+        configuration.timeout = 3600
+        configuration.containerTimeout = 3600
+        return Harness(configuration: configuration) { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            return .json(200, #"{"response":{"modId":"2"},"messages":[{"code":"0","message":"OK"}]}"#)
+        }
+    }
+
     @Test(arguments: Change.allCases)
     func theUploadFailsNamingTheFile(_ change: Change) async throws {
         let size = 3 << 20   // three chunks
         let source = UploadSourceMustBeARegularFileTests.temporary("changing-copy.png")
         try Data(repeating: 0x41, count: size).write(to: source)
         defer { try? FileManager.default.removeItem(at: source) }
-        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass")
-        configuration.timeout = 3600
-        configuration.containerTimeout = 3600
-        let harness = Harness(configuration: configuration) { request in
-            if isLogin(request) { return .json(200, Bodies.login()) }
-            return .json(200, #"{"response":{"modId":"2"},"messages":[{"code":"0","message":"OK"}]}"#)
-        }
+        let harness = Self.harness()
         var endpoint = Endpoints.uploadContainer(layout: "L", recordId: 1, field: "photo", repetition: 1, fileURL: source,
                                                  fileName: nil, mimeType: nil)
         let changed = Locked(false)
@@ -69,13 +74,7 @@ struct UploadCopyOfAChangingFileFailsClearlyTests {
         let source = UploadSourceMustBeARegularFileTests.temporary("steady-copy.png")
         try Data(repeating: 0x41, count: 3 << 20).write(to: source)
         defer { try? FileManager.default.removeItem(at: source) }
-        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass")
-        configuration.timeout = 3600
-        configuration.containerTimeout = 3600
-        let harness = Harness(configuration: configuration) { request in
-            if isLogin(request) { return .json(200, Bodies.login()) }
-            return .json(200, #"{"response":{"modId":"2"},"messages":[{"code":"0","message":"OK"}]}"#)
-        }
+        let harness = Self.harness()
         let done = Recorder<String>()
         harness.api.uploadContainer(layout: "L", recordId: 1, field: "photo", fileURL: source) { _, code in done.record(code) }
         #expect(await done.value().first == "0")
