@@ -103,7 +103,11 @@ public struct FMDataSource: Sendable, Equatable, CustomStringConvertible, Custom
 public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// A bare host (`fms.example.com`, `fms.example.com:8443`, meaning `https://`) or a URL string
     /// (`http://127.0.0.1:3000`, `https://proxy.example.com/prefix`). Anything from `/fmi/data` on is
-    /// ignored, so a legacy `https://host/fmi/data/v1/databases/db` value resolves to `https://host`.
+    /// ignored, so a legacy `https://host/fmi/data/v1/databases/db` value resolves to `https://host`; a query or
+    /// fragment is never sent. It has a scheme only when it starts with one (`scheme://`): a `://` further on, in a
+    /// query or fragment, changes nothing. A host that cannot be used (`-1001`) is named in the error without its
+    /// user info, query or fragment, with what is wrong with it: not a URL, a scheme other than `http` or `https`,
+    /// no host name, user info (`user:password@`: the account goes in ``credentials``), a port outside 1…65535.
     public var host: String
     /// The database (file) name, without `.fmp12`.
     public var database: String
@@ -267,25 +271,36 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// A mirror that shows no secret (what `dump` and `Mirror(reflecting:)` read).
     public var customMirror: Mirror { Redaction.mirror(of: self, description) }
 
-    /// Resolves ``host``: scheme (https unless given), host, port and an optional path prefix.
+    /// Resolves ``host``: scheme (https unless given), host, port and an optional path prefix; the query and fragment
+    /// dropped. The host has a scheme only when it starts with one (``Redaction/schemeSeparator(in:)``, the rule its
+    /// redaction follows): a `://` further on is part of its query, fragment or path. A host that cannot be used is
+    /// `-1001` `Invalid host "HOST": WHAT IS WRONG`, the host shown as ``Redaction/host(_:)`` shows it (never its user
+    /// info, query or fragment).
     func resolvedBase() -> Result<URLComponents, FMError> {
         let trimmed = host.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return .failure(.invalidConfiguration("No host is configured")) }
-        let text = trimmed.contains("://") ? trimmed : "https://" + trimmed
-        guard var components = URLComponents(string: text),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let hostName = components.host, !hostName.isEmpty,
-              components.user == nil, components.password == nil
-        else {
-            // Never echo user info (`user:password@`) into an error message.
-            return .failure(.invalidConfiguration("Invalid host: \(Redaction.host(trimmed))"))
+        func invalid(_ what: String) -> Result<URLComponents, FMError> {
+            .failure(.invalidConfiguration("Invalid host \"\(Redaction.host(trimmed))\": \(what)"))
         }
+        let text = Redaction.schemeSeparator(in: trimmed) == nil ? "https://" + trimmed : trimmed
+        guard var components = URLComponents(string: text) else {
+            return invalid("it cannot be read as a URL (a space, or another character a URL cannot hold); "
+                           + "give it as fms.example.com or https://fms.example.com:8443")
+        }
+        guard let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            let named = components.scheme.map { "its scheme is \(FMError.serverText($0, limit: 40))" } ?? "it has no scheme"
+            return invalid("\(named), and only http and https are supported")
+        }
+        guard components.user == nil, components.password == nil else {
+            return invalid("it holds user info (user:password@), which is never sent; give the account in the configuration's credentials")
+        }
+        guard let hostName = components.host, !hostName.isEmpty else { return invalid("it has no host name") }
         // A port must be 1…65535: a larger one (or 0) can never connect, and a 20-digit one overflows
         // `URLComponents.port` (nil) while staying in the URL.
         if let range = components.rangeOfPort, let text = components.string {
             let port = text[range]
             guard port.isEmpty || Int(port).map({ (1...65_535).contains($0) }) == true else {
-                return .failure(.invalidConfiguration("Invalid port in host: \(port)"))
+                return invalid("its port \(FMError.serverText(String(port), limit: 40)) is not in 1…65535")
             }
         }
         components.scheme = scheme

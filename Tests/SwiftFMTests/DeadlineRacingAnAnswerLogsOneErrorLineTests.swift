@@ -25,6 +25,11 @@ final class HeldDeadlines: @unchecked Sendable {
     func fire() {
         lock.withLock { fires.last }?()
     }
+
+    /// Fires the deadline armed `index`-th, from 0 (a call's own is armed before the login it starts).
+    func fire(at index: Int) {
+        lock.withLock { fires.indices.contains(index) ? fires[index] : nil }?()
+    }
 }
 
 /// A log that a test can wait on: every line is kept, and ``wait(for:)`` returns once a line holding a fragment

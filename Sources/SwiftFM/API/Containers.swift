@@ -122,7 +122,7 @@ extension DataAPI {
     /// for with the same cookie (nothing can change on the next turn), or redirects run out on a chain that came
     /// back to a URL it had asked for (a server that sets a new cookie on every turn). URLs are compared however the
     /// server spells them (``URL/comparableForm``: the scheme's and host's case, the default port written
-    /// or not, `%7E` or `~`), so a server that spells the URL anew on every turn is a loop too. `visited` holds the
+    /// or not, `%7E` or `~`, `/a/./b` or `/a/x/../b`), so a server that spells the URL anew on every turn is a loop too. `visited` holds the
     /// URLs asked for so far (their comparable form), with the cookie each was sent.
     func followContainer(url: URL, cookie: String?, hopsLeft: Int, request: FMRequest? = nil, sink: BodySink? = nil,
                          endsAt: DispatchTime? = nil, visited: [(url: String, cookie: String?)] = [],

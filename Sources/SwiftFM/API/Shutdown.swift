@@ -30,8 +30,10 @@ extension DataAPI {
     /// The login and the hook together are bounded by ``FMConfiguration/timeout``: a hook that has not called `done`
     /// by then is given up. The calls waiting for the session fail with `-1004` saying that the new-session hook did
     /// not call `done`, the session is closed, and the hook's later calls through ``FMNewSession/api`` are refused with
-    /// that error (after `done(error)`, with `-1010`) rather than sent with a closed session's token. While the hook
-    /// runs, and until its last call in flight ends, the session's token is hidden from every log line and error.
+    /// that error (after `done(error)`, with `-1010`) rather than sent with a closed session's token. A waiting call whose
+    /// own deadline comes first (a call's deadline is armed before the login it starts, so with the default deadline it
+    /// does) fails with `-1004` too, saying that it was not sent because the new-session hook was still running. While
+    /// the hook runs, and until its last call in flight ends, the session's token is hidden from every log line and error.
     public var onNewSession: FMNewSessionHook? {
         get { sessions.newSessionHook.value }
         set { sessions.newSessionHook.withLock { $0 = newValue } }

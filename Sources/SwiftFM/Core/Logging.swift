@@ -118,15 +118,20 @@ enum Redaction {
     /// API keys get written). The scheme is the `scheme://` the host starts with (letters, digits, `+`, `-`, `.`),
     /// never a `://` further on: a host written without one may hold a URL in its query or fragment.
     static func host(_ host: String) -> String {
-        var start = host.startIndex
-        if let separator = host.range(of: "://"),
-           host[..<separator.lowerBound].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) {
-            start = separator.upperBound
-        }
+        let start = schemeSeparator(in: host)?.upperBound ?? host.startIndex
         var userInfo = "", rest = host[start...]
         if let at = rest.lastIndex(of: "@") { (userInfo, rest) = (placeholder, rest[at...]) }
         if let mark = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[...mark] + placeholder }
         return host[..<start] + userInfo + rest
+    }
+
+    /// The `://` of the scheme a host starts with (letters, digits, `+`, `-`, `.`, then `://`), or `nil`: a `://` further
+    /// on (in a query, a fragment or a path) is not a scheme's. ``FMConfiguration``'s host is read by the same rule.
+    static func schemeSeparator(in host: String) -> Range<String.Index>? {
+        guard let separator = host.range(of: "://"),
+              host[..<separator.lowerBound].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+        else { return nil }
+        return separator
     }
 
     /// The secrets of a base64 `user:pass` value: the value itself and the password inside it (a server may echo

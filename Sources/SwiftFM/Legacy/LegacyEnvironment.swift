@@ -281,7 +281,8 @@ enum LegacyEnvironment {
     /// `https://host[:port]/fmi/data/{v1|v2|vLatest}/databases/{db}` → target. A missing scheme means https.
     static func parseDatabasePath(_ path: String) -> LegacyTarget? {
         let trimmed = path.trimmingCharacters(in: .whitespacesAndNewlines)
-        let withScheme = trimmed.contains("://") ? trimmed : "https://" + trimmed
+        // A scheme only when the value starts with one: a `://` in its query is not it (as FMConfiguration reads a host).
+        let withScheme = Redaction.schemeSeparator(in: trimmed) == nil ? "https://" + trimmed : trimmed
         guard let url = URL(string: withScheme) else { return nil }
         let parts = url.pathComponents.filter { $0 != "/" }
         guard let fmi = parts.firstIndex(of: "fmi"), parts.count > fmi + 2, parts[fmi + 1] == "data",
@@ -303,7 +304,7 @@ enum LegacyEnvironment {
         // Trailing slashes go, but not the scheme's own (`https://` names no host, not a host called `https`).
         while trimmed.hasSuffix("/"), !trimmed.hasSuffix("://") { trimmed.removeLast() }
         guard !trimmed.isEmpty else { return nil }
-        let withScheme = trimmed.contains("://") ? trimmed : "https://" + trimmed
+        let withScheme = Redaction.schemeSeparator(in: trimmed) == nil ? "https://" + trimmed : trimmed
         guard let url = URL(string: withScheme) else { return nil }
         return serverURL(of: url, prefix: url.pathComponents.filter { $0 != "/" })
     }

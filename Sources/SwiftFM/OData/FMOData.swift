@@ -328,8 +328,10 @@ extension FMOData {
 
     /// The part of `link` after `/fmi/odata/v4/`, when it leads to this client's host.
     private func tail(of link: URL) -> Result<String, FMError> {
-        guard case .success(var base) = configuration.resolvedBase() else {
-            return .failure(.invalidConfiguration("Invalid host: \(Redaction.host(configuration.host))"))
+        var base: URLComponents
+        switch configuration.resolvedBase() {
+        case .success(let resolved): base = resolved
+        case .failure(let error): return .failure(error)   // what is wrong with the host, as every surface says it
         }
         var prefix = base.percentEncodedPath
         while prefix.hasSuffix("/") { prefix.removeLast() }

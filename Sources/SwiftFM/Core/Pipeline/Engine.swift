@@ -195,10 +195,22 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         rideOutEndsAt = Deadline.fromNow(min(seconds, context.configuration.timeout))
         // The timers hold the call (nothing else does while it backs off): the state cancels them when it ends.
         let arm = context.sender.armDeadline.value
-        report(.deadlineArmed(arm(seconds) { [self] in report(.deadlinePassed(.timeout(endpoint, context.configuration, after: seconds))) }))
+        report(.deadlineArmed(arm(seconds) { [self] in report(.deadlinePassed(deadlineError(after: seconds))) }))
         // A cancel from now on (at once if it came since the check above) ends the call wherever it is.
         handle.onCancel { [weak self] in self?.report(.cancelled) }
         report(.started)
+    }
+
+    /// The `-1004` of this call's deadline (`seconds`): a call still waiting for a session while a new-session hook runs
+    /// waited for that hook, and says so (``FMError/waitedForNewSessionHook(_:_:after:)``); any other timed out on
+    /// its way to the host (``FMError/timeout(_:_:after:)``).
+    private func deadlineError(after seconds: TimeInterval) -> FMError {
+        let waiting = state.withLock { state -> Bool in
+            if case .waitingForSession = state.phase { return true }
+            return false
+        }
+        guard waiting, context.sessions.isRunningNewSessionHook else { return .timeout(endpoint, context.configuration, after: seconds) }
+        return .waitedForNewSessionHook(endpoint, context.configuration, after: seconds)
     }
 
     // MARK: session

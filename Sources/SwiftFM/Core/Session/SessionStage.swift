@@ -46,6 +46,12 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// A pinned stage's calls (the new-session hook's, ``trackingHookCall(_:)``) in flight, and what runs when the last
     /// of them ends once the hook's session was given up (``giveUp(with:whenIdle:)``).
     private let hookCalls = Locked<(running: Int, whenIdle: (@Sendable () -> Void)?)>((0, nil))
+    /// How many new-session hooks run now: started on a session whose login answered, neither `done` called nor given up.
+    private let hooksRunning = Locked(0)
+
+    /// `true` while a new-session hook runs (``newSessionRun(token:slot:)``): a call waiting for a session waits for it
+    /// (its deadline's error says so: ``FMError/waitedForNewSessionHook(_:_:after:)``).
+    var isRunningNewSessionHook: Bool { hooksRunning.value > 0 }
 
     /// A stage over `pool`. `pinnedAPI` makes the hook's ``DataAPI``; without one the hook is not run.
     init(pool: SessionPool, tokenStore: FMTokenStore, configuration: FMConfiguration, logger: Logger, lifecycle: Lifecycle,
@@ -378,13 +384,20 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         let pinned = SessionStage(pinnedTo: token, parent: self)
         let pool = self.pool
         let once = Once()
-        /// The hold on the redaction list while the hook runs, and whether the run is over (then no hook starts).
-        let run = Locked<(hold: UInt64?, over: Bool)>((nil, false))
+        /// The hold on the redaction list while the hook runs, whether the run is over (then no hook starts), and whether
+        /// the hook runs (counted in ``hooksRunning`` until `done` is called or it is given up).
+        let run = Locked<(hold: UInt64?, over: Bool, running: Bool)>((nil, false, false))
+        let hooksRunning = self.hooksRunning
         let letGo: @Sendable () -> Void = {
             if let hold = run.withLock({ state -> UInt64? in state.over = true; return state.hold.take() }) { pool.setUpEnded(hold) }
         }
+        /// The hook called `done` or was given up: it no longer runs (once).
+        let stopped: @Sendable () -> Void = {
+            if run.withLock({ state -> Bool in defer { state.running = false }; return state.running }) { hooksRunning.withLock { $0 -= 1 } }
+        }
         let abandon: @Sendable (FMError) -> Void = { error in
             guard once.claim() else { return }
+            stopped()
             pinned.giveUp(with: error, whenIdle: letGo)
         }
         let start: @Sendable (_ done: @escaping @Sendable (FMError?) -> Void) -> Void = { done in
@@ -393,11 +406,14 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             let started = run.withLock { state -> Bool in
                 guard !state.over else { return false }   // given up before it started: the step has ended
                 state.hold = pool.setUpStarted(token)
+                state.running = true
+                hooksRunning.withLock { $0 += 1 }
                 return true
             }
             guard started else { return }
             hook(FMNewSession(api: pinnedAPI(pinned), poolIndex: slot)) { error in
                 guard once.claim() else { return }
+                stopped()
                 let hidden = error.map { error in
                     var hidden = error
                     hidden.message = Redaction.scrubCut(error.message, secrets: [token])
@@ -527,6 +543,20 @@ final class SessionStage: Sendable, SessionLeaseOwner {
 }
 
 extension FMError {
+    /// A call's deadline (`seconds`) passed while it waited for a session whose new-session hook still ran: `-1004`,
+    /// said as what it waited for — `The request to HOST:PORT for layout "L" was not sent: after N s waiting for its
+    /// session, the new-session hook was still running (it had not called done)` — not as a connection that timed out
+    /// (the host answered the login).
+    static func waitedForNewSessionHook<Value>(_ endpoint: Endpoint<Value>, _ configuration: FMConfiguration,
+                                               after seconds: TimeInterval) -> FMError {
+        let url = (try? RequestBuilder.url(for: endpoint, configuration: configuration).get())
+            ?? (try? configuration.resolvedBase().get().url)
+        let layout = endpoint.layout.map { " for layout \"\(serverText($0, limit: 100))\"" } ?? ""
+        let waited = seconds.isFinite ? "after \((seconds * 1000).rounded() / 1000) s " : ""
+        return FMError(code: ClientCode.timeout, message: "\(connectionFailurePrefix)\(address(of: url))\(layout) was not sent: "
+                       + "\(waited)waiting for its session, the new-session hook was still running (it had not called done)")
+    }
+
     /// The new-session hook did not call `done` within `seconds` (``FMConfiguration/timeout``, the bound of a session's
     /// opening): `-1004`, said as what it was (not as a connection that timed out).
     static func newSessionHookTimedOut(after seconds: TimeInterval) -> FMError {

@@ -235,10 +235,11 @@ enum RequestBuilder {
         var components: URLComponents
         switch endpoint.scope {
         case .odata(let path, _):
-            guard case .success(let base) = configuration.resolvedBase() else {
-                return .failure(.invalidConfiguration("Invalid host: \(Redaction.host(configuration.host))"))
+            var components: URLComponents
+            switch configuration.resolvedBase() {
+            case .success(let base): components = base
+            case .failure(let error): return .failure(error)   // what is wrong with the host, as every surface says it
             }
-            var components = base
             var prefix = components.percentEncodedPath
             while prefix.hasSuffix("/") { prefix.removeLast() }
             components.percentEncodedPath = ""

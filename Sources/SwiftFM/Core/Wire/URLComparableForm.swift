@@ -4,9 +4,10 @@ extension URL {
     /// This URL's text in RFC 3986's normal form (its syntax- and scheme-based normalization, sections 6.2.2 and 6.2.3),
     /// so that two spellings of one URL compare equal: the scheme and the host lowercased, the scheme's default port
     /// (80 for `http`, 443 for `https`) dropped when written, a percent-encoded unreserved character (a letter, a digit,
-    /// `-`, `.`, `_`, `~`) decoded and the hex digits of every other escape uppercased, an empty path written `/`, and
-    /// no fragment (it is never sent). Everything else is kept as written: the path's case, the query, an escaped
-    /// reserved character (`%2F` is not `/`), the user info. Resolved against its base first.
+    /// `-`, `.`, `_`, `~`) decoded and the hex digits of every other escape uppercased, the path's dot segments removed
+    /// (`/a/./b` and `/a/x/../b` are `/a/b`, `%2E` counting as a dot: section 5.2.4), an empty path written `/`, and
+    /// no fragment (it is never sent). Everything else is kept as written: the path's case, the query (its `./` and
+    /// `../` included), an escaped reserved character (`%2F` is not `/`), the user info. Resolved against its base first.
     ///
     /// A container download compares the URLs its redirects lead to by it (`DataAPI.followContainer`): a server that
     /// spells the URL asked for anew on each turn is still a loop.
@@ -22,7 +23,32 @@ extension URL {
         let authority = Self.comparableAuthority(rest[..<end], scheme: scheme)
         var tail = Self.foldingEscapes(rest[end...])
         if !tail.hasPrefix("/") { tail = "/" + tail }
-        return scheme + "://" + authority + tail
+        let query = tail.firstIndex(of: "?") ?? tail.endIndex
+        return scheme + "://" + authority + Self.removingDotSegments(tail[..<query]) + tail[query...]
+    }
+
+    /// `path` (it starts with `/`; its escapes folded, so `%2E` is a dot by now) without its dot segments, as RFC 3986's
+    /// remove_dot_segments (section 5.2.4) leaves it: a segment `.` is dropped, a segment `..` drops the one before it
+    /// (none above the root), and a path that ends in either ends with `/`. One pass over the path, each segment kept
+    /// or dropped once, whatever the path holds.
+    static func removingDotSegments(_ path: Substring) -> String {
+        guard path.contains(".") else { return String(path) }
+        let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        var kept: [Substring] = []
+        kept.reserveCapacity(segments.count)
+        for (index, segment) in segments.enumerated() {
+            let isLast = index == segments.count - 1
+            switch segment {
+            case ".":
+                if isLast { kept.append("") }
+            case "..":
+                _ = kept.popLast()
+                if isLast { kept.append("") }
+            default:
+                kept.append(segment)
+            }
+        }
+        return "/" + kept.joined(separator: "/")
     }
 
     /// `userinfo@host:port` with the host lowercased and the scheme's default port dropped.
