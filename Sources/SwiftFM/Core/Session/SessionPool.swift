@@ -349,16 +349,23 @@ final class SessionPool: Sendable {
         return plan
     }
 
-    /// Forgets the pause of ``State/ceiling`` once it is over.
+    /// Forgets the pause of ``State/ceiling`` once it is over. A pause that ends further ahead than its own length
+    /// means the wall clock went back: it then lasts its length from now, not as long as the clock went back.
     private static func endCeiling(_ state: inout State, now: Date) {
-        if let ceiling = state.ceiling, ceiling.until <= now { state.ceiling = nil }
+        guard let ceiling = state.ceiling else { return }
+        guard ceiling.until > now else { return state.ceiling = nil }
+        let length = ceiling.sharing ? SessionStateMachine<SessionWaiter>.lifetime : failedLoginPause
+        if ceiling.until.timeIntervalSince(now) > length { state.ceiling?.until = now.addingTimeInterval(length) }
     }
 
-    /// With nobody waiting, closes the sessions idle longer than the idle timeout (none of a pinned pool).
+    /// With nobody waiting, closes the sessions idle longer than the idle timeout (none of a pinned pool). A session
+    /// last used "in the future" means the wall clock went back: its idle time counts from now, not from when the
+    /// clock has caught up.
     private static func closeIdle(_ state: inout State, now: Date, pinned: Bool, idleTimeout: TimeInterval, into plan: inout Plan) {
         guard !pinned, state.waiters.isEmpty, idleTimeout.isFinite else { return }
         for index in state.slots.indices where state.slots[index].busy == 0 {
             let idle = now.timeIntervalSince(state.slots[index].lastUse)
+            if idle < 0 { state.slots[index].lastUse = now }
             guard idle > idleTimeout, state.slots[index].machine.isOpen(now: now) else { continue }
             let (token, persist) = state.slots[index].machine.reset()
             if let token { plan.logouts.append((index, token, idle)) }
