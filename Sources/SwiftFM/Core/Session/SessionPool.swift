@@ -127,8 +127,10 @@ final class SessionPool: Sendable {
         /// `sharing`: the cap is the server's (956), so waiters share the open sessions meanwhile.
         var ceiling: (limit: Int, until: Date, sharing: Bool)?
         /// Sessions opened on the server that no slot holds any more (a login that finished after a logout, a
-        /// token replaced by a forced login or an adopted one), with when they were let go: the shutdown logs
-        /// them out too. Those let go more than a session lifetime ago are forgotten (the server closed them).
+        /// token replaced by a forced login or an adopted one), with when they were let go, the most recent last:
+        /// the shutdown logs them out too. Those let go more than a session lifetime ago are forgotten (the server
+        /// closed them), and past ``SessionPool/maxLetGo`` the oldest are (a daemon that logs in before every call,
+        /// or whose wall clock went back so that none looks old, must not grow this for weeks).
         var orphans: [(token: String, since: Date)] = []
         /// A ``Plan/wake`` is pending: one timer at a time.
         var wakeArmed = false
@@ -151,6 +153,9 @@ final class SessionPool: Sendable {
     static let maximumSize = 1_000
     /// How long the pool opens no further session after a login failed while other sessions were open.
     static let failedLoginPause: TimeInterval = 5
+    /// The most sessions let go (``State/orphans``) the pool remembers for the shutdown's logouts: older ones are
+    /// left to the server, which closes a session 15 minutes after its last use.
+    static let maxLetGo = 256
 
     init(size: Int, idleTimeout: TimeInterval = 300, callsPerSession: Int = 1, stored: FMStoredToken?, now: Date) {
         self.size = min(max(1, size), Self.maximumSize)
@@ -458,6 +463,7 @@ final class SessionPool: Sendable {
         state.withLock { state in
             state.orphans.removeAll { now.timeIntervalSince($0.since) > SessionStateMachine<SessionWaiter>.lifetime || $0.token == token }
             state.orphans.append((token, now))
+            if state.orphans.count > Self.maxLetGo { state.orphans.removeFirst(state.orphans.count - Self.maxLetGo) }
         }
     }
 
