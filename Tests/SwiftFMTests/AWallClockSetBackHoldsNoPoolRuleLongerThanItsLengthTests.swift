@@ -146,4 +146,15 @@ struct AWallClockSetBackHoldsNoPoolRuleLongerThanItsLengthTests {
         // Still one login: the clock going back logs nobody in.
         #expect(h.stub.count("POST", "/sessions") == 1)
     }
+
+    /// The store is written when the expiry moved by the persist threshold either way: the clock set back a day is
+    /// written at the next use, a step back of a second (a clock being corrected) is not a write per call.
+    @Test func aSmallStepBackIsNoWriteADayBackIs() throws {
+        var machine = SessionStateMachine<Int>(stored: FMStoredToken(token: "t", expiry: Self.start.addingTimeInterval(900)), now: Self.start)
+        #expect(machine.used(token: "t", now: Self.start.addingTimeInterval(-1)) == nil)
+        let written = machine.used(token: "t", now: Self.back)
+        let write = try #require(written)
+        #expect(write.token == FMStoredToken(token: "t", expiry: Self.back.addingTimeInterval(900)))
+        #expect(machine.used(token: "t", now: Self.back.addingTimeInterval(1)) == nil)
+    }
 }
