@@ -5,7 +5,7 @@ import FoundationNetworking
 
 // The configuration of the legacy surfaces (the DataAPI.swift eras 2018–2020 and SwiftFM 2.x):
 // the UserDefaults keys old apps set, how a base URL is resolved from them, the injectable
-// `UserDefaults` instance, and one cached `DataAPI` per resolved configuration.
+// `UserDefaults` instance, and one cached `DataAPI` per resolved configuration (the 256 reached most recently).
 
 /// The UserDefaults keys of the legacy surfaces, exactly as the originals spelled them.
 enum LegacyKey {
@@ -60,7 +60,14 @@ final class LegacyState: @unchecked Sendable {
 
     private let lock = NSLock()
     private var _defaults: UserDefaults = .standard
-    private var services: [LegacyTarget: DataAPI] = [:]
+    /// The services by target, each with when it was last reached (a count, for ``maxServices``).
+    private var services: [LegacyTarget: (api: DataAPI, turn: UInt64)] = [:]
+    private var nextTurn: UInt64 = 0
+    /// The most services kept: past it, the one reached least recently is let go (a daemon reaching a database per
+    /// tenant must not keep one per database for weeks). One let go is made again when next reached.
+    static let maxServices = 256
+    /// How many services are kept (tests).
+    var serviceCount: Int { lock.withLock { services.count } }
     /// The transports the services share: one per ``TransportSetting``, whatever the server or database (with
     /// libcurl, one thread each), so a process that reaches many databases keeps one, not one per database.
     private var transports: [(setting: TransportSetting, transport: any FMTransport, note: String?)] = []
@@ -87,20 +94,36 @@ final class LegacyState: @unchecked Sendable {
         set { lock.lock(); _defaults = newValue; lock.unlock() }
     }
 
-    /// The service for `target`, created once and then reused (its URLSession and queue are shared).
+    /// The service for `target`, created once and then reused (its URLSession and queue are shared), among the
+    /// ``maxServices`` reached most recently.
     ///
     /// It is made outside the lock: `adjust` is the caller's code, which may read ``DataAPI/legacyDefaults`` or
     /// ``DataAPI/legacyLogger`` (this lock). Two threads that make one at once keep the first; the other is dropped
     /// unused.
     func service(for target: LegacyTarget) -> DataAPI {
-        let (existing, adjust, logger) = lock.withLock { (services[target], _adjust, _logger) }
+        let (existing, adjust, logger) = lock.withLock { () -> (DataAPI?, (@Sendable (inout FMConfiguration) -> Void)?, FMLogHandler?) in
+            (reached(target), _adjust, _logger)
+        }
         if let existing { return existing }
         let made = makeService(target, adjust: adjust, logger: logger)
         return lock.withLock {
-            if let first = services[target] { return first }
-            services[target] = made
+            if let first = reached(target) { return first }
+            if services.count >= Self.maxServices, let oldest = services.min(by: { $0.value.turn < $1.value.turn })?.key {
+                // Its calls in flight still end: a call holds its pipeline, not its DataAPI.
+                services[oldest] = nil
+            }
+            nextTurn &+= 1
+            services[target] = (made, nextTurn)
             return made
         }
+    }
+
+    /// The service kept for `target`, marked as reached now; `nil` when none is. Under `lock`.
+    private func reached(_ target: LegacyTarget) -> DataAPI? {
+        guard let kept = services[target] else { return nil }
+        nextTurn &+= 1
+        services[target]?.turn = nextTurn
+        return kept.api
     }
 
     /// Builds the `DataAPI` the legacy calls of one configuration go through, on the transport its settings share.
@@ -149,7 +172,8 @@ extension DataAPI {
     /// ``FMConfiguration/retry`` and ``FMConfiguration/maxConcurrentRequests``; `host` is the legacy
     /// server's URL and `database` its database, so one process can treat several servers differently.
     /// It applies to the servers the legacy calls reach from now on (call it at start-up, before the first
-    /// legacy call); `nil` restores the defaults (30 s, 256 MiB, ``FMRetryPolicy/standard``, no cap) for them.
+    /// legacy call), and to a server's service made again after it was let go (one is kept for each of the 256
+    /// servers and databases reached most recently); `nil` restores the defaults (30 s, 256 MiB, ``FMRetryPolicy/standard``, no cap) for them.
     public static func configureLegacyCalls(_ adjust: (@Sendable (inout FMConfiguration) -> Void)?) {
         LegacyState.shared.adjust = adjust
     }

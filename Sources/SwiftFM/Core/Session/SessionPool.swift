@@ -127,8 +127,10 @@ final class SessionPool: Sendable {
         /// `sharing`: the cap is the server's (956), so waiters share the open sessions meanwhile.
         var ceiling: (limit: Int, until: Date, sharing: Bool)?
         /// Sessions opened on the server that no slot holds any more (a login that finished after a logout, a
-        /// token replaced by a forced login or an adopted one), with when they were let go: the shutdown logs
-        /// them out too. Those let go more than a session lifetime ago are forgotten (the server closed them).
+        /// token replaced by a forced login or an adopted one), with when they were let go, the most recent last:
+        /// the shutdown logs them out too. Those let go more than a session lifetime ago are forgotten (the server
+        /// closed them), and past ``SessionPool/maxLetGo`` the oldest are (a daemon that logs in before every call,
+        /// or whose wall clock went back so that none looks old, must not grow this for weeks).
         var orphans: [(token: String, since: Date)] = []
         /// A ``Plan/wake`` is pending: one timer at a time.
         var wakeArmed = false
@@ -151,6 +153,9 @@ final class SessionPool: Sendable {
     static let maximumSize = 1_000
     /// How long the pool opens no further session after a login failed while other sessions were open.
     static let failedLoginPause: TimeInterval = 5
+    /// The most sessions let go (``State/orphans``) the pool remembers for the shutdown's logouts: older ones are
+    /// left to the server, which closes a session 15 minutes after its last use.
+    static let maxLetGo = 256
 
     init(size: Int, idleTimeout: TimeInterval = 300, callsPerSession: Int = 1, stored: FMStoredToken?, now: Date) {
         self.size = min(max(1, size), Self.maximumSize)
@@ -349,16 +354,23 @@ final class SessionPool: Sendable {
         return plan
     }
 
-    /// Forgets the pause of ``State/ceiling`` once it is over.
+    /// Forgets the pause of ``State/ceiling`` once it is over. A pause that ends further ahead than its own length
+    /// means the wall clock went back: it then lasts its length from now, not as long as the clock went back.
     private static func endCeiling(_ state: inout State, now: Date) {
-        if let ceiling = state.ceiling, ceiling.until <= now { state.ceiling = nil }
+        guard let ceiling = state.ceiling else { return }
+        guard ceiling.until > now else { return state.ceiling = nil }
+        let length = ceiling.sharing ? SessionStateMachine<SessionWaiter>.lifetime : failedLoginPause
+        if ceiling.until.timeIntervalSince(now) > length { state.ceiling?.until = now.addingTimeInterval(length) }
     }
 
-    /// With nobody waiting, closes the sessions idle longer than the idle timeout (none of a pinned pool).
+    /// With nobody waiting, closes the sessions idle longer than the idle timeout (none of a pinned pool). A session
+    /// last used "in the future" means the wall clock went back: its idle time counts from now, not from when the
+    /// clock has caught up.
     private static func closeIdle(_ state: inout State, now: Date, pinned: Bool, idleTimeout: TimeInterval, into plan: inout Plan) {
         guard !pinned, state.waiters.isEmpty, idleTimeout.isFinite else { return }
         for index in state.slots.indices where state.slots[index].busy == 0 {
             let idle = now.timeIntervalSince(state.slots[index].lastUse)
+            if idle < 0 { state.slots[index].lastUse = now }
             guard idle > idleTimeout, state.slots[index].machine.isOpen(now: now) else { continue }
             let (token, persist) = state.slots[index].machine.reset()
             if let token { plan.logouts.append((index, token, idle)) }
@@ -451,6 +463,7 @@ final class SessionPool: Sendable {
         state.withLock { state in
             state.orphans.removeAll { now.timeIntervalSince($0.since) > SessionStateMachine<SessionWaiter>.lifetime || $0.token == token }
             state.orphans.append((token, now))
+            if state.orphans.count > Self.maxLetGo { state.orphans.removeFirst(state.orphans.count - Self.maxLetGo) }
         }
     }
 

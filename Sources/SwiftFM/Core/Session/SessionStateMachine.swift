@@ -8,7 +8,8 @@ import Foundation
 struct SessionStateMachine<Waiter> {
     /// FileMaker closes a session 15 minutes after its last use.
     static var lifetime: TimeInterval { 15 * 60 }
-    /// Sliding the expiry is written to the token store only when it moved at least this much.
+    /// Sliding the expiry is written to the token store only when it moved at least this much, later or (the wall
+    /// clock set back) earlier.
     static var persistThreshold: TimeInterval { 30 }
 
     enum Phase: Equatable {
@@ -125,7 +126,9 @@ struct SessionStateMachine<Waiter> {
         guard case .active(let current, _) = phase, current == token else { return nil }
         let expiry = now.addingTimeInterval(Self.lifetime)
         phase = .active(token: token, expiry: expiry)
-        if let persisted = persistedExpiry, expiry.timeIntervalSince(persisted) < Self.persistThreshold {
+        // Moved earlier as much (the wall clock went back) is written too: the store must not hold a token as valid
+        // for as long as the clock went back.
+        if let persisted = persistedExpiry, abs(expiry.timeIntervalSince(persisted)) < Self.persistThreshold {
             return nil
         }
         persistedExpiry = expiry
