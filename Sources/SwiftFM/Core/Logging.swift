@@ -195,7 +195,9 @@ struct Logger: Sendable {
     /// `debug` (one failed call, one error line): a page walk that a page it cannot use ended (`PageSource`), an OData
     /// walk whose next link leads where it went (`FMOData.walkLooped`), a container download its redirects ended
     /// (`DataAPI.followContainer`). `KIND failed: ERROR` at error, with `fm.endpoint` (`kind`) and `fm.code`, and
-    /// `fm.layout` and `fm.request_id` when given; nothing is formatted without a hook.
+    /// `fm.layout` and `fm.request_id` when given: each of those callers gives the number of the request whose answer
+    /// ended the call (the page, the hop), so that its line names it as every call's failure line names its request;
+    /// nothing is formatted without a hook.
     func logCallFailed(_ kind: String, _ error: FMError, layout: String? = nil, requestID: UInt64? = nil) {
         guard isEnabled(.error) else { return }
         var metadata = ["fm.endpoint": kind, "fm.code": error.code]
