@@ -7,7 +7,7 @@ import Foundation
 // The callback form (`forEachPage`) and the async sequence (`pages`, in Async/Paging+Async.swift) only
 // drive it.
 
-/// What tells one record of a page apart from another in a walk's same-page check (``PageSource/next(after:at:previous:requestID:)``):
+/// What tells one record of a page apart from another in a walk's same-page check (``PageSource/next(after:at:previous:requestID:logContext:)``):
 /// the one rule for raw and typed pages.
 enum RecordKey {
     /// A record's key: its `recordId` when it has one that is not empty, else its content (`content`, made only
@@ -44,7 +44,7 @@ struct PageSource<Page>: Sendable {
     /// The number of records in a page and the size of the found set (`dataInfo.foundCount`) when known.
     let counts: @Sendable (Page) -> (returned: Int, found: Int?)
     /// What tells each record of a page apart, in order (compared with the page before: see
-    /// ``next(after:at:previous:requestID:)``): ``RecordKey/key(id:content:)``, for raw and typed pages alike.
+    /// ``next(after:at:previous:requestID:logContext:)``): ``RecordKey/key(id:content:)``, for raw and typed pages alike.
     let ids: @Sendable (Page) -> [String]
 
     /// What a walk remembers of the page before: its record ids, and how often in a row it came back.
@@ -57,12 +57,13 @@ struct PageSource<Page>: Sendable {
     /// and 101 for a walk over a whole table, see ``NoRecords``; or an empty page). `completion` runs once,
     /// on the callback queue; `handle` carries cancellation across pages. `requestID`: the page call's number
     /// (``CallContext/newRequestID()``), drawn by the walk so that the line of a walk this page ends names it
-    /// (``next(after:at:previous:requestID:)``).
+    /// (``next(after:at:previous:requestID:logContext:)``). `logContext`: the caller's logging context read as the walk
+    /// began (``CallOptions/logContext``; read as the page call begins when `nil`).
     ///
     /// The page is handed over, not shared (as ``Delivery`` hands a result): `completion` gets the only
     /// reference, so a page the caller drops is freed by the caller.
     @discardableResult
-    func fetch(offset: Int, handle: FMRequest?, requestID: UInt64,
+    func fetch(offset: Int, handle: FMRequest?, requestID: UInt64, logContext: [String: String]? = nil,
                completion: @escaping (consuming Result<Page?, FMError>) -> Void) -> FMRequest {
         if let invalid {
             // Refused before anything is sent, through the pipeline like any call refused so: one error line names
@@ -71,6 +72,7 @@ struct PageSource<Page>: Sendable {
             refused.invalid = invalid
             var options = CallOptions(accepting: { _ in false }, handle: handle)
             options.requestID = requestID
+            options.logContext = logContext
             return api.perform(refused, options: options) { (result: consuming Result<Page, FMError>) in
                 completion(.failure(result.failure ?? invalid))
             }
@@ -78,6 +80,7 @@ struct PageSource<Page>: Sendable {
         let endpoint = endpoint(offset, pageSize)
         var options = CallOptions(accepting: { $0 == 200 }, handle: handle)
         options.requestID = requestID
+        options.logContext = logContext
         return api.perform(api.reading(endpoint), options: options) { [counts] (result: consuming Result<Page, FMError>) in
             if let error = result.failure {
                 return completion(endpoint.meansNoRecords(error) ? .success(nil) : .failure(error))
@@ -115,22 +118,23 @@ struct PageSource<Page>: Sendable {
     ///   indistinguishable from a server that ignores `_offset`.
     ///
     /// The page's own call succeeded, so no line of its own says the walk failed: a `-1007` here is logged once, at
-    /// error, naming the page's call (``logEnded(_:at:requestID:)``); `requestID` is that call's number, as given to
-    /// ``fetch(offset:handle:requestID:completion:)``.
-    func next(after page: Page, at offset: Int, previous: inout Previous, requestID: UInt64) -> Result<Int?, FMError> {
+    /// error, naming the page's call (``logEnded(_:at:requestID:logContext:)``); `requestID` is that call's number and
+    /// `logContext` the caller's context, as given to ``fetch(offset:handle:requestID:logContext:completion:)``.
+    func next(after page: Page, at offset: Int, previous: inout Previous, requestID: UInt64,
+              logContext: [String: String]) -> Result<Int?, FMError> {
         let result = nextOffset(after: page, at: offset, previous: &previous)
-        if case .failure(let error) = result { logEnded(error, at: offset, requestID: requestID) }
+        if case .failure(let error) = result { logEnded(error, at: offset, requestID: requestID, logContext: logContext) }
         return result
     }
 
-    /// The one line of a walk that a page it cannot use ended (``next(after:at:previous:requestID:)``): at error, named
+    /// The one line of a walk that a page it cannot use ended (``next(after:at:previous:requestID:logContext:)``): at error, named
     /// by the page's call, with `fm.code`, `fm.layout` and the page call's `fm.request_id` (the number on that page's
     /// own `→` and `←` lines and its span), as every call's failure line (``Logger/logCallFailed(_:_:layout:requestID:)``).
-    private func logEnded(_ error: FMError, at offset: Int, requestID: UInt64) {
+    private func logEnded(_ error: FMError, at offset: Int, requestID: UInt64, logContext: [String: String]) {
         let logger = api.context.sender.logger
         guard logger.isEnabled(.error) else { return }
         let call = endpoint(offset, pageSize)
-        logger.logCallFailed(call.kind, error, layout: call.layout, requestID: requestID)
+        logger.logCallFailed(call.kind, error, layout: call.layout, requestID: requestID, context: logContext)
     }
 
     private func nextOffset(after page: Page, at offset: Int, previous: inout Previous) -> Result<Int?, FMError> {
@@ -218,9 +222,11 @@ extension PageSource {
     func walk(handle: FMRequest, page: @escaping (Page) -> Bool, completion: @escaping (Int?, String) -> Void) {
         var delivered = 0
         var previous = Previous()
+        // Read here, where the caller is: the next pages are requested from the callback queue.
+        let logContext = api.context.callerLogContext()
         func step(_ offset: Int) {
             let requestID = api.context.newRequestID()
-            fetch(offset: offset, handle: handle, requestID: requestID) { result in
+            fetch(offset: offset, handle: handle, requestID: requestID, logContext: logContext) { result in
                 switch result {
                 case .failure(let error):
                     completion(nil, error.code)
@@ -228,7 +234,7 @@ extension PageSource {
                     completion(delivered, "0")
                 case .success(let current?):
                     let next: Int?
-                    switch self.next(after: current, at: offset, previous: &previous, requestID: requestID) {
+                    switch self.next(after: current, at: offset, previous: &previous, requestID: requestID, logContext: logContext) {
                     case .success(let offset): next = offset
                     case .failure(let error): return FMError.withCurrent(error) { completion(nil, error.code) }
                     }
