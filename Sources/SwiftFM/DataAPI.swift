@@ -195,6 +195,16 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
         set { instrumentationBox = InstrumentationBox(instrumentation: newValue) }
     }
     var instrumentationBox = InstrumentationBox(instrumentation: nil)
+    /// Adds the caller's logging context to each call's log lines (default `nil`: a line carries SwiftFM's metadata
+    /// only): ``FMLogMetadataProvider/metadata()`` is called once as a call begins, on the caller's thread or task (where
+    /// its task-local values are), and what it returns goes into the ``FMLogEvent/metadata`` of every line of that call,
+    /// which SwiftFM logs on its own queues. The companion package `SwiftFMServer` sets it from a swift-log logger's
+    /// metadata provider. See ``FMLogMetadataProvider``.
+    public var logMetadataProvider: FMLogMetadataProvider? {
+        get { logMetadataProviderBox.provider }
+        set { logMetadataProviderBox = LogMetadataProviderBox(provider: newValue) }
+    }
+    var logMetadataProviderBox = LogMetadataProviderBox(provider: nil)
     /// How the caller wrote the host and the database, for messages that say what to check.
     var settingNames = SettingNames()
 
@@ -261,7 +271,8 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
             + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize), "
             + "sessionIdleTimeout: \(sessionIdleTimeout), maxCallsPerSession: \(maxCallsPerSession), "
             + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"), logLevel: \(logLevel), "
-            + "instrumentation: \(instrumentation == nil ? "nil" : "set"), parallelDecoding: \(parallelDecoding), "
+            + "instrumentation: \(instrumentation == nil ? "nil" : "set"), "
+            + "logMetadataProvider: \(logMetadataProvider == nil ? "nil" : "set"), parallelDecoding: \(parallelDecoding), "
             + "tls: \(tls), proxy: \(proxy.map { Redaction.host($0.absoluteString) } ?? "nil"))"
     }
 

@@ -9,7 +9,9 @@ import Testing
 // OData walk whose next link leads where it went, a container download its redirects end — logs its one error line
 // through one helper (`Logger.logCallFailed`), in one shape: `KIND failed: ERROR` at error, with `fm.endpoint` (the
 // kind) and `fm.code`, plus `fm.layout` and `fm.request_id` when the caller names them, scrubbed of secrets like every
-// line; nothing at all without a logger. The three walks' lines keep the wording and metadata they had.
+// line; nothing at all without a logger. The three lines keep the wording they had, and each names the request whose
+// answer ended its call (`fm.request_id`: the page's, the hop's; see WalkErrorLinesCarryTheRequestIDTests); a caller's
+// logging context given to the helper goes under SwiftFM's keys.
 
 @Suite("Log lines: a call that fails after its answer logs one line of one shape")
 struct AFailureAfterAnAnswerLogsOneLineOfOneShapeTests {
@@ -29,6 +31,15 @@ struct AFailureAfterAnAnswerLogsOneLineOfOneShapeTests {
                                   "fm.layout": "Contacts", "fm.request_id": "42"])
     }
 
+    @Test func theCallersContextGoesUnderSwiftFMsKeys() throws {
+        let events = Recorder<FMLogEvent>(expecting: 0)
+        Self.logger(events).logCallFailed("GET {container}", .containerURLExpired, requestID: 7,
+                                          context: ["trace_id": "t", "fm.code": "spoofed", "fm.request_id": "spoofed"])
+        let line = try #require(events.values.first)
+        #expect(line.metadata == ["fm.endpoint": "GET {container}", "fm.code": FMError.ClientCode.containerURLExpired,
+                                  "fm.request_id": "7", "trace_id": "t"])
+    }
+
     @Test func withoutALayoutOrARequestItNamesNeither() throws {
         let events = Recorder<FMLogEvent>(expecting: 0)
         Self.logger(events).logCallFailed("GET odata/{set}", .containerURLExpired)
@@ -45,7 +56,7 @@ struct AFailureAfterAnAnswerLogsOneLineOfOneShapeTests {
         Logger(handler: nil, secrets: { [] }).logCallFailed("GET {container}", error)   // nothing to reach, nothing to fail
     }
 
-    // MARK: the three lines, as they were
+    // MARK: the three lines
 
     @Test func aPageWalkEndedByAPageLogsTheLine() async throws {
         let body = ServerValuesAttackTests.page(ids: [1, 2], found: 10)
@@ -57,7 +68,9 @@ struct AFailureAfterAnAnswerLogsOneLineOfOneShapeTests {
         let line = try #require(errors.first)
         #expect(errors.count == 1)
         #expect(line.message.hasPrefix("GET layouts/{}/records failed: FMError -1007: "), "\(line.message)")
-        #expect(line.metadata == ["fm.endpoint": "GET layouts/{}/records", "fm.code": FMError.ClientCode.malformedResponse, "fm.layout": "L"])
+        #expect(Set(line.metadata.keys) == ["fm.endpoint", "fm.code", "fm.layout", "fm.request_id"], "\(line.metadata)")
+        #expect(line.metadata["fm.endpoint"] == "GET layouts/{}/records" && line.metadata["fm.code"] == FMError.ClientCode.malformedResponse
+                && line.metadata["fm.layout"] == "L")
     }
 
     @Test func anODataWalkThatLoopsLogsTheLine() async throws {
@@ -69,7 +82,8 @@ struct AFailureAfterAnAnswerLogsOneLineOfOneShapeTests {
         let line = try #require(errors.first)
         #expect(errors.count == 1)
         #expect(line.message.hasPrefix("GET odata/{set} failed: FMError -1007: "), "\(line.message)")
-        #expect(line.metadata == ["fm.endpoint": "GET odata/{set}", "fm.code": FMError.ClientCode.malformedResponse])
+        #expect(Set(line.metadata.keys) == ["fm.endpoint", "fm.code", "fm.request_id"], "\(line.metadata)")
+        #expect(line.metadata["fm.endpoint"] == "GET odata/{set}" && line.metadata["fm.code"] == FMError.ClientCode.malformedResponse)
     }
 
     @Test func aContainerDownloadItsRedirectsEndLogsTheLine() async throws {

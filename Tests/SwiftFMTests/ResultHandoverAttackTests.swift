@@ -29,7 +29,7 @@ struct ResultHandoverAttackTests {
         let source = PageSource<Counted>(api: h.api, pageSize: 1, invalid: nil, endpoint: { _, _ in Self.endpoint },
                                          counts: { _ in (1, 1) }, ids: { _ in [] })
         let unique = Recorder<Bool?>()
-        source.fetch(offset: 1, handle: nil) { (result: consuming Result<Counted?, FMError>) in
+        source.fetch(offset: 1, handle: nil, requestID: h.api.context.newRequestID()) { (result: consuming Result<Counted?, FMError>) in
             unique.record(Self.unique(result))
         }
         #expect(await unique.value().first ?? nil == true)

@@ -124,10 +124,15 @@ extension DataAPI {
     /// server spells them (``URL/comparableForm``: the scheme's and host's case, the default port written
     /// or not, `%7E` or `~`, `/a/./b` or `/a/x/../b`), so a server that spells the URL anew on every turn is a loop too. `visited` holds the
     /// URLs asked for so far (their comparable form), with the cookie each was sent.
+    ///
+    /// `logContext`: the caller's logging context, read as the download began (the first hop, on the caller's thread or
+    /// task); every hop's lines and the line of a download its redirects end carry it.
     func followContainer(url: URL, cookie: String?, hopsLeft: Int, request: FMRequest? = nil, sink: BodySink? = nil,
                          endsAt: DispatchTime? = nil, visited: [(url: String, cookie: String?)] = [],
+                         logContext: [String: String]? = nil,
                          completion: @escaping (consuming Result<Data, FMError>) -> Void) -> FMRequest {
         let handle = request ?? FMRequest()
+        let logContext = logContext ?? context.callerLogContext()
         let statuses = Endpoints.containerHopStatuses
         let endsAt = endsAt ?? Deadline.fromNow(configuration.containerTimeout)
         var options = CallOptions(accepting: { statuses.contains($0) }, handle: handle)
@@ -137,6 +142,7 @@ extension DataAPI {
         // Drawn here so that the line of a download this hop's redirect ends names the hop, as its own lines do.
         let requestID = context.newRequestID()
         options.requestID = requestID
+        options.logContext = logContext
         return perform(Endpoints.containerHop(url: url, cookie: cookie), options: options) { [self] (result: consuming Result<Endpoints.ContainerHop, FMError>) in
             // The bytes are handed over, not shared (see ``Delivery``): taken out of the hop, which ends here.
             guard case .success(.redirect(let next, let nextCookie)) = result else { return completion(Self.bytes(of: result)) }
@@ -150,7 +156,7 @@ extension DataAPI {
             // The last hop was answered (a redirect), so no line of its own says the download failed: this one does,
             // with the hop's `fm.request_id`.
             func fail(_ error: FMError) {
-                context.sender.logger.logCallFailed("GET {container}", error, requestID: requestID)
+                context.sender.logger.logCallFailed("GET {container}", error, requestID: requestID, context: logContext)
                 FMError.withCurrent(error) { completion(.failure(error)) }
             }
             if visited.contains(where: { $0.url == target && $0.cookie == nextCookie }) {
@@ -161,7 +167,7 @@ extension DataAPI {
                 return fail(looped ? .containerURLExpired : .malformed("too many redirects downloading a container", status: nil))
             }
             _ = followContainer(url: next, cookie: nextCookie, hopsLeft: hopsLeft - 1, request: handle, sink: sink,
-                                endsAt: endsAt, visited: visited, completion: completion)
+                                endsAt: endsAt, visited: visited, logContext: logContext, completion: completion)
         }
     }
 

@@ -7,7 +7,7 @@ import Foundation
 // The callback form (`forEachPage`) and the async sequence (`pages`, in Async/Paging+Async.swift) only
 // drive it.
 
-/// What tells one record of a page apart from another in a walk's same-page check (``PageSource/next(after:at:previous:)``):
+/// What tells one record of a page apart from another in a walk's same-page check (``PageSource/next(after:at:previous:requestID:logContext:)``):
 /// the one rule for raw and typed pages.
 enum RecordKey {
     /// A record's key: its `recordId` when it has one that is not empty, else its content (`content`, made only
@@ -44,7 +44,7 @@ struct PageSource<Page>: Sendable {
     /// The number of records in a page and the size of the found set (`dataInfo.foundCount`) when known.
     let counts: @Sendable (Page) -> (returned: Int, found: Int?)
     /// What tells each record of a page apart, in order (compared with the page before: see
-    /// ``next(after:at:previous:)``): ``RecordKey/key(id:content:)``, for raw and typed pages alike.
+    /// ``next(after:at:previous:requestID:logContext:)``): ``RecordKey/key(id:content:)``, for raw and typed pages alike.
     let ids: @Sendable (Page) -> [String]
 
     /// What a walk remembers of the page before: its record ids, and how often in a row it came back.
@@ -55,23 +55,33 @@ struct PageSource<Page>: Sendable {
 
     /// Fetches the page at `offset`; `nil` means past the end of the set (the endpoint's "no records": 401,
     /// and 101 for a walk over a whole table, see ``NoRecords``; or an empty page). `completion` runs once,
-    /// on the callback queue; `handle` carries cancellation across pages.
+    /// on the callback queue; `handle` carries cancellation across pages. `requestID`: the page call's number
+    /// (``CallContext/newRequestID()``), drawn by the walk so that the line of a walk this page ends names it
+    /// (``next(after:at:previous:requestID:logContext:)``). `logContext`: the caller's logging context read as the walk
+    /// began (``CallOptions/logContext``; read as the page call begins when `nil`).
     ///
     /// The page is handed over, not shared (as ``Delivery`` hands a result): `completion` gets the only
     /// reference, so a page the caller drops is freed by the caller.
     @discardableResult
-    func fetch(offset: Int, handle: FMRequest?, completion: @escaping (consuming Result<Page?, FMError>) -> Void) -> FMRequest {
+    func fetch(offset: Int, handle: FMRequest?, requestID: UInt64, logContext: [String: String]? = nil,
+               completion: @escaping (consuming Result<Page?, FMError>) -> Void) -> FMRequest {
         if let invalid {
             // Refused before anything is sent, through the pipeline like any call refused so: one error line names
             // the call (`GET layouts/{}/records not sent: …`), and it is measured and traced.
             var refused = endpoint(offset, max(pageSize, 1))
             refused.invalid = invalid
-            return api.perform(refused, options: CallOptions(accepting: { _ in false }, handle: handle)) { (result: consuming Result<Page, FMError>) in
+            var options = CallOptions(accepting: { _ in false }, handle: handle)
+            options.requestID = requestID
+            options.logContext = logContext
+            return api.perform(refused, options: options) { (result: consuming Result<Page, FMError>) in
                 completion(.failure(result.failure ?? invalid))
             }
         }
         let endpoint = endpoint(offset, pageSize)
-        return api.perform(api.reading(endpoint), options: CallOptions(accepting: { $0 == 200 }, handle: handle)) { [counts] (result: consuming Result<Page, FMError>) in
+        var options = CallOptions(accepting: { $0 == 200 }, handle: handle)
+        options.requestID = requestID
+        options.logContext = logContext
+        return api.perform(api.reading(endpoint), options: options) { [counts] (result: consuming Result<Page, FMError>) in
             if let error = result.failure {
                 return completion(endpoint.meansNoRecords(error) ? .success(nil) : .failure(error))
             }
@@ -108,20 +118,23 @@ struct PageSource<Page>: Sendable {
     ///   indistinguishable from a server that ignores `_offset`.
     ///
     /// The page's own call succeeded, so no line of its own says the walk failed: a `-1007` here is logged once, at
-    /// error, naming the page's call (``logEnded(_:at:)``).
-    func next(after page: Page, at offset: Int, previous: inout Previous) -> Result<Int?, FMError> {
+    /// error, naming the page's call (``logEnded(_:at:requestID:logContext:)``); `requestID` is that call's number and
+    /// `logContext` the caller's context, as given to ``fetch(offset:handle:requestID:logContext:completion:)``.
+    func next(after page: Page, at offset: Int, previous: inout Previous, requestID: UInt64,
+              logContext: [String: String]) -> Result<Int?, FMError> {
         let result = nextOffset(after: page, at: offset, previous: &previous)
-        if case .failure(let error) = result { logEnded(error, at: offset) }
+        if case .failure(let error) = result { logEnded(error, at: offset, requestID: requestID, logContext: logContext) }
         return result
     }
 
-    /// The one line of a walk that a page it cannot use ended (``next(after:at:previous:)``): at error, named by the
-    /// page's call, with `fm.code` and `fm.layout` (``Logger/logCallFailed(_:_:layout:requestID:)``).
-    private func logEnded(_ error: FMError, at offset: Int) {
+    /// The one line of a walk that a page it cannot use ended (``next(after:at:previous:requestID:logContext:)``): at error, named
+    /// by the page's call, with `fm.code`, `fm.layout` and the page call's `fm.request_id` (the number on that page's
+    /// own `→` and `←` lines and its span), as every call's failure line (``Logger/logCallFailed(_:_:layout:requestID:)``).
+    private func logEnded(_ error: FMError, at offset: Int, requestID: UInt64, logContext: [String: String]) {
         let logger = api.context.sender.logger
         guard logger.isEnabled(.error) else { return }
         let call = endpoint(offset, pageSize)
-        logger.logCallFailed(call.kind, error, layout: call.layout)
+        logger.logCallFailed(call.kind, error, layout: call.layout, requestID: requestID, context: logContext)
     }
 
     private func nextOffset(after page: Page, at offset: Int, previous: inout Previous) -> Result<Int?, FMError> {
@@ -209,8 +222,11 @@ extension PageSource {
     func walk(handle: FMRequest, page: @escaping (Page) -> Bool, completion: @escaping (Int?, String) -> Void) {
         var delivered = 0
         var previous = Previous()
+        // Read here, where the caller is: the next pages are requested from the callback queue.
+        let logContext = api.context.callerLogContext()
         func step(_ offset: Int) {
-            fetch(offset: offset, handle: handle) { result in
+            let requestID = api.context.newRequestID()
+            fetch(offset: offset, handle: handle, requestID: requestID, logContext: logContext) { result in
                 switch result {
                 case .failure(let error):
                     completion(nil, error.code)
@@ -218,7 +234,7 @@ extension PageSource {
                     completion(delivered, "0")
                 case .success(let current?):
                     let next: Int?
-                    switch self.next(after: current, at: offset, previous: &previous) {
+                    switch self.next(after: current, at: offset, previous: &previous, requestID: requestID, logContext: logContext) {
                     case .success(let offset): next = offset
                     case .failure(let error): return FMError.withCurrent(error) { completion(nil, error.code) }
                     }

@@ -162,8 +162,11 @@ extension DataAPI {
     private func answeredWithoutARequest(_ kind: String, _ why: String, code: String) {
         let logger = sessions.logger
         guard logger.isEnabled(.debug) else { return }
-        logger.log(.debug, "\(kind) not sent: \(why)",
-                   metadata: ["fm.request_id": String(RequestIDs.make()), "fm.endpoint": kind, "fm.code": code])
+        var metadata = context.callerLogContext()   // on the caller's thread or task: the call begins and ends here
+        metadata["fm.request_id"] = String(RequestIDs.make())
+        metadata["fm.endpoint"] = kind
+        metadata["fm.code"] = code
+        logger.log(.debug, "\(kind) not sent: \(why)", metadata: metadata)
     }
 }
 

@@ -31,7 +31,7 @@ public struct FMPages<Page>: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         let source: PageSource<Page>
         var offset: Int? = 1
-        /// What the walk knows of the full page before (see ``PageSource/next(after:at:previous:)``).
+        /// What the walk knows of the full page before (see ``PageSource/next(after:at:previous:requestID:logContext:)``).
         var previous = PageSource<Page>.Previous()
 
         /// The next page, or `nil` at the end of the set (and after a failure was thrown once).
@@ -42,10 +42,12 @@ public struct FMPages<Page>: AsyncSequence, Sendable {
             if Task.isCancelled { throw FMError.cancelled }
             let source = self.source
             let handle = FMRequest()
+            let requestID = source.api.context.newRequestID()
+            let logContext = source.api.context.callerLogContext()   // in the looping task
             guard let page = try await source.api.bridge(attaching: handle, { completion in
-                source.fetch(offset: current, handle: handle, completion: completion)
+                source.fetch(offset: current, handle: handle, requestID: requestID, logContext: logContext, completion: completion)
             }) else { return nil }
-            offset = try source.next(after: page, at: current, previous: &previous).get()
+            offset = try source.next(after: page, at: current, previous: &previous, requestID: requestID, logContext: logContext).get()
             return page
         }
     }

@@ -51,7 +51,8 @@ public struct FMLogEvent: Sendable, CustomStringConvertible {
     /// The structured part of a call's lines (empty for the client's own lines): `fm.request_id` (the call's
     /// number, as in ``FMCallStart/requestID``), `fm.endpoint` (as in ``FMCallMetrics/endpoint``), `fm.layout`
     /// (when the call names one), `fm.table` (an ``FMOData`` call's table, when it names one), `fm.code` (`"0"` or the FileMaker or client code, on answers and failures)
-    /// and `http.response.status_code` (on answers). Redacted like the message.
+    /// and `http.response.status_code` (on answers), and under them what ``FMConfiguration/logMetadataProvider``
+    /// returned as the call began (the caller's context: ``FMLogMetadataProvider``). Redacted like the message.
     public var metadata: [String: String]
 
     /// Creates an event.
@@ -72,6 +73,41 @@ public struct FMLogEvent: Sendable, CustomStringConvertible {
 
 /// The logging hook type of ``DataAPI``: called synchronously on whatever queue produced the event.
 public typealias FMLogHandler = @Sendable (FMLogEvent) -> Void
+
+/// Reads the caller's logging context as a call begins, for that call's log lines (``FMConfiguration/logMetadataProvider``):
+/// a trace id or a request id of your own, kept in task-local values (a tracing `ServiceContext`) or thread-local state.
+///
+/// SwiftFM logs a call's lines on its own queues, where the caller's task-local values are not set, so a logger that
+/// reads them as each line is logged finds nothing. Instead SwiftFM calls ``metadata()`` once as a call begins,
+/// synchronously and where ``FMInstrumentation/startCall(_:)`` is called (the caller's thread for a callback method,
+/// the caller's task for an `async` one), and adds what it returned to the ``FMLogEvent/metadata`` of every line of
+/// that call, redacted like the rest; a key SwiftFM sets on a line (`fm.request_id`, `fm.code`, …) keeps SwiftFM's
+/// value. What is read is held by the call and goes with it. See <doc:TracingAndLogLevels>.
+///
+/// ```swift
+/// configuration.logMetadataProvider = FMLogMetadataProvider {
+///     RequestContext.traceID.map { ["trace_id": $0] } ?? [:]   // a @TaskLocal of yours
+/// }
+/// ```
+///
+/// It is not called without a logging hook. Keep it quick: it runs as every call begins.
+public final class FMLogMetadataProvider: Sendable {
+    private let read: @Sendable () -> [String: String]
+
+    /// A provider that calls `metadata` as each call begins.
+    public init(_ metadata: @escaping @Sendable () -> [String: String]) {
+        read = metadata
+    }
+
+    /// The caller's context, read now.
+    public func metadata() -> [String: String] { read() }
+}
+
+/// Holds the log metadata provider inside ``FMConfiguration`` (compared by identity, so the configuration stays `Equatable`).
+struct LogMetadataProviderBox: Sendable, Equatable {
+    let provider: FMLogMetadataProvider?
+    static func == (lhs: LogMetadataProviderBox, rhs: LogMetadataProviderBox) -> Bool { lhs.provider === rhs.provider }
+}
 
 /// Redaction helpers shared by logging and `description`s.
 enum Redaction {
@@ -200,10 +236,16 @@ struct Logger: Sendable {
     /// `debug` (one failed call, one error line): a page walk that a page it cannot use ended (`PageSource`), an OData
     /// walk whose next link leads where it went (`FMOData.walkLooped`), a container download its redirects ended
     /// (`DataAPI.followContainer`). `KIND failed: ERROR` at error, with `fm.endpoint` (`kind`) and `fm.code`, and
-    /// `fm.layout` and `fm.request_id` when given; nothing is formatted without a hook.
-    func logCallFailed(_ kind: String, _ error: FMError, layout: String? = nil, requestID: UInt64? = nil) {
+    /// `fm.layout` and `fm.request_id` when given: each of those callers gives the number of the request whose answer
+    /// ended the call (the page, the hop), so that its line names it as every call's failure line names its request;
+    /// and `context`, the caller's logging context read as the operation began (``FMLogMetadataProvider``), under
+    /// SwiftFM's keys; nothing is formatted without a hook.
+    func logCallFailed(_ kind: String, _ error: FMError, layout: String? = nil, requestID: UInt64? = nil,
+                       context: [String: String] = [:]) {
         guard isEnabled(.error) else { return }
-        var metadata = ["fm.endpoint": kind, "fm.code": error.code]
+        var metadata = context
+        metadata["fm.endpoint"] = kind
+        metadata["fm.code"] = error.code
         if let layout { metadata["fm.layout"] = layout }
         if let requestID { metadata["fm.request_id"] = String(requestID) }
         log(.error, "\(kind) failed: \(error)", metadata: metadata)

@@ -31,12 +31,14 @@ public struct FMODataPages: AsyncSequence, Sendable {
             /// The step after a page read at this one: its next link, else done; `nil` when an empty last
             /// page ends the walk without being handed out. `followed` holds where the walk went
             /// (``FMOData/walkTarget(_:)``): a next link leading to one of those is a loop (A → A, or A → B → A)
-            /// and fails.
-            func after(nextLink: URL?, rowCount: Int, odata: FMOData, followed: inout Set<String>) throws(FMError) -> Step? {
+            /// and fails. `requestID`: the number of the page's call, and `logContext` the caller's logging context (its
+            /// line then names the one and carries the other).
+            func after(nextLink: URL?, rowCount: Int, odata: FMOData, followed: inout Set<String>,
+                       requestID: UInt64?, logContext: [String: String]) throws(FMError) -> Step? {
                 guard let next = nextLink else { return rowCount == 0 ? nil : .done }
                 let call = odata.pageCall(following: next)
                 if let target = odata.walkTarget(call), !followed.insert(target).inserted {
-                    throw odata.walkLooped(call)
+                    throw odata.walkLooped(call, requestID: requestID, logContext: logContext)
                 }
                 return .link(next)
             }
@@ -63,13 +65,17 @@ public struct FMODataPages: AsyncSequence, Sendable {
             step = .done   // a failure ends the walk: it is thrown once
             if case .done = current { return nil }
             if Task.isCancelled { throw FMError.cancelled }
-            let page: FMODataPage
+            let call: ODataCall<FMODataPage>
             switch current {
             case .done: return nil
-            case .first: page = try await odata.records(from: set, query: query)
-            case .link(let link): page = try await odata.records(following: link)
+            case .first: call = odata.pageCall(from: set, query: query)
+            case .link(let link): call = odata.pageCall(following: link)
             }
-            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, odata: odata, followed: &followed)
+            let sent = Locked<UInt64?>(nil)
+            let logContext = odata.api.context.callerLogContext()   // in the looping task
+            let page = try await odata.sendAsync(call, sentAs: sent, logContext: logContext)
+            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, odata: odata, followed: &followed,
+                                                requestID: sent.value, logContext: logContext)
             else { return nil }
             step = after
             return page
@@ -88,11 +94,15 @@ extension FMOData {
 
     /// The error of a walk whose next link leads where it already went (`call`: the page call it would make), logged
     /// once, at error (``Logger/logCallFailed(_:_:layout:requestID:)``): the page that sent the link was answered, so
-    /// no line of its own says the walk failed.
-    func walkLooped(_ call: ODataCall<FMODataPage>) -> FMError {
+    /// no line of its own says the walk failed. `requestID`: the number of that page's call (the `fm.request_id` of
+    /// its own `→` and `←` lines and its span), which the line carries as every call's failure line does; `logContext`:
+    /// the caller's logging context, read as the walk (or the page, for the async sequence) began.
+    func walkLooped(_ call: ODataCall<FMODataPage>, requestID: UInt64?, logContext: [String: String]) -> FMError {
         let error = FMError.malformed("the server sent a next link the walk already followed", status: nil)
         let logger = api.context.sender.logger
-        if logger.isEnabled(.error) { logger.logCallFailed("\(call.method.rawValue) odata/\(call.kind)", error) }
+        if logger.isEnabled(.error) {
+            logger.logCallFailed("\(call.method.rawValue) odata/\(call.kind)", error, requestID: requestID, context: logContext)
+        }
         return error
     }
 
@@ -124,13 +134,16 @@ extension FMOData {
                             completion: sending @escaping (Int?, String) -> Void) -> FMRequest {
         let handle = FMRequest()
         let first = pageCall(from: set, query: query)
-        walk(first, followed: Set([walkTarget(first)].compactMap { $0 }), rows: 0, handle: handle, page: page, completion: completion)
+        // Read here, where the caller is: the next pages are requested from the callback queue.
+        walk(first, followed: Set([walkTarget(first)].compactMap { $0 }), rows: 0, handle: handle, logContext: api.context.callerLogContext(),
+             page: page, completion: completion)
         return handle
     }
 
-    private func walk(_ call: ODataCall<FMODataPage>, followed: Set<String>, rows: Int, handle: FMRequest,
+    private func walk(_ call: ODataCall<FMODataPage>, followed: Set<String>, rows: Int, handle: FMRequest, logContext: [String: String],
                       page: @escaping (FMODataPage) -> Bool, completion: @escaping (Int?, String) -> Void) {
-        send(call, attachingTo: handle) { [self] result in
+        let sent = Locked<UInt64?>(nil)
+        send(call, attachingTo: handle, sentAs: sent, logContext: logContext) { [self] result in
             switch result {
             case .failure(let error):
                 completion(nil, error.code)
@@ -145,10 +158,10 @@ extension FMOData {
                 let call = pageCall(following: next)
                 var followed = followed
                 if let target = walkTarget(call), !followed.insert(target).inserted {
-                    let error = walkLooped(call)
+                    let error = walkLooped(call, requestID: sent.value, logContext: logContext)
                     return FMError.withCurrent(error) { completion(nil, error.code) }
                 }
-                walk(call, followed: followed, rows: total, handle: handle, page: page, completion: completion)
+                walk(call, followed: followed, rows: total, handle: handle, logContext: logContext, page: page, completion: completion)
             }
         }
     }
@@ -200,8 +213,11 @@ public struct FMODataTypedPages<T: Decodable & SendableMetatype>: AsyncSequence,
             case .link(let link): call = odata.typedPageCall(T.self, odata.pageCall(following: link))
             }
             let odata = self.odata
-            let page = try await odata.sendAsync(call)
-            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, odata: odata, followed: &followed)
+            let sent = Locked<UInt64?>(nil)
+            let logContext = odata.api.context.callerLogContext()   // in the looping task
+            let page = try await odata.sendAsync(call, sentAs: sent, logContext: logContext)
+            guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, odata: odata, followed: &followed,
+                                                requestID: sent.value, logContext: logContext)
             else { return nil }
             step = after
             return page

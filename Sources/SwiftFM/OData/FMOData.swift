@@ -115,25 +115,34 @@ extension FMOData {
     /// Sends `call` and completes once (on ``callbackQueue``, or inline for the async bridge), through the
     /// engine: admission, credentials, rate limit, concurrency cap, transport, deadline, size cap, retries of
     /// reads, classification, metrics, logging. A Claris ID token rejected with HTTP 401 is renewed once.
-    /// One deadline covers the whole call: the token fetches and the requests.
+    /// One deadline covers the whole call: the token fetches and the requests. `sentAs`, when given, holds the number
+    /// (`fm.request_id`) of the last request the call made, once it made one: a walk's line about the page names it.
+    /// `logContext`: the caller's logging context, read as the operation began (a walk's next page is sent from the
+    /// callback queue); read here, where the caller is, when `nil`: each request of the call (after a token fetch,
+    /// a renewed token) carries it.
     @discardableResult
     func send<Value>(_ call: ODataCall<Value>, attachingTo handle: FMRequest? = nil, inline: Bool = false,
+                     sentAs: Locked<UInt64?>? = nil, logContext: [String: String]? = nil,
                      completion: @escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest {
         let handle = handle ?? FMRequest()
+        let logContext = logContext ?? api.context.callerLogContext()
         let done = ODataCompletion(run: completion)
         if call.invalid != nil {
-            attempt(call, headers: nil, handle: handle, inline: inline, endsAt: nil, done: done)
+            attempt(call, headers: nil, handle: handle, inline: inline, endsAt: nil, sentAs: sentAs, logContext: logContext,
+                    then: done.run)
             return handle
         }
         let endsAt = Deadline.fromNow(configuration.deadline(isTransfer: call.isTransfer))
         credentials(for: call, refresh: false, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
-            attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt) { [self] (result: consuming Result<Value, FMError>) in
+            attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, sentAs: sentAs,
+                    logContext: logContext) { [self] (result: consuming Result<Value, FMError>) in
                 guard let error = result.failure, error.httpStatus == 401, headers != nil, !handle.isCancelled else {
                     return done.run(result)
                 }
                 api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one")
                 credentials(for: call, refresh: true, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
-                    attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, done: done)
+                    attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, sentAs: sentAs,
+                            logContext: logContext, then: done.run)
                 }
             }
         }
@@ -174,17 +183,19 @@ extension FMOData {
     }
 
     private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
-                                endsAt: DispatchTime?, done: ODataCompletion<Value>) {
-        attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, then: done.run)
-    }
-
-    private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
-                                endsAt: DispatchTime?, then: @escaping (consuming Result<Value, FMError>) -> Void) {
+                                endsAt: DispatchTime?, sentAs: Locked<UInt64?>?, logContext: [String: String],
+                                then: @escaping (consuming Result<Value, FMError>) -> Void) {
         var options = CallOptions(accepting: call.accepting, handle: handle)
+        options.logContext = logContext
         options.sink = call.sink
         options.isTransfer = call.isTransfer
         options.inline = inline
         options.endsAt = endsAt
+        if let sentAs {
+            let requestID = api.context.newRequestID()
+            sentAs.withLock { $0 = requestID }
+            options.requestID = requestID
+        }
         api.perform(endpoint(call, headers: headers), options: options, completion: then)
     }
 
@@ -214,10 +225,12 @@ extension FMOData {
         return endpoint
     }
 
-    /// The async twin of ``send(_:attachingTo:inline:completion:)``.
-    func sendAsync<Value>(_ call: ODataCall<Value>) async throws -> Value {
+    /// The async twin of ``send(_:attachingTo:inline:sentAs:logContext:completion:)``.
+    func sendAsync<Value>(_ call: ODataCall<Value>, sentAs: Locked<UInt64?>? = nil, logContext: [String: String]? = nil) async throws -> Value {
         let handle = FMRequest()
-        return try await api.bridge(attaching: handle) { completion in send(call, attachingTo: handle, inline: true, completion: completion) }
+        return try await api.bridge(attaching: handle) { completion in
+            send(call, attachingTo: handle, inline: true, sentAs: sentAs, logContext: logContext, completion: completion)
+        }
     }
 }
 

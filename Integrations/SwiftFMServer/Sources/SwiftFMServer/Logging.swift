@@ -9,6 +9,10 @@ extension Logger {
     /// merged with this logger's own metadata, and the source `SwiftFM`. SwiftFM redacts every line before it
     /// is handed over: no password, Basic value or session token reaches the logger. Request and answer
     /// lines are `debug`, so a logger at the usual `info` shows only what a caller must see.
+    ///
+    /// The logger's `metadataProvider` runs when a line is logged, on SwiftFM's queues, where the caller's task-local
+    /// values are not set: set `FMConfiguration.logMetadataProvider` to ``fmLogMetadataProvider`` (as
+    /// `DataAPI(configuration:logger:)` does) for a call's lines to carry what it returns in the caller's task.
     public var fmLogHandler: FMLogHandler {
         let logger = self
         return { event in
@@ -18,6 +22,21 @@ extension Logger {
             for (key, value) in event.metadata { metadata[key] = .string(value) }
             logger.log(level: level, "\(event.message)", metadata: metadata, source: "SwiftFM")
         }
+    }
+}
+
+extension Logger {
+    /// An `FMLogMetadataProvider` that reads this logger's `metadataProvider` as each SwiftFM call begins, in the
+    /// caller's task (or on its thread), so that the call's lines, which SwiftFM logs on its own queues, carry what
+    /// the provider returns there: a trace id read from `ServiceContext`, a request id from a task-local. Values are
+    /// handed over as text (`Logger.MetadataValue.description`: a nested dictionary or array as its description);
+    /// SwiftFM's own keys (`fm.request_id`, …) win. `nil` for a logger without a metadata provider.
+    ///
+    /// `DataAPI(configuration:logger:)` sets it as the configuration's `logMetadataProvider` when none is set; set it
+    /// yourself for a client made with `logger.fmLogHandler` (an `FMOData`, a `DataAPI` over your own transport).
+    public var fmLogMetadataProvider: FMLogMetadataProvider? {
+        guard let provider = metadataProvider else { return nil }
+        return FMLogMetadataProvider { provider.get().mapValues(\.description) }
     }
 }
 
@@ -55,10 +74,13 @@ extension DataAPI {
     ///     ``FMTracingInstrumentation`` for metrics and traces.
     ///   - logger: receives SwiftFM's redacted lines.
     /// The configuration's `logLevel` is raised to the logger's level, so lines the logger would drop (request
-    /// and answer lines under `info`) are not even formatted.
+    /// and answer lines under `info`) are not even formatted. When the configuration has no `logMetadataProvider` and
+    /// the logger has a `metadataProvider`, it is set to `Logger.fmLogMetadataProvider`: each call's lines carry what
+    /// the logger's provider returns in the task (or on the thread) that made the call.
     public convenience init(configuration: FMConfiguration, logger: Logger) {
         var configuration = configuration
         configuration.logLevel = max(configuration.logLevel, FMLogEvent.Level(lowestShownBy: logger.logLevel))
+        if configuration.logMetadataProvider == nil { configuration.logMetadataProvider = logger.fmLogMetadataProvider }
         self.init(configuration: configuration, logger: logger.fmLogHandler)
     }
 }

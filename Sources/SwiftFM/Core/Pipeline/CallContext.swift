@@ -48,6 +48,10 @@ struct CallOptions: Sendable {
     /// (``CallContext/newRequestID()``) to name the call on a line of its own: the one a container download logs when
     /// the redirect a hop answered ends it. A new one when `nil`.
     var requestID: UInt64?
+    /// The caller's logging context for the call's lines (``FMLogMetadataProvider``), read as the operation this call is
+    /// a step of began (a walk's next page, a download's next hop, an OData call's request after its token), where the
+    /// caller was; `[:]` for none (a login: it serves the pool, not one caller). Read now, as the call begins, when `nil`.
+    var logContext: [String: String]?
 
     /// The plain call's options.
     init() {}
@@ -122,6 +126,14 @@ extension CallContext {
         sender.logger.isEnabled || configuration.instrumentation != nil ? RequestIDs.make() : 0
     }
 
+    /// The caller's logging context (``FMConfiguration/logMetadataProvider``), read now: call it where an operation
+    /// begins, on the caller's thread or in its task. Empty without a provider, and without a logging hook (nothing
+    /// would read it).
+    func callerLogContext() -> [String: String] {
+        guard sender.logger.isEnabled, let provider = configuration.logMetadataProvider else { return [:] }
+        return provider.metadata()
+    }
+
     /// Sends `endpoint` and calls `completion` exactly once, on the options' queue (the callback queue by default).
     @discardableResult
     func perform<Value>(_ endpoint: Endpoint<Value>, options: CallOptions = CallOptions(),
@@ -129,6 +141,8 @@ extension CallContext {
         // The metrics observer and the instrumentation ride the same meter; with neither set, a call measures nothing.
         let (metrics, instrumentation) = (configuration.metrics, configuration.instrumentation)
         let requestID = options.requestID ?? newRequestID()
+        // Where the caller is, as the span below: a step of an operation brings the context read as the operation began.
+        let logContext = options.logContext ?? callerLogContext()
         var meter: CallMeter?
         var observe: (@Sendable (FMError?) -> Void)?
         if metrics != nil || instrumentation != nil {
@@ -148,7 +162,7 @@ extension CallContext {
         let delivery = Delivery(queue: options.inline ? nil : options.queue ?? callbackQueue, observe: observe, completion: completion)
         let call = EngineCall(context: self, endpoint: endpoint, accepting: options.accepting, delivery: delivery,
                               handle: options.handle ?? FMRequest(), sink: options.sink ?? .memory(cap: configuration.maxResponseBytes),
-                              retries: options.retries, meter: meter, requestID: requestID)
+                              retries: options.retries, meter: meter, requestID: requestID, logContext: logContext)
         // The new-session hook's calls (a pinned pool) are part of a call in flight: admitted during the grace.
         guard options.bypassShutdown || lifecycle.admit(call, duringGrace: sessions.pool.pinned) else {
             call.refuse(.shuttingDown)
@@ -173,6 +187,8 @@ extension CallContext {
             options.retries = false
             options.queue = stage.queue
             options.parent = parent
+            // A login or logout serves the pool, not the caller whose wait started it: no caller's context.
+            options.logContext = [:]
             switch request {
             case .login(let headers):
                 var endpoint = SessionEndpoints.login(dataSources: configuration.dataSources)

@@ -67,6 +67,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     let meter: CallMeter?
     /// The call's number in log lines and its span (0 when neither a logger nor an instrumentation is set).
     let requestID: UInt64
+    /// The caller's logging context (``FMLogMetadataProvider``), read as the call began: under SwiftFM's keys in every
+    /// line of the call.
+    let logContext: [String: String]
     private let state = Locked(State())
     private var endsAt: DispatchTime = .distantFuture
     /// When the call started (a retried connection failure's message says for how long it was retried).
@@ -76,10 +79,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
     private var rideOutEndsAt: DispatchTime = .distantFuture
 
     init(context: CallContext, endpoint: Endpoint<Value>, accepting: @escaping @Sendable (Int) -> Bool, delivery: Delivery<Value>,
-         handle: FMRequest, sink: BodySink, retries: Bool = true, meter: CallMeter? = nil, requestID: UInt64 = 0) {
+         handle: FMRequest, sink: BodySink, retries: Bool = true, meter: CallMeter? = nil, requestID: UInt64 = 0,
+         logContext: [String: String] = [:]) {
         self.retries = retries
         self.meter = meter
         self.requestID = requestID
+        self.logContext = logContext
         self.context = context
         self.endpoint = endpoint
         self.accepting = accepting
@@ -812,9 +817,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         }
     }
 
-    /// The structured part of a log line (``FMLogEvent/metadata``): built only when a logger is set.
+    /// The structured part of a log line (``FMLogEvent/metadata``): built only when a logger is set. SwiftFM's keys over
+    /// the caller's context.
     private func logMetadata(code: String? = nil, status: Int? = nil) -> [String: String] {
-        var metadata = ["fm.request_id": String(requestID), "fm.endpoint": endpoint.kind]
+        var metadata = logContext
+        metadata["fm.request_id"] = String(requestID)
+        metadata["fm.endpoint"] = endpoint.kind
         if let layout = endpoint.layout { metadata["fm.layout"] = layout }
         if endpoint.isOData, let table = endpoint.table { metadata["fm.table"] = table }
         if let code { metadata["fm.code"] = code }
