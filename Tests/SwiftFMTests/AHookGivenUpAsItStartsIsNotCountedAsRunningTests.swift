@@ -13,29 +13,91 @@ import Testing
 /// the other); there is no sleep, and each round ends when both threads have returned.
 @Suite("A hook given up as it starts is not counted as running")
 struct AHookGivenUpAsItStartsIsNotCountedAsRunningTests {
-    /// The stage's `send`: keeps the login's completion for the test to answer; answers a logout at once.
+    /// The stage's `send`: keeps the logins' completions for the test to answer; answers a logout at once.
     final class HeldLogin: @unchecked Sendable {
         private let lock = NSLock()
-        private var login: (@Sendable (Result<String, FMError>) -> Void)?
+        private var logins: [@Sendable (Result<String, FMError>) -> Void] = []
 
         var send: SessionStage.Send {
             { [self] _, request, _, completion in
-                if case .login = request { lock.withLock { login = completion } } else { completion(.success("")) }
+                if case .login = request { lock.withLock { logins.append(completion) } } else { completion(.success("")) }
             }
         }
 
-        func answer(_ token: String) { lock.withLock { login }?(.success(token)) }
+        var count: Int { lock.withLock { logins.count } }
+
+        /// Answers login `index` (the last one by default).
+        func answer(_ token: String, _ index: Int? = nil) { lock.withLock { index.map { logins[$0] } ?? logins.last }?(.success(token)) }
     }
 
-    /// The bound of the opening, held: the test fires it.
+    /// The bounds of the openings, held: the test fires them.
     final class HeldBound: @unchecked Sendable {
         private let lock = NSLock()
-        private var fire: (@Sendable () -> Void)?
+        private var fires: [@Sendable () -> Void] = []
         func arm(_: TimeInterval, _ fire: @escaping @Sendable () -> Void) -> Deadline {
-            lock.withLock { self.fire = fire }
+            lock.withLock { fires.append(fire) }
             return Deadline.after(seconds: .infinity) {}
         }
-        func fireNow() { lock.withLock { fire }?() }
+        /// Fires bound `index` (the last one by default).
+        func fireNow(_ index: Int? = nil) { lock.withLock { index.map { fires[$0] } ?? fires.last }?() }
+    }
+
+    /// The `done` of each hook run, for the test to call.
+    final class HeldDones: @unchecked Sendable {
+        private let lock = NSLock()
+        private var dones: [@Sendable (FMError?) -> Void] = []
+        var hook: FMNewSessionHook { { [self] _, done in lock.withLock { dones.append(done) } } }
+        var count: Int { lock.withLock { dones.count } }
+        func done(_ index: Int, _ error: FMError? = nil) { lock.withLock { dones[index] }(error) }
+    }
+
+    private static func stage(size: Int = 1, hook: @escaping FMNewSessionHook, held: HeldLogin, bound: HeldBound,
+                              configuration: FMConfiguration, api: DataAPI,
+                              now: @escaping @Sendable () -> Date = { Date() }) -> SessionStage {
+        let pool = SessionPool(size: size, idleTimeout: 300, stored: nil, now: now())
+        let stage = SessionStage(pool: pool, tokenStore: FMMemoryTokenStore(), configuration: configuration,
+                                 logger: Logger(handler: nil) { [] }, lifecycle: Lifecycle(), now: now,
+                                 pinnedAPI: { _ in api }, send: held.send)
+        stage.newSessionHook.withLock { $0 = hook }
+        stage.armBound.withLock { $0 = bound.arm }
+        return stage
+    }
+
+    /// Held: the count follows each way a run ends — `done(nil)`, `done(error)`, the bound giving it up (and the hook's
+    /// `done` after that) — never below zero, and with three hooks on a pool of three it is up until the last ends.
+    @Test func theCountFollowsEveryEndingOfEveryRun() {
+        var configuration = FMConfiguration(host: "fms.invalid", database: "db", credentials: .basic(username: "u", password: "p"))
+        configuration.timeout = 3600
+        configuration.sessionPoolSize = 3
+        let api = DataAPI(configuration: configuration, transport: SessionStageAbuseTests.SynchronousTransport())
+        let (held, bound, dones) = (HeldLogin(), HeldBound(), HeldDones())
+        let clock = Locked(Date())
+        let stage = Self.stage(size: 3, hook: dones.hook, held: held, bound: bound, configuration: configuration, api: api,
+                               now: { clock.value })
+        for _ in 0..<3 { stage.lease(front: false) { _ in } }
+        #expect(held.count == 3)
+        #expect(!stage.isRunningNewSessionHook, "counted while only logging in")
+        for index in 0..<3 { held.answer("tok-\(index)", index) }
+        #expect(dones.count == 3)
+        #expect(stage.isRunningNewSessionHook)
+        dones.done(0)
+        #expect(stage.isRunningNewSessionHook)
+        dones.done(1, FMError(code: "-1", message: "hook failed"))
+        #expect(stage.isRunningNewSessionHook)
+        bound.fireNow(2)
+        #expect(!stage.isRunningNewSessionHook, "still counted after the last run was given up")
+        dones.done(2)   // late: ignored, and not counted out twice
+        dones.done(0)   // twice: ignored
+        #expect(!stage.isRunningNewSessionHook)
+        // A later run counts from zero again: up while it runs, down after (the pause after the failed opening over).
+        clock.withLock { $0 += SessionPool.failedLoginPause + 1 }
+        for _ in 0..<3 { stage.lease(front: false) { _ in } }
+        #expect(held.count > 3, "no new login for the sessions the failed and given-up hooks closed")
+        held.answer("tok-later")
+        #expect(dones.count == 4)
+        #expect(stage.isRunningNewSessionHook)
+        dones.done(3)
+        #expect(!stage.isRunningNewSessionHook)
     }
 
     /// Runs `first` and `second` on two threads released together; returns once both have returned.
@@ -68,12 +130,7 @@ struct AHookGivenUpAsItStartsIsNotCountedAsRunningTests {
         for round in 0..<1_000 {
             let held = HeldLogin()
             let bound = HeldBound()
-            let pool = SessionPool(size: 1, idleTimeout: 300, stored: nil, now: Date())
-            let stage = SessionStage(pool: pool, tokenStore: FMMemoryTokenStore(), configuration: configuration,
-                                     logger: Logger(handler: nil) { [] }, lifecycle: Lifecycle(), now: { Date() },
-                                     pinnedAPI: { _ in api }, send: held.send)
-            stage.newSessionHook.withLock { $0 = hook }
-            stage.armBound.withLock { $0 = bound.arm }
+            let stage = Self.stage(hook: hook, held: held, bound: bound, configuration: configuration, api: api)
             stage.lease(front: false) { _ in }
             Self.together({ bound.fireNow() }, { held.answer("tok-\(round)") })
             if stage.isRunningNewSessionHook { stuck += 1 }
