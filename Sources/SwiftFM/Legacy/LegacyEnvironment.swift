@@ -182,6 +182,8 @@ extension DataAPI {
     /// It applies to the servers the legacy calls reach from now on (call it at start-up, before the first
     /// legacy call), and to a server's service made again after it was let go (one is kept for each of the 256
     /// servers and databases reached most recently); `nil` restores the defaults (30 s, 256 MiB, ``FMRetryPolicy/standard``, no cap) for them.
+    /// Services whose timeout, connection limit, TLS options and proxy agree share one transport; one made for a
+    /// setting of its own (a server's own pinned key) is let go with the last service kept on it.
     public static func configureLegacyCalls(_ adjust: (@Sendable (inout FMConfiguration) -> Void)?) {
         LegacyState.shared.adjust = adjust
     }
