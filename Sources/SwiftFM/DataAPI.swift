@@ -106,7 +106,7 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// ignored, so a legacy `https://host/fmi/data/v1/databases/db` value resolves to `https://host`; a query or
     /// fragment is never sent. It has a scheme only when it starts with one (`scheme://`): a `://` further on, in a
     /// query or fragment, changes nothing. A host that cannot be used (`-1001`) is named in the error without its
-    /// user info, query or fragment, with what is wrong with it: not a URL, a scheme other than `http` or `https`,
+    /// user info, query or fragment (on one line, at most 300 characters of it), with what is wrong with it: not a URL, a scheme other than `http` or `https`,
     /// no host name, user info (`user:password@`: the account goes in ``credentials``), a port outside 1…65535.
     public var host: String
     /// The database (file) name, without `.fmp12`.
@@ -286,12 +286,13 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// dropped. The host has a scheme only when it starts with one (``Redaction/schemeSeparator(in:)``, the rule its
     /// redaction follows): a `://` further on is part of its query, fragment or path. A host that cannot be used is
     /// `-1001` `Invalid host "HOST": WHAT IS WRONG`, the host shown as ``Redaction/host(_:)`` shows it (never its user
-    /// info, query or fragment).
+    /// info, query or fragment), on one line and cut at 300 characters (``FMError/serverText(_:limit:)``).
     func resolvedBase() -> Result<URLComponents, FMError> {
         let trimmed = host.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return .failure(.invalidConfiguration("No host is configured")) }
         func invalid(_ what: String) -> Result<URLComponents, FMError> {
-            .failure(.invalidConfiguration("Invalid host \"\(Redaction.host(trimmed))\": \(what)"))
+            // One bounded line: a host may come from a tenant's input (a line break in it must not forge a log line).
+            .failure(.invalidConfiguration("Invalid host \"\(FMError.serverText(Redaction.host(trimmed), limit: 300))\": \(what)"))
         }
         let text = Redaction.schemeSeparator(in: trimmed) == nil ? "https://" + trimmed : trimmed
         guard var components = URLComponents(string: text) else {

@@ -85,4 +85,29 @@ struct ACallWaitingForTheNewSessionHookSaysSoTests {
         #expect(!error.message.contains("new-session hook"), "\(error.message)")
         deadlines.fire(at: 1)   // the login's own: nothing is left in flight
     }
+
+    /// Held: once the hook has called `done`, a call waiting for the session (busy with a call whose answer is held) whose
+    /// deadline passes names the host as a request that timed out: the hook is no longer counted as running.
+    @Test func aCallWaitingBehindABusySessionAfterTheHookEndedNamesTheHost() async throws {
+        let recordsSent = DispatchSemaphore(value: 0)
+        let h = Harness(configuration: Self.configuration()) { request in
+            if isLogin(request) { return .json(200, Bodies.login()) }
+            if request.httpMethod == "GET" { recordsSent.signal(); return .hold }
+            return .json(200, Bodies.ok)
+        }
+        let deadlines = HeldDeadlines(h.api)
+        h.api.onNewSession = { _, done in done(nil) }
+        let busy = Recorder<Result<String, FMError>>()
+        h.api.perform(TestEndpoints.records()) { busy.record($0) }
+        #expect(await onOwnThread { recordsSent.wait(timeout: TestBound.deadline) } == .success, "the first call was sent")
+        let waiting = Recorder<Result<String, FMError>>()
+        h.api.perform(TestEndpoints.records("Invoices")) { waiting.record($0) }
+        deadlines.fire()   // the waiting call's own, the last armed
+        let error = try #require(Self.failure(await waiting.value().first))
+        #expect(error.code == FMError.ClientCode.timeout, "\(error)")
+        #expect(error.message.hasPrefix("The request to fms.example.com:443"), "\(error.message)")
+        #expect(!error.message.contains("new-session hook"), "\(error.message)")
+        deadlines.fire(at: 0)   // the first call's: nothing is left in flight
+        _ = await busy.value()
+    }
 }

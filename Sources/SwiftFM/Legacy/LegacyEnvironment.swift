@@ -60,8 +60,9 @@ final class LegacyState: @unchecked Sendable {
 
     private let lock = NSLock()
     private var _defaults: UserDefaults = .standard
-    /// The services by target, each with when it was last reached (a count, for ``maxServices``).
-    private var services: [LegacyTarget: (api: DataAPI, turn: UInt64)] = [:]
+    /// The services by target, each with when it was last reached (a count, for ``maxServices``) and the setting of
+    /// the transport it was made on.
+    private var services: [LegacyTarget: (api: DataAPI, turn: UInt64, setting: TransportSetting)] = [:]
     private var nextTurn: UInt64 = 0
     /// The most services kept: past it, the one reached least recently is let go (a daemon reaching a database per
     /// tenant must not keep one per database for weeks). One let go is made again when next reached.
@@ -69,7 +70,8 @@ final class LegacyState: @unchecked Sendable {
     /// How many services are kept (tests).
     var serviceCount: Int { lock.withLock { services.count } }
     /// The transports the services share: one per ``TransportSetting``, whatever the server or database (with
-    /// libcurl, one thread each), so a process that reaches many databases keeps one, not one per database.
+    /// libcurl, one thread each), so a process that reaches many databases keeps one, not one per database. One
+    /// that no kept service uses any more is let go with the last of them (the calls in flight on it still hold it).
     private var transports: [(setting: TransportSetting, transport: any FMTransport, note: String?)] = []
     private var _adjust: (@Sendable (inout FMConfiguration) -> Void)?
     private var _logger: FMLogHandler?
@@ -105,15 +107,21 @@ final class LegacyState: @unchecked Sendable {
             (reached(target), _adjust, _logger)
         }
         if let existing { return existing }
-        let made = makeService(target, adjust: adjust, logger: logger)
+        let (made, setting) = makeService(target, adjust: adjust, logger: logger)
         return lock.withLock {
             if let first = reached(target) { return first }
-            if services.count >= Self.maxServices, let oldest = services.min(by: { $0.value.turn < $1.value.turn })?.key {
-                // Its calls in flight still end: a call holds its pipeline, not its DataAPI.
-                services[oldest] = nil
+            if services.count >= Self.maxServices, let oldest = services.min(by: { $0.value.turn < $1.value.turn }) {
+                // Its calls in flight still end: a call holds its pipeline (and its transport), not its DataAPI.
+                services[oldest.key] = nil
+                // A setting of its own (configureLegacyCalls giving a server its own pin, a database its own timeout):
+                // its transport (with libcurl, a thread) goes with it, not kept for good.
+                let gone = oldest.value.setting
+                if gone != setting, !services.values.contains(where: { $0.setting == gone }) {
+                    transports.removeAll { $0.setting == gone }
+                }
             }
             nextTurn &+= 1
-            services[target] = (made, nextTurn)
+            services[target] = (made, nextTurn, setting)
             return made
         }
     }
@@ -131,7 +139,7 @@ final class LegacyState: @unchecked Sendable {
     /// Legacy calls pass their own token (`Endpoint.Auth.token`) or their own base64 credentials
     /// (`.basic(encoded:)`), so the service is configured with the server and database only.
     private func makeService(_ target: LegacyTarget, adjust: (@Sendable (inout FMConfiguration) -> Void)?,
-                             logger: FMLogHandler?) -> DataAPI {
+                             logger: FMLogHandler?) -> (service: DataAPI, setting: TransportSetting) {
         var configuration = FMConfiguration(
             host: target.server.absoluteString, database: target.database ?? "", credentials: nil, version: target.version)
         configuration.settingNames = target.names
@@ -145,7 +153,7 @@ final class LegacyState: @unchecked Sendable {
         }
         let service = DataAPI(configuration: configuration, transport: transport, logger: logger)
         if let note { service.logger.log(.warning, note) }
-        return service
+        return (service, setting)
     }
 
     /// What a default transport is made from (``defaultTransportChoice(for:libraryPath:)``): services that agree on
@@ -174,6 +182,8 @@ extension DataAPI {
     /// It applies to the servers the legacy calls reach from now on (call it at start-up, before the first
     /// legacy call), and to a server's service made again after it was let go (one is kept for each of the 256
     /// servers and databases reached most recently); `nil` restores the defaults (30 s, 256 MiB, ``FMRetryPolicy/standard``, no cap) for them.
+    /// Services whose timeout, connection limit, TLS options and proxy agree share one transport; one made for a
+    /// setting of its own (a server's own pinned key) is let go with the last service kept on it.
     public static func configureLegacyCalls(_ adjust: (@Sendable (inout FMConfiguration) -> Void)?) {
         LegacyState.shared.adjust = adjust
     }

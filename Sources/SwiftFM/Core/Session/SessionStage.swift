@@ -391,9 +391,15 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         let letGo: @Sendable () -> Void = {
             if let hold = run.withLock({ state -> UInt64? in state.over = true; return state.hold.take() }) { pool.setUpEnded(hold) }
         }
-        /// The hook called `done` or was given up: it no longer runs (once).
+        /// The hook called `done` or was given up: it no longer runs (once), and no hook starts from now on. Given up on
+        /// another thread just before `start` takes the lock, the run is over then, not only once `letGo` runs: a hook
+        /// that started after this would be counted in ``hooksRunning`` for good (its `done` is ignored).
         let stopped: @Sendable () -> Void = {
-            if run.withLock({ state -> Bool in defer { state.running = false }; return state.running }) { hooksRunning.withLock { $0 -= 1 } }
+            let wasRunning = run.withLock { state -> Bool in
+                defer { (state.running, state.over) = (false, true) }
+                return state.running
+            }
+            if wasRunning { hooksRunning.withLock { $0 -= 1 } }
         }
         let abandon: @Sendable (FMError) -> Void = { error in
             guard once.claim() else { return }

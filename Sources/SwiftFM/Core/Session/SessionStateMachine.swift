@@ -11,6 +11,8 @@ struct SessionStateMachine<Waiter> {
     /// Sliding the expiry is written to the token store only when it moved at least this much, later or (the wall
     /// clock set back) earlier.
     static var persistThreshold: TimeInterval { 30 }
+    /// The monotonic clock, in seconds (``used(token:now:uptime:)``).
+    static var uptime: TimeInterval { TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1_000_000_000 }
 
     enum Phase: Equatable {
         case noToken
@@ -39,6 +41,9 @@ struct SessionStateMachine<Waiter> {
     private var nextLoginID: UInt64 = 1
     private var persistVersion: UInt64 = 0
     private var persistedExpiry: Date?
+    /// The last write of a slid expiry (``used(token:now:uptime:)``): whether it moved the expiry later, and when, on the
+    /// monotonic clock. `nil` once the store was written otherwise (a login, a clear).
+    private var lastSlide: (later: Bool, at: TimeInterval)?
     /// The last token the server rejected: never adopted again from the store.
     private var lastRejected: String?
 
@@ -89,6 +94,7 @@ struct SessionStateMachine<Waiter> {
             if !force, let stored, stored.expiry > now, stored.token != lastRejected {
                 phase = .active(token: stored.token, expiry: stored.expiry)
                 persistedExpiry = stored.expiry
+                lastSlide = nil
                 return .use(stored.token)
             }
             let id = nextLoginID
@@ -118,18 +124,25 @@ struct SessionStateMachine<Waiter> {
         phase = .active(token: token, expiry: expiry)
         if lastRejected == token { lastRejected = nil }
         persistedExpiry = expiry
+        lastSlide = nil
         return nextPersist(FMStoredToken(token: token, expiry: expiry))
     }
 
-    /// The server accepted `token` at `now`: slide the expiry if it is still the current token.
-    mutating func used(token: String, now: Date) -> Persist? {
+    /// The server accepted `token` at `now`: slide the expiry if it is still the current token. `uptime` is the monotonic
+    /// clock's reading (seconds), which paces a wall clock that swings back and forth.
+    mutating func used(token: String, now: Date, uptime: TimeInterval = Self.uptime) -> Persist? {
         guard case .active(let current, _) = phase, current == token else { return nil }
         let expiry = now.addingTimeInterval(Self.lifetime)
         phase = .active(token: token, expiry: expiry)
-        // Moved earlier as much (the wall clock went back) is written too: the store must not hold a token as valid
-        // for as long as the clock went back.
-        if let persisted = persistedExpiry, abs(expiry.timeIntervalSince(persisted)) < Self.persistThreshold {
-            return nil
+        if let persisted = persistedExpiry {
+            // Moved earlier as much (the wall clock went back) is written too: the store must not hold a token as valid
+            // for as long as the clock went back.
+            let moved = expiry.timeIntervalSince(persisted)
+            if abs(moved) < Self.persistThreshold { return nil }
+            // A write that turns back the way the last one went waits the threshold on the monotonic clock: a wall clock
+            // swinging back and forth is one store write per threshold, not one per call (`save` runs on the call's path).
+            if let last = lastSlide, last.later != (moved > 0), uptime - last.at < Self.persistThreshold { return nil }
+            lastSlide = (moved > 0, uptime)
         }
         persistedExpiry = expiry
         return nextPersist(FMStoredToken(token: token, expiry: expiry))
@@ -142,6 +155,7 @@ struct SessionStateMachine<Waiter> {
         guard case .active(let current, _) = phase, current == token else { return nil }
         phase = .noToken
         persistedExpiry = nil
+        lastSlide = nil
         return nextPersist(nil)
     }
 
@@ -152,6 +166,7 @@ struct SessionStateMachine<Waiter> {
         // A login in flight keeps its waiters (in `pending`) but will not be adopted.
         phase = .noToken
         persistedExpiry = nil
+        lastSlide = nil
         if let token { lastRejected = token }
         return (token, nextPersist(nil))
     }
