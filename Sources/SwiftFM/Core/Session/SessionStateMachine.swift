@@ -129,8 +129,9 @@ struct SessionStateMachine<Waiter> {
     }
 
     /// The server accepted `token` at `now`: slide the expiry if it is still the current token. `uptime` is the monotonic
-    /// clock's reading (seconds), which paces a wall clock that swings back and forth.
-    mutating func used(token: String, now: Date, uptime: TimeInterval = Self.uptime) -> Persist? {
+    /// clock's reading (seconds), which paces a wall clock that swings back and forth; read only when the expiry is to be
+    /// written (once per ``persistThreshold`` at most), not on every call.
+    mutating func used(token: String, now: Date, uptime: @autoclosure () -> TimeInterval = Self.uptime) -> Persist? {
         guard case .active(let current, _) = phase, current == token else { return nil }
         let expiry = now.addingTimeInterval(Self.lifetime)
         phase = .active(token: token, expiry: expiry)
@@ -141,8 +142,9 @@ struct SessionStateMachine<Waiter> {
             if abs(moved) < Self.persistThreshold { return nil }
             // A write that turns back the way the last one went waits the threshold on the monotonic clock: a wall clock
             // swinging back and forth is one store write per threshold, not one per call (`save` runs on the call's path).
-            if let last = lastSlide, last.later != (moved > 0), uptime - last.at < Self.persistThreshold { return nil }
-            lastSlide = (moved > 0, uptime)
+            let at = uptime()
+            if let last = lastSlide, last.later != (moved > 0), at - last.at < Self.persistThreshold { return nil }
+            lastSlide = (moved > 0, at)
         }
         persistedExpiry = expiry
         return nextPersist(FMStoredToken(token: token, expiry: expiry))
