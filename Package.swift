@@ -22,10 +22,12 @@ let package = Package(
         // libcurl on Linux, loaded at run time (dlopen): fixed-argument wrappers of curl's variadic calls; no headers.
         .target(name: "CFMCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "SwiftFM", dependencies: ["FMCrypto", "CFMCurl"]),
+        // OpenSSL 3 on Linux, loaded at run time (dlopen), for the emulator's HTTPS; no headers.
+        .target(name: "CFMTLS", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // The FileMaker Data API emulator (never imported by SwiftFM itself).
         .target(
             name: "SwiftFMEmulator",
-            dependencies: ["FMCrypto"],
+            dependencies: ["FMCrypto", "CFMTLS"],
             resources: [.copy("Resources/demo-schema.json")]
         ),
         // `fm-emulator capture`: copies a live solution into a schema file with the SwiftFM client.

@@ -112,23 +112,26 @@ public final class Emulator: Sendable {
 
     // MARK: Running
 
-    /// Starts listening; returns the base URL (`http://127.0.0.1:PORT`). Calling it again while
-    /// running returns the current URL. Request bodies may be up to 64 MiB, container uploads up to 4 GiB
+    /// Starts listening; returns the base URL (`http://127.0.0.1:PORT`, or `https://…` with ``tls``). Calling it
+    /// again while running returns the current URL. Request bodies may be up to 64 MiB, container uploads up to 4 GiB
     /// (kept in unlinked temporary files, memory-mapped, not in the heap).
     /// - Parameters:
     ///   - host: the address to bind (loopback by default).
     ///   - port: the port, or 0 for any free port.
+    /// - Throws: ``HTTPServerError`` when the address cannot be bound, or with ``tls`` when a file cannot be read
+    ///   or used, the key does not match the certificate, or OpenSSL cannot be loaded (the message names which).
     @discardableResult
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> URL {
         if let url = baseURL { return url }
-        let (cap, idle, header, body) = core.state.withLock {
-            ($0.maxConnections, $0.connectionIdleTimeout, $0.connectionHeaderTimeout, $0.connectionBodyTimeout)
+        let (cap, idle, header, body, tls) = core.state.withLock {
+            ($0.maxConnections, $0.connectionIdleTimeout, $0.connectionHeaderTimeout, $0.connectionBodyTimeout, $0.tls)
         }
         // Container uploads (multipart) up to 4 GiB, spooled to disk as they arrive; other bodies up to 64 MiB.
         let server = HTTPServer(handler: EmulatorHandler(core: core), maxUploadBytes: 4 << 30, idleTimeout: idle, maxConnections: cap,
-                                headerTimeout: header, bodyTimeout: body)
+                                headerTimeout: header, bodyTimeout: body, tls: tls)
         let bound = try server.start(host: host, port: port)
-        guard let url = Emulator.url(host: host, port: bound) else {
+        let scheme = tls == nil ? "http" : "https"
+        guard let url = Emulator.url(host: host, port: bound, scheme: scheme) else {
             server.stop()
             throw HTTPServerError(message: "cannot form a URL for host \(host)")
         }
@@ -136,6 +139,7 @@ public final class Emulator: Sendable {
             $0.server = server
             $0.port = bound
             $0.baseURL = url
+            $0.servedScheme = scheme
         }
         return url
     }
@@ -144,9 +148,20 @@ public final class Emulator: Sendable {
     /// brackets once, whether or not it came with them (`::1` and `[::1]` alike), an empty host and `localhost` as
     /// `127.0.0.1` (what the server binds for them: a client whose `localhost` is `::1` first must not be sent
     /// there); `nil` when no URL can name it.
-    static func url(host: String, port: UInt16) -> URL? {
+    static func url(host: String, port: UInt16, scheme: String = "http") -> URL? {
         let name = HTTPSocket.bindName(host)
-        return URL(string: "http://\(name.contains(":") ? "[\(name)]" : name):\(port)")
+        return URL(string: "\(scheme)://\(name.contains(":") ? "[\(name)]" : name):\(port)")
+    }
+
+    /// Serve HTTPS (TLS 1.2 or later) on the emulator's port with this certificate and key, instead of plain HTTP:
+    /// ``start(host:port:)`` then returns an `https://` URL, and container URLs use `https`. `nil` (the default):
+    /// plain HTTP. Set it before ``start(host:port:)``; a bad file fails the start (see ``EmulatorTLS``). Clients
+    /// trust the certificate through its CA: `curl --cacert ca.pem`, Python `requests` with `verify="ca.pem"`,
+    /// SwiftFM with `FMTLSOptions(caCertificates:)`. The control API (``startControl(host:port:)``) stays plain HTTP.
+    /// `fm-emulator --tls-certificate FILE --tls-key FILE` sets it.
+    public var tls: EmulatorTLS? {
+        get { core.state.withLock { $0.tls } }
+        set { core.state.withLock { $0.tls = newValue } }
     }
 
     /// The most client connections served at once (one thread each). When they are all open, a new

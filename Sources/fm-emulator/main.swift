@@ -24,14 +24,20 @@ if let symbol = dlsym(nil, "mallopt") {
 #endif
 
 let usage = """
-    usage: fm-emulator [--host HOST] [--port N] [--schema FILE] [--control] [--control-port N] [--claris-id] [--verbose]
-                       [--stop-on-stdin-close] [--help]
+    usage: fm-emulator [--host HOST] [--port N] [--schema FILE] [--tls-certificate FILE --tls-key FILE] [--control]
+                       [--control-port N] [--claris-id] [--verbose] [--stop-on-stdin-close] [--help]
            fm-emulator capture --host URL --database NAME --username NAME … (see fm-emulator capture --help)
 
       --host HOST     address to listen on (default 127.0.0.1; localhost means 127.0.0.1)
       --port N        port to listen on (default 0: any free port, printed on start)
       --schema FILE   a schema file (format: Docs/SCHEMA.md in the SwiftFM repository);
                       default: the built-in demo solution
+      --tls-certificate FILE  serve HTTPS (TLS 1.2 or later) instead of plain HTTP, with this PEM
+                      certificate (or chain: the server's first, then intermediates); needs --tls-key.
+                      Uses the system's OpenSSL 3 (libssl.so.3, Linux). Clients trust it through its CA:
+                      curl --cacert ca.pem, Python requests verify="ca.pem", SwiftFM
+                      FMTLSOptions(caCertificates:)
+      --tls-key FILE  the certificate's PEM private key (not encrypted); needs --tls-certificate
       --control       also serve the control API (JSON over HTTP: faults, clock, tokens, reset,
                       request log, records; see the README) on another port of HOST
       --control-port N  the control API's port (0: any free port; implies --control)
@@ -62,13 +68,15 @@ let usage = """
       --help          show this help
 
     Serves the Data API at /fmi/data/{v1,v2,vLatest} and FileMaker's OData v4 API at /fmi/odata/v4
-    (Basic authentication per request) over the same records, in plain HTTP only: for HTTPS put a
-    TLS front (nginx, Tests/tls/run.sh in the SwiftFM repository) before it, with --public-url.
+    (Basic authentication per request) over the same records, in plain HTTP, or in HTTPS with
+    --tls-certificate and --tls-key (the control API stays plain HTTP). Behind a TLS front of your
+    own (nginx) pass --public-url instead.
 
-    Prints one line `listening on http://HOST:PORT` once ready (then, with --control, one line
-    `control on http://HOST:PORT`); stops on SIGINT or SIGTERM (exit 0), and with
-    --stop-on-stdin-close when standard input closes. Exit status 1: a schema it cannot load or an
-    address it cannot bind (the reason on stderr); 2: a bad argument.
+    Prints one line `listening on http://HOST:PORT` (`https://` with --tls-certificate) once ready
+    (then, with --control, one line `control on http://HOST:PORT`); stops on SIGINT or SIGTERM
+    (exit 0), and with --stop-on-stdin-close when standard input closes. Exit status 1: a schema it
+    cannot load, an address it cannot bind, or a TLS certificate or key it cannot use (the reason on
+    stderr, naming the file); 2: a bad argument.
 
     """
 
@@ -120,12 +128,15 @@ struct Options {
     var clarisID = false
     var clarisIDTokenLifetime: Double?
     var stopOnStdinClose = false
+    var tlsCertificate: String?
+    var tlsKey: String?
 }
 
 /// The options that take a value.
 let valueOptions: Set<String> = ["--host", "--port", "-p", "--control-port", "--schema", "--public-url", "--max-connections",
                                  "--idle-timeout", "--header-timeout", "--body-timeout", "--max-logged-requests",
-                                 "--max-logged-bytes", "--max-answer-bytes", "--claris-id-token-lifetime"]
+                                 "--max-logged-bytes", "--max-answer-bytes", "--claris-id-token-lifetime",
+                                 "--tls-certificate", "--tls-key"]
 
 /// The options that take no value.
 let flagOptions: Set<String> = ["--help", "-h", "--verbose", "-v", "--control", "--log-bodies", "--claris-id", "--stop-on-stdin-close"]
@@ -202,6 +213,10 @@ func parseArguments(_ arguments: [String]) -> Options? {
         }
         i += 1
     }
+    if (options.tlsCertificate == nil) != (options.tlsKey == nil) {
+        writeStderr("fm-emulator: --tls-certificate and --tls-key go together (HTTPS needs both files)\n")
+        return nil
+    }
     return options
 }
 
@@ -229,6 +244,9 @@ func apply(_ name: String, _ v: String, to options: inout Options) -> Bool {
     case "--schema":
         guard !v.isEmpty else { return invalid() }
         options.schema = v
+    case "--tls-certificate", "--tls-key":
+        guard !v.isEmpty else { return invalid(" (a PEM file)") }
+        if name == "--tls-key" { options.tlsKey = v } else { options.tlsCertificate = v }
     case "--public-url":
         guard let url = URL(string: v), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               url.host?.isEmpty == false else {
@@ -283,6 +301,9 @@ if let schema = options.schema {
 }
 
 emulator.publicURL = options.publicURL
+if let certificate = options.tlsCertificate, let key = options.tlsKey {
+    emulator.tls = EmulatorTLS(certificateFile: URL(fileURLWithPath: certificate), keyFile: URL(fileURLWithPath: key))
+}
 if let n = options.maxConnections { emulator.maxConnections = n }
 if let s = options.idleTimeout { emulator.connectionIdleTimeout = s }
 if let s = options.headerTimeout { emulator.connectionHeaderTimeout = s }

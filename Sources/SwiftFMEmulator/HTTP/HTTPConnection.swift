@@ -18,6 +18,19 @@ final class HTTPConnection: Sendable {
     }
 
     func serve() {
+        var session: TLSSession?
+        if let context = run.tls {
+            // The handshake runs here, on the connection's thread, never on the accept loop's: a client that says
+            // nothing, speaks plain HTTP or rejects the certificate costs this connection only, for at most the
+            // header timeout (nginx bounds its handshakes by client_header_timeout too). It stays evictable (idle).
+            guard let made = TLSSession(context: context, fd: fd),
+                  made.handshake(until: monotonicSeconds() + run.timeouts.header) else { return }
+            session = made
+        }
+        serve(over: HTTPChannel(fd: fd, tls: session))
+    }
+
+    private func serve(over channel: HTTPChannel) {
         var parser = HTTPRequestParser(limits: run.limits)
         let scratchSize = 64 * 1024
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: scratchSize, alignment: 16)
@@ -30,13 +43,13 @@ final class HTTPConnection: Sendable {
                 case .sendContinue:
                     // The head is in: the connection waits for the body (told before the client can know).
                     clock.enter(.body)
-                    guard HTTPSocket.writeAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
+                    guard channel.writeAll(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
 
                 case let .failure(status, message):
                     let response = HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
                                                 body: Data((message + "\n").utf8))
                     let bytes = HTTPResponseWriter.serialize(response, isHead: false, keepAlive: false)
-                    if HTTPSocket.writeAll(fd, bytes) { lingeringClose() }
+                    if channel.writeAll(bytes) { lingeringClose(channel) }
                     return
 
                 case let .request(request, keepAlive):
@@ -53,9 +66,9 @@ final class HTTPConnection: Sendable {
                         || HTTPResponseWriter.asksToClose(response) || run.isStopping
                     let isHead = request.method == "HEAD"
                     if case let .drip(rate) = response.delivery {
-                        guard drip(response, isHead: isHead, keepAlive: !close, bytesPerSecond: rate) else { return }
+                        guard drip(response, over: channel, isHead: isHead, keepAlive: !close, bytesPerSecond: rate) else { return }
                         if close {
-                            lingeringClose()
+                            lingeringClose(channel)
                             return
                         }
                         continue
@@ -63,12 +76,12 @@ final class HTTPConnection: Sendable {
                     if response.delivery == .closeMidBody {
                         let bytes = HTTPResponseWriter.serialize(response, isHead: isHead, keepAlive: false,
                                                                  bodyPrefix: response.body.count / 2)
-                        if HTTPSocket.writeAll(fd, bytes) { lingeringClose() }
+                        if channel.writeAll(bytes) { lingeringClose(channel) }
                         return
                     }
-                    guard HTTPResponseWriter.write(response, to: fd, isHead: isHead, keepAlive: !close) else { return }
+                    guard HTTPResponseWriter.write(response, to: channel, isHead: isHead, keepAlive: !close) else { return }
                     if close {
-                        lingeringClose()
+                        lingeringClose(channel)
                         return
                     }
                 }
@@ -76,8 +89,8 @@ final class HTTPConnection: Sendable {
             // Each phase has its deadline: idle (keep-alive), head (from its first byte, however slowly
             // the rest trickles in), body (between two reads). A connection past it is closed.
             let left = clock.timeLeft(in: parser.phase)
-            guard left > 0, HTTPSocket.waitReadable(fd, timeout: left) else { return }
-            let n = HTTPSocket.readSome(fd, into: scratch)
+            guard left > 0 else { return }
+            let n = channel.read(into: scratch, timeout: left)
             if n <= 0 { return }
             clock.progressed()
             parser.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
@@ -94,11 +107,11 @@ final class HTTPConnection: Sendable {
     /// Writes the head of `response` at once and its body `bytesPerSecond` at a time, in ticks of a
     /// tenth of a second. Waiting polls the socket, so a client that goes away (or a server stop, which
     /// shuts the socket down) ends the drip at once. Returns `false` when the connection is finished.
-    private func drip(_ response: HTTPResponse, isHead: Bool, keepAlive: Bool, bytesPerSecond: Int) -> Bool {
+    private func drip(_ response: HTTPResponse, over channel: HTTPChannel, isHead: Bool, keepAlive: Bool, bytesPerSecond: Int) -> Bool {
         let bytes = HTTPResponseWriter.serialize(response, isHead: isHead, keepAlive: keepAlive)
         let bodyCount = min(bytes.count, HTTPResponseWriter.bodyCount(response, isHead: isHead))
         let headCount = bytes.count - bodyCount
-        guard HTTPSocket.writeAll(fd, Array(bytes[0..<headCount])) else { return false }
+        guard channel.writeAll(Array(bytes[0..<headCount])) else { return false }
         let rate = max(1, bytesPerSecond)
         let chunk = max(1, rate / 10)
         let interval = Double(chunk) / Double(rate)
@@ -106,7 +119,7 @@ final class HTTPConnection: Sendable {
         while offset < bytes.count {
             guard waitWhileClientStays(seconds: interval) else { return false }
             let end = min(bytes.count, offset + chunk)
-            guard HTTPSocket.writeAll(fd, Array(bytes[offset..<end])) else { return false }
+            guard channel.writeAll(Array(bytes[offset..<end])) else { return false }
             offset = end
         }
         return true
@@ -137,7 +150,8 @@ final class HTTPConnection: Sendable {
 
     /// Sends FIN, then reads and discards what the client still sends for a moment, so that unread
     /// request bytes do not turn the close into a reset that could destroy the response in flight.
-    private func lingeringClose() {
+    private func lingeringClose(_ channel: HTTPChannel) {
+        channel.prepareClose()
         HTTPSocket.shutdownWrite(fd)
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -161,15 +175,15 @@ enum HTTPResponseWriter {
         }
     }
 
-    /// Writes `response` to `fd`: one buffer, or for a body over 1 MiB the head and then the body from
+    /// Writes `response` to `channel`: one buffer, or for a body over 1 MiB the head and then the body from
     /// its own storage (a large container is not copied per request). `false` when the write failed.
-    static func write(_ response: HTTPResponse, to fd: Int32, isHead: Bool, keepAlive: Bool) -> Bool {
+    static func write(_ response: HTTPResponse, to channel: HTTPChannel, isHead: Bool, keepAlive: Bool) -> Bool {
         let bodyCount = bodyCount(response, isHead: isHead)
         guard bodyCount > 1024 * 1024 else {
-            return HTTPSocket.writeAll(fd, serialize(response, isHead: isHead, keepAlive: keepAlive))
+            return channel.writeAll(serialize(response, isHead: isHead, keepAlive: keepAlive))
         }
-        guard HTTPSocket.writeAll(fd, serialize(response, isHead: isHead, keepAlive: keepAlive, bodyPrefix: 0)) else { return false }
-        return response.body.withUnsafeBytes { HTTPSocket.writeAll(fd, $0) }
+        guard channel.writeAll(serialize(response, isHead: isHead, keepAlive: keepAlive, bodyPrefix: 0)) else { return false }
+        return response.body.withUnsafeBytes { channel.writeAll($0) }
     }
 
     /// How many body bytes ``serialize(_:isHead:keepAlive:bodyPrefix:)`` writes for `response`.

@@ -69,6 +69,11 @@ public final class HTTPServer: Sendable {
     /// (or its body) is the new one answered `503 Service Unavailable` with `Connection: close` and
     /// closed, without a thread.
     public let maxConnections: Int
+    /// The certificate and key when the server speaks HTTPS (TLS 1.2 or later) instead of plain HTTP; see
+    /// ``EmulatorTLS``. Each connection's handshake runs on its own thread and must finish within
+    /// ``headerTimeout``. A connection beyond ``maxConnections`` that cannot be admitted is closed without an
+    /// answer (a 503 would need a handshake on the accepting thread).
+    public let tls: EmulatorTLS?
 
     private let state = HTTPServerLockedState()
 
@@ -83,9 +88,11 @@ public final class HTTPServer: Sendable {
     ///   - maxConnections: connections served at once (default 256); see ``maxConnections``.
     ///   - headerTimeout: seconds a request head may take to arrive, from its first byte (default 10).
     ///   - bodyTimeout: seconds a request body may go without a byte (default 30).
+    ///   - tls: serve HTTPS with this certificate and key (default `nil`: plain HTTP); see ``tls``.
     public init(handler: any HTTPHandler, maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int = 64 * 1024 * 1024,
                 maxUploadBytes: Int? = nil, idleTimeout: TimeInterval = 60, maxConnections: Int = 256,
-                headerTimeout: TimeInterval = 10, bodyTimeout: TimeInterval = 30) {
+                headerTimeout: TimeInterval = 10, bodyTimeout: TimeInterval = 30, tls: EmulatorTLS? = nil) {
+        self.tls = tls
         self.maxUploadBytes = max(maxBodyBytes, maxUploadBytes ?? maxBodyBytes)
         self.idleTimeout = idleTimeout > 0 ? idleTimeout : 60
         self.headerTimeout = headerTimeout > 0 ? headerTimeout : 10
@@ -134,13 +141,17 @@ public final class HTTPServer: Sendable {
     ///   - port: the port, or 0 for any free port.
     /// - Returns: the port actually bound.
     /// - Throws: ``HTTPServerError`` when the address cannot be resolved, bound (e.g. the port is in
-    ///   use) or listened on, or when the server is already running.
+    ///   use) or listened on, when the server is already running, or (with ``tls``) when OpenSSL cannot be
+    ///   loaded, a file cannot be read or used, or the key does not match the certificate (the message names
+    ///   the file).
     ///
     /// Socket writes never raise `SIGPIPE` (`MSG_NOSIGNAL` / `SO_NOSIGPIPE`); as a second line of
     /// defence the first start also sets `SIGPIPE` to ignored for the process, as servers do.
     @discardableResult
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> UInt16 {
         _ = HTTPServer.ignoreSIGPIPE
+        // Before binding: a bad certificate or key fails the start, never each handshake later.
+        let context = try tls.map { try TLSContext($0) }
         guard let address = HTTPSocket.resolve(host: host, port: port) else {
             throw HTTPServerError(message: "cannot resolve host \(host)")
         }
@@ -183,7 +194,7 @@ public final class HTTPServer: Sendable {
             handler: handler,
             limits: HTTPParserLimits(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes, maxUploadBytes: maxUploadBytes),
             timeouts: HTTPConnectionTimeouts(idle: idleTimeout, header: headerTimeout, body: bodyTimeout),
-            maxConnections: maxConnections
+            maxConnections: maxConnections, tls: context
         )
         let alreadyRunning = state.withLock { s -> Bool in
             if s.run != nil { return true }
@@ -252,6 +263,8 @@ final class HTTPServerRun: @unchecked Sendable {
     let limits: HTTPParserLimits
     let timeouts: HTTPConnectionTimeouts
     let maxConnections: Int
+    /// The TLS context when the server speaks HTTPS.
+    let tls: TLSContext?
     /// Connections closed for eviction whose threads may still be ending, beyond the cap: bounds the
     /// threads alive at once to `maxConnections + evictionSlack` under churn.
     let evictionSlack = 64
@@ -278,7 +291,8 @@ final class HTTPServerRun: @unchecked Sendable {
     private var nextConnectionID = 0
 
     init(listenFD: Int32, wakeRead: Int32, wakeWrite: Int32, port: UInt16, handler: any HTTPHandler,
-         limits: HTTPParserLimits, timeouts: HTTPConnectionTimeouts, maxConnections: Int) {
+         limits: HTTPParserLimits, timeouts: HTTPConnectionTimeouts, maxConnections: Int, tls: TLSContext? = nil) {
+        self.tls = tls
         self.timeouts = timeouts
         self.maxConnections = maxConnections
         self.listenFD = listenFD
@@ -363,7 +377,12 @@ final class HTTPServerRun: @unchecked Sendable {
     }
 
     /// Answers a connection beyond the cap without a thread: 503, `Connection: close`, then close.
+    /// Over TLS it is only closed: the answer would need a handshake, which never runs on the accept thread.
     private func refuse(_ fd: Int32) {
+        if tls != nil {
+            HTTPSocket.closeFD(fd)
+            return
+        }
         let body = "Too many connections: the emulator serves at most \(maxConnections) at once.\n"
         let response = HTTPResponse(status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "1")],
                                     body: Data(body.utf8))

@@ -7,11 +7,12 @@ extension EmulatorState {
     /// 2. else what a reverse proxy says: `X-Forwarded-Proto` (`http` or `https`) and `X-Forwarded-Host`,
     ///    the first value of each when a chain of proxies sent a list; a value that is not a plausible
     ///    scheme or host is ignored;
-    /// 3. else `http` and the request's `Host`, else `fallbackHost`.
+    /// 3. else the scheme the emulator serves (`http`, or `https` with ``Emulator/tls``) and the request's `Host`,
+    ///    else `fallbackHost`.
     func origin(of request: HTTPRequest, fallbackHost: String) -> String {
         if let publicURL, let origin = EmulatorState.origin(of: publicURL) { return origin }
         let proto = EmulatorState.firstForwardedValue(request.header("X-Forwarded-Proto"))?.lowercased()
-        let scheme = proto == "https" || proto == "http" ? proto ?? "http" : "http"
+        let scheme = proto == "https" || proto == "http" ? proto ?? servedScheme : servedScheme
         let forwardedHost = EmulatorState.firstForwardedValue(request.header("X-Forwarded-Host")).flatMap {
             EmulatorState.isPlausibleHost($0) ? $0 : nil
         }

@@ -135,6 +135,10 @@ struct EmulatorState {
     var baseURL: URL?
     /// The URL clients reach the emulator at (behind a proxy); see ``Emulator/publicURL``.
     var publicURL: URL?
+    /// HTTPS on the emulator's own port; see ``Emulator/tls``.
+    var tls: EmulatorTLS?
+    /// The scheme of the running server (`https` with ``tls``), for URLs the emulator writes without a proxy's word.
+    var servedScheme = "http"
     /// Table occurrences and relationships: the paths from each layout's table occurrence to related tables.
     var graph = RelationGraph()
     /// The most bytes of records one answer may hold (``Emulator/maxAnswerBytes``): past it the answer is refused
