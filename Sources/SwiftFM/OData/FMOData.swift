@@ -129,24 +129,40 @@ extension FMOData {
         let done = ODataCompletion(run: completion)
         if call.invalid != nil {
             attempt(call, headers: nil, handle: handle, inline: inline, endsAt: nil, sentAs: sentAs, logContext: logContext,
-                    then: done.run)
+                    requestID: api.context.newRequestID(), then: done.run)
             return handle
         }
         let endsAt = Deadline.fromNow(configuration.deadline(isTransfer: call.isTransfer))
         credentials(for: call, refresh: false, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
+            let requestID = api.context.newRequestID()
             attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, sentAs: sentAs,
-                    logContext: logContext) { [self] (result: consuming Result<Value, FMError>) in
+                    logContext: logContext, requestID: requestID) { [self] (result: consuming Result<Value, FMError>) in
                 guard let error = result.failure, error.httpStatus == 401, headers != nil, !handle.isCancelled else {
                     return done.run(result)
                 }
-                api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one")
+                // A line of this call: the rejected request's number and the call's context, as its own lines.
+                api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one",
+                               metadata: renewalMetadata(call, error: error, requestID: requestID, logContext: logContext))
                 credentials(for: call, refresh: true, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
                     attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, sentAs: sentAs,
-                            logContext: logContext, then: done.run)
+                            logContext: logContext, requestID: api.context.newRequestID(), then: done.run)
                 }
             }
         }
         return handle
+    }
+
+    /// The metadata of the line that says a Claris ID token was rejected: the caller's context under the rejected
+    /// request's `fm.request_id`, `fm.endpoint`, `fm.table` and `fm.code` (as on that request's own `←` line).
+    private func renewalMetadata<Value>(_ call: ODataCall<Value>, error: FMError, requestID: UInt64,
+                                        logContext: [String: String]) -> [String: String] {
+        let endpoint = endpoint(call, headers: nil)
+        var metadata = logContext
+        metadata["fm.request_id"] = String(requestID)
+        metadata["fm.endpoint"] = endpoint.kind
+        if let table = endpoint.table { metadata["fm.table"] = table }
+        metadata["fm.code"] = error.code
+        return metadata
     }
 
     /// The credentials of `call`'s next request, which then go to `then`. A Claris ID provider is the caller's code
@@ -183,7 +199,7 @@ extension FMOData {
     }
 
     private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
-                                endsAt: DispatchTime?, sentAs: Locked<UInt64?>?, logContext: [String: String],
+                                endsAt: DispatchTime?, sentAs: Locked<UInt64?>?, logContext: [String: String], requestID: UInt64,
                                 then: @escaping (consuming Result<Value, FMError>) -> Void) {
         var options = CallOptions(accepting: call.accepting, handle: handle)
         options.logContext = logContext
@@ -191,11 +207,8 @@ extension FMOData {
         options.isTransfer = call.isTransfer
         options.inline = inline
         options.endsAt = endsAt
-        if let sentAs {
-            let requestID = api.context.newRequestID()
-            sentAs.withLock { $0 = requestID }
-            options.requestID = requestID
-        }
+        options.requestID = requestID
+        sentAs?.withLock { $0 = requestID }
         api.perform(endpoint(call, headers: headers), options: options, completion: then)
     }
 
