@@ -42,4 +42,28 @@ struct ACallBegunInsideTheLogMetadataProviderDoesNotReadItTests {
         let inner = h.logs.values.filter { $0.metadata["fm.layout"] == "Lookup" }
         #expect(!inner.isEmpty && inner.allSatisfy { $0.metadata["trace_id"] == nil }, "\(inner.map(\.metadata))")
     }
+
+    /// The same from a thread that runs no task (a callback method called on a dispatch queue).
+    @Test func fromAThreadWithoutATask() async throws {
+        let body = ACallsLinesCarryTheCallersLogContextTests.page(records: 1, found: 1)
+        let depth = Locked(0), deepest = Locked(0)
+        let box = Box()
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass")
+        configuration.timeout = 3600
+        configuration.logMetadataProvider = FMLogMetadataProvider {
+            let level = depth.withLock { $0 += 1; return $0 }
+            deepest.withLock { $0 = max($0, level) }
+            defer { depth.withLock { $0 -= 1 } }
+            if level < 4, let api = box.api { api.getRecords(layout: "Lookup", limit: 1) { _, _ in } }
+            return ["trace_id": "thread"]
+        }
+        let h = Harness(configuration: configuration, store: FirstContactRuleTests.loggedIn) { _ in .json(200, body) }
+        box.api = h.api
+        let done = Recorder<String>()
+        DispatchQueue(label: "no task").async {
+            h.api.getRecords(layout: "Contacts", limit: 1) { _, code in done.record(code) }
+        }
+        #expect(await done.value().first == "0")
+        #expect(deepest.withLock { $0 } == 1)
+    }
 }
