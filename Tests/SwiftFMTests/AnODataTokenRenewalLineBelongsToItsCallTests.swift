@@ -36,5 +36,6 @@ struct AnODataTokenRenewalLineBelongsToItsCallTests {
         for line in events {
             #expect(line.metadata["trace_id"] == "renewed", "\(line.message) \(line.metadata)")
         }
+        #expect(events.filter { $0.level == .error }.isEmpty, "a renewed token is no failure: \(events.map { "[\($0.level)] \($0.message)" })")
     }
 }
