@@ -133,7 +133,8 @@ extension FMOData {
             return handle
         }
         let endsAt = Deadline.fromNow(configuration.deadline(isTransfer: call.isTransfer))
-        credentials(for: call, refresh: false, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
+        credentials(for: call, refresh: false, handle: handle, endsAt: endsAt, inline: inline, sentAs: sentAs, logContext: logContext,
+                    done: done) { [self] headers in
             let requestID = api.context.newRequestID()
             attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, sentAs: sentAs,
                     logContext: logContext, requestID: requestID) { [self] (result: consuming Result<Value, FMError>) in
@@ -143,7 +144,8 @@ extension FMOData {
                 // A line of this call: the rejected request's number and the call's context, as its own lines.
                 api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one",
                                metadata: renewalMetadata(call, error: error, requestID: requestID, logContext: logContext))
-                credentials(for: call, refresh: true, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
+                credentials(for: call, refresh: true, handle: handle, endsAt: endsAt, inline: inline, sentAs: sentAs,
+                            logContext: logContext, done: done) { [self] headers in
                     attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, sentAs: sentAs,
                             logContext: logContext, requestID: api.context.newRequestID(), then: done.run)
                 }
@@ -167,15 +169,18 @@ extension FMOData {
 
     /// The credentials of `call`'s next request, which then go to `then`. A Claris ID provider is the caller's code
     /// and may take its time: the call waits for it as an ``ODataTokenWait`` (a cancel, the deadline or the end of a
-    /// shutdown's grace ends the wait first); an answer after the end is dropped, and nothing is sent.
+    /// shutdown's grace ends the wait first); an answer after the end is dropped, and nothing is sent. No credentials
+    /// to send (the provider failed, or none OData can use) fail the call as one refused before it was sent
+    /// (``refuse(_:_:handle:inline:sentAs:logContext:done:)``).
     private func credentials<Value>(for call: ODataCall<Value>, refresh: Bool, handle: FMRequest, endsAt: DispatchTime,
-                                    inline: Bool, done: ODataCompletion<Value>,
+                                    inline: Bool, sentAs: Locked<UInt64?>?, logContext: [String: String], done: ODataCompletion<Value>,
                                     then: @escaping @Sendable ([String: String]?) -> Void) {
         guard case .clarisID? = configuration.credentials else {
             // Known at once (Basic, or a configuration that cannot authenticate): nothing to wait for.
             return credentials(refresh: refresh) { [self] result in
                 switch result {
-                case .failure(let error): deliver(.failure(handle.isCancelled ? .cancelled : error), inline: inline, done)
+                case .failure where handle.isCancelled: deliver(.failure(.cancelled), inline: inline, done)
+                case .failure(let error): refuse(call, error, handle: handle, inline: inline, sentAs: sentAs, logContext: logContext, done: done)
                 case .success(let headers): then(headers)
                 }
             }
@@ -192,10 +197,21 @@ extension FMOData {
         credentials(refresh: refresh) { [self] result in
             guard let done = wait.end() else { return }
             switch result {
-            case .failure(let error): deliver(.failure(error), inline: inline, done)
+            case .failure(let error): refuse(call, error, handle: handle, inline: inline, sentAs: sentAs, logContext: logContext, done: done)
             case .success(let headers): then(headers)
             }
         }
+    }
+
+    /// Fails `call`, which has no credentials to send, through the engine as a call refused before it was sent (as an
+    /// argument that cannot be sent is): one error line, `KIND not sent: ERROR`, with the number drawn for it and the
+    /// caller's context, measured and traced; nothing is sent.
+    private func refuse<Value>(_ call: ODataCall<Value>, _ error: FMError, handle: FMRequest, inline: Bool, sentAs: Locked<UInt64?>?,
+                               logContext: [String: String], done: ODataCompletion<Value>) {
+        var refused = call
+        refused.invalid = error
+        attempt(refused, headers: nil, handle: handle, inline: inline, endsAt: nil, sentAs: sentAs, logContext: logContext,
+                requestID: api.context.newRequestID(), then: done.run)
     }
 
     private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
