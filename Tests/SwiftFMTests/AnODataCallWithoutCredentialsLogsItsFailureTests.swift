@@ -39,4 +39,23 @@ struct AnODataCallWithoutCredentialsLogsItsFailureTests {
         #expect(line?.metadata["fm.request_id"] != nil)
         #expect(line?.metadata["trace_id"] == "no-credentials", "\(String(describing: line?.metadata))")
     }
+
+    /// Failed before: the call completed with -1004 and logged no line at all (a Data API call whose deadline passes
+    /// while it waits for its session says so at error).
+    @Test func aDeadlinePassingWhileTheTokenIsAwaitedLogsOneErrorLine() async {
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts",
+                                            credentials: .clarisID(FMClarisIDTokenProvider { _, _ in }))   // never answers
+        configuration.timeout = 0.2
+        configuration.logMetadataProvider = FMLogMetadataProvider { ["trace_id": "no-token"] }
+        let h = Harness(configuration: configuration) { _ in nil }
+        let done = Recorder<String>()
+        FMOData(sharing: h.api).records(from: "contacts") { _, code in done.record(code) }
+        #expect(await done.value().first == FMError.ClientCode.timeout)
+        h.drain()
+        let errors = h.logs.values.filter { $0.level == .error }
+        #expect(errors.count == 1, "\(h.logs.values.map(\.message))")
+        #expect(errors.first?.metadata["fm.code"] == FMError.ClientCode.timeout)
+        #expect(errors.first?.metadata["fm.request_id"] != nil)
+        #expect(errors.first?.metadata["trace_id"] == "no-token", "\(String(describing: errors.first?.metadata))")
+    }
 }

@@ -185,7 +185,12 @@ extension FMOData {
                 }
             }
         }
-        let wait = ODataTokenWait(done, lifecycle: api.lifecycle) { [self] error, done in deliver(.failure(error), inline: inline, done) }
+        let wait = ODataTokenWait(done, lifecycle: api.lifecycle) { [self] error, done in
+            // The deadline is a failure to say (as a Data API call's waiting for its session); a cancel and a shutdown
+            // log no error.
+            guard error.code == FMError.ClientCode.timeout else { return deliver(.failure(error), inline: inline, done) }
+            refuse(call, error, handle: handle, inline: inline, sentAs: sentAs, logContext: logContext, done: done)
+        }
         // Shutting down: refused, as the request would be, and the provider is not asked.
         guard api.lifecycle.admit(wait) else { return deliver(.failure(.shuttingDown), inline: inline, done) }
         let seconds = configuration.deadline(isTransfer: call.isTransfer)
@@ -203,15 +208,22 @@ extension FMOData {
         }
     }
 
-    /// Fails `call`, which has no credentials to send, through the engine as a call refused before it was sent (as an
-    /// argument that cannot be sent is): one error line, `KIND not sent: ERROR`, with the number drawn for it and the
-    /// caller's context, measured and traced; nothing is sent.
+    /// Fails `call`, which has no credentials to send (or whose deadline passed while its token was awaited), through
+    /// the engine as a call refused before it was sent (as an argument that cannot be sent is): one error line,
+    /// `KIND not sent: ERROR`, with the number drawn for it and the caller's context, measured and traced; nothing is
+    /// sent. It completes with `error` even while shutting down (it was admitted as it began).
     private func refuse<Value>(_ call: ODataCall<Value>, _ error: FMError, handle: FMRequest, inline: Bool, sentAs: Locked<UInt64?>?,
                                logContext: [String: String], done: ODataCompletion<Value>) {
         var refused = call
         refused.invalid = error
-        attempt(refused, headers: nil, handle: handle, inline: inline, endsAt: nil, sentAs: sentAs, logContext: logContext,
-                requestID: api.context.newRequestID(), then: done.run)
+        var options = CallOptions(accepting: call.accepting, handle: handle)
+        options.logContext = logContext
+        options.inline = inline
+        options.bypassShutdown = true
+        let requestID = api.context.newRequestID()
+        options.requestID = requestID
+        sentAs?.withLock { $0 = requestID }
+        api.perform(endpoint(refused, headers: nil), options: options, completion: done.run)
     }
 
     private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
