@@ -4,7 +4,7 @@ import Testing
 
 /// An OData call that fails before it is sent because it has no credentials to send (its Claris ID token provider
 /// failed, or the configuration has none OData can use: `-1001`) is a failed call like one refused for an argument that
-/// cannot be sent: it logs one error line, `KIND not sent: ERROR`, with `fm.request_id` (the number drawn for it, as its
+/// cannot be sent, and so is one whose deadline passes while its token is awaited (`-1004`): it logs one error line, `KIND not sent: ERROR`, with `fm.request_id` (the number drawn for it, as its
 /// span's), `fm.endpoint`, `fm.code` and the caller's logging context; nothing is sent. So a walk whose next page's token
 /// cannot be had says why it ended, as every other failed walk does.
 @Suite("Log metadata: an OData call without credentials logs its failure")
