@@ -102,7 +102,7 @@ struct ResultHandoverBodyTests {
         }
         let url = try #require(URL(string: "https://fms.example.com/Streaming_SSL/MainDB/1.png"))
         let owns = Recorder<Bool?>()
-        _ = h.api.followContainer(url: url, cookie: nil, hopsLeft: 1) { (result: consuming Result<Data, FMError>) in
+        _ = h.api.followContainer(url: url, cookie: nil, hopsLeft: 1) { (result: consuming Result<Data, FMError>, _: UInt64) in
             guard var data = try? (consume result).get() else { return owns.record(nil) }
             owns.record(Self.ownsItsBytes(&data))
         }

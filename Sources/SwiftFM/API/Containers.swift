@@ -70,7 +70,7 @@ extension DataAPI {
     /// - Returns: a handle that cancels the download, whichever hop is in flight.
     @discardableResult
     public func downloadContainer(url: URL, completion: sending @escaping (Data?, String) -> Void) -> FMRequest {
-        followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects) { result in
+        followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects) { result, _ in
             completion(result.value, result.code)
         }
     }
@@ -109,8 +109,16 @@ extension DataAPI {
         }
         let partial = Self.partialFile(for: fileURL)
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress.map(ProgressReports.init))
-        return followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, request: handle, sink: sink) { result in
-            completion(Self.settle(result.map { _ in () }, partial: partial, at: fileURL))
+        let logContext = context.callerLogContext()   // where the caller is: the download's line may be logged on our queue
+        return followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, request: handle, sink: sink,
+                               logContext: logContext) { [self] result, requestID in
+            let answered = result.failure == nil
+            let settled = Self.settle(result.map { _ in () }, partial: partial, at: fileURL)
+            // The last hop was answered, so no line of its own says the download failed: this one does, naming it.
+            if answered, let error = settled.failure {
+                context.sender.logger.logCallFailed("GET {container}", error, requestID: requestID, context: logContext)
+            }
+            completion(settled)
         }
     }
 
@@ -126,11 +134,12 @@ extension DataAPI {
     /// URLs asked for so far (their comparable form), with the cookie each was sent.
     ///
     /// `logContext`: the caller's logging context, read as the download began (the first hop, on the caller's thread or
-    /// task); every hop's lines and the line of a download its redirects end carry it.
+    /// task); every hop's lines and the line of a download its redirects end carry it. `completion` also gets the
+    /// number (`fm.request_id`) of the last hop, whose answer ended the download.
     func followContainer(url: URL, cookie: String?, hopsLeft: Int, request: FMRequest? = nil, sink: BodySink? = nil,
                          endsAt: DispatchTime? = nil, visited: [(url: String, cookie: String?)] = [],
                          logContext: [String: String]? = nil,
-                         completion: @escaping (consuming Result<Data, FMError>) -> Void) -> FMRequest {
+                         completion: @escaping (consuming Result<Data, FMError>, _ lastHop: UInt64) -> Void) -> FMRequest {
         let handle = request ?? FMRequest()
         let logContext = logContext ?? context.callerLogContext()
         let statuses = Endpoints.containerHopStatuses
@@ -145,10 +154,10 @@ extension DataAPI {
         options.logContext = logContext
         return perform(Endpoints.containerHop(url: url, cookie: cookie), options: options) { [self] (result: consuming Result<Endpoints.ContainerHop, FMError>) in
             // The bytes are handed over, not shared (see ``Delivery``): taken out of the hop, which ends here.
-            guard case .success(.redirect(let next, let nextCookie)) = result else { return completion(Self.bytes(of: result)) }
+            guard case .success(.redirect(let next, let nextCookie)) = result else { return completion(Self.bytes(of: result), requestID) }
             // Cancelled after this hop delivered its redirect: the download ends as cancelled (no line: a cancel logs
             // no error), as the next hop would, whatever this redirect says (a loop, or the last one allowed).
-            if handle.isCancelled { return FMError.withCurrent(.cancelled) { completion(.failure(.cancelled)) } }
+            if handle.isCancelled { return FMError.withCurrent(.cancelled) { completion(.failure(.cancelled), requestID) } }
             let visited = visited + [(url.comparableForm, cookie)]
             let target = next.comparableForm
             // Ended here, in the completion of a hop that succeeded: the failure is bound as FMError.current for the
@@ -157,7 +166,7 @@ extension DataAPI {
             // with the hop's `fm.request_id`.
             func fail(_ error: FMError) {
                 context.sender.logger.logCallFailed("GET {container}", error, requestID: requestID, context: logContext)
-                FMError.withCurrent(error) { completion(.failure(error)) }
+                FMError.withCurrent(error) { completion(.failure(error), requestID) }
             }
             if visited.contains(where: { $0.url == target && $0.cookie == nextCookie }) {
                 return fail(.containerURLExpired)

@@ -24,7 +24,9 @@ extension DataAPI {
     public func downloadContainer(url: URL) async throws -> Data {
         let handle = FMRequest()
         return try await bridge(attaching: handle) { completion in
-            followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, request: handle, completion: completion)
+            followContainer(url: url, cookie: nil, hopsLeft: Endpoints.maxContainerRedirects, request: handle) { result, _ in
+                completion(result)
+            }
         }
     }
 

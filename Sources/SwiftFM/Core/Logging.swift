@@ -81,8 +81,11 @@ public typealias FMLogHandler = @Sendable (FMLogEvent) -> Void
 /// reads them as each line is logged finds nothing. Instead SwiftFM calls ``metadata()`` once as a call begins,
 /// synchronously and where ``FMInstrumentation/startCall(_:)`` is called (the caller's thread for a callback method,
 /// the caller's task for an `async` one), and adds what it returned to the ``FMLogEvent/metadata`` of every line of
-/// that call, redacted like the rest; a key SwiftFM sets on a line (`fm.request_id`, `fm.code`, …) keeps SwiftFM's
-/// value. What is read is held by the call and goes with it. See <doc:TracingAndLogLevels>.
+/// that call, redacted like the rest (its keys too). SwiftFM's keys (`fm.request_id`, `fm.endpoint`, `fm.layout`,
+/// `fm.table`, `fm.code`, `http.response.status_code`) are SwiftFM's alone: a value returned under one of them is
+/// dropped, also from the lines where SwiftFM does not set it. A call begun inside ``metadata()`` (through the same
+/// client, or in a task it starts) does not read it again and carries no caller's context. What is read is held by the
+/// call and goes with it. See <doc:TracingAndLogLevels>.
 ///
 /// ```swift
 /// configuration.logMetadataProvider = FMLogMetadataProvider {
@@ -101,6 +104,37 @@ public final class FMLogMetadataProvider: Sendable {
 
     /// The caller's context, read now.
     public func metadata() -> [String: String] { read() }
+}
+
+/// Reads a caller's logging context (``FMLogMetadataProvider``) for one call, once, as it begins.
+enum CallerLogContext {
+    /// The keys SwiftFM sets on a call's lines (``FMLogEvent/metadata``): SwiftFM's alone, on every line, whether or not
+    /// that line carries one (a request line has no `fm.code`), so that a reader keyed on them counts SwiftFM's values only.
+    static let swiftFMKeys: Set<String> = ["fm.request_id", "fm.endpoint", "fm.layout", "fm.table", "fm.code", "http.response.status_code"]
+
+    /// `true` while a provider runs (on its thread, and in a task it starts): a call it begins reads none.
+    @TaskLocal static var reading = false
+
+    /// What `provider` returns now, as a call's lines carry it: without SwiftFM's keys (``swiftFMKeys``), and with every
+    /// secret in a key redacted (the values are redacted as each line is logged, as the message is: a key is redacted
+    /// here because what the caller made up is no name of SwiftFM's). A call that the provider begins itself (a lookup
+    /// through the same client) reads nothing: it would read the provider, which would begin a call, without end.
+    static func read(_ provider: FMLogMetadataProvider, secrets: () -> [String]) -> [String: String] {
+        guard !reading else { return [:] }
+        let metadata = $reading.withValue(true) { provider.metadata() }
+        guard !metadata.isEmpty else { return metadata }
+        let secrets = secrets()
+        // Kept as it is (no copy) unless something must go.
+        guard metadata.keys.contains(where: { swiftFMKeys.contains($0) || Redaction.scrub($0, secrets: secrets) != $0 }) else {
+            return metadata
+        }
+        var kept: [String: String] = [:]
+        for (key, value) in metadata where !swiftFMKeys.contains(key) {
+            let key = Redaction.scrub(key, secrets: secrets)
+            if kept[key] == nil { kept[key] = value }
+        }
+        return kept
+    }
 }
 
 /// Holds the log metadata provider inside ``FMConfiguration`` (compared by identity, so the configuration stays `Equatable`).

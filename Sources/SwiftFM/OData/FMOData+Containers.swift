@@ -103,8 +103,19 @@ extension FMOData {
         let sink = BodySink.file(partial, cap: configuration.maxResponseBytes, progress: progress.map(ProgressReports.init))
         var call = downloadCall(from: set, key: key, field: field, sink: sink) { _ in () }
         call.invalid = call.invalid ?? UploadSource.notAFileURL(fileURL, "download destination")
-        return send(call, attachingTo: handle, inline: inline) { result in
-            completion(DataAPI.settle(result, partial: partial, at: fileURL))
+        let logContext = api.context.callerLogContext()
+        let logger = api.context.sender.logger
+        // The number of the request whose answer was written, for the line below (only kept when it can be logged).
+        let sent = logger.isEnabled(.error) ? Locked<UInt64?>(nil) : nil
+        let (method, kind) = (call.method.rawValue, call.kind)
+        return send(call, attachingTo: handle, inline: inline, sentAs: sent, logContext: logContext) { result in
+            let answered = result.failure == nil
+            let settled = DataAPI.settle(result, partial: partial, at: fileURL)
+            // The request was answered, so no line of its own says the download failed: this one does, naming it.
+            if answered, let error = settled.failure {
+                logger.logCallFailed("\(method) odata/\(kind)", error, requestID: sent?.value, context: logContext)
+            }
+            completion(settled)
         }
     }
 

@@ -71,11 +71,11 @@ public struct FMODataPages: AsyncSequence, Sendable {
             case .first: call = odata.pageCall(from: set, query: query)
             case .link(let link): call = odata.pageCall(following: link)
             }
-            let sent = Locked<UInt64?>(nil)
+            let sent = odata.walkRequestHolder()
             let logContext = odata.api.context.callerLogContext()   // in the looping task
             let page = try await odata.sendAsync(call, sentAs: sent, logContext: logContext)
             guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, odata: odata, followed: &followed,
-                                                requestID: sent.value, logContext: logContext)
+                                                requestID: sent?.value, logContext: logContext)
             else { return nil }
             step = after
             return page
@@ -90,6 +90,12 @@ extension FMOData {
     func walkTarget(_ call: ODataCall<FMODataPage>) -> String? {
         guard call.invalid == nil else { return nil }
         return call.rooted ? call.path : ODataText.encodePath(configuration.database) + (call.path.isEmpty ? "" : "/" + call.path)
+    }
+
+    /// What holds the number of a walk page's request, for the line of a walk that page ends (``walkLooped(_:requestID:logContext:)``):
+    /// made only when that line can be logged, so that a walk without a logging hook allocates nothing for it.
+    func walkRequestHolder() -> Locked<UInt64?>? {
+        api.context.sender.logger.isEnabled(.error) ? Locked(nil) : nil
     }
 
     /// The error of a walk whose next link leads where it already went (`call`: the page call it would make), logged
@@ -142,7 +148,7 @@ extension FMOData {
 
     private func walk(_ call: ODataCall<FMODataPage>, followed: Set<String>, rows: Int, handle: FMRequest, logContext: [String: String],
                       page: @escaping (FMODataPage) -> Bool, completion: @escaping (Int?, String) -> Void) {
-        let sent = Locked<UInt64?>(nil)
+        let sent = walkRequestHolder()
         send(call, attachingTo: handle, sentAs: sent, logContext: logContext) { [self] result in
             switch result {
             case .failure(let error):
@@ -158,7 +164,7 @@ extension FMOData {
                 let call = pageCall(following: next)
                 var followed = followed
                 if let target = walkTarget(call), !followed.insert(target).inserted {
-                    let error = walkLooped(call, requestID: sent.value, logContext: logContext)
+                    let error = walkLooped(call, requestID: sent?.value, logContext: logContext)
                     return FMError.withCurrent(error) { completion(nil, error.code) }
                 }
                 walk(call, followed: followed, rows: total, handle: handle, logContext: logContext, page: page, completion: completion)
@@ -213,11 +219,11 @@ public struct FMODataTypedPages<T: Decodable & SendableMetatype>: AsyncSequence,
             case .link(let link): call = odata.typedPageCall(T.self, odata.pageCall(following: link))
             }
             let odata = self.odata
-            let sent = Locked<UInt64?>(nil)
+            let sent = odata.walkRequestHolder()
             let logContext = odata.api.context.callerLogContext()   // in the looping task
             let page = try await odata.sendAsync(call, sentAs: sent, logContext: logContext)
             guard let after = try current.after(nextLink: page.nextLink, rowCount: page.rows.count, odata: odata, followed: &followed,
-                                                requestID: sent.value, logContext: logContext)
+                                                requestID: sent?.value, logContext: logContext)
             else { return nil }
             step = after
             return page

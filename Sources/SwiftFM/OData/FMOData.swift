@@ -129,42 +129,68 @@ extension FMOData {
         let done = ODataCompletion(run: completion)
         if call.invalid != nil {
             attempt(call, headers: nil, handle: handle, inline: inline, endsAt: nil, sentAs: sentAs, logContext: logContext,
-                    then: done.run)
+                    requestID: api.context.newRequestID(), then: done.run)
             return handle
         }
         let endsAt = Deadline.fromNow(configuration.deadline(isTransfer: call.isTransfer))
-        credentials(for: call, refresh: false, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
+        credentials(for: call, refresh: false, handle: handle, endsAt: endsAt, inline: inline, sentAs: sentAs, logContext: logContext,
+                    done: done) { [self] headers in
+            let requestID = api.context.newRequestID()
             attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, sentAs: sentAs,
-                    logContext: logContext) { [self] (result: consuming Result<Value, FMError>) in
+                    logContext: logContext, requestID: requestID) { [self] (result: consuming Result<Value, FMError>) in
                 guard let error = result.failure, error.httpStatus == 401, headers != nil, !handle.isCancelled else {
                     return done.run(result)
                 }
-                api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one")
-                credentials(for: call, refresh: true, handle: handle, endsAt: endsAt, inline: inline, done: done) { [self] headers in
+                // A line of this call: the rejected request's number and the call's context, as its own lines.
+                api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one",
+                               metadata: renewalMetadata(call, error: error, requestID: requestID, logContext: logContext))
+                credentials(for: call, refresh: true, handle: handle, endsAt: endsAt, inline: inline, sentAs: sentAs,
+                            logContext: logContext, done: done) { [self] headers in
                     attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, sentAs: sentAs,
-                            logContext: logContext, then: done.run)
+                            logContext: logContext, requestID: api.context.newRequestID(), then: done.run)
                 }
             }
         }
         return handle
     }
 
+    /// The metadata of the line that says a Claris ID token was rejected: the caller's context under the rejected
+    /// request's `fm.request_id`, `fm.endpoint`, `fm.table` and `fm.code` (as on that request's own `←` line).
+    private func renewalMetadata<Value>(_ call: ODataCall<Value>, error: FMError, requestID: UInt64,
+                                        logContext: [String: String]) -> [String: String] {
+        let endpoint = endpoint(call, headers: nil)
+        var metadata = logContext
+        metadata["fm.request_id"] = String(requestID)
+        metadata["fm.endpoint"] = endpoint.kind
+        if let table = endpoint.table { metadata["fm.table"] = table }
+        metadata["fm.code"] = error.code
+        return metadata
+    }
+
     /// The credentials of `call`'s next request, which then go to `then`. A Claris ID provider is the caller's code
     /// and may take its time: the call waits for it as an ``ODataTokenWait`` (a cancel, the deadline or the end of a
-    /// shutdown's grace ends the wait first); an answer after the end is dropped, and nothing is sent.
+    /// shutdown's grace ends the wait first); an answer after the end is dropped, and nothing is sent. No credentials
+    /// to send (the provider failed, or none OData can use) fail the call as one refused before it was sent
+    /// (``refuse(_:_:handle:inline:sentAs:logContext:done:)``).
     private func credentials<Value>(for call: ODataCall<Value>, refresh: Bool, handle: FMRequest, endsAt: DispatchTime,
-                                    inline: Bool, done: ODataCompletion<Value>,
+                                    inline: Bool, sentAs: Locked<UInt64?>?, logContext: [String: String], done: ODataCompletion<Value>,
                                     then: @escaping @Sendable ([String: String]?) -> Void) {
         guard case .clarisID? = configuration.credentials else {
             // Known at once (Basic, or a configuration that cannot authenticate): nothing to wait for.
             return credentials(refresh: refresh) { [self] result in
                 switch result {
-                case .failure(let error): deliver(.failure(handle.isCancelled ? .cancelled : error), inline: inline, done)
+                case .failure where handle.isCancelled: deliver(.failure(.cancelled), inline: inline, done)
+                case .failure(let error): refuse(call, error, handle: handle, inline: inline, sentAs: sentAs, logContext: logContext, done: done)
                 case .success(let headers): then(headers)
                 }
             }
         }
-        let wait = ODataTokenWait(done, lifecycle: api.lifecycle) { [self] error, done in deliver(.failure(error), inline: inline, done) }
+        let wait = ODataTokenWait(done, lifecycle: api.lifecycle) { [self] error, done in
+            // The deadline is a failure to say (as a Data API call's waiting for its session); a cancel and a shutdown
+            // log no error.
+            guard error.code == FMError.ClientCode.timeout else { return deliver(.failure(error), inline: inline, done) }
+            refuse(call, error, handle: handle, inline: inline, sentAs: sentAs, logContext: logContext, done: done)
+        }
         // Shutting down: refused, as the request would be, and the provider is not asked.
         guard api.lifecycle.admit(wait) else { return deliver(.failure(.shuttingDown), inline: inline, done) }
         let seconds = configuration.deadline(isTransfer: call.isTransfer)
@@ -176,14 +202,32 @@ extension FMOData {
         credentials(refresh: refresh) { [self] result in
             guard let done = wait.end() else { return }
             switch result {
-            case .failure(let error): deliver(.failure(error), inline: inline, done)
+            case .failure(let error): refuse(call, error, handle: handle, inline: inline, sentAs: sentAs, logContext: logContext, done: done)
             case .success(let headers): then(headers)
             }
         }
     }
 
+    /// Fails `call`, which has no credentials to send (or whose deadline passed while its token was awaited), through
+    /// the engine as a call refused before it was sent (as an argument that cannot be sent is): one error line,
+    /// `KIND not sent: ERROR`, with the number drawn for it and the caller's context, measured and traced; nothing is
+    /// sent. It completes with `error` even while shutting down (it was admitted as it began).
+    private func refuse<Value>(_ call: ODataCall<Value>, _ error: FMError, handle: FMRequest, inline: Bool, sentAs: Locked<UInt64?>?,
+                               logContext: [String: String], done: ODataCompletion<Value>) {
+        var refused = call
+        refused.invalid = error
+        var options = CallOptions(accepting: call.accepting, handle: handle)
+        options.logContext = logContext
+        options.inline = inline
+        options.bypassShutdown = true
+        let requestID = api.context.newRequestID()
+        options.requestID = requestID
+        sentAs?.withLock { $0 = requestID }
+        api.perform(endpoint(refused, headers: nil), options: options, completion: done.run)
+    }
+
     private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
-                                endsAt: DispatchTime?, sentAs: Locked<UInt64?>?, logContext: [String: String],
+                                endsAt: DispatchTime?, sentAs: Locked<UInt64?>?, logContext: [String: String], requestID: UInt64,
                                 then: @escaping (consuming Result<Value, FMError>) -> Void) {
         var options = CallOptions(accepting: call.accepting, handle: handle)
         options.logContext = logContext
@@ -191,11 +235,8 @@ extension FMOData {
         options.isTransfer = call.isTransfer
         options.inline = inline
         options.endsAt = endsAt
-        if let sentAs {
-            let requestID = api.context.newRequestID()
-            sentAs.withLock { $0 = requestID }
-            options.requestID = requestID
-        }
+        options.requestID = requestID
+        sentAs?.withLock { $0 = requestID }
         api.perform(endpoint(call, headers: headers), options: options, completion: then)
     }
 

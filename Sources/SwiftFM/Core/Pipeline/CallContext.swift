@@ -128,10 +128,10 @@ extension CallContext {
 
     /// The caller's logging context (``FMConfiguration/logMetadataProvider``), read now: call it where an operation
     /// begins, on the caller's thread or in its task. Empty without a provider, and without a logging hook (nothing
-    /// would read it).
+    /// would read it); see ``CallerLogContext/read(_:secrets:)`` for what is kept of what the provider returned.
     func callerLogContext() -> [String: String] {
         guard sender.logger.isEnabled, let provider = configuration.logMetadataProvider else { return [:] }
-        return provider.metadata()
+        return CallerLogContext.read(provider, secrets: sender.logger.secrets)
     }
 
     /// Sends `endpoint` and calls `completion` exactly once, on the options' queue (the callback queue by default).
