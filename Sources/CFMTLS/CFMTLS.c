@@ -4,8 +4,11 @@
 
 #if defined(__linux__)
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
 
 // OpenSSL's stable ABI numbers (ssl.h, tls1.h): SSL_get_error's answers and the ctrl that sets the minimum version.
 #define SSL_ERROR_SSL 1
@@ -182,6 +185,41 @@ void *fmtls_session_new(void *context, int fd) {
 
 void fmtls_session_free(void *session) { if (session != NULL) { api.ssl_free(session); } }
 
+/// OpenSSL writes to the socket with write(2), which raises SIGPIPE when the connection's sending side is shut down
+/// (the peer reset it, or the server's stop or eviction shut it down); plain writes avoid it with MSG_NOSIGNAL. So
+/// every session call that may write runs with SIGPIPE blocked on the calling thread, and a SIGPIPE it raised is
+/// taken off the thread's pending set before the mask is restored: the process never sees it, whatever its
+/// SIGPIPE disposition (an application may have installed a handler, or restored the default, which kills).
+typedef struct {
+    sigset_t previous;
+    int wasPending;
+} sigpipe_guard;
+
+static void sigpipe_block(sigpipe_guard *guard) {
+    sigset_t pipe, pending;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &guard->previous);
+    sigemptyset(&pending);
+    guard->wasPending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+}
+
+static void sigpipe_restore(const sigpipe_guard *guard) {
+    if (!guard->wasPending) {
+        sigset_t pipe, pending;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        sigemptyset(&pending);
+        if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+            const struct timespec now = {0, 0};
+            int saved = errno;
+            while (sigtimedwait(&pipe, NULL, &now) < 0 && errno == EINTR) {}
+            errno = saved;
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &guard->previous, NULL);
+}
+
 /// What SSL_get_error makes of `result`; the thread's error queue is left empty.
 static int outcome(void *session, int result) {
     int reason = api.ssl_get_error(session, result);
@@ -197,7 +235,10 @@ static int outcome(void *session, int result) {
 int fmtls_accept(void *session, char *error, size_t errorSize) {
     if (errorSize > 0) { error[0] = 0; }
     api.err_clear_error();
+    sigpipe_guard guard;
+    sigpipe_block(&guard);
     int result = api.ssl_accept(session);
+    sigpipe_restore(&guard);
     if (result == 1) { return 1; }
     int reason = api.ssl_get_error(session, result);
     if (reason == SSL_ERROR_WANT_READ) { api.err_clear_error(); return FMTLS_WANT_READ; }
@@ -210,7 +251,10 @@ int fmtls_accept(void *session, char *error, size_t errorSize) {
 
 int fmtls_read(void *session, void *buffer, int count) {
     api.err_clear_error();
-    int result = api.ssl_read(session, buffer, count);
+    sigpipe_guard guard;
+    sigpipe_block(&guard);
+    int result = api.ssl_read(session, buffer, count);   // may write too (alerts, post-handshake messages)
+    sigpipe_restore(&guard);
     if (result > 0) { return result; }
     int reason = outcome(session, result);
     return reason == 0 ? 0 : reason;
@@ -218,7 +262,10 @@ int fmtls_read(void *session, void *buffer, int count) {
 
 int fmtls_write(void *session, const void *buffer, int count) {
     api.err_clear_error();
+    sigpipe_guard guard;
+    sigpipe_block(&guard);
     int result = api.ssl_write(session, buffer, count);
+    sigpipe_restore(&guard);
     if (result > 0) { return result; }
     int reason = outcome(session, result);
     return reason == 0 ? FMTLS_FAILED : reason;
@@ -228,7 +275,10 @@ int fmtls_pending(void *session) { return api.ssl_pending(session); }
 
 void fmtls_shutdown(void *session) {
     api.err_clear_error();
+    sigpipe_guard guard;
+    sigpipe_block(&guard);
     (void)api.ssl_shutdown(session);
+    sigpipe_restore(&guard);
     api.err_clear_error();
 }
 

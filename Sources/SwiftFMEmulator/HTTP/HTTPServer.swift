@@ -145,8 +145,9 @@ public final class HTTPServer: Sendable {
     ///   loaded, a file cannot be read or used, or the key does not match the certificate (the message names
     ///   the file).
     ///
-    /// Socket writes never raise `SIGPIPE` (`MSG_NOSIGNAL` / `SO_NOSIGPIPE`); as a second line of
-    /// defence the first start also sets `SIGPIPE` to ignored for the process, as servers do.
+    /// Socket writes never raise `SIGPIPE` (`MSG_NOSIGNAL` / `SO_NOSIGPIPE`; over TLS, OpenSSL's calls run with
+    /// `SIGPIPE` blocked on their thread and one they raise is discarded); as a second line of defence the first
+    /// start also sets `SIGPIPE` to ignored for the process, as servers do.
     @discardableResult
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> UInt16 {
         _ = HTTPServer.ignoreSIGPIPE
