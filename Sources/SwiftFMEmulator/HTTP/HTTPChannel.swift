@@ -158,18 +158,7 @@ final class TLSSession {
     /// Polls the socket for what `want` (`FMTLS_WANT_READ` or `_WRITE`) names until `deadline`: `true` when it is
     /// ready or failed (the next OpenSSL call reports a failure), `false` when the deadline passed.
     private func wait(for want: Int32, until deadline: Double) -> Bool {
-        let events = want == FMTLS_WANT_WRITE ? Int16(POLLOUT) : Int16(POLLIN)
-        var p = pollfd(fd: fd, events: events, revents: 0)
-        while true {
-            let left = deadline - monotonicSeconds()
-            if left <= 0 { return false }
-            p.revents = 0
-            let rc = poll(&p, 1, Int32(min(left * 1000, 1000).rounded(.up)))
-            if rc > 0 { return true }
-            if rc == 0 { continue }
-            if errno == EINTR { continue }
-            return true
-        }
+        HTTPSocket.wait(fd, for: want == FMTLS_WANT_WRITE ? Int16(POLLOUT) : Int16(POLLIN), until: deadline)
     }
 }
 

@@ -106,17 +106,23 @@ enum HTTPSocket {
 
     /// Waits until `fd` is readable (or closed, or failed); `false` when `timeout` seconds pass first.
     static func waitReadable(_ fd: Int32, timeout: TimeInterval) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        wait(fd, for: Int16(POLLIN), until: monotonicSeconds() + timeout)
+    }
+
+    /// Polls `fd` for `events` until `deadline` (``monotonicSeconds()``): `true` when it is ready, closed or failed (the
+    /// next read or write reports a failure), `false` when the deadline passed first. A wall clock that jumps moves
+    /// nothing.
+    static func wait(_ fd: Int32, for events: Int16, until deadline: Double) -> Bool {
+        var p = pollfd(fd: fd, events: events, revents: 0)
         while true {
-            let remaining = deadline.timeIntervalSinceNow
+            let remaining = deadline - monotonicSeconds()
             if remaining <= 0 { return false }
             p.revents = 0
             let rc = poll(&p, 1, Int32(min(remaining * 1000, 3_600_000).rounded(.up)))
             if rc > 0 { return true }
             if rc == 0 { continue }
             if errno == EINTR { continue }
-            return true  // let the read report the error
+            return true  // let the read or write report the error
         }
     }
 
