@@ -124,34 +124,29 @@ extension FMOData {
     func send<Value>(_ call: ODataCall<Value>, attachingTo handle: FMRequest? = nil, inline: Bool = false,
                      sentAs: Locked<UInt64?>? = nil, logContext: [String: String]? = nil,
                      completion: @escaping (consuming Result<Value, FMError>) -> Void) -> FMRequest {
-        let handle = handle ?? FMRequest()
-        let logContext = logContext ?? api.context.callerLogContext()
+        let how = ODataSending(handle: handle ?? FMRequest(), inline: inline,
+                               endsAt: Deadline.fromNow(configuration.deadline(isTransfer: call.isTransfer)),
+                               sentAs: sentAs, logContext: logContext ?? api.context.callerLogContext())
         let done = ODataCompletion(run: completion)
         if call.invalid != nil {
-            attempt(call, headers: nil, handle: handle, inline: inline, endsAt: nil, sentAs: sentAs, logContext: logContext,
-                    requestID: api.context.newRequestID(), then: done.run)
-            return handle
+            attempt(call, headers: nil, how, requestID: api.context.newRequestID(), then: done.run)
+            return how.handle
         }
-        let endsAt = Deadline.fromNow(configuration.deadline(isTransfer: call.isTransfer))
-        credentials(for: call, refresh: false, handle: handle, endsAt: endsAt, inline: inline, sentAs: sentAs, logContext: logContext,
-                    done: done) { [self] headers in
+        credentials(for: call, refresh: false, how, done: done) { [self] headers in
             let requestID = api.context.newRequestID()
-            attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, sentAs: sentAs,
-                    logContext: logContext, requestID: requestID) { [self] (result: consuming Result<Value, FMError>) in
-                guard let error = result.failure, error.httpStatus == 401, headers != nil, !handle.isCancelled else {
+            attempt(call, headers: headers, how, requestID: requestID) { [self] (result: consuming Result<Value, FMError>) in
+                guard let error = result.failure, error.httpStatus == 401, headers != nil, !how.handle.isCancelled else {
                     return done.run(result)
                 }
                 // A line of this call: the rejected request's number and the call's context, as its own lines.
                 api.logger.log(.warning, "OData \(call.method.rawValue) got 401 with a Claris ID token: asking for a new one",
-                               metadata: renewalMetadata(call, error: error, requestID: requestID, logContext: logContext))
-                credentials(for: call, refresh: true, handle: handle, endsAt: endsAt, inline: inline, sentAs: sentAs,
-                            logContext: logContext, done: done) { [self] headers in
-                    attempt(call, headers: headers, handle: handle, inline: inline, endsAt: endsAt, sentAs: sentAs,
-                            logContext: logContext, requestID: api.context.newRequestID(), then: done.run)
+                               metadata: renewalMetadata(call, error: error, requestID: requestID, logContext: how.logContext))
+                credentials(for: call, refresh: true, how, done: done) { [self] headers in
+                    attempt(call, headers: headers, how, requestID: api.context.newRequestID(), then: done.run)
                 }
             }
         }
-        return handle
+        return how.handle
     }
 
     /// The metadata of the line that says a Claris ID token was rejected: the caller's context under the rejected
@@ -171,16 +166,15 @@ extension FMOData {
     /// and may take its time: the call waits for it as an ``ODataTokenWait`` (a cancel, the deadline or the end of a
     /// shutdown's grace ends the wait first); an answer after the end is dropped, and nothing is sent. No credentials
     /// to send (the provider failed, or none OData can use) fail the call as one refused before it was sent
-    /// (``refuse(_:_:handle:inline:sentAs:logContext:done:)``).
-    private func credentials<Value>(for call: ODataCall<Value>, refresh: Bool, handle: FMRequest, endsAt: DispatchTime,
-                                    inline: Bool, sentAs: Locked<UInt64?>?, logContext: [String: String], done: ODataCompletion<Value>,
+    /// (``refuse(_:_:_:done:)``).
+    private func credentials<Value>(for call: ODataCall<Value>, refresh: Bool, _ how: ODataSending, done: ODataCompletion<Value>,
                                     then: @escaping @Sendable ([String: String]?) -> Void) {
         guard case .clarisID? = configuration.credentials else {
             // Known at once (Basic, or a configuration that cannot authenticate): nothing to wait for.
             return credentials(refresh: refresh) { [self] result in
                 switch result {
-                case .failure where handle.isCancelled: deliver(.failure(.cancelled), inline: inline, done)
-                case .failure(let error): refuse(call, error, handle: handle, inline: inline, sentAs: sentAs, logContext: logContext, done: done)
+                case .failure where how.handle.isCancelled: deliver(.failure(.cancelled), inline: how.inline, done)
+                case .failure(let error): refuse(call, error, how, done: done)
                 case .success(let headers): then(headers)
                 }
             }
@@ -188,21 +182,21 @@ extension FMOData {
         let wait = ODataTokenWait(done, lifecycle: api.lifecycle) { [self] error, done in
             // The deadline is a failure to say (as a Data API call's waiting for its session); a cancel and a shutdown
             // log no error.
-            guard error.code == FMError.ClientCode.timeout else { return deliver(.failure(error), inline: inline, done) }
-            refuse(call, error, handle: handle, inline: inline, sentAs: sentAs, logContext: logContext, done: done)
+            guard error.code == FMError.ClientCode.timeout else { return deliver(.failure(error), inline: how.inline, done) }
+            refuse(call, error, how, done: done)
         }
         // Shutting down: refused, as the request would be, and the provider is not asked.
-        guard api.lifecycle.admit(wait) else { return deliver(.failure(.shuttingDown), inline: inline, done) }
+        guard api.lifecycle.admit(wait) else { return deliver(.failure(.shuttingDown), inline: how.inline, done) }
         let seconds = configuration.deadline(isTransfer: call.isTransfer)
         let expired = FMError.timeout(endpoint(call, headers: nil), configuration, after: seconds)
-        wait.arm(Deadline.after(seconds: Deadline.remaining(until: endsAt)) { [wait] in wait.stop(with: expired) })
+        wait.arm(Deadline.after(seconds: Deadline.remaining(until: how.endsAt)) { [wait] in wait.stop(with: expired) })
         // Weakly: the handle, which the caller may keep, holds nothing of the call once the wait is over.
-        handle.onCancel { [weak wait] in wait?.stop(with: .cancelled) }
+        how.handle.onCancel { [weak wait] in wait?.stop(with: .cancelled) }
         guard wait.isWaiting else { return }   // cancelled already: the provider is not asked
         credentials(refresh: refresh) { [self] result in
             guard let done = wait.end() else { return }
             switch result {
-            case .failure(let error): refuse(call, error, handle: handle, inline: inline, sentAs: sentAs, logContext: logContext, done: done)
+            case .failure(let error): refuse(call, error, how, done: done)
             case .success(let headers): then(headers)
             }
         }
@@ -212,31 +206,21 @@ extension FMOData {
     /// the engine as a call refused before it was sent (as an argument that cannot be sent is): one error line,
     /// `KIND not sent: ERROR`, with the number drawn for it and the caller's context, measured and traced; nothing is
     /// sent. It completes with `error` even while shutting down (it was admitted as it began).
-    private func refuse<Value>(_ call: ODataCall<Value>, _ error: FMError, handle: FMRequest, inline: Bool, sentAs: Locked<UInt64?>?,
-                               logContext: [String: String], done: ODataCompletion<Value>) {
+    private func refuse<Value>(_ call: ODataCall<Value>, _ error: FMError, _ how: ODataSending, done: ODataCompletion<Value>) {
         var refused = call
         refused.invalid = error
-        var options = CallOptions(accepting: call.accepting, handle: handle)
-        options.logContext = logContext
-        options.inline = inline
+        var options = how.options(accepting: call.accepting, requestID: api.context.newRequestID())
         options.bypassShutdown = true
-        let requestID = api.context.newRequestID()
-        options.requestID = requestID
-        sentAs?.withLock { $0 = requestID }
         api.perform(endpoint(refused, headers: nil), options: options, completion: done.run)
     }
 
-    private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, handle: FMRequest, inline: Bool,
-                                endsAt: DispatchTime?, sentAs: Locked<UInt64?>?, logContext: [String: String], requestID: UInt64,
+    /// Sends one request of `call` (number `requestID`) with `headers` (a Claris ID token's, or `nil` for Basic).
+    private func attempt<Value>(_ call: ODataCall<Value>, headers: [String: String]?, _ how: ODataSending, requestID: UInt64,
                                 then: @escaping (consuming Result<Value, FMError>) -> Void) {
-        var options = CallOptions(accepting: call.accepting, handle: handle)
-        options.logContext = logContext
+        var options = how.options(accepting: call.accepting, requestID: requestID)
         options.sink = call.sink
         options.isTransfer = call.isTransfer
-        options.inline = inline
-        options.endsAt = endsAt
-        options.requestID = requestID
-        sentAs?.withLock { $0 = requestID }
+        options.endsAt = how.endsAt
         api.perform(endpoint(call, headers: headers), options: options, completion: then)
     }
 
@@ -505,5 +489,26 @@ extension FMOData {
         case .failure(let error):
             return ODataCall(method: .post, path: path, kind: "Script.{}", invalid: invalid ?? error, decode: decode)
         }
+    }
+}
+
+/// How the requests of one OData call are sent, the same for each (its first, one after a token fetch, one after a
+/// renewed token, a refusal): the caller's handle, inline or on the callback queue, the call's one deadline, where the
+/// number of its last request is noted for a walk's line, and the caller's logging context.
+struct ODataSending: Sendable {
+    let handle: FMRequest
+    let inline: Bool
+    let endsAt: DispatchTime
+    let sentAs: Locked<UInt64?>?
+    let logContext: [String: String]
+
+    /// The engine's options for the call's request number `requestID`, which is noted in ``sentAs``.
+    func options(accepting: @escaping @Sendable (Int) -> Bool, requestID: UInt64) -> CallOptions {
+        var options = CallOptions(accepting: accepting, handle: handle)
+        options.logContext = logContext
+        options.inline = inline
+        options.requestID = requestID
+        sentAs?.withLock { $0 = requestID }
+        return options
     }
 }
