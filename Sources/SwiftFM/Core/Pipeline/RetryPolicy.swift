@@ -189,7 +189,7 @@ enum Classifier {
     }
 
     /// `Retry-After` in seconds, or as an HTTP date.
-    static func retryAfter(_ headers: [String: String]) -> TimeInterval? {
+    static func retryAfter(_ headers: [String: String], now: Date = Date()) -> TimeInterval? {
         guard let value = HTTPHeader.value("Retry-After", in: headers)?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let seconds = Double(value), seconds.isFinite { return max(0, seconds) }
         let formatter = DateFormatter()

@@ -26,8 +26,10 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     let pool: SessionPool
     /// Where the first session's token is kept.
     let tokenStore: FMTokenStore
-    /// The injected clock.
+    /// The wall clock (the injected `now`): the token store's expiries.
     let now: @Sendable () -> Date
+    /// The wall clock and the elapsed clock a session's idle time is measured on.
+    let clock: SessionClock
     let configuration: FMConfiguration
     let logger: Logger
     /// Logins hold it (a shutdown waits for them); a login that ends after the shutdown's logouts is closed.
@@ -55,7 +57,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
 
     /// A stage over `pool`. `pinnedAPI` makes the hook's ``DataAPI``; without one the hook is not run.
     init(pool: SessionPool, tokenStore: FMTokenStore, configuration: FMConfiguration, logger: Logger, lifecycle: Lifecycle,
-         queue: DispatchQueue = DispatchQueue(label: "SwiftFM.DataAPI.sessions"), now: @escaping @Sendable () -> Date,
+         queue: DispatchQueue = DispatchQueue(label: "SwiftFM.DataAPI.sessions"), clock: SessionClock,
          pinnedAPI: PinnedAPI? = nil, send: @escaping Send) {
         self.pool = pool
         self.tokenStore = tokenStore
@@ -63,7 +65,8 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         self.logger = logger
         self.lifecycle = lifecycle
         self.queue = queue
-        self.now = now
+        self.clock = clock
+        self.now = clock.wall
         self.pinnedAPI = pinnedAPI
         self.send = send
         self.newSessionHook = Locked(nil)
@@ -79,6 +82,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         lifecycle = parent.lifecycle
         queue = parent.queue
         now = parent.now
+        clock = parent.clock
         pinnedAPI = parent.pinnedAPI
         send = parent.send
         newSessionHook = Locked(nil)
