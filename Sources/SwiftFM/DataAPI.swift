@@ -449,7 +449,7 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         self.callbackQueue = callbackQueue
         let pool = SessionPool(size: configuration.sessionPoolSize, idleTimeout: configuration.sessionIdleTimeout,
                                callsPerSession: configuration.maxCallsPerSession,
-                               stored: SessionStage.usable(tokenStore.load()), now: clock.now.wall)
+                               stored: SessionStage.usable(tokenStore.load()), now: clock.now)
         let logger = Self.makeLogger(logger, configuration: configuration, pool: pool)
         let lifecycle = Lifecycle()
         let sender = Sender(configuration: configuration, transport: transport, refusal: refusal(of: transport, for: configuration),

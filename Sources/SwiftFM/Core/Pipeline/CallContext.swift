@@ -97,7 +97,7 @@ final class Sender: Sendable {
         self.gate = configuration.maxConcurrentRequests.map(AdmissionGate.init(limit:))
         self.rateLimiter = RateLimiter.make(rate: configuration.maxRequestsPerSecond)
         let base = try? configuration.resolvedBase().get()
-        self.reachability = Reachability(now: clock.wall, home: base)
+        self.reachability = Reachability(elapsed: { clock.elapsed }, home: base)
         self.logger = logger
         self.server = (base?.host, base?.connectionPort, base?.scheme)
     }

@@ -35,7 +35,10 @@ struct SessionTime: Sendable, Equatable {
     /// expiry further ahead is another clock's, or this one's before it went back).
     func deadline(for expiry: Date, lifetime: TimeInterval) -> TimeInterval {
         if expiry == .distantFuture { return .infinity }
-        return elapsed + min(lifetime, expiry.timeIntervalSince(wall))
+        // The offset between the clocks first: 0 exactly when the elapsed clock follows the wall clock, so the deadline is
+        // then the expiry's own reading (no rounding moves it a hair from the wall clock's moment).
+        let offset = elapsed - SessionClock.following(wall)
+        return min(elapsed + lifetime, offset + SessionClock.following(expiry))
     }
 }
 
