@@ -376,16 +376,18 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     ///   - callbackQueue: where completions run; by default a serial queue owned by this instance.
     ///   - tokenStore: where the session token is kept; in memory by default.
     ///   - logger: receives one redacted line per request and per answer; `nil` for silence.
-    ///   - now: the clock used for token expiry.
+    ///   - now: the wall clock of the token store's expiries (`Date()` by default). Injected, it also measures how long
+    ///     a session has been idle (a test's clock); by default that is the system's elapsed clock, which counts a
+    ///     sleep and no wall-clock step (see <doc:SessionsAndTokens>).
     public convenience init(
         configuration: FMConfiguration,
         callbackQueue: DispatchQueue? = nil,
         tokenStore: FMTokenStore = FMMemoryTokenStore(),
         logger: FMLogHandler? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: (@Sendable () -> Date)? = nil
     ) {
-        self.init(configuration: configuration, callbackQueue: callbackQueue, tokenStore: tokenStore, logger: logger, now: now,
-                  curlLibraryPath: "libcurl.so.4")
+        self.init(configuration: configuration, callbackQueue: callbackQueue, tokenStore: tokenStore, logger: logger,
+                  clock: SessionClock.of(now), curlLibraryPath: "libcurl.so.4")
     }
 
     /// The default transport's client, libcurl loaded from `curlLibraryPath` (the tests' missing library); when
@@ -395,12 +397,12 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         callbackQueue: DispatchQueue?,
         tokenStore: FMTokenStore,
         logger: FMLogHandler?,
-        now: @escaping @Sendable () -> Date,
+        clock: SessionClock,
         curlLibraryPath: String
     ) {
         let (transport, note) = defaultTransportChoice(for: configuration, libraryPath: curlLibraryPath)
         self.init(configuration: configuration, transport: transport, callbackQueue: callbackQueue, tokenStore: tokenStore,
-                  logger: logger, now: now)
+                  logger: logger, clock: clock)
         if let note { self.logger.log(.warning, note) }
     }
 
@@ -417,27 +419,43 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     ///   - callbackQueue: where completions run; by default a serial queue owned by this instance.
     ///   - tokenStore: where the session token is kept; in memory by default.
     ///   - logger: receives one redacted line per request and per answer; `nil` for silence.
-    ///   - now: the clock used for token expiry.
-    public init(
+    ///   - now: the wall clock of the token store's expiries (`Date()` by default). Injected, it also measures how long
+    ///     a session has been idle (a test's clock); by default that is the system's elapsed clock, which counts a
+    ///     sleep and no wall-clock step (see <doc:SessionsAndTokens>).
+    public convenience init(
         configuration: FMConfiguration,
         transport: any FMTransport,
         callbackQueue: DispatchQueue? = nil,
         tokenStore: FMTokenStore = FMMemoryTokenStore(),
         logger: FMLogHandler? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: (@Sendable () -> Date)? = nil
+    ) {
+        self.init(configuration: configuration, transport: transport, callbackQueue: callbackQueue, tokenStore: tokenStore,
+                  logger: logger, clock: SessionClock.of(now))
+    }
+
+    /// A service on `clock`: the wall clock and the elapsed clock a session's idle time is measured on (the tests'
+    /// seam to move them apart).
+    init(
+        configuration: FMConfiguration,
+        transport: any FMTransport,
+        callbackQueue: DispatchQueue?,
+        tokenStore: FMTokenStore,
+        logger: FMLogHandler?,
+        clock: SessionClock
     ) {
         let callbackQueue = callbackQueue ?? DispatchQueue(label: "SwiftFM.DataAPI.callbacks")
         self.configuration = configuration
         self.callbackQueue = callbackQueue
         let pool = SessionPool(size: configuration.sessionPoolSize, idleTimeout: configuration.sessionIdleTimeout,
                                callsPerSession: configuration.maxCallsPerSession,
-                               stored: SessionStage.usable(tokenStore.load()), now: now())
+                               stored: SessionStage.usable(tokenStore.load()), now: clock.now)
         let logger = Self.makeLogger(logger, configuration: configuration, pool: pool)
         let lifecycle = Lifecycle()
         let sender = Sender(configuration: configuration, transport: transport, refusal: refusal(of: transport, for: configuration),
-                            logger: logger, now: now)
+                            logger: logger, clock: clock)
         let sessions = SessionStage(
-            pool: pool, tokenStore: tokenStore, configuration: configuration, logger: logger, lifecycle: lifecycle, now: now,
+            pool: pool, tokenStore: tokenStore, configuration: configuration, logger: logger, lifecycle: lifecycle, clock: clock,
             pinnedAPI: { pinned in
                 DataAPI(context: CallContext(configuration: configuration, sessions: pinned, sender: sender, lifecycle: lifecycle,
                                              callbackQueue: callbackQueue))

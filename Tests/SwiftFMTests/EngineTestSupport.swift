@@ -136,6 +136,16 @@ final class TestClock: @unchecked Sendable {
     func advance(_ seconds: TimeInterval) { lock.withLock { current = current.addingTimeInterval(seconds) } }
 }
 
+/// The elapsed clock (seconds) a test moves by hand, apart from the wall clock (``TestClock``): the clock a session's
+/// idle time is measured on, which counts a sleep and no wall-clock step.
+final class TestElapsedClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: TimeInterval
+    init(_ start: TimeInterval = 1_000) { current = start }
+    var now: TimeInterval { lock.withLock { current } }
+    func advance(_ seconds: TimeInterval) { lock.withLock { current += seconds } }
+}
+
 /// How long a test waits for an event before it fails: minutes, far beyond the work (milliseconds), so a
 /// busy machine only slows a test down and a hang still fails with a message.
 enum TestBound {
@@ -211,6 +221,7 @@ struct Harness {
         configuration: FMConfiguration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "s3cret-pass"),
         store: FMTokenStore = FMMemoryTokenStore(),
         clock: TestClock = TestClock(),
+        elapsed: TestElapsedClock? = nil,
         sourceLocation: SourceLocation = #_sourceLocation,
         _ handler: StubTransport.Handler? = nil
     ) {
@@ -224,8 +235,14 @@ struct Harness {
         stub = StubTransport(handler, sourceLocation: sourceLocation)
         api = DataAPI(
             configuration: configuration, transport: stub, callbackQueue: queue, tokenStore: store,
-            logger: { logs.record($0) }, now: { clock.now }
+            logger: { logs.record($0) }, clock: Self.clock(wall: clock, elapsed: elapsed)
         )
+    }
+
+    /// The clocks of a harness: the elapsed clock follows the wall clock unless one is given.
+    static func clock(wall: TestClock, elapsed: TestElapsedClock?) -> SessionClock {
+        guard let elapsed else { return SessionClock(wall: { wall.now }, elapsed: nil) }
+        return SessionClock(wall: { wall.now }, elapsed: { elapsed.now })
     }
 
     /// Waits until everything already queued on the callback queue has run.

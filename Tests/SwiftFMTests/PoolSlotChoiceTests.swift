@@ -34,7 +34,7 @@ struct PoolSlotChoiceTests {
         if chosen == nil, perSession > 1 {
             chosen = open.filter { state.slots[$0].busy < perSession }.min { state.slots[$0].busy < state.slots[$1].busy }
         }
-        if chosen == nil, let ceiling = state.ceiling, ceiling.sharing, ceiling.until > now, open.count >= ceiling.limit,
+        if chosen == nil, let ceiling = state.ceiling, ceiling.sharing, ceiling.until > SessionClock.following(now), open.count >= ceiling.limit,
            !state.slots.contains(where: { $0.machine.isLoggingIn }) {
             chosen = open.min { state.slots[$0].busy < state.slots[$1].busy }
         }
@@ -54,16 +54,16 @@ struct PoolSlotChoiceTests {
             default: _ = machine.adopt(token: "tok", expiry: now.addingTimeInterval(3600))   // open
             }
             slots.append(SessionPool.Slot(machine: machine, busy: Int.random(in: 0...(perSession + 1), using: &rng),
-                                          lastUse: now, poolLogin: nil, opened: UInt64.random(in: 0...6, using: &rng)))
+                                          lastUse: SessionClock.following(now), poolLogin: nil, opened: UInt64.random(in: 0...6, using: &rng)))
         }
         var state = SessionPool.State(slots: slots)
         state.openings = 6
         state.lostMark = UInt64.random(in: 0...6, using: &rng)
         switch Int.random(in: 0..<4, using: &rng) {
         case 0: state.ceiling = nil
-        case 1: state.ceiling = (Int.random(in: 1...size, using: &rng), now.addingTimeInterval(-1), true)   // over
-        case 2: state.ceiling = (Int.random(in: 1...size, using: &rng), now.addingTimeInterval(60), false)  // a pause
-        default: state.ceiling = (Int.random(in: 1...size, using: &rng), now.addingTimeInterval(60), true)  // 956
+        case 1: state.ceiling = (Int.random(in: 1...size, using: &rng), SessionClock.following(now) + -1, true)   // over
+        case 2: state.ceiling = (Int.random(in: 1...size, using: &rng), SessionClock.following(now) + 60, false)  // a pause
+        default: state.ceiling = (Int.random(in: 1...size, using: &rng), SessionClock.following(now) + 60, true)  // 956
         }
         return state
     }

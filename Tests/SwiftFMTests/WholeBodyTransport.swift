@@ -54,4 +54,11 @@ extension DataAPI {
         self.init(configuration: configuration, transport: WholeBodyAdapter(base: transport), callbackQueue: callbackQueue,
                   tokenStore: tokenStore, logger: logger, now: now)
     }
+
+    /// A service over a whole-body transport on `clock` (a wall clock and an elapsed clock a test moves apart).
+    convenience init(configuration: FMConfiguration, transport: WholeBodyTransport, callbackQueue: DispatchQueue?, tokenStore: FMTokenStore,
+                     logger: FMLogHandler?, clock: SessionClock) {
+        self.init(configuration: configuration, transport: WholeBodyAdapter(base: transport), callbackQueue: callbackQueue,
+                  tokenStore: tokenStore, logger: logger, clock: clock)
+    }
 }

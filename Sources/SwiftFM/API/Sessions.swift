@@ -42,8 +42,9 @@ extension DataAPI {
         validateSessionResult(token: token) { completion((try? $0.get()) ?? false, $0.sessionTupleCode) }
     }
 
-    /// `true` when a token is held whose local expiry (15 minutes after its last use) is in the future,
-    /// by the injected clock — in memory or in the token store.
+    /// `true` when a token is held whose local expiry (15 minutes after its last use) is in the future: in memory, on
+    /// the elapsed clock (a sleep counts, a wall-clock step does not; the injected clock when only `now:` was given), or
+    /// in the token store, on the wall clock.
     public func isActiveToken() -> Bool { sessions.activeStoredToken() != nil }
 
     /// Logs in with the configured credentials and returns the new token and its expiry (now + 15 minutes);
@@ -61,10 +62,11 @@ extension DataAPI {
         refreshTokenResult(encodedCredentials: encodedCredentials) { completion($0.sessionTupleValue?.token, $0.sessionTupleValue?.expiry, $0.sessionTupleCode) }
     }
 
-    /// The current session token, when the local clock says it is valid.
+    /// The current session token, when the local clock says it is valid (as `isActiveToken()` judges it).
     public var currentToken: String? { sessions.activeStoredToken()?.token }
 
-    /// The local expiry of ``currentToken``.
+    /// The local expiry of ``currentToken``, on the wall clock: the one the token store was told, or, once the wall clock
+    /// has stepped since, now plus what is left on the elapsed clock.
     public var tokenExpiry: Date? { sessions.activeStoredToken()?.expiry }
 }
 
@@ -95,7 +97,7 @@ extension DataAPI {
             }
             sessions.forceLogin { [self] result in
                 delivery.finish(result.map { token in
-                    let held = pool.validToken(slot: 0, now: .distantPast)
+                    let held = pool.heldToken(slot: 0)
                     let expiry = held?.token == token ? held?.expiry : nil
                     return (token, expiry ?? now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime))
                 })
@@ -132,7 +134,7 @@ extension DataAPI {
         let token: String?
         let stored = sessions.loadStoredToken()?.token
         if let explicit {
-            let isCurrent = pool.validToken(slot: 0, now: .distantPast)?.token == explicit
+            let isCurrent = pool.heldToken(slot: 0)?.token == explicit
             if isCurrent || stored == explicit { _ = sessions.resetSession() }
             token = explicit
         } else {

@@ -90,14 +90,14 @@ final class Sender: Sendable {
 
     /// The send stage of `configuration` over `transport`; `refusal`: why `transport` cannot send its calls.
     init(configuration: FMConfiguration, transport: any FMTransport, refusal: FMError?, logger: Logger,
-         now: @escaping @Sendable () -> Date) {
+         clock: SessionClock) {
         self.transport = transport
         self.sendsBodyFilesAsTheyWere = (transport as? any SendsBodyFileAsItWas)?.sendsBodyFileAsItWas ?? false
         self.refusal = refusal
         self.gate = configuration.maxConcurrentRequests.map(AdmissionGate.init(limit:))
         self.rateLimiter = RateLimiter.make(rate: configuration.maxRequestsPerSecond)
         let base = try? configuration.resolvedBase().get()
-        self.reachability = Reachability(now: now, home: base)
+        self.reachability = Reachability(elapsed: { clock.elapsed }, home: base)
         self.logger = logger
         self.server = (base?.host, base?.connectionPort, base?.scheme)
     }

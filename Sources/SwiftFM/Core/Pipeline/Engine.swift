@@ -545,7 +545,7 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         }
         let usedToken = lease != nil || explicitToken != nil
         switch Classifier.verdict(for: error, beforeAnswer: beforeAnswer, usedSession: usedToken, headers: headers,
-                                  mayBeSentAgain: endpoint.cannotChangeData) {
+                                  mayBeSentAgain: endpoint.cannotChangeData, now: context.sessions.now()) {
         case .final:
             report(.answered(.failure(error)), saying: ending(failedLine) + unusableAnswer(error, status: answered))
         case .sessionLost:

@@ -16,14 +16,15 @@ import FoundationNetworking
 /// client's own host, answering every call, stays).
 final class Reachability: Sendable {
     /// How long a host that answered before may stay unreachable and still be ridden out: 5 minutes, longer
-    /// than a FileMaker Server restart. After that, connection failures to it fail fast again until it answers.
+    /// than a FileMaker Server restart, timed on the elapsed clock (a sleep counts, a wall-clock step does not). After
+    /// that, connection failures to it fail fast again until it answers.
     static let window: TimeInterval = 300
     /// The most origins remembered.
     static let maxOrigins = 64
 
     private struct Entry {
-        /// The first connection failure since the host last answered, if any.
-        var unreachableSince: Date?
+        /// The first connection failure since the host last answered, if any, on the elapsed clock.
+        var unreachableSince: TimeInterval?
         /// The answer's place in the order of answers (a count, not the clock, which may go back).
         var turn: UInt64
     }
@@ -47,14 +48,16 @@ final class Reachability: Sendable {
     private let table = Locked(Table())
     /// Whether the Data API (not another web server) has answered this client at its configured host.
     private let dataAPIAnswered = Locked(false)
-    private let now: @Sendable () -> Date
+    /// The elapsed clock (``SessionClock``).
+    private let elapsed: @Sendable () -> TimeInterval
     /// The configured host's prefix and origin: a call's answer finds its origin by comparing bytes instead of
     /// parsing its URL.
     private let home: OriginPrefix?
 
-    /// The rule for a client whose calls go to `home` (its configured host, `nil` when it has none), on `now`'s clock.
-    init(now: @escaping @Sendable () -> Date, home: URLComponents? = nil) {
-        self.now = now
+    /// The rule for a client whose calls go to `home` (its configured host, `nil` when it has none), timed on `elapsed`
+    /// (seconds).
+    init(elapsed: @escaping @Sendable () -> TimeInterval, home: URLComponents? = nil) {
+        self.elapsed = elapsed
         var root = home
         root?.percentEncodedPath = "/"
         root?.percentEncodedQuery = nil
@@ -94,10 +97,11 @@ final class Reachability: Sendable {
     /// A connection to the host behind `url` failed before any answer.
     func unreachable(_ url: URL?) {
         guard let origin = key(url) else { return }
-        let time = now()
+        let time = elapsed()
         table.withLock { table in
             guard var entry = table.entries[origin] else { return }
-            // The first failure since the last answer; a wall clock set back since then restarts the count.
+            // The first failure since the last answer; a clock set back since then (a test's elapsed clock that follows
+            // its wall clock) restarts the count.
             if let since = entry.unreachableSince, since <= time { return }
             entry.unreachableSince = time
             table.entries[origin] = entry
@@ -107,18 +111,18 @@ final class Reachability: Sendable {
     /// Whether a connection failure to the host behind `url` may be ridden out.
     func standing(_ url: URL?) -> Standing {
         guard let origin = key(url) else { return .neverAnswered }
-        let time = now()
+        let time = elapsed()
         return table.withLock { table in
             guard var entry = table.entries[origin] else { return .neverAnswered }
             guard let since = entry.unreachableSince else { return .rideOut }
             if since > time {
-                // The wall clock went back: the outage counts from now, so it is ridden out one window at most
-                // (not for as long as the clock went back).
+                // The clock went back (a test's elapsed clock that follows its wall clock): the outage counts from now, so
+                // it is ridden out one window at most (not for as long as the clock went back).
                 entry.unreachableSince = time
                 table.entries[origin] = entry
                 return .rideOut
             }
-            return time.timeIntervalSince(since) < Self.window ? .rideOut : .awayTooLong
+            return time - since < Self.window ? .rideOut : .awayTooLong
         }
     }
 }

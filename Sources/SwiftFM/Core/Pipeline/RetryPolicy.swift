@@ -114,9 +114,10 @@ enum Classifier {
     }
 
     /// Sorts a failed attempt. `usedSession`: the request carried a session token. `mayBeSentAgain`: the call
-    /// cannot change data (``Endpoint/cannotChangeData``), so an answer that broke off is no reason to stop.
+    /// cannot change data (``Endpoint/cannotChangeData``), so an answer that broke off is no reason to stop. `now`: the
+    /// client's wall clock, read only for a `Retry-After` date in an answer without a `Date` header.
     static func verdict(for error: FMError, beforeAnswer: Bool, usedSession: Bool, headers: [String: String],
-                        mayBeSentAgain: Bool = false) -> AttemptVerdict {
+                        mayBeSentAgain: Bool = false, now: @autoclosure () -> Date = Date()) -> AttemptVerdict {
         if usedSession, isSessionLost(error) { return .sessionLost }
         // A TLS handshake with a plain-HTTP server, or a certificate the client rejects, fails the same way again.
         if error.isWrongScheme || error.isTLSFailure { return .final }
@@ -128,7 +129,7 @@ enum Classifier {
         if isAnswerBrokeOff(error) { return mayBeSentAgain ? .transient(retryAfter: nil) : .final }
         let transientStatus = [502, 503, 504].contains(error.httpStatus ?? 0)
         if transientStatus || error.code == "812" || error.code == "956" {
-            return .transient(retryAfter: retryAfter(headers))
+            return .transient(retryAfter: retryAfter(headers, now: now()))
         }
         return .final
     }
@@ -188,8 +189,10 @@ enum Classifier {
             && (error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse)
     }
 
-    /// `Retry-After` in seconds, or as an HTTP date.
-    static func retryAfter(_ headers: [String: String]) -> TimeInterval? {
+    /// `Retry-After` in seconds, or as an HTTP date. A date is a moment on the server's clock: the wait is that date less
+    /// the answer's own `Date` header (the server's clock when it answered), so a client clock that is off does not
+    /// change it; without a readable `Date` header, less `now` (the client's wall clock, the injected one).
+    static func retryAfter(_ headers: [String: String], now: @autoclosure () -> Date) -> TimeInterval? {
         guard let value = HTTPHeader.value("Retry-After", in: headers)?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let seconds = Double(value), seconds.isFinite { return max(0, seconds) }
         let formatter = DateFormatter()
@@ -197,6 +200,7 @@ enum Classifier {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: value) else { return nil }
-        return max(0, date.timeIntervalSinceNow)
+        let answered = HTTPHeader.value("Date", in: headers).flatMap { formatter.date(from: $0.trimmingCharacters(in: .whitespaces)) }
+        return max(0, date.timeIntervalSince(answered ?? now()))
     }
 }

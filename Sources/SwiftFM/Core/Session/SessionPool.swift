@@ -70,8 +70,8 @@ final class SessionPool: Sendable {
         var machine: SessionStateMachine<SessionWaiter>
         /// Calls holding a lease on this slot.
         var busy = 0
-        /// When the slot was last leased or given back (its idle time starts here).
-        var lastUse: Date
+        /// When the slot was last leased or given back (its idle time starts here), on the elapsed clock.
+        var lastUse: TimeInterval
         /// The login the pool started for waiters (not an explicit one), while it is in flight.
         var poolLogin: UInt64?
         /// When the current token was adopted, in ``State/openings`` order.
@@ -122,16 +122,16 @@ final class SessionPool: Sendable {
         /// ``openings`` when the server last lost a session the pool held (its token rejected): every session
         /// opened since (`opened > lostMark`) is newer than that loss.
         var lostMark: UInt64 = 0
-        /// The most sessions the pool opens, and until when: learnt from a 956 at login (the server's
-        /// session cap), or a failed login while other sessions are open (no login storm).
+        /// The most sessions the pool opens, and until when (on the elapsed clock): learnt from a 956 at login (the
+        /// server's session cap), or a failed login while other sessions are open (no login storm).
         /// `sharing`: the cap is the server's (956), so waiters share the open sessions meanwhile.
-        var ceiling: (limit: Int, until: Date, sharing: Bool)?
+        var ceiling: (limit: Int, until: TimeInterval, sharing: Bool)?
         /// Sessions opened on the server that no slot holds any more (a login that finished after a logout, a
-        /// token replaced by a forced login or an adopted one), with when they were let go, the most recent last:
-        /// the shutdown logs them out too. Those let go more than a session lifetime ago are forgotten (the server
-        /// closed them), and past ``SessionPool/maxLetGo`` the oldest are (a daemon that logs in before every call,
-        /// or whose wall clock went back so that none looks old, must not grow this for weeks).
-        var orphans: [(token: String, since: Date)] = []
+        /// token replaced by a forced login or an adopted one), with when they were let go (on the elapsed clock), the
+        /// most recent last: the shutdown logs them out too. Those let go more than a session lifetime ago are forgotten
+        /// (the server closed them), and past ``SessionPool/maxLetGo`` the oldest are (a daemon that logs in before every
+        /// call must not grow this for weeks).
+        var orphans: [(token: String, since: TimeInterval)] = []
         /// A ``Plan/wake`` is pending: one timer at a time.
         var wakeArmed = false
         /// A pinned pool whose session was given up (its new-session hook failed or outlived the bound of the
@@ -157,12 +157,12 @@ final class SessionPool: Sendable {
     /// left to the server, which closes a session 15 minutes after its last use.
     static let maxLetGo = 256
 
-    init(size: Int, idleTimeout: TimeInterval = 300, callsPerSession: Int = 1, stored: FMStoredToken?, now: Date) {
+    init(size: Int, idleTimeout: TimeInterval = 300, callsPerSession: Int = 1, stored: FMStoredToken?, now: SessionTime) {
         self.size = min(max(1, size), Self.maximumSize)
         self.pinned = false
         self.callsPerSession = max(1, callsPerSession)
         self.idleTimeout = idleTimeout.isNaN ? 300 : max(0, idleTimeout)
-        var all = (0..<self.size).map { _ in Slot(machine: SessionStateMachine(now: now), lastUse: now) }
+        var all = (0..<self.size).map { _ in Slot(machine: SessionStateMachine(now: now), lastUse: now.elapsed) }
         all[0].machine = SessionStateMachine(stored: stored, now: now)
         state = Locked(State(slots: all))
     }
@@ -173,9 +173,10 @@ final class SessionPool: Sendable {
         pinned = true
         idleTimeout = .infinity
         callsPerSession = 1
-        var machine = SessionStateMachine<SessionWaiter>(now: .distantPast)
-        _ = machine.adopt(token: token, expiry: .distantFuture)
-        state = Locked(State(slots: [Slot(machine: machine, lastUse: .distantPast)]))
+        let never = SessionTime(wall: .distantPast, elapsed: 0)
+        var machine = SessionStateMachine<SessionWaiter>(now: never)
+        _ = machine.adopt(token: token, expiry: .distantFuture, now: never)
+        state = Locked(State(slots: [Slot(machine: machine, lastUse: 0)]))
     }
 
     // MARK: leases
@@ -187,7 +188,7 @@ final class SessionPool: Sendable {
     /// what it can. `stored` is the token store's value (read outside the lock), adopted by slot 0 when it has
     /// no valid token. Returns the waiter's id (for ``withdraw(_:)``) when the call was queued, and the plan. A closed
     /// pool (``close(with:)``) fails the call at once: the plan's one failure, and no id.
-    func lease(now: Date, stored: FMStoredToken?, front: Bool, owner: (any SessionLeaseOwner)? = nil,
+    func lease(now: SessionTime, stored: FMStoredToken?, front: Bool, owner: (any SessionLeaseOwner)? = nil,
                deliver: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> (id: UInt64?, plan: Plan) {
         state.withLock { state in
             let waiter = Waiter(after: front ? state.lostMark : nil, owner: owner, deliver: deliver)
@@ -213,7 +214,7 @@ final class SessionPool: Sendable {
     }
 
     /// How many sessions hold a valid token, and how many of those are leased (metrics).
-    func usage(now: Date) -> (open: Int, busy: Int) {
+    func usage(now: SessionTime) -> (open: Int, busy: Int) {
         state.withLock { state in
             var (open, busy) = (0, 0)
             for slot in state.slots where slot.machine.isOpen(now: now) {
@@ -242,12 +243,12 @@ final class SessionPool: Sendable {
     }
 
     /// A call gives its lease back: the session goes to the next waiter, or idles.
-    func giveBack(_ lease: SessionLease, now: Date, stored: FMStoredToken?) -> Plan {
+    func giveBack(_ lease: SessionLease, now: SessionTime, stored: FMStoredToken?) -> Plan {
         guard lease.markReturned() else { return Plan() }
         return state.withLock { state in
             if lease.slot < state.slots.count {
                 state.slots[lease.slot].busy = max(0, state.slots[lease.slot].busy - 1)
-                state.slots[lease.slot].lastUse = max(now, state.slots[lease.slot].lastUse)
+                state.slots[lease.slot].lastUse = max(now.elapsed, state.slots[lease.slot].lastUse)
             }
             return Self.rebalance(&state, now: now, stored: stored, grow: true, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession)
         }
@@ -256,7 +257,7 @@ final class SessionPool: Sendable {
     /// Login `id` of `slot` ended. Returns the explicit login's waiters (each told the outcome), whether the
     /// token was adopted, and the plan (leases for waiting calls, or the failure for them when no other
     /// session can serve them).
-    func loginFinished(slot: Int, id: UInt64, result: Result<String, FMError>, now: Date, stored: FMStoredToken?)
+    func loginFinished(slot: Int, id: UInt64, result: Result<String, FMError>, now: SessionTime, stored: FMStoredToken?)
         -> (waiters: [SessionWaiter], adopted: Bool, plan: Plan) {
         state.withLock { state in
             let token = try? result.get()
@@ -267,7 +268,7 @@ final class SessionPool: Sendable {
             var plan = Plan()
             plan.persist = slot == 0 ? persist : nil
             if persist != nil {
-                state.slots[slot].lastUse = now
+                state.slots[slot].lastUse = now.elapsed
                 state.openings += 1
                 state.slots[slot].opened = state.openings
             }
@@ -277,9 +278,9 @@ final class SessionPool: Sendable {
                 if error.code == "956" {
                     // The server's session cap: keep to the sessions open now (at least one) for a session lifetime.
                     let limit = max(1, min(open, state.ceiling?.limit ?? .max))
-                    state.ceiling = (limit, now.addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime), true)
+                    state.ceiling = (limit, now.elapsed + SessionStateMachine<SessionWaiter>.lifetime, true)
                 } else if open > 0, state.ceiling?.sharing != true {
-                    state.ceiling = (open, now.addingTimeInterval(Self.failedLoginPause), false)
+                    state.ceiling = (open, now.elapsed + Self.failedLoginPause, false)
                 }
                 if open == 0 && !logging {
                     // Nothing else can serve the waiters: they get the failure (their calls decide on a retry).
@@ -294,10 +295,10 @@ final class SessionPool: Sendable {
                 }
             }
             var rest = Self.rebalance(&state, now: now, stored: stored, grow: token != nil, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession)
-            if token == nil, !state.waiters.isEmpty, let ceiling = state.ceiling, !ceiling.sharing, ceiling.until > now, !state.wakeArmed {
+            if token == nil, !state.waiters.isEmpty, let ceiling = state.ceiling, !ceiling.sharing, ceiling.until > now.elapsed, !state.wakeArmed {
                 // The waiters wait for the open sessions; if none frees before the pause ends, the pool opens one then.
                 state.wakeArmed = true
-                rest.wake = ceiling.until.timeIntervalSince(now)
+                rest.wake = ceiling.until - now.elapsed
             }
             plan.grants = rest.grants
             plan.logins = rest.logins
@@ -310,7 +311,7 @@ final class SessionPool: Sendable {
 
     /// Hands free sessions to waiters in order, closes sessions idle too long, opens sessions for waiters
     /// nothing will serve. Called under the lock.
-    private static func rebalance(_ state: inout State, now: Date, stored: FMStoredToken?, grow: Bool,
+    private static func rebalance(_ state: inout State, now: SessionTime, stored: FMStoredToken?, grow: Bool,
                                   pinned: Bool, idleTimeout: TimeInterval, perSession: Int) -> Plan {
         var plan = Plan()
         endCeiling(&state, now: now)
@@ -332,7 +333,7 @@ final class SessionPool: Sendable {
                 // Paused: look again when the pause ends, whatever else happens (or not) meanwhile.
                 if let ceiling = state.ceiling, !ceiling.sharing, !state.wakeArmed {
                     state.wakeArmed = true
-                    plan.wake = max(0, ceiling.until.timeIntervalSince(now))
+                    plan.wake = max(0, ceiling.until - now.elapsed)
                 }
                 break growing
             }
@@ -340,7 +341,7 @@ final class SessionPool: Sendable {
             if slot == 0 { stored = nil }
             switch state.slots[slot].machine.acquire(now: now, stored: offered, force: false, waiter: { _ in }) {
             case .use:
-                state.slots[slot].lastUse = now   // the stored token: open now, handed out by the next grant
+                state.slots[slot].lastUse = now.elapsed   // the stored token: open now, handed out by the next grant
                 state.openings += 1
                 state.slots[slot].opened = state.openings
             case .login(let id):
@@ -354,23 +355,24 @@ final class SessionPool: Sendable {
         return plan
     }
 
-    /// Forgets the pause of ``State/ceiling`` once it is over. A pause that ends further ahead than its own length
-    /// means the wall clock went back: it then lasts its length from now, not as long as the clock went back.
-    private static func endCeiling(_ state: inout State, now: Date) {
+    /// Forgets the pause of ``State/ceiling`` once it is over. The pause is timed on the elapsed clock, which no
+    /// wall-clock step moves; one that ends further ahead than its own length means that clock went back (a test's clock
+    /// that follows the wall clock): it then lasts its length from now.
+    private static func endCeiling(_ state: inout State, now: SessionTime) {
         guard let ceiling = state.ceiling else { return }
-        guard ceiling.until > now else { return state.ceiling = nil }
+        guard ceiling.until > now.elapsed else { return state.ceiling = nil }
         let length = ceiling.sharing ? SessionStateMachine<SessionWaiter>.lifetime : failedLoginPause
-        if ceiling.until.timeIntervalSince(now) > length { state.ceiling?.until = now.addingTimeInterval(length) }
+        if ceiling.until - now.elapsed > length { state.ceiling?.until = now.elapsed + length }
     }
 
-    /// With nobody waiting, closes the sessions idle longer than the idle timeout (none of a pinned pool). A session
-    /// last used "in the future" means the wall clock went back: its idle time counts from now, not from when the
-    /// clock has caught up.
-    private static func closeIdle(_ state: inout State, now: Date, pinned: Bool, idleTimeout: TimeInterval, into plan: inout Plan) {
+    /// With nobody waiting, closes the sessions idle longer than the idle timeout (none of a pinned pool), timed on the
+    /// elapsed clock. A session last used "in the future" means that clock went back (a test's clock that follows the
+    /// wall clock): its idle time counts from now, not from when the clock has caught up.
+    private static func closeIdle(_ state: inout State, now: SessionTime, pinned: Bool, idleTimeout: TimeInterval, into plan: inout Plan) {
         guard !pinned, state.waiters.isEmpty, idleTimeout.isFinite else { return }
         for index in state.slots.indices where state.slots[index].busy == 0 {
-            let idle = now.timeIntervalSince(state.slots[index].lastUse)
-            if idle < 0 { state.slots[index].lastUse = now }
+            let idle = now.elapsed - state.slots[index].lastUse
+            if idle < 0 { state.slots[index].lastUse = now.elapsed }
             guard idle > idleTimeout, state.slots[index].machine.isOpen(now: now) else { continue }
             let (token, persist) = state.slots[index].machine.reset()
             if let token { plan.logouts.append((index, token, idle)) }
@@ -379,7 +381,7 @@ final class SessionPool: Sendable {
     }
 
     /// Waiting replays that no open session can serve (each takes only a session opened after its own was lost).
-    private static func stranded(_ state: State, now: Date) -> Set<UInt64> {
+    private static func stranded(_ state: State, now: SessionTime) -> Set<UInt64> {
         var ids = Set<UInt64>()
         for (number, waiter) in state.waiters {
             guard let after = waiter.after else { continue }
@@ -389,7 +391,7 @@ final class SessionPool: Sendable {
     }
 
     /// The pause of a ``Plan/wake`` ended: hands out and opens sessions again.
-    func wake(now: Date, stored: FMStoredToken?) -> Plan {
+    func wake(now: SessionTime, stored: FMStoredToken?) -> Plan {
         state.withLock { state in
             state.wakeArmed = false
             return Self.rebalance(&state, now: now, stored: stored, grow: true, pinned: pinned, idleTimeout: idleTimeout, perSession: callsPerSession)
@@ -399,7 +401,7 @@ final class SessionPool: Sendable {
     /// Gives free open sessions to the waiters in order (see ``slot(for:in:now:perSession:)``); a waiter that
     /// none serves stops the walk, except a replay waiting for a fresh session: the calls behind it may take
     /// the others.
-    private static func grant(_ state: inout State, now: Date, perSession: Int, into plan: inout Plan) {
+    private static func grant(_ state: inout State, now: SessionTime, perSession: Int, into plan: inout Plan) {
         var taken: [UInt64] = []
         defer { for number in taken { state.waiters.remove(number) } }
         for (number, waiter) in state.waiters {
@@ -416,7 +418,7 @@ final class SessionPool: Sendable {
     /// The session `waiter` takes now, if any: the lowest free open one (so an idle daemon keeps one session;
     /// for a replay, one opened after its own was lost); with several calls per session, the least busy below
     /// that limit; past the server's session cap (and no login in flight), the least busy open one.
-    private static func slot(for waiter: Waiter, in state: State, now: Date, perSession: Int) -> Int? {
+    private static func slot(for waiter: Waiter, in state: State, now: SessionTime, perSession: Int) -> Int? {
         let after = waiter.after ?? 0
         var (open, leastBusy) = (0, nil as Int?)
         for index in state.slots.indices {
@@ -428,7 +430,7 @@ final class SessionPool: Sendable {
         }
         guard let leastBusy else { return nil }
         if state.slots[leastBusy].busy < perSession { return leastBusy }
-        if let ceiling = state.ceiling, ceiling.sharing, ceiling.until > now, open >= ceiling.limit,
+        if let ceiling = state.ceiling, ceiling.sharing, ceiling.until > now.elapsed, open >= ceiling.limit,
            !state.slots.contains(where: { $0.machine.isLoggingIn }) {
             return leastBusy
         }
@@ -436,10 +438,10 @@ final class SessionPool: Sendable {
     }
 
     /// Leases `slot` to `waiter`: one more call on it.
-    private static func take(_ slot: Int, for waiter: Waiter, in state: inout State, now: Date) -> SessionLease? {
+    private static func take(_ slot: Int, for waiter: Waiter, in state: inout State, now: SessionTime) -> SessionLease? {
         guard let token = state.slots[slot].machine.currentToken(now: now) else { return nil }
         state.slots[slot].busy += 1
-        state.slots[slot].lastUse = max(now, state.slots[slot].lastUse)
+        state.slots[slot].lastUse = max(now.elapsed, state.slots[slot].lastUse)
         return SessionLease(slot: slot, token: token, owner: waiter.owner)
     }
 
@@ -447,7 +449,7 @@ final class SessionPool: Sendable {
 
     /// An explicit login on slot 0 (``DataAPI/login(completion:)``): starts one even when a token is valid,
     /// or joins the one in flight. A valid token it replaces is let go (the shutdown logs it out).
-    func forceLogin(now: Date, waiter: @escaping SessionWaiter) -> SessionStateMachine<SessionWaiter>.Acquire {
+    func forceLogin(now: SessionTime, waiter: @escaping SessionWaiter) -> SessionStateMachine<SessionWaiter>.Acquire {
         let (action, replaced) = state.withLock { state -> (SessionStateMachine<SessionWaiter>.Acquire, String?) in
             let current = state.slots[0].machine.currentToken(now: now)
             let action = state.slots[0].machine.acquire(now: now, stored: nil, force: true, waiter: waiter)
@@ -459,16 +461,16 @@ final class SessionPool: Sendable {
     }
 
     /// `token` is open on the server but no slot holds it any more.
-    func letGo(_ token: String, now: Date) {
+    func letGo(_ token: String, now: SessionTime) {
         state.withLock { state in
-            state.orphans.removeAll { now.timeIntervalSince($0.since) > SessionStateMachine<SessionWaiter>.lifetime || $0.token == token }
-            state.orphans.append((token, now))
+            state.orphans.removeAll { now.elapsed - $0.since > SessionStateMachine<SessionWaiter>.lifetime || $0.token == token }
+            state.orphans.append((token, now.elapsed))
             if state.orphans.count > Self.maxLetGo { state.orphans.removeFirst(state.orphans.count - Self.maxLetGo) }
         }
     }
 
     /// The server accepted `token` on `slot`: slide its expiry.
-    func used(slot: Int, token: String, now: Date) -> SessionStateMachine<SessionWaiter>.Persist? {
+    func used(slot: Int, token: String, now: SessionTime) -> SessionStateMachine<SessionWaiter>.Persist? {
         state.withLock { $0.slots[slot].machine.used(token: token, now: now) }
     }
 
@@ -487,18 +489,18 @@ final class SessionPool: Sendable {
     /// The slot holding `token`, if any.
     func slot(holding token: String) -> Int? {
         state.withLock { state in
-            state.slots.indices.first { state.slots[$0].machine.currentToken(now: .distantPast) == token }
+            state.slots.indices.first { state.slots[$0].machine.heldToken == token }
         }
     }
 
     /// Makes `token` slot 0's current token.
-    func adopt(token: String, expiry: Date, now: Date) -> SessionStateMachine<SessionWaiter>.Persist {
+    func adopt(token: String, expiry: Date, now: SessionTime) -> SessionStateMachine<SessionWaiter>.Persist {
         let (persist, replaced) = state.withLock { state -> (SessionStateMachine<SessionWaiter>.Persist, String?) in
             let current = state.slots[0].machine.currentToken(now: now)
-            state.slots[0].lastUse = now
+            state.slots[0].lastUse = now.elapsed
             state.openings += 1
             state.slots[0].opened = state.openings
-            return (state.slots[0].machine.adopt(token: token, expiry: expiry), current == token ? nil : current)
+            return (state.slots[0].machine.adopt(token: token, expiry: expiry, now: now), current == token ? nil : current)
         }
         if let replaced { letGo(replaced, now: now) }
         return persist
@@ -528,15 +530,25 @@ final class SessionPool: Sendable {
         }
     }
 
-    /// The valid token of `slot` by the local clock (`.distantPast`: any held token).
-    func validToken(slot: Int, now: Date) -> FMStoredToken? {
+    /// The valid token of `slot` by the elapsed clock, with its expiry on the wall clock.
+    func validToken(slot: Int, now: SessionTime) -> FMStoredToken? {
         state.withLock { $0.slots[slot].machine.validToken(now: now) }
+    }
+
+    /// The token `slot` holds, valid or not, with the wall-clock expiry the store was told.
+    func heldToken(slot: Int) -> FMStoredToken? {
+        state.withLock { $0.slots[slot].machine.held }
+    }
+
+    /// Whether slot 0 may take `stored` from the token store now (``SessionStateMachine/mayAdopt(_:now:)``).
+    func mayAdopt(_ stored: FMStoredToken, now: SessionTime) -> Bool {
+        state.withLock { $0.slots[0].machine.mayAdopt(stored, now: now) }
     }
 
     /// Every token held, whatever its local expiry, and those of sessions whose new-session hook runs (for log
     /// redaction).
     var heldTokens: [String] {
-        state.withLock { $0.slots.compactMap { $0.machine.currentToken(now: .distantPast) } } + settingUp.withLock { $0.holds.map(\.token) }
+        state.withLock { $0.slots.compactMap { $0.machine.heldToken } } + settingUp.withLock { $0.holds.map(\.token) }
     }
 
     /// The tokens of sessions whose new-session hook runs: not held by a slot yet, but sent by the hook's calls, so
@@ -569,7 +581,7 @@ final class SessionPool: Sendable {
     }
 
     /// `true` when slot 0 has no valid token (the stage then reads the token store before leasing).
-    func wantsStored(now: Date) -> Bool {
+    func wantsStored(now: SessionTime) -> Bool {
         !pinned && state.withLock { !$0.slots[0].machine.isOpen(now: now) && !$0.slots[0].machine.isLoggingIn }
     }
 

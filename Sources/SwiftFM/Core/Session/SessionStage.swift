@@ -26,8 +26,10 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     let pool: SessionPool
     /// Where the first session's token is kept.
     let tokenStore: FMTokenStore
-    /// The injected clock.
+    /// The wall clock (the injected `now`): the token store's expiries.
     let now: @Sendable () -> Date
+    /// The wall clock and the elapsed clock a session's idle time is measured on.
+    let clock: SessionClock
     let configuration: FMConfiguration
     let logger: Logger
     /// Logins hold it (a shutdown waits for them); a login that ends after the shutdown's logouts is closed.
@@ -55,7 +57,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
 
     /// A stage over `pool`. `pinnedAPI` makes the hook's ``DataAPI``; without one the hook is not run.
     init(pool: SessionPool, tokenStore: FMTokenStore, configuration: FMConfiguration, logger: Logger, lifecycle: Lifecycle,
-         queue: DispatchQueue = DispatchQueue(label: "SwiftFM.DataAPI.sessions"), now: @escaping @Sendable () -> Date,
+         queue: DispatchQueue = DispatchQueue(label: "SwiftFM.DataAPI.sessions"), clock: SessionClock,
          pinnedAPI: PinnedAPI? = nil, send: @escaping Send) {
         self.pool = pool
         self.tokenStore = tokenStore
@@ -63,7 +65,8 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         self.logger = logger
         self.lifecycle = lifecycle
         self.queue = queue
-        self.now = now
+        self.clock = clock
+        self.now = clock.wall
         self.pinnedAPI = pinnedAPI
         self.send = send
         self.newSessionHook = Locked(nil)
@@ -79,6 +82,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         lifecycle = parent.lifecycle
         queue = parent.queue
         now = parent.now
+        clock = parent.clock
         pinnedAPI = parent.pinnedAPI
         send = parent.send
         newSessionHook = Locked(nil)
@@ -94,7 +98,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     @discardableResult
     func lease(front: Bool, parent: (any FMCallSpan)? = nil,
                completion: @escaping @Sendable (Result<SessionLease, FMError>) -> Void) -> UInt64? {
-        let now = self.now()
+        let now = clock.now
         var (id, plan) = pool.lease(now: now, stored: storedIfWanted(now), front: front, owner: self, deliver: completion)
         // Leased at once: the grant is this call's own, not a hand-over, so it runs here, without the trampoline.
         let own = id == nil ? plan.grants.popLast() : nil
@@ -151,14 +155,14 @@ final class SessionStage: Sendable, SessionLeaseOwner {
 
     /// `SessionLeaseOwner`: a lease given back (once; again does nothing): the session goes to the next waiting call.
     func giveBack(_ lease: SessionLease) {
-        let now = self.now()
+        let now = clock.now
         run(pool.giveBack(lease, now: now, stored: storedIfWanted(now)))
         reportPoolUsage()
     }
 
     /// `SessionLeaseOwner`: the server accepted `lease`'s token: slide its expiry.
     func used(_ lease: SessionLease) {
-        let persist = pool.used(slot: lease.slot, token: lease.token, now: now())
+        let persist = pool.used(slot: lease.slot, token: lease.token, now: clock.now)
         if lease.slot == 0 { apply(persist) }
     }
 
@@ -180,12 +184,12 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// Tells the metrics observer how many pool sessions are open and busy (only when one is set).
     func reportPoolUsage() {
         guard let metrics = configuration.metrics, !pool.pinned else { return }
-        let (open, busy) = pool.usage(now: now())
+        let (open, busy) = pool.usage(now: clock.now)
         metrics.poolUsage(open: open, busy: busy)
     }
 
     /// The store's token when the pool wants it (slot 0 has none), read outside the pool's lock.
-    private func storedIfWanted(_ now: Date) -> FMStoredToken? {
+    private func storedIfWanted(_ now: SessionTime) -> FMStoredToken? {
         pool.wantsStored(now: now) ? loadStoredToken() : nil
     }
 
@@ -219,7 +223,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
 
     /// The pool's pause ended (``SessionPool/Plan/wake``): calls still waiting get sessions opened for them.
     private func wake() {
-        let now = self.now()
+        let now = clock.now
         run(pool.wake(now: now, stored: storedIfWanted(now)))
     }
 
@@ -238,7 +242,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// An explicit login on the first session (``DataAPI/login(completion:)``, ``DataAPI/refreshToken(completion:)``):
     /// one login even when a token is valid, shared with a login of that session in flight.
     func forceLogin(completion: @escaping SessionWaiter) {
-        switch pool.forceLogin(now: now(), waiter: completion) {
+        switch pool.forceLogin(now: clock.now, waiter: completion) {
         case .use(let token): completion(.success(token))
         case .wait: break
         case .login(let id): startLogin(slot: 0, id: id, explicit: true)
@@ -256,7 +260,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             case .failure(let error): metrics.poolEvent(FMPoolEvent(kind: .loginFailed, session: slot, loginDuration: duration, code: error.code))
             }
         }
-        let now = self.now()
+        let now = clock.now
         let (waiters, adopted, plan) = pool.loginFinished(slot: slot, id: id, result: result, now: now, stored: storedIfWanted(now))
         if case .success(let token) = result, !adopted {
             // Not adopted (a logout came first): the waiters use it, nothing holds it. The shutdown logs it
@@ -490,10 +494,11 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         }
     }
 
-    /// Makes `token` the current token with a fresh 15-minute expiry; returns the expiry.
+    /// Makes `token` the current token with a fresh 15-minute expiry; returns the expiry (on the wall clock).
     func adoptToken(_ token: String) -> Date {
-        let expiry = now().addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime)
-        apply(pool.adopt(token: token, expiry: expiry, now: now()))
+        let now = clock.now
+        let expiry = now.wall.addingTimeInterval(SessionStateMachine<SessionWaiter>.lifetime)
+        apply(pool.adopt(token: token, expiry: expiry, now: now))
         return expiry
     }
 
@@ -539,11 +544,12 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         return stored
     }
 
-    /// The current token and its expiry when the local clock says it is valid: in memory, else in the store.
+    /// The current token and its expiry: in memory while the elapsed clock says it is valid, else the store's when the
+    /// pool would take it (valid on the wall clock, and not the token the memory judged expired).
     func activeStoredToken() -> FMStoredToken? {
-        let now = self.now()
+        let now = clock.now
         if let valid = pool.validToken(slot: 0, now: now) { return valid }
-        if let stored = loadStoredToken(), stored.expiry > now { return stored }
+        if let stored = loadStoredToken(), pool.mayAdopt(stored, now: now) { return stored }
         return nil
     }
 }

@@ -1,10 +1,12 @@
 import Foundation
 
-/// A session token and the moment SwiftFM believes it expires (15 minutes after its last use).
+/// A session token and the moment SwiftFM believes it expires (15 minutes after its last use), on the wall clock: the
+/// form a token is shared in with other processes and later launches. A ``DataAPI`` judges the token it holds in memory
+/// on an elapsed clock instead (see <doc:SessionsAndTokens>).
 public struct FMStoredToken: Sendable, Equatable, Codable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The Data API session token.
     public var token: String
-    /// The local expiry.
+    /// The local expiry, on the wall clock.
     public var expiry: Date
 
     /// Creates a stored token.
