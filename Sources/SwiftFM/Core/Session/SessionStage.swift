@@ -207,6 +207,9 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         if let wake = plan.wake {
             _ = Deadline.after(seconds: wake) { [weak self] in self?.wake() }
         }
+        if let sweep = plan.sweep {
+            _ = Deadline.after(seconds: sweep) { [weak self] in self?.sweepIdle() }
+        }
         guard !plan.grants.isEmpty || !plan.failures.isEmpty else { return }
         // A grant may finish its call at once (a transport that answers in `send`) and give the session back
         // to the next waiter from inside this one: the trampoline keeps that chain off the stack.
@@ -221,6 +224,12 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     private func wake() {
         let now = self.now()
         run(pool.wake(now: now, stored: storedIfWanted(now)))
+    }
+
+    /// The idle sweep's time came (``SessionPool/Plan/sweep``): sessions other than the first, unused for longer than
+    /// ``FMConfiguration/sessionIdleTimeout``, are logged out even when no call follows a burst.
+    private func sweepIdle() {
+        run(pool.sweep(now: now()))
     }
 
     /// Starts login `id` of `slot` (a pinned pool never logs in: it fails with `-1010`).
