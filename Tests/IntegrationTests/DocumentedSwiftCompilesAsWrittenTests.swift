@@ -33,22 +33,24 @@ private let documents: [String] = {
     return paths
 }()
 
-/// Every unindented ```swift … ``` block of `documents`.
+/// Every ```swift … ``` block of `documents`; one inside a list item (indented) loses its indentation.
 private let documentedBlocks: [DocumentedSwiftBlock] = documents.flatMap { path -> [DocumentedSwiftBlock] in
     guard let text = try? String(contentsOf: packageRoot.appendingPathComponent(path), encoding: .utf8) else { return [] }
     var blocks: [DocumentedSwiftBlock] = []
-    var current: (line: Int, lines: [Substring])?
+    var current: (line: Int, indent: Int, lines: [Substring])?
     for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        let indent = line.prefix { $0 == " " }.count
+        let trimmed = line.dropFirst(indent)
         if var open = current {
-            if line == "```" {
+            if trimmed == "```" {
                 blocks.append(DocumentedSwiftBlock(file: path, line: open.line, text: open.lines.joined(separator: "\n") + "\n"))
                 current = nil
             } else {
-                open.lines.append(line)
+                open.lines.append(line.dropFirst(min(open.indent, indent)))
                 current = open
             }
-        } else if line == "```swift" {
-            current = (index + 1, [])
+        } else if trimmed == "```swift" {
+            current = (index + 1, indent, [])
         }
     }
     return blocks
@@ -85,6 +87,7 @@ private let context: [(name: String, declaration: String)] = [
     ("password", #"let password = "admin""#),
     ("secret", #"let secret = "admin""#),
     ("RequestContext", "enum RequestContext { @TaskLocal static var traceID: String? }"),
+    ("token", #"let token = UserDefaults.standard.string(forKey: "fm-token") ?? """#),
 ]
 
 /// Whether `text` uses `name` as an identifier of its own (not as a member, `.name`, or a label, `name:`).
@@ -97,8 +100,9 @@ private func declares(_ text: String, _ name: String) -> Bool {
     text.range(of: #"\b(let|var|func|class|struct|enum)\s+"# + name + #"\b"#, options: .regularExpression) != nil
 }
 
-/// The `main.swift` for `block`: the imports, what it uses from `context`, then the block (a block whose top-level
-/// lines reach `self.`, a method body in the README, inside a main-actor model's method).
+/// The `main.swift` for `block`: the imports, what it uses from `context`, then the block (a block that reaches
+/// `self.` and declares no type, a method body in the README and the porting guide, inside a main-actor view
+/// model's method).
 private func mainSwift(for block: DocumentedSwiftBlock) -> String {
     var source = "import Foundation\nimport SwiftFM\n"
     if uses(block.text, "Emulator") || uses(block.text, "emulator") || block.text.contains("EmulatorFault") {
@@ -106,11 +110,11 @@ private func mainSwift(for block: DocumentedSwiftBlock) -> String {
     }
     let needed = context.filter { uses(block.text, $0.name) && !declares(block.text, $0.name) }   // in the table's order
     source += needed.map(\.declaration).joined(separator: "\n") + "\n"
-    let topLevelSelf = block.text.split(separator: "\n").contains { !$0.hasPrefix(" ") && $0.contains("self.") }
-        || (block.text.hasPrefix("api.") && block.text.contains("self."))
-    if topLevelSelf {
-        source += "@MainActor final class Model {\n    var names: [String] = []\n    func run(_ api: DataAPI) {\n"
-            + block.text + "    }\n}\n"
+    let methodBody = block.text.contains("self.") && !block.text.contains("class ") && !block.text.contains("struct ")
+    if methodBody {
+        source += "struct TableView { func reloadData() {} }\n"
+            + "@MainActor final class Model {\n    var names: [String] = []\n    var tableView = TableView()\n"
+            + "    func run(_ api: DataAPI) {\n" + block.text + "    }\n}\n"
     } else {
         source += block.text
     }
