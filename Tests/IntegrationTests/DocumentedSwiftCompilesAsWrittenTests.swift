@@ -121,8 +121,9 @@ private func mainSwift(for block: DocumentedSwiftBlock) -> String {
     return source
 }
 
-/// The module cache the type-checks share (one per test run).
-private let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("swiftfm-documented-swift-\(UUID().uuidString)")
+/// Where the type-checks run: each block in a folder of its own (removed after it), beside the module cache they share,
+/// which stays for the next run (one folder, not one per run; the compiler keys its entries by module and flags).
+private let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("swiftfm-documented-swift")
 
 @Suite("Documented Swift compiles as written")
 struct DocumentedSwiftCompilesAsWrittenTests {
@@ -137,7 +138,7 @@ struct DocumentedSwiftCompilesAsWrittenTests {
 
     @Test(arguments: documentedBlocks.filter { skipReason($0) == nil })
     func typeChecksInSwift6WithoutAWarning(block: DocumentedSwiftBlock) throws {
-        let directory = scratch.appendingPathComponent("\(block.file.replacingOccurrences(of: "/", with: "_"))-\(block.line)")
+        let directory = scratch.appendingPathComponent("\(block.file.replacingOccurrences(of: "/", with: "_"))-\(block.line)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let main = directory.appendingPathComponent("main.swift")
