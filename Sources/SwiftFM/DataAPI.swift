@@ -146,8 +146,9 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// mean 1,000.
     public var sessionPoolSize: Int = 1
     /// How long, in seconds, a pool session may stay unused before SwiftFM logs it out (default 300). The
-    /// pool checks whenever a call takes or gives back a session, so a pool grown for a burst shrinks back
-    /// after it; a session in use is never closed. `.infinity` keeps sessions until FileMaker expires them.
+    /// pool checks whenever a call takes or gives back a session, and the sessions beyond the first also on a
+    /// timer, so a pool grown for a burst shrinks back to one session after it even when no call follows; a
+    /// session in use is never closed. `.infinity` keeps sessions until FileMaker expires them.
     public var sessionIdleTimeout: TimeInterval = 300
     /// The most calls one pool session serves at once (default 1, as FileMaker Server runs one request per
     /// session at a time). A larger value lets calls share a busy session, where they queue at the server

@@ -13,15 +13,18 @@ public struct TypeCheckUnavailable: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// Type-checks `files` as one module against the SwiftFM module this test run was built with (found above the
+/// Type-checks `files` as one module against the SwiftFM (and SwiftFMEmulator) modules this test run was built with (found above the
 /// test binary), with `swiftc` from the `PATH`. `arguments` come before the files (`-swift-version 6`,
 /// `-parse-as-library`, `-module-name …`); `scratch` holds the module cache.
 public func typecheckAgainstSwiftFM(_ files: [URL], arguments: [String], scratch: URL) throws -> TypeCheckResult {
     let modules = try builtModulesDirectory()
     let compiler = try swiftcOnPath()
-    // SwiftFM imports the C module CFMCurl (libcurl's bridge): its module map is where SwiftPM wrote it.
-    let curlModuleMap = modules.deletingLastPathComponent().appendingPathComponent("CFMCurl.build/module.modulemap")
-    let moduleMaps = FileManager.default.fileExists(atPath: curlModuleMap.path) ? ["-Xcc", "-fmodule-map-file=" + curlModuleMap.path] : []
+    // SwiftFM imports the C module CFMCurl (libcurl's bridge), SwiftFMEmulator also CFMTLS (OpenSSL's): their module
+    // maps are where SwiftPM wrote them.
+    let moduleMaps = ["CFMCurl", "CFMTLS"].flatMap { module -> [String] in
+        let map = modules.deletingLastPathComponent().appendingPathComponent("\(module).build/module.modulemap")
+        return FileManager.default.fileExists(atPath: map.path) ? ["-Xcc", "-fmodule-map-file=" + map.path] : []
+    }
     let process = try ChildProcess(compiler, ["-typecheck"] + arguments + ["-I", modules.path] + moduleMaps
         + ["-module-cache-path", scratch.appendingPathComponent("cache").path] + files.map(\.path), error: .sameAsOutput)
     let diagnostics = String(decoding: process.standardOutput?.readAllRetryingInterrupts() ?? Data(), as: UTF8.self)

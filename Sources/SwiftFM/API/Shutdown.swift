@@ -106,10 +106,11 @@ extension DataAPI {
         let tokens = sessions.resetAll()
         var options = CallOptions()
         options.bypassShutdown = true
+        options.accepting = SessionEndpoints.closeAccepting   // a session the server forgot is closed already
         let group = DispatchGroup()
         for token in tokens {
             group.enter()
-            perform(SessionEndpoints.logout(token: token), options: options) { _ in group.leave() }
+            perform(SessionEndpoints.close(token: token), options: options) { _ in group.leave() }
         }
         group.notify(queue: .global()) { [logger] in
             logger.log(.info, "shut down: \(tokens.count) session(s) logged out")

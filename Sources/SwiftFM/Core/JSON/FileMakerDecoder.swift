@@ -505,6 +505,14 @@ private enum Rules {
         .dataCorrupted(.init(codingPath: path, debugDescription: "the number does not fit in \(type)"))
     }
 
+    /// Why a number is no `type`: a fraction (4.5 read into an `Int`) says so and what to declare instead; a whole
+    /// number says it does not fit. Never the value (record data stays out of errors and logs).
+    static func notAnInteger(_ type: Any.Type, _ value: Double?, _ path: [any CodingKey]) -> DecodingError {
+        guard let value, value.isFinite, value.rounded(.towardZero) != value else { return outOfRange(type, path) }
+        return .dataCorrupted(.init(codingPath: path, debugDescription:
+            "the number is not a whole number; \(type) holds whole numbers only: declare the property Double or Decimal"))
+    }
+
     static func integer<I: FixedWidthInteger>(_ type: I.Type, _ reader: JSONTapeReader, _ node: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> I {
         switch reader.nodes[node].kind {
         case .number:
@@ -513,13 +521,13 @@ private enum Rules {
             else if let exact = token.exactUInt64, let value = I(exactly: exact) { return value }
             if let double = reader.double(node), abs(double) < 9_007_199_254_740_992, let exact = I(exactly: double) { return exact }
             if let exact = I(token.text(reader.bytes)) { return exact }
-            throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "the number does not fit in \(I.self)"))
+            throw notAnInteger(I.self, reader.double(node), path())
         case .string:
             guard let trimmed = decimalText(reader.string(node)) else { break }
             if let exact = I(trimmed) { return exact }
             guard let double = Double(trimmed) else { break }
             if abs(double) < 9_007_199_254_740_992, let exact = I(exactly: double) { return exact }
-            throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "the number does not fit in \(I.self)"))
+            throw notAnInteger(I.self, double, path())
         default:
             break
         }

@@ -196,7 +196,8 @@ extension CallContext {
                 for (name, value) in headers { endpoint.headers[name] = value }
                 context.perform(endpoint, options: options, completion: completion)
             case .logout(let token):
-                context.perform(SessionEndpoints.logout(token: token), options: options) { result in
+                options.accepting = SessionEndpoints.closeAccepting   // a session the server forgot is closed already
+                context.perform(SessionEndpoints.close(token: token), options: options) { result in
                     completion(result.map { _ in token })
                 }
             }

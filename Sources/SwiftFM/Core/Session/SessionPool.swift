@@ -108,8 +108,14 @@ final class SessionPool: Sendable {
         /// ``SessionPool/wake(now:stored:)`` after this many seconds, when the pause ends (nothing else may
         /// touch the pool by then).
         var wake: TimeInterval?
+        /// Sessions other than the first are open and unused: call ``SessionPool/sweep(now:)`` after this many
+        /// seconds, when the first of them passes the idle timeout (a pool grown for a burst shrinks back even when
+        /// no call follows).
+        var sweep: TimeInterval?
 
-        var isEmpty: Bool { grants.isEmpty && failures.isEmpty && logins.isEmpty && logouts.isEmpty && persist == nil && wake == nil }
+        var isEmpty: Bool {
+            grants.isEmpty && failures.isEmpty && logins.isEmpty && logouts.isEmpty && persist == nil && wake == nil && sweep == nil
+        }
     }
 
     /// Everything the pool decides on, behind ``state``'s lock.
@@ -134,6 +140,8 @@ final class SessionPool: Sendable {
         var orphans: [(token: String, since: TimeInterval)] = []
         /// A ``Plan/wake`` is pending: one timer at a time.
         var wakeArmed = false
+        /// A ``Plan/sweep`` is pending: one timer at a time.
+        var sweepArmed = false
         /// A pinned pool whose session was given up (its new-session hook failed or outlived the bound of the
         /// session's opening): every lease fails at once with this error (``close(with:)``).
         var closed: FMError?
@@ -305,6 +313,7 @@ final class SessionPool: Sendable {
             plan.logouts = rest.logouts
             plan.persist = rest.persist ?? plan.persist
             plan.wake = rest.wake
+            plan.sweep = rest.sweep
             return (waiters, persist != nil, plan)
         }
     }
@@ -352,6 +361,7 @@ final class SessionPool: Sendable {
             }
         }
         closeIdle(&state, now: now, pinned: pinned, idleTimeout: idleTimeout, into: &plan)
+        armSweep(&state, now: now, pinned: pinned, idleTimeout: idleTimeout, into: &plan)
         return plan
     }
 
@@ -368,9 +378,11 @@ final class SessionPool: Sendable {
     /// With nobody waiting, closes the sessions idle longer than the idle timeout (none of a pinned pool), timed on the
     /// elapsed clock. A session last used "in the future" means that clock went back (a test's clock that follows the
     /// wall clock): its idle time counts from now, not from when the clock has caught up.
-    private static func closeIdle(_ state: inout State, now: SessionTime, pinned: Bool, idleTimeout: TimeInterval, into plan: inout Plan) {
+    /// `keepingFirst`: the first session stays (the idle sweep's close: an idle daemon holds one session).
+    private static func closeIdle(_ state: inout State, now: SessionTime, pinned: Bool, idleTimeout: TimeInterval,
+                                  keepingFirst: Bool = false, into plan: inout Plan) {
         guard !pinned, state.waiters.isEmpty, idleTimeout.isFinite else { return }
-        for index in state.slots.indices where state.slots[index].busy == 0 {
+        for index in state.slots.indices where state.slots[index].busy == 0 && !(keepingFirst && index == 0) {
             let idle = now.elapsed - state.slots[index].lastUse
             if idle < 0 { state.slots[index].lastUse = now.elapsed }
             guard idle > idleTimeout, state.slots[index].machine.isOpen(now: now) else { continue }
@@ -388,6 +400,35 @@ final class SessionPool: Sendable {
             if !state.slots.contains(where: { $0.opened > after && $0.machine.isOpen(now: now) }) { ids.insert(number) }
         }
         return ids
+    }
+
+    /// With nobody waiting and no sweep pending, arms one (``Plan/sweep``) for when the first open, unused session
+    /// other than the first passes the idle timeout. (With calls waiting, the next session given back arms it.)
+    private static func armSweep(_ state: inout State, now: SessionTime, pinned: Bool, idleTimeout: TimeInterval, into plan: inout Plan) {
+        guard !pinned, idleTimeout.isFinite, !state.sweepArmed, state.closed == nil, state.waiters.isEmpty else { return }
+        var earliest: TimeInterval?
+        for index in state.slots.indices.dropFirst() where state.slots[index].busy == 0 && state.slots[index].machine.isOpen(now: now) {
+            let due = max(now.elapsed, state.slots[index].lastUse) + idleTimeout
+            earliest = min(earliest ?? due, due)
+        }
+        guard let earliest else { return }
+        state.sweepArmed = true
+        plan.sweep = earliest - now.elapsed + sweepMargin
+    }
+
+    /// How long after a session's idle timeout the sweep looks (it closes sessions idle for longer than the timeout).
+    static let sweepMargin: TimeInterval = 0.05
+
+    /// The idle sweep's timer fired (``Plan/sweep``): with nobody waiting, logs out the sessions other than the first
+    /// that have been unused for longer than the idle timeout, and arms the next sweep for those still open.
+    func sweep(now: SessionTime) -> Plan {
+        state.withLock { state in
+            state.sweepArmed = false
+            var plan = Plan()
+            Self.closeIdle(&state, now: now, pinned: pinned, idleTimeout: idleTimeout, keepingFirst: true, into: &plan)
+            Self.armSweep(&state, now: now, pinned: pinned, idleTimeout: idleTimeout, into: &plan)
+            return plan
+        }
     }
 
     /// The pause of a ``Plan/wake`` ended: hands out and opens sessions again.

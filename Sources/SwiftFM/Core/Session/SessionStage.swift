@@ -42,6 +42,8 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     let newSessionHook: Locked<FMNewSessionHook?>
     /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
     private let persistedVersion = Locked<UInt64>(0)
+    /// The last token-store write problem told (``store(_:)``): the same one is not logged again.
+    private let storeProblem = Locked<String?>(nil)
     /// Arms the bound of one opening of a session (the login and the new-session hook, ``openSession(slot:encoded:parent:completion:)``):
     /// ``Deadline/after(seconds:fire:)``; the tests' seam to end a hook that never calls `done` at a moment of their choosing.
     let armBound = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
@@ -211,6 +213,9 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         if let wake = plan.wake {
             _ = Deadline.after(seconds: wake) { [weak self] in self?.wake() }
         }
+        if let sweep = plan.sweep {
+            _ = Deadline.after(seconds: sweep) { [weak self] in self?.sweepIdle() }
+        }
         guard !plan.grants.isEmpty || !plan.failures.isEmpty else { return }
         // A grant may finish its call at once (a transport that answers in `send`) and give the session back
         // to the next waiter from inside this one: the trampoline keeps that chain off the stack.
@@ -225,6 +230,12 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     private func wake() {
         let now = clock.now
         run(pool.wake(now: now, stored: storedIfWanted(now)))
+    }
+
+    /// The idle sweep's time came (``SessionPool/Plan/sweep``): sessions other than the first, unused for longer than
+    /// ``FMConfiguration/sessionIdleTimeout``, are logged out even when no call follows a burst.
+    private func sweepIdle() {
+        run(pool.sweep(now: clock.now))
     }
 
     /// Starts login `id` of `slot` (a pinned pool never logs in: it fails with `-1010`).
@@ -490,7 +501,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         if pool.slot(holding: token) == 0 {
             rejected(slot: 0, token: token)
         } else if loadStoredToken()?.token == token {
-            tokenStore.save(nil)
+            store(nil)
         }
     }
 
@@ -514,7 +525,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         let (tokens, slots, persist) = pool.resetAll()
         for slot in slots { configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: slot, reason: "shutdown")) }
         apply(persist)
-        tokenStore.save(nil)
+        store(nil)
         reportPoolUsage()
         return tokens
     }
@@ -527,8 +538,21 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             // concurrent writes land in the order the state machine decided them.
             guard persist.version > applied else { return }
             applied = persist.version
-            tokenStore.save(persist.token)
+            store(persist.token)
         }
+    }
+
+    /// Writes the token store. A file store that cannot write (its directory missing, no permission) says so at
+    /// `warning`, once per problem: the session goes on in memory, but a restart will log in again.
+    private func store(_ token: FMStoredToken?) {
+        guard let file = tokenStore as? FMFileTokenStore else { return tokenStore.save(token) }
+        let problem = file.write(token)
+        let told = storeProblem.withLock { last -> Bool in
+            defer { last = problem }
+            return problem == nil || problem == last
+        }
+        guard !told, let problem else { return }
+        logger.log(.warning, "the token store cannot write \(file.url.path): \(problem); the session is kept in memory only, so a restart logs in again")
     }
 
     /// What the token store holds, when it can be used: a value that cannot be sent as a `Bearer` token (a

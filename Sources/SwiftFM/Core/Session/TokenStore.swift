@@ -108,7 +108,8 @@ public final class FMUserDefaultsTokenStore: FMTokenStore, @unchecked Sendable, 
 /// A token store in a JSON file, for daemons: written atomically with permissions `0600`.
 ///
 /// Read and write failures are not fatal: an unreadable file reads as "no token" (SwiftFM logs in again),
-/// and a failed write only costs a login after a restart.
+/// and a failed write only costs a login after a restart (a ``DataAPI`` using the store logs it once, at `warning`,
+/// with the file and the reason).
 public final class FMFileTokenStore: FMTokenStore, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The file.
     public let url: URL
@@ -131,23 +132,36 @@ public final class FMFileTokenStore: FMTokenStore, CustomStringConvertible, Cust
 
     /// Writes the token atomically (`0600`), or deletes the file for `nil`.
     public func save(_ token: FMStoredToken?) {
+        _ = write(token)
+    }
+
+    /// ``save(_:)``, saying why it failed: `nil` when the file now holds `token` (or is gone for `nil`), else the
+    /// system's reason (`No such file or directory`).
+    func write(_ token: FMStoredToken?) -> String? {
         lock.withLock { _ in
-            let manager = FileManager.default
             guard let token else {
-                try? manager.removeItem(at: url)
-                return
+                guard unlink(url.path) == 0 || errno == ENOENT else { return Self.reason(errno) }
+                return nil
             }
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .secondsSince1970
-            guard let data = try? encoder.encode(token) else { return }
+            guard let data = try? encoder.encode(token) else { return "the token cannot be encoded" }
             // Write a private temporary file next to the target, then rename it over the target.
             let temporary = url.deletingLastPathComponent()
                 .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
-            guard Self.writePrivately(data, to: temporary.path), rename(temporary.path, url.path) == 0 else {
-                try? manager.removeItem(at: temporary)
-                return
+            if let failure = Self.writePrivately(data, to: temporary.path) { return failure }
+            guard rename(temporary.path, url.path) == 0 else {
+                let failure = Self.reason(errno)
+                unlink(temporary.path)
+                return failure
             }
+            return nil
         }
+    }
+
+    /// The system's words for `code` (`strerror`).
+    private static func reason(_ code: Int32) -> String {
+        String(cString: strerror(code))
     }
 
     /// `"FMFileTokenStore(url: …)"` (never the token).
@@ -157,24 +171,27 @@ public final class FMFileTokenStore: FMTokenStore, CustomStringConvertible, Cust
     /// A mirror that shows no token.
     public var customMirror: Mirror { Redaction.mirror(of: self, description) }
 
-    /// Creates `path` with mode 0600 from the start (no window where another user could read it) and writes `data`.
-    private static func writePrivately(_ data: Data, to path: String) -> Bool {
+    /// Creates `path` with mode 0600 from the start (no window where another user could read it) and writes `data`;
+    /// `nil` when it did, else the system's reason (a partly written file is removed).
+    private static func writePrivately(_ data: Data, to path: String) -> String? {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        return data.withUnsafeBytes { buffer -> Bool in
-            guard var base = buffer.baseAddress else { return true }
+        guard descriptor >= 0 else { return reason(errno) }
+        let failure = data.withUnsafeBytes { buffer -> String? in
+            guard var base = buffer.baseAddress else { return nil }
             var remaining = buffer.count
             while remaining > 0 {
-                let written = write(descriptor, base, remaining)
+                let written = Foundation.write(descriptor, base, remaining)
                 if written < 0 {
                     if errno == EINTR { continue }
-                    return false
+                    return reason(errno)
                 }
                 remaining -= written
                 base = base.advanced(by: written)
             }
-            return fsync(descriptor) == 0
+            return fsync(descriptor) == 0 ? nil : reason(errno)
         }
+        close(descriptor)
+        if failure != nil { unlink(path) }
+        return failure
     }
 }

@@ -49,6 +49,23 @@ enum SessionEndpoints {
         }
     }
 
+    /// The logout SwiftFM sends on its own (a shutdown's, an idle session's, a session let go): ``logout(token:)``, also
+    /// done when the server answers 952 (with HTTP 401), as it does for a session it no longer knows (restarted,
+    /// expired): that session is closed, as asked. Sent with ``closeAccepting`` so the 401 reaches this decoder.
+    static func close(token: String) -> Endpoint<Bool> {
+        Endpoint(.delete, .database, ["sessions", token], auth: .none) { response in
+            do {
+                _ = try Envelope.response(from: response.body, status: response.status)
+            } catch let error as FMError where response.status == 401 && error.code == "952" {
+                return true
+            }
+            return true
+        }
+    }
+
+    /// The statuses ``close(token:)`` reads: 200, and 401 (FileMaker's 952).
+    static let closeAccepting: @Sendable (Int) -> Bool = { $0 == 200 || $0 == 401 }
+
     /// `GET /fmi/data/{version}/validateSession` with `Bearer token`.
     static func validate(token: String) -> Endpoint<Bool> {
         Endpoint(.get, .host, ["validateSession"], auth: .token(token)) { response in
