@@ -182,17 +182,75 @@ enum Redaction {
         return "." + letters
     }
 
-    /// A host as configured, with any user info (`user:password@`) replaced: everything between the scheme
-    /// and the last `@` (a password may itself hold `/`, `?`, `#` or `@`, so no finer parsing is trusted); and
-    /// with any query or fragment after it replaced too (`?key=…`: SwiftFM never sends them, and they are where
-    /// API keys get written). The scheme is the `scheme://` the host starts with (letters, digits, `+`, `-`, `.`),
-    /// never a `://` further on: a host written without one may hold a URL in its query or fragment.
+    /// A host as configured, with any user info (`user:password@`) and any query or fragment replaced (`?key=…`:
+    /// SwiftFM never sends them, and they are where API keys get written). A password may hold a raw `/`, `?`, `#` or
+    /// `@`, and a host may hold an `@` in its path, query or fragment (`host/?email=a@b`), so the `@` that ends the
+    /// user info is the one followed by a host[:port] (up to the next `/`, `?`, `#`):
+    /// - when the text before the first `/`, `?`, `#` is no host[:port] (it holds an `@`, or a `:` followed by no
+    ///   port), the user info runs to the last `@` followed by a host[:port] (the last `@` when none is), and all of
+    ///   it is replaced: read any other way, the rest of it could be a password;
+    /// - when it is a host[:port] (the host, as ``FMConfiguration`` resolves it), it is shown; when an `@` follows
+    ///   and a host[:port] follows that `@`, everything after the host is replaced, and so is its port: read as user
+    ///   info, `admin:1234/x@host` has the password `1234/x`.
+    ///
+    /// The scheme is the `scheme://` the host starts with (letters, digits, `+`, `-`, `.`), never a `://` further on:
+    /// a host written without one may hold a URL in its query or fragment.
     static func host(_ host: String) -> String {
         let start = schemeSeparator(in: host)?.upperBound ?? host.startIndex
-        var userInfo = "", rest = host[start...]
-        if let at = rest.lastIndex(of: "@") { (userInfo, rest) = (placeholder, rest[at...]) }
-        if let mark = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[...mark] + placeholder }
-        return host[..<start] + userInfo + rest
+        let text = host[start...]
+        let isMark: (Character) -> Bool = { $0 == "/" || $0 == "?" || $0 == "#" }
+        let authorityEnd = text.firstIndex(where: isMark) ?? text.endIndex
+        let ats = text.indices.filter { text[$0] == "@" }
+        /// Whether a host[:port] follows the `@` at `at`, up to the next `/`, `?`, `#`.
+        func hostFollows(_ at: String.Index) -> Bool {
+            let rest = text[text.index(after: at)...]
+            return isHostAndPort(rest[..<(rest.firstIndex(where: isMark) ?? rest.endIndex)])
+        }
+        let scheme = String(host[..<start])
+        let authority = text[..<authorityEnd]
+        if isHostAndPort(authority) {
+            // The host as the resolver reads it; any `@` is after it.
+            guard let last = ats.last, hostFollows(last) else { return scheme + hidingQuery(text) }
+            var shown = String(authority)
+            if let colon = portColon(authority) { shown = String(authority[...colon]) + placeholder }
+            if authorityEnd < text.endIndex { shown += text[authorityEnd...authorityEnd] + placeholder }
+            return scheme + shown
+        }
+        guard let at = ats.last(where: hostFollows) ?? ats.last else { return scheme + hidingQuery(text) }
+        return scheme + placeholder + hidingQuery(text[at...])
+    }
+
+    /// `text` with what follows its first `?` or `#` replaced.
+    private static func hidingQuery(_ text: Substring) -> String {
+        guard let mark = text.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return String(text) }
+        return String(text[...mark]) + placeholder
+    }
+
+    /// Whether `text` is a host and an optional port: a name (letters, digits, `-`, `.`, `_`, `~`, `%`) or an IPv6
+    /// literal in brackets, then optionally `:` and 1 to 5 ASCII digits.
+    static func isHostAndPort(_ text: Substring) -> Bool {
+        var name = text
+        if let colon = portColon(text) {
+            let port = text[text.index(after: colon)...]
+            guard (1...5).contains(port.count), port.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
+            name = text[..<colon]
+        }
+        guard let first = name.first else { return false }
+        if first == "[" {
+            guard name.count > 2, name.last == "]" else { return false }
+            return name.dropFirst().dropLast().allSatisfy { $0.isASCII && ($0.isHexDigit || $0.isLetter || $0.isNumber || ":.%".contains($0)) }
+        }
+        return name.allSatisfy { ($0.isLetter || $0.isNumber) || "-._~%".contains($0) }
+    }
+
+    /// The `:` before the port of a host[:port] (after an IPv6 literal's `]`), or `nil`.
+    private static func portColon(_ text: Substring) -> String.Index? {
+        if text.first == "[" {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            let after = text.index(after: close)
+            return after < text.endIndex && text[after] == ":" ? after : nil
+        }
+        return text.firstIndex(of: ":")
     }
 
     /// The `://` of the scheme a host starts with (letters, digits, `+`, `-`, `.`, then `://`), or `nil`: a `://` further
