@@ -48,7 +48,7 @@ public enum FMCredentials: Sendable, Equatable, CustomStringConvertible, CustomD
     /// A description that never shows the password, the encoded value or a token.
     public var description: String {
         switch self {
-        case .basic(let username, _): "FMCredentials.basic(username: \(username), password: <redacted>)"
+        case .basic(let username, _): "FMCredentials.basic(username: \(Redaction.oneLine(username)), password: <redacted>)"
         case .encoded: "FMCredentials.encoded(<redacted>)"
         case .clarisID: "FMCredentials.clarisID(<redacted>)"
         case .oauth: "FMCredentials.oauth(requestId: <redacted>, identifier: <redacted>)"
@@ -88,8 +88,10 @@ public struct FMDataSource: Sendable, Equatable, CustomStringConvertible, Custom
         self.password = password
     }
 
-    /// A description that never shows the password.
-    public var description: String { "FMDataSource(database: \(database), username: \(username), password: <redacted>)" }
+    /// A description that never shows the password, on one line.
+    public var description: String {
+        "FMDataSource(database: \(Redaction.oneLine(database)), username: \(Redaction.oneLine(username)), password: <redacted>)"
+    }
     /// Same as ``description``.
     public var debugDescription: String { description }
     /// A mirror that shows no password.
@@ -262,10 +264,10 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// The base URL the host resolves to (`https://host` for a bare host), or `nil` when it is invalid.
     public var baseURL: URL? { try? resolvedBase().get().url }
 
-    /// A description with credentials redacted.
+    /// A description with credentials redacted, on one line (a control character in the host or a name is replaced).
     public var description: String {
         let credentialText = credentials.map(String.init(describing:)) ?? "nil"
-        return "FMConfiguration(host: \(Redaction.host(host)), database: \(database), credentials: \(credentialText), "
+        return "FMConfiguration(host: \(Redaction.oneLine(Redaction.host(host))), database: \(Redaction.oneLine(database)), credentials: \(credentialText), "
             + "version: \(version.rawValue), timeout: \(timeout), dataSources: \(dataSources), "
             + "containerTimeout: \(containerTimeout), maxResponseBytes: \(maxResponseBytes), retry: \(retry), "
             + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize), "
@@ -273,7 +275,7 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
             + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"), logLevel: \(logLevel), "
             + "instrumentation: \(instrumentation == nil ? "nil" : "set"), "
             + "logMetadataProvider: \(logMetadataProvider == nil ? "nil" : "set"), parallelDecoding: \(parallelDecoding), "
-            + "tls: \(tls), proxy: \(proxy.map { Redaction.host($0.absoluteString) } ?? "nil"))"
+            + "tls: \(tls), proxy: \(proxy.map { Redaction.oneLine(Redaction.host($0.absoluteString)) } ?? "nil"))"
     }
 
     /// Same as ``description``.

@@ -262,6 +262,14 @@ enum Redaction {
         return separator
     }
 
+    /// A caller's or a server's text as a `description` shows it: on one line, every control, line-separator or
+    /// bidirectional-control character replaced by U+FFFD (``FMError/serverText(_:limit:)``, not cut), so that printing
+    /// a value can neither forge a line in a log, nor colour it, nor reorder it.
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value >= 0x7F }) else { return text }
+        return FMError.serverText(text, limit: .max)
+    }
+
     /// The secrets of a base64 `user:pass` value: the value itself and the password inside it (a server may echo
     /// either).
     static func basicSecrets(_ encoded: String) -> [String] {
