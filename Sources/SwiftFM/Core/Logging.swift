@@ -311,12 +311,30 @@ enum Redaction {
 struct Logger: Sendable {
     let handler: FMLogHandler?
     var minimum: FMLogEvent.Level = .debug
-    let secrets: @Sendable () -> [String]
+    /// The secrets the client knows from its configuration and its sessions (read as each line is logged).
+    private let known: @Sendable () -> [String]
+    /// The tokens the client sent in an `Authorization` header that ``known`` may not hold (a Claris ID provider's,
+    /// an explicit Basic value): ``remember(_:)``. Only with a hook: without one there is nothing to redact, and
+    /// nothing is kept.
+    private let sent: SentSecrets?
 
     init(handler: FMLogHandler?, minimum: FMLogEvent.Level = .debug, secrets: @escaping @Sendable () -> [String]) {
         self.handler = handler
         self.minimum = minimum
-        self.secrets = secrets
+        self.known = secrets
+        self.sent = handler == nil ? nil : SentSecrets()
+    }
+
+    /// Every secret to scrub: the known ones and those sent (``remember(_:)``).
+    var secrets: @Sendable () -> [String] {
+        guard let sent else { return known }
+        return { [known] in known() + sent.values }
+    }
+
+    /// `secret` was sent in an `Authorization` header: the client's lines (and errors) hide it from now on. Nothing is
+    /// done without a hook.
+    func remember(_ secret: String) {
+        sent?.add(secret)
     }
 
     var isEnabled: Bool { handler != nil }
@@ -349,5 +367,25 @@ struct Logger: Sendable {
         if let layout { metadata["fm.layout"] = layout }
         if let requestID { metadata["fm.request_id"] = String(requestID) }
         log(.error, "\(kind) failed: \(error)", metadata: metadata)
+    }
+}
+
+/// The secrets a client sent in `Authorization` headers that its configuration does not name (``Logger/remember(_:)``):
+/// the last ``limit`` distinct ones, so that memory stays bounded however long the client lives and however often its
+/// provider gives a new token (a Claris ID token lives an hour: the ones a server can still echo are the last few).
+final class SentSecrets: Sendable {
+    static let limit = 8
+    private let stored = Locked<[String]>([])
+
+    var values: [String] { stored.withLock { $0 } }
+
+    func add(_ secret: String) {
+        guard secret.count >= 4 else { return }
+        stored.withLock { list in
+            guard list.last != secret else { return }
+            list.removeAll { $0 == secret }
+            list.append(secret)
+            if list.count > Self.limit { list.removeFirst(list.count - Self.limit) }
+        }
     }
 }
