@@ -281,13 +281,26 @@ enum Redaction {
         return [trimmed, String(pair[pair.index(after: colon)...])]
     }
 
-    /// Removes every occurrence of each secret from `text`.
+    /// Removes every occurrence of each secret from `text`, also as Swift's string escaping writes it (``escaped(_:)``).
     static func scrub(_ text: String, secrets: [String]) -> String {
         var result = text
         for secret in secrets where secret.count >= 4 {
             result = result.replacingOccurrences(of: secret, with: placeholder)
+            if let escaped = escaped(secret) { result = result.replacingOccurrences(of: escaped, with: placeholder) }
         }
         return result
+    }
+
+    /// `secret` as `String.debugDescription` writes it between its quotes (`pa\"ss` for `pa"ss`), or `nil` when that
+    /// is `secret` itself: the form a string takes inside a swift-log metadata `.array` or `.dictionary` rendered as
+    /// text (and in any `String(reflecting:)`), so that a password with a quote, a backslash or a control character
+    /// in it is not shown escaped. Only a secret with such a character (or any non-ASCII one) is escaped again.
+    static func escaped(_ secret: String) -> String? {
+        guard secret.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 || $0 >= 0x7F }) else {
+            return nil
+        }
+        let written = String(secret.debugDescription.dropFirst().dropLast())
+        return written == secret ? nil : written
     }
 
     /// ``scrub(_:secrets:)`` for a text a limit may have cut (``FMError/serverText(_:limit:)``): also the start of
