@@ -17,6 +17,13 @@ struct EveryTokenSentInAnAuthorizationHeaderIsAKnownSecretTests {
          ("async", FMClarisIDTokenProvider(async: { refresh in refresh ? second : first }))]
     }
 
+    /// A configuration with `provider`, and a deadline no loaded machine reaches (an async provider runs in a task).
+    static func configuration(_ provider: FMClarisIDTokenProvider) -> FMConfiguration {
+        var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", credentials: .clarisID(provider))
+        configuration.timeout = 3600
+        return configuration
+    }
+
     static func leaks(_ logs: [FMLogEvent]) -> [String] {
         logs.flatMap { [$0.message] + $0.metadata.keys + $0.metadata.values }.filter { $0.contains("custom-fmid-token") }
     }
@@ -26,7 +33,7 @@ struct EveryTokenSentInAnAuthorizationHeaderIsAKnownSecretTests {
     @Test(arguments: [0, 1])
     func aRejectedLoginThatEchoesTheTokenShowsItNowhere(which: Int) async {
         let (name, provider) = Self.providers()[which]
-        let h = Harness(configuration: FMConfiguration(host: "fms.example.com", database: "Contacts", credentials: .clarisID(provider))) { request in
+        let h = Harness(configuration: Self.configuration(provider)) { request in
             let sent = request.header("Authorization") ?? "none"
             return .json(401, #"{"messages":[{"code":"212","message":"Rejected \#(sent)"}],"response":{}}"#)
         }
@@ -44,7 +51,7 @@ struct EveryTokenSentInAnAuthorizationHeaderIsAKnownSecretTests {
     @Test(arguments: [0, 1])
     func aLaterCallsErrorThatEchoesTheTokenShowsItNowhere(which: Int) async {
         let (name, provider) = Self.providers()[which]
-        let h = Harness(configuration: FMConfiguration(host: "fms.example.com", database: "Contacts", credentials: .clarisID(provider))) { request in
+        let h = Harness(configuration: Self.configuration(provider)) { request in
             if isLogin(request) { return .json(200, Bodies.login()) }
             return .json(500, #"{"messages":[{"code":"10","message":"Your token FMID \#(Self.first) is odd"}],"response":{}}"#)
         }
@@ -61,7 +68,7 @@ struct EveryTokenSentInAnAuthorizationHeaderIsAKnownSecretTests {
     @Test(arguments: [0, 1])
     func anODataErrorThatEchoesTheTokenShowsItNowhere(which: Int) async {
         let (name, provider) = Self.providers()[which]
-        let h = Harness(configuration: FMConfiguration(host: "fms.example.com", database: "Contacts", credentials: .clarisID(provider))) { request in
+        let h = Harness(configuration: Self.configuration(provider)) { request in
             let sent = request.header("Authorization") ?? "none"
             return .json(400, #"{"error":{"code":"8309","message":"Bad request with \#(sent)"}}"#)
         }
@@ -82,8 +89,7 @@ struct EveryTokenSentInAnAuthorizationHeaderIsAKnownSecretTests {
             let sent = request.header("Authorization") ?? "none"
             return .json(401, #"{"messages":[{"code":"212","message":"Rejected \#(sent)"}],"response":{}}"#)
         }
-        let api = DataAPI(configuration: FMConfiguration(host: "fms.example.com", database: "Contacts", credentials: .clarisID(provider)),
-                          transport: stub)
+        let api = DataAPI(configuration: Self.configuration(provider), transport: stub)
         let done = Recorder<Result<String, FMError>>()
         api.perform(TestEndpoints.records()) { done.record($0) }
         let error = await done.value().first?.testError
