@@ -467,10 +467,24 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     private static func makeLogger(_ handler: FMLogHandler?, configuration: FMConfiguration, pool: SessionPool) -> Logger {
         let credentials = configuration.credentials
         let dataSources = configuration.dataSources
-        let proxySecrets = [configuration.proxy?.user, configuration.proxy?.password].compactMap { $0 }
+        let proxySecrets = configuration.proxy.map(Self.proxySecrets) ?? []
         return Logger(handler: handler, minimum: configuration.logLevel) {
             (credentials?.secrets ?? []) + dataSources.map(\.password) + pool.heldTokens + proxySecrets
         }
+    }
+
+    /// The secrets of a proxy URL's credentials in every form they are sent in: the user and the password as written
+    /// in the URL and percent-decoded (curl decodes them; Foundation on Linux hands the password back still encoded),
+    /// and the base64 `user:password` of the `Proxy-Authorization` Basic value curl sends.
+    static func proxySecrets(_ proxy: URL) -> [String] {
+        let user = proxy.user ?? ""
+        let plainUser = user.removingPercentEncoding ?? user
+        var secrets = [user, plainUser]
+        if let password = proxy.password {
+            let plainPassword = password.removingPercentEncoding ?? password
+            secrets += [password, plainPassword, Data("\(plainUser):\(plainPassword)".utf8).base64EncodedString()]
+        }
+        return secrets.filter { !$0.isEmpty }
     }
 
     /// A description with credentials and tokens redacted.
