@@ -48,7 +48,7 @@ public enum FMCredentials: Sendable, Equatable, CustomStringConvertible, CustomD
     /// A description that never shows the password, the encoded value or a token.
     public var description: String {
         switch self {
-        case .basic(let username, _): "FMCredentials.basic(username: \(username), password: <redacted>)"
+        case .basic(let username, _): "FMCredentials.basic(username: \(Redaction.oneLine(username)), password: <redacted>)"
         case .encoded: "FMCredentials.encoded(<redacted>)"
         case .clarisID: "FMCredentials.clarisID(<redacted>)"
         case .oauth: "FMCredentials.oauth(requestId: <redacted>, identifier: <redacted>)"
@@ -88,8 +88,10 @@ public struct FMDataSource: Sendable, Equatable, CustomStringConvertible, Custom
         self.password = password
     }
 
-    /// A description that never shows the password.
-    public var description: String { "FMDataSource(database: \(database), username: \(username), password: <redacted>)" }
+    /// A description that never shows the password, on one line.
+    public var description: String {
+        "FMDataSource(database: \(Redaction.oneLine(database)), username: \(Redaction.oneLine(username)), password: <redacted>)"
+    }
     /// Same as ``description``.
     public var debugDescription: String { description }
     /// A mirror that shows no password.
@@ -263,10 +265,10 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
     /// The base URL the host resolves to (`https://host` for a bare host), or `nil` when it is invalid.
     public var baseURL: URL? { try? resolvedBase().get().url }
 
-    /// A description with credentials redacted.
+    /// A description with credentials redacted, on one line (a control character in the host or a name is replaced).
     public var description: String {
         let credentialText = credentials.map(String.init(describing:)) ?? "nil"
-        return "FMConfiguration(host: \(Redaction.host(host)), database: \(database), credentials: \(credentialText), "
+        return "FMConfiguration(host: \(Redaction.oneLine(Redaction.host(host))), database: \(Redaction.oneLine(database)), credentials: \(credentialText), "
             + "version: \(version.rawValue), timeout: \(timeout), dataSources: \(dataSources), "
             + "containerTimeout: \(containerTimeout), maxResponseBytes: \(maxResponseBytes), retry: \(retry), "
             + "maxConcurrentRequests: \(maxConcurrentRequests.map(String.init) ?? "nil"), sessionPoolSize: \(sessionPoolSize), "
@@ -274,7 +276,7 @@ public struct FMConfiguration: Sendable, Equatable, CustomStringConvertible, Cus
             + "maxRequestsPerSecond: \(maxRequestsPerSecond.map { String(describing: $0) } ?? "nil"), metrics: \(metrics == nil ? "nil" : "set"), logLevel: \(logLevel), "
             + "instrumentation: \(instrumentation == nil ? "nil" : "set"), "
             + "logMetadataProvider: \(logMetadataProvider == nil ? "nil" : "set"), parallelDecoding: \(parallelDecoding), "
-            + "tls: \(tls), proxy: \(proxy.map { Redaction.host($0.absoluteString) } ?? "nil"))"
+            + "tls: \(tls), proxy: \(proxy.map { Redaction.oneLine(Redaction.host($0.absoluteString)) } ?? "nil"))"
     }
 
     /// Same as ``description``.
@@ -484,10 +486,24 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
     private static func makeLogger(_ handler: FMLogHandler?, configuration: FMConfiguration, pool: SessionPool) -> Logger {
         let credentials = configuration.credentials
         let dataSources = configuration.dataSources
-        let proxySecrets = [configuration.proxy?.user, configuration.proxy?.password].compactMap { $0 }
+        let proxySecrets = configuration.proxy.map(Self.proxySecrets) ?? []
         return Logger(handler: handler, minimum: configuration.logLevel) {
             (credentials?.secrets ?? []) + dataSources.map(\.password) + pool.heldTokens + proxySecrets
         }
+    }
+
+    /// The secrets of a proxy URL's credentials in every form they are sent in: the user and the password as written
+    /// in the URL and percent-decoded (curl decodes them; Foundation on Linux hands the password back still encoded),
+    /// and the base64 `user:password` of the `Proxy-Authorization` Basic value curl sends.
+    static func proxySecrets(_ proxy: URL) -> [String] {
+        let user = proxy.user ?? ""
+        let plainUser = user.removingPercentEncoding ?? user
+        var secrets = [user, plainUser]
+        if let password = proxy.password {
+            let plainPassword = password.removingPercentEncoding ?? password
+            secrets += [password, plainPassword, Data("\(plainUser):\(plainPassword)".utf8).base64EncodedString()]
+        }
+        return secrets.filter { !$0.isEmpty }
     }
 
     /// A description with credentials and tokens redacted.

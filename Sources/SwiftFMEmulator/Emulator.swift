@@ -652,11 +652,26 @@ final class EmulatorCore: Sendable {
     }
 
     /// Replaces path segments that are tokens: any token this emulator issued, and anything shaped like
-    /// a Data API token (52 hex characters).
+    /// a Data API token (52 hex characters); and, in the others, every control, line-separator or bidirectional-control
+    /// character (decoded from `%0A`, `%1B`, `%E2%80%AE`, …) by U+FFFD, so that a client's path cannot forge a line of
+    /// the request log (`--verbose`), colour it or reorder it.
     static func redact(_ path: String, issued: IssuedTokens?) -> String {
         path.split(separator: "/", omittingEmptySubsequences: false).map { seg in
-            (seg.count == 52 && seg.allSatisfy(\.isHexDigit)) || issued?.contains(String(seg)) == true ? "<token>" : String(seg)
+            (seg.count == 52 && seg.allSatisfy(\.isHexDigit)) || issued?.contains(String(seg)) == true ? "<token>" : oneLine(seg)
         }.joined(separator: "/")
+    }
+
+    /// `text` with every control, line-separator or bidirectional-control character replaced by U+FFFD.
+    static func oneLine(_ text: Substring) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value >= 0x7F }) else { return String(text) }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .lineSeparator, .paragraphSeparator: out.append("\u{FFFD}")
+            default: out.append(scalar.properties.isBidiControl ? "\u{FFFD}" : scalar)
+            }
+        }
+        return String(out)
     }
 }
 

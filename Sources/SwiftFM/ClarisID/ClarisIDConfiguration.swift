@@ -29,7 +29,7 @@ public struct FMClarisIDConfiguration: Sendable, Equatable, CustomStringConverti
 
     /// The pool, client and endpoint (none of them is a secret).
     public var description: String {
-        "FMClarisIDConfiguration(userPoolID: \(userPoolID), clientID: \(clientID), cognitoURL: \(cognitoURL.absoluteString))"
+        Redaction.oneLine("FMClarisIDConfiguration(userPoolID: \(userPoolID), clientID: \(clientID), cognitoURL: \(cognitoURL.absoluteString))")
     }
 }
 

@@ -52,12 +52,13 @@ public struct FMError: Error, Sendable, Equatable, CustomStringConvertible {
     static func isClientSide(_ code: String) -> Bool { code.hasPrefix("-10") && code.count == 5 }
 
     /// A one-line description; never contains credentials or tokens. The HTTP status is named once: appended unless
-    /// the message already says it (the client's hints for a container's 404 or another web server do).
+    /// the message already says it (the client's hints for a container's 404 or another web server do). A control,
+    /// line-separator or bidirectional-control character in an error made by a caller is replaced, as in a server's words.
     public var description: String {
         var text = "FMError \(code): \(message)"
         if let httpStatus, !Self.names(status: httpStatus, in: message) { text += " (HTTP \(httpStatus))" }
         if let underlying { text += " [\(underlying)]" }
-        return text
+        return Redaction.oneLine(text)
     }
 
     /// Whether `text` says "HTTP `status`" (not followed by another digit of any script: "HTTP 4040" and "HTTP 404٠"

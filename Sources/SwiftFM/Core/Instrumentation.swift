@@ -65,8 +65,8 @@ public struct FMCallStart: Sendable, CustomStringConvertible {
 
     /// One line with every field but the parent.
     public var description: String {
-        "FMCallStart(\(endpoint), \(table.map { "table \($0)" } ?? "layout \(layout ?? "-")"), database \(database), server \(scheme ?? "?")://\(serverAddress ?? "?")"
-            + (serverPort.map { ":\($0)" } ?? "") + ", request \(requestID))"
+        Redaction.oneLine("FMCallStart(\(endpoint), \(table.map { "table \($0)" } ?? "layout \(layout ?? "-")"), database \(database), "
+            + "server \(scheme ?? "?")://\(serverAddress ?? "?")" + (serverPort.map { ":\($0)" } ?? "") + ", request \(requestID))")
     }
 }
 
@@ -99,7 +99,7 @@ public struct FMCallEvent: Sendable, Equatable, CustomStringConvertible {
 
     /// One line with every field.
     public var description: String {
-        "FMCallEvent(\(kind.rawValue), attempt \(attempt), code \(code)" + (wait.map { ", wait \($0) s" } ?? "") + ")"
+        Redaction.oneLine("FMCallEvent(\(kind.rawValue), attempt \(attempt), code \(code)" + (wait.map { ", wait \($0) s" } ?? "") + ")")
     }
 }
 
@@ -140,8 +140,8 @@ public struct FMCallOutcome: Sendable, CustomStringConvertible {
 
     /// One line with every field.
     public var description: String {
-        "FMCallOutcome(code \(code), status \(httpStatus.map(String.init) ?? "-"), \(attempts) attempt(s), queueWait \(queueWait) s, "
-            + "duration \(duration) s, sent \(bytesSent) B, received \(bytesReceived) B)"
+        Redaction.oneLine("FMCallOutcome(code \(code), status \(httpStatus.map(String.init) ?? "-"), \(attempts) attempt(s), queueWait \(queueWait) s, "
+            + "duration \(duration) s, sent \(bytesSent) B, received \(bytesReceived) B)")
     }
 }
 

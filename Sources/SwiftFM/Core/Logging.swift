@@ -182,17 +182,75 @@ enum Redaction {
         return "." + letters
     }
 
-    /// A host as configured, with any user info (`user:password@`) replaced: everything between the scheme
-    /// and the last `@` (a password may itself hold `/`, `?`, `#` or `@`, so no finer parsing is trusted); and
-    /// with any query or fragment after it replaced too (`?key=…`: SwiftFM never sends them, and they are where
-    /// API keys get written). The scheme is the `scheme://` the host starts with (letters, digits, `+`, `-`, `.`),
-    /// never a `://` further on: a host written without one may hold a URL in its query or fragment.
+    /// A host as configured, with any user info (`user:password@`) and any query or fragment replaced (`?key=…`:
+    /// SwiftFM never sends them, and they are where API keys get written). A password may hold a raw `/`, `?`, `#` or
+    /// `@`, and a host may hold an `@` in its path, query or fragment (`host/?email=a@b`), so the `@` that ends the
+    /// user info is the one followed by a host[:port] (up to the next `/`, `?`, `#`):
+    /// - when the text before the first `/`, `?`, `#` is no host[:port] (it holds an `@`, or a `:` followed by no
+    ///   port), the user info runs to the last `@` followed by a host[:port] (the last `@` when none is), and all of
+    ///   it is replaced: read any other way, the rest of it could be a password;
+    /// - when it is a host[:port] (the host, as ``FMConfiguration`` resolves it), it is shown; when an `@` follows
+    ///   and a host[:port] follows that `@`, everything after the host is replaced, and so is its port: read as user
+    ///   info, `admin:1234/x@host` has the password `1234/x`.
+    ///
+    /// The scheme is the `scheme://` the host starts with (letters, digits, `+`, `-`, `.`), never a `://` further on:
+    /// a host written without one may hold a URL in its query or fragment.
     static func host(_ host: String) -> String {
         let start = schemeSeparator(in: host)?.upperBound ?? host.startIndex
-        var userInfo = "", rest = host[start...]
-        if let at = rest.lastIndex(of: "@") { (userInfo, rest) = (placeholder, rest[at...]) }
-        if let mark = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[...mark] + placeholder }
-        return host[..<start] + userInfo + rest
+        let text = host[start...]
+        let isMark: (Character) -> Bool = { $0 == "/" || $0 == "?" || $0 == "#" }
+        let authorityEnd = text.firstIndex(where: isMark) ?? text.endIndex
+        let ats = text.indices.filter { text[$0] == "@" }
+        /// Whether a host[:port] follows the `@` at `at`, up to the next `/`, `?`, `#`.
+        func hostFollows(_ at: String.Index) -> Bool {
+            let rest = text[text.index(after: at)...]
+            return isHostAndPort(rest[..<(rest.firstIndex(where: isMark) ?? rest.endIndex)])
+        }
+        let scheme = String(host[..<start])
+        let authority = text[..<authorityEnd]
+        if isHostAndPort(authority) {
+            // The host as the resolver reads it; any `@` is after it.
+            guard let last = ats.last, hostFollows(last) else { return scheme + hidingQuery(text) }
+            var shown = String(authority)
+            if let colon = portColon(authority) { shown = String(authority[...colon]) + placeholder }
+            if authorityEnd < text.endIndex { shown += text[authorityEnd...authorityEnd] + placeholder }
+            return scheme + shown
+        }
+        guard let at = ats.last(where: hostFollows) ?? ats.last else { return scheme + hidingQuery(text) }
+        return scheme + placeholder + hidingQuery(text[at...])
+    }
+
+    /// `text` with what follows its first `?` or `#` replaced.
+    private static func hidingQuery(_ text: Substring) -> String {
+        guard let mark = text.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return String(text) }
+        return String(text[...mark]) + placeholder
+    }
+
+    /// Whether `text` is a host and an optional port: a name (letters, digits, `-`, `.`, `_`, `~`, `%`) or an IPv6
+    /// literal in brackets, then optionally `:` and 1 to 5 ASCII digits.
+    static func isHostAndPort(_ text: Substring) -> Bool {
+        var name = text
+        if let colon = portColon(text) {
+            let port = text[text.index(after: colon)...]
+            guard (1...5).contains(port.count), port.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
+            name = text[..<colon]
+        }
+        guard let first = name.first else { return false }
+        if first == "[" {
+            guard name.count > 2, name.last == "]" else { return false }
+            return name.dropFirst().dropLast().allSatisfy { $0.isASCII && ($0.isHexDigit || $0.isLetter || $0.isNumber || ":.%".contains($0)) }
+        }
+        return name.allSatisfy { ($0.isLetter || $0.isNumber) || "-._~%".contains($0) }
+    }
+
+    /// The `:` before the port of a host[:port] (after an IPv6 literal's `]`), or `nil`.
+    private static func portColon(_ text: Substring) -> String.Index? {
+        if text.first == "[" {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            let after = text.index(after: close)
+            return after < text.endIndex && text[after] == ":" ? after : nil
+        }
+        return text.firstIndex(of: ":")
     }
 
     /// The `://` of the scheme a host starts with (letters, digits, `+`, `-`, `.`, then `://`), or `nil`: a `://` further
@@ -202,6 +260,14 @@ enum Redaction {
               host[..<separator.lowerBound].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
         else { return nil }
         return separator
+    }
+
+    /// A caller's or a server's text as a `description` shows it: on one line, every control, line-separator or
+    /// bidirectional-control character replaced by U+FFFD (``FMError/serverText(_:limit:)``, not cut), so that printing
+    /// a value can neither forge a line in a log, nor colour it, nor reorder it.
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value >= 0x7F }) else { return text }
+        return FMError.serverText(text, limit: .max)
     }
 
     /// The secrets of a base64 `user:pass` value: the value itself and the password inside it (a server may echo
@@ -215,13 +281,26 @@ enum Redaction {
         return [trimmed, String(pair[pair.index(after: colon)...])]
     }
 
-    /// Removes every occurrence of each secret from `text`.
+    /// Removes every occurrence of each secret from `text`, also as Swift's string escaping writes it (``escaped(_:)``).
     static func scrub(_ text: String, secrets: [String]) -> String {
         var result = text
         for secret in secrets where secret.count >= 4 {
             result = result.replacingOccurrences(of: secret, with: placeholder)
+            if let escaped = escaped(secret) { result = result.replacingOccurrences(of: escaped, with: placeholder) }
         }
         return result
+    }
+
+    /// `secret` as `String.debugDescription` writes it between its quotes (`pa\"ss` for `pa"ss`), or `nil` when that
+    /// is `secret` itself: the form a string takes inside a swift-log metadata `.array` or `.dictionary` rendered as
+    /// text (and in any `String(reflecting:)`), so that a password with a quote, a backslash or a control character
+    /// in it is not shown escaped. Only a secret with such a character (or any non-ASCII one) is escaped again.
+    static func escaped(_ secret: String) -> String? {
+        guard secret.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 || $0 >= 0x7F }) else {
+            return nil
+        }
+        let written = String(secret.debugDescription.dropFirst().dropLast())
+        return written == secret ? nil : written
     }
 
     /// ``scrub(_:secrets:)`` for a text a limit may have cut (``FMError/serverText(_:limit:)``): also the start of
@@ -245,12 +324,30 @@ enum Redaction {
 struct Logger: Sendable {
     let handler: FMLogHandler?
     var minimum: FMLogEvent.Level = .debug
-    let secrets: @Sendable () -> [String]
+    /// The secrets the client knows from its configuration and its sessions (read as each line is logged).
+    private let known: @Sendable () -> [String]
+    /// The tokens the client sent in an `Authorization` header that ``known`` may not hold (a Claris ID provider's,
+    /// an explicit Basic value): ``remember(_:)``. Only with a hook: without one there is nothing to redact, and
+    /// nothing is kept.
+    private let sent: SentSecrets?
 
     init(handler: FMLogHandler?, minimum: FMLogEvent.Level = .debug, secrets: @escaping @Sendable () -> [String]) {
         self.handler = handler
         self.minimum = minimum
-        self.secrets = secrets
+        self.known = secrets
+        self.sent = handler == nil ? nil : SentSecrets()
+    }
+
+    /// Every secret to scrub: the known ones and those sent (``remember(_:)``).
+    var secrets: @Sendable () -> [String] {
+        guard let sent else { return known }
+        return { [known] in known() + sent.values }
+    }
+
+    /// `secret` was sent in an `Authorization` header: the client's lines (and errors) hide it from now on. Nothing is
+    /// done without a hook.
+    func remember(_ secret: String) {
+        sent?.add(secret)
     }
 
     var isEnabled: Bool { handler != nil }
@@ -283,5 +380,25 @@ struct Logger: Sendable {
         if let layout { metadata["fm.layout"] = layout }
         if let requestID { metadata["fm.request_id"] = String(requestID) }
         log(.error, "\(kind) failed: \(error)", metadata: metadata)
+    }
+}
+
+/// The secrets a client sent in `Authorization` headers that its configuration does not name (``Logger/remember(_:)``):
+/// the last ``limit`` distinct ones, so that memory stays bounded however long the client lives and however often its
+/// provider gives a new token (a Claris ID token lives an hour: the ones a server can still echo are the last few).
+final class SentSecrets: Sendable {
+    static let limit = 8
+    private let stored = Locked<[String]>([])
+
+    var values: [String] { stored.withLock { $0 } }
+
+    func add(_ secret: String) {
+        guard secret.count >= 4 else { return }
+        stored.withLock { list in
+            guard list.last != secret else { return }
+            list.removeAll { $0 == secret }
+            list.append(secret)
+            if list.count > Self.limit { list.removeFirst(list.count - Self.limit) }
+        }
     }
 }

@@ -54,8 +54,8 @@ public struct FMCallMetrics: Sendable, Equatable, CustomStringConvertible {
 
     /// One line with every field.
     public var description: String {
-        "FMCallMetrics(\(endpoint), code \(code), \(attempts) attempt(s), queueWait \(queueWait) s, duration \(duration) s, "
-            + "sent \(bytesSent) B, received \(bytesReceived) B)"
+        Redaction.oneLine("FMCallMetrics(\(endpoint), code \(code), \(attempts) attempt(s), queueWait \(queueWait) s, duration \(duration) s, "
+            + "sent \(bytesSent) B, received \(bytesReceived) B)")
     }
 }
 
@@ -94,9 +94,9 @@ public struct FMPoolEvent: Sendable, Equatable, CustomStringConvertible {
 
     /// One line with every field.
     public var description: String {
-        "FMPoolEvent(\(kind.rawValue), session \(session)"
+        Redaction.oneLine("FMPoolEvent(\(kind.rawValue), session \(session)"
             + (loginDuration.map { ", login \($0) s" } ?? "") + (code.map { ", code \($0)" } ?? "")
-            + (reason.map { ", \($0)" } ?? "") + ")"
+            + (reason.map { ", \($0)" } ?? "") + ")")
     }
 }
 

@@ -202,33 +202,41 @@ extension DataAPI {
     ) -> FMRequest {
         // The configuration in force now stays in force for the completion (and the calls it makes).
         let scope = UncheckedBox(LegacyEnvironment.defaults)
-        let deliver: (LegacyOutcome) -> Void = { outcome in
+        let endpoint = call.endpoint(token: token)
+        var log = LegacyCallLog(kind: endpoint.kind, layout: endpoint.layout)
+        let deliver: (LegacyOutcome, LegacyCallLog) -> Void = { outcome, log in
             // FMError.current is bound here too, for the path that never reached the core (-1001 below).
             FMError.withCurrent(outcome.error) {
-                LegacyScope.$defaults.withValue(scope) {
+                LegacyScope.$defaults.withValue(scope) { LegacyScope.$call.withValue(log) {
                     if outcome.isSuccess { LegacyEnvironment.slideExpiry(ifCurrent: token) }
                     // A lost session (a server restart): expire the stored token, so `isActiveToken()` is false
                     // and the 2019 pattern logs in again on its next call instead of failing for 15 minutes.
                     if outcome.sessionLost { LegacyEnvironment.expireToken(ifCurrent: token) }
                     completion(outcome)
-                }
+                } }
             }
         }
         switch LegacyEnvironment.resolve(era, needsDatabase: call.needsDatabase) {
         case .failure(let error):
             let box = UncheckedBox(deliver)
-            LegacyState.shared.queue.async { box.value(LegacyOutcome(.failure(error))) }
+            LegacyState.shared.queue.async { [log] in box.value(LegacyOutcome(.failure(error)), log) }
             return handle ?? FMRequest()
         case .success(let target):
             let service = LegacyState.shared.service(for: target)
             var options = CallOptions()
+            // Drawn and read here, where the caller is, for the failure line too (as the call's own lines carry them).
+            log.requestID = service.context.newRequestID()
+            log.context = service.context.callerLogContext()
+            log.secrets = service.logger.secrets
+            options.requestID = log.requestID
+            options.logContext = log.context
             options.handle = handle
             options.endsAt = LegacyScope.timeout.map(Deadline.fromNow)   // a test's seam; nil otherwise
             // A refused login says what to check, as the managed session's does (the setting named is the legacy key).
             let configuration = service.configuration
             let isLogin = if case .login = call { true } else { false }
-            return service.perform(call.endpoint(token: token), options: options) { result in
-                deliver(LegacyOutcome(isLogin ? result.mapError(configuration.hintingLoginRefusal) : result))
+            return service.perform(endpoint, options: options) { [log] result in
+                deliver(LegacyOutcome(isLogin ? result.mapError(configuration.hintingLoginRefusal) : result), log)
             }
         }
     }

@@ -260,6 +260,31 @@ enum LegacyScope {
     /// closure is another test target's, and a legacy service is made once per server. Not bound outside tests
     /// (`nil`: the service's own deadline); not carried into completions.
     @TaskLocal static var timeout: TimeInterval?
+
+    /// The legacy call whose completion runs (bound as `FMError.current` is): what its failure line names
+    /// (``SwiftFM/warnFailure(_:_:)``).
+    @TaskLocal static var call: LegacyCallLog?
+}
+
+/// What the line of a failed SwiftFM 2.x call names of the call, as every failure line does: its endpoint, its layout,
+/// the number of its request (`fm.request_id`, when one was drawn: a logger was set when its service was made) and the
+/// caller's logging context, read as the call began; and the secrets of the service that sent it, hidden from the line.
+struct LegacyCallLog: Sendable {
+    var kind: String
+    var layout: String?
+    var requestID: UInt64?
+    var context: [String: String] = [:]
+    var secrets: @Sendable () -> [String] = { [] }
+
+    /// The line's metadata: the caller's context under SwiftFM's keys.
+    func metadata(code: String) -> [String: String] {
+        var metadata = context
+        metadata["fm.endpoint"] = kind
+        if let layout { metadata["fm.layout"] = layout }
+        if let requestID, requestID != 0 { metadata["fm.request_id"] = String(requestID) }
+        metadata["fm.code"] = code
+        return metadata
+    }
 }
 
 // MARK: - Resolution

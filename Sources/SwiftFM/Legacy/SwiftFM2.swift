@@ -20,7 +20,7 @@ open class SwiftFM {
     /// SwiftFM 2.x: logs in with `fm-auth` (base64 `user:pass`); writes `fm-token` (and `fm-token-expiry`); nil on failure.
     open class func newSession() async -> String? {
         guard let auth = LegacyEnvironment.defaults.string(forKey: LegacyKey.auth), !auth.isEmpty else { return nil }
-        return await cancellable(ifCancelled: { warnFailure("newSession()", .cancelled); return nil }) { continuation, handle in
+        return await cancellable(ifCancelled: { warnFailure("newSession()", .cancelled, call: nil); return nil }) { continuation, handle in
             DataAPI.legacyLogin(auth: auth, era: .hostAndDatabase, handle: handle) { token, _, code, message in
                 if token == nil { warnFailure("newSession()", FMError.current ?? FMError(code: code, message: message)) }
                 continuation.resume(returning: token)
@@ -154,7 +154,7 @@ extension SwiftFM {
     static func legacyAsync<T: Sendable>(
         _ call: LegacyCall, token: String = "", function: String = #function, _ project: @escaping (LegacyOutcome) -> T
     ) async -> T {
-        await cancellable(ifCancelled: { warnFailure(function, .cancelled); return project(LegacyOutcome(.failure(.cancelled))) }) { continuation, handle in
+        await cancellable(ifCancelled: { warnFailure(function, .cancelled, call: nil); return project(LegacyOutcome(.failure(.cancelled))) }) { continuation, handle in
             DataAPI.legacySend(call, era: .hostAndDatabase, token: token, handle: handle) { outcome in
                 if !outcome.isSuccess { warnFailure(function, outcome.error ?? FMError(code: outcome.code, message: outcome.message)) }
                 continuation.resume(returning: project(outcome))
@@ -185,9 +185,14 @@ extension SwiftFM {
     }
 
     /// A 2.x call failed: its `nil`/`false` says nothing more, so the failure goes to ``DataAPI/legacyLogger``
-    /// at warning.
-    static func warnFailure(_ function: String, _ error: FMError) {
-        Logger(handler: LegacyState.shared.logger, secrets: { [] }).log(.warning, "SwiftFM 2.x \(function) failed: \(error)")
+    /// at warning, with the metadata of every failure line (``LegacyCallLog``): `fm.endpoint`, `fm.code`, `fm.layout`,
+    /// `fm.request_id` and the caller's context, when the call got that far (a call cancelled before it began names
+    /// only its code: `call` is `nil`). `call` is read in the call's completion, where ``LegacyScope/call`` is bound.
+    static func warnFailure(_ function: String, _ error: FMError, call: LegacyCallLog? = LegacyScope.call) {
+        guard let handler = LegacyState.shared.logger else { return }
+        let metadata = call?.metadata(code: error.code) ?? ["fm.code": error.code]
+        let none: @Sendable () -> [String] = { [] }
+        Logger(handler: handler, secrets: call.map(\.secrets) ?? none).log(.warning, "SwiftFM 2.x \(function) failed: \(error)", metadata: metadata)
     }
 
     /// A record fetch: `response.data` re-serialised (all records, or the first when `single`) and `dataInfo`.

@@ -65,7 +65,9 @@ public struct FMODataScriptResult: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// `"FMODataScriptResult(code: …, resultParameter: …)"`.
-    public var description: String { "FMODataScriptResult(code: \(code), resultParameter: \(resultParameter ?? "nil"))" }
+    public var description: String {
+        "FMODataScriptResult(code: \(Redaction.oneLine(code)), resultParameter: \(resultParameter.map(Redaction.oneLine) ?? "nil"))"
+    }
 }
 
 /// FileMaker's field type, as read from a property's Edm type.

@@ -160,10 +160,12 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         case .basic(let encoded?): secrets += Redaction.basicSecrets(encoded)
         case .basic(nil), .none, .session: break
         }
-        // A login's own Basic header (an explicit base64 value: `refreshToken(encodedCredentials:)`).
+        // The call's own `Authorization` header: a login's Basic value (an explicit base64 value:
+        // `refreshToken(encodedCredentials:)`), a Claris ID token (a login's, an OData request's), whatever its provider.
         if let header = endpoint.headers.first(where: { $0.key.lowercased() == "authorization" })?.value,
-           header.lowercased().hasPrefix("basic ") {
-            secrets += Redaction.basicSecrets(String(header.dropFirst("basic ".count)))
+           let space = header.firstIndex(of: " ") {
+            let credential = String(header[header.index(after: space)...])
+            secrets += header.lowercased().hasPrefix("basic ") ? Redaction.basicSecrets(credential) : [credential]
         }
         error.message = Redaction.scrubCut(error.message, secrets: secrets)
         error.underlying = error.underlying.map { Redaction.scrubCut($0, secrets: secrets) }

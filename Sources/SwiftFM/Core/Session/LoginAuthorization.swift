@@ -17,13 +17,16 @@ struct LoginAuthorization: Sendable {
         LoginAuthorization(headers: { _, completion in completion(result) }, renewsOnRejection: false)
     }
 
-    /// A token provider's answer sent as `"<scheme> <token>"` in `Authorization`, asked again once on a rejection.
-    static func provider(scheme: String, _ fetch: @escaping FMClarisIDTokenProvider.Fetch) -> LoginAuthorization {
+    /// A token provider's answer sent as `"<scheme> <token>"` in `Authorization`, asked again once on a rejection. Each
+    /// token it gives is a secret of `logger`'s lines from then on (``Logger/remember(_:)``: a provider of the caller's
+    /// own names none; nothing is kept without a hook).
+    static func provider(scheme: String, _ fetch: @escaping FMClarisIDTokenProvider.Fetch, logger: Logger) -> LoginAuthorization {
         LoginAuthorization(headers: { refresh, completion in
             // A provider is the caller's code: only its first answer counts (a second would log in again).
             let answered = Once()
             fetch(refresh) { fetched in
                 guard answered.claim() else { return }
+                if case .success(let token) = fetched { logger.remember(token) }
                 completion(fetched.map { ["Authorization": scheme + " " + $0] })
             }
         }, renewsOnRejection: true)
@@ -31,12 +34,15 @@ struct LoginAuthorization: Sendable {
 }
 
 extension LoginAuthorization {
-    /// The authorization of a login with `credentials`, or with Basic `encoded` when given.
-    static func of(_ credentials: FMCredentials?, encoded: String?) -> LoginAuthorization {
-        if encoded == nil {
+    /// The authorization of a login with `credentials`, or with Basic `encoded` when given; what it sends that the
+    /// configuration does not name (a provider's token, an explicit Basic value) becomes a secret of `logger`'s lines.
+    static func of(_ credentials: FMCredentials?, encoded: String?, logger: Logger) -> LoginAuthorization {
+        if let encoded {
+            for secret in Redaction.basicSecrets(encoded) { logger.remember(secret) }
+        } else {
             switch credentials {
             case .clarisID(let provider)?:
-                return .provider(scheme: "FMID", provider.fetch)
+                return .provider(scheme: "FMID", provider.fetch, logger: logger)
             case .oauth(let requestId, let identifier)?:
                 return .fixed(.success(["X-FM-Data-OAuth-Request-Id": requestId, "X-FM-Data-OAuth-Identifier": identifier]))
             default:

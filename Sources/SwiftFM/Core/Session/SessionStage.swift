@@ -465,7 +465,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// asks it once more for fresh ones when it renews. Nothing is stored here.
     func performLogin(encoded: String? = nil, parent: (any FMCallSpan)? = nil,
                       completion: @escaping @Sendable (Result<String, FMError>) -> Void) {
-        login(with: LoginAuthorization.of(configuration.credentials, encoded: encoded), refresh: false, parent: parent,
+        login(with: LoginAuthorization.of(configuration.credentials, encoded: encoded, logger: logger), refresh: false, parent: parent,
               completion: completion)
     }
 

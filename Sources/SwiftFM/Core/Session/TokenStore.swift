@@ -98,7 +98,7 @@ public final class FMUserDefaultsTokenStore: FMTokenStore, @unchecked Sendable, 
     }
 
     /// `"FMUserDefaultsTokenStore(tokenKey: …, expiryKey: …)"` (never the token).
-    public var description: String { "FMUserDefaultsTokenStore(tokenKey: \(tokenKey), expiryKey: \(expiryKey))" }
+    public var description: String { Redaction.oneLine("FMUserDefaultsTokenStore(tokenKey: \(tokenKey), expiryKey: \(expiryKey))") }
     /// Same as ``description``.
     public var debugDescription: String { description }
     /// A mirror that shows no token.
@@ -165,7 +165,7 @@ public final class FMFileTokenStore: FMTokenStore, CustomStringConvertible, Cust
     }
 
     /// `"FMFileTokenStore(url: …)"` (never the token).
-    public var description: String { "FMFileTokenStore(url: \(url.path))" }
+    public var description: String { Redaction.oneLine("FMFileTokenStore(url: \(url.path))") }
     /// Same as ``description``.
     public var debugDescription: String { description }
     /// A mirror that shows no token.

@@ -45,7 +45,7 @@ public struct FMTLSOptions: Sendable, Equatable, CustomStringConvertible {
     /// `FMTLSOptions(caCertificates: /path/ca.pem, pinnedPublicKeys: 1, clientCertificate: /path/c.pem, clientKey: set)`:
     /// paths and how many pins; never a key's content.
     public var description: String {
-        "FMTLSOptions(caCertificates: \(caCertificates?.path ?? "system"), pinnedPublicKeys: \(pinnedPublicKeys.count), "
-            + "clientCertificate: \(clientCertificate?.path ?? "nil"), clientKey: \(clientKey == nil ? "nil" : "set"))"
+        Redaction.oneLine("FMTLSOptions(caCertificates: \(caCertificates?.path ?? "system"), pinnedPublicKeys: \(pinnedPublicKeys.count), "
+            + "clientCertificate: \(clientCertificate?.path ?? "nil"), clientKey: \(clientKey == nil ? "nil" : "set"))")
     }
 }
