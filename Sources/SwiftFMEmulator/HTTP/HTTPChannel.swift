@@ -11,8 +11,9 @@ import Foundation
 /// The server then speaks TLS (1.2 or later) on its port, and nothing else: a plain-HTTP request there fails its
 /// handshake and is closed. TLS uses the system's OpenSSL 3 (`libssl.so.3`, which FoundationNetworking already
 /// loads on Linux), loaded when the server starts; where it cannot be loaded (Apple platforms, a system without
-/// OpenSSL 3) starting fails with ``HTTPServerError``, as do a missing or unreadable file and a key that does not
-/// match the certificate, the message naming the file.
+/// OpenSSL 3) starting fails with ``HTTPServerError``, as do a missing or unreadable file, one that is not a regular
+/// file of at most 1 MiB (a FIFO, a device, a directory) and a key that does not match the certificate, the message
+/// naming the file.
 ///
 /// ```swift
 /// emulator.tls = EmulatorTLS(certificateFile: URL(fileURLWithPath: "server.pem"),
@@ -52,17 +53,7 @@ final class TLSContext: @unchecked Sendable {
             #endif
         }
         for (what, file) in [("certificate", tls.certificateFile), ("key", tls.keyFile)] {
-            let descriptor = open(file.path, O_RDONLY)
-            guard descriptor >= 0 else {
-                let e = errno
-                throw HTTPServerError(message: "cannot read the TLS \(what) \(file.path): \(HTTPSocket.errorText(e))", code: e)
-            }
-            var status = stat()
-            let isDirectory = fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
-            _ = close(descriptor)
-            guard !isDirectory else {
-                throw HTTPServerError(message: "cannot read the TLS \(what) \(file.path): it is a directory, not a PEM file")
-            }
+            try TLSContext.checkFile(file, what: what)
         }
         guard let context = fmtls_context_new(tls.certificateFile.path, tls.keyFile.path, &buffer, buffer.count) else {
             throw HTTPServerError(message: TLSContext.text(buffer))
@@ -72,6 +63,41 @@ final class TLSContext: @unchecked Sendable {
 
     deinit {
         fmtls_context_free(pointer)
+    }
+
+    /// The largest certificate or key file accepted: a PEM chain is a few KiB.
+    static let maxFileBytes = 1 << 20
+
+    /// Throws unless `file` is a regular file of at most ``maxFileBytes`` that can be opened for reading, naming it.
+    /// Opened without waiting (`O_NONBLOCK`), so a FIFO cannot hold the start until a writer comes; a device
+    /// (`/dev/zero`), a directory or a huge file never reaches OpenSSL, which would read it to its end.
+    static func checkFile(_ file: URL, what: String) throws {
+        let descriptor = open(file.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let e = errno
+            throw HTTPServerError(message: "cannot read the TLS \(what) \(file.path): \(HTTPSocket.errorText(e))", code: e)
+        }
+        defer { _ = close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let e = errno
+            throw HTTPServerError(message: "cannot read the TLS \(what) \(file.path): \(HTTPSocket.errorText(e))", code: e)
+        }
+        let kind: String? = switch status.st_mode & S_IFMT {
+        case S_IFREG: nil
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR, S_IFBLK: "a device"
+        case S_IFSOCK: "a socket"
+        default: "not a regular file"
+        }
+        if let kind {
+            throw HTTPServerError(message: "cannot read the TLS \(what) \(file.path): it is \(kind), not a PEM file")
+        }
+        guard status.st_size <= maxFileBytes else {
+            throw HTTPServerError(message: "cannot read the TLS \(what) \(file.path): it has \(status.st_size) bytes, "
+                                  + "more than the \(maxFileBytes) a PEM file has")
+        }
     }
 
     /// The NUL-terminated text a C call wrote into `buffer`.
