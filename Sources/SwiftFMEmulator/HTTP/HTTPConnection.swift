@@ -90,10 +90,16 @@ final class HTTPConnection: Sendable {
             // the rest trickles in), body (between two reads). A connection past it is closed.
             let left = clock.timeLeft(in: parser.phase)
             guard left > 0 else { return }
-            let n = channel.read(into: scratch, timeout: left)
-            if n <= 0 { return }
-            clock.progressed()
-            parser.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
+            switch channel.read(into: scratch, timeout: left) {
+            case .closed:
+                return
+            case .encrypted:
+                // Part of a TLS record: the client is sending, and a request has begun as with a plain first byte.
+                clock.progressed(requestBegun: true)
+            case let .bytes(n):
+                clock.progressed()
+                parser.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
+            }
         }
     }
 
@@ -256,6 +262,9 @@ struct PhaseClock {
     private var since = monotonicSeconds()
     /// When bytes last arrived (monotonic seconds).
     private var lastProgress = monotonicSeconds()
+    /// Bytes of the next request arrived that the parser has not seen yet (part of a TLS record): its head deadline
+    /// runs, as from a plain first byte. Cleared when a request is handled.
+    private var requestBegun = false
 
     init(connection: Int, run: HTTPServerRun) {
         self.connection = connection
@@ -264,21 +273,23 @@ struct PhaseClock {
 
     /// Enters `next` (no-op when already there), telling the run.
     mutating func enter(_ next: HTTPConnectionPhase) {
+        if next == .busy { requestBegun = false }
         guard next != phase else { return }
         phase = next
         since = monotonicSeconds()
         run.connection(connection, entered: next)
     }
 
-    /// Bytes arrived.
-    mutating func progressed() {
+    /// Bytes arrived; `requestBegun` when the parser has not seen them yet (part of a TLS record).
+    mutating func progressed(requestBegun begun: Bool = false) {
         lastProgress = monotonicSeconds()
+        if begun { requestBegun = true }
     }
 
     /// Enters the phase matching the parser's and returns the seconds left before its deadline.
     mutating func timeLeft(in parserPhase: HTTPRequestParser.Phase) -> TimeInterval {
         let timeouts = run.timeouts
-        switch parserPhase {
+        switch parserPhase == .idle && requestBegun ? .head : parserPhase {
         case .idle:
             enter(.idle)
             return since + timeouts.idle - monotonicSeconds()
