@@ -8,8 +8,8 @@ import Foundation
 
 /// HTTPS for ``HTTPServer`` and ``Emulator``: the PEM files of the server's certificate and private key.
 ///
-/// The server then speaks TLS (1.2 or later) on its port, and nothing else: a plain-HTTP request there fails its
-/// handshake and is closed. TLS uses the system's OpenSSL 3 (`libssl.so.3`, which FoundationNetworking already
+/// The server then speaks TLS (1.2 or later) on its port, and nothing else: a plain-HTTP request there is answered in
+/// plain HTTP, `400` saying the port speaks HTTPS, and closed. TLS uses the system's OpenSSL 3 (`libssl.so.3`, which FoundationNetworking already
 /// loads on Linux), loaded when the server starts; where it cannot be loaded (Apple platforms, a system without
 /// OpenSSL 3) starting fails with ``HTTPServerError``, as do a missing or unreadable file, one that is not a regular
 /// file of at most 1 MiB (a FIFO, a device, a directory) and a key that does not match the certificate, the message
