@@ -157,7 +157,8 @@ public final class Emulator: Sendable {
     /// ``start(host:port:)`` then returns an `https://` URL, and container URLs use `https`. `nil` (the default):
     /// plain HTTP. Set it before ``start(host:port:)``; a bad file fails the start (see ``EmulatorTLS``). Clients
     /// trust the certificate through its CA: `curl --cacert ca.pem`, Python `requests` with `verify="ca.pem"`,
-    /// SwiftFM with `FMTLSOptions(caCertificates:)`. The control API (``startControl(host:port:)``) stays plain HTTP.
+    /// SwiftFM with `FMTLSOptions(caCertificates:)`. The control API (``startControl(host:port:)``) stays plain HTTP
+    /// on its own port (the harness's back door; its URL says `http`).
     /// `fm-emulator --tls-certificate FILE --tls-key FILE` sets it.
     public var tls: EmulatorTLS? {
         get { core.state.withLock { $0.tls } }
@@ -168,7 +169,8 @@ public final class Emulator: Sendable {
     /// connection closes the one that has waited longest without a request in progress (an idle keep-alive
     /// connection, or one stalled inside a request head),
     /// as nginx does when `worker_connections` run out; only when all are busy with requests is it answered
-    /// `503 Service Unavailable` with `Connection: close`. 256 by default; set it before
+    /// `503 Service Unavailable` with `Connection: close` (over ``tls`` after its handshake, see
+    /// ``HTTPServer/tls``). 256 by default; set it before
     /// ``start(host:port:)``.
     public var maxConnections: Int {
         get { core.state.withLock { $0.maxConnections } }

@@ -69,7 +69,8 @@ let usage = """
 
     Serves the Data API at /fmi/data/{v1,v2,vLatest} and FileMaker's OData v4 API at /fmi/odata/v4
     (Basic authentication per request) over the same records, in plain HTTP, or in HTTPS with
-    --tls-certificate and --tls-key (the control API stays plain HTTP). Behind a TLS front of your
+    --tls-certificate and --tls-key (the control API stays plain HTTP on its own port, as its line
+    says). Behind a TLS front of your
     own (nginx) pass --public-url instead.
 
     Prints one line `listening on http://HOST:PORT` (`https://` with --tls-certificate) once ready

@@ -1,5 +1,8 @@
 #if canImport(Glibc)
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 import SwiftFMEmulator
 import TestSupport
@@ -33,6 +36,24 @@ struct FMEmulatorTLSOptionsTests {
         #expect(emulator.waitForExit() == 1)
         let text = emulator.standardErrorText
         #expect(text.contains(files[2]) && !text.contains("listening on"), "\(text)")
+    }
+
+    /// The control API stays plain HTTP while the Data API serves HTTPS, and says so: its own line names its `http`
+    /// URL, which answers plain HTTP (the harness's back door on loopback, not a client under test).
+    @Test func theControlLineSaysHTTPAndAnswersPlainHTTP() async throws {
+        let emulator = try HTTPEmulatorProcess(["--port", "0", "--control", "--tls-certificate", Self.certificate, "--tls-key", Self.key])
+        defer {
+            emulator.process.terminate()
+            _ = emulator.waitForExit()
+        }
+        let lines = emulator.firstLines(2)
+        #expect(lines.first?.hasPrefix("listening on https://127.0.0.1:") == true, "\(lines)")
+        let control = try #require(lines.dropFirst().first { $0.hasPrefix("control on http://") }, "no plain control line in \(lines)")
+        let url = try #require(URL(string: String(control.dropFirst("control on ".count)) + "/v1/settings"))
+        let session = makeHTTPTestSession()
+        defer { session.finishTasksAndInvalidate() }
+        let (_, response) = try await session.data(from: url)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
     }
 
     @Test("One TLS option without the other is a bad argument", arguments: [

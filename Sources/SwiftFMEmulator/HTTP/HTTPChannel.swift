@@ -8,11 +8,12 @@ import Foundation
 
 /// HTTPS for ``HTTPServer`` and ``Emulator``: the PEM files of the server's certificate and private key.
 ///
-/// The server then speaks TLS (1.2 or later) on its port, and nothing else: a plain-HTTP request there fails its
-/// handshake and is closed. TLS uses the system's OpenSSL 3 (`libssl.so.3`, which FoundationNetworking already
+/// The server then speaks TLS (1.2 or later) on its port, and nothing else: a plain-HTTP request there is answered in
+/// plain HTTP, `400` saying the port speaks HTTPS, and closed. TLS uses the system's OpenSSL 3 (`libssl.so.3`, which FoundationNetworking already
 /// loads on Linux), loaded when the server starts; where it cannot be loaded (Apple platforms, a system without
-/// OpenSSL 3) starting fails with ``HTTPServerError``, as do a missing or unreadable file and a key that does not
-/// match the certificate, the message naming the file.
+/// OpenSSL 3) starting fails with ``HTTPServerError``, as do a missing or unreadable file, one that is not a regular
+/// file of at most 1 MiB (a FIFO, a device, a directory) and a key that does not match the certificate, the message
+/// naming the file.
 ///
 /// ```swift
 /// emulator.tls = EmulatorTLS(certificateFile: URL(fileURLWithPath: "server.pem"),
@@ -52,17 +53,7 @@ final class TLSContext: @unchecked Sendable {
             #endif
         }
         for (what, file) in [("certificate", tls.certificateFile), ("key", tls.keyFile)] {
-            let descriptor = open(file.path, O_RDONLY)
-            guard descriptor >= 0 else {
-                let e = errno
-                throw HTTPServerError(message: "cannot read the TLS \(what) \(file.path): \(HTTPSocket.errorText(e))", code: e)
-            }
-            var status = stat()
-            let isDirectory = fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
-            _ = close(descriptor)
-            guard !isDirectory else {
-                throw HTTPServerError(message: "cannot read the TLS \(what) \(file.path): it is a directory, not a PEM file")
-            }
+            try TLSContext.checkFile(file, what: what)
         }
         guard let context = fmtls_context_new(tls.certificateFile.path, tls.keyFile.path, &buffer, buffer.count) else {
             throw HTTPServerError(message: TLSContext.text(buffer))
@@ -72,6 +63,41 @@ final class TLSContext: @unchecked Sendable {
 
     deinit {
         fmtls_context_free(pointer)
+    }
+
+    /// The largest certificate or key file accepted: a PEM chain is a few KiB.
+    static let maxFileBytes = 1 << 20
+
+    /// Throws unless `file` is a regular file of at most ``maxFileBytes`` that can be opened for reading, naming it.
+    /// Opened without waiting (`O_NONBLOCK`), so a FIFO cannot hold the start until a writer comes; a device
+    /// (`/dev/zero`), a directory or a huge file never reaches OpenSSL, which would read it to its end.
+    static func checkFile(_ file: URL, what: String) throws {
+        let descriptor = open(file.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let e = errno
+            throw HTTPServerError(message: "cannot read the TLS \(what) \(file.path): \(HTTPSocket.errorText(e))", code: e)
+        }
+        defer { _ = close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let e = errno
+            throw HTTPServerError(message: "cannot read the TLS \(what) \(file.path): \(HTTPSocket.errorText(e))", code: e)
+        }
+        let kind: String? = switch status.st_mode & S_IFMT {
+        case S_IFREG: nil
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR, S_IFBLK: "a device"
+        case S_IFSOCK: "a socket"
+        default: "not a regular file"
+        }
+        if let kind {
+            throw HTTPServerError(message: "cannot read the TLS \(what) \(file.path): it is \(kind), not a PEM file")
+        }
+        guard status.st_size <= maxFileBytes else {
+            throw HTTPServerError(message: "cannot read the TLS \(what) \(file.path): it has \(status.st_size) bytes, "
+                                  + "more than the \(maxFileBytes) a PEM file has")
+        }
     }
 
     /// The NUL-terminated text a C call wrote into `buffer`.
@@ -102,30 +128,45 @@ final class TLSSession {
 
     /// Runs the handshake until done (`true`), failed, or `deadline` (monotonic seconds) passed.
     func handshake(until deadline: Double) -> Bool {
-        var error = [CChar](repeating: 0, count: 256)
         while true {
-            let result = fmtls_accept(pointer, &error, error.count)
+            let result = handshakeStep()
             if result == 1 { return true }
             guard result == FMTLS_WANT_READ || result == FMTLS_WANT_WRITE,
                   wait(for: result, until: deadline) else { return false }
         }
     }
 
-    /// Reads what is available into `buffer`, waiting until `deadline` (monotonic seconds) for it. Bytes OpenSSL
-    /// already holds (`SSL_pending`) are read without a wait: a poll of the socket alone would miss them. Returns the
-    /// count, or 0 when the peer closed, the session failed or the deadline passed.
-    func read(into buffer: UnsafeMutableRawBufferPointer, until deadline: Double) -> Int {
-        var want = fmtls_pending(pointer) > 0 ? 0 : FMTLS_WANT_READ
-        let count = Int32(clamping: buffer.count)
-        while true {
-            if want != 0 {
-                guard wait(for: want, until: deadline) else { return 0 }
-            }
-            let n = fmtls_read(pointer, buffer.baseAddress, count)
-            if n > 0 { return Int(n) }
-            guard n == FMTLS_WANT_READ || n == FMTLS_WANT_WRITE else { return 0 }
-            want = n
+    /// What the last read stopped on: OpenSSL is called again once the socket is ready for it.
+    private var readWants = FMTLS_WANT_READ
+
+    /// Reads what is available into `buffer`, waiting until `deadline` (monotonic seconds) for the socket. Bytes
+    /// OpenSSL already holds (`SSL_pending`) are read without a wait: a poll of the socket alone would miss them.
+    /// When the socket's bytes make no application data yet (part of a record), returns ``HTTPChannelRead/encrypted``
+    /// at once, so that the caller's deadlines see the client sending as a plain read would.
+    func read(into buffer: UnsafeMutableRawBufferPointer, until deadline: Double) -> HTTPChannelRead {
+        if fmtls_pending(pointer) == 0 {
+            guard wait(for: readWants, until: deadline) else { return .closed }
         }
+        let n = fmtls_read(pointer, buffer.baseAddress, Int32(clamping: buffer.count))
+        if n > 0 {
+            readWants = FMTLS_WANT_READ
+            return .bytes(Int(n))
+        }
+        guard n == FMTLS_WANT_READ || n == FMTLS_WANT_WRITE else { return .closed }
+        readWants = n
+        return .encrypted
+    }
+
+    /// Advances the handshake without waiting: 1 when done, `FMTLS_WANT_READ`/`_WRITE`, or `FMTLS_FAILED`.
+    func handshakeStep() -> Int32 {
+        var error = [CChar](repeating: 0, count: 256)
+        return fmtls_accept(pointer, &error, error.count)
+    }
+
+    /// One write of all of `bytes` (at most 1 MiB) without waiting: the count, `FMTLS_WANT_READ`/`_WRITE` (call again
+    /// with the same bytes once the socket is ready), or `FMTLS_FAILED`.
+    func writeStep(_ bytes: UnsafeRawBufferPointer) -> Int32 {
+        fmtls_write(pointer, bytes.baseAddress, Int32(clamping: bytes.count))
     }
 
     /// Writes all of `bytes` (in records of at most 1 MiB per call); `false` when the peer went away or the session
@@ -148,11 +189,11 @@ final class TLSSession {
         return true
     }
 
-    /// Sends TLS's close_notify (without waiting for the peer's) and makes the socket blocking again, for the
-    /// plain-socket steps of a close (shutdown, draining unread bytes).
-    func closeNotify() {
+    /// Sends TLS's close_notify (without waiting for the peer's) and, unless `keepNonBlocking`, makes the socket
+    /// blocking again, for the plain-socket steps of a close (shutdown, draining unread bytes).
+    func closeNotify(keepNonBlocking: Bool = false) {
         fmtls_shutdown(pointer)
-        HTTPSocket.setNonBlocking(fd, false)
+        if !keepNonBlocking { HTTPSocket.setNonBlocking(fd, false) }
     }
 
     /// Polls the socket for what `want` (`FMTLS_WANT_READ` or `_WRITE`) names until `deadline`: `true` when it is
@@ -160,6 +201,17 @@ final class TLSSession {
     private func wait(for want: Int32, until deadline: Double) -> Bool {
         HTTPSocket.wait(fd, for: want == FMTLS_WANT_WRITE ? Int16(POLLOUT) : Int16(POLLIN), until: deadline)
     }
+}
+
+/// What one read of an ``HTTPChannel`` brought.
+enum HTTPChannelRead: Equatable {
+    /// This many bytes of the request stream, in the buffer.
+    case bytes(Int)
+    /// Bytes of the connection arrived but none of the request stream yet (part of a TLS record, or a record without
+    /// application data): the client is sending, which counts for the deadlines as a plain byte does.
+    case encrypted
+    /// The peer closed, the connection failed, or the time ran out.
+    case closed
 }
 
 /// How a connection reads and writes: the plain socket, or a TLS session over it. Everything above (keep-alive,
@@ -180,12 +232,12 @@ struct HTTPChannel {
         bytes.withUnsafeBytes { writeAll($0) }
     }
 
-    /// Waits at most `timeout` seconds for bytes and reads what is there: the count, or 0 or less when the peer
-    /// closed, the connection failed or the time ran out.
-    func read(into buffer: UnsafeMutableRawBufferPointer, timeout: TimeInterval) -> Int {
+    /// Waits at most `timeout` seconds for bytes and reads what is there.
+    func read(into buffer: UnsafeMutableRawBufferPointer, timeout: TimeInterval) -> HTTPChannelRead {
         if let tls { return tls.read(into: buffer, until: monotonicSeconds() + timeout) }
-        guard HTTPSocket.waitReadable(fd, timeout: timeout) else { return 0 }
-        return HTTPSocket.readSome(fd, into: buffer)
+        guard HTTPSocket.waitReadable(fd, timeout: timeout) else { return .closed }
+        let n = HTTPSocket.readSome(fd, into: buffer)
+        return n > 0 ? .bytes(n) : .closed
     }
 
     /// Before a graceful close: TLS's close_notify, and the socket blocking again (nothing for a plain socket).

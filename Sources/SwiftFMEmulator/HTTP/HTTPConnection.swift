@@ -23,8 +23,12 @@ final class HTTPConnection: Sendable {
             // The handshake runs here, on the connection's thread, never on the accept loop's: a client that says
             // nothing, speaks plain HTTP or rejects the certificate costs this connection only, for at most the
             // header timeout (nginx bounds its handshakes by client_header_timeout too). It stays evictable (idle).
-            guard let made = TLSSession(context: context, fd: fd),
-                  made.handshake(until: monotonicSeconds() + run.timeouts.header) else { return }
+            let deadline = monotonicSeconds() + run.timeouts.header
+            if beginsWithPlainHTTP(until: deadline) {
+                answerPlainHTTPOnTheTLSPort()
+                return
+            }
+            guard let made = TLSSession(context: context, fd: fd), made.handshake(until: deadline) else { return }
             session = made
         }
         serve(over: HTTPChannel(fd: fd, tls: session))
@@ -90,11 +94,35 @@ final class HTTPConnection: Sendable {
             // the rest trickles in), body (between two reads). A connection past it is closed.
             let left = clock.timeLeft(in: parser.phase)
             guard left > 0 else { return }
-            let n = channel.read(into: scratch, timeout: left)
-            if n <= 0 { return }
-            clock.progressed()
-            parser.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
+            switch channel.read(into: scratch, timeout: left) {
+            case .closed:
+                return
+            case .encrypted:
+                // Part of a TLS record: the client is sending, and a request has begun as with a plain first byte.
+                clock.progressed(requestBegun: true)
+            case let .bytes(n):
+                clock.progressed()
+                parser.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
+            }
         }
+    }
+
+    /// Whether the client's first byte, awaited until `deadline`, is a letter (an HTTP method) where a TLS client
+    /// sends a handshake record (22). Peeked: the handshake still reads every byte.
+    private func beginsWithPlainHTTP(until deadline: Double) -> Bool {
+        guard HTTPSocket.wait(fd, for: Int16(POLLIN), until: deadline) else { return false }
+        var byte: UInt8 = 0
+        guard recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) == 1 else { return false }
+        return (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+    }
+
+    /// Answers a plain-HTTP request on the port that speaks TLS in plain HTTP, `400` saying so, and closes (nginx
+    /// answers plain HTTP on its HTTPS port likewise): the client learns why instead of reading a reset.
+    private func answerPlainHTTPOnTheTLSPort() {
+        let text = "This port speaks HTTPS (TLS) only, and the request came in plain HTTP: use https:// for it.\n"
+        let response = HTTPResponse(status: 400, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8))
+        let channel = HTTPChannel(fd: fd, tls: nil)
+        if channel.writeAll(HTTPResponseWriter.serialize(response, isHead: false, keepAlive: false)) { lingeringClose(channel) }
     }
 
     /// Arranges for the close that follows (when ``serve()`` returns) to reset the connection: with
@@ -256,6 +284,9 @@ struct PhaseClock {
     private var since = monotonicSeconds()
     /// When bytes last arrived (monotonic seconds).
     private var lastProgress = monotonicSeconds()
+    /// Bytes of the next request arrived that the parser has not seen yet (part of a TLS record): its head deadline
+    /// runs, as from a plain first byte. Cleared when a request is handled.
+    private var requestBegun = false
 
     init(connection: Int, run: HTTPServerRun) {
         self.connection = connection
@@ -264,21 +295,23 @@ struct PhaseClock {
 
     /// Enters `next` (no-op when already there), telling the run.
     mutating func enter(_ next: HTTPConnectionPhase) {
+        if next == .busy { requestBegun = false }
         guard next != phase else { return }
         phase = next
         since = monotonicSeconds()
         run.connection(connection, entered: next)
     }
 
-    /// Bytes arrived.
-    mutating func progressed() {
+    /// Bytes arrived; `requestBegun` when the parser has not seen them yet (part of a TLS record).
+    mutating func progressed(requestBegun begun: Bool = false) {
         lastProgress = monotonicSeconds()
+        if begun { requestBegun = true }
     }
 
     /// Enters the phase matching the parser's and returns the seconds left before its deadline.
     mutating func timeLeft(in parserPhase: HTTPRequestParser.Phase) -> TimeInterval {
         let timeouts = run.timeouts
-        switch parserPhase {
+        switch parserPhase == .idle && requestBegun ? .head : parserPhase {
         case .idle:
             enter(.idle)
             return since + timeouts.idle - monotonicSeconds()

@@ -71,8 +71,10 @@ public final class HTTPServer: Sendable {
     public let maxConnections: Int
     /// The certificate and key when the server speaks HTTPS (TLS 1.2 or later) instead of plain HTTP; see
     /// ``EmulatorTLS``. Each connection's handshake runs on its own thread and must finish within
-    /// ``headerTimeout``. A connection beyond ``maxConnections`` that cannot be admitted is closed without an
-    /// answer (a 503 would need a handshake on the accepting thread).
+    /// ``headerTimeout``. A connection beyond ``maxConnections`` that cannot be admitted gets the `503` a plain one
+    /// gets, after its handshake: refused connections are handshaken and answered on one thread of their own, each
+    /// within the header timeout (at most 5 s), at most 64 at once; one refused beyond those is closed without an
+    /// answer, so a flood over the cap holds no more threads.
     public let tls: EmulatorTLS?
 
     private let state = HTTPServerLockedState()
@@ -266,6 +268,8 @@ final class HTTPServerRun: @unchecked Sendable {
     let maxConnections: Int
     /// The TLS context when the server speaks HTTPS.
     let tls: TLSContext?
+    /// Answers refused TLS connections (their handshakes never run on the accept thread).
+    private let tlsRefusals: TLSRefusals?
     /// Connections closed for eviction whose threads may still be ending, beyond the cap: bounds the
     /// threads alive at once to `maxConnections + evictionSlack` under churn.
     let evictionSlack = 64
@@ -294,6 +298,10 @@ final class HTTPServerRun: @unchecked Sendable {
     init(listenFD: Int32, wakeRead: Int32, wakeWrite: Int32, port: UInt16, handler: any HTTPHandler,
          limits: HTTPParserLimits, timeouts: HTTPConnectionTimeouts, maxConnections: Int, tls: TLSContext? = nil) {
         self.tls = tls
+        self.tlsRefusals = tls.map {
+            TLSRefusals(context: $0, answer: HTTPServerRun.refusal(maxConnections: maxConnections),
+                        seconds: min(timeouts.header, 5))
+        }
         self.timeouts = timeouts
         self.maxConnections = maxConnections
         self.listenFD = listenFD
@@ -377,19 +385,24 @@ final class HTTPServerRun: @unchecked Sendable {
         return true
     }
 
-    /// Answers a connection beyond the cap without a thread: 503, `Connection: close`, then close.
-    /// Over TLS it is only closed: the answer would need a handshake, which never runs on the accept thread.
-    private func refuse(_ fd: Int32) {
-        if tls != nil {
-            HTTPSocket.closeFD(fd)
-            return
-        }
+    /// The answer to a connection beyond the cap: 503, `Retry-After`, `Connection: close`.
+    static func refusal(maxConnections: Int) -> [UInt8] {
         let body = "Too many connections: the emulator serves at most \(maxConnections) at once.\n"
         let response = HTTPResponse(status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "1")],
                                     body: Data(body.utf8))
+        return HTTPResponseWriter.serialize(response, isHead: false, keepAlive: false)
+    }
+
+    /// Answers a connection beyond the cap without a thread of its own: ``refusal(maxConnections:)``, then close. Over
+    /// TLS the answer follows a handshake, which never runs on the accept thread: ``TLSRefusals`` runs it, bounded.
+    private func refuse(_ fd: Int32) {
+        if let tlsRefusals {
+            tlsRefusals.take(fd)
+            return
+        }
         // A fresh socket's send buffer takes this small answer at once; never block the accept thread.
         HTTPSocket.setNonBlocking(fd, true)
-        let bytes = HTTPResponseWriter.serialize(response, isHead: false, keepAlive: false)
+        let bytes = HTTPServerRun.refusal(maxConnections: maxConnections)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, HTTPSocket.sendFlags) }
         HTTPSocket.shutdownWrite(fd)
         // Drain what the client already sent, so the close is a FIN rather than a reset that could
@@ -505,6 +518,10 @@ final class HTTPServerRun: @unchecked Sendable {
         let onConnectionThread = Thread.current.name?.hasPrefix("HTTPServer.connection.") == true
         condition.lock()
         while !acceptFinished { condition.wait() }
+        condition.unlock()
+        // After the accept thread: nothing more is refused.
+        tlsRefusals?.stop()
+        condition.lock()
         // Wait for the connection threads to finish (a handler calling stop() does not wait for its
         // own connection), but not forever if a handler is stuck.
         let deadline = Date(timeIntervalSinceNow: 2)
