@@ -282,12 +282,41 @@ enum Redaction {
     }
 
     /// Removes every occurrence of each secret from `text`, also as Swift's string escaping writes it (``escaped(_:)``).
+    /// The occurrences are all found in `text` as given, then each run of text they cover (one occurrence, or several
+    /// that overlap: a secret that begins or ends inside another, or overlaps itself) becomes one placeholder, so that
+    /// no part of a secret is left beside another's, whatever their order.
     static func scrub(_ text: String, secrets: [String]) -> String {
-        var result = text
-        for secret in secrets where secret.count >= 4 {
-            result = result.replacingOccurrences(of: secret, with: placeholder)
-            if let escaped = escaped(secret) { result = result.replacingOccurrences(of: escaped, with: placeholder) }
+        let forms = secrets.filter { $0.count >= 4 }.flatMap { secret in [secret] + (escaped(secret).map { [$0] } ?? []) }
+        guard !forms.isEmpty, !text.isEmpty else { return text }
+        // One NSString for every search (bridged once, not once per occurrence), in UTF-16 offsets.
+        let string = NSString(string: text)
+        var covered: [NSRange] = []
+        for form in forms {
+            var from = 0
+            while from < string.length {
+                let found = string.range(of: form, options: [], range: NSRange(location: from, length: string.length - from))
+                guard found.location != NSNotFound, found.length > 0 else { break }
+                covered.append(found)
+                // Also an occurrence that begins inside this one (`abab` twice in `ababab`).
+                from = found.location + 1
+            }
         }
+        guard !covered.isEmpty else { return text }
+        covered.sort { $0.location < $1.location }
+        var result = ""
+        var shown = 0
+        var run = covered[0]
+        for range in covered.dropFirst() {
+            if range.location < NSMaxRange(run) {
+                run.length = max(NSMaxRange(run), NSMaxRange(range)) - run.location
+                continue
+            }
+            result += string.substring(with: NSRange(location: shown, length: run.location - shown)) + placeholder
+            shown = NSMaxRange(run)
+            run = range
+        }
+        result += string.substring(with: NSRange(location: shown, length: run.location - shown)) + placeholder
+        result += string.substring(from: NSMaxRange(run))
         return result
     }
 
