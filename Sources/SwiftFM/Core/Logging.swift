@@ -335,16 +335,56 @@ enum Redaction {
     /// ``scrub(_:secrets:)`` for a text a limit may have cut (``FMError/serverText(_:limit:)``): also the start of
     /// a secret (3 characters or more) just before a `…`, where a cut split it, so that a server cannot pad an
     /// echoed secret to leave all but its tail in the text.
+    ///
+    /// One pass over the text per secret (the longest start of the secret that ends where each character ends, as
+    /// Knuth–Morris–Pratt keeps it), not one search per length of every secret: a Claris ID token has over a thousand
+    /// characters, and a server's cut text comes with every failure of a call.
     static func scrubCut(_ text: String, secrets: [String]) -> String {
-        var result = scrub(text, secrets: secrets)
+        let result = scrub(text, secrets: secrets)
         guard result.contains("…") else { return result }
+        let characters = Array(result)
+        // For each `…`, how many characters before it are the start of a secret (the most over all secrets).
+        var hide = [Int](repeating: 0, count: characters.count)
         for secret in secrets where secret.count >= 4 {
-            for length in stride(from: secret.count - 1, through: 3, by: -1) {
-                let start = String(secret.prefix(length)) + "…"
-                if result.contains(start) { result = result.replacingOccurrences(of: start, with: placeholder + "…") }
+            let start = Array(secret.dropLast())
+            let border = borders(start)
+            var matched = 0
+            for (index, character) in characters.enumerated() {
+                if character == "…", matched >= 3 { hide[index] = max(hide[index], matched) }
+                while matched > 0, matched == start.count || start[matched] != character { matched = border[matched - 1] }
+                if matched < start.count, start[matched] == character { matched += 1 }
             }
         }
-        return result
+        guard hide.contains(where: { $0 > 0 }) else { return result }
+        var hidden = [Bool](repeating: false, count: characters.count)
+        for (index, count) in hide.enumerated() where count > 0 {
+            for cut in (index - count)..<index { hidden[cut] = true }
+        }
+        var out = ""
+        var index = 0
+        while index < characters.count {
+            if hidden[index] {
+                out += placeholder
+                while index < characters.count, hidden[index] { index += 1 }
+            } else {
+                out.append(characters[index])
+                index += 1
+            }
+        }
+        return out
+    }
+
+    /// Knuth–Morris–Pratt's failure function of `pattern`: for each prefix, the length of its longest proper prefix
+    /// that is also its suffix.
+    private static func borders(_ pattern: [Character]) -> [Int] {
+        var border = [Int](repeating: 0, count: pattern.count)
+        var length = 0
+        for index in pattern.indices.dropFirst() {
+            while length > 0, pattern[index] != pattern[length] { length = border[length - 1] }
+            if pattern[index] == pattern[length] { length += 1 }
+            border[index] = length
+        }
+        return border
     }
 }
 
