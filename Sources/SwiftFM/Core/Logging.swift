@@ -282,12 +282,41 @@ enum Redaction {
     }
 
     /// Removes every occurrence of each secret from `text`, also as Swift's string escaping writes it (``escaped(_:)``).
+    /// The occurrences are all found in `text` as given, then each run of text they cover (one occurrence, or several
+    /// that overlap: a secret that begins or ends inside another, or overlaps itself) becomes one placeholder, so that
+    /// no part of a secret is left beside another's, whatever their order.
     static func scrub(_ text: String, secrets: [String]) -> String {
-        var result = text
-        for secret in secrets where secret.count >= 4 {
-            result = result.replacingOccurrences(of: secret, with: placeholder)
-            if let escaped = escaped(secret) { result = result.replacingOccurrences(of: escaped, with: placeholder) }
+        let forms = secrets.filter { $0.count >= 4 }.flatMap { secret in [secret] + (escaped(secret).map { [$0] } ?? []) }
+        guard !forms.isEmpty, !text.isEmpty else { return text }
+        // One NSString for every search (bridged once, not once per occurrence), in UTF-16 offsets.
+        let string = NSString(string: text)
+        var covered: [NSRange] = []
+        for form in forms {
+            var from = 0
+            while from < string.length {
+                let found = string.range(of: form, options: [], range: NSRange(location: from, length: string.length - from))
+                guard found.location != NSNotFound, found.length > 0 else { break }
+                covered.append(found)
+                // Also an occurrence that begins inside this one (`abab` twice in `ababab`).
+                from = found.location + 1
+            }
         }
+        guard !covered.isEmpty else { return text }
+        covered.sort { $0.location < $1.location }
+        var result = ""
+        var shown = 0
+        var run = covered[0]
+        for range in covered.dropFirst() {
+            if range.location < NSMaxRange(run) {
+                run.length = max(NSMaxRange(run), NSMaxRange(range)) - run.location
+                continue
+            }
+            result += string.substring(with: NSRange(location: shown, length: run.location - shown)) + placeholder
+            shown = NSMaxRange(run)
+            run = range
+        }
+        result += string.substring(with: NSRange(location: shown, length: run.location - shown)) + placeholder
+        result += string.substring(from: NSMaxRange(run))
         return result
     }
 
@@ -306,16 +335,56 @@ enum Redaction {
     /// ``scrub(_:secrets:)`` for a text a limit may have cut (``FMError/serverText(_:limit:)``): also the start of
     /// a secret (3 characters or more) just before a `…`, where a cut split it, so that a server cannot pad an
     /// echoed secret to leave all but its tail in the text.
+    ///
+    /// One pass over the text per secret (the longest start of the secret that ends where each character ends, as
+    /// Knuth–Morris–Pratt keeps it), not one search per length of every secret: a Claris ID token has over a thousand
+    /// characters, and a server's cut text comes with every failure of a call.
     static func scrubCut(_ text: String, secrets: [String]) -> String {
-        var result = scrub(text, secrets: secrets)
+        let result = scrub(text, secrets: secrets)
         guard result.contains("…") else { return result }
+        let characters = Array(result)
+        // For each `…`, how many characters before it are the start of a secret (the most over all secrets).
+        var hide = [Int](repeating: 0, count: characters.count)
         for secret in secrets where secret.count >= 4 {
-            for length in stride(from: secret.count - 1, through: 3, by: -1) {
-                let start = String(secret.prefix(length)) + "…"
-                if result.contains(start) { result = result.replacingOccurrences(of: start, with: placeholder + "…") }
+            let start = Array(secret.dropLast())
+            let border = borders(start)
+            var matched = 0
+            for (index, character) in characters.enumerated() {
+                if character == "…", matched >= 3 { hide[index] = max(hide[index], matched) }
+                while matched > 0, matched == start.count || start[matched] != character { matched = border[matched - 1] }
+                if matched < start.count, start[matched] == character { matched += 1 }
             }
         }
-        return result
+        guard hide.contains(where: { $0 > 0 }) else { return result }
+        var hidden = [Bool](repeating: false, count: characters.count)
+        for (index, count) in hide.enumerated() where count > 0 {
+            for cut in (index - count)..<index { hidden[cut] = true }
+        }
+        var out = ""
+        var index = 0
+        while index < characters.count {
+            if hidden[index] {
+                out += placeholder
+                while index < characters.count, hidden[index] { index += 1 }
+            } else {
+                out.append(characters[index])
+                index += 1
+            }
+        }
+        return out
+    }
+
+    /// Knuth–Morris–Pratt's failure function of `pattern`: for each prefix, the length of its longest proper prefix
+    /// that is also its suffix.
+    private static func borders(_ pattern: [Character]) -> [Int] {
+        var border = [Int](repeating: 0, count: pattern.count)
+        var length = 0
+        for index in pattern.indices.dropFirst() {
+            while length > 0, pattern[index] != pattern[length] { length = border[length - 1] }
+            if pattern[index] == pattern[length] { length += 1 }
+            border[index] = length
+        }
+        return border
     }
 }
 

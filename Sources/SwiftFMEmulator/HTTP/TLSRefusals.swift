@@ -25,7 +25,8 @@ final class TLSRefusals: @unchecked Sendable {
 
     private let lock = NSCondition()
     private var queued: [Int32] = []
-    /// Connections the worker holds (handshake, answer or close under way).
+    /// Connections the worker holds (handshake, answer or close under way), counted from when it takes them from
+    /// ``queued``: `queued.count + holding` never exceeds ``capacity``.
     private var holding = 0
     private var stopped = false
     private var running = false
@@ -101,6 +102,8 @@ final class TLSRefusals: @unchecked Sendable {
             lock.lock()
             let arrived = queued
             queued.removeAll()
+            // Counted as held from now on: `take` sees them while they are advanced, not a queue emptied.
+            holding += arrived.count
             let stopping = stopped
             lock.unlock()
             let now = monotonicSeconds()
