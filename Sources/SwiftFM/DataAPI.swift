@@ -487,7 +487,9 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         let credentials = configuration.credentials
         let dataSources = configuration.dataSources
         let proxySecrets = configuration.proxy.map(Self.proxySecrets) ?? []
-        return Logger(handler: handler, minimum: configuration.logLevel) {
+        // The configured host and database are known to whoever reads the lines: a secret inside them is left there.
+        let shown = [(try? configuration.resolvedBase().get())?.host, configuration.database].compactMap { $0 }
+        return Logger(handler: handler, minimum: configuration.logLevel, shown: shown) {
             (credentials?.secrets ?? []) + dataSources.map(\.password) + pool.heldTokens + proxySecrets
         }
     }

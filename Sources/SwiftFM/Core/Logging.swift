@@ -285,23 +285,36 @@ enum Redaction {
     /// The occurrences are all found in `text` as given, then each run of text they cover (one occurrence, or several
     /// that overlap: a secret that begins or ends inside another, or overlaps itself) becomes one placeholder, so that
     /// no part of a secret is left beside another's, whatever their order.
-    static func scrub(_ text: String, secrets: [String]) -> String {
+    ///
+    /// `shown`: texts the reader knows already (the client's configured host and database): an occurrence of a secret
+    /// that lies inside one of them is left as it is, since redacting it there would say which part of a known name the
+    /// secret is (the password `acme` of `fms.acme.com` shown as `fms.<redacted>.com`). Elsewhere it is redacted.
+    static func scrub(_ text: String, secrets: [String], shown: [String] = []) -> String {
         let forms = secrets.filter { $0.count >= 4 }.flatMap { secret in [secret] + (escaped(secret).map { [$0] } ?? []) }
         guard !forms.isEmpty, !text.isEmpty else { return text }
         // One NSString for every search (bridged once, not once per occurrence), in UTF-16 offsets.
         let string = NSString(string: text)
-        var covered: [NSRange] = []
-        for form in forms {
+        func occurrences(of form: String) -> [NSRange] {
+            var found: [NSRange] = []
             var from = 0
             while from < string.length {
-                let found = string.range(of: form, options: [], range: NSRange(location: from, length: string.length - from))
-                guard found.location != NSNotFound, found.length > 0 else { break }
-                covered.append(found)
+                let range = string.range(of: form, options: [], range: NSRange(location: from, length: string.length - from))
+                guard range.location != NSNotFound, range.length > 0 else { break }
+                found.append(range)
                 // Also an occurrence that begins inside this one (`abab` twice in `ababab`).
-                from = found.location + 1
+                from = range.location + 1
             }
+            return found
         }
+        var covered = forms.flatMap(occurrences(of:))
         guard !covered.isEmpty else { return text }
+        let known = shown.filter { !$0.isEmpty }.flatMap(occurrences(of:))
+        if !known.isEmpty {
+            covered.removeAll { secret in
+                known.contains { $0.location <= secret.location && NSMaxRange(secret) <= NSMaxRange($0) }
+            }
+            guard !covered.isEmpty else { return text }
+        }
         covered.sort { $0.location < $1.location }
         var result = ""
         var shown = 0
@@ -332,15 +345,15 @@ enum Redaction {
         return written == secret ? nil : written
     }
 
-    /// ``scrub(_:secrets:)`` for a text a limit may have cut (``FMError/serverText(_:limit:)``): also the start of
+    /// ``scrub(_:secrets:shown:)`` for a text a limit may have cut (``FMError/serverText(_:limit:)``): also the start of
     /// a secret (3 characters or more) just before a `…`, where a cut split it, so that a server cannot pad an
     /// echoed secret to leave all but its tail in the text.
     ///
     /// One pass over the text per secret (the longest start of the secret that ends where each character ends, as
     /// Knuth–Morris–Pratt keeps it), not one search per length of every secret: a Claris ID token has over a thousand
     /// characters, and a server's cut text comes with every failure of a call.
-    static func scrubCut(_ text: String, secrets: [String]) -> String {
-        let result = scrub(text, secrets: secrets)
+    static func scrubCut(_ text: String, secrets: [String], shown: [String] = []) -> String {
+        let result = scrub(text, secrets: secrets, shown: shown)
         guard result.contains("…") else { return result }
         let characters = Array(result)
         // For each `…`, how many characters before it are the start of a secret (the most over all secrets).
@@ -400,9 +413,15 @@ struct Logger: Sendable {
     /// nothing is kept.
     private let sent: SentSecrets?
 
-    init(handler: FMLogHandler?, minimum: FMLogEvent.Level = .debug, secrets: @escaping @Sendable () -> [String]) {
+    /// Names the reader knows already (the configured host and database), in which a secret is not redacted
+    /// (``Redaction/scrub(_:secrets:shown:)``).
+    let shown: [String]
+
+    init(handler: FMLogHandler?, minimum: FMLogEvent.Level = .debug, shown: [String] = [],
+         secrets: @escaping @Sendable () -> [String]) {
         self.handler = handler
         self.minimum = minimum
+        self.shown = shown
         self.known = secrets
         self.sent = handler == nil ? nil : SentSecrets()
     }
@@ -428,8 +447,8 @@ struct Logger: Sendable {
              metadata: @autoclosure () -> [String: String] = [:]) {
         guard let handler, level >= minimum else { return }
         let secrets = secrets()
-        handler(FMLogEvent(level: level, message: Redaction.scrub(message(), secrets: secrets),
-                           metadata: metadata().mapValues { Redaction.scrub($0, secrets: secrets) }))
+        handler(FMLogEvent(level: level, message: Redaction.scrub(message(), secrets: secrets, shown: shown),
+                           metadata: metadata().mapValues { Redaction.scrub($0, secrets: secrets, shown: shown) }))
     }
 
     /// The one error line of a call that failed after its last exchange was answered, whose own lines are therefore

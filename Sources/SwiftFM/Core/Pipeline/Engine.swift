@@ -167,8 +167,9 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
             let credential = String(header[header.index(after: space)...])
             secrets += header.lowercased().hasPrefix("basic ") ? Redaction.basicSecrets(credential) : [credential]
         }
-        error.message = Redaction.scrubCut(error.message, secrets: secrets)
-        error.underlying = error.underlying.map { Redaction.scrubCut($0, secrets: secrets) }
+        let shown = context.sender.logger.shown
+        error.message = Redaction.scrubCut(error.message, secrets: secrets, shown: shown)
+        error.underlying = error.underlying.map { Redaction.scrubCut($0, secrets: secrets, shown: shown) }
         return .failure(error)
     }
 
