@@ -202,10 +202,18 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     func run(_ plan: SessionPool.Plan, parent: (any FMCallSpan)? = nil) {
         guard !plan.isEmpty else { return }
         apply(plan.persist)
-        for logout in plan.logouts {
-            logger.log(.info, "closing session \(logout.slot + 1) of \(pool.size): idle for \(Int(logout.idle)) s")
-            configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: logout.slot, reason: "idle"))
-            closeOnServer(logout.token) {}
+        if !plan.logouts.isEmpty {
+            // The slots forgot these sessions, so a shutdown's logouts will not include them: it waits for these instead
+            // (within its grace), and is complete only once they are logged out too.
+            let release = lifecycle.hold(refusedWhileShuttingDown: false)
+            let left = Locked(plan.logouts.count)
+            for logout in plan.logouts {
+                logger.log(.info, "closing session \(logout.slot + 1) of \(pool.size): idle for \(Int(logout.idle)) s")
+                configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: logout.slot, reason: "idle"))
+                closeOnServer(logout.token) {
+                    if left.withLock({ $0 -= 1; return $0 }) == 0 { release?() }
+                }
+            }
         }
         for login in plan.logins {
             startLogin(slot: login.slot, id: login.id, parent: parent)
@@ -234,8 +242,12 @@ final class SessionStage: Sendable, SessionLeaseOwner {
 
     /// The idle sweep's time came (``SessionPool/Plan/sweep``): sessions other than the first, unused for longer than
     /// ``FMConfiguration/sessionIdleTimeout``, are logged out even when no call follows a burst.
+    /// Once a shutdown has begun the sweep does nothing: the shutdown logs every session out. Before that, its hold keeps
+    /// a shutdown that begins meanwhile from logging out (and completing) until the sweep's logouts are under way and held.
     private func sweepIdle() {
+        guard let release = lifecycle.hold(refusedWhileShuttingDown: true) else { return }
         run(pool.sweep(now: clock.now))
+        release()
     }
 
     /// Starts login `id` of `slot` (a pinned pool never logs in: it fails with `-1010`).
