@@ -513,7 +513,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         if pool.slot(holding: token) == 0 {
             rejected(slot: 0, token: token)
         } else if loadStoredToken()?.token == token {
-            store(nil)
+            tell(store(nil))
         }
     }
 
@@ -537,7 +537,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         let (tokens, slots, persist) = pool.resetAll()
         for slot in slots { configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: slot, reason: "shutdown")) }
         apply(persist)
-        store(nil)
+        tell(store(nil))
         reportPoolUsage()
         return tokens
     }
@@ -545,26 +545,37 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// Applies a token-store write decided by the state machine, unless a newer one was applied already.
     func apply(_ persist: SessionStateMachine<SessionWaiter>.Persist?) {
         guard let persist else { return }
-        persistedVersion.withLock { applied in
+        let warning = persistedVersion.withLock { applied -> String? in
             // The store is called under this dedicated lock only (never under the session lock), so
             // concurrent writes land in the order the state machine decided them.
-            guard persist.version > applied else { return }
+            guard persist.version > applied else { return nil }
             applied = persist.version
-            store(persist.token)
+            return store(persist.token)
         }
+        // Logged once the lock is released: a log handler may call this client back (a logout writes the store).
+        tell(warning)
     }
 
-    /// Writes the token store. A file store that cannot write (its directory missing, no permission) says so at
-    /// `warning`, once per problem: the session goes on in memory, but a restart will log in again.
-    private func store(_ token: FMStoredToken?) {
-        guard let file = tokenStore as? FMFileTokenStore else { return tokenStore.save(token) }
+    /// Writes the token store. A file store that cannot write (its directory missing, no permission) returns the warning
+    /// that says so, once per problem (the session goes on in memory, but a restart will log in again), for ``tell(_:)``
+    /// to log outside any lock.
+    private func store(_ token: FMStoredToken?) -> String? {
+        guard let file = tokenStore as? FMFileTokenStore else {
+            tokenStore.save(token)
+            return nil
+        }
         let problem = file.write(token)
         let told = storeProblem.withLock { last -> Bool in
             defer { last = problem }
             return problem == nil || problem == last
         }
-        guard !told, let problem else { return }
-        logger.log(.warning, "the token store cannot write \(file.url.path): \(problem); the session is kept in memory only, so a restart logs in again")
+        guard !told, let problem else { return nil }
+        return "the token store cannot write \(file.url.path): \(problem); the session is kept in memory only, so a restart logs in again"
+    }
+
+    /// Logs a token-store warning from ``store(_:)``, if any.
+    private func tell(_ warning: String?) {
+        if let warning { logger.log(.warning, warning) }
     }
 
     /// What the token store holds, when it can be used: a value that cannot be sent as a `Bearer` token (a
