@@ -88,3 +88,61 @@ struct AShutdownCompletesOnlyAfterTheIdleSweepsLogoutsTests {
         #expect(server.loggedOut.filter { $0 == idle }.count == 1, "\(server.loggedOut)")
     }
 }
+
+extension AShutdownCompletesOnlyAfterTheIdleSweepsLogoutsTests {
+    /// The sweep's timer fires while the shutdown waits for work in flight: it logs nothing out (the sessions are the
+    /// shutdown's now), and the shutdown logs out both, each once. (With the sweep as on main, it logged the idle session
+    /// out during the grace.)
+    @Test func aSweepThatFiresDuringTheShutdownLeavesTheSessionsToIt() throws {
+        let server = Server()
+        let elapsed = TestElapsedClock()
+        let wall = Date(timeIntervalSince1970: 1_800_000_000)
+        let clock = SessionClock(wall: { wall }, elapsed: { elapsed.now })
+        var configuration = FMConfiguration(host: "fms.invalid", database: "db", username: "u", password: "p")
+        configuration.sessionPoolSize = 2
+        configuration.sessionIdleTimeout = 0.5
+        let pool = SessionPool(size: 2, idleTimeout: 0.5, stored: nil, now: clock.now)
+        let lifecycle = Lifecycle()
+        let stage = SessionStage(pool: pool, tokenStore: FMMemoryTokenStore(), configuration: configuration,
+                                 logger: Logger(handler: nil) { [] }, lifecycle: lifecycle, clock: clock, send: server.send)
+        let sweeps = Locked<[@Sendable () -> Void]>([])
+        stage.armSweep.withLock {
+            $0 = { _, fire in
+                sweeps.withLock { $0.append(fire) }
+                let never = Deadline.after(seconds: .infinity) {}
+                never.cancel()
+                return never
+            }
+        }
+
+        let (first, second) = (PoolTaker(), PoolTaker())
+        stage.lease(front: false) { first.deliver($0) }
+        stage.lease(front: false) { second.deliver($0) }
+        let leases = try [#require(first.lease), #require(second.lease)]
+        for lease in leases { lease.release() }
+        let sweep = try #require(sweeps.value.first, "no sweep was armed")
+
+        // Work in flight keeps the shutdown in its grace; the sweep's time comes meanwhile.
+        let inFlight = try #require(lifecycle.hold(refusedWhileShuttingDown: false))
+        let completed = Locked(false)
+        _ = lifecycle.beginShutdown(notify: { completed.withLock { $0 = true } }) { finished in
+            let tokens = stage.resetAll()
+            let left = Locked(tokens.count)
+            if tokens.isEmpty { return finished() }
+            for token in tokens {
+                stage.closeOnServer(token) { if left.withLock({ $0 -= 1; return $0 }) == 0 { finished() } }
+            }
+        }
+        elapsed.advance(10)
+        sweep()
+        #expect(server.loggedOut.isEmpty, "the sweep logged out \(server.loggedOut) during the shutdown's grace")
+
+        inFlight()
+        for lease in leases {
+            let answer = try #require(server.waitForLogout(of: lease.token), "the shutdown did not log out \(lease.token)")
+            answer(.success(lease.token))
+        }
+        #expect(completed.value)
+        #expect(server.loggedOut.sorted() == leases.map(\.token).sorted(), "\(server.loggedOut)")
+    }
+}

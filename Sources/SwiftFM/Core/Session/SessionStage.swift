@@ -47,6 +47,9 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// Arms the bound of one opening of a session (the login and the new-session hook, ``openSession(slot:encoded:parent:completion:)``):
     /// ``Deadline/after(seconds:fire:)``; the tests' seam to end a hook that never calls `done` at a moment of their choosing.
     let armBound = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
+    /// Arms the idle sweep's timer (``SessionPool/Plan/sweep``): ``Deadline/after(seconds:fire:)``; the tests' seam to fire
+    /// the sweep at a moment of their choosing.
+    let armSweep = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
     /// A pinned stage's calls (the new-session hook's, ``trackingHookCall(_:)``) in flight, and what runs when the last
     /// of them ends once the hook's session was given up (``giveUp(with:whenIdle:)``).
     private let hookCalls = Locked<(running: Int, whenIdle: (@Sendable () -> Void)?)>((0, nil))
@@ -222,7 +225,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             _ = Deadline.after(seconds: wake) { [weak self] in self?.wake() }
         }
         if let sweep = plan.sweep {
-            _ = Deadline.after(seconds: sweep) { [weak self] in self?.sweepIdle() }
+            _ = armSweep.value(sweep) { [weak self] in self?.sweepIdle() }
         }
         guard !plan.grants.isEmpty || !plan.failures.isEmpty else { return }
         // A grant may finish its call at once (a transport that answers in `send`) and give the session back
