@@ -60,8 +60,8 @@ extension DataAPI {
     /// Shuts down gracefully: new calls complete at once with `-1012` (``FMError/ClientCode/shuttingDown``);
     /// calls in flight may finish for up to `grace` seconds (default ``FMConfiguration/timeout``), after which
     /// they complete with `-1012`; then every pool session is logged out on the server and the token store is
-    /// cleared. Logins in flight are waited for within the same grace; a session one opens after it is
-    /// logged out as soon as it arrives. `completion` runs once, on ``callbackQueue``. Calling it again waits for the same shutdown;
+    /// cleared. Logins in flight, and the logouts of sessions closed for idleness, are waited for within the same grace;
+    /// a session a login opens after it is logged out as soon as it arrives. `completion` runs once, on ``callbackQueue``. Calling it again waits for the same shutdown;
     /// a `grace` given again shortens what is left of the first one when it ends sooner (`shutdown(grace: 0)` ends the calls
     /// still in flight at once), and never lengthens it.
     ///

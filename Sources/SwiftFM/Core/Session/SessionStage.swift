@@ -47,6 +47,9 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// Arms the bound of one opening of a session (the login and the new-session hook, ``openSession(slot:encoded:parent:completion:)``):
     /// ``Deadline/after(seconds:fire:)``; the tests' seam to end a hook that never calls `done` at a moment of their choosing.
     let armBound = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
+    /// Arms the idle sweep's timer (``SessionPool/Plan/sweep``): ``Deadline/after(seconds:fire:)``; the tests' seam to fire
+    /// the sweep at a moment of their choosing.
+    let armSweep = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
     /// A pinned stage's calls (the new-session hook's, ``trackingHookCall(_:)``) in flight, and what runs when the last
     /// of them ends once the hook's session was given up (``giveUp(with:whenIdle:)``).
     private let hookCalls = Locked<(running: Int, whenIdle: (@Sendable () -> Void)?)>((0, nil))
@@ -202,10 +205,18 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     func run(_ plan: SessionPool.Plan, parent: (any FMCallSpan)? = nil) {
         guard !plan.isEmpty else { return }
         apply(plan.persist)
-        for logout in plan.logouts {
-            logger.log(.info, "closing session \(logout.slot + 1) of \(pool.size): idle for \(Int(logout.idle)) s")
-            configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: logout.slot, reason: "idle"))
-            closeOnServer(logout.token) {}
+        if !plan.logouts.isEmpty {
+            // The slots forgot these sessions, so a shutdown's logouts will not include them: it waits for these instead
+            // (within its grace), and is complete only once they are logged out too.
+            let release = lifecycle.hold(refusedWhileShuttingDown: false)
+            let left = Locked(plan.logouts.count)
+            for logout in plan.logouts {
+                logger.log(.info, "closing session \(logout.slot + 1) of \(pool.size): idle for \(Int(logout.idle)) s")
+                configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: logout.slot, reason: "idle"))
+                closeOnServer(logout.token) {
+                    if left.withLock({ $0 -= 1; return $0 }) == 0 { release?() }
+                }
+            }
         }
         for login in plan.logins {
             startLogin(slot: login.slot, id: login.id, parent: parent)
@@ -214,7 +225,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             _ = Deadline.after(seconds: wake) { [weak self] in self?.wake() }
         }
         if let sweep = plan.sweep {
-            _ = Deadline.after(seconds: sweep) { [weak self] in self?.sweepIdle() }
+            _ = armSweep.value(sweep) { [weak self] in self?.sweepIdle() }
         }
         guard !plan.grants.isEmpty || !plan.failures.isEmpty else { return }
         // A grant may finish its call at once (a transport that answers in `send`) and give the session back
@@ -234,8 +245,12 @@ final class SessionStage: Sendable, SessionLeaseOwner {
 
     /// The idle sweep's time came (``SessionPool/Plan/sweep``): sessions other than the first, unused for longer than
     /// ``FMConfiguration/sessionIdleTimeout``, are logged out even when no call follows a burst.
+    /// Once a shutdown has begun the sweep does nothing: the shutdown logs every session out. Before that, its hold keeps
+    /// a shutdown that begins meanwhile from logging out (and completing) until the sweep's logouts are under way and held.
     private func sweepIdle() {
+        guard let release = lifecycle.hold(refusedWhileShuttingDown: true) else { return }
         run(pool.sweep(now: clock.now))
+        release()
     }
 
     /// Starts login `id` of `slot` (a pinned pool never logs in: it fails with `-1010`).
@@ -501,7 +516,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         if pool.slot(holding: token) == 0 {
             rejected(slot: 0, token: token)
         } else if loadStoredToken()?.token == token {
-            store(nil)
+            tell(store(nil))
         }
     }
 
@@ -525,7 +540,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         let (tokens, slots, persist) = pool.resetAll()
         for slot in slots { configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: slot, reason: "shutdown")) }
         apply(persist)
-        store(nil)
+        tell(store(nil))
         reportPoolUsage()
         return tokens
     }
@@ -533,26 +548,37 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// Applies a token-store write decided by the state machine, unless a newer one was applied already.
     func apply(_ persist: SessionStateMachine<SessionWaiter>.Persist?) {
         guard let persist else { return }
-        persistedVersion.withLock { applied in
+        let warning = persistedVersion.withLock { applied -> String? in
             // The store is called under this dedicated lock only (never under the session lock), so
             // concurrent writes land in the order the state machine decided them.
-            guard persist.version > applied else { return }
+            guard persist.version > applied else { return nil }
             applied = persist.version
-            store(persist.token)
+            return store(persist.token)
         }
+        // Logged once the lock is released: a log handler may call this client back (a logout writes the store).
+        tell(warning)
     }
 
-    /// Writes the token store. A file store that cannot write (its directory missing, no permission) says so at
-    /// `warning`, once per problem: the session goes on in memory, but a restart will log in again.
-    private func store(_ token: FMStoredToken?) {
-        guard let file = tokenStore as? FMFileTokenStore else { return tokenStore.save(token) }
+    /// Writes the token store. A file store that cannot write (its directory missing, no permission) returns the warning
+    /// that says so, once per problem (the session goes on in memory, but a restart will log in again), for ``tell(_:)``
+    /// to log outside any lock.
+    private func store(_ token: FMStoredToken?) -> String? {
+        guard let file = tokenStore as? FMFileTokenStore else {
+            tokenStore.save(token)
+            return nil
+        }
         let problem = file.write(token)
         let told = storeProblem.withLock { last -> Bool in
             defer { last = problem }
             return problem == nil || problem == last
         }
-        guard !told, let problem else { return }
-        logger.log(.warning, "the token store cannot write \(file.url.path): \(problem); the session is kept in memory only, so a restart logs in again")
+        guard !told, let problem else { return nil }
+        return "the token store cannot write \(file.url.path): \(problem); the session is kept in memory only, so a restart logs in again"
+    }
+
+    /// Logs a token-store warning from ``store(_:)``, if any.
+    private func tell(_ warning: String?) {
+        if let warning { logger.log(.warning, warning) }
     }
 
     /// What the token store holds, when it can be used: a value that cannot be sent as a `Bearer` token (a

@@ -58,9 +58,11 @@ struct SessionStateMachine<Waiter> {
 
     /// The token to use without waiting, with its expiry on the wall clock, when the elapsed clock says it is still
     /// valid. The expiry is the one the store was told, unless the wall clock has stepped since by more than the persist
-    /// threshold: then it is now plus what is left on the elapsed clock.
+    /// threshold: then it is now plus what is left on the elapsed clock (`.distantFuture` stays as it is).
     func validToken(now: SessionTime) -> FMStoredToken? {
         guard case .active(let token, let expiry, let deadline) = phase, deadline > now.elapsed else { return nil }
+        // A token that never expires here (`.distantFuture`) shows that expiry, not the wall clock plus an infinite time.
+        guard deadline.isFinite else { return FMStoredToken(token: token, expiry: expiry) }
         let left = now.wall.addingTimeInterval(deadline - now.elapsed)
         return FMStoredToken(token: token, expiry: abs(left.timeIntervalSince(expiry)) > Self.persistThreshold ? left : expiry)
     }
