@@ -194,27 +194,7 @@ struct ControlHandler: HTTPHandler {
             guard emulator.hasTable(table) else { throw ControlError("unknown table \(table)", status: 404) }
             return ["table": table, "records": emulator.records(inTable: table).map(Self.jsonSafe)]
         case ("POST", "/v1/tables/{table}/records"):
-            let table = parameter ?? ""
-            guard emulator.hasTable(table) else { throw ControlError("unknown table \(table)", status: 404) }
-            try Self.allow(body, ["fieldData"])
-            guard let fieldData = body["fieldData"] as? [String: Any] else {
-                throw ControlError("fieldData must be an object of field names to strings or numbers")
-            }
-            var fields: [String: String] = [:]
-            for (name, value) in fieldData {
-                if let text = value as? String {
-                    fields[name] = text
-                } else if !Self.isJSONBool(value), let number = value as? NSNumber, number.doubleValue.isFinite {
-                    fields[name] = number.stringValue
-                } else {
-                    throw ControlError("fieldData.\(name) must be a string or a number")
-                }
-            }
-            do {
-                return ["table": table, "recordId": try emulator.addRecord(toTable: table, fields)]
-            } catch let error as EmulatorSchemaError {
-                throw ControlError(error.message)
-            }
+            return try addRecord(toTable: parameter ?? "", body, emulator)
         case ("GET", "/v1/settings"):
             return settings(emulator)
         case ("PATCH", "/v1/settings"):
@@ -228,6 +208,31 @@ struct ControlHandler: HTTPHandler {
             return counters(emulator)
         default:
             return try routeSignIns(method, pattern, body, emulator)
+        }
+    }
+
+    /// `POST /v1/tables/{table}/records`: adds a record to `table` from `fieldData` (field names to strings or
+    /// numbers), bypassing layouts and privileges; answers its record id.
+    private func addRecord(toTable table: String, _ body: [String: Any], _ emulator: Emulator) throws -> Any {
+        guard emulator.hasTable(table) else { throw ControlError("unknown table \(table)", status: 404) }
+        try Self.allow(body, ["fieldData"])
+        guard let fieldData = body["fieldData"] as? [String: Any] else {
+            throw ControlError("fieldData must be an object of field names to strings or numbers")
+        }
+        var fields: [String: String] = [:]
+        for (name, value) in fieldData {
+            if let text = value as? String {
+                fields[name] = text
+            } else if !Self.isJSONBool(value), let number = value as? NSNumber, number.doubleValue.isFinite {
+                fields[name] = number.stringValue
+            } else {
+                throw ControlError("fieldData.\(name) must be a string or a number")
+            }
+        }
+        do {
+            return ["table": table, "recordId": try emulator.addRecord(toTable: table, fields)]
+        } catch let error as EmulatorSchemaError {
+            throw ControlError(error.message)
         }
     }
 

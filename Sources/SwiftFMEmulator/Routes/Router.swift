@@ -503,29 +503,7 @@ extension EmulatorState {
             try KnownParameters.checkQuery(ctx.query, KnownParameters.rangeQuery, portalWindows: true)
             return try getRange(layout, &ctx)
         case .record:
-            if method == "PATCH" { try requireJSONContentType(ctx, required: true) }
-            if method == "POST" { try requireJSONContentType(ctx, required: false) }
-            try openSession(names[0], &ctx)
-            let layout = try findLayout(names[1])
-            let id = try recordId(names[2])
-            switch method {
-            case "GET":
-                try KnownParameters.checkQuery(ctx.query, KnownParameters.recordQuery, portalWindows: true)
-                return try getRecord(layout, id: id, &ctx)
-            case "PATCH":
-                try parseBody(&ctx)
-                try KnownParameters.checkBody(ctx.body, KnownParameters.editBody)
-                try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
-                return try editRecord(layout, id: id, &ctx)
-            case "DELETE":
-                try KnownParameters.checkQuery(ctx.query, KnownParameters.deleteQuery)
-                return try deleteRecord(layout, id: id, &ctx)
-            default:
-                try parseBody(&ctx)
-                try KnownParameters.checkBody(ctx.body, KnownParameters.duplicateBody)
-                try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
-                return try duplicateRecord(layout, id: id, &ctx)
-            }
+            return try dispatchRecord(method: method, names: names, ctx: &ctx)
         case .find:
             try requireJSONContentType(ctx, required: true)
             try openSession(names[0], &ctx)
@@ -550,6 +528,33 @@ extension EmulatorState {
             return try runScriptRoute(layout, name: names[2], &ctx)
         case .streaming:
             throw FMError("404", "Not Found", status: 404)
+        }
+    }
+
+    /// `/layouts/{layout}/records/{id}`: get (`GET`), edit (`PATCH`), delete (`DELETE`) or duplicate (`POST`).
+    private mutating func dispatchRecord(method: String, names: [String], ctx: inout RequestContext) throws -> Reply {
+        if method == "PATCH" { try requireJSONContentType(ctx, required: true) }
+        if method == "POST" { try requireJSONContentType(ctx, required: false) }
+        try openSession(names[0], &ctx)
+        let layout = try findLayout(names[1])
+        let id = try recordId(names[2])
+        switch method {
+        case "GET":
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.recordQuery, portalWindows: true)
+            return try getRecord(layout, id: id, &ctx)
+        case "PATCH":
+            try parseBody(&ctx)
+            try KnownParameters.checkBody(ctx.body, KnownParameters.editBody)
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
+            return try editRecord(layout, id: id, &ctx)
+        case "DELETE":
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.deleteQuery)
+            return try deleteRecord(layout, id: id, &ctx)
+        default:
+            try parseBody(&ctx)
+            try KnownParameters.checkBody(ctx.body, KnownParameters.duplicateBody)
+            try KnownParameters.checkQuery(ctx.query, KnownParameters.noQuery)
+            return try duplicateRecord(layout, id: id, &ctx)
         }
     }
 
