@@ -33,6 +33,9 @@ final class HeldBounds: @unchecked Sendable {
     var count: Int { lock.withLock { fires.count } }
 
     func fireLast() { lock.withLock { fires.last }?() }
+
+    /// Fires the bound armed `index`-th, from 0.
+    func fire(at index: Int) { lock.withLock { fires.indices.contains(index) ? fires[index] : nil }?() }
 }
 
 @Suite("A new-session hook that never calls done lets its token go")

@@ -209,15 +209,18 @@ final class EngineCall<Value>: StoppableCall, @unchecked Sendable {
         report(.started)
     }
 
-    /// The `-1004` of this call's deadline (`seconds`): a call still waiting for a session while a new-session hook runs
-    /// waited for that hook, and says so (``FMError/waitedForNewSessionHook(_:_:after:)``); any other timed out on
-    /// its way to the host (``FMError/timeout(_:_:after:)``).
+    /// The `-1004` of this call's deadline (`seconds`): a call still waiting for a session whose wait a running
+    /// new-session hook held up (``SessionStage/waitIsHeldUpByNewSessionHook(_:)``) waited for that hook, and says so
+    /// (``FMError/waitedForNewSessionHook(_:_:after:)``); any other timed out on its way to the host
+    /// (``FMError/timeout(_:_:after:)``).
     private func deadlineError(after seconds: TimeInterval) -> FMError {
-        let waiting = state.withLock { state -> Bool in
-            if case .waitingForSession = state.phase { return true }
-            return false
+        let waiting = state.withLock { state -> UInt64? in
+            if case .waitingForSession(let id) = state.phase { return id }
+            return nil
         }
-        guard waiting, context.sessions.isRunningNewSessionHook else { return .timeout(endpoint, context.configuration, after: seconds) }
+        guard let waiting, context.sessions.waitIsHeldUpByNewSessionHook(waiting) else {
+            return .timeout(endpoint, context.configuration, after: seconds)
+        }
         return .waitedForNewSessionHook(endpoint, context.configuration, after: seconds)
     }
 

@@ -5,8 +5,9 @@ import Foundation
 /// Retried: a connection refused, reset or closed before any answer; HTTP 502, 503 and 504; FileMaker
 /// 812 ("Exceeded host's capacity") and 956 ("Maximum number of … sessions exceeded"); a failed name
 /// lookup. The delay before retry *n* is drawn at random between zero and
-/// `min(maxDelay, initialDelay × 2ⁿ⁻¹)` ("full jitter"); a `Retry-After` header (seconds or an HTTP date)
-/// is honoured: the wait is never shorter than the server asked, nor than that back-off (a `Retry-After: 0`
+/// `min(maxDelay, initialDelay × 2ⁿ⁻¹)` ("full jitter"); a `Retry-After` header (whole seconds as digits, or an
+/// HTTP date; any other value, such as `1e3`, `+5` or `5.5`, is ignored as if absent) is honoured: the wait is never
+/// shorter than the server asked, nor than that back-off (a `Retry-After: 0`
 /// does not make a read riding out a 503 retry at once, again and again). A retry is never started when it
 /// could not begin before the call's deadline (``FMConfiguration/timeout``): the call then completes at once
 /// with the last failure's code. Each retry is logged. Never retried: a TLS failure (a handshake or
@@ -189,18 +190,48 @@ enum Classifier {
             && (error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse)
     }
 
-    /// `Retry-After` in seconds, or as an HTTP date. A date is a moment on the server's clock: the wait is that date less
+    /// `Retry-After` in seconds, or as an HTTP date. Seconds are `1*DIGIT` (RFC 9110 §10.2.3), with optional spaces or
+    /// tabs around them (``delaySeconds(_:)``); a date is a moment on the server's clock: the wait is that date less
     /// the answer's own `Date` header (the server's clock when it answered), so a client clock that is off does not
-    /// change it; without a readable `Date` header, less `now` (the client's wall clock, the injected one).
+    /// change it; without a readable `Date` header, less `now` (the client's wall clock, the injected one). Any other
+    /// value (`1e3`, `0x1p3`, `+5`, `5.5`, `-1`) is no `Retry-After`: `nil`, as when there is none.
     static func retryAfter(_ headers: [String: String], now: @autoclosure () -> Date) -> TimeInterval? {
-        guard let value = HTTPHeader.value("Retry-After", in: headers)?.trimmingCharacters(in: .whitespaces) else { return nil }
-        if let seconds = Double(value), seconds.isFinite { return max(0, seconds) }
+        guard let raw = HTTPHeader.value("Retry-After", in: headers) else { return nil }
+        let value = trimmingSpacesAndTabs(raw)
+        if let seconds = delaySeconds(value) { return seconds }
+        // A date starts with its day's name: nothing else is handed to the date parser.
+        guard let first = value.first, (0x41...0x5A).contains(first) || (0x61...0x7A).contains(first) else { return nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
-        let answered = HTTPHeader.value("Date", in: headers).flatMap { formatter.date(from: $0.trimmingCharacters(in: .whitespaces)) }
-        return max(0, date.timeIntervalSince(answered ?? now()))
+        guard let date = formatter.date(from: String(decoding: value, as: UTF8.self)) else { return nil }
+        let answered = HTTPHeader.value("Date", in: headers).flatMap {
+            formatter.date(from: String(decoding: trimmingSpacesAndTabs($0), as: UTF8.self))
+        }
+        return Deadline.clamped(date.timeIntervalSince(answered ?? now()))
+    }
+
+    /// `delay-seconds` (RFC 9110 §10.2.3): one or more ASCII digits and nothing else (`value`'s UTF-8 bytes), as
+    /// seconds; a number past ``Deadline/longest`` is that (no overflow, however many digits). `nil` for anything else:
+    /// a sign, a fraction, an exponent, a hexadecimal float, other scripts' digits, an empty value.
+    static func delaySeconds(_ value: ArraySlice<UInt8>) -> TimeInterval? {
+        guard !value.isEmpty else { return nil }
+        let longest = UInt64(Deadline.longest)
+        var seconds: UInt64 = 0
+        for byte in value {
+            guard (0x30...0x39).contains(byte) else { return nil }
+            // Past the longest wait the digits only say "longer": no more is added (and nothing overflows).
+            if seconds <= longest { seconds = seconds * 10 + UInt64(byte - 0x30) }
+        }
+        return TimeInterval(min(seconds, longest))
+    }
+
+    /// `value`'s UTF-8 bytes without the spaces and tabs around them (HTTP's optional whitespace), nothing else taken off.
+    private static func trimmingSpacesAndTabs(_ value: String) -> ArraySlice<UInt8> {
+        let bytes = Array(value.utf8)
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let start = bytes.firstIndex(where: { !isSpace($0) }), let end = bytes.lastIndex(where: { !isSpace($0) }) else { return [] }
+        return bytes[start...end]
     }
 }

@@ -53,12 +53,21 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// A pinned stage's calls (the new-session hook's, ``trackingHookCall(_:)``) in flight, and what runs when the last
     /// of them ends once the hook's session was given up (``giveUp(with:whenIdle:)``).
     private let hookCalls = Locked<(running: Int, whenIdle: (@Sendable () -> Void)?)>((0, nil))
-    /// How many new-session hooks run now: started on a session whose login answered, neither `done` called nor given up.
-    private let hooksRunning = Locked(0)
+    /// The pool slots whose new-session hook runs now (one entry per run): started on a session whose login answered,
+    /// neither `done` called nor given up.
+    private let hooksRunning = Locked<[Int]>([])
 
-    /// `true` while a new-session hook runs (``newSessionRun(token:slot:)``): a call waiting for a session waits for it
-    /// (its deadline's error says so: ``FMError/waitedForNewSessionHook(_:_:after:)``).
-    var isRunningNewSessionHook: Bool { hooksRunning.value > 0 }
+    /// `true` while a new-session hook runs (``newSessionRun(token:slot:)``).
+    var isRunningNewSessionHook: Bool { !hooksRunning.value.isEmpty }
+
+    /// Whether the call waiting for a session under `id` (``lease(front:parent:completion:)``) waits for a session whose
+    /// new-session hook runs: its deadline's error then says so (``FMError/waitedForNewSessionHook(_:_:after:)``). See
+    /// ``SessionPool/waitDependsOnOpening(_:slots:now:)``: with several sessions, a hook that runs on one of them holds
+    /// up only the calls that session would go to, unless no session is open at all.
+    func waitIsHeldUpByNewSessionHook(_ id: UInt64) -> Bool {
+        let slots = hooksRunning.value
+        return !slots.isEmpty && pool.waitDependsOnOpening(id, slots: Set(slots), now: clock.now)
+    }
 
     /// A stage over `pool`. `pinnedAPI` makes the hook's ``DataAPI``; without one the hook is not run.
     init(pool: SessionPool, tokenStore: FMTokenStore, configuration: FMConfiguration, logger: Logger, lifecycle: Lifecycle,
@@ -429,7 +438,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
                 defer { (state.running, state.over) = (false, true) }
                 return state.running
             }
-            if wasRunning { hooksRunning.withLock { $0 -= 1 } }
+            if wasRunning { hooksRunning.withLock { if let index = $0.firstIndex(of: slot) { $0.remove(at: index) } } }
         }
         let abandon: @Sendable (FMError) -> Void = { error in
             guard once.claim() else { return }
@@ -443,7 +452,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
                 guard !state.over else { return false }   // given up before it started: the step has ended
                 state.hold = pool.setUpStarted(token)
                 state.running = true
-                hooksRunning.withLock { $0 += 1 }
+                hooksRunning.withLock { $0.append(slot) }
                 return true
             }
             guard started else { return }
@@ -605,7 +614,8 @@ final class SessionStage: Sendable, SessionLeaseOwner {
 }
 
 extension FMError {
-    /// A call's deadline (`seconds`) passed while it waited for a session whose new-session hook still ran: `-1004`,
+    /// A call's deadline (`seconds`) passed while it waited for a session whose new-session hook still ran (its wait
+    /// depended on that session: ``SessionPool/waitDependsOnOpening(_:slots:now:)``): `-1004`,
     /// said as what it waited for — `The request to HOST:PORT for layout "L" was not sent: after N s waiting for its
     /// session, the new-session hook was still running (it had not called done)` — not as a connection that timed out
     /// (the host answered the login).
