@@ -44,6 +44,8 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     private let persistedVersion = Locked<UInt64>(0)
     /// The last token-store write problem told (``store(_:)``): the same one is not logged again.
     private let storeProblem = Locked<String?>(nil)
+    /// The idle sweep's armed timer (``SessionPool/Plan/sweep``, one at a time): cancelled when the stage goes.
+    private let sweepTimer = Locked<Deadline?>(nil)
     /// Arms the bound of one opening of a session (the login and the new-session hook, ``openSession(slot:encoded:parent:completion:)``):
     /// ``Deadline/after(seconds:fire:)``; the tests' seam to end a hook that never calls `done` at a moment of their choosing.
     let armBound = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
@@ -91,6 +93,11 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         pinnedAPI = parent.pinnedAPI
         send = parent.send
         newSessionHook = Locked(nil)
+    }
+
+    /// The client is gone: its idle sweep's timer is cancelled (it would find no stage; until due it held its closure).
+    deinit {
+        sweepTimer.value?.cancel()
     }
 
     // MARK: leases
@@ -225,7 +232,9 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             _ = Deadline.after(seconds: wake) { [weak self] in self?.wake() }
         }
         if let sweep = plan.sweep {
-            _ = armSweep.value(sweep) { [weak self] in self?.sweepIdle() }
+            let timer = armSweep.value(sweep) { [weak self] in self?.sweepIdle() }
+            // The one armed sweep (the one before has fired: one is armed at a time), for the stage's deinit to cancel.
+            sweepTimer.withLock { $0 = timer }
         }
         guard !plan.grants.isEmpty || !plan.failures.isEmpty else { return }
         // A grant may finish its call at once (a transport that answers in `send`) and give the session back
