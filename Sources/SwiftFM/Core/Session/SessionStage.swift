@@ -604,11 +604,12 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     }
 
     /// The current token and its expiry: in memory while the elapsed clock says it is valid, else the store's when the
-    /// pool would take it (valid on the wall clock, and not the token the memory judged expired).
+    /// pool would take it (valid on the wall clock, and not the token the memory judged expired), with the expiry the
+    /// pool would then show: the stored one, or at most a session lifetime from now (``SessionStateMachine/taken(_:now:)``).
     func activeStoredToken() -> FMStoredToken? {
         let now = clock.now
         if let valid = pool.validToken(slot: 0, now: now) { return valid }
-        if let stored = loadStoredToken(), pool.mayAdopt(stored, now: now) { return stored }
+        if let stored = loadStoredToken(), pool.mayAdopt(stored, now: now) { return SessionStateMachine<SessionWaiter>.taken(stored, now: now) }
         return nil
     }
 }
