@@ -235,12 +235,13 @@ public final class FMFileTokenStore: FMTokenStore, CustomStringConvertible, Cust
         }
     }
 
-    /// The whole content of `descriptor`, a regular file of at most 64 KiB (a stored token is some 100 bytes), or why not.
+    /// The whole content of `descriptor`, a regular file of at most 16 MiB (far beyond any token: a Data API token's file
+    /// is some 100 bytes), or why not.
     private static func readAll(_ descriptor: Int32) -> (Data, String?) {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { return (Data(), reason(errno)) }
         guard status.st_mode & S_IFMT == S_IFREG else { return (Data(), "not a regular file") }
-        let limit = 64 * 1024
+        let limit = 16 << 20
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
