@@ -450,9 +450,11 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
         let callbackQueue = callbackQueue ?? DispatchQueue(label: "SwiftFM.DataAPI.callbacks")
         self.configuration = configuration
         self.callbackQueue = callbackQueue
+        // The store's first read: a store that cannot be read is told once the stage (and its logger) exist.
+        let (stored, readFailure) = SessionStage.read(tokenStore)
         let pool = SessionPool(size: configuration.sessionPoolSize, idleTimeout: configuration.sessionIdleTimeout,
                                callsPerSession: configuration.maxCallsPerSession,
-                               stored: SessionStage.usable(tokenStore.load()), now: clock.now)
+                               stored: SessionStage.usable(stored), now: clock.now)
         let logger = Self.makeLogger(logger, configuration: configuration, pool: pool)
         let lifecycle = Lifecycle()
         let sender = Sender(configuration: configuration, transport: transport, refusal: refusal(of: transport, for: configuration),
@@ -466,6 +468,7 @@ public final class DataAPI: Sendable, CustomStringConvertible, CustomDebugString
             send: CallContext.sessionSend(configuration: configuration, sender: sender, lifecycle: lifecycle, callbackQueue: callbackQueue))
         self.context = CallContext(configuration: configuration, sessions: sessions, sender: sender, lifecycle: lifecycle,
                                    callbackQueue: callbackQueue)
+        sessions.tell(sessions.readWarning(stored, failure: readFailure))
     }
 
     /// A service over `context` (the new-session hook's: a pinned session stage, the parent's sender and lifecycle).

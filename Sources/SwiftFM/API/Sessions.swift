@@ -66,7 +66,8 @@ extension DataAPI {
     public var currentToken: String? { sessions.activeStoredToken()?.token }
 
     /// The local expiry of ``currentToken``, on the wall clock: the one the token store was told, or, once the wall clock
-    /// has stepped since, now plus what is left on the elapsed clock.
+    /// has stepped since, now plus what is left on the elapsed clock. A token still in the store (not taken yet) shows
+    /// what a call would take: its stored expiry, at most 15 minutes from now (`.distantFuture` stays as it is).
     public var tokenExpiry: Date? { sessions.activeStoredToken()?.expiry }
 }
 

@@ -42,8 +42,14 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     let newSessionHook: Locked<FMNewSessionHook?>
     /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
     private let persistedVersion = Locked<UInt64>(0)
-    /// The last token-store write problem told (``store(_:)``): the same one is not logged again.
-    private let storeProblem = Locked<String?>(nil)
+    /// The last token-store problems told, of a load and of a save (``store(_:)``, ``readStore()``): the same one is not
+    /// logged again; a success forgets it.
+    private let storeProblems = Locked<(load: String?, save: String?)>((nil, nil))
+    /// The token the store was last seen to hold (read or written): a store's message about a failed clear may say it,
+    /// when no slot holds it any more, so its warning hides it too.
+    private let storeHolds = Locked<String?>(nil)
+    /// The idle sweep's armed timer (``SessionPool/Plan/sweep``, one at a time): cancelled when the stage goes.
+    private let sweepTimer = Locked<Deadline?>(nil)
     /// Arms the bound of one opening of a session (the login and the new-session hook, ``openSession(slot:encoded:parent:completion:)``):
     /// ``Deadline/after(seconds:fire:)``; the tests' seam to end a hook that never calls `done` at a moment of their choosing.
     let armBound = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
@@ -100,6 +106,11 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         pinnedAPI = parent.pinnedAPI
         send = parent.send
         newSessionHook = Locked(nil)
+    }
+
+    /// The client is gone: its idle sweep's timer is cancelled (it would find no stage; until due it held its closure).
+    deinit {
+        sweepTimer.value?.cancel()
     }
 
     // MARK: leases
@@ -234,7 +245,9 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             _ = Deadline.after(seconds: wake) { [weak self] in self?.wake() }
         }
         if let sweep = plan.sweep {
-            _ = armSweep.value(sweep) { [weak self] in self?.sweepIdle() }
+            let timer = armSweep.value(sweep) { [weak self] in self?.sweepIdle() }
+            // The one armed sweep (the one before has fired: one is armed at a time), for the stage's deinit to cancel.
+            sweepTimer.withLock { $0 = timer }
         }
         guard !plan.grants.isEmpty || !plan.failures.isEmpty else { return }
         // A grant may finish its call at once (a transport that answers in `send`) and give the session back
@@ -568,33 +581,83 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         tell(warning)
     }
 
-    /// Writes the token store. A file store that cannot write (its directory missing, no permission) returns the warning
-    /// that says so, once per problem (the session goes on in memory, but a restart will log in again), for ``tell(_:)``
-    /// to log outside any lock.
+    /// Writes the token store. A store that cannot (``FMTokenStore/trySave(_:)`` threw: a file's directory missing, a
+    /// Keychain that refused) returns the warning that says so, once per problem (the session goes on in memory, but a
+    /// restart will log in again), for ``tell(_:)`` to log outside any lock.
     private func store(_ token: FMStoredToken?) -> String? {
-        guard let file = tokenStore as? FMFileTokenStore else {
-            tokenStore.save(token)
-            return nil
+        let problem: String?
+        do {
+            try tokenStore.trySave(token)
+            problem = nil
+            storeHolds.withLock { $0 = token?.token }
+        } catch {
+            problem = storeProblem(error, hiding: [token?.token, storeHolds.value].compactMap { $0 })
         }
-        let problem = file.write(token)
-        let told = storeProblem.withLock { last -> Bool in
-            defer { last = problem }
-            return problem == nil || problem == last
-        }
-        guard !told, let problem else { return nil }
-        return "the token store cannot write \(file.url.path): \(problem); the session is kept in memory only, so a restart logs in again"
+        guard let problem = newProblem(problem, at: \.save) else { return nil }
+        return token == nil
+            ? "the token store cannot clear \(problem); it still holds the token, which a later launch may try once"
+            : "the token store cannot write \(problem); the session is kept in memory only, so a restart logs in again"
     }
 
-    /// Logs a token-store warning from ``store(_:)``, if any.
-    private func tell(_ warning: String?) {
+    /// Reads the token store (``FMTokenStore/tryLoad()``): its token, and the warning to log when it could not be read
+    /// (once per problem; the client then logs in), for ``tell(_:)``.
+    func readStore() -> (stored: FMStoredToken?, warning: String?) {
+        let (stored, failure) = Self.read(tokenStore)
+        return (stored, readWarning(stored, failure: failure))
+    }
+
+    /// `store`'s token, or why it could not be read (``FMTokenStore/tryLoad()`` threw; no token then).
+    static func read(_ store: any FMTokenStore) -> (stored: FMStoredToken?, failure: (any Error)?) {
+        do {
+            return (try store.tryLoad(), nil)
+        } catch {
+            return (nil, error)
+        }
+    }
+
+    /// The warning for a read of the store that gave `stored` or `failure`, unless it is the problem told last.
+    func readWarning(_ stored: FMStoredToken?, failure: (any Error)?) -> String? {
+        if let stored { storeHolds.withLock { $0 = stored.token } }
+        let problem = failure.map { storeProblem($0, hiding: storeHolds.value.map { [$0] } ?? []) }
+        guard let problem = newProblem(problem, at: \.load) else { return nil }
+        return "the token store cannot read \(problem); the client logs in instead of using a stored token"
+    }
+
+    /// Logs a token-store warning from ``store(_:)`` or ``readStore()``, if any.
+    func tell(_ warning: String?) {
         if let warning { logger.log(.warning, warning) }
+    }
+
+    /// `problem` when it is not the one told last at `which` (it is then the one told last); `nil` for no problem (the
+    /// last one is forgotten: its return is told again).
+    private func newProblem(_ problem: String?,
+                            at which: WritableKeyPath<(load: String?, save: String?), String?>) -> String? {
+        storeProblems.withLock { told -> String? in
+            defer { told[keyPath: which] = problem }
+            return problem == told[keyPath: which] ? nil : problem
+        }
+    }
+
+    /// What a store's error says, as a warning shows it: an ``FMTokenStoreError``'s location and reason, or the store's
+    /// type and the error's description; on one line, cut, and without `tokens` (a store's careless message may say one).
+    private func storeProblem(_ error: any Error, hiding tokens: [String]) -> String {
+        let text: String
+        if let error = error as? FMTokenStoreError {
+            text = "\(FMError.serverText(error.location, limit: 300)): \(FMError.serverText(error.reason, limit: 300))"
+        } else {
+            text = "(\(type(of: tokenStore))): \(FMError.serverText(String(describing: error), limit: 300))"
+        }
+        return Redaction.scrubCut(text, secrets: tokens)
     }
 
     /// What the token store holds, when it can be used: a value that cannot be sent as a `Bearer` token (a
     /// corrupted file, a hand-written `fm-token` with a line break or a space, an empty string) reads as no
-    /// token, so the session logs in instead of failing every call.
+    /// token, so the session logs in instead of failing every call. A store that could not be read says so (once per
+    /// problem) and reads as no token.
     func loadStoredToken() -> FMStoredToken? {
-        Self.usable(tokenStore.load())
+        let (stored, warning) = readStore()
+        tell(warning)
+        return Self.usable(stored)
     }
 
     /// `stored` when its token can be sent as a `Bearer` token (``RequestBuilder/isValidSessionToken(_:)``), else `nil`.
@@ -604,11 +667,12 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     }
 
     /// The current token and its expiry: in memory while the elapsed clock says it is valid, else the store's when the
-    /// pool would take it (valid on the wall clock, and not the token the memory judged expired).
+    /// pool would take it (valid on the wall clock, and not the token the memory judged expired), with the expiry the
+    /// pool would then show: the stored one, or at most a session lifetime from now (``SessionStateMachine/taken(_:now:)``).
     func activeStoredToken() -> FMStoredToken? {
         let now = clock.now
         if let valid = pool.validToken(slot: 0, now: now) { return valid }
-        if let stored = loadStoredToken(), pool.mayAdopt(stored, now: now) { return stored }
+        if let stored = loadStoredToken(), pool.mayAdopt(stored, now: now) { return SessionStateMachine<SessionWaiter>.taken(stored, now: now) }
         return nil
     }
 }

@@ -67,6 +67,13 @@ struct SessionStateMachine<Waiter> {
         return FMStoredToken(token: token, expiry: abs(left.timeIntervalSince(expiry)) > Self.persistThreshold ? left : expiry)
     }
 
+    /// `stored` (valid on the wall clock) as a machine that took it now would show it (``validToken(now:)``): its expiry,
+    /// but never more than a session lifetime from now (an expiry further ahead is another clock's); `.distantFuture`
+    /// stays as it is.
+    static func taken(_ stored: FMStoredToken, now: SessionTime) -> FMStoredToken {
+        SessionStateMachine(stored: stored, now: now).validToken(now: now) ?? stored
+    }
+
     /// The token to use without waiting, when the elapsed clock says it is still valid.
     func currentToken(now: SessionTime) -> String? {
         if case .active(let token, _, let deadline) = phase, deadline > now.elapsed { return token }
