@@ -2,12 +2,13 @@ import Foundation
 import Testing
 @testable import SwiftFM
 
-/// The contract: the legacy layer keeps a transport (with libcurl, an engine and its thread) only while a service it
-/// keeps uses it. Services that share a transport setting share one transport; when ``DataAPI/configureLegacyCalls(_:)``
-/// gives servers or databases settings of their own (a pinned key per server, a timeout per database), a service let go
-/// past ``LegacyState/maxServices`` lets its transport go too once no kept service uses it (its calls in flight still end:
-/// they hold it). Before, the bound on services bounded nothing of what they were made on: a daemon reaching a server
-/// per tenant kept one transport, and one thread, per server it ever reached.
+/// The contract: the legacy layer keeps at most ``LegacyState/maxTransports`` transports (with libcurl, an engine and
+/// its thread each), those of the settings reached most recently. Services that share a transport setting share one
+/// transport; when ``DataAPI/configureLegacyCalls(_:)`` gives servers or databases settings of their own (a pinned key
+/// per server, a timeout per database), the transports of settings no longer reached are let go past that bound (their
+/// calls in flight still end: they hold it). Before, the bound on services bounded nothing of what they were made on: a
+/// daemon reaching a server per tenant kept one transport, and one thread, per server it ever reached. (How transports
+/// outlive the services let go: ``LegacyTransportsAreKeptPerSettingNotPerServiceTests``.)
 @Suite("A legacy service let go lets its transport go")
 struct ALegacyServiceLetGoLetsItsTransportGoTests {
     private final class Weak: @unchecked Sendable {

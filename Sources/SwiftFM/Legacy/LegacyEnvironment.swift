@@ -5,7 +5,8 @@ import FoundationNetworking
 
 // The configuration of the legacy surfaces (the DataAPI.swift eras 2018–2020 and SwiftFM 2.x):
 // the UserDefaults keys old apps set, how a base URL is resolved from them, the injectable
-// `UserDefaults` instance, and one cached `DataAPI` per resolved configuration (the 256 reached most recently).
+// `UserDefaults` instance, one cached `DataAPI` per resolved configuration (the 256 reached most recently), and one
+// transport per transport setting (the 256 reached most recently).
 
 /// The UserDefaults keys of the legacy surfaces, exactly as the originals spelled them.
 enum LegacyKey {
@@ -70,9 +71,18 @@ final class LegacyState: @unchecked Sendable {
     /// How many services are kept (tests).
     var serviceCount: Int { lock.withLock { services.count } }
     /// The transports the services share: one per ``TransportSetting``, whatever the server or database (with
-    /// libcurl, one thread each), so a process that reaches many databases keeps one, not one per database. One
-    /// that no kept service uses any more is let go with the last of them (the calls in flight on it still hold it).
-    private var transports: [(setting: TransportSetting, transport: any FMTransport, note: String?)] = []
+    /// libcurl, one thread each), so a process that reaches many databases keeps one, not one per database. Kept by
+    /// setting, not by service: services let go and made again (more targets in rotation than ``maxServices``) find
+    /// their setting's transport still there. Each with when its setting was last reached (``nextTurn``).
+    private var transports: [TransportSetting: (transport: any FMTransport, note: String?, turn: UInt64)] = [:]
+    /// The most transports kept: past it, the one whose setting was reached least recently is let go (the calls in
+    /// flight on it still hold it). Not below ``maxServices``: the settings of the kept services are among the
+    /// ``maxServices`` settings reached most recently, so a kept service's transport is not the one let go, and at most
+    /// this many transports are alive besides those of calls in flight. More settings than this in rotation (a pinned
+    /// key for each of 300 servers, reached in turn) still make a transport each time one comes round again.
+    static let maxTransports = maxServices
+    /// How many transports are kept (tests).
+    var transportCount: Int { lock.withLock { transports.count } }
     private var _adjust: (@Sendable (inout FMConfiguration) -> Void)?
     private var _logger: FMLogHandler?
 
@@ -111,14 +121,10 @@ final class LegacyState: @unchecked Sendable {
         return lock.withLock {
             if let first = reached(target) { return first }
             if services.count >= Self.maxServices, let oldest = services.min(by: { $0.value.turn < $1.value.turn }) {
-                // Its calls in flight still end: a call holds its pipeline (and its transport), not its DataAPI.
+                // Its calls in flight still end: a call holds its pipeline (and its transport), not its DataAPI. Its
+                // transport stays kept for its setting (let go by `sharedTransport(for:_:)` once settings reached more
+                // recently fill ``maxTransports``): the next service of that setting is made on it, not on a new one.
                 services[oldest.key] = nil
-                // A setting of its own (configureLegacyCalls giving a server its own pin, a database its own timeout):
-                // its transport (with libcurl, a thread) goes with it, not kept for good.
-                let gone = oldest.value.setting
-                if gone != setting, !services.values.contains(where: { $0.setting == gone }) {
-                    transports.removeAll { $0.setting == gone }
-                }
             }
             nextTurn &+= 1
             services[target] = (made, nextTurn, setting)
@@ -131,7 +137,25 @@ final class LegacyState: @unchecked Sendable {
         guard let kept = services[target] else { return nil }
         nextTurn &+= 1
         services[target]?.turn = nextTurn
+        // Its setting is reached too: the transports of the settings in use are the last let go.
+        transports[kept.setting]?.turn = nextTurn
         return kept.api
+    }
+
+    /// The transport of `setting`, kept or made now (`configuration` is what it is made from), marked as reached now;
+    /// past ``maxTransports`` the one reached least recently is let go. Under `lock`.
+    private func sharedTransport(for setting: TransportSetting, _ configuration: FMConfiguration) -> (any FMTransport, String?) {
+        nextTurn &+= 1
+        if let kept = transports[setting] {
+            transports[setting]?.turn = nextTurn
+            return (kept.transport, kept.note)
+        }
+        if transports.count >= Self.maxTransports, let oldest = transports.min(by: { $0.value.turn < $1.value.turn }) {
+            transports[oldest.key] = nil
+        }
+        let made = defaultTransportChoice(for: configuration, libraryPath: "libcurl.so.4")
+        transports[setting] = (made.transport, made.note, nextTurn)
+        return made
     }
 
     /// Builds the `DataAPI` the legacy calls of one configuration go through, on the transport its settings share.
@@ -145,12 +169,7 @@ final class LegacyState: @unchecked Sendable {
         configuration.settingNames = target.names
         adjust?(&configuration)
         let setting = TransportSetting(configuration)
-        let (transport, note) = lock.withLock { () -> (any FMTransport, String?) in
-            if let shared = transports.first(where: { $0.setting == setting }) { return (shared.transport, shared.note) }
-            let made = defaultTransportChoice(for: configuration, libraryPath: "libcurl.so.4")
-            transports.append((setting, made.transport, made.note))
-            return made
-        }
+        let (transport, note) = lock.withLock { sharedTransport(for: setting, configuration) }
         let service = DataAPI(configuration: configuration, transport: transport, logger: logger)
         if let note { service.logger.log(.warning, note) }
         return (service, setting)
@@ -158,7 +177,7 @@ final class LegacyState: @unchecked Sendable {
 
     /// What a default transport is made from (``defaultTransportChoice(for:libraryPath:)``): services that agree on
     /// it can share one.
-    struct TransportSetting: Equatable {
+    struct TransportSetting: Hashable {
         let idleTimeout: TimeInterval
         let connectionsPerHost: Int
         let tls: FMTLSOptions
@@ -169,6 +188,17 @@ final class LegacyState: @unchecked Sendable {
             connectionsPerHost = configuration.transportConnectionLimit
             tls = configuration.tls
             proxy = configuration.proxy
+        }
+
+        /// The TLS options (not `Hashable` themselves) by their parts.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(idleTimeout)
+            hasher.combine(connectionsPerHost)
+            hasher.combine(proxy)
+            hasher.combine(tls.caCertificates)
+            hasher.combine(tls.pinnedPublicKeys)
+            hasher.combine(tls.clientCertificate)
+            hasher.combine(tls.clientKey)
         }
     }
 }
@@ -182,8 +212,10 @@ extension DataAPI {
     /// It applies to the servers the legacy calls reach from now on (call it at start-up, before the first
     /// legacy call), and to a server's service made again after it was let go (one is kept for each of the 256
     /// servers and databases reached most recently); `nil` restores the defaults (30 s, 256 MiB, ``FMRetryPolicy/standard``, no cap) for them.
-    /// Services whose timeout, connection limit, TLS options and proxy agree share one transport; one made for a
-    /// setting of its own (a server's own pinned key) is let go with the last service kept on it.
+    /// Services whose timeout, connection limit, TLS options and proxy agree share one transport, kept for the 256
+    /// settings reached most recently whichever services come and go: a program that reaches more servers and
+    /// databases than the 256 services kept makes each setting's transport (with libcurl, a thread) once, not again
+    /// each time that setting's services were let go.
     public static func configureLegacyCalls(_ adjust: (@Sendable (inout FMConfiguration) -> Void)?) {
         LegacyState.shared.adjust = adjust
     }

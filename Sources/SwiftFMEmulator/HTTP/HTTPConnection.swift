@@ -113,16 +113,27 @@ final class HTTPConnection: Sendable {
         guard HTTPSocket.wait(fd, for: Int16(POLLIN), until: deadline) else { return false }
         var byte: UInt8 = 0
         guard recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) == 1 else { return false }
-        return (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+        return Self.isPlainHTTPStart(byte)
     }
+
+    /// Whether a connection's first byte begins an HTTP request (a method's letter) where a TLS client's begins a
+    /// handshake record (22).
+    static func isPlainHTTPStart(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+    }
+
+    /// The answer to plain HTTP on the port that speaks TLS: `400`, saying so, `Connection: close`; in plain HTTP.
+    static let plainHTTPOnTheTLSPortAnswer: [UInt8] = {
+        let text = "This port speaks HTTPS (TLS) only, and the request came in plain HTTP: use https:// for it.\n"
+        let response = HTTPResponse(status: 400, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8))
+        return HTTPResponseWriter.serialize(response, isHead: false, keepAlive: false)
+    }()
 
     /// Answers a plain-HTTP request on the port that speaks TLS in plain HTTP, `400` saying so, and closes (nginx
     /// answers plain HTTP on its HTTPS port likewise): the client learns why instead of reading a reset.
     private func answerPlainHTTPOnTheTLSPort() {
-        let text = "This port speaks HTTPS (TLS) only, and the request came in plain HTTP: use https:// for it.\n"
-        let response = HTTPResponse(status: 400, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8))
         let channel = HTTPChannel(fd: fd, tls: nil)
-        if channel.writeAll(HTTPResponseWriter.serialize(response, isHead: false, keepAlive: false)) { lingeringClose(channel) }
+        if channel.writeAll(Self.plainHTTPOnTheTLSPortAnswer) { lingeringClose(channel) }
     }
 
     /// Arranges for the close that follows (when ``serve()`` returns) to reset the connection: with

@@ -74,7 +74,8 @@ public final class HTTPServer: Sendable {
     /// ``headerTimeout``. A connection beyond ``maxConnections`` that cannot be admitted gets the `503` a plain one
     /// gets, after its handshake: refused connections are handshaken and answered on one thread of their own, each
     /// within the header timeout (at most 5 s), at most 64 at once; one refused beyond those is closed without an
-    /// answer, so a flood over the cap holds no more threads.
+    /// answer, so a flood over the cap holds no more threads. Plain HTTP refused there gets, on that thread and within
+    /// those bounds, the answer it gets under the cap: `400`, saying the port speaks HTTPS.
     public let tls: EmulatorTLS?
 
     private let state = HTTPServerLockedState()

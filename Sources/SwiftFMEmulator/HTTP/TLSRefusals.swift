@@ -12,6 +12,10 @@ import Foundation
 /// ``capacity`` are under way at once; one refused beyond them is closed without an answer. So a flood over the cap
 /// costs one thread and at most ``capacity`` descriptors, and a client that stalls its handshake costs the rest
 /// nothing.
+///
+/// A refused connection whose first byte is a letter (plain HTTP sent to the TLS port) gets, in plain HTTP, the answer
+/// it gets under the cap (``plainAnswer``: `400`, the port speaks HTTPS), within the same bounds: a retry would meet
+/// the same mistake, so the scheme, not the load, is what its user needs to read.
 final class TLSRefusals: @unchecked Sendable {
     // @unchecked: the queue and flags are guarded by `lock`; the sessions belong to the worker thread.
     /// Refused connections answered at once, at most.
@@ -20,6 +24,8 @@ final class TLSRefusals: @unchecked Sendable {
     private let context: TLSContext
     /// The whole answer: status line, headers and body.
     private let answer: [UInt8]
+    /// The whole answer, in plain HTTP, to a connection that began with plain HTTP.
+    private let plainAnswer: [UInt8]
     /// The time a refused connection has for its handshake, answer and close.
     let seconds: Double
 
@@ -34,9 +40,10 @@ final class TLSRefusals: @unchecked Sendable {
     private var wakeRead: Int32 = -1
     private var wakeWrite: Int32 = -1
 
-    init(context: TLSContext, answer: [UInt8], seconds: Double) {
+    init(context: TLSContext, answer: [UInt8], plainAnswer: [UInt8] = HTTPConnection.plainHTTPOnTheTLSPortAnswer, seconds: Double) {
         self.context = context
         self.answer = answer
+        self.plainAnswer = plainAnswer
         self.seconds = seconds
     }
 
@@ -87,13 +94,18 @@ final class TLSRefusals: @unchecked Sendable {
 
     /// A refused connection in the worker's hands.
     private struct Refused {
-        enum Step { case handshake, answer, drain }
+        /// `sniff`: waiting for the first byte, which says TLS (a handshake record) or plain HTTP (a method's letter).
+        enum Step { case sniff, handshake, answer, plainAnswer, drain }
         let fd: Int32
-        let session: TLSSession
+        /// Made once the first byte said TLS.
+        var session: TLSSession?
         let deadline: Double
-        var step = Step.handshake
-        /// What OpenSSL last wanted (`FMTLS_WANT_READ` or `_WRITE`); reading while draining.
+        var step = Step.sniff
+        /// What the socket waits for (`FMTLS_WANT_READ` or `_WRITE`, OpenSSL's or the plain answer's); reading while
+        /// sniffing and draining.
         var wants = FMTLS_WANT_READ
+        /// How much of ``TLSRefusals/plainAnswer`` is sent.
+        var written = 0
     }
 
     private func work() {
@@ -108,11 +120,9 @@ final class TLSRefusals: @unchecked Sendable {
             lock.unlock()
             let now = monotonicSeconds()
             for fd in arrived {
-                guard let session = TLSSession(context: context, fd: fd) else {
-                    HTTPSocket.closeFD(fd)
-                    continue
-                }
-                held.append(Refused(fd: fd, session: session, deadline: now + seconds))
+                // Every step is a call that does not wait, polled with the others.
+                HTTPSocket.setNonBlocking(fd, true)
+                held.append(Refused(fd: fd, deadline: now + seconds))
             }
             if stopping { break }
             // Advance each; keep those not finished and not past their deadline.
@@ -155,8 +165,42 @@ final class TLSRefusals: @unchecked Sendable {
     private func advance(_ entry: inout Refused) -> Bool {
         while true {
             switch entry.step {
+            case .sniff:
+                // Peeked: the handshake still reads every byte.
+                var byte: UInt8 = 0
+                let n = recv(entry.fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+                if n == 1 {
+                    if HTTPConnection.isPlainHTTPStart(byte) {
+                        entry.step = .plainAnswer
+                        continue
+                    }
+                    guard let session = TLSSession(context: context, fd: entry.fd) else { return false }
+                    entry.session = session
+                    entry.step = .handshake
+                    continue
+                }
+                guard n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return false }
+                entry.wants = FMTLS_WANT_READ
+                return true
+            case .plainAnswer:
+                let sent = plainAnswer.withUnsafeBytes { bytes -> Int in
+                    guard let base = bytes.baseAddress else { return -1 }
+                    return send(entry.fd, base + entry.written, bytes.count - entry.written, HTTPSocket.sendFlags)
+                }
+                if sent > 0 {
+                    entry.written += sent
+                    if entry.written < plainAnswer.count { continue }
+                    // Answered: FIN, then read what the client still sends until it closes (as below).
+                    HTTPSocket.shutdownWrite(entry.fd)
+                    entry.step = .drain
+                    continue
+                }
+                guard sent < 0, !plainAnswer.isEmpty, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return false }
+                entry.wants = FMTLS_WANT_WRITE
+                return true
             case .handshake:
-                let result = entry.session.handshakeStep()
+                guard let session = entry.session else { return false }
+                let result = session.handshakeStep()
                 if result == 1 {
                     entry.step = .answer
                     continue
@@ -165,11 +209,12 @@ final class TLSRefusals: @unchecked Sendable {
                 entry.wants = result
                 return true
             case .answer:
-                let result = answer.withUnsafeBytes { entry.session.writeStep($0) }
+                guard let session = entry.session else { return false }
+                let result = answer.withUnsafeBytes { session.writeStep($0) }
                 if result > 0 {
                     // Answered: close_notify and FIN, then read what the client still sends until it closes, so
                     // that unread bytes do not turn the close into a reset that could destroy the answer.
-                    entry.session.closeNotify(keepNonBlocking: true)
+                    session.closeNotify(keepNonBlocking: true)
                     HTTPSocket.shutdownWrite(entry.fd)
                     entry.step = .drain
                     continue
