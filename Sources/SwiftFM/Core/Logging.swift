@@ -69,6 +69,15 @@ public struct FMLogEvent: Sendable, CustomStringConvertible {
 
     /// `"[level] message"`.
     public var description: String { "[\(level)] \(message)" }
+
+    /// `text` redacted as this event's message and metadata were: without the secrets the client knew as it logged the
+    /// line (also escaped or wrapped over lines), the configured host and database name left as they are. For what a
+    /// log handler adds to the line itself (SwiftFMServer's `Logger.fmLogHandler` redacts a swift-log logger's own
+    /// metadata and its handler's metadata provider with it). An event made with an initialiser redacts nothing.
+    public func redact(_ text: String) -> String { redactor?(text) ?? text }
+
+    /// The client's redaction as it logged this line (``redact(_:)``); `nil` for an event made with an initialiser.
+    var redactor: (@Sendable (String) -> String)?
 }
 
 /// The logging hook type of ``DataAPI``: called synchronously on whatever queue produced the event.
@@ -632,8 +641,10 @@ struct Logger: Sendable {
              metadata: @autoclosure () -> [String: String] = [:]) {
         guard let handler, level >= minimum else { return }
         let secrets = secrets()
-        handler(FMLogEvent(level: level, message: Redaction.scrub(message(), secrets: secrets, shown: shown),
-                           metadata: metadata().mapValues { Redaction.scrub($0, secrets: secrets, shown: shown) }))
+        var event = FMLogEvent(level: level, message: Redaction.scrub(message(), secrets: secrets, shown: shown),
+                               metadata: metadata().mapValues { Redaction.scrub($0, secrets: secrets, shown: shown) })
+        event.redactor = { [shown] text in Redaction.scrub(text, secrets: secrets, shown: shown) }
+        handler(event)
     }
 
     /// The one error line of a call that failed after its last exchange was answered, whose own lines are therefore
