@@ -69,6 +69,15 @@ public struct FMLogEvent: Sendable, CustomStringConvertible {
 
     /// `"[level] message"`.
     public var description: String { "[\(level)] \(message)" }
+
+    /// `text` redacted as this event's message and metadata were: without the secrets the client knew as it logged the
+    /// line (also escaped or wrapped over lines), the configured host and database name left as they are. For what a
+    /// log handler adds to the line itself (SwiftFMServer's `Logger.fmLogHandler` redacts a swift-log logger's own
+    /// metadata and its handler's metadata provider with it). An event made with an initialiser redacts nothing.
+    public func redact(_ text: String) -> String { redactor?(text) ?? text }
+
+    /// The client's redaction as it logged this line (``redact(_:)``); `nil` for an event made with an initialiser.
+    var redactor: (@Sendable (String) -> String)?
 }
 
 /// The logging hook type of ``DataAPI``: called synchronously on whatever queue produced the event.
@@ -281,14 +290,17 @@ enum Redaction {
         return [trimmed, String(pair[pair.index(after: colon)...])]
     }
 
-    /// Removes every occurrence of each secret from `text`, also as Swift's string escaping writes it (``escaped(_:)``).
+    /// Removes every occurrence of each secret from `text`, also as Swift's string escaping writes it (``escaped(_:)``),
+    /// and also wrapped over lines (``wrappedOccurrences(of:in:)``: `abc\r\n def` for `abcdef`).
     /// The occurrences are all found in `text` as given, then each run of text they cover (one occurrence, or several
     /// that overlap: a secret that begins or ends inside another, or overlaps itself) becomes one placeholder, so that
     /// no part of a secret is left beside another's, whatever their order.
     ///
     /// `shown`: texts the reader knows already (the client's configured host and database): an occurrence of a secret
     /// that lies inside one of them is left as it is, since redacting it there would say which part of a known name the
-    /// secret is (the password `acme` of `fms.acme.com` shown as `fms.<redacted>.com`). Elsewhere it is redacted.
+    /// secret is (the password `acme` of `fms.acme.com` shown as `fms.<redacted>.com`). So is one inside the start of a
+    /// known name that a cut left just before a `…` (`fms.acme.co…`) when that start is longer than the occurrence
+    /// (``cutNameStarts(_:shown:)``). Elsewhere it is redacted.
     static func scrub(_ text: String, secrets: [String], shown: [String] = []) -> String {
         let forms = secrets.filter { $0.count >= 4 }.flatMap { secret in [secret] + (escaped(secret).map { [$0] } ?? []) }
         guard !forms.isEmpty, !text.isEmpty else { return text }
@@ -307,11 +319,15 @@ enum Redaction {
             return found
         }
         var covered = forms.flatMap(occurrences(of:))
+        if mayWrap(text.utf16) { covered += wrappedOccurrences(of: forms, in: Array(text.utf16)) }
         guard !covered.isEmpty else { return text }
-        let known = shown.filter { !$0.isEmpty }.flatMap(occurrences(of:))
-        if !known.isEmpty {
+        let names = shown.filter { !$0.isEmpty }
+        if !names.isEmpty {
+            let known = names.flatMap(occurrences(of:))
+            let cut = text.utf16.contains(0x2026) ? cutNameStarts(Array(text.utf16), shown: names) : []
             covered.removeAll { secret in
                 known.contains { $0.location <= secret.location && NSMaxRange(secret) <= NSMaxRange($0) }
+                    || cut.contains { $0.location <= secret.location && NSMaxRange(secret) <= NSMaxRange($0) && secret.length < $0.length }
             }
             guard !covered.isEmpty else { return text }
         }
@@ -333,6 +349,161 @@ enum Redaction {
         return result
     }
 
+    // MARK: Wrapped secrets
+
+    /// A text's UTF-16 units as they read with its wraps taken out (``unwrapped(_:wrapAs:)``), each unit with the range of
+    /// the text it stands for.
+    struct Unwrapped {
+        var units: [UInt16] = []
+        /// The UTF-16 offset in the text where each unit begins, and where it ends.
+        var starts: [Int] = []
+        var ends: [Int] = []
+
+        init() {}
+
+        /// `units` as they are, each unit standing for itself.
+        init(asIs units: [UInt16]) {
+            self.units = units
+            starts = Array(units.indices)
+            ends = starts.map { $0 + 1 }
+        }
+
+        mutating func append(_ unit: UInt16, from start: Int, to end: Int) {
+            units.append(unit)
+            starts.append(start)
+            ends.append(end)
+        }
+    }
+
+    /// Whether the item of a wrap at `index` of `units` is a line break or a blank, and how many units it has; `nil` when
+    /// no wrap holds it. A line break: CR, LF, VT, FF, NEL, U+2028, U+2029, U+FFFD (what ``FMError/serverText(_:limit:)``
+    /// makes of each of them), or `\n` or `\r` as JSON and Swift escape one in a quoted string. A blank: a space, a tab or
+    /// an escaped `\t` (folding whitespace). An escaped backslash (`\\`) is neither, nor is the `n` after it.
+    private static func wrapItem(_ units: [UInt16], at index: Int) -> (lineBreak: Bool, count: Int)? {
+        switch units[index] {
+        case 0x0A, 0x0B, 0x0C, 0x0D, 0x85, 0x2028, 0x2029, 0xFFFD: return (true, 1)
+        case 0x20, 0x09: return (false, 1)
+        case 0x5C where index + 1 < units.count:
+            switch units[index + 1] {
+            case 0x6E, 0x72: return (true, 2)
+            case 0x74: return (false, 2)
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+
+    /// Whether `units` hold a line break (``wrapItem(_:at:)``) at all: a text without one has no wrap to take out.
+    static func mayWrap(_ units: some Sequence<UInt16>) -> Bool {
+        var afterBackslash = false
+        for unit in units {
+            switch unit {
+            case 0x0A, 0x0B, 0x0C, 0x0D, 0x85, 0x2028, 0x2029, 0xFFFD: return true
+            case 0x5C:
+                afterBackslash.toggle()
+                continue
+            default:
+                if afterBackslash, unit == 0x6E || unit == 0x72 { return true }
+            }
+            afterBackslash = false
+        }
+        return false
+    }
+
+    /// `units` with each wrap (a run of line breaks and blanks that holds a line break: ``wrapItem(_:at:)``) taken out, or
+    /// replaced by `replacement` when one is given (a wrap that stood for a space). Blanks without a line break are text.
+    /// One pass: a run of blanks is read once, whichever it is.
+    static func unwrapped(_ units: [UInt16], wrapAs replacement: UInt16? = nil) -> Unwrapped {
+        var view = Unwrapped()
+        view.units.reserveCapacity(units.count)
+        view.starts.reserveCapacity(units.count)
+        view.ends.reserveCapacity(units.count)
+        func keep(_ range: Range<Int>) {
+            for index in range { view.append(units[index], from: index, to: index + 1) }
+        }
+        var index = 0
+        while index < units.count {
+            if units[index] == 0x5C, index + 1 < units.count, units[index + 1] == 0x5C {
+                keep(index..<(index + 2))
+                index += 2
+                continue
+            }
+            var end = index
+            var lineBreak = false
+            while end < units.count, let item = wrapItem(units, at: end) {
+                lineBreak = lineBreak || item.lineBreak
+                end += item.count
+            }
+            if end == index {
+                keep(index..<(index + 1))
+                end = index + 1
+            } else if !lineBreak {
+                keep(index..<end)
+            } else if let replacement {
+                view.append(replacement, from: index, to: end)
+            }
+            index = end
+        }
+        return view
+    }
+
+    /// The occurrences of `forms` in `units` wrapped over lines: each found in the text with its wraps taken out
+    /// (``unwrapped(_:wrapAs:)``: a column wrap, HTTP header folding, inside a secret), and, for a form with a space, with
+    /// each wrap read as one space (a passphrase wrapped at a word). A form that holds a line break itself is left to the
+    /// plain search. One pass over the text per form (Knuth–Morris–Pratt), after one pass to unwrap it.
+    private static func wrappedOccurrences(of forms: [String], in units: [UInt16]) -> [NSRange] {
+        let plain = unwrapped(units)
+        var spaced: Unwrapped?
+        var found: [NSRange] = []
+        for form in forms {
+            let pattern = Array(form.utf16)
+            guard !mayWrap(pattern) else { continue }
+            found += occurrences(of: pattern, in: plain)
+            if pattern.contains(0x20) {
+                let view = spaced ?? unwrapped(units, wrapAs: 0x20)
+                spaced = view
+                found += occurrences(of: pattern, in: view)
+            }
+        }
+        return found
+    }
+
+    /// Every occurrence of `pattern` in `view` (overlapping ones too), as the range of the text it covers.
+    private static func occurrences(of pattern: [UInt16], in view: Unwrapped) -> [NSRange] {
+        guard !pattern.isEmpty, pattern.count <= view.units.count else { return [] }
+        let border = borders(pattern)
+        var found: [NSRange] = []
+        var matched = 0
+        for (index, unit) in view.units.enumerated() {
+            while matched > 0, pattern[matched] != unit { matched = border[matched - 1] }
+            if pattern[matched] == unit { matched += 1 }
+            if matched == pattern.count {
+                let first = index - matched + 1
+                found.append(NSRange(location: view.starts[first], length: view.ends[index] - view.starts[first]))
+                matched = border[matched - 1]
+            }
+        }
+        return found
+    }
+
+    /// The start of a shown name that a cut left just before each `…` of `units` (the longest over all names), as the
+    /// range of the text it covers: that much of a name the reader knows, cut there (`fms.acm…` of `fms.acme.com`).
+    /// One pass over the text per name.
+    static func cutNameStarts(_ units: [UInt16], shown: [String]) -> [NSRange] {
+        var longest: [Int: Int] = [:]
+        for name in shown where !name.isEmpty {
+            let pattern = Array(name.utf16)
+            let border = borders(pattern)
+            var matched = 0
+            for (index, unit) in units.enumerated() {
+                if unit == 0x2026, matched > 0 { longest[index] = max(longest[index] ?? 0, matched) }
+                while matched > 0, matched == pattern.count || pattern[matched] != unit { matched = border[matched - 1] }
+                if matched < pattern.count, pattern[matched] == unit { matched += 1 }
+            }
+        }
+        return longest.map { NSRange(location: $0.key - $0.value, length: $0.value) }
+    }
+
     /// `secret` as `String.debugDescription` writes it between its quotes (`pa\"ss` for `pa"ss`), or `nil` when that
     /// is `secret` itself: the form a string takes inside a swift-log metadata `.array` or `.dictionary` rendered as
     /// text (and in any `String(reflecting:)`), so that a password with a quote, a backslash or a control character
@@ -347,49 +518,72 @@ enum Redaction {
 
     /// ``scrub(_:secrets:shown:)`` for a text a limit may have cut (``FMError/serverText(_:limit:)``): also the start of
     /// a secret (3 characters or more) just before a `…`, where a cut split it, so that a server cannot pad an
-    /// echoed secret to leave all but its tail in the text.
+    /// echoed secret to leave all but its tail in the text; a start wrapped over lines too (`abc\r\n de…`,
+    /// ``unwrapped(_:wrapAs:)``). A start that lies inside a longer start of a shown name cut there (`fms.acm…` of
+    /// `fms.acme.com`, whose password is `acme`: ``cutNameStarts(_:shown:)``) is left, as a whole secret inside a shown
+    /// name is: hiding it would point at it.
     ///
-    /// One pass over the text per secret (the longest start of the secret that ends where each character ends, as
+    /// One pass over the text per secret (the longest start of the secret that ends where each unit ends, as
     /// Knuth–Morris–Pratt keeps it), not one search per length of every secret: a Claris ID token has over a thousand
     /// characters, and a server's cut text comes with every failure of a call.
     static func scrubCut(_ text: String, secrets: [String], shown: [String] = []) -> String {
         let result = scrub(text, secrets: secrets, shown: shown)
-        guard result.contains("…") else { return result }
-        let characters = Array(result)
-        // For each `…`, how many characters before it are the start of a secret (the most over all secrets).
-        var hide = [Int](repeating: 0, count: characters.count)
+        guard result.utf16.contains(0x2026) else { return result }
+        let units = Array(result.utf16)
+        let unwrappedView = unwrapped(units)
+        // For each `…` (by its offset), the offset from which the text before it is the start of a secret (the earliest
+        // over all secrets).
+        var hide: [Int: Int] = [:]
+        var asIs: Unwrapped?
         for secret in secrets where secret.count >= 4 {
-            let start = Array(secret.dropLast())
+            let start = Array(String(secret.dropLast()).utf16)
+            // A secret that holds a line break itself is matched in the text as it is.
+            let view: Unwrapped
+            if mayWrap(start) {
+                view = asIs ?? Unwrapped(asIs: units)
+                asIs = view
+            } else {
+                view = unwrappedView
+            }
             let border = borders(start)
             var matched = 0
-            for (index, character) in characters.enumerated() {
-                if character == "…", matched >= 3 { hide[index] = max(hide[index], matched) }
-                while matched > 0, matched == start.count || start[matched] != character { matched = border[matched - 1] }
-                if matched < start.count, start[matched] == character { matched += 1 }
+            for (index, unit) in view.units.enumerated() {
+                if unit == 0x2026, matched >= 3 {
+                    let cut = view.starts[index], from = view.starts[index - matched]
+                    hide[cut] = min(hide[cut] ?? from, from)
+                }
+                while matched > 0, matched == start.count || start[matched] != unit { matched = border[matched - 1] }
+                if matched < start.count, start[matched] == unit { matched += 1 }
             }
         }
-        guard hide.contains(where: { $0 > 0 }) else { return result }
-        var hidden = [Bool](repeating: false, count: characters.count)
-        for (index, count) in hide.enumerated() where count > 0 {
-            for cut in (index - count)..<index { hidden[cut] = true }
-        }
+        guard !hide.isEmpty else { return result }
+        let names = cutNameStarts(units, shown: shown)
+        // Each hidden start runs from where it begins to its `…`; starts that overlap (a secret with a `…` of its own)
+        // are hidden as one.
+        let hidden = hide.filter { cut, from in
+            !names.contains { NSMaxRange($0) == cut && $0.location < from }
+        }.map { (from: $0.value, to: $0.key) }.sorted { $0.from < $1.from }
+        guard !hidden.isEmpty else { return result }
         var out = ""
-        var index = 0
-        while index < characters.count {
-            if hidden[index] {
-                out += placeholder
-                while index < characters.count, hidden[index] { index += 1 }
-            } else {
-                out.append(characters[index])
-                index += 1
+        var shownFrom = 0
+        var run = hidden[0]
+        for range in hidden.dropFirst() {
+            if range.from <= run.to {
+                run.to = max(run.to, range.to)
+                continue
             }
+            out += String(decoding: units[shownFrom..<run.from], as: UTF16.self) + placeholder
+            shownFrom = run.to
+            run = range
         }
+        out += String(decoding: units[shownFrom..<run.from], as: UTF16.self) + placeholder
+        out += String(decoding: units[run.to...], as: UTF16.self)
         return out
     }
 
     /// Knuth–Morris–Pratt's failure function of `pattern`: for each prefix, the length of its longest proper prefix
     /// that is also its suffix.
-    private static func borders(_ pattern: [Character]) -> [Int] {
+    private static func borders<Unit: Equatable>(_ pattern: [Unit]) -> [Int] {
         var border = [Int](repeating: 0, count: pattern.count)
         var length = 0
         for index in pattern.indices.dropFirst() {
@@ -447,8 +641,10 @@ struct Logger: Sendable {
              metadata: @autoclosure () -> [String: String] = [:]) {
         guard let handler, level >= minimum else { return }
         let secrets = secrets()
-        handler(FMLogEvent(level: level, message: Redaction.scrub(message(), secrets: secrets, shown: shown),
-                           metadata: metadata().mapValues { Redaction.scrub($0, secrets: secrets, shown: shown) }))
+        var event = FMLogEvent(level: level, message: Redaction.scrub(message(), secrets: secrets, shown: shown),
+                               metadata: metadata().mapValues { Redaction.scrub($0, secrets: secrets, shown: shown) })
+        event.redactor = { [shown] text in Redaction.scrub(text, secrets: secrets, shown: shown) }
+        handler(event)
     }
 
     /// The one error line of a call that failed after its last exchange was answered, whose own lines are therefore

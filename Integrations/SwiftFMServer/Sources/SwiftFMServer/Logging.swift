@@ -10,17 +10,69 @@ extension Logger {
     /// is handed over: no password, Basic value or session token reaches the logger. Request and answer
     /// lines are `debug`, so a logger at the usual `info` shows only what a caller must see.
     ///
+    /// What the logger adds to a line is redacted as the line is (`FMLogEvent.redact(_:)`), keys and values, in every
+    /// shape (a `.stringConvertible` as its description): its own metadata (`logger[metadataKey:]`), and what its
+    /// handler's `metadataProvider` returns, which this handler reads as each line is logged (the handler it hands the
+    /// line to reads none). SwiftFM's keys are SwiftFM's: a value either has under one of them is dropped. What a
+    /// `LogHandler` adds on its own besides (fields of its own, a `MultiplexLogHandler`'s own provider, which it merges
+    /// itself) is beyond SwiftFM's reach.
+    ///
     /// The logger's `metadataProvider` runs when a line is logged, on SwiftFM's queues, where the caller's task-local
     /// values are not set: set `FMConfiguration.logMetadataProvider` to ``fmLogMetadataProvider`` (as
     /// `DataAPI(configuration:logger:)` does) for a call's lines to carry what it returns in the caller's task.
     public var fmLogHandler: FMLogHandler {
-        let logger = self
+        var quiet = self
+        let provider = quiet.handler.metadataProvider
+        // Read here, for each line, and redacted: the handler must not add it again unredacted. (Set only when there is
+        // one: a handler that supports none warns when it is set.)
+        if provider != nil { quiet.handler.metadataProvider = nil }
+        let logger = quiet
+        let own = logger.handler.metadata
         return { event in
             let level = Logger.Level(event.level)
             guard level >= logger.logLevel else { return }
-            var metadata = Logger.Metadata()
+            var line = logger
+            if !own.isEmpty { line.handler.metadata = FMLineMetadata.redacted(own, by: event) }
+            var metadata = provider.map { FMLineMetadata.redacted($0.get(), by: event) } ?? Logger.Metadata()
             for (key, value) in event.metadata { metadata[key] = .string(value) }
-            logger.log(level: level, "\(event.message)", metadata: metadata, source: "SwiftFM")
+            line.log(level: level, "\(event.message)", metadata: metadata, source: "SwiftFM")
+        }
+    }
+}
+
+/// What a logger adds to SwiftFM's lines, redacted as the line was.
+enum FMLineMetadata {
+    /// The keys SwiftFM sets on a call's lines: SwiftFM's alone.
+    static let swiftFMKeys: Set<String> = ["fm.request_id", "fm.endpoint", "fm.layout", "fm.table", "fm.code", "http.response.status_code"]
+
+    /// `metadata` without SwiftFM's keys, each key and value redacted by `event`.
+    static func redacted(_ metadata: Logger.Metadata, by event: FMLogEvent) -> Logger.Metadata {
+        var kept = Logger.Metadata()
+        for (key, value) in metadata where !swiftFMKeys.contains(key) {
+            let key = event.redact(key)
+            if kept[key] == nil { kept[key] = redacted(value, by: event) }
+        }
+        return kept
+    }
+
+    /// `value` in its shape, every text in it (a dictionary's keys too) redacted by `event`.
+    static func redacted(_ value: Logger.MetadataValue, by event: FMLogEvent) -> Logger.MetadataValue {
+        switch value {
+        case .string(let text):
+            return .string(event.redact(text))
+        case .stringConvertible(let convertible):
+            let text = convertible.description
+            let redacted = event.redact(text)
+            return redacted == text ? value : .string(redacted)
+        case .array(let values):
+            return .array(values.map { redacted($0, by: event) })
+        case .dictionary(let values):
+            var kept = Logger.Metadata()
+            for (key, inner) in values {
+                let key = event.redact(key)
+                if kept[key] == nil { kept[key] = redacted(inner, by: event) }
+            }
+            return .dictionary(kept)
         }
     }
 }
