@@ -290,19 +290,21 @@ enum Redaction {
         return [trimmed, String(pair[pair.index(after: colon)...])]
     }
 
-    /// Removes every occurrence of each secret from `text`, also as Swift's string escaping writes it (``escaped(_:)``),
-    /// and also wrapped over lines (``wrappedOccurrences(of:in:)``: `abc\r\n def` for `abcdef`).
+    /// Removes every occurrence of each secret from `text`, in each of its forms (``forms(of:)``: as Swift's string
+    /// escaping writes it, as a server's message prints it, in either normalisation form), and also wrapped over lines
+    /// (``wrappedOccurrences(of:in:)``: `abc\r\n def` for `abcdef`).
     /// The occurrences are all found in `text` as given, then each run of text they cover (one occurrence, or several
     /// that overlap: a secret that begins or ends inside another, or overlaps itself) becomes one placeholder, so that
     /// no part of a secret is left beside another's, whatever their order.
     ///
     /// `shown`: texts the reader knows already (the client's configured host and database): an occurrence of a secret
     /// that lies inside one of them is left as it is, since redacting it there would say which part of a known name the
-    /// secret is (the password `acme` of `fms.acme.com` shown as `fms.<redacted>.com`). So is one inside the start of a
+    /// secret is (the password `acme` of `fms.acme.com` shown as `fms.<redacted>.com`), also where the name is wrapped
+    /// over lines as a secret may be (`fms.ac\r\nme.com`). So is one inside the start of a
     /// known name that a cut left just before a `…` (`fms.acme.co…`) when that start is longer than the occurrence
     /// (``cutNameStarts(_:shown:)``). Elsewhere it is redacted.
     static func scrub(_ text: String, secrets: [String], shown: [String] = []) -> String {
-        let forms = secrets.filter { $0.count >= 4 }.flatMap { secret in [secret] + (escaped(secret).map { [$0] } ?? []) }
+        let forms = secrets.filter { $0.count >= 4 }.flatMap(forms(of:))
         guard !forms.isEmpty, !text.isEmpty else { return text }
         // One NSString for every search (bridged once, not once per occurrence), in UTF-16 offsets.
         let string = NSString(string: text)
@@ -319,16 +321,17 @@ enum Redaction {
             return found
         }
         var covered = forms.flatMap(occurrences(of:))
-        if mayWrap(text.utf16) { covered += wrappedOccurrences(of: forms, in: Array(text.utf16)) }
+        let wrapped = mayWrap(text.utf16) ? Array(text.utf16) : nil
+        if let wrapped { covered += wrappedOccurrences(of: forms, in: wrapped) }
         guard !covered.isEmpty else { return text }
         let names = shown.filter { !$0.isEmpty }
         if !names.isEmpty {
-            let known = names.flatMap(occurrences(of:))
-            let cut = text.utf16.contains(0x2026) ? cutNameStarts(Array(text.utf16), shown: names) : []
-            covered.removeAll { secret in
-                known.contains { $0.location <= secret.location && NSMaxRange(secret) <= NSMaxRange($0) }
-                    || cut.contains { $0.location <= secret.location && NSMaxRange(secret) <= NSMaxRange($0) && secret.length < $0.length }
-            }
+            let units = wrapped ?? Array(text.utf16)
+            // A known name wrapped over lines is that name, as a secret wrapped is that secret.
+            var known = names.flatMap(occurrences(of:))
+            if wrapped != nil { known += wrappedOccurrences(of: names, in: units) }
+            let cut = units.contains(0x2026) ? cutNameStarts(units, shown: names) : [:]
+            covered = outside(covered, known: known, cut: cut)
             guard !covered.isEmpty else { return text }
         }
         covered.sort { $0.location < $1.location }
@@ -486,22 +489,83 @@ enum Redaction {
         return found
     }
 
-    /// The start of a shown name that a cut left just before each `…` of `units` (the longest over all names), as the
-    /// range of the text it covers: that much of a name the reader knows, cut there (`fms.acm…` of `fms.acme.com`).
-    /// One pass over the text per name.
-    static func cutNameStarts(_ units: [UInt16], shown: [String]) -> [NSRange] {
-        var longest: [Int: Int] = [:]
-        for name in shown where !name.isEmpty {
-            let pattern = Array(name.utf16)
-            let border = borders(pattern)
-            var matched = 0
-            for (index, unit) in units.enumerated() {
-                if unit == 0x2026, matched > 0 { longest[index] = max(longest[index] ?? 0, matched) }
-                while matched > 0, matched == pattern.count || pattern[matched] != unit { matched = border[matched - 1] }
-                if matched < pattern.count, pattern[matched] == unit { matched += 1 }
+    /// The start of a shown name that a cut left just before each `…` of `units` (the longest over all names), also
+    /// wrapped over lines as a secret is found (``unwrapped(_:wrapAs:)``): for the offset of each such `…`, the offset
+    /// where that start begins. That much of a name the reader knows, cut there (`fms.acm…` of `fms.acme.com`).
+    /// One pass over the text per name and view.
+    static func cutNameStarts(_ units: [UInt16], shown: [String]) -> [Int: Int] {
+        let names = shown.filter { !$0.isEmpty }.map { Array($0.utf16) }
+        guard !names.isEmpty else { return [:] }
+        var views = [unwrapped(units)]
+        if names.contains(where: { $0.contains(0x20) }) { views.append(unwrapped(units, wrapAs: 0x20)) }
+        var earliest: [Int: Int] = [:]
+        for view in views {
+            for pattern in names {
+                let border = borders(pattern)
+                var matched = 0
+                for (index, unit) in view.units.enumerated() {
+                    if unit == 0x2026, matched > 0 {
+                        let cut = view.starts[index], from = view.starts[index - matched]
+                        earliest[cut] = min(earliest[cut] ?? from, from)
+                    }
+                    while matched > 0, matched == pattern.count || pattern[matched] != unit { matched = border[matched - 1] }
+                    if matched < pattern.count, pattern[matched] == unit { matched += 1 }
+                }
             }
         }
-        return longest.map { NSRange(location: $0.key - $0.value, length: $0.value) }
+        return earliest
+    }
+
+    /// `covered` without each occurrence that lies inside an occurrence of a known name (`known`), or inside the start of
+    /// a known name a cut left before a `…` (`cut`: from ``cutNameStarts(_:shown:)``) that is longer than it. Sorted
+    /// sweeps, not each occurrence against each name's: a text may hold a host with the password in it many times over.
+    static func outside(_ covered: [NSRange], known: [NSRange], cut: [Int: Int]) -> [NSRange] {
+        let known = known.sorted { $0.location < $1.location }
+        let starts = cut.map { (from: $0.value, to: $0.key) }.sorted { $0.from < $1.from }
+        var kept: [NSRange] = []
+        var nextKnown = 0, knownEnd = -1
+        // The furthest end of a cut start that begins before the occurrence, and of one that begins where it does or
+        // before.
+        var nextBefore = 0, endBefore = -1, nextAtOrBefore = 0, endAtOrBefore = -1
+        for secret in covered.sorted(by: { $0.location < $1.location }) {
+            while nextKnown < known.count, known[nextKnown].location <= secret.location {
+                knownEnd = max(knownEnd, NSMaxRange(known[nextKnown]))
+                nextKnown += 1
+            }
+            while nextBefore < starts.count, starts[nextBefore].from < secret.location {
+                endBefore = max(endBefore, starts[nextBefore].to)
+                nextBefore += 1
+            }
+            while nextAtOrBefore < starts.count, starts[nextAtOrBefore].from <= secret.location {
+                endAtOrBefore = max(endAtOrBefore, starts[nextAtOrBefore].to)
+                nextAtOrBefore += 1
+            }
+            let end = NSMaxRange(secret)
+            // Inside a cut start longer than it: one that begins before it and ends at or after its end, or one that
+            // begins where it does and ends after it.
+            if knownEnd >= end || endBefore >= end || endAtOrBefore > end { continue }
+            kept.append(secret)
+        }
+        return kept
+    }
+
+    /// The forms of `secret` a text is searched for: as it is, as Swift's string escaping writes it (``escaped(_:)``), as
+    /// ``FMError/serverText(_:limit:)`` prints it (a tab or line break of its own as U+FFFD: a server's message comes so),
+    /// and in Unicode's composed and decomposed forms (`é` as one character, or as `e` and an accent: a server may
+    /// give it back either way, and only the wrapped search compares unit by unit).
+    static func forms(of secret: String) -> [String] {
+        var forms = [secret]
+        func add(_ form: String?) {
+            // Unit by unit: `==` holds the two normalisation forms equal.
+            if let form, !form.isEmpty, !forms.contains(where: { $0.utf16.elementsEqual(form.utf16) }) { forms.append(form) }
+        }
+        add(escaped(secret))
+        add(oneLine(secret))
+        if secret.utf8.contains(where: { $0 >= 0x80 }) {
+            add(secret.precomposedStringWithCanonicalMapping)
+            add(secret.decomposedStringWithCanonicalMapping)
+        }
+        return forms
     }
 
     /// `secret` as `String.debugDescription` writes it between its quotes (`pa\"ss` for `pa"ss`), or `nil` when that
@@ -519,11 +583,11 @@ enum Redaction {
     /// ``scrub(_:secrets:shown:)`` for a text a limit may have cut (``FMError/serverText(_:limit:)``): also the start of
     /// a secret (3 characters or more) just before a `…`, where a cut split it, so that a server cannot pad an
     /// echoed secret to leave all but its tail in the text; a start wrapped over lines too (`abc\r\n de…`,
-    /// ``unwrapped(_:wrapAs:)``). A start that lies inside a longer start of a shown name cut there (`fms.acm…` of
+    /// ``unwrapped(_:wrapAs:)``, and a passphrase's start wrapped at one of its spaces). A start that lies inside a longer start of a shown name cut there (`fms.acm…` of
     /// `fms.acme.com`, whose password is `acme`: ``cutNameStarts(_:shown:)``) is left, as a whole secret inside a shown
     /// name is: hiding it would point at it.
     ///
-    /// One pass over the text per secret (the longest start of the secret that ends where each unit ends, as
+    /// One pass over the text per secret (two for one with a space; the longest start of the secret that ends where each unit ends, as
     /// Knuth–Morris–Pratt keeps it), not one search per length of every secret: a Claris ID token has over a thousand
     /// characters, and a server's cut text comes with every failure of a call.
     static func scrubCut(_ text: String, secrets: [String], shown: [String] = []) -> String {
@@ -535,33 +599,47 @@ enum Redaction {
         // over all secrets).
         var hide: [Int: Int] = [:]
         var asIs: Unwrapped?
-        for secret in secrets where secret.count >= 4 {
+        var spaced: Unwrapped?
+        // Records in `hide` each start of `secret` (one of a secret's forms) before a `…`.
+        func hideStarts(of secret: String) {
             let start = Array(String(secret.dropLast()).utf16)
-            // A secret that holds a line break itself is matched in the text as it is.
-            let view: Unwrapped
+            // A secret that holds a line break itself is matched in the text as it is; one with a space also with each
+            // wrap read as a space (a passphrase wrapped at a word, then cut).
+            var views: [Unwrapped]
             if mayWrap(start) {
-                view = asIs ?? Unwrapped(asIs: units)
+                let view = asIs ?? Unwrapped(asIs: units)
                 asIs = view
+                views = [view]
             } else {
-                view = unwrappedView
+                views = [unwrappedView]
+                if start.contains(0x20) {
+                    let view = spaced ?? unwrapped(units, wrapAs: 0x20)
+                    spaced = view
+                    views.append(view)
+                }
             }
             let border = borders(start)
-            var matched = 0
-            for (index, unit) in view.units.enumerated() {
-                if unit == 0x2026, matched >= 3 {
-                    let cut = view.starts[index], from = view.starts[index - matched]
-                    hide[cut] = min(hide[cut] ?? from, from)
+            for view in views {
+                var matched = 0
+                for (index, unit) in view.units.enumerated() {
+                    if unit == 0x2026, matched >= 3 {
+                        let cut = view.starts[index], from = view.starts[index - matched]
+                        hide[cut] = min(hide[cut] ?? from, from)
+                    }
+                    while matched > 0, matched == start.count || start[matched] != unit { matched = border[matched - 1] }
+                    if matched < start.count, start[matched] == unit { matched += 1 }
                 }
-                while matched > 0, matched == start.count || start[matched] != unit { matched = border[matched - 1] }
-                if matched < start.count, start[matched] == unit { matched += 1 }
             }
+        }
+        for secret in secrets where secret.count >= 4 {
+            for form in forms(of: secret) { hideStarts(of: form) }
         }
         guard !hide.isEmpty else { return result }
         let names = cutNameStarts(units, shown: shown)
         // Each hidden start runs from where it begins to its `…`; starts that overlap (a secret with a `…` of its own)
         // are hidden as one.
         let hidden = hide.filter { cut, from in
-            !names.contains { NSMaxRange($0) == cut && $0.location < from }
+            !(names[cut].map { $0 < from } ?? false)
         }.map { (from: $0.value, to: $0.key) }.sorted { $0.from < $1.from }
         guard !hidden.isEmpty else { return result }
         var out = ""

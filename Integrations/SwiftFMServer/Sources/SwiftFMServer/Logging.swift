@@ -11,9 +11,9 @@ extension Logger {
     /// lines are `debug`, so a logger at the usual `info` shows only what a caller must see.
     ///
     /// What the logger adds to a line is redacted as the line is (`FMLogEvent.redact(_:)`), keys and values, in every
-    /// shape (a `.stringConvertible` as its description): its own metadata (`logger[metadataKey:]`), and what its
-    /// handler's `metadataProvider` returns, which this handler reads as each line is logged (the handler it hands the
-    /// line to reads none). SwiftFM's keys are SwiftFM's: a value either has under one of them is dropped. What a
+    /// shape (a `.stringConvertible` as its description, read once and handed on as that text): its own metadata
+    /// (`logger[metadataKey:]`), and what its handler's `metadataProvider` returns, which this handler reads as each
+    /// line is logged (the handler it hands the line to reads none). SwiftFM's keys are SwiftFM's: a value either has under one of them is dropped. What a
     /// `LogHandler` adds on its own besides (fields of its own, a `MultiplexLogHandler`'s own provider, which it merges
     /// itself) is beyond SwiftFM's reach.
     ///
@@ -55,15 +55,15 @@ enum FMLineMetadata {
         return kept
     }
 
-    /// `value` in its shape, every text in it (a dictionary's keys too) redacted by `event`.
+    /// `value` in its shape, every text in it (a dictionary's keys too) redacted by `event`; a `.stringConvertible` as the
+    /// `.string` of its description, read once and redacted.
     static func redacted(_ value: Logger.MetadataValue, by event: FMLogEvent) -> Logger.MetadataValue {
         switch value {
         case .string(let text):
             return .string(event.redact(text))
         case .stringConvertible(let convertible):
-            let text = convertible.description
-            let redacted = event.redact(text)
-            return redacted == text ? value : .string(redacted)
+            // The text that was redacted, not the value: its description, read again by the handler, may differ.
+            return .string(event.redact(convertible.description))
         case .array(let values):
             return .array(values.map { redacted($0, by: event) })
         case .dictionary(let values):
