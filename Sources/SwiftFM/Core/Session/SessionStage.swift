@@ -70,7 +70,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// Whether the call waiting for a session under `id` (``lease(front:parent:completion:)``) waits for a session whose
     /// new-session hook runs: its deadline's error then says so (``FMError/waitedForNewSessionHook(_:_:after:)``). See
     /// ``SessionPool/waitDependsOnOpening(_:slots:now:)``: with several sessions, a hook that runs on one of them holds
-    /// up only the calls that session would go to, unless no session is open at all.
+    /// up only the calls that session would go to, unless no session is open and no other login is out.
     func waitIsHeldUpByNewSessionHook(_ id: UInt64) -> Bool {
         let slots = hooksRunning.value
         return !slots.isEmpty && pool.waitDependsOnOpening(id, slots: Set(slots), now: clock.now)
