@@ -76,3 +76,38 @@ struct ATokenStoreMayCallItsClientBackTests {
         #expect(stub.count("DELETE", "/sessions/\(Bodies.token)") == 1)
     }
 }
+
+/// The contract kept by the writes made holding no lock: writes from many threads at once still land in the order the
+/// client decided them, whatever the store's own pace, so the store ends holding the client's current token.
+@Suite("Token-store writes from many threads land in the order decided")
+struct TokenStoreWritesFromManyThreadsLandInOrderTests {
+    /// A store that records every write and lets other threads run in the middle of each.
+    final class SlowStore: FMTokenStore, @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: FMStoredToken?
+        private var inside = 0
+        private(set) var overlapped = false
+        func load() -> FMStoredToken? { lock.withLock { stored } }
+        func save(_ token: FMStoredToken?) {
+            lock.withLock { inside += 1; if inside > 1 { overlapped = true } }
+            for _ in 0..<50 { sched_yield() }
+            lock.withLock { stored = token; inside -= 1 }
+        }
+    }
+
+    @Test func theStoreEndsHoldingTheCurrentToken() {
+        for _ in 0..<20 {
+            let store = SlowStore()
+            let stub = StubTransport { request in
+                if isLogin(request) { return .json(200, Bodies.login()) }
+                return .json(200, Bodies.value("ok"))
+            }
+            let api = DataAPI(configuration: ATokenStoreMayCallItsClientBackTests.configuration, transport: stub, tokenStore: store)
+            DispatchQueue.concurrentPerform(iterations: 8) { thread in
+                for index in 0..<25 { _ = api.sessions.adoptToken("token-\(thread)-\(index)-0123456789") }
+            }
+            #expect(store.load()?.token == api.currentToken)
+            #expect(!store.overlapped, "two writes ran at once")
+        }
+    }
+}
