@@ -580,10 +580,14 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// `logout` from inside `save`) has that write made after its own returns, instead of waiting for itself.
     private func write(_ token: FMStoredToken?, version: UInt64?) {
         guard storeWrites.take(token, version: version) else { return }
+        // No lock held: the store and the error it throws may call this client back.
+        var warnings: [String] = []
         while let next = storeWrites.next() {
-            // No lock held: the store, the error it throws and a log handler may all call this client back.
-            tell(store(next))
+            if let warning = store(next) { warnings.append(warning) }
         }
+        // Logged once this thread writes no more, so a log handler that waits for a write of another thread cannot
+        // hold the writes up (one warning per distinct problem: a few at most).
+        for warning in warnings { tell(warning) }
     }
 
     /// Writes the token store. A store that cannot (``FMTokenStore/trySave(_:)`` threw: a file's directory missing, a
