@@ -190,7 +190,7 @@ enum Classifier {
             && (error.code == FMError.ClientCode.notJSON || error.code == FMError.ClientCode.malformedResponse)
     }
 
-    /// `Retry-After` in seconds, or as an HTTP date. Seconds are `1*DIGIT` (RFC 9110 §10.2.3), with optional spaces or
+    /// `Retry-After` in seconds, or as an HTTP date (any of its three formats). Seconds are `1*DIGIT` (RFC 9110 §10.2.3), with optional spaces or
     /// tabs around them (``delaySeconds(_:)``); a date is a moment on the server's clock: the wait is that date less
     /// the answer's own `Date` header (the server's clock when it answered), so a client clock that is off does not
     /// change it; without a readable `Date` header, less `now` (the client's wall clock, the injected one). Any other
@@ -199,17 +199,31 @@ enum Classifier {
         guard let raw = HTTPHeader.value("Retry-After", in: headers) else { return nil }
         let value = trimmingSpacesAndTabs(raw)
         if let seconds = delaySeconds(value) { return seconds }
-        // A date starts with its day's name: nothing else is handed to the date parser.
+        // A date starts with its day's name: nothing else is handed to the date parser (``httpDate(_:near:)``).
+        let clock = now()
+        guard let date = httpDate(value, near: clock) else { return nil }
+        let answered = HTTPHeader.value("Date", in: headers).flatMap { httpDate(trimmingSpacesAndTabs($0), near: clock) }
+        return Deadline.clamped(date.timeIntervalSince(answered ?? clock))
+    }
+
+    /// The formats of an HTTP-date, all of which a recipient accepts (RFC 9110 §5.6.7): the IMF-fixdate, the obsolete
+    /// RFC 850 date and the asctime date (its day padded with a space, read once runs of spaces are one).
+    private static let httpDateFormats = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"]
+
+    /// `value` (UTF-8 bytes, starting with a letter) as an HTTP-date in any of ``httpDateFormats``, or `nil`. An RFC 850
+    /// date's two-digit year is read within 50 years of `anchor` (the client's clock), as RFC 9110 says.
+    private static func httpDate(_ value: ArraySlice<UInt8>, near anchor: Date) -> Date? {
         guard let first = value.first, (0x41...0x5A).contains(first) || (0x61...0x7A).contains(first) else { return nil }
+        let text = String(decoding: value, as: UTF8.self).split(separator: " ").joined(separator: " ")
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: String(decoding: value, as: UTF8.self)) else { return nil }
-        let answered = HTTPHeader.value("Date", in: headers).flatMap {
-            formatter.date(from: String(decoding: trimmingSpacesAndTabs($0), as: UTF8.self))
+        formatter.twoDigitStartDate = anchor.addingTimeInterval(-50 * 365.2425 * 86_400)
+        for format in httpDateFormats {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
         }
-        return Deadline.clamped(date.timeIntervalSince(answered ?? now()))
+        return nil
     }
 
     /// `delay-seconds` (RFC 9110 §10.2.3): one or more ASCII digits and nothing else (`value`'s UTF-8 bytes), as

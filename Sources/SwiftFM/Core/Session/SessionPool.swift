@@ -236,13 +236,15 @@ final class SessionPool: Sendable {
     /// Whether the call waiting under `id` waits for one of `slots`, sessions being opened (their new-session hook runs):
     /// it is among the first waiting calls, as many as those of `slots` still opening (whichever session frees goes to
     /// the first waiter, so had they been open, it would have had one), or no session is open at all (every session
-    /// it can get is one still being opened). A call queued behind those while an open session is busy waits for that
-    /// session as much: `false`, as for a call no longer waiting. O(waiting calls): asked once, when a deadline passes.
+    /// it can get is one of `slots` still being opened, none a login still out). A call queued behind those while an
+    /// open session is busy, or a login not answered yet is being made, waits for that session as much: `false`, as for
+    /// a call no longer waiting. O(waiting calls): asked once, when a deadline passes.
     func waitDependsOnOpening(_ id: UInt64, slots: Set<Int>, now: SessionTime) -> Bool {
         state.withLock { state in
             let opening = slots.filter { state.slots.indices.contains($0) && state.slots[$0].machine.isLoggingIn }.count
             guard opening > 0, state.waiters.contains(id) else { return false }
-            if !state.slots.contains(where: { $0.machine.isOpen(now: now) }) { return true }
+            let loggingInOtherwise = state.slots.indices.contains { !slots.contains($0) && state.slots[$0].machine.isLoggingIn }
+            if !loggingInOtherwise, !state.slots.contains(where: { $0.machine.isOpen(now: now) }) { return true }
             var ahead = 0
             for (number, _) in state.waiters {
                 if number == id { break }

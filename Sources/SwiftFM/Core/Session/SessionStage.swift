@@ -40,8 +40,9 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     private let pinnedAPI: PinnedAPI?
     /// ``DataAPI/onNewSession``.
     let newSessionHook: Locked<FMNewSessionHook?>
-    /// Serialises token-store writes and drops out-of-date ones (see ``SessionStateMachine/Persist``).
-    private let persistedVersion = Locked<UInt64>(0)
+    /// Token-store writes in the order the client decided them, out-of-date ones dropped (see
+    /// ``SessionStateMachine/Persist``); the store is called with no lock held (``StoreWrites``).
+    private let storeWrites = StoreWrites()
     /// The last token-store problems told, of a load and of a save (``store(_:)``, ``readStore()``): the same one is not
     /// logged again; a success forgets it.
     private let storeProblems = Locked<(load: String?, save: String?)>((nil, nil))
@@ -69,7 +70,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// Whether the call waiting for a session under `id` (``lease(front:parent:completion:)``) waits for a session whose
     /// new-session hook runs: its deadline's error then says so (``FMError/waitedForNewSessionHook(_:_:after:)``). See
     /// ``SessionPool/waitDependsOnOpening(_:slots:now:)``: with several sessions, a hook that runs on one of them holds
-    /// up only the calls that session would go to, unless no session is open at all.
+    /// up only the calls that session would go to, unless no session is open and no other login is out.
     func waitIsHeldUpByNewSessionHook(_ id: UInt64) -> Bool {
         let slots = hooksRunning.value
         return !slots.isEmpty && pool.waitDependsOnOpening(id, slots: Set(slots), now: clock.now)
@@ -538,7 +539,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         if pool.slot(holding: token) == 0 {
             rejected(slot: 0, token: token)
         } else if loadStoredToken()?.token == token {
-            tell(store(nil))
+            write(nil, version: nil)
         }
     }
 
@@ -562,7 +563,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         let (tokens, slots, persist) = pool.resetAll()
         for slot in slots { configuration.metrics?.poolEvent(FMPoolEvent(kind: .closed, session: slot, reason: "shutdown")) }
         apply(persist)
-        tell(store(nil))
+        write(nil, version: nil)
         reportPoolUsage()
         return tokens
     }
@@ -570,15 +571,23 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// Applies a token-store write decided by the state machine, unless a newer one was applied already.
     func apply(_ persist: SessionStateMachine<SessionWaiter>.Persist?) {
         guard let persist else { return }
-        let warning = persistedVersion.withLock { applied -> String? in
-            // The store is called under this dedicated lock only (never under the session lock), so
-            // concurrent writes land in the order the state machine decided them.
-            guard persist.version > applied else { return nil }
-            applied = persist.version
-            return store(persist.token)
+        write(persist.token, version: persist.version)
+    }
+
+    /// Writes `token` to the store in turn (``StoreWrites``): a `version` not newer than one taken already is dropped;
+    /// without one (a clear of a token no session holds) it is always taken. Returns once it is written (or a newer
+    /// write replaced it), unless this thread is the one writing the store: a store that calls its client back (a
+    /// `logout` from inside `save`) has that write made after its own returns, instead of waiting for itself.
+    private func write(_ token: FMStoredToken?, version: UInt64?) {
+        guard storeWrites.take(token, version: version) else { return }
+        // No lock held: the store and the error it throws may call this client back.
+        var warnings: [String] = []
+        while let next = storeWrites.next() {
+            if let warning = store(next) { warnings.append(warning) }
         }
-        // Logged once the lock is released: a log handler may call this client back (a logout writes the store).
-        tell(warning)
+        // Logged once this thread writes no more, so a log handler that waits for a write of another thread cannot
+        // hold the writes up (one warning per distinct problem: a few at most).
+        for warning in warnings { tell(warning) }
     }
 
     /// Writes the token store. A store that cannot (``FMTokenStore/trySave(_:)`` threw: a file's directory missing, a
@@ -718,5 +727,65 @@ extension FMConfiguration {
         default:
             return error
         }
+    }
+}
+
+/// The token-store writes of one ``SessionStage``, made one at a time in the order taken, with no lock held while the
+/// store (user code: it may block, throw, or call its client back) runs. A write taken while another thread writes
+/// waits for it to be made; only the latest write waiting is made (the ones before it are out of date); a write taken
+/// by the writing thread itself (from inside the store's `save`) is made by that thread once `save` returns.
+final class StoreWrites: @unchecked Sendable {
+    // @unchecked: every property is guarded by `condition`.
+    private let condition = NSCondition()
+    /// The newest state-machine version taken.
+    private var version: UInt64 = 0
+    /// The latest write taken and not started yet, with its ticket.
+    private var waiting: (token: FMStoredToken?, ticket: UInt64)?
+    /// The last ticket given; the one being written; the last one written (the ones before it too: made or replaced).
+    private var tickets: UInt64 = 0
+    private var writing: UInt64 = 0
+    private var written: UInt64 = 0
+    /// The thread making the writes, if any.
+    private var writer: Thread?
+
+    /// Takes a write. `true`: the caller makes the writes now (``next()`` until it returns `nil`). `false`: the write
+    /// was out of date, or is made by the thread writing already: this one re-entered from the store (made once the
+    /// store returns), or another (this one waited until it was made).
+    func take(_ token: FMStoredToken?, version: UInt64?) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if let version {
+            guard version > self.version else { return false }
+            self.version = version
+        }
+        tickets += 1
+        let ticket = tickets
+        waiting = (token, ticket)
+        guard let writer else {
+            self.writer = Thread.current
+            return true
+        }
+        if writer === Thread.current { return false }
+        // The writer takes every write waiting before it stops: once it has stopped, this one is made.
+        while written < ticket { condition.wait() }
+        return false
+    }
+
+    /// The write made before is done; the next one to make (the latest waiting), or `nil` when none is left (the
+    /// caller stops writing).
+    func next() -> FMStoredToken?? {
+        condition.lock()
+        defer { condition.unlock() }
+        written = max(written, writing)
+        guard let next = waiting else {
+            writer = nil
+            condition.broadcast()
+            return nil
+        }
+        condition.broadcast()
+        waiting = nil
+        writing = next.ticket
+        // The writes replaced by this one are out of date: done as it is.
+        return .some(next.token)
     }
 }

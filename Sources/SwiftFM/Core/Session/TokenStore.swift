@@ -25,7 +25,8 @@ public struct FMStoredToken: Sendable, Equatable, Codable, CustomStringConvertib
 
 /// Where ``DataAPI`` keeps its session token between calls (and, for persistent stores, between launches).
 ///
-/// Implementations must be thread-safe: the engine calls them from its own queues.
+/// Implementations must be thread-safe: the engine calls them from its own queues, holding none of its locks, so a
+/// store may call its client back (a `logout()` from inside ``save(_:)`` is written once `save` returns).
 ///
 /// A store that can fail (a file, the Keychain, a server) says why by implementing ``tryLoad()`` and ``trySave(_:)``
 /// too: SwiftFM calls those, and logs one `warning` per distinct problem (not one per call), with the token redacted.
