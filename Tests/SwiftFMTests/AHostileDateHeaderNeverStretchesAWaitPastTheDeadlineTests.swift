@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import SwiftFM
+import TestSupport
 
 /// The contract: whatever a server's `Date` and `Retry-After` headers say — absent, garbage, far in the past or the
 /// future, a date that makes the wait hours or centuries — the wait read from them is nothing (`nil`) or a finite number
@@ -11,21 +12,13 @@ import Testing
 /// for: the call ends at once with the server's answer, after one request.
 @Suite("A hostile Date header never stretches a wait past the deadline")
 struct AHostileDateHeaderNeverStretchesAWaitPastTheDeadlineTests {
-    private static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
-
     @Test func everyReadingIsNothingOrAFiniteWaitOfZeroOrMore() {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let dates = [nil, "", "garbage", "Mon, 99 Foo 2026 99:99:99 GMT", Self.httpDate(.distantPast), Self.httpDate(.distantFuture),
-                     Self.httpDate(now.addingTimeInterval(-86_400 * 365 * 50)), Self.httpDate(now.addingTimeInterval(86_400 * 365 * 50)),
-                     Self.httpDate(now)]
-        let retryAfters = ["0", "-5", "1e308", "1e400", "inf", "nan", "-inf", "0x1p1023", "soon", Self.httpDate(.distantPast),
-                           Self.httpDate(.distantFuture), Self.httpDate(now.addingTimeInterval(3_600)), Self.httpDate(now)]
+        let dates = [nil, "", "garbage", "Mon, 99 Foo 2026 99:99:99 GMT", httpDate(.distantPast), httpDate(.distantFuture),
+                     httpDate(now.addingTimeInterval(-86_400 * 365 * 50)), httpDate(now.addingTimeInterval(86_400 * 365 * 50)),
+                     httpDate(now)]
+        let retryAfters = ["0", "-5", "1e308", "1e400", "inf", "nan", "-inf", "0x1p1023", "soon", httpDate(.distantPast),
+                           httpDate(.distantFuture), httpDate(now.addingTimeInterval(3_600)), httpDate(now)]
         for date in dates {
             for retryAfter in retryAfters {
                 var headers = ["Retry-After": retryAfter]
@@ -43,7 +36,7 @@ struct AHostileDateHeaderNeverStretchesAWaitPastTheDeadlineTests {
         let clock = TestClock()
         var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
         configuration.timeout = 60
-        let headers = ["Date": Self.httpDate(Date(timeIntervalSince1970: 0)), "Retry-After": Self.httpDate(clock.now)]
+        let headers = ["Date": httpDate(Date(timeIntervalSince1970: 0)), "Retry-After": httpDate(clock.now)]
         let h = Harness(configuration: configuration, store: FMMemoryTokenStore(FMStoredToken(token: "tok", expiry: .distantFuture)),
                         clock: clock) { request in
             if isLogin(request) { return .json(200, Bodies.login("tok")) }

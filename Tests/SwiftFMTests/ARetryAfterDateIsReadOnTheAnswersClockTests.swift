@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import SwiftFM
+import TestSupport
 
 /// The contract: a `Retry-After` given as an HTTP date is a moment on the server's clock. The wait it asks for is that
 /// date less the answer's own `Date` header (the server's clock when it answered), so a client whose clock is off by an
@@ -12,19 +13,11 @@ import Testing
 /// server's retried at once, one behind waited too long or gave up).
 @Suite("A Retry-After date is read on the answer's clock")
 struct ARetryAfterDateIsReadOnTheAnswersClockTests {
-    private static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
-
     /// Two minutes after the answer's `Date`: a wait of two minutes, whatever the client's clock says (on main: 0, the
     /// date being long past on this machine's clock).
     @Test func theWaitIsTheDateLessTheAnswersDate() throws {
         let answered = Date(timeIntervalSince1970: 1_000_000_000)
-        let headers = ["Retry-After": Self.httpDate(answered.addingTimeInterval(120)), "Date": Self.httpDate(answered)]
+        let headers = ["Retry-After": httpDate(answered.addingTimeInterval(120)), "Date": httpDate(answered)]
         #expect(Classifier.retryAfter(headers, now: Date(timeIntervalSince1970: 0)) == 120)
         // Seconds are seconds, and an unreadable date asks for nothing.
         #expect(Classifier.retryAfter(["Retry-After": "7"], now: answered) == 7)
@@ -36,7 +29,7 @@ struct ARetryAfterDateIsReadOnTheAnswersClockTests {
     /// for this test's clock of 2023: a retry at once).
     @Test func withoutADateHeaderTheInjectedClockIsTheReference() throws {
         let clock = TestClock()
-        let until = Self.httpDate(clock.now.addingTimeInterval(3600))
+        let until = httpDate(clock.now.addingTimeInterval(3600))
         var configuration = FMConfiguration(host: "fms.example.com", database: "Contacts", username: "admin", password: "pw")
         configuration.timeout = 60
         let reads = Locked(0)
