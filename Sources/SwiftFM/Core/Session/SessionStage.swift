@@ -57,6 +57,9 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// Arms the idle sweep's timer (``SessionPool/Plan/sweep``): ``Deadline/after(seconds:fire:)``; the tests' seam to fire
     /// the sweep at a moment of their choosing.
     let armSweep = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
+    /// Arms the pool's wake-up after a pause (``SessionPool/Plan/wake``): ``Deadline/after(seconds:fire:)``; the tests' seam
+    /// to see the timer and fire it at a moment of their choosing.
+    let armWake = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
     /// A pinned stage's calls (the new-session hook's, ``trackingHookCall(_:)``) in flight, and what runs when the last
     /// of them ends once the hook's session was given up (``giveUp(with:whenIdle:)``).
     private let hookCalls = Locked<(running: Int, whenIdle: (@Sendable () -> Void)?)>((0, nil))
@@ -243,7 +246,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
             startLogin(slot: login.slot, id: login.id, parent: parent)
         }
         if let wake = plan.wake {
-            _ = Deadline.after(seconds: wake) { [weak self] in self?.wake() }
+            _ = armWake.value(wake) { [weak self] in self?.wake() }
         }
         if let sweep = plan.sweep {
             let timer = armSweep.value(sweep) { [weak self] in self?.sweepIdle() }
