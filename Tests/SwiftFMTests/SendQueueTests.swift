@@ -103,7 +103,10 @@ struct SendQueueTests {
         let timers = Locked<[@Sendable () -> Void]>([])
         let ran = Locked(0)
         do {
-            let limiter = RateLimiter(rate: 1, clock: { now.value }, schedule: { _, work in timers.withLock { $0.append(work) } })
+            let limiter = RateLimiter(rate: 1, clock: { now.value }, schedule: { _, work in
+                timers.withLock { $0.append(work) }
+                return nil   // fired by hand: nothing to cancel
+            })
             weakLimiter = limiter
             limiter.enter { ran.withLock { $0 += 1 } }                  // leaves at once
             do {
@@ -143,7 +146,7 @@ struct SendQueueTests {
             }
         }
         let time = FakeTime()
-        let limiter = RateLimiter(rate: 4, clock: { time.lock.withLock { time.now } }, schedule: { time.schedule($0, $1) })
+        let limiter = RateLimiter(rate: 4, clock: { time.lock.withLock { time.now } }, schedule: { time.schedule($0, $1); return nil })
         let sent = Locked<[(Int, Double)]>([])
         var tickets: [QueueTicket?] = []
         for index in 0..<6 {

@@ -7,7 +7,9 @@ import Foundation
 /// delay, a shutdown's bound) waits on one ``DeadlineClock`` thread, in one heap: arming and cancelling one
 /// takes a lock and touches the heap, and wakes that thread only when the new timer is the earliest.
 /// (A `DispatchSourceTimer` per call woke libdispatch's manager thread twice per call, to arm and to cancel:
-/// two thread wake-ups on every call's critical path.) A timer that fires runs `fire` on a global queue.
+/// two thread wake-ups on every call's critical path.) A timer that fires runs `fire` on a global queue. A timer that
+/// serves an owner rather than one call (a pool's wake-up and idle sweep, the rate limiter's turn) is kept in that
+/// owner's ``OwnedTimers`` and cancelled with it.
 final class Deadline: @unchecked Sendable {
     // @unchecked: `slot` and `fire` are read and written only under the clock's lock.
     /// When it fires, in `DispatchTime` uptime nanoseconds.
@@ -52,6 +54,85 @@ final class Deadline: @unchecked Sendable {
     /// Stops the timer: once this returns, `fire` does not start (it may be running already). Cancelling again
     /// does nothing.
     func cancel() { DeadlineClock.shared.disarm(self) }
+}
+
+/// The timers an owner arms and keeps track of, so that they end with it (the session stage's wake-ups and idle sweeps,
+/// the rate limiter's turns): each is recorded from the moment it is armed until it fires or is cancelled, and a fired
+/// one is dropped at once, so a long-lived owner keeps only the timers still armed. ``cancelAll()`` (the owner's
+/// `deinit`) and ``cancel(_:)`` cancel them, and a cancelled ``Deadline`` lets go of its closure at once.
+///
+/// The record is right in any interleaving: a timer that fires, or is cancelled, before its arming has returned is not
+/// recorded afterwards (it is cancelled then, which does nothing to one that fired), so a timer armed later is never
+/// lost under an older one.
+final class OwnedTimers: Sendable {
+    /// A timer's place in the record.
+    typealias Key = UInt64
+    /// Arms a timer: ``Deadline/after(seconds:fire:)``, or a test's seam. `nil`: a timer with nothing to cancel (a test
+    /// fires it by hand).
+    typealias Arm = @Sendable (_ seconds: TimeInterval, _ fire: @escaping @Sendable () -> Void) -> Deadline?
+
+    private struct State {
+        var last: Key = 0
+        /// The timers reserved or armed and neither fired nor cancelled; `.some(nil)`: its ``Deadline`` is not back yet.
+        var armed: [Key: Deadline?] = [:]
+    }
+    private let state = Locked(State())
+
+    init() {}
+
+    /// How many timers are recorded (armed, or being armed).
+    var count: Int { state.withLock { $0.armed.count } }
+
+    /// Reserves the key of a timer to arm next with ``arm(_:after:using:fire:)``: an owner that must know a timer's key
+    /// before it can fire (to tell a stale one) reserves it under its own lock. Every key reserved must be armed.
+    func reserve() -> Key {
+        state.withLock { state in
+            state.last += 1
+            state.armed[state.last] = .some(nil)
+            return state.last
+        }
+    }
+
+    /// Arms a timer that runs `fire` after `seconds` (through `arm`) and records it until it fires or is cancelled.
+    func arm(after seconds: TimeInterval, using arm: Arm, fire: @escaping @Sendable () -> Void) {
+        self.arm(reserve(), after: seconds, using: arm, fire: fire)
+    }
+
+    /// Arms the timer of `key` (``reserve()``): as ``arm(after:using:fire:)``. Cancelled (``cancel(_:)``,
+    /// ``cancelAll()``) before it is armed, it is cancelled as soon as it is.
+    func arm(_ key: Key, after seconds: TimeInterval, using arm: Arm, fire: @escaping @Sendable () -> Void) {
+        let timer = arm(seconds) { [weak self] in
+            self?.forget(key)
+            fire()
+        }
+        guard let timer else { return }
+        let kept = state.withLock { state -> Bool in
+            guard state.armed.index(forKey: key) != nil else { return false }   // fired or cancelled meanwhile
+            state.armed[key] = timer
+            return true
+        }
+        if !kept { timer.cancel() }
+    }
+
+    /// Cancels the timer of `key`, if it is still armed (or being armed).
+    func cancel(_ key: Key) {
+        let timer = state.withLock { $0.armed.removeValue(forKey: key) }
+        timer??.cancel()
+    }
+
+    /// Cancels every timer still armed (or being armed).
+    func cancelAll() {
+        let timers = state.withLock { state -> [Deadline?] in
+            defer { state.armed = [:] }
+            return Array(state.armed.values)
+        }
+        for timer in timers { timer?.cancel() }
+    }
+
+    /// A timer fired: it is no longer recorded.
+    private func forget(_ key: Key) {
+        _ = state.withLock { $0.armed.removeValue(forKey: key) }
+    }
 }
 
 /// The thread every ``Deadline`` waits on: a min-heap of the armed timers by due time, each knowing its

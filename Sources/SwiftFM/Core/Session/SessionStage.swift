@@ -49,14 +49,19 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// The token the store was last seen to hold (read or written): a store's message about a failed clear may say it,
     /// when no slot holds it any more, so its warning hides it too.
     private let storeHolds = Locked<String?>(nil)
-    /// The idle sweep's armed timer (``SessionPool/Plan/sweep``, one at a time): cancelled when the stage goes.
-    private let sweepTimer = Locked<Deadline?>(nil)
+    /// The pool's armed timers (its wake-ups after a pause, ``SessionPool/Plan/wake``, and its idle sweeps,
+    /// ``SessionPool/Plan/sweep``), kept until they fire and cancelled when the stage goes: a client dropped meanwhile
+    /// leaves nothing armed behind.
+    private let timers = OwnedTimers()
     /// Arms the bound of one opening of a session (the login and the new-session hook, ``openSession(slot:encoded:parent:completion:)``):
     /// ``Deadline/after(seconds:fire:)``; the tests' seam to end a hook that never calls `done` at a moment of their choosing.
     let armBound = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
     /// Arms the idle sweep's timer (``SessionPool/Plan/sweep``): ``Deadline/after(seconds:fire:)``; the tests' seam to fire
     /// the sweep at a moment of their choosing.
     let armSweep = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
+    /// Arms the pool's wake-up after a pause (``SessionPool/Plan/wake``): ``Deadline/after(seconds:fire:)``; the tests' seam
+    /// to see the timer and fire it at a moment of their choosing.
+    let armWake = Locked<@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Deadline>({ Deadline.after(seconds: $0, fire: $1) })
     /// A pinned stage's calls (the new-session hook's, ``trackingHookCall(_:)``) in flight, and what runs when the last
     /// of them ends once the hook's session was given up (``giveUp(with:whenIdle:)``).
     private let hookCalls = Locked<(running: Int, whenIdle: (@Sendable () -> Void)?)>((0, nil))
@@ -109,10 +114,14 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         newSessionHook = Locked(nil)
     }
 
-    /// The client is gone: its idle sweep's timer is cancelled (it would find no stage; until due it held its closure).
+    /// The client is gone: its pool's armed timers (wake-ups, idle sweeps) are cancelled (they would find no stage; until
+    /// due they held their closures).
     deinit {
-        sweepTimer.value?.cancel()
+        timers.cancelAll()
     }
+
+    /// How many of the pool's timers are armed (tests).
+    var armedTimers: Int { timers.count }
 
     // MARK: leases
 
@@ -242,13 +251,13 @@ final class SessionStage: Sendable, SessionLeaseOwner {
         for login in plan.logins {
             startLogin(slot: login.slot, id: login.id, parent: parent)
         }
+        // Recorded until they fire, for the stage's deinit to cancel: a timer that fires before its arming returns (and
+        // arms the next) is not recorded over the next one.
         if let wake = plan.wake {
-            _ = Deadline.after(seconds: wake) { [weak self] in self?.wake() }
+            timers.arm(after: wake, using: armWake.value) { [weak self] in self?.wake() }
         }
         if let sweep = plan.sweep {
-            let timer = armSweep.value(sweep) { [weak self] in self?.sweepIdle() }
-            // The one armed sweep (the one before has fired: one is armed at a time), for the stage's deinit to cancel.
-            sweepTimer.withLock { $0 = timer }
+            timers.arm(after: sweep, using: armSweep.value) { [weak self] in self?.sweepIdle() }
         }
         guard !plan.grants.isEmpty || !plan.failures.isEmpty else { return }
         // A grant may finish its call at once (a transport that answers in `send`) and give the session back
