@@ -24,10 +24,22 @@ struct GenerateModels: CommandPlugin {
         try process.run()
         process.waitUntilExit()
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            Diagnostics.error("fm-codegen \(resolved.joined(separator: " ")) ended with status \(process.terminationStatus)")
+            Diagnostics.error("fm-codegen \(shown(resolved).joined(separator: " ")) ended with status \(process.terminationStatus)")
             throw GenerateModelsError(status: process.terminationStatus)
         }
     }
+}
+
+/// `arguments` as the failure line shows them: the value of `--password` is `***` (the line goes to the terminal and to
+/// CI logs; the password stays in the process's arguments only).
+func shown(_ arguments: [String]) -> [String] {
+    var shown: [String] = []
+    var hideNext = false
+    for argument in arguments {
+        shown.append(hideNext ? "***" : argument)
+        hideNext = !hideNext && argument == "--password"
+    }
+    return shown
 }
 
 struct GenerateModelsError: Error, CustomStringConvertible {

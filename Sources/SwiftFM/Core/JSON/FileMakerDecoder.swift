@@ -609,7 +609,11 @@ private enum Rules {
             if let decimal = Decimal(string: trimmed, locale: posix), decimal.isFinite { return decimal }
             throw outOfRange(Decimal.self, path)
         case .number:
-            if let text = reader.number(node)?.text(reader.bytes), let decimal = Decimal(string: text, locale: posix) { return decimal }
+            // The tape checked the number's grammar: a number `Decimal` does not read is out of its range (FileMaker's
+            // numbers reach 400 digits), never a number where something else was expected.
+            guard let text = reader.number(node)?.text(reader.bytes) else { break }
+            if let decimal = Decimal(string: text, locale: posix), decimal.isFinite { return decimal }
+            throw outOfRange(Decimal.self, path)
         default:
             break
         }
