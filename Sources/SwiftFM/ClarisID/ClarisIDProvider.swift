@@ -35,7 +35,7 @@ extension FMClarisIDTokenProvider {
     /// A provider over `signIn` (tests inject a clock there).
     static func signIn(_ signIn: ClarisIDSignIn) -> FMClarisIDTokenProvider {
         FMClarisIDTokenProvider(fetch: { refresh, completion in signIn.fetch(refresh: refresh, completion: completion) },
-                                secrets: { signIn.secrets })
+                                secrets: { signIn.secrets }, warnings: { signIn.takeWarnings() })
     }
 }
 

@@ -29,6 +29,8 @@ final class ClarisIDSignIn: Sendable {
         var waiters: [Completion] = []
         var srpSignIns = 0
         var refreshes = 0
+        /// The refresh-token store's warnings not yet logged (``takeWarnings()``): one per distinct problem.
+        var warnings: [String] = []
     }
 
     /// Renew this long before the ID token's `exp` (clock skew, the login's own time).
@@ -44,7 +46,8 @@ final class ClarisIDSignIn: Sendable {
     private let password: String
     private let configuration: FMClarisIDConfiguration
     private let mfa: FMClarisIDMFAHandler?
-    private let store: (any FMTokenStore)?
+    /// The refresh-token store, called as a Data API token store is (``ReportedTokenStore``).
+    private let store: ReportedTokenStore?
     private let now: @Sendable () -> Date
     private let timeout: TimeInterval
     /// Where the Cognito requests go.
@@ -58,7 +61,7 @@ final class ClarisIDSignIn: Sendable {
         self.password = password
         self.configuration = configuration
         self.mfa = mfa
-        self.store = refreshTokenStore
+        self.store = refreshTokenStore.map { ReportedTokenStore($0, wording: .refreshToken) }
         self.timeout = timeout
         self.transport = transport ?? Self.sharedTransport
         self.now = now
@@ -70,6 +73,16 @@ final class ClarisIDSignIn: Sendable {
     /// The secrets to scrub from log lines: the password and the tokens held.
     var secrets: [String] {
         state.withLock { s in [password] + [s.idToken, s.refreshToken].compactMap { $0 } }
+    }
+
+    /// The refresh-token store's warnings since the last call (a store that could not read or write: once per distinct
+    /// problem, the refresh token redacted), for the client whose login asked for a token to log
+    /// (``LoginAuthorization/provider(scheme:_:warnings:logger:)``).
+    func takeWarnings() -> [String] {
+        state.withLock { s in
+            defer { s.warnings.removeAll() }
+            return s.warnings
+        }
     }
 
     /// Delivers a valid ID token: the cached one unless `refresh` (the server rejected it) or it is about
@@ -116,11 +129,15 @@ final class ClarisIDSignIn: Sendable {
 
     /// Refresh when a refresh token is known (from memory or the store), SRP otherwise or when refused.
     private func renew() async throws -> Tokens {
+        // The store is read once, with no lock held (it is the caller's code); one renewal runs at a time.
+        let load = state.withLock { s -> Bool in
+            defer { s.loadedStore = true }
+            return !s.loadedStore && s.refreshToken == nil
+        }
+        let loaded = load ? store?.load() : nil
         let known = state.withLock { s -> String? in
-            if !s.loadedStore {
-                s.loadedStore = true
-                if s.refreshToken == nil, let stored = store?.load(), stored.expiry > now() { s.refreshToken = stored.token }
-            }
+            if let warning = loaded?.warning { s.warnings.append(warning) }
+            if s.refreshToken == nil, let stored = loaded?.stored, stored.expiry > now() { s.refreshToken = stored.token }
             return s.refreshToken
         }
         if let refreshToken = known {
@@ -131,7 +148,7 @@ final class ClarisIDSignIn: Sendable {
             } catch let error as CognitoError where error.type == "NotAuthorizedException" {
                 // Refused (revoked or expired): forget it and sign in again.
                 state.withLock { if $0.refreshToken == refreshToken { $0.refreshToken = nil } }
-                store?.save(nil)
+                save(nil)
             } catch let error as CognitoError {
                 throw error.fmError(hiding: secrets)
             }
@@ -140,12 +157,18 @@ final class ClarisIDSignIn: Sendable {
             let tokens = try await signInWithSRP()
             state.withLock { $0.srpSignIns += 1 }
             if let refresh = tokens.refreshToken {
-                store?.save(FMStoredToken(token: refresh, expiry: now().addingTimeInterval(Self.refreshTokenLifetime)))
+                save(FMStoredToken(token: refresh, expiry: now().addingTimeInterval(Self.refreshTokenLifetime)))
             }
             return tokens
         } catch let error as CognitoError {
             throw error.fmError(hiding: secrets)
         }
+    }
+
+    /// Writes the refresh-token store (no lock held), keeping its warning, if any, for ``takeWarnings()``.
+    private func save(_ token: FMStoredToken?) {
+        guard let warning = store?.save(token) else { return }
+        state.withLock { $0.warnings.append(warning) }
     }
 
     private func refreshWith(_ refreshToken: String) async throws -> Tokens {

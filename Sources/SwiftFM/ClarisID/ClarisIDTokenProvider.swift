@@ -13,22 +13,29 @@ public struct FMClarisIDTokenProvider: Sendable, Equatable, CustomStringConverti
     let fetch: Fetch
     /// The secrets it holds (password, tokens), scrubbed from log lines.
     let secrets: @Sendable () -> [String]
+    /// The warnings it has for the log of the client whose login asked it for a token (its refresh-token store's),
+    /// each given once.
+    let warnings: @Sendable () -> [String]
 
     /// A provider that calls `fetch` (callback style).
     public init(_ fetch: @escaping Fetch) {
         self.fetch = fetch
         self.secrets = { [] }
+        self.warnings = { [] }
     }
 
     /// A provider that knows its secrets (``signIn(username:password:configuration:)``).
-    init(fetch: @escaping Fetch, secrets: @escaping @Sendable () -> [String]) {
+    init(fetch: @escaping Fetch, secrets: @escaping @Sendable () -> [String],
+         warnings: @escaping @Sendable () -> [String] = { [] }) {
         self.fetch = fetch
         self.secrets = secrets
+        self.warnings = warnings
     }
 
     /// A provider with an `async` body.
     public init(async body: @escaping @Sendable (_ refresh: Bool) async throws -> String) {
         self.secrets = { [] }
+        self.warnings = { [] }
         self.fetch = { refresh, completion in
             Task {
                 do {
@@ -47,6 +54,7 @@ public struct FMClarisIDTokenProvider: Sendable, Equatable, CustomStringConverti
     public init(token: String) {
         self.fetch = { _, completion in completion(.success(token)) }
         self.secrets = { [token] }
+        self.warnings = { [] }
     }
 
     /// Providers are equal when they are copies of the same provider.

@@ -104,7 +104,7 @@ extension FMOData {
         case .basic?, .encoded?:
             done(.success(nil))
         case .clarisID(let provider)?:
-            LoginAuthorization.provider(scheme: "FMID", provider.fetch, logger: api.logger).headers(refresh) { done($0.map { $0 }) }
+            LoginAuthorization.provider(scheme: "FMID", provider.fetch, warnings: provider.warnings, logger: api.logger).headers(refresh) { done($0.map { $0 }) }
         case .oauth?:
             done(.failure(.invalidConfiguration("OData requests authenticate with Basic or Claris ID credentials, not OAuth")))
         case nil:

@@ -19,14 +19,17 @@ struct LoginAuthorization: Sendable {
 
     /// A token provider's answer sent as `"<scheme> <token>"` in `Authorization`, asked again once on a rejection. Each
     /// token it gives is a secret of `logger`'s lines from then on (``Logger/remember(_:)``: a provider of the caller's
-    /// own names none; nothing is kept without a hook).
-    static func provider(scheme: String, _ fetch: @escaping FMClarisIDTokenProvider.Fetch, logger: Logger) -> LoginAuthorization {
+    /// own names none; nothing is kept without a hook). The provider's `warnings` (its refresh-token store's:
+    /// ``ClarisIDSignIn/takeWarnings()``) are logged as it answers, at `warning`.
+    static func provider(scheme: String, _ fetch: @escaping FMClarisIDTokenProvider.Fetch,
+                         warnings: @escaping @Sendable () -> [String] = { [] }, logger: Logger) -> LoginAuthorization {
         LoginAuthorization(headers: { refresh, completion in
             // A provider is the caller's code: only its first answer counts (a second would log in again).
             let answered = Once()
             fetch(refresh) { fetched in
                 guard answered.claim() else { return }
                 if case .success(let token) = fetched { logger.remember(token) }
+                for warning in warnings() { logger.log(.warning, warning) }
                 completion(fetched.map { ["Authorization": scheme + " " + $0] })
             }
         }, renewsOnRejection: true)
@@ -42,7 +45,7 @@ extension LoginAuthorization {
         } else {
             switch credentials {
             case .clarisID(let provider)?:
-                return .provider(scheme: "FMID", provider.fetch, logger: logger)
+                return .provider(scheme: "FMID", provider.fetch, warnings: provider.warnings, logger: logger)
             case .oauth(let requestId, let identifier)?:
                 return .fixed(.success(["X-FM-Data-OAuth-Request-Id": requestId, "X-FM-Data-OAuth-Identifier": identifier]))
             default:

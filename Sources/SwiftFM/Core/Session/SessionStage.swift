@@ -43,12 +43,8 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     /// Token-store writes in the order the client decided them, out-of-date ones dropped (see
     /// ``SessionStateMachine/Persist``); the store is called with no lock held (``StoreWrites``).
     private let storeWrites = StoreWrites()
-    /// The last token-store problems told, of a load and of a save (``store(_:)``, ``readStore()``): the same one is not
-    /// logged again; a success forgets it.
-    private let storeProblems = Locked<(load: String?, save: String?)>((nil, nil))
-    /// The token the store was last seen to hold (read or written): a store's message about a failed clear may say it,
-    /// when no slot holds it any more, so its warning hides it too.
-    private let storeHolds = Locked<String?>(nil)
+    /// ``tokenStore`` as it is written and read: each failure a warning, once per distinct problem, the token redacted.
+    private let reportedStore: ReportedTokenStore
     /// The pool's armed timers (its wake-ups after a pause, ``SessionPool/Plan/wake``, and its idle sweeps,
     /// ``SessionPool/Plan/sweep``), kept until they fire and cancelled when the stage goes: a client dropped meanwhile
     /// leaves nothing armed behind.
@@ -87,6 +83,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
          pinnedAPI: PinnedAPI? = nil, send: @escaping Send) {
         self.pool = pool
         self.tokenStore = tokenStore
+        reportedStore = ReportedTokenStore(tokenStore, wording: .session)
         self.configuration = configuration
         self.logger = logger
         self.lifecycle = lifecycle
@@ -103,6 +100,7 @@ final class SessionStage: Sendable, SessionLeaseOwner {
     init(pinnedTo token: String, parent: SessionStage) {
         pool = SessionPool(pinnedTo: token)
         tokenStore = FMMemoryTokenStore()
+        reportedStore = ReportedTokenStore(tokenStore, wording: .session)
         configuration = parent.configuration
         logger = parent.logger
         lifecycle = parent.lifecycle
@@ -601,71 +599,30 @@ final class SessionStage: Sendable, SessionLeaseOwner {
 
     /// Writes the token store. A store that cannot (``FMTokenStore/trySave(_:)`` threw: a file's directory missing, a
     /// Keychain that refused) returns the warning that says so, once per problem (the session goes on in memory, but a
-    /// restart will log in again), for ``tell(_:)`` to log outside any lock.
+    /// restart will log in again), for ``tell(_:)`` to log outside any lock (``ReportedTokenStore``).
     private func store(_ token: FMStoredToken?) -> String? {
-        let problem: String?
-        do {
-            try tokenStore.trySave(token)
-            problem = nil
-            storeHolds.withLock { $0 = token?.token }
-        } catch {
-            problem = storeProblem(error, hiding: [token?.token, storeHolds.value].compactMap { $0 })
-        }
-        guard let problem = newProblem(problem, at: \.save) else { return nil }
-        return token == nil
-            ? "the token store cannot clear \(problem); it still holds the token, which a later launch may try once"
-            : "the token store cannot write \(problem); the session is kept in memory only, so a restart logs in again"
+        reportedStore.save(token)
     }
 
     /// Reads the token store (``FMTokenStore/tryLoad()``): its token, and the warning to log when it could not be read
     /// (once per problem; the client then logs in), for ``tell(_:)``.
     func readStore() -> (stored: FMStoredToken?, warning: String?) {
-        let (stored, failure) = Self.read(tokenStore)
-        return (stored, readWarning(stored, failure: failure))
+        reportedStore.load()
     }
 
     /// `store`'s token, or why it could not be read (``FMTokenStore/tryLoad()`` threw; no token then).
     static func read(_ store: any FMTokenStore) -> (stored: FMStoredToken?, failure: (any Error)?) {
-        do {
-            return (try store.tryLoad(), nil)
-        } catch {
-            return (nil, error)
-        }
+        ReportedTokenStore.read(store)
     }
 
     /// The warning for a read of the store that gave `stored` or `failure`, unless it is the problem told last.
     func readWarning(_ stored: FMStoredToken?, failure: (any Error)?) -> String? {
-        if let stored { storeHolds.withLock { $0 = stored.token } }
-        let problem = failure.map { storeProblem($0, hiding: storeHolds.value.map { [$0] } ?? []) }
-        guard let problem = newProblem(problem, at: \.load) else { return nil }
-        return "the token store cannot read \(problem); the client logs in instead of using a stored token"
+        reportedStore.readWarning(stored, failure: failure)
     }
 
     /// Logs a token-store warning from ``store(_:)`` or ``readStore()``, if any.
     func tell(_ warning: String?) {
         if let warning { logger.log(.warning, warning) }
-    }
-
-    /// `problem` when it is not the one told last at `which` (it is then the one told last); `nil` for no problem (the
-    /// last one is forgotten: its return is told again).
-    private func newProblem(_ problem: String?,
-                            at which: WritableKeyPath<(load: String?, save: String?), String?>) -> String? {
-        storeProblems.withLock { told -> String? in
-            defer { told[keyPath: which] = problem }
-            return problem == told[keyPath: which] ? nil : problem
-        }
-    }
-
-    /// What a store's error says, as a warning shows it: an ``FMTokenStoreError``'s location and reason, or the store's
-    /// type and the error's description; on one line, cut, and without `tokens` (a store's careless message may say one).
-    private func storeProblem(_ error: any Error, hiding tokens: [String]) -> String {
-        let text: String
-        if let error = error as? FMTokenStoreError {
-            text = "\(FMError.serverText(error.location, limit: 300)): \(FMError.serverText(error.reason, limit: 300))"
-        } else {
-            text = "(\(type(of: tokenStore))): \(FMError.serverText(String(describing: error), limit: 300))"
-        }
-        return Redaction.scrubCut(text, secrets: tokens)
     }
 
     /// What the token store holds, when it can be used: a value that cannot be sent as a `Bearer` token (a
