@@ -121,7 +121,8 @@ extension FMOData {
             guard case .failure(let error) = result, error.httpStatus == 400, !handle.isCancelled else {
                 if inline { return done.run(result) }
                 let box = UncheckedBox(result)
-                return callbackQueue.async { done.run(box.value) }
+                // Bound as the engine binds it: the completion reads the error behind its code.
+                return callbackQueue.async { FMError.withCurrent(box.value.failure) { done.run(box.value) } }
             }
             send(countCall(of: set, filter: filter, viaCollection: true), attachingTo: handle, inline: inline, completion: done.run)
         }

@@ -115,7 +115,8 @@ extension FMOData {
             if answered, let error = settled.failure {
                 logger.logCallFailed("\(method) odata/\(kind)", error, requestID: sent?.value, context: logContext)
             }
-            completion(settled)
+            // The engine bound the answer's outcome; a file that could not be placed is the call's error now.
+            FMError.withCurrent(settled.failure) { completion(settled) }
         }
     }
 

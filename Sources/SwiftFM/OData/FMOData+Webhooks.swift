@@ -98,7 +98,7 @@ public struct FMODataWebhook: Sendable, Equatable {
         headers = ODataWebhooks.strings(object["headers"] ?? object["endpointHeaders"])
         queryHeaders = ODataWebhooks.strings(object["queryHeaders"])
         notifySchemaChanges = (object["notifySchemaChanges"] as? NSNumber)?.boolValue ?? false
-        select = (object["select"] as? String).map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
+        select = (object["select"] as? String).map(ODataWebhooks.names) ?? []
         filter = (object["filter"] as? String).flatMap { $0.isEmpty ? nil : FMODataFilter.raw($0) }
         maxFailedAttempts = ODataWebhooks.integer(object["maxFailedAttempts"])
         pendingOperations = (object["pendingOperations"] as? [Any] ?? []).compactMap { item in
@@ -119,6 +119,43 @@ enum ODataWebhooks {
         if let number = value as? NSNumber, String(cString: number.objCType) != "c" { return RawJSON.exactInt(number) }
         if let text = value as? String { return Int(text.trimmingCharacters(in: .whitespaces)) }
         return nil
+    }
+
+    /// The field names of a `select` list as FileMaker echoes it (`"first_name",age`): split at the commas outside
+    /// double quotes, each name trimmed and unquoted (`""` inside quotes is one `"`), so that the webhook can be added
+    /// again as it was read. A list with an unterminated quote is split at every comma, its names kept as they came.
+    static func names(_ text: String) -> [String] {
+        var names: [String] = []
+        var name = ""
+        var quoted = false
+        var wasQuoted = false
+        var characters = text.makeIterator()
+        var pending = characters.next()
+        while let character = pending {
+            pending = characters.next()
+            switch character {
+            case "\"" where quoted && pending == "\"":
+                name.append("\"")
+                pending = characters.next()
+            case "\"" where quoted:
+                quoted = false
+            case "\"" where name.trimmingCharacters(in: .whitespaces).isEmpty:
+                quoted = true
+                wasQuoted = true
+                name = ""
+            case "," where !quoted:
+                names.append(wasQuoted ? name : name.trimmingCharacters(in: .whitespaces))
+                name = ""
+                wasQuoted = false
+            default:
+                if !(wasQuoted && !quoted) { name.append(character) }
+            }
+        }
+        if quoted {
+            return text.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        names.append(wasQuoted ? name : name.trimmingCharacters(in: .whitespaces))
+        return names.filter { !$0.isEmpty }
     }
 
     static func strings(_ value: Any?) -> [String: String] {

@@ -23,7 +23,7 @@ public enum FMODataValue: Sendable, Equatable, CustomStringConvertible, Expressi
     case date(year: Int, month: Int, day: Int)
     /// A time of day, `HH:MM:SS`.
     case time(hour: Int, minute: Int, second: Int)
-    /// A timestamp, written in UTC: `2024-01-02T13:45:00Z` (fractional seconds when it has them).
+    /// A timestamp, written in UTC: `2024-01-02T13:45:00Z` (rounded to the millisecond, `.250` when it has them).
     case timestamp(Date)
 
     /// A text literal.
@@ -85,15 +85,19 @@ public enum FMODataValue: Sendable, Equatable, CustomStringConvertible, Expressi
             }
             return .success(ODataText.pad(hour, 2) + ":" + ODataText.pad(minute, 2) + ":" + ODataText.pad(second, 2))
         case .timestamp(let date):
-            guard date.timeIntervalSince1970.isFinite else { return .failure(.invalidArgument("Not a timestamp")) }
+            // Rounded to the millisecond first, so that the carry reaches the second (and the minute, the day, the year).
+            let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+            guard milliseconds.isFinite, abs(milliseconds) < 1e15 else { return .failure(.invalidArgument("Not a timestamp")) }
+            let whole = Int64(milliseconds)
+            let fraction = Int(((whole % 1000) + 1000) % 1000)
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? .current
-            let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
+            let second = Date(timeIntervalSince1970: TimeInterval((whole - Int64(fraction)) / 1000))
+            let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: second)
             guard let year = parts.year, (1...9999).contains(year) else { return .failure(.invalidArgument("The timestamp is out of range")) }
             var text = ODataText.pad(year, 4) + "-" + ODataText.pad(parts.month ?? 1, 2) + "-" + ODataText.pad(parts.day ?? 1, 2)
                 + "T" + ODataText.pad(parts.hour ?? 0, 2) + ":" + ODataText.pad(parts.minute ?? 0, 2) + ":" + ODataText.pad(parts.second ?? 0, 2)
-            let milliseconds = Int((Double(parts.nanosecond ?? 0) / 1_000_000).rounded())
-            if milliseconds > 0, milliseconds < 1000 { text += "." + ODataText.pad(milliseconds, 3) }
+            if fraction > 0 { text += "." + ODataText.pad(fraction, 3) }
             return .success(text + "Z")
         }
     }
