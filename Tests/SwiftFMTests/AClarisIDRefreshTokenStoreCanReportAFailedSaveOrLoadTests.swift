@@ -35,12 +35,23 @@ struct AClarisIDRefreshTokenStoreCanReportAFailedSaveOrLoadTests {
         return DataAPI(configuration: configuration, transport: stub, logger: { lines.keep($0) })
     }
 
+    /// Runs `body`, which blocks on the client's calls (each wait bounded), on a thread of its own: the sign-in runs on
+    /// Swift's cooperative pool, which test threads blocked on semaphores would starve on a 2-core machine.
+    static func onAThread(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                body()
+                continuation.resume()
+            }
+        }
+    }
+
     static func warnings(_ lines: KeptEvents) -> [String] {
         lines.all.filter { $0.level == .warning && $0.message.contains("refresh-token store") }.map(\.message)
     }
 
     /// Failed on main: no warning (the sign-in called `save`, which cannot fail).
-    @Test func aStoreWhoseSaveFailsIsWarnedAboutOnceWithTheRefreshTokenRedacted() throws {
+    @Test func aStoreWhoseSaveFailsIsWarnedAboutOnceWithTheRefreshTokenRedacted() async throws {
         let server = Self.cognito()
         defer { server.stop() }
         let store = Keychain.FailingKeychainStore()
@@ -48,8 +59,10 @@ struct AClarisIDRefreshTokenStoreCanReportAFailedSaveOrLoadTests {
         let lines = KeptEvents()
         let api = Self.client(C.signIn(server, store: store), lines: lines)
 
-        Keychain.call(api)    // signs in to Claris ID (the save fails), then logs in
-        Keychain.login(api)   // the ID token is reused: no sign-in, no save
+        await Self.onAThread {
+            Keychain.call(api)    // signs in to Claris ID (the save fails), then logs in
+            Keychain.login(api)   // the ID token is reused: no sign-in, no save
+        }
         #expect(store.saves == 1)
         let warnings = Self.warnings(lines)
         #expect(warnings.count == 1, "\(warnings)")
@@ -63,7 +76,7 @@ struct AClarisIDRefreshTokenStoreCanReportAFailedSaveOrLoadTests {
 
     /// Failed on main: no warning (the sign-in called `load`, which cannot fail), and the sign-in with the password went
     /// on unseen.
-    @Test func aStoreWhoseLoadFailsIsWarnedAboutAndTheSignInGoesOn() throws {
+    @Test func aStoreWhoseLoadFailsIsWarnedAboutAndTheSignInGoesOn() async throws {
         let server = Self.cognito()
         defer { server.stop() }
         let store = Keychain.UnreachableStore()
@@ -71,7 +84,7 @@ struct AClarisIDRefreshTokenStoreCanReportAFailedSaveOrLoadTests {
         let signIn = C.signIn(server, store: store)
         let api = Self.client(signIn, lines: lines)
 
-        Keychain.call(api)
+        await Self.onAThread { Keychain.call(api) }
         #expect(store.loads == 1)
         #expect(signIn.counts.srpSignIns == 1)
         let warnings = Self.warnings(lines)
